@@ -1,0 +1,128 @@
+"""User configuration: ``MAMA_HOME``, the config file and its typed keys.
+
+Standard library only (hooks read config on a cold start). The file is
+``$MAMA_HOME/config.json``; a missing file means every key has its default. Writes are atomic
+(temporary file + rename), so a crash never leaves half a config behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+CONFIG_FILE = "config.json"
+
+
+def mama_home() -> Path:
+    """Return the per-user MAMA directory (``$MAMA_HOME``, default ``~/.mama``)."""
+    env = os.environ.get("MAMA_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".mama"
+
+
+@dataclass(frozen=True)
+class Key:
+    """One config key: its type, default and a one-line description."""
+
+    name: str
+    parse: Callable[[str], Any]
+    default: Any
+    help: str
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise ValueError("must be a positive whole number")
+    return value
+
+
+def _path_or_empty(text: str) -> str:
+    return str(Path(text).expanduser()) if text.strip() else ""
+
+
+KEYS: dict[str, Key] = {
+    k.name: k
+    for k in (
+        Key("db_path", _path_or_empty, "", "SQLite database file (empty: $MAMA_HOME/mama.db)"),
+        Key("embedding_dim", _positive_int, 384, "dimension of the embedding model's vectors"),
+        Key("busy_timeout_ms", _positive_int, 5000, "how long a writer waits for a locked DB"),
+    )
+}
+
+
+class Config:
+    """Typed view of ``config.json``; unknown keys in the file are kept but ignored."""
+
+    def __init__(self, home: Path | None = None) -> None:
+        self.home = home or mama_home()
+        self.path = self.home / CONFIG_FILE
+        self._data = self._read()
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            raw = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise ConfigError(f"cannot read {self.path}: {exc}") from exc
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                f"{self.path} is not valid JSON ({exc.msg} at line {exc.lineno}); "
+                "fix it or delete it to return to the defaults"
+            ) from exc
+        if not isinstance(data, dict):
+            raise ConfigError(f"{self.path} must hold a JSON object of key: value")
+        return data
+
+    def get(self, name: str) -> Any:
+        """Return the value of ``name``: the file's value when valid, else the default."""
+        key = _key(name)
+        if name not in self._data:
+            return key.default
+        try:
+            return key.parse(str(self._data[name]))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"config {name}={self._data[name]!r} in {self.path}: {exc}") from exc
+
+    def set(self, name: str, text: str) -> Any:
+        """Validate ``text`` for ``name``, write it atomically and return the parsed value."""
+        key = _key(name)
+        try:
+            value = key.parse(text)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{name}: {text!r} is not valid: {exc}") from exc
+        self._data[name] = value
+        self.home.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".config.", dir=self.home)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(self._data, handle, indent=2, sort_keys=True)
+            handle.write("\n")
+        os.replace(tmp, self.path)
+        return value
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return every known key with its effective value."""
+        return {name: self.get(name) for name in KEYS}
+
+    @property
+    def db_path(self) -> Path:
+        """The database file: the ``db_path`` key, else ``$MAMA_HOME/mama.db``."""
+        configured = self.get("db_path")
+        return Path(configured) if configured else self.home / "mama.db"
+
+
+def _key(name: str) -> Key:
+    try:
+        return KEYS[name]
+    except KeyError:
+        known = ", ".join(sorted(KEYS))
+        raise ConfigError(f"unknown config key {name!r}; known keys: {known}") from None

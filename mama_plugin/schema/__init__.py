@@ -1,0 +1,37 @@
+"""Schema room: pydantic models of memories, links and tool inputs. No I/O."""
+
+from .inputs import (
+    CheckpointInput,
+    ContextInput,
+    DecisionInput,
+    InsightInput,
+    LinkInput,
+    OutcomeInput,
+)
+from .narrative import (
+    Alternative,
+    Continuity,
+    EvidenceItem,
+    NextStep,
+    Outcome,
+    Reasoning,
+    Tension,
+)
+from .validation import parse
+
+__all__ = [
+    "Alternative",
+    "CheckpointInput",
+    "ContextInput",
+    "Continuity",
+    "DecisionInput",
+    "EvidenceItem",
+    "InsightInput",
+    "LinkInput",
+    "NextStep",
+    "Outcome",
+    "OutcomeInput",
+    "Reasoning",
+    "Tension",
+    "parse",
+]

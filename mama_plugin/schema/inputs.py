@@ -1,0 +1,192 @@
+"""What a caller sends to save or evolve a memory: one model per tool input (no I/O).
+
+Descriptions teach good use: they become the tools' input schemas.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator
+
+from ..relationships import normalise
+from .narrative import (
+    ITEM_MAX,
+    LIST_MAX,
+    TEXT_MAX,
+    TOPIC_MAX,
+    EvidenceItem,
+    Item,
+    Items,
+    NextStep,
+    Reasoning,
+    Strict,
+    Tension,
+    _listify,
+)
+
+MemoryId = Annotated[str, Field(min_length=1, max_length=200)]
+Confidence = Annotated[
+    float, Field(ge=0.0, le=1.0, description="How sure, from 0 (a guess) to 1 (proven).")
+]
+Topic = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=TOPIC_MAX,
+        description="A stable name for the question being decided, e.g. 'auth_strategy'. "
+        "Reuse it when the decision evolves.",
+    ),
+]
+Evidence = Annotated[list[EvidenceItem], Field(max_length=LIST_MAX)]
+Steps = Annotated[list[NextStep], Field(max_length=LIST_MAX)]
+Tags = Annotated[list[Annotated[str, Field(min_length=1, max_length=64)]], Field(max_length=20)]
+
+
+class LinkInput(Strict):
+    """A link from the memory being saved to an existing one; the reason is required."""
+
+    to_id: MemoryId
+    relationship: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=64,
+            description="Any verb phrase: supersedes, refines, implements, motivated_by, "
+            "addresses_failure_of, ...",
+        ),
+    ]
+    reason: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=ITEM_MAX,
+            description="WHY the two are linked, in one sentence with a concrete fact.",
+        ),
+    ]
+    evidence: Annotated[str, Field(max_length=ITEM_MAX)] = ""
+    context: Annotated[str, Field(max_length=ITEM_MAX)] = ""
+    confidence: Confidence = 1.0
+
+    @field_validator("relationship")
+    @classmethod
+    def _normalise(cls, value: str) -> str:
+        return normalise(value)
+
+
+Links = Annotated[list[LinkInput], Field(max_length=LIST_MAX)]
+
+
+class _Saves(Strict):
+    """Fields every save shares."""
+
+    tags: Tags = []
+    links: Links = []
+    session_id: Annotated[str, Field(max_length=200)] = ""
+
+    _lists = field_validator("tags", "links", mode="before")(lambda cls, v: _listify(v))
+
+
+class DecisionInput(_Saves):
+    """A decision and its narrative: what, WHY, the evidence, what stays unresolved."""
+
+    topic: Topic
+    decision: Annotated[
+        str, Field(min_length=1, max_length=TEXT_MAX, description="What was decided.")
+    ]
+    reasoning: Reasoning
+    specifics: Annotated[
+        Items, Field(description="Concrete numbers and names, e.g. '307 ms p99 at 10K req/s'.")
+    ] = []
+    evidence: Evidence = []
+    tension: Tension = Tension()
+    next_steps: Steps = []
+    confidence: Confidence = 0.7
+    supersedes: Annotated[
+        MemoryId | None,
+        Field(description="Id of the decision this one replaces (it becomes superseded)."),
+    ] = None
+    implements: Annotated[list[MemoryId], Field(max_length=LIST_MAX)] = []
+
+    _more_lists = field_validator(
+        "specifics", "evidence", "next_steps", "implements", mode="before"
+    )(lambda cls, v: _listify(v))
+
+
+class CheckpointInput(_Saves):
+    """Where the session stopped: what was done, what remains, the next step."""
+
+    summary: Annotated[
+        str, Field(min_length=1, max_length=TEXT_MAX, description="One paragraph: where we are.")
+    ]
+    what_was_done: Items = []
+    what_remains: Items = []
+    next_steps: Steps = []
+    open_files: Items = []
+    tension: Tension = Tension()
+    implements: Annotated[
+        list[MemoryId],
+        Field(max_length=LIST_MAX, description="Ids of the decisions this work carries out."),
+    ] = []
+    topic: Annotated[str, Field(max_length=TOPIC_MAX)] = "checkpoint"
+
+    _more_lists = field_validator(
+        "what_was_done", "what_remains", "next_steps", "open_files", "implements", mode="before"
+    )(lambda cls, v: _listify(v))
+
+
+class InsightInput(_Saves):
+    """A quick lesson worth keeping."""
+
+    content: Annotated[str, Field(min_length=1, max_length=TEXT_MAX)]
+    topic: Annotated[str, Field(max_length=TOPIC_MAX)] = ""
+    evidence: Evidence = []
+    confidence: Confidence = 0.7
+
+    _more_lists = field_validator("evidence", mode="before")(lambda cls, v: _listify(v))
+
+
+class ContextInput(_Saves):
+    """Background a later session needs (constraints, environment, people)."""
+
+    content: Annotated[str, Field(min_length=1, max_length=TEXT_MAX)]
+    topic: Annotated[str, Field(max_length=TOPIC_MAX)] = ""
+    evidence: Evidence = []
+    confidence: Confidence = 0.7
+
+    _more_lists = field_validator("evidence", mode="before")(lambda cls, v: _listify(v))
+
+
+class OutcomeInput(Strict):
+    """What happened to a decision: the result, the details, and what was learned."""
+
+    memory_id: MemoryId
+    outcome: Literal["SUCCESS", "PARTIAL", "FAILED", "SUPERSEDED"]
+    details: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=TEXT_MAX,
+            description="What happened, with numbers: 'p99 307 ms at 10K req/s'.",
+        ),
+    ]
+    evidence: Items = []
+    learned: Items = []
+
+    @field_validator("outcome", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.strip().upper() if isinstance(value, str) else value
+
+    _lists = field_validator("evidence", "learned", mode="before")(lambda cls, v: _listify(v))
+
+
+__all__ = [
+    "CheckpointInput",
+    "ContextInput",
+    "DecisionInput",
+    "InsightInput",
+    "Item",
+    "LinkInput",
+    "OutcomeInput",
+]

@@ -1,0 +1,64 @@
+"""Open a SQLite connection the way MAMA needs it: a short list of named steps.
+
+Standard library, apsw and sqlite-vec only: hooks open the store on a cold start.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import apsw
+import sqlite_vec
+
+from ..errors import SchemaError
+
+MIN_SQLITE = (3, 38, 0)  # JSON functions built in, FTS5 with bm25()
+
+
+def connect(path: Path | str, *, busy_timeout_ms: int = 5000, readonly: bool = False) -> apsw.Connection:
+    """Return a configured connection to ``path`` (created when missing unless ``readonly``)."""
+    if not readonly and str(path) != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+    conn = apsw.Connection(str(path), flags=flags | apsw.SQLITE_OPEN_URI)
+    check_sqlite_version()
+    set_busy_timeout(conn, busy_timeout_ms)
+    if not readonly:
+        enable_wal(conn)
+    enable_foreign_keys(conn)
+    load_sqlite_vec(conn)
+    return conn
+
+
+def check_sqlite_version() -> None:
+    """Refuse an SQLite too old for the schema, naming the fix."""
+    if tuple(int(p) for p in apsw.sqlite_lib_version().split(".")[:3]) < MIN_SQLITE:
+        raise SchemaError(
+            f"SQLite {apsw.sqlite_lib_version()} is too old; MAMA needs "
+            f"{'.'.join(map(str, MIN_SQLITE))} or newer — upgrade the apsw package"
+        )
+
+
+def set_busy_timeout(conn: apsw.Connection, ms: int) -> None:
+    """Wait up to ``ms`` for another writer's lock instead of failing at once."""
+    conn.set_busy_timeout(ms)
+
+
+def enable_wal(conn: apsw.Connection) -> None:
+    """Readers never block the writer and the writer never blocks readers."""
+    conn.execute("PRAGMA journal_mode = WAL").fetchall()
+    conn.execute("PRAGMA synchronous = NORMAL")
+
+
+def enable_foreign_keys(conn: apsw.Connection) -> None:
+    """Links cascade with their memories; a link to a missing memory is refused."""
+    conn.execute("PRAGMA foreign_keys = ON")
+
+
+def load_sqlite_vec(conn: apsw.Connection) -> None:
+    """Load sqlite-vec, then switch extension loading off again."""
+    conn.enable_load_extension(True)
+    try:
+        conn.load_extension(sqlite_vec.loadable_path())
+    finally:
+        conn.enable_load_extension(False)

@@ -1,0 +1,192 @@
+"""The schema ladder: named steps, each in its own transaction with the bump that records it.
+
+``PRAGMA user_version`` holds how many steps ran; ``schema_migrations`` names them. A fresh
+database and an old one climb the same ladder. Several processes may open an old database at
+once: each step re-reads the version after taking the write lock, so only one of them runs it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import apsw
+
+from ..errors import SchemaError
+from ..relationships import CATEGORIES
+from .text import reasoning_text
+
+_OUTCOMES = "('PENDING','SUCCESS','PARTIAL','FAILED','SUPERSEDED')"
+_CATEGORIES = "(" + ",".join(f"'{c}'" for c in CATEGORIES) + ")"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One migration: a name recorded in the database and the function that applies it."""
+
+    name: str
+    apply: Callable[[apsw.Connection, int], None]
+
+
+def _core_tables(conn: apsw.Connection, _dim: int) -> None:
+    conn.execute(
+        f"""
+        CREATE TABLE schema_migrations (
+            name TEXT PRIMARY KEY,
+            applied_at INTEGER NOT NULL
+        );
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE memories (
+            seq INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            type TEXT NOT NULL CHECK (type IN ('decision','checkpoint','insight','context')),
+            project TEXT NOT NULL,
+            topic TEXT NOT NULL DEFAULT '',
+            content TEXT NOT NULL,
+            specifics TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(specifics)),
+            evidence TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(evidence)),
+            reasoning TEXT NOT NULL DEFAULT '{{}}' CHECK (json_valid(reasoning)),
+            tension TEXT NOT NULL DEFAULT '{{}}' CHECK (json_valid(tension)),
+            continuity TEXT NOT NULL DEFAULT '{{}}' CHECK (json_valid(continuity)),
+            outcome_status TEXT NOT NULL DEFAULT 'PENDING' CHECK (outcome_status IN {_OUTCOMES}),
+            outcome TEXT NOT NULL DEFAULT '{{}}' CHECK (json_valid(outcome)),
+            confidence REAL NOT NULL DEFAULT 0.7 CHECK (confidence BETWEEN 0 AND 1),
+            tags TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(tags)),
+            status TEXT NOT NULL DEFAULT 'current' CHECK (status IN ('current','superseded')),
+            session_id TEXT NOT NULL DEFAULT '',
+            metadata TEXT NOT NULL DEFAULT '{{}}' CHECK (json_valid(metadata)),
+            times_used INTEGER NOT NULL DEFAULT 0,
+            last_used INTEGER,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            version INTEGER NOT NULL DEFAULT 1,
+            CHECK (type <> 'decision'
+                   OR trim(coalesce(json_extract(reasoning, '$.primary'), '')) <> '')
+        );
+        CREATE INDEX memories_by_project ON memories(project, type, created_at);
+        CREATE INDEX memories_by_topic ON memories(project, topic, created_at);
+        CREATE INDEX memories_by_session ON memories(session_id) WHERE session_id <> '';
+        CREATE TABLE memory_links (
+            id INTEGER PRIMARY KEY,
+            from_id TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE ON UPDATE CASCADE,
+            to_id TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE ON UPDATE CASCADE,
+            relationship TEXT NOT NULL CHECK (relationship <> ''),
+            reason TEXT NOT NULL CHECK (trim(reason) <> ''),
+            evidence TEXT NOT NULL DEFAULT '',
+            context TEXT NOT NULL DEFAULT '',
+            link_category TEXT NOT NULL CHECK (link_category IN {_CATEGORIES}),
+            confidence REAL NOT NULL DEFAULT 1.0 CHECK (confidence BETWEEN 0 AND 1),
+            created_by TEXT NOT NULL DEFAULT 'user' CHECK (created_by IN ('user','llm','system')),
+            created_at INTEGER NOT NULL,
+            CHECK (from_id <> to_id),
+            UNIQUE (from_id, to_id, relationship)
+        );
+        CREATE INDEX memory_links_by_target ON memory_links(to_id);
+        """
+    )
+
+
+def _fulltext(conn: apsw.Connection, _dim: int) -> None:
+    conn.execute(
+        "CREATE VIRTUAL TABLE memories_fts USING fts5("
+        "topic, content, reasoning, tokenize = 'porter unicode61 remove_diacritics 2')"
+    )
+    rows = conn.execute("SELECT seq, topic, content, reasoning FROM memories").fetchall()
+    conn.executemany(
+        "INSERT INTO memories_fts(rowid, topic, content, reasoning) VALUES (?, ?, ?, ?)",
+        [(seq, topic, content, reasoning_text(json.loads(r))) for seq, topic, content, r in rows],
+    )
+
+
+def _relationship_usage(conn: apsw.Connection, _dim: int) -> None:
+    conn.execute(
+        """
+        CREATE TABLE relationship_usage (
+            relationship TEXT PRIMARY KEY,
+            link_category TEXT NOT NULL,
+            uses INTEGER NOT NULL DEFAULT 0,
+            first_used INTEGER NOT NULL,
+            last_used INTEGER NOT NULL
+        );
+        INSERT INTO relationship_usage(relationship, link_category, uses, first_used, last_used)
+            SELECT relationship, link_category, count(*), min(created_at), max(created_at)
+            FROM memory_links GROUP BY relationship;
+        """
+    )
+
+
+def _vectors(conn: apsw.Connection, dim: int) -> None:
+    conn.execute(
+        f"CREATE VIRTUAL TABLE memory_vectors USING vec0("
+        f"embedding float[{int(dim)}] distance_metric=cosine)"
+    )
+    conn.execute("INSERT INTO meta(key, value) VALUES ('embedding_dim', ?)", (str(int(dim)),))
+
+
+def _imports(conn: apsw.Connection, _dim: int) -> None:
+    conn.execute(
+        """
+        CREATE TABLE imports (
+            id INTEGER PRIMARY KEY,
+            source TEXT NOT NULL,
+            backup TEXT NOT NULL,
+            started_at INTEGER NOT NULL,
+            counts TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(counts))
+        );
+        CREATE TABLE legacy_rows (
+            id INTEGER PRIMARY KEY,
+            import_id INTEGER NOT NULL REFERENCES imports(id) ON DELETE CASCADE,
+            source_table TEXT NOT NULL,
+            row TEXT NOT NULL CHECK (json_valid(row))
+        );
+        """
+    )
+
+
+STEPS: tuple[Step, ...] = (
+    Step("core_tables", _core_tables),
+    Step("fulltext_index", _fulltext),
+    Step("relationship_usage", _relationship_usage),
+    Step("embedding_vectors", _vectors),
+    Step("import_records", _imports),
+)
+LATEST = len(STEPS)
+
+
+def user_version(conn: apsw.Connection) -> int:
+    """Return how many ladder steps this database has climbed."""
+    return int(conn.execute("PRAGMA user_version").fetchall()[0][0])
+
+
+def migrate(conn: apsw.Connection, *, embedding_dim: int, upto: int = LATEST) -> list[str]:
+    """Apply every step the database lacks, up to ``upto``; return the names applied."""
+    current = user_version(conn)
+    if current > LATEST:
+        raise SchemaError(
+            f"this database is at schema version {current}, newer than this MAMA knows "
+            f"({LATEST}); upgrade MAMA (pip install -U mama-plugin) before opening it"
+        )
+    applied: list[str] = []
+    for number, step in enumerate(STEPS[:upto], start=1):
+        if current >= number:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have climbed this step between our read and the lock.
+            current = user_version(conn)
+            if current < number:
+                step.apply(conn, embedding_dim)
+                conn.execute(
+                    "INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)",
+                    (step.name, int(time.time() * 1000)),
+                )
+                conn.execute(f"PRAGMA user_version = {number}")
+                applied.append(step.name)
+                current = number
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return applied

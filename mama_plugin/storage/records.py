@@ -1,0 +1,110 @@
+"""Rows as the store hands them back: plain dataclasses, no pydantic (hooks read these)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+MEMORY_COLUMNS = (
+    "seq", "id", "type", "project", "topic", "content", "specifics", "evidence", "reasoning",
+    "tension", "continuity", "outcome_status", "outcome", "confidence", "tags", "status",
+    "session_id", "metadata", "times_used", "last_used", "created_at", "updated_at", "version",
+)  # fmt: skip
+JSON_COLUMNS = frozenset(
+    {"specifics", "evidence", "reasoning", "tension", "continuity", "outcome", "tags", "metadata"}
+)
+LINK_COLUMNS = (
+    "id", "from_id", "to_id", "relationship", "reason", "evidence", "context", "link_category",
+    "confidence", "created_by", "created_at",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class MemoryRecord:
+    """One stored memory with its narrative layers decoded from JSON."""
+
+    seq: int
+    id: str
+    type: str
+    project: str
+    topic: str
+    content: str
+    specifics: list[Any]
+    evidence: list[Any]
+    reasoning: dict[str, Any]
+    tension: dict[str, Any]
+    continuity: dict[str, Any]
+    outcome_status: str
+    outcome: dict[str, Any]
+    confidence: float
+    tags: list[str]
+    status: str
+    session_id: str
+    metadata: dict[str, Any]
+    times_used: int
+    last_used: int | None
+    created_at: int
+    updated_at: int
+    version: int
+
+    @classmethod
+    def from_row(cls, row: tuple[Any, ...]) -> MemoryRecord:
+        """Build a record from a ``SELECT`` of :data:`MEMORY_COLUMNS`, in that order."""
+        values = {
+            name: json.loads(value) if name in JSON_COLUMNS else value
+            for name, value in zip(MEMORY_COLUMNS, row, strict=True)
+        }
+        return cls(**values)
+
+    @property
+    def is_current(self) -> bool:
+        """True unless a later memory superseded this one."""
+        return self.status == "current"
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every column, JSON layers as Python objects (the export format's memory entry)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class LinkRecord:
+    """One stored link: ``from_id`` --relationship--> ``to_id``, with its reason."""
+
+    id: int
+    from_id: str
+    to_id: str
+    relationship: str
+    reason: str
+    evidence: str
+    context: str
+    link_category: str
+    confidence: float
+    created_by: str
+    created_at: int
+
+    @classmethod
+    def from_row(cls, row: tuple[Any, ...]) -> LinkRecord:
+        """Build a record from a ``SELECT`` of :data:`LINK_COLUMNS`, in that order."""
+        return cls(*row)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every column (the export format's link entry)."""
+        return asdict(self)
+
+
+@dataclass
+class Redactions:
+    """What the privacy filter removed from one write, by kind."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def add(self, more: dict[str, int]) -> None:
+        """Add counts from another redaction pass."""
+        for kind, n in more.items():
+            self.counts[kind] = self.counts.get(kind, 0) + n
+
+    @property
+    def total(self) -> int:
+        """How many spans were dropped or masked."""
+        return sum(self.counts.values())

@@ -1,0 +1,18 @@
+"""Plain text drawn from narrative JSON, for the full-text index. Pure functions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def reasoning_text(reasoning: dict[str, Any]) -> str:
+    """Flatten a reasoning layer (primary, secondary, alternatives) into indexable text."""
+    parts: list[str] = [str(reasoning.get("primary") or "")]
+    parts.extend(str(s) for s in reasoning.get("secondary") or [])
+    for alt in reasoning.get("alternatives_considered") or []:
+        if isinstance(alt, dict):
+            parts.append(str(alt.get("option") or ""))
+            parts.append(str(alt.get("rejected_because") or ""))
+        else:
+            parts.append(str(alt))
+    return "\n".join(p for p in parts if p)
