@@ -315,11 +315,13 @@ class Store:
         confidence: float = 1.0,
         created_by: str = "user",
         created_at: int | None = None,
+        mark_target: bool = True,
     ) -> tuple[LinkRecord, Redactions]:
         """Link two memories with a reason; a replacing link marks its target superseded.
 
-        Stating an existing link again returns it unchanged. Raises ValidationError for an
-        empty reason, an unknown id, a self-link or a supersede cycle.
+        Stating an existing link again returns it unchanged. ``mark_target=False`` leaves the
+        target's status alone (restoring a dump whose statuses are already right). Raises
+        ValidationError for an empty reason, an unknown id, a self-link or a supersede cycle.
         """
         try:
             word = normalise(relationship)
@@ -364,7 +366,7 @@ class Store:
                 "uses = uses + 1, last_used = max(last_used, excluded.last_used)",
                 (word, category, created, created),
             )
-            if word in REPLACING:
+            if word in REPLACING and mark_target:
                 self._mark_superseded(to_id)
             row = self.conn.execute(f"{_SELECT_LINK} WHERE id = ?", (link_id,)).fetchall()[0]
         redactions = Redactions()

@@ -1,0 +1,269 @@
+"""The ``mama`` command line. Thin: parse arguments, call a service, print.
+
+Errors from MAMA become one ``mama: error: …`` line and exit code 1; usage errors exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .config import KEYS, Config
+from .errors import MamaError
+from .project import project_key
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _store(args: argparse.Namespace) -> Any:
+    from .storage import Store
+
+    return Store.open(args.db)
+
+
+def _project(args: argparse.Namespace) -> str | None:
+    if getattr(args, "all_projects", False):
+        return None
+    return project_key(args.project or os.getcwd())
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    print(run_demo(keep=args.keep), end="")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from .storage.migrations import LATEST
+
+    with _store(args) as store:
+        info = {
+            "database": str(store.path),
+            "schema_version": store.schema_version,
+            "schema_latest": LATEST,
+            "project": project_key(os.getcwd()),
+            **store.counts(),
+            "relationships": [
+                {"relationship": r, "category": c, "uses": n} for r, c, n in store.relationship_usage()
+            ],
+        }
+    if args.json:
+        _print_json(info)
+        return 0
+    print(f"database        {info['database']}")
+    print(f"schema version  {info['schema_version']} (latest {info['schema_latest']})")
+    print(f"this project    {info['project']}")
+    print(f"memories        {info['memories']}  links {info['links']}")
+    for kind, n in info["by_type"].items():
+        print(f"  {kind:<13} {n}")
+    for status, n in info["by_status"].items():
+        print(f"  {status:<13} {n}")
+    if info["by_project"]:
+        print("by project")
+        for project, n in info["by_project"].items():
+            print(f"  {n:>6}  {project}")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from .services.evolution import current_of
+    from .services.render import render
+
+    with _store(args) as store:
+        memory = store.require(args.id)
+        links = store.links(memory.id)
+        successor = current_of(store, memory.id) if memory.status == "superseded" else None
+        if args.json:
+            _print_json({"memory": memory.as_dict(), "links": [ln.as_dict() for ln in links],
+                         "current": successor.id if successor else memory.id})  # fmt: skip
+            return 0
+        print(render("memory.md.j2", m=memory, links=links, successor=successor), end="")
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from .services.search import search_text
+
+    with _store(args) as store:
+        hits = search_text(store, args.text, project=_project(args), limit=args.limit)
+    if args.json:
+        _print_json([
+            {"id": h.memory.id, "type": h.memory.type, "topic": h.memory.topic,
+             "content": h.memory.content, "status": h.memory.status,
+             "outcome": h.memory.outcome_status, "score": round(h.score, 4),
+             "current": h.current.id, "project": h.memory.project}
+            for h in hits
+        ])  # fmt: skip
+        return 0
+    if not hits:
+        print("no matching memories" + (" in this project (try --all-projects)" if _project(args) else ""))
+        return 0
+    for rank, hit in enumerate(hits, start=1):
+        m = hit.memory
+        print(f"{rank:>2}. [{hit.label}] {m.id} ({m.type}{', ' + m.topic if m.topic else ''})")
+        print(f"    {m.content}")
+        if m.outcome_status != "PENDING":
+            details = m.outcome.get("details")
+            print(f"    outcome: {m.outcome_status}" + (f" — {details}" if details else ""))
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from .storage.imports import import_file, rollback_last_import
+
+    with _store(args) as store:
+        if args.rollback:
+            restored = rollback_last_import(store)
+            print(f"restored the database from {restored}")
+            return 0
+        if not args.path:
+            raise MamaError("give the PATH of a MAMA v1.0 database or a MAMA export (or --rollback)")
+        report = import_file(store, Path(args.path), project=project_key(args.project or os.getcwd()))
+    if args.json:
+        _print_json(report.as_dict())
+        return 0
+    print(f"imported {report.source} ({report.format}) in {report.seconds * 1000:.0f} ms")
+    print(f"backup taken first: {report.backup}  (undo with: mama import --rollback)")
+    for table, counts in report.counts.items():
+        parts = ", ".join(f"{k} {v}" for k, v in counts.items() if k != "source")
+        print(f"  {table:<24} {counts.get('source', 0):>6} rows → {parts}")
+    for table, why in report.skipped.items():
+        print(f"  {table:<24} skipped: {why}")
+    print("verified: every source row is accounted for (0% loss)")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from .storage.dump import export_data
+
+    with _store(args) as store:
+        project = project_key(args.project) if args.project else None
+        if args.format == "json":
+            text = json.dumps(export_data(store, project=project), indent=2, ensure_ascii=False) + "\n"
+        else:
+            text = _export_markdown(store, project)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _export_markdown(store: Any, project: str | None) -> str:
+    from .services.evolution import current_of
+    from .services.render import render
+    from .storage import now_ms
+
+    groups: dict[str, list[Any]] = {}
+    links_of: dict[str, list[Any]] = {}
+    successors: dict[str, Any] = {}
+    for memory in store.iter_memories(project=project):
+        groups.setdefault(memory.project, []).append(memory)
+        if memory.status == "superseded":
+            successors[memory.id] = current_of(store, memory.id)
+    for link in store.iter_links():
+        links_of.setdefault(link.from_id, []).append(link)
+        links_of.setdefault(link.to_id, []).append(link)
+    total = sum(len(v) for v in groups.values())
+    return render("export.md.j2", exported_at=now_ms(), groups=groups, links_of=links_of,
+                  successors=successors, total=total)  # fmt: skip
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    config = Config()
+    if args.action == "get":
+        value = config.get(args.key)
+        _print_json(value) if args.json else print(value)
+    elif args.action == "set":
+        value = config.set(args.key, args.value)
+        print(f"{args.key} = {value!r}  (saved in {config.path})")
+    else:
+        values = config.as_dict()
+        if args.json:
+            _print_json(values)
+        else:
+            for name, key in KEYS.items():
+                print(f"{name:<18} {values[name]!r:<28} {key.help}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser (also used by the docs test)."""
+    parser = argparse.ArgumentParser(
+        prog="mama", description="MAMA: a memory of decisions for Claude Code."
+    )
+    parser.add_argument("--db", help="database file (default: the configured one, $MAMA_HOME/mama.db)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, handler: Handler, help: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help, description=help)
+        p.set_defaults(handler=handler)
+        return p
+
+    p = command("demo", cmd_demo, "play the JWT → FAILED → sessions story on a temporary store")
+    p.add_argument("--keep", action="store_true", help="keep the temporary store and print its path")
+
+    p = command("status", cmd_status, "database path, schema version, counts by type and project")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = command("show", cmd_show, "one memory with its narrative layers and links")
+    p.add_argument("id", help="memory id")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = command("search", cmd_search, "full-text search of this project's memories")
+    p.add_argument("text", help="words to look for")
+    p.add_argument("--project", help="a directory of the project to search (default: here)")
+    p.add_argument("--all-projects", action="store_true", help="search every project")
+    p.add_argument("--limit", type=int, default=10, help="how many results (default 10)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = command("import", cmd_import, "import a MAMA v1.0 database or a MAMA export (backup first)")
+    p.add_argument("path", nargs="?", help="the v1.0 SQLite file or the JSON export")
+    p.add_argument("--project", help="directory of the project the rows belong to (default: here)")
+    p.add_argument("--rollback", action="store_true", help="restore the backup taken before the last import")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    p = command("export", cmd_export, "a faithful dump: JSON (re-importable) or Markdown")
+    p.add_argument("--format", choices=("json", "md"), default="json", help="json (default) or md")
+    p.add_argument("--project", help="only this project's directory (default: every project)")
+    p.add_argument("--output", "-o", help="write to this file instead of standard output")
+
+    p = command("config", cmd_config, "show or change configuration ($MAMA_HOME/config.json)")
+    p.add_argument("action", choices=("get", "set", "list"), help="get KEY, set KEY VALUE, or list")
+    p.add_argument("key", nargs="?", choices=sorted(KEYS), metavar="KEY", help="a config key")
+    p.add_argument("value", nargs="?", help="the new value (for set)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``mama`` command."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "config":
+        if args.action in {"get", "set"} and not args.key:
+            parser.error(f"config {args.action} needs a KEY (one of {', '.join(sorted(KEYS))})")
+        if args.action == "set" and args.value is None:
+            parser.error("config set needs a VALUE")
+    try:
+        return int(args.handler(args))
+    except MamaError as exc:
+        print(f"mama: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,109 @@
+"""``mama demo``: the JWT → FAILED → sessions story, played on a temporary store.
+
+It goes through the same service functions the MCP tools use, so what it prints is what the
+product does: validation, privacy masking, supersession, the evolution chain and search.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from .config import Config
+from .services.evolution import chain
+from .services.memories import record_outcome, save_checkpoint, save_decision, save_insight
+from .services.render import render
+from .services.search import search_text
+from .storage import Store
+
+PROJECT = "/demo/checkout-service"
+QUESTION = "auth for a high-traffic service?"
+
+
+def run_demo(*, keep: bool = False) -> str:
+    """Play the story on a fresh temporary store and return the transcript."""
+    home = Path(tempfile.mkdtemp(prefix="mama-demo-"))
+    previous = os.environ.get("MAMA_HOME")
+    os.environ["MAMA_HOME"] = str(home)
+    try:
+        with Store.open(config=Config(home)) as store:
+            return _story(store) + (f"\n(store kept at {store.path})\n" if keep else "")
+    finally:
+        if previous is None:
+            os.environ.pop("MAMA_HOME", None)
+        else:
+            os.environ["MAMA_HOME"] = previous
+        if not keep:
+            shutil.rmtree(home, ignore_errors=True)
+
+
+def _story(store: Store) -> str:
+    out = [f"MAMA demo — a temporary store at {store.path}\n"]
+    jwt = save_decision(store, PROJECT, {
+        "topic": "auth_strategy",
+        "decision": "Use stateless JWT access tokens with refresh tokens for API auth",
+        "reasoning": {
+            "primary": "Stateless tokens let every API node verify requests without a shared "
+                       "session store, so the auth service scales horizontally",
+            "alternatives_considered": [
+                {"option": "server-side sessions", "rejected_because": "needs a shared store"}],
+        },
+        "specifics": ["access token TTL 15 min", "refresh token TTL 30 days"],
+        "evidence": ["docs/auth-design.md:12-40"],
+        "tension": {"risks": ["refresh traffic at peak load is unmeasured"]},
+        "confidence": 0.8,
+    })  # fmt: skip
+    out.append(f"1. Decision saved  {jwt.memory.id}: {jwt.memory.content}")
+    work = save_checkpoint(store, PROJECT, {
+        "summary": "JWT auth implemented behind the API gateway; load test scheduled",
+        "what_was_done": ["token issuing and refresh endpoints", "gateway verification"],
+        "what_remains": ["load test at 10K req/s"],
+        "next_steps": [{"step": "run the 10K req/s load test", "priority": "HIGH"}],
+        "open_files": ["src/auth/tokens.py", "benchmarks/auth.txt"],
+        "implements": [jwt.memory.id],
+    })  # fmt: skip
+    out.append(f"2. Checkpoint saved {work.memory.id}: {work.memory.content}")
+    failed = record_outcome(store, {
+        "memory_id": jwt.memory.id,
+        "outcome": "FAILED",
+        "details": "Token refresh hit Postgres on every call: p99 307 ms at 10K req/s",
+        "evidence": ["benchmarks/auth.txt:89-142"],
+        "learned": ["stateless tokens still need a revocation store, which is state after all"],
+    })  # fmt: skip
+    out.append(f"3. Outcome recorded: {failed.outcome_status} — {failed.outcome['details']}")
+    sessions = save_decision(store, PROJECT, {
+        "topic": "auth_strategy",
+        "decision": "Server-side sessions in Redis for auth of the high-traffic API",
+        "reasoning": "JWT failed at 10K req/s: token refresh hit the DB (p99 307 ms); a Redis "
+                     "session lookup is one round trip (p99 4 ms in the same load test)",
+        "specifics": ["Redis 7, 2 GB", "session TTL 24 h",
+                      "connection: redis://auth:s3cr3t-pass@cache.internal:6379/0"],
+        "evidence": [{"source": "benchmarks/auth-redis.txt:1-60", "kind": "benchmark"}],
+        "tension": {"risks": ["Redis is a single point of failure until HA is set up"]},
+        "next_steps": [{"step": "set up Redis HA (sentinel)", "priority": "HIGH"}],
+        "supersedes": jwt.memory.id,
+        "confidence": 0.85,
+    })  # fmt: skip
+    out.append(f"4. {sessions.summary()}")
+    lesson = save_insight(store, PROJECT, {
+        "topic": "auth_strategy",
+        "content": "Load-test auth at target traffic before committing: refresh paths hide DB hits",
+        "links": [{"to_id": jwt.memory.id, "relationship": "learned from",
+                   "reason": "the JWT load test exposed the refresh path's DB hit"}],
+    })  # fmt: skip
+    out.append(f"5. Insight saved   {lesson.memory.id}: {lesson.memory.content}\n")
+
+    history = chain(store, jwt.memory.id)
+    between = {
+        (ln.from_id, ln.to_id): ln
+        for m in history
+        for ln in store.links(m.id, direction="out", categories=("evolution",))
+    }
+    out.append(render("chain.txt.j2", topic="auth_strategy", chain=history, links_between=between))
+    out.append(f'Search "{QUESTION}" (full-text for now):')
+    for rank, hit in enumerate(search_text(store, QUESTION, project=PROJECT), 1):
+        m = hit.memory
+        out.append(f"  {rank}. [{hit.label}] {m.id} ({m.type}) {m.content}")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,1 @@
+"""Services room: saving, evolution chains, import/export. Uses storage, never writes SQL."""

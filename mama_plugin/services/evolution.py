@@ -1,0 +1,41 @@
+"""Evolution chains: how a decision got to where it stands. Read-only."""
+
+from __future__ import annotations
+
+from ..storage import MemoryRecord, Store
+
+EVOLUTION = ("evolution",)
+
+
+def current_of(store: Store, memory_id: str) -> MemoryRecord:
+    """Follow replacing links forward to the decision that stands now (itself if current)."""
+    record = store.require(memory_id)
+    seen = {record.id}
+    while record.status == "superseded":
+        successors = [
+            ln.from_id
+            for ln in store.links(record.id, direction="in", categories=EVOLUTION)
+            if ln.relationship == "supersedes" and ln.from_id not in seen
+        ]
+        if not successors:
+            break
+        record = max((store.require(i) for i in successors), key=lambda m: (m.created_at, m.seq))
+        seen.add(record.id)
+    return record
+
+
+def chain(store: Store, memory_id: str) -> list[MemoryRecord]:
+    """The evolution chain ending at the current successor of ``memory_id``, oldest first."""
+    head = current_of(store, memory_id)
+    ordered, seen, frontier = [head], {head.id}, [head]
+    while frontier:
+        step = []
+        for record in frontier:
+            for link in store.links(record.id, direction="out", categories=EVOLUTION):
+                if link.to_id not in seen:
+                    seen.add(link.to_id)
+                    step.append(store.require(link.to_id))
+        step.sort(key=lambda m: (m.created_at, m.seq), reverse=True)
+        ordered.extend(step)
+        frontier = step
+    return list(reversed(ordered))

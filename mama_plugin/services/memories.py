@@ -1,0 +1,198 @@
+"""Saving memories: validate the narrative, check every referenced id, write in one transaction.
+
+This is the one write path every surface uses (MCP tools, CLI, demo, importer of new data):
+invalid input raises :class:`~mama_plugin.errors.ValidationError` and writes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from ..errors import ValidationError
+from ..schema import (
+    CheckpointInput,
+    ContextInput,
+    DecisionInput,
+    InsightInput,
+    LinkInput,
+    OutcomeInput,
+    parse,
+)
+from ..storage import LinkRecord, MemoryRecord, Redactions, Store
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass
+class SaveResult:
+    """What a save wrote: the memory, its links, what it superseded, what was redacted."""
+
+    memory: MemoryRecord
+    links: list[LinkRecord] = field(default_factory=list)
+    superseded: list[str] = field(default_factory=list)
+    redactions: Redactions = field(default_factory=Redactions)
+
+    def summary(self) -> str:
+        """One compact paragraph a person or a model reads once."""
+        m = self.memory
+        lines = [f"Saved {m.type} {m.id}" + (f" on '{m.topic}'" if m.topic else "") + "."]
+        if self.superseded:
+            lines.append("Superseded: " + ", ".join(self.superseded) + " (kept, marked superseded).")
+        if self.links:
+            lines.append(
+                "Links: " + "; ".join(f"{ln.relationship} → {ln.to_id}" for ln in self.links) + "."
+            )
+        if self.redactions.total:
+            kinds = ", ".join(f"{k} ×{n}" for k, n in sorted(self.redactions.counts.items()))
+            lines.append(f"Masked {self.redactions.total} secret(s) before saving: {kinds}.")
+        return " ".join(lines)
+
+
+def _coerce(model: type[M], data: M | dict[str, Any]) -> M:
+    return data if isinstance(data, model) else parse(model, data)
+
+
+def save_decision(store: Store, project: str, data: DecisionInput | dict[str, Any]) -> SaveResult:
+    """Save a decision with its narrative; ``supersedes`` marks the old decision superseded."""
+    d = _coerce(DecisionInput, data)
+    links = list(d.links)
+    if d.supersedes:
+        links.insert(
+            0, LinkInput(to_id=d.supersedes, relationship="supersedes", reason=d.reasoning.primary)
+        )
+    links += [
+        LinkInput(to_id=i, relationship="implements", reason=f"carries out: {d.decision[:300]}")
+        for i in d.implements
+    ]
+    return _save(
+        store,
+        links,
+        dict(
+            type="decision",
+            project=project,
+            topic=d.topic,
+            content=d.decision,
+            reasoning=d.reasoning.model_dump(),
+            specifics=list(d.specifics),
+            evidence=[e.model_dump(exclude_none=True) for e in d.evidence],
+            tension=d.tension.model_dump(),
+            continuity={"next_steps": [s.model_dump() for s in d.next_steps]},
+            confidence=d.confidence,
+            tags=list(d.tags),
+            session_id=d.session_id,
+        ),
+        supersedes=d.supersedes,
+    )
+
+
+def save_checkpoint(
+    store: Store, project: str, data: CheckpointInput | dict[str, Any]
+) -> SaveResult:
+    """Save where the session stopped: done, remaining, next steps, open files."""
+    c = _coerce(CheckpointInput, data)
+    links = list(c.links) + [
+        LinkInput(to_id=i, relationship="implements", reason=f"work on it: {c.summary[:300]}")
+        for i in c.implements
+    ]
+    return _save(
+        store,
+        links,
+        dict(
+            type="checkpoint",
+            project=project,
+            topic=c.topic,
+            content=c.summary,
+            tension=c.tension.model_dump(),
+            continuity={
+                "done": list(c.what_was_done),
+                "remains": list(c.what_remains),
+                "next_steps": [s.model_dump() for s in c.next_steps],
+                "open_files": list(c.open_files),
+            },
+            tags=list(c.tags),
+            session_id=c.session_id,
+        ),
+    )
+
+
+def save_insight(store: Store, project: str, data: InsightInput | dict[str, Any]) -> SaveResult:
+    """Save a quick lesson."""
+    i = _coerce(InsightInput, data)
+    return _save(store, list(i.links), _plain("insight", project, i))
+
+
+def save_context(store: Store, project: str, data: ContextInput | dict[str, Any]) -> SaveResult:
+    """Save background a later session needs."""
+    c = _coerce(ContextInput, data)
+    return _save(store, list(c.links), _plain("context", project, c))
+
+
+def record_outcome(store: Store, data: OutcomeInput | dict[str, Any]) -> MemoryRecord:
+    """Record what happened to a memory: SUCCESS, PARTIAL, FAILED or SUPERSEDED."""
+    o = _coerce(OutcomeInput, data)
+    if store.get(o.memory_id) is None:
+        raise ValidationError([f"unknown memory_id {o.memory_id!r}: no memory has that id"])
+    return store.set_outcome(
+        o.memory_id, o.outcome, details=o.details, evidence=o.evidence, learned=o.learned
+    )
+
+
+def _plain(kind: str, project: str, m: InsightInput | ContextInput) -> dict[str, Any]:
+    return dict(
+        type=kind,
+        project=project,
+        topic=m.topic,
+        content=m.content,
+        evidence=[e.model_dump(exclude_none=True) for e in m.evidence],
+        confidence=m.confidence,
+        tags=list(m.tags),
+        session_id=m.session_id,
+    )
+
+
+def _save(
+    store: Store, links: list[LinkInput], fields: dict[str, Any], *, supersedes: str | None = None
+) -> SaveResult:
+    with store.transaction():
+        _check_references(store, links, supersedes)
+        memory, redactions = store.insert_memory(**fields)
+        written: list[LinkRecord] = []
+        for link in links:
+            record, found = store.add_link(
+                memory.id,
+                link.to_id,
+                link.relationship,
+                link.reason,
+                evidence=link.evidence,
+                context=link.context,
+                confidence=link.confidence,
+            )
+            written.append(record)
+            redactions.add(found.counts)
+    superseded = [ln.to_id for ln in written if ln.relationship == "supersedes"]
+    return SaveResult(store.require(memory.id), written, superseded, redactions)
+
+
+def _check_references(store: Store, links: list[LinkInput], supersedes: str | None) -> None:
+    """Name every unknown id at once, before anything is written."""
+    known = store.existing_ids([ln.to_id for ln in links])
+    problems = []
+    offset = 1 if supersedes else 0
+    for index, link in enumerate(links):
+        if link.to_id in known:
+            continue
+        if supersedes and index == 0:
+            problems.append(f"supersedes: unknown id {link.to_id!r} — no memory has that id")
+        else:
+            problems.append(
+                f"links[{index - offset}].to_id: unknown id {link.to_id!r} — no memory has that id"
+            )
+    if supersedes and supersedes in known:
+        old = store.require(supersedes)
+        if old.type != "decision":
+            problems.append(f"supersedes must name a decision; {supersedes} is a {old.type}")
+    if problems:
+        raise ValidationError(problems)

@@ -1,0 +1,60 @@
+"""Render memories as text with Jinja templates a user can override.
+
+Templates are looked up first in ``$MAMA_HOME/templates`` (the user's overrides), then in the
+templates shipped with MAMA (the repository's top-level ``templates/``, packaged into the wheel
+as ``mama_plugin/templates``).
+"""
+
+from __future__ import annotations
+
+import time
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from ..config import mama_home
+
+_PACKAGE = Path(__file__).resolve().parents[1]
+
+
+def shipped_templates() -> Path:
+    """The directory holding MAMA's own templates (installed wheel or source checkout)."""
+    installed = _PACKAGE / "templates"
+    return installed if installed.is_dir() else _PACKAGE.parent / "templates"
+
+
+def when(ms: int | None) -> str:
+    """A millisecond timestamp as ``YYYY-MM-DD HH:MM UTC`` (empty for None)."""
+    if not ms:
+        return ""
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(ms / 1000))
+
+
+def day(ms: int | None) -> str:
+    """A millisecond timestamp as ``YYYY-MM-DD`` (empty for None)."""
+    return time.strftime("%Y-%m-%d", time.gmtime(ms / 1000)) if ms else ""
+
+
+@cache
+def _environment(user_dir: str) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.ChoiceLoader(
+            [jinja2.FileSystemLoader(user_dir), jinja2.FileSystemLoader(str(shipped_templates()))]
+        ),
+        # Plain text and Markdown for a terminal or a model, never HTML. Missing layer keys
+        # (older or imported rows) render as empty rather than failing.
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["when"] = when
+    env.filters["day"] = day
+    return env
+
+
+def render(name: str, **context: Any) -> str:
+    """Render template ``name`` with ``context``."""
+    return _environment(str(mama_home() / "templates")).get_template(name).render(**context)

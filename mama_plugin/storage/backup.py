@@ -1,0 +1,44 @@
+"""Whole-database backups through SQLite's online backup API (consistent under WAL)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import apsw
+
+
+def backup_to(conn: apsw.Connection, dest: Path) -> Path:
+    """Copy the live database behind ``conn`` into a new file ``dest``."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    target = apsw.Connection(str(dest))
+    try:
+        with target.backup("main", conn, "main") as job:
+            while not job.done:
+                job.step(1024)
+    finally:
+        target.close()
+    return dest
+
+
+def restore_from(conn: apsw.Connection, source: Path) -> None:
+    """Replace the database behind ``conn`` with the contents of ``source``."""
+    origin = apsw.Connection(str(source), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        with conn.backup("main", origin, "main") as job:
+            while not job.done:
+                job.step(1024)
+    finally:
+        origin.close()
+
+
+def backup_path(db: Path, label: str) -> Path:
+    """Where a backup of ``db`` taken now goes: ``<db dir>/backups/<stem>-<time>-<label>.db``."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    folder = db.parent / "backups"
+    candidate = folder / f"{db.stem}-{stamp}-{label}.db"
+    n = 1
+    while candidate.exists():
+        n += 1
+        candidate = folder / f"{db.stem}-{stamp}-{label}-{n}.db"
+    return candidate

@@ -1,0 +1,83 @@
+"""MAMA's own JSON dump: every memory and link with every column, re-importable as it is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import LegacyImportError, ValidationError
+from .legacy import LegacyResult
+from .store import Store, now_ms
+
+FORMAT = "mama-export"
+FORMAT_VERSION = 1
+# The dump leaves out what the store assigns itself: row numbers and link ids.
+_MEMORY_SKIP = frozenset({"seq"})
+_LINK_SKIP = frozenset({"id"})
+
+
+def export_data(store: Store, *, project: str | None = None) -> dict[str, Any]:
+    """Return the dump of one project (or all): memories oldest first, then their links."""
+    memories = [
+        {k: v for k, v in m.as_dict().items() if k not in _MEMORY_SKIP}
+        for m in store.iter_memories(project=project)
+    ]
+    ids = {m["id"] for m in memories}
+    links = [
+        {k: v for k, v in ln.as_dict().items() if k not in _LINK_SKIP}
+        for ln in store.iter_links()
+        if ln.from_id in ids and ln.to_id in ids
+    ]
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "schema_version": store.schema_version,
+        "exported_at": now_ms(),
+        "project": project,
+        "memories": memories,
+        "links": links,
+    }
+
+
+def import_dump(store: Store, data: dict[str, Any]) -> LegacyResult:
+    """Write a dump's memories and links into ``store`` (inside the caller's transaction).
+
+    Memories whose id is already stored are counted as present and left alone.
+    """
+    if data.get("format") != FORMAT:
+        raise LegacyImportError("not a MAMA export: its 'format' field is not 'mama-export'")
+    if int(data.get("format_version", 0)) > FORMAT_VERSION:
+        raise LegacyImportError(
+            f"this export uses format version {data['format_version']}; upgrade MAMA to read it"
+        )
+    result = LegacyResult()
+    memories = data.get("memories") or []
+    present = store.existing_ids(str(m.get("id")) for m in memories)
+    for index, memory in enumerate(memories):
+        result.tally("memories", "source")
+        if memory.get("id") in present:
+            result.tally("memories", "already_present")
+            continue
+        fields = {k: v for k, v in memory.items() if k not in _MEMORY_SKIP}
+        outcome = dict(fields.pop("outcome", None) or {})
+        outcome["status"] = fields.pop("outcome_status", "PENDING")
+        try:
+            store.insert_memory(**fields, outcome=outcome)
+        except (TypeError, ValidationError) as exc:
+            raise LegacyImportError(f"memories[{index}] ({memory.get('id')}): {exc}") from exc
+        result.tally("memories", "imported")
+    for index, link in enumerate(data.get("links") or []):
+        result.tally("links", "source")
+        fields = {k: v for k, v in link.items() if k not in _LINK_SKIP | {"link_category"}}
+        try:
+            store.add_link(
+                fields.pop("from_id"),
+                fields.pop("to_id"),
+                fields.pop("relationship"),
+                fields.pop("reason"),
+                mark_target=False,
+                **fields,
+            )
+        except (KeyError, TypeError, ValidationError) as exc:
+            raise LegacyImportError(f"links[{index}]: {exc}") from exc
+        result.tally("links", "imported")
+    return result
