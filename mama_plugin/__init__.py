@@ -1,0 +1,36 @@
+"""MAMA: a memory of decisions for Claude Code.
+
+The public surface is small and imported lazily, so ``import mama_plugin.storage`` from a hook
+stays as light as the standard library plus apsw.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "Config": "mama_plugin.config",
+    "MamaError": "mama_plugin.errors",
+    "ValidationError": "mama_plugin.errors",
+    "Store": "mama_plugin.storage",
+    "MemoryRecord": "mama_plugin.storage",
+    "LinkRecord": "mama_plugin.storage",
+    "project_key": "mama_plugin.project",
+    "save_decision": "mama_plugin.services.memories",
+    "save_checkpoint": "mama_plugin.services.memories",
+    "save_insight": "mama_plugin.services.memories",
+    "save_context": "mama_plugin.services.memories",
+    "record_outcome": "mama_plugin.services.memories",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mama_plugin' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,64 @@
+"""Several processes writing at once: no lost rows, no "database is locked" for the user."""
+
+from __future__ import annotations
+
+import multiprocessing
+from pathlib import Path
+
+from mama_plugin.services.memories import save_checkpoint, save_decision
+from mama_plugin.storage import Store
+
+WRITERS = 6
+PER_WRITER = 40
+
+
+def _writer(args: tuple[str, int]) -> list[str]:
+    path, n = args
+    errors: list[str] = []
+    with Store.open(path) as store:
+        previous = None
+        for i in range(PER_WRITER):
+            try:
+                data = {"topic": f"w{n}", "decision": f"writer {n} decision {i}", "reasoning": f"step {i}"}
+                if previous:
+                    data["supersedes"] = previous
+                previous = save_decision(store, "/p", data).memory.id
+                if i % 10 == 0:
+                    save_checkpoint(store, "/p", {"summary": f"writer {n} at {i}", "implements": [previous]})
+                store.touch([previous])
+            except Exception as exc:  # any error reaching a user counts as a failure
+                errors.append(f"{type(exc).__name__}: {exc}")
+    return errors
+
+
+def _reader(path: str) -> list[str]:
+    errors: list[str] = []
+    with Store.open(path) as store:
+        for _ in range(100):
+            try:
+                store.search_text("writer decision", limit=5)
+                store.recent(limit=5)
+            except Exception as exc:
+                errors.append(f"{type(exc).__name__}: {exc}")
+    return errors
+
+
+def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
+    path = str(tmp_path / "shared.db")
+    Store.open(path).close()
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(WRITERS + 1) as pool:
+        readers = pool.apply_async(_reader, (path,))
+        results = pool.map(_writer, [(path, n) for n in range(WRITERS)])
+        reader_errors = readers.get(timeout=120)
+    assert [e for r in results for e in r] == []
+    assert reader_errors == []
+    with Store.open(path) as store:
+        counts = store.counts()
+        per_writer_checkpoints = PER_WRITER // 10
+        assert counts["by_type"] == {"checkpoint": WRITERS * per_writer_checkpoints, "decision": WRITERS * PER_WRITER}
+        assert counts["links"] == WRITERS * ((PER_WRITER - 1) + per_writer_checkpoints)
+        assert counts["by_status"]["current"] == WRITERS * (1 + per_writer_checkpoints)
+        fts = store.conn.execute("SELECT count(*) FROM memories_fts").fetchall()[0][0]
+        assert fts == counts["memories"]
+        assert store.conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
