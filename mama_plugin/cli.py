@@ -54,7 +54,8 @@ def cmd_status(args: argparse.Namespace) -> int:
             "project": project_key(os.getcwd()),
             **store.counts(),
             "relationships": [
-                {"relationship": r, "category": c, "uses": n} for r, c, n in store.relationship_usage()
+                {"relationship": r, "category": c, "uses": n}
+                for r, c, n in store.relationship_usage()
             ],
         }
     if args.json:
@@ -106,7 +107,10 @@ def cmd_search(args: argparse.Namespace) -> int:
         ])  # fmt: skip
         return 0
     if not hits:
-        print("no matching memories" + (" in this project (try --all-projects)" if _project(args) else ""))
+        print(
+            "no matching memories"
+            + (" in this project (try --all-projects)" if _project(args) else "")
+        )
         return 0
     for rank, hit in enumerate(hits, start=1):
         m = hit.memory
@@ -127,8 +131,12 @@ def cmd_import(args: argparse.Namespace) -> int:
             print(f"restored the database from {restored}")
             return 0
         if not args.path:
-            raise MamaError("give the PATH of a MAMA v1.0 database or a MAMA export (or --rollback)")
-        report = import_file(store, Path(args.path), project=project_key(args.project or os.getcwd()))
+            raise MamaError(
+                "give the PATH of a MAMA v1.0 database or a MAMA export (or --rollback)"
+            )
+        report = import_file(
+            store, Path(args.path), project=project_key(args.project or os.getcwd())
+        )
     if args.json:
         _print_json(report.as_dict())
         return 0
@@ -149,7 +157,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     with _store(args) as store:
         project = project_key(args.project) if args.project else None
         if args.format == "json":
-            text = json.dumps(export_data(store, project=project), indent=2, ensure_ascii=False) + "\n"
+            text = (
+                json.dumps(export_data(store, project=project), indent=2, ensure_ascii=False) + "\n"
+            )
         else:
             text = _export_markdown(store, project)
     if args.output:
@@ -203,7 +213,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mama", description="MAMA: a memory of decisions for Claude Code."
     )
-    parser.add_argument("--db", help="database file (default: the configured one, $MAMA_HOME/mama.db)")
+    parser.add_argument(
+        "--db", help="database file (default: the configured one, $MAMA_HOME/mama.db)"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, handler: Handler, help: str) -> argparse.ArgumentParser:
@@ -212,7 +224,9 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     p = command("demo", cmd_demo, "play the JWT → FAILED → sessions story on a temporary store")
-    p.add_argument("--keep", action="store_true", help="keep the temporary store and print its path")
+    p.add_argument(
+        "--keep", action="store_true", help="keep the temporary store and print its path"
+    )
 
     p = command("status", cmd_status, "database path, schema version, counts by type and project")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -231,7 +245,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("import", cmd_import, "import a MAMA v1.0 database or a MAMA export (backup first)")
     p.add_argument("path", nargs="?", help="the v1.0 SQLite file or the JSON export")
     p.add_argument("--project", help="directory of the project the rows belong to (default: here)")
-    p.add_argument("--rollback", action="store_true", help="restore the backup taken before the last import")
+    p.add_argument(
+        "--rollback", action="store_true", help="restore the backup taken before the last import"
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
     p = command("export", cmd_export, "a faithful dump: JSON (re-importable) or Markdown")

@@ -27,7 +27,9 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ),
     (
         "url_password",
-        re.compile(r"(?P<keep>\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:)(?!\[REDACTED\])[^\s@/]+(?=@)"),
+        re.compile(
+            r"(?P<keep>\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:)(?!\[REDACTED\])[^\s@/]+(?=@)"
+        ),
         r"\g<keep>[REDACTED]",
     ),
     (

@@ -45,7 +45,9 @@ def normalise(relationship: str) -> str:
     """
     word = _SEPARATORS.sub("_", relationship.strip().casefold()).strip("_")
     if not word:
-        raise ValueError("relationship is empty — use a word such as 'supersedes' or 'motivated_by'")
+        raise ValueError(
+            "relationship is empty — use a word such as 'supersedes' or 'motivated_by'"
+        )
     if len(word) > MAX_LENGTH:
         raise ValueError(f"relationship is longer than {MAX_LENGTH} characters — use a short verb")
     if not _VALID.match(word):

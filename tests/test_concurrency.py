@@ -19,12 +19,18 @@ def _writer(args: tuple[str, int]) -> list[str]:
         previous = None
         for i in range(PER_WRITER):
             try:
-                data = {"topic": f"w{n}", "decision": f"writer {n} decision {i}", "reasoning": f"step {i}"}
+                data = {
+                    "topic": f"w{n}",
+                    "decision": f"writer {n} decision {i}",
+                    "reasoning": f"step {i}",
+                }
                 if previous:
                     data["supersedes"] = previous
                 previous = save_decision(store, "/p", data).memory.id
                 if i % 10 == 0:
-                    save_checkpoint(store, "/p", {"summary": f"writer {n} at {i}", "implements": [previous]})
+                    save_checkpoint(
+                        store, "/p", {"summary": f"writer {n} at {i}", "implements": [previous]}
+                    )
                 store.touch([previous])
             except Exception as exc:  # any error reaching a user counts as a failure
                 errors.append(f"{type(exc).__name__}: {exc}")
@@ -56,7 +62,10 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     with Store.open(path) as store:
         counts = store.counts()
         per_writer_checkpoints = PER_WRITER // 10
-        assert counts["by_type"] == {"checkpoint": WRITERS * per_writer_checkpoints, "decision": WRITERS * PER_WRITER}
+        assert counts["by_type"] == {
+            "checkpoint": WRITERS * per_writer_checkpoints,
+            "decision": WRITERS * PER_WRITER,
+        }
         assert counts["links"] == WRITERS * ((PER_WRITER - 1) + per_writer_checkpoints)
         assert counts["by_status"]["current"] == WRITERS * (1 + per_writer_checkpoints)
         fts = store.conn.execute("SELECT count(*) FROM memories_fts").fetchall()[0][0]

@@ -18,7 +18,9 @@ from mama_plugin.storage.migrations import LATEST, STEPS, migrate, user_version
 def test_fresh_database_climbs_every_named_step(tmp_path: Path) -> None:
     with Store.open(tmp_path / "m.db") as store:
         assert store.schema_version == LATEST
-        names = [r[0] for r in store.conn.execute("SELECT name FROM schema_migrations ORDER BY rowid")]
+        names = [
+            r[0] for r in store.conn.execute("SELECT name FROM schema_migrations ORDER BY rowid")
+        ]
         assert names == [s.name for s in STEPS]
         assert store.meta("embedding_dim") == "384"
     with Store.open(tmp_path / "m.db") as again:  # reopening applies nothing
@@ -52,7 +54,9 @@ def test_old_database_migrates_with_its_rows_searchable(tmp_path: Path) -> None:
         assert store.require("old1").reasoning["primary"] == "stateless tokens scale"
         assert [m.id for m, _ in store.search_text("stateless")] == ["old1"]  # backfilled FTS
         assert [m.id for m, _ in store.search_text("cheap")] == ["old1"]
-        assert store.relationship_usage() == [("learned_from", "association", 1)]  # backfilled usage
+        assert store.relationship_usage() == [
+            ("learned_from", "association", 1)
+        ]  # backfilled usage
         store.insert_memory(type="insight", project="/p", content="new row after migration")
         assert store.counts()["memories"] == 3
 
@@ -67,7 +71,9 @@ def test_every_intermediate_version_reaches_latest(tmp_path: Path, stop: int) ->
         assert store.schema_version == LATEST
 
 
-def test_a_failing_step_leaves_the_previous_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failing_step_leaves_the_previous_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from mama_plugin.storage import migrations
 
     def broken(conn, dim):
@@ -86,7 +92,7 @@ def test_a_failing_step_leaves_the_previous_version(tmp_path: Path, monkeypatch:
 def test_newer_database_is_refused_with_a_fix(tmp_path: Path) -> None:
     with Store.open(tmp_path / "n.db") as store:
         store.conn.execute(f"PRAGMA user_version = {LATEST + 3}")
-    with pytest.raises(SchemaError, match="newer than this MAMA knows.*upgrade MAMA"):
+    with pytest.raises(SchemaError, match=r"newer than this MAMA knows.*upgrade MAMA"):
         Store.open(tmp_path / "n.db")
 
 
@@ -95,7 +101,9 @@ def test_vector_dimension_follows_config(tmp_path: Path, mama_home: Path) -> Non
     config.set("embedding_dim", "768")
     with Store.open(tmp_path / "v.db", config=Config(mama_home)) as store:
         assert store.meta("embedding_dim") == "768"
-        store.conn.execute("INSERT INTO memory_vectors(rowid, embedding) VALUES (1, ?)", (json.dumps([0.1] * 768),))
+        store.conn.execute(
+            "INSERT INTO memory_vectors(rowid, embedding) VALUES (1, ?)", (json.dumps([0.1] * 768),)
+        )
 
 
 def _open_and_count(path: str) -> int:

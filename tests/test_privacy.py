@@ -19,7 +19,10 @@ SECRETS = [
     ("jwt", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NSJ9.c2lnbmF0dXJlX2hlcmU"),
     ("assigned_secret", "DB_PASSWORD=sup3rsecret"),
     ("assigned_secret", 'api_key: "letmein-please"'),
-    ("private_key", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n-----END OPENSSH PRIVATE KEY-----"),
+    (
+        "private_key",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n-----END OPENSSH PRIVATE KEY-----",
+    ),
 ]
 
 
@@ -29,7 +32,14 @@ def test_credentials_are_masked_and_counted(kind, secret) -> None:
     assert counts[kind] >= 1
     assert "REDACTED" in clean
     assert clean.startswith("before ") and clean.endswith(" after")
-    for part in ("a1B2a1B2", "hunter22", "sup3rsecret", "letmein", "b3BlbnNzaC1rZXk", "c2lnbmF0dXJl"):
+    for part in (
+        "a1B2a1B2",
+        "hunter22",
+        "sup3rsecret",
+        "letmein",
+        "b3BlbnNzaC1rZXk",
+        "c2lnbmF0dXJl",
+    ):
         assert part not in clean
 
 

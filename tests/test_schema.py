@@ -16,15 +16,29 @@ from mama_plugin.schema import (
     OutcomeInput,
     parse,
 )
-from mama_plugin.schema.narrative import ITEM_MAX, TOPIC_MAX, Continuity, Outcome, Reasoning, Tension
+from mama_plugin.schema.narrative import (
+    ITEM_MAX,
+    TOPIC_MAX,
+    Continuity,
+    Outcome,
+    Reasoning,
+    Tension,
+)
 from mama_plugin.schema.validation import WHY
 
 text = st.text(min_size=1, max_size=60).map(str.strip).filter(bool)
 items = st.lists(text, max_size=4)
 priority = st.sampled_from(["HIGH", "MEDIUM", "LOW"])
-next_steps = st.lists(st.builds(dict, step=text, priority=priority, context=st.just("")), max_size=3)
+next_steps = st.lists(
+    st.builds(dict, step=text, priority=priority, context=st.just("")), max_size=3
+)
 confidence = st.floats(min_value=0, max_value=1, allow_nan=False)
-link = st.builds(dict, to_id=text, relationship=st.sampled_from(["supersedes", "motivated by", "Relates-To"]), reason=text)
+link = st.builds(
+    dict,
+    to_id=text,
+    relationship=st.sampled_from(["supersedes", "motivated by", "Relates-To"]),
+    reason=text,
+)
 
 decisions = st.builds(
     dict,
@@ -100,8 +114,13 @@ def test_missing_reasoning_asks_why(reasoning) -> None:
 def test_link_without_reason_says_every_link_needs_one() -> None:
     problems = _problems(DecisionInput, {"topic": "t", "decision": "d", "reasoning": "r",
                                          "links": [{"to_id": "x", "relationship": "refines"}]})  # fmt: skip
-    assert problems == ["links[0].reason: every link needs a reason — say in one sentence why the two are linked"]
-    assert "every link needs a reason" in _problems(LinkInput, {"to_id": "x", "relationship": "r", "reason": " "})[0]
+    assert problems == [
+        "links[0].reason: every link needs a reason — say in one sentence why the two are linked"
+    ]
+    assert (
+        "every link needs a reason"
+        in _problems(LinkInput, {"to_id": "x", "relationship": "r", "reason": " "})[0]
+    )
 
 
 @pytest.mark.parametrize("value", [-0.1, 1.5, 7])
@@ -113,7 +132,9 @@ def test_confidence_out_of_range(value) -> None:
 def test_many_problems_are_reported_together() -> None:
     problems = _problems(DecisionInput, {"topic": "x" * (TOPIC_MAX + 1), "decision": "",
                                          "reasoning": {"primary": "r", "secundary": "typo"}})  # fmt: skip
-    assert any(p.startswith("topic is too long (201 characters; the limit is 200)") for p in problems)
+    assert any(
+        p.startswith("topic is too long (201 characters; the limit is 200)") for p in problems
+    )
     assert "decision must not be empty" in problems
     assert "reasoning.secundary is not a known field — check its spelling" in problems
 
@@ -126,8 +147,14 @@ def test_enum_and_type_errors_name_the_choices() -> None:
 
 
 def test_oversized_items_and_lists_are_refused() -> None:
-    assert "too long" in _problems(CheckpointInput, {"summary": "s", "what_remains": ["x" * (ITEM_MAX + 1)]})[0]
-    assert "too many items" in _problems(CheckpointInput, {"summary": "s", "open_files": ["f"] * 51})[0]
+    assert (
+        "too long"
+        in _problems(CheckpointInput, {"summary": "s", "what_remains": ["x" * (ITEM_MAX + 1)]})[0]
+    )
+    assert (
+        "too many items"
+        in _problems(CheckpointInput, {"summary": "s", "open_files": ["f"] * 51})[0]
+    )
 
 
 @pytest.mark.parametrize("bad", ["", "   ", "!!", "a" * 65])
@@ -137,4 +164,6 @@ def test_bad_relationship_words(bad) -> None:
 
 
 def test_non_object_input_is_refused() -> None:
-    assert _problems(DecisionInput, ["not", "an", "object"]) == ["expected a JSON object of fields, got list"]
+    assert _problems(DecisionInput, ["not", "an", "object"]) == [
+        "expected a JSON object of fields, got list"
+    ]

@@ -32,10 +32,18 @@ def test_decision_maps_every_layer(store: Store, project: str) -> None:
         "session_id": "sess-1",
     })  # fmt: skip
     m = result.memory
-    assert (m.type, m.topic, m.content, m.confidence, m.session_id) == ("decision", "db", "PostgreSQL", 0.9, "sess-1")
+    assert (m.type, m.topic, m.content, m.confidence, m.session_id) == (
+        "decision",
+        "db",
+        "PostgreSQL",
+        0.9,
+        "sess-1",
+    )
     assert m.reasoning["alternatives_considered"] == [{"option": "MongoDB", "rejected_because": ""}]
     assert m.specifics == ["pg 16"] and m.evidence == [{"source": "bench.txt:1-5", "detail": ""}]
-    assert m.continuity == {"next_steps": [{"step": "set up backups", "priority": "MEDIUM", "context": ""}]}
+    assert m.continuity == {
+        "next_steps": [{"step": "set up backups", "priority": "MEDIUM", "context": ""}]
+    }
     assert m.tension["risks"] == ["ops load"]
     assert result.summary().startswith(f"Saved decision {m.id} on 'db'.")
 
@@ -49,16 +57,25 @@ def test_supersedes_creates_evolution_link_and_keeps_both(store: Store, project:
     assert new.superseded == [old]
     assert "Superseded: " + old in new.summary()
     link = store.links(new.memory.id, direction="out")[0]
-    assert (link.relationship, link.to_id, link.reason) == ("supersedes", old, "JWT failed at 10K req/s")
+    assert (link.relationship, link.to_id, link.reason) == (
+        "supersedes",
+        old,
+        "JWT failed at 10K req/s",
+    )
     kept = store.require(old)
-    assert (kept.status, kept.outcome_status) == ("superseded", "FAILED")  # the FAILED outcome stays
+    assert (kept.status, kept.outcome_status) == (
+        "superseded",
+        "FAILED",
+    )  # the FAILED outcome stays
     assert current_of(store, old).id == new.memory.id
     assert [m.id for m in chain(store, old)] == [old, new.memory.id]
 
 
 def test_superseding_a_pending_decision_records_superseded(store: Store, project: str) -> None:
     old = _jwt(store, project)
-    save_decision(store, project, {"topic": "t", "decision": "d", "reasoning": "r", "supersedes": old})
+    save_decision(
+        store, project, {"topic": "t", "decision": "d", "reasoning": "r", "supersedes": old}
+    )
     assert store.require(old).outcome_status == "SUPERSEDED"
 
 
@@ -104,7 +121,9 @@ def test_unknown_ids_are_all_named_at_once(store: Store, project: str) -> None:
 def test_only_a_decision_can_be_superseded(store: Store, project: str) -> None:
     note = save_insight(store, project, {"content": "a lesson"}).memory.id
     with pytest.raises(ValidationError, match="supersedes must name a decision"):
-        save_decision(store, project, {"topic": "t", "decision": "d", "reasoning": "r", "supersedes": note})
+        save_decision(
+            store, project, {"topic": "t", "decision": "d", "reasoning": "r", "supersedes": note}
+        )
 
 
 def test_checkpoint_insight_context(store: Store, project: str) -> None:
@@ -114,11 +133,15 @@ def test_checkpoint_insight_context(store: Store, project: str) -> None:
                                           "open_files": ["src/auth.py"], "implements": [decision]}).memory  # fmt: skip
     assert cp.continuity["done"] == ["endpoints"] and cp.continuity["open_files"] == ["src/auth.py"]
     assert cp.continuity["next_steps"][0]["priority"] == "HIGH"
-    assert [(ln.relationship, ln.to_id) for ln in store.links(cp.id, direction="out")] == [("implements", decision)]
+    assert [(ln.relationship, ln.to_id) for ln in store.links(cp.id, direction="out")] == [
+        ("implements", decision)
+    ]
     insight = save_insight(store, project, {"content": "measure first", "links": [
         {"to_id": decision, "relationship": "learned from", "reason": "the load test"}]}).memory  # fmt: skip
     assert store.links(insight.id, direction="out")[0].relationship == "learned_from"
-    context = save_context(store, project, {"content": "the team is two people", "tags": "team"}).memory
+    context = save_context(
+        store, project, {"content": "the team is two people", "tags": "team"}
+    ).memory
     assert (context.type, context.tags) == ("context", ["team"])
 
 
@@ -133,7 +156,9 @@ def test_record_outcome_validation(store: Store, project: str) -> None:
     with pytest.raises(ValidationError, match="unknown memory_id"):
         record_outcome(store, {"memory_id": "nope", "outcome": "SUCCESS", "details": "ok"})
     decision = _jwt(store, project)
-    done = record_outcome(store, {"memory_id": decision, "outcome": "partial", "details": "works below 5K req/s"})
+    done = record_outcome(
+        store, {"memory_id": decision, "outcome": "partial", "details": "works below 5K req/s"}
+    )
     assert (done.outcome_status, done.outcome["details"]) == ("PARTIAL", "works below 5K req/s")
 
 
@@ -143,4 +168,7 @@ def test_search_places_the_successor_above_a_superseded_hit(store: Store, projec
     new = save_decision(store, project, {"topic": "auth", "decision": "Redis sessions",
                                          "reasoning": "refresh load", "supersedes": old}).memory.id  # fmt: skip
     hits = search_text(store, "JWT gateway", project=project)
-    assert [(h.memory.id, h.label) for h in hits] == [(new, "current"), (old, f"superseded → {new}")]
+    assert [(h.memory.id, h.label) for h in hits] == [
+        (new, "current"),
+        (old, f"superseded → {new}"),
+    ]

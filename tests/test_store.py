@@ -41,25 +41,41 @@ def test_memory_round_trip_keeps_every_layer(store: Store, project: str) -> None
         continuity={"next_steps": [{"step": "Redis HA", "priority": "HIGH", "context": ""}]},
         tags=["auth", "세션"], confidence=0.85, session_id="s-1", metadata={"k": [1, 2]},
     )  # fmt: skip
-    record, redactions = store.insert_memory(type="decision", project=project, topic="auth", content="Sessions", **layers)
+    record, redactions = store.insert_memory(
+        type="decision", project=project, topic="auth", content="Sessions", **layers
+    )
     again = store.require(record.id)
     assert again == record
     for key, value in layers.items():
         assert getattr(again, key) == value
-    assert (again.outcome_status, again.status, again.version, redactions.total) == ("PENDING", "current", 1, 0)
+    assert (again.outcome_status, again.status, again.version, redactions.total) == (
+        "PENDING",
+        "current",
+        1,
+        0,
+    )
     assert again.created_at == again.updated_at > 0
 
 
 @settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(content=st.text(min_size=1, max_size=300), topic=st.text(max_size=40),
        specifics=st.lists(st.text(max_size=40), max_size=4))  # fmt: skip
-def test_any_text_survives_a_round_trip(store: Store, project: str, content, topic, specifics) -> None:
-    record, _ = store.insert_memory(type="insight", project=project, topic=topic, content=content, specifics=specifics)
+def test_any_text_survives_a_round_trip(
+    store: Store, project: str, content, topic, specifics
+) -> None:
+    record, _ = store.insert_memory(
+        type="insight", project=project, topic=topic, content=content, specifics=specifics
+    )
     stored = store.require(record.id)
     # What comes back is exactly what the privacy filter let through: nothing else changes.
     from mama_plugin.privacy import redact_tree
+
     expected, _ = redact_tree({"content": content, "topic": topic, "specifics": specifics})
-    assert (stored.content, stored.topic, stored.specifics) == (expected["content"], expected["topic"], expected["specifics"])
+    assert (stored.content, stored.topic, stored.specifics) == (
+        expected["content"],
+        expected["topic"],
+        expected["specifics"],
+    )
 
 
 def test_secrets_never_reach_the_database_file(store: Store, project: str) -> None:
@@ -68,17 +84,28 @@ def test_secrets_never_reach_the_database_file(store: Store, project: str) -> No
         metadata={"env": "AWS AKIAABCDEFGHIJKLMNOP"},
     )  # fmt: skip
     assert redactions.counts == {"api_key": 2, "private_block": 1}
-    link, found = store.add_link(record.id, _decision(store, project), "relates to", "token ghp_" + "b" * 36)
+    link, found = store.add_link(
+        record.id, _decision(store, project), "relates to", "token ghp_" + "b" * 36
+    )
     assert found.total == 1 and "ghp_" not in link.reason
     store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     raw = store.path.read_bytes()
-    for secret in (b"xxxxxxxxxxxxxxxxxxxx", b"my home address", b"AKIAABCDEFGH", b"bbbbbbbbbbbbbbbb"):
+    for secret in (
+        b"xxxxxxxxxxxxxxxxxxxx",
+        b"my home address",
+        b"AKIAABCDEFGH",
+        b"bbbbbbbbbbbbbbbb",
+    ):
         assert secret not in raw
 
 
-def test_decision_without_reasoning_is_refused_by_the_schema_too(store: Store, project: str) -> None:
+def test_decision_without_reasoning_is_refused_by_the_schema_too(
+    store: Store, project: str
+) -> None:
     with pytest.raises(ValidationError, match=r"reasoning.primary is required"):
-        store.insert_memory(type="decision", project=project, content="x", reasoning={"primary": "  "})
+        store.insert_memory(
+            type="decision", project=project, content="x", reasoning={"primary": "  "}
+        )
     with pytest.raises(ValidationError, match="type must be one of"):
         store.insert_memory(type="note", project=project, content="x")
     assert store.counts()["memories"] == 0
@@ -94,7 +121,11 @@ def test_duplicate_id_is_refused(store: Store, project: str) -> None:
 def test_supersedes_link_marks_old_decision_and_keeps_both(store: Store, project: str) -> None:
     old, new = _decision(store, project, "JWT"), _decision(store, project, "sessions")
     link, _ = store.add_link(new, old, "Supersedes", "JWT failed at 10K req/s")
-    assert (link.relationship, link.link_category, link.created_by) == ("supersedes", "evolution", "user")
+    assert (link.relationship, link.link_category, link.created_by) == (
+        "supersedes",
+        "evolution",
+        "user",
+    )
     before = store.require(old)
     assert (before.status, before.outcome_status, before.version) == ("superseded", "SUPERSEDED", 2)
     assert store.require(new).status == "current"
@@ -130,7 +161,10 @@ def test_relationship_spelling_is_normalised_and_usage_counted(store: Store, pro
     store.add_link(ids[3], ids[1], "addresses_failure_of", "r")
     link, _ = store.add_link(ids[0], ids[1], "MOTIVATED_BY", "said again")  # same link: kept once
     assert link.reason == "r"
-    assert store.relationship_usage() == [("motivated_by", "association", 2), ("addresses_failure_of", "association", 1)]
+    assert store.relationship_usage() == [
+        ("motivated_by", "association", 2),
+        ("addresses_failure_of", "association", 1),
+    ]
     categories = {ln.relationship: ln.link_category for ln in store.iter_links()}
     assert categories == {"motivated_by": "association", "addresses_failure_of": "association"}
 
@@ -142,7 +176,9 @@ def test_relationship_spelling_is_normalised_and_usage_counted(store: Store, pro
     ("inspired_by", "association"), ("anything_else", "association"), ("precedes", "temporal"),
 ])  # fmt: skip
 def test_link_category_is_derived(store: Store, project: str, word: str, category: str) -> None:
-    link, _ = store.add_link(_decision(store, project, "a"), _decision(store, project, "b"), word, "r")
+    link, _ = store.add_link(
+        _decision(store, project, "a"), _decision(store, project, "b"), word, "r"
+    )
     assert link.link_category == category
 
 
@@ -213,7 +249,13 @@ def test_transaction_rolls_back_everything(store: Store, project: str) -> None:
 
 def test_recent_and_topic_reads(store: Store, project: str) -> None:
     for i in range(5):
-        store.insert_memory(type="insight", project=project, topic="t" if i % 2 else "u", content=str(i), created_at=1000 + i)
+        store.insert_memory(
+            type="insight",
+            project=project,
+            topic="t" if i % 2 else "u",
+            content=str(i),
+            created_at=1000 + i,
+        )
     store.insert_memory(type="checkpoint", project="/elsewhere", content="c", created_at=5000)
     assert [m.content for m in store.recent(project=project, limit=3)] == ["4", "3", "2"]
     assert [m.content for m in store.recent(type="checkpoint")] == ["c"]

@@ -42,9 +42,9 @@ def _sentence(err: Any, model: type[pydantic.BaseModel]) -> str:
     kind = err["type"]
     given = err.get("input")
     ctx = err.get("ctx") or {}
-    if loc[:1] == ("reasoning",) and (loc == ("reasoning",) or loc[-1] == "primary"):
-        if kind in {"missing", "string_too_short", "model_type", "model_attributes_type"}:
-            return WHY
+    about_why = loc[:1] == ("reasoning",) and (loc == ("reasoning",) or loc[-1] == "primary")
+    if about_why and kind in {"missing", "string_too_short", "model_type", "model_attributes_type"}:
+        return WHY
     is_link = loc[:1] == ("links",) or model.__name__ == "LinkInput"
     if is_link and loc[-1:] == ("reason",) and kind in {"missing", "string_too_short"}:
         return f"{where}: every link needs a reason — say in one sentence why the two are linked"

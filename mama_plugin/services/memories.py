@@ -40,7 +40,9 @@ class SaveResult:
         m = self.memory
         lines = [f"Saved {m.type} {m.id}" + (f" on '{m.topic}'" if m.topic else "") + "."]
         if self.superseded:
-            lines.append("Superseded: " + ", ".join(self.superseded) + " (kept, marked superseded).")
+            lines.append(
+                "Superseded: " + ", ".join(self.superseded) + " (kept, marked superseded)."
+            )
         if self.links:
             lines.append(
                 "Links: " + "; ".join(f"{ln.relationship} → {ln.to_id}" for ln in self.links) + "."

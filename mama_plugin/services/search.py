@@ -29,9 +29,7 @@ class Hit:
         return f"superseded → {self.current.id}"
 
 
-def search_text(
-    store: Store, query: str, *, project: str | None, limit: int = 10
-) -> list[Hit]:
+def search_text(store: Store, query: str, *, project: str | None, limit: int = 10) -> list[Hit]:
     """Full-text hits, best first, each superseded one preceded by its current successor."""
     hits: list[Hit] = []
     placed: set[str] = set()

@@ -15,11 +15,17 @@ from ..errors import SchemaError
 MIN_SQLITE = (3, 38, 0)  # JSON functions built in, FTS5 with bm25()
 
 
-def connect(path: Path | str, *, busy_timeout_ms: int = 5000, readonly: bool = False) -> apsw.Connection:
+def connect(
+    path: Path | str, *, busy_timeout_ms: int = 5000, readonly: bool = False
+) -> apsw.Connection:
     """Return a configured connection to ``path`` (created when missing unless ``readonly``)."""
     if not readonly and str(path) != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-    flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+    flags = (
+        apsw.SQLITE_OPEN_READONLY
+        if readonly
+        else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+    )
     conn = apsw.Connection(str(path), flags=flags | apsw.SQLITE_OPEN_URI)
     check_sqlite_version()
     set_busy_timeout(conn, busy_timeout_ms)

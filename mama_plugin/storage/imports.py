@@ -51,13 +51,11 @@ def detect_format(path: Path) -> str:
         return "mama-v1"
     if head.lstrip()[:1] == b"{":
         return "mama-export"
-    raise LegacyImportError(
-        f"{path} is neither a MAMA v1.0 SQLite database nor a MAMA JSON export"
-    )
+    raise LegacyImportError(f"{path} is neither a MAMA v1.0 SQLite database nor a MAMA JSON export")
 
 
 def import_file(store: Store, source: Path, *, project: str) -> ImportReport:
-    """Import ``source`` into ``store``; all rows arrive or none do (the backup stays either way)."""
+    """Import ``source`` into ``store``: all rows arrive or none do; the backup stays either way."""
     source = source.expanduser()
     fmt = detect_format(source)
     payload: Any = None
@@ -107,7 +105,7 @@ def rollback_last_import(store: Store) -> Path:
     rows = store.conn.execute("SELECT backup FROM imports ORDER BY id DESC LIMIT 1").fetchall()
     if not rows:
         raise LegacyImportError("nothing to roll back: no import is recorded in this database")
-    backup = Path(rows[0][0])
+    backup = Path(str(rows[0][0]))
     if not backup.is_file():
         raise LegacyImportError(f"the backup {backup} is missing; it cannot be restored")
     restore_from(store.conn, backup)

@@ -60,7 +60,9 @@ def ms(value: Any) -> int | None:
 def import_v1(store: Store, source: Path, project: str, import_id: int) -> LegacyResult:
     """Copy every row of the v1.0 database at ``source`` into ``store`` (inside its transaction)."""
     try:
-        src = apsw.Connection(f"file:{source}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+        src = apsw.Connection(
+            f"file:{source}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
+        )
         tables = _tables(src)
     except apsw.Error as exc:
         raise LegacyImportError(f"cannot read {source} as an SQLite database: {exc}") from exc
@@ -81,9 +83,13 @@ def import_v1(store: Store, source: Path, project: str, import_id: int) -> Legac
             _import_sessions(store, _rows(src, "sessions"), project, import_id, result)
         _archive_unknown(store, src, tables, import_id, result)
         src.execute("COMMIT")
-        missing = {str(r["id"]) for r in decisions} - store.existing_ids(str(r["id"]) for r in decisions)
+        missing = {str(r["id"]) for r in decisions} - store.existing_ids(
+            str(r["id"]) for r in decisions
+        )
         if missing:
-            raise LegacyImportError(f"{len(missing)} decision(s) did not arrive: {sorted(missing)[:5]}")
+            raise LegacyImportError(
+                f"{len(missing)} decision(s) did not arrive: {sorted(missing)[:5]}"
+            )
     finally:
         src.close()
     return result
@@ -157,7 +163,9 @@ def _import_decisions(
                 details.append(f"Limitation: {row['limitation']}")
             outcome = {"status": str(row["outcome"]).upper(), "details": "\n".join(details)}
         superseded = bool(row.get("superseded_by")) or str(row.get("status") or "") == "superseded"
-        legacy = {k: _jsonable(v) for k, v in row.items() if k not in _DECISION_DIRECT and v is not None}
+        legacy = {
+            k: _jsonable(v) for k, v in row.items() if k not in _DECISION_DIRECT and v is not None
+        }
         created = ms(row.get("created_at")) or 0
         store.insert_memory(
             id=memory_id,
@@ -169,11 +177,16 @@ def _import_decisions(
                 "primary": str(row.get("reasoning") or "").strip() or NO_REASONING,
                 "secondary": [],
                 "alternatives_considered": [
-                    {"option": _text(a), "rejected_because": ""} for a in _as_list(row.get("alternatives"))
+                    {"option": _text(a), "rejected_because": ""}
+                    for a in _as_list(row.get("alternatives"))
                 ],
             },
             evidence=[{"source": _text(e), "detail": ""} for e in _as_list(row.get("evidence"))],
-            tension={"concerns": [], "trade_offs": [], "risks": [_text(r) for r in _as_list(row.get("risks"))]},
+            tension={
+                "concerns": [],
+                "trade_offs": [],
+                "risks": [_text(r) for r in _as_list(row.get("risks"))],
+            },
             outcome=outcome,
             confidence=_confidence(row.get("confidence")),
             status="superseded" if superseded else "current",
@@ -232,19 +245,27 @@ def _import_links(
                 reason,
                 evidence=_text(edge["evidence"]) if edge.get("evidence") else "",
                 confidence=_confidence(edge.get("weight"), 1.0),
-                created_by=edge.get("created_by") if edge.get("created_by") in {"user", "llm"} else "system",
+                created_by=str(edge.get("created_by") or "system")
+                if edge.get("created_by") in {"user", "llm"}
+                else "system",
                 created_at=ms(extra.get("at")),
             )
             result.tally(table, "imported")
         except ValidationError as exc:
             # A dangling id or a supersede cycle: keep the row, do not invent a link.
-            _archive(store, import_id, f"{table} (not linkable: {exc})", edge or {
-                "from_id": frm, "to_id": to, "relationship": rel})
+            _archive(
+                store,
+                import_id,
+                f"{table} (not linkable: {exc})",
+                edge or {"from_id": frm, "to_id": to, "relationship": rel},
+            )
             result.tally(table, "archived_unlinkable")
 
 
 def _steps(text: Any) -> list[dict[str, str]]:
-    lines = [re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", ln).strip() for ln in str(text or "").splitlines()]
+    lines = [
+        re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", ln).strip() for ln in str(text or "").splitlines()
+    ]
     return [{"step": ln, "priority": "MEDIUM", "context": ""} for ln in lines if ln]
 
 
@@ -300,7 +321,10 @@ def _import_sessions(
             topic="session",
             content=summary,
             session_id=str(row["id"]),
-            metadata={"imported_from": "mama-v1", "legacy": {k: _jsonable(v) for k, v in row.items() if v is not None}},
+            metadata={
+                "imported_from": "mama-v1",
+                "legacy": {k: _jsonable(v) for k, v in row.items() if v is not None},
+            },
             created_at=ms(row.get("started_at")) or ms(row.get("last_active_at")) or 0,
         )
         result.tally("sessions", "imported")
@@ -318,7 +342,9 @@ def _archive_unknown(
         elif name in _BOOKKEEPING or name in _DERIVED:
             result.skipped[name] = {**_BOOKKEEPING, **_DERIVED}[name]
         elif name in virtual:
-            result.skipped[name] = "virtual table (full-text or vector index): MAMA rebuilds its own"
+            result.skipped[name] = (
+                "virtual table (full-text or vector index): MAMA rebuilds its own"
+            )
         elif any(name.startswith(v + "_") for v in virtual):
             result.skipped[name] = "shadow table of a virtual table"
         else:

@@ -11,6 +11,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import apsw
 
@@ -96,7 +97,10 @@ def _fulltext(conn: apsw.Connection, _dim: int) -> None:
     rows = conn.execute("SELECT seq, topic, content, reasoning FROM memories").fetchall()
     conn.executemany(
         "INSERT INTO memories_fts(rowid, topic, content, reasoning) VALUES (?, ?, ?, ?)",
-        [(seq, topic, content, reasoning_text(json.loads(r))) for seq, topic, content, r in rows],
+        [
+            (seq, topic, content, reasoning_text(json.loads(str(r))))
+            for seq, topic, content, r in rows
+        ],
     )
 
 
@@ -157,7 +161,8 @@ LATEST = len(STEPS)
 
 def user_version(conn: apsw.Connection) -> int:
     """Return how many ladder steps this database has climbed."""
-    return int(conn.execute("PRAGMA user_version").fetchall()[0][0])
+    value: Any = conn.execute("PRAGMA user_version").fetchall()[0][0]
+    return int(value)
 
 
 def migrate(conn: apsw.Connection, *, embedding_dim: int, upto: int = LATEST) -> list[str]:

@@ -69,7 +69,7 @@ class Store:
 
     @classmethod
     def open(cls, path: Path | str | None = None, *, config: Config | None = None) -> Store:
-        """Open (creating and migrating as needed) the database at ``path`` or the configured one."""
+        """Open the database at ``path`` (or the configured one), creating and migrating it."""
         config = config or Config()
         db = Path(path) if path is not None else config.db_path
         conn = connect(db, busy_timeout_ms=config.get("busy_timeout_ms"))
@@ -228,7 +228,10 @@ class Store:
         if unknown:
             raise ValidationError([f"cannot change {', '.join(sorted(unknown))}"])
         clean, found = redact_tree(changes)
-        sets = {k: json.dumps(v, ensure_ascii=False) if k in _JSON_FIELDS else v for k, v in clean.items()}
+        sets = {
+            k: json.dumps(v, ensure_ascii=False) if k in _JSON_FIELDS else v
+            for k, v in clean.items()
+        }
         with self.transaction():
             current = self.require(memory_id)
             if expected_version is not None and current.version != expected_version:
@@ -241,7 +244,9 @@ class Store:
                 sets,
             )
             updated = self.require(memory_id)
-            self._index(updated.seq, updated.topic, updated.content, updated.reasoning, replace=True)
+            self._index(
+                updated.seq, updated.topic, updated.content, updated.reasoning, replace=True
+            )
         redactions = Redactions()
         redactions.add(dict(found))
         return updated, redactions
@@ -292,7 +297,13 @@ class Store:
             )
 
     def _index(
-        self, seq: int, topic: str, content: str, reasoning: dict[str, Any], *, replace: bool = False
+        self,
+        seq: int,
+        topic: str,
+        content: str,
+        reasoning: dict[str, Any],
+        *,
+        replace: bool = False,
     ) -> None:
         if replace:
             self.conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
@@ -333,7 +344,9 @@ class Store:
             raise ValidationError([f"a memory cannot link to itself ({from_id})"])
         if not 0.0 <= confidence <= 1.0:
             raise ValidationError([f"confidence must be between 0 and 1 (got {confidence!r})"])
-        text, found = redact_tree({"reason": reason.strip(), "evidence": evidence, "context": context})
+        text, found = redact_tree(
+            {"reason": reason.strip(), "evidence": evidence, "context": context}
+        )
         created = created_at if created_at is not None else now_ms()
         with self.transaction():
             missing = [i for i in (from_id, to_id) if i not in self.existing_ids([from_id, to_id])]
@@ -344,7 +357,10 @@ class Store:
                 )
             if word in REPLACING and self._replaces(to_id, from_id):
                 raise ValidationError(
-                    [f"{to_id} already (transitively) {word} {from_id}: this link would make a cycle"]
+                    [
+                        f"{to_id} already (transitively) {word} {from_id}: "
+                        "this link would make a cycle"
+                    ]
                 )
             existing = self.conn.execute(
                 f"{_SELECT_LINK} WHERE from_id = ? AND to_id = ? AND relationship = ?",
@@ -443,7 +459,7 @@ class Store:
             return set()
         marks = ",".join("?" * len(ids))
         rows = self.conn.execute(f"SELECT id FROM memories WHERE id IN ({marks})", ids)
-        return {r[0] for r in rows.fetchall()}
+        return {str(r[0]) for r in rows.fetchall()}
 
     def recent(
         self, *, project: str | None = None, limit: int = 10, type: str | None = None
@@ -480,7 +496,7 @@ class Store:
             f"WHERE memories_fts MATCH ?{clause} ORDER BY score DESC LIMIT ?",
             (expression, *params, limit),
         )
-        return [(MemoryRecord.from_row(r[:-1]), float(r[-1])) for r in rows.fetchall()]
+        return [(MemoryRecord.from_row(r[:-1]), float(r[-1] or 0.0)) for r in rows.fetchall()]
 
     def iter_memories(self, *, project: str | None = None) -> Iterator[MemoryRecord]:
         """Every memory, oldest first, optionally of one project."""
@@ -492,16 +508,20 @@ class Store:
         """Totals: memories by type, by project and by status; links; relationship words."""
 
         def grouped(sql: str) -> dict[str, int]:
-            return {str(k): int(n) for k, n in self.conn.execute(sql).fetchall()}
+            return {str(k): int(n or 0) for k, n in self.conn.execute(sql).fetchall()}
+
+        def total(table: str) -> int:
+            value: Any = self.conn.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+            return int(value)
 
         return {
-            "memories": int(self.conn.execute("SELECT count(*) FROM memories").fetchall()[0][0]),
+            "memories": total("memories"),
             "by_type": grouped("SELECT type, count(*) FROM memories GROUP BY type ORDER BY type"),
             "by_project": grouped(
                 "SELECT project, count(*) FROM memories GROUP BY project ORDER BY project"
             ),
             "by_status": grouped("SELECT status, count(*) FROM memories GROUP BY status"),
-            "links": int(self.conn.execute("SELECT count(*) FROM memory_links").fetchall()[0][0]),
+            "links": total("memory_links"),
             "links_by_category": grouped(
                 "SELECT link_category, count(*) FROM memory_links GROUP BY link_category"
             ),
@@ -524,7 +544,9 @@ class Store:
             )
 
 
-def _scope(project: str | None, type: str | None, *, alias: str = "") -> tuple[str, tuple[Any, ...]]:
+def _scope(
+    project: str | None, type: str | None, *, alias: str = ""
+) -> tuple[str, tuple[Any, ...]]:
     prefix = alias + "." if alias else ""
     clauses, params = [], []
     if project is not None:
