@@ -1,0 +1,118 @@
+"""The mama command: every command runs, prints what it says, and fails with a clear line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mama_plugin.cli import main
+from mama_plugin.services.memories import save_decision
+from mama_plugin.storage import Store
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def db(tmp_path: Path, project: str) -> Path:
+    path = tmp_path / "cli.db"
+    with Store.open(path) as store:
+        old = save_decision(store, project, {"topic": "auth", "decision": "JWT for the API",
+                                             "reasoning": "stateless", "tags": ["auth"]}).memory.id  # fmt: skip
+        save_decision(store, project, {"topic": "auth", "decision": "Redis sessions for the API",
+                                       "reasoning": "JWT refresh hit the DB", "supersedes": old,
+                                       "next_steps": [{"step": "Redis HA", "priority": "HIGH"}]})  # fmt: skip
+    return path
+
+
+def test_demo_tells_the_whole_story(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "demo")
+    assert code == 0
+    for expected in ("Outcome recorded: FAILED", "p99 307 ms at 10K req/s", "Masked 1 secret(s)",
+                     "[superseded]", "[current]", "superseded by dec_", "set up Redis HA",
+                     "1. [current]", "2. [superseded → dec_"):  # fmt: skip
+        assert expected in out
+    assert "s3cr3t-pass" not in out
+
+
+def test_status(capsys: pytest.CaptureFixture[str], db: Path) -> None:
+    code, out, _ = run(capsys, "--db", str(db), "status", "--json")
+    info = json.loads(out)
+    assert code == 0 and info["database"] == str(db)
+    assert info["by_type"] == {"decision": 2} and info["by_status"] == {"current": 1, "superseded": 1}
+    assert info["schema_version"] == info["schema_latest"]
+    assert info["relationships"] == [{"relationship": "supersedes", "category": "evolution", "uses": 1}]
+    code, out, _ = run(capsys, "--db", str(db), "status")
+    assert "schema version" in out and "decision" in out
+
+
+def test_search_and_show(capsys: pytest.CaptureFixture[str], db: Path, project: str) -> None:
+    code, out, _ = run(capsys, "--db", str(db), "search", "JWT API", "--project", project, "--json")
+    hits = json.loads(out)
+    assert [h["status"] for h in hits] == ["current", "superseded"]
+    assert hits[1]["current"] == hits[0]["id"]
+    code, out, _ = run(capsys, "--db", str(db), "search", "JWT API", "--all-projects")
+    assert "[superseded → " in out
+    code, out, _ = run(capsys, "--db", str(db), "search", "nothing matches this", "--project", project)
+    assert "no matching memories" in out
+    code, out, _ = run(capsys, "--db", str(db), "show", hits[1]["id"])
+    assert code == 0 and "replaced by " + hits[0]["id"] in out and "**Why:** stateless" in out
+    code, out, _ = run(capsys, "--db", str(db), "show", hits[0]["id"], "--json")
+    shown = json.loads(out)
+    assert shown["memory"]["continuity"]["next_steps"][0]["step"] == "Redis HA"
+    assert shown["links"][0]["relationship"] == "supersedes"
+
+
+def test_unknown_id_is_a_clear_error(capsys: pytest.CaptureFixture[str], db: Path) -> None:
+    code, out, err = run(capsys, "--db", str(db), "show", "dec_missing")
+    assert code == 1 and out == ""
+    assert err.strip() == "mama: error: no memory has id 'dec_missing' — check it with `mama search`"
+
+
+def test_export_json_and_markdown(capsys: pytest.CaptureFixture[str], db: Path, tmp_path: Path) -> None:
+    code, out, _ = run(capsys, "--db", str(db), "export")
+    dump = json.loads(out)
+    assert dump["format"] == "mama-export" and len(dump["memories"]) == 2 and len(dump["links"]) == 1
+    target = tmp_path / "out.md"
+    code, _, err = run(capsys, "--db", str(db), "export", "--format", "md", "-o", str(target))
+    text = target.read_text()
+    assert code == 0 and "wrote" in err
+    assert "# MAMA memory export" in text and "Redis sessions for the API" in text
+    assert "status: superseded (replaced by" in text and "next (HIGH): Redis HA" in text
+
+
+def test_config(capsys: pytest.CaptureFixture[str], mama_home: Path) -> None:
+    assert run(capsys, "config", "get", "busy_timeout_ms")[1].strip() == "5000"
+    code, out, _ = run(capsys, "config", "set", "busy_timeout_ms", "2500")
+    assert code == 0 and "saved in" in out
+    assert json.loads(run(capsys, "config", "list", "--json")[1])["busy_timeout_ms"] == 2500
+    assert json.loads((mama_home / "config.json").read_text()) == {"busy_timeout_ms": 2500}
+    code, _, err = run(capsys, "config", "set", "busy_timeout_ms", "-3")
+    assert code == 1 and "busy_timeout_ms: '-3' is not valid: must be a positive whole number" in err
+    with pytest.raises(SystemExit) as info:
+        main(["config", "get", "no_such_key"])
+    assert info.value.code == 2
+    with pytest.raises(SystemExit):
+        main(["config", "set", "db_path"])
+
+
+def test_a_broken_config_file_says_how_to_fix_it(capsys: pytest.CaptureFixture[str], mama_home: Path) -> None:
+    mama_home.mkdir(parents=True)
+    (mama_home / "config.json").write_text("{not json")
+    code, _, err = run(capsys, "status")
+    assert code == 1 and "is not valid JSON" in err and "delete it to return to the defaults" in err
+
+
+def test_installed_entry_point_runs() -> None:
+    exe = Path(sys.executable).with_name("mama")
+    if not exe.exists():
+        pytest.skip("the mama script is not installed in this environment")
+    out = subprocess.run([str(exe), "--help"], capture_output=True, text=True, check=True)
+    assert "usage: mama" in out.stdout
