@@ -46,9 +46,14 @@ def test_status(capsys: pytest.CaptureFixture[str], db: Path) -> None:
     code, out, _ = run(capsys, "--db", str(db), "status", "--json")
     info = json.loads(out)
     assert code == 0 and info["database"] == str(db)
-    assert info["by_type"] == {"decision": 2} and info["by_status"] == {"current": 1, "superseded": 1}
+    assert info["by_type"] == {"decision": 2} and info["by_status"] == {
+        "current": 1,
+        "superseded": 1,
+    }
     assert info["schema_version"] == info["schema_latest"]
-    assert info["relationships"] == [{"relationship": "supersedes", "category": "evolution", "uses": 1}]
+    assert info["relationships"] == [
+        {"relationship": "supersedes", "category": "evolution", "uses": 1}
+    ]
     code, out, _ = run(capsys, "--db", str(db), "status")
     assert "schema version" in out and "decision" in out
 
@@ -60,7 +65,9 @@ def test_search_and_show(capsys: pytest.CaptureFixture[str], db: Path, project: 
     assert hits[1]["current"] == hits[0]["id"]
     code, out, _ = run(capsys, "--db", str(db), "search", "JWT API", "--all-projects")
     assert "[superseded → " in out
-    code, out, _ = run(capsys, "--db", str(db), "search", "nothing matches this", "--project", project)
+    code, out, _ = run(
+        capsys, "--db", str(db), "search", "nothing matches this", "--project", project
+    )
     assert "no matching memories" in out
     code, out, _ = run(capsys, "--db", str(db), "show", hits[1]["id"])
     assert code == 0 and "replaced by " + hits[0]["id"] in out and "**Why:** stateless" in out
@@ -73,13 +80,19 @@ def test_search_and_show(capsys: pytest.CaptureFixture[str], db: Path, project: 
 def test_unknown_id_is_a_clear_error(capsys: pytest.CaptureFixture[str], db: Path) -> None:
     code, out, err = run(capsys, "--db", str(db), "show", "dec_missing")
     assert code == 1 and out == ""
-    assert err.strip() == "mama: error: no memory has id 'dec_missing' — check it with `mama search`"
+    assert (
+        err.strip() == "mama: error: no memory has id 'dec_missing' — check it with `mama search`"
+    )
 
 
-def test_export_json_and_markdown(capsys: pytest.CaptureFixture[str], db: Path, tmp_path: Path) -> None:
+def test_export_json_and_markdown(
+    capsys: pytest.CaptureFixture[str], db: Path, tmp_path: Path
+) -> None:
     code, out, _ = run(capsys, "--db", str(db), "export")
     dump = json.loads(out)
-    assert dump["format"] == "mama-export" and len(dump["memories"]) == 2 and len(dump["links"]) == 1
+    assert (
+        dump["format"] == "mama-export" and len(dump["memories"]) == 2 and len(dump["links"]) == 1
+    )
     target = tmp_path / "out.md"
     code, _, err = run(capsys, "--db", str(db), "export", "--format", "md", "-o", str(target))
     text = target.read_text()
@@ -95,7 +108,9 @@ def test_config(capsys: pytest.CaptureFixture[str], mama_home: Path) -> None:
     assert json.loads(run(capsys, "config", "list", "--json")[1])["busy_timeout_ms"] == 2500
     assert json.loads((mama_home / "config.json").read_text()) == {"busy_timeout_ms": 2500}
     code, _, err = run(capsys, "config", "set", "busy_timeout_ms", "-3")
-    assert code == 1 and "busy_timeout_ms: '-3' is not valid: must be a positive whole number" in err
+    assert (
+        code == 1 and "busy_timeout_ms: '-3' is not valid: must be a positive whole number" in err
+    )
     with pytest.raises(SystemExit) as info:
         main(["config", "get", "no_such_key"])
     assert info.value.code == 2
@@ -103,7 +118,9 @@ def test_config(capsys: pytest.CaptureFixture[str], mama_home: Path) -> None:
         main(["config", "set", "db_path"])
 
 
-def test_a_broken_config_file_says_how_to_fix_it(capsys: pytest.CaptureFixture[str], mama_home: Path) -> None:
+def test_a_broken_config_file_says_how_to_fix_it(
+    capsys: pytest.CaptureFixture[str], mama_home: Path
+) -> None:
     mama_home.mkdir(parents=True)
     (mama_home / "config.json").write_text("{not json")
     code, _, err = run(capsys, "status")

@@ -23,7 +23,10 @@ def _commands() -> dict[str, argparse.ArgumentParser]:
 
 def test_readme_opens_with_the_two_commands() -> None:
     blocks = re.findall(r"```bash\n(.*?)```", README, flags=re.S)
-    assert blocks[:2] == ["bash scripts/setup.sh && .venv/bin/mama demo\n", "bash scripts/test.sh\n"]
+    assert blocks[:2] == [
+        "bash scripts/setup.sh && .venv/bin/mama demo\n",
+        "bash scripts/test.sh\n",
+    ]
     first_prose = README.index("```bash")
     assert README[:first_prose].count("\n") <= 2  # nothing but the title before them
 
@@ -36,7 +39,9 @@ def test_ci_runs_the_readme_test_command() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(_commands()))
-def test_every_command_is_documented_and_has_help(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_command_is_documented_and_has_help(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert f"`mama {name}" in README, f"README does not document `mama {name}`"
     with pytest.raises(SystemExit) as info:
         build_parser().parse_args([name, "--help"])
