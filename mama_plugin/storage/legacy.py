@@ -23,6 +23,7 @@ import apsw
 
 from ..errors import LegacyImportError, ValidationError
 from ..privacy import redact_tree
+from ..relationships import REPLACING, normalise
 from .store import Store
 
 KNOWN = ("decisions", "decision_edges", "checkpoints", "sessions")
@@ -73,7 +74,7 @@ def import_v1(store: Store, source: Path, project: str, import_id: int) -> Legac
         )
     result = LegacyResult()
     try:
-        src.execute("BEGIN")  # one consistent snapshot of the source
+        _read(src, "BEGIN")  # one consistent snapshot of the source
         decisions = _rows(src, "decisions")
         _import_decisions(store, decisions, project, result)
         _import_links(store, src, tables, decisions, import_id, result)
@@ -82,16 +83,12 @@ def import_v1(store: Store, source: Path, project: str, import_id: int) -> Legac
         if "sessions" in tables:
             _import_sessions(store, _rows(src, "sessions"), project, import_id, result)
         _archive_unknown(store, src, tables, import_id, result)
-        src.execute("COMMIT")
-        missing = {str(r["id"]) for r in decisions} - store.existing_ids(
-            str(r["id"]) for r in decisions
-        )
-        if missing:
-            raise LegacyImportError(
-                f"{len(missing)} decision(s) did not arrive: {sorted(missing)[:5]}"
-            )
     finally:
         src.close()
+    ids = [str(r["id"]) for r in decisions]
+    missing = set(ids) - store.existing_ids(ids)
+    if missing:
+        raise LegacyImportError(f"{len(missing)} decision(s) did not arrive: {sorted(missing)[:5]}")
     return result
 
 
@@ -102,10 +99,24 @@ def _tables(src: apsw.Connection) -> dict[str, str]:
     return {str(name): str(sql) for name, sql in rows}
 
 
+def _read(src: apsw.Connection, sql: str) -> list[tuple[Any, ...]]:
+    """Run a query on the source; a damaged source becomes an error that names it."""
+    try:
+        return list(src.execute(sql).fetchall())
+    except apsw.Error as exc:
+        raise LegacyImportError(
+            f"cannot read {src.filename} ({exc}); nothing was imported"
+        ) from exc
+
+
 def _rows(src: apsw.Connection, table: str) -> list[dict[str, Any]]:
-    cursor = src.execute(f'SELECT * FROM "{table}"')
-    rows = cursor.fetchall()
-    names = [d[0] for d in cursor.getdescription()] if rows else []
+    # Name the columns up front: apsw cannot describe a statement that has run to completion.
+    quoted = table.replace('"', '""')
+    names = [str(r[1]) for r in _read(src, f'PRAGMA table_info("{quoted}")')]
+    if not names:
+        return []
+    columns = ", ".join('"' + n.replace('"', '""') + '"' for n in names)
+    rows = _read(src, f'SELECT {columns} FROM "{quoted}"')
     return [dict(zip(names, row, strict=True)) for row in rows]
 
 
@@ -207,36 +218,58 @@ def _import_links(
     import_id: int,
     result: LegacyResult,
 ) -> None:
-    """Edges plus the supersedes / superseded_by / refined_from columns, deduplicated."""
+    """Edges plus the supersedes / superseded_by / refined_from columns, deduplicated.
+
+    A fact stated both as a column and as an edge becomes one link carrying the edge's reason.
+    Supersessions are replayed as history: the superseded row keeps its times and version.
+    """
     wanted: dict[tuple[str, str, str], dict[str, Any]] = {}
 
-    def want(frm: Any, to: Any, rel: str, **extra: Any) -> None:
+    def want(frm: Any, to: Any, rel: str, at: Any) -> None:
         if frm and to:
-            wanted.setdefault((str(frm), str(to), rel), extra)
+            wanted.setdefault((str(frm), str(to), rel), {"at": at})
 
     for row in decisions:
-        want(row["id"], row.get("supersedes"), "supersedes", at=row.get("created_at"))
-        want(row.get("superseded_by"), row["id"], "supersedes", at=row.get("updated_at"))
+        want(row["id"], row.get("supersedes"), "supersedes", row.get("created_at"))
+        want(row.get("superseded_by"), row["id"], "supersedes", row.get("updated_at"))
         for parent in _as_list(row.get("refined_from")):
-            want(row["id"], parent, "refines", at=row.get("created_at"))
+            want(row["id"], parent, "refines", row.get("created_at"))
     if "decision_edges" in tables:
         for edge in _rows(src, "decision_edges"):
             result.tally("decision_edges", "source")
             if edge.get("approved_by_user") == 0:
                 # Proposed by a model and never approved: a suggestion, not a fact.
-                _archive(store, import_id, "decision_edges (never approved)", edge)
-                result.tally("decision_edges", "archived_unapproved")
+                _archive(
+                    store,
+                    import_id,
+                    "decision_edges (never approved)",
+                    edge,
+                    result,
+                    kind="archived_unapproved",
+                )
                 continue
-            key = (str(edge["from_id"]), str(edge["to_id"]), str(edge["relationship"]).lower())
+            try:
+                rel = normalise(str(edge.get("relationship") or ""))
+            except ValueError:
+                _archive(store, import_id, "decision_edges (no usable relationship)", edge, result)
+                continue
+            key = (str(edge["from_id"]), str(edge["to_id"]), rel)
+            if "edge" in wanted.get(key, {}):
+                result.tally("decision_edges", "already_present")  # same edge, other spelling
+                continue
             wanted[key] = {"edge": edge, "at": edge.get("created_at")}
     for (frm, to, rel), extra in wanted.items():
         edge = extra.get("edge") or {}
         table = "decision_edges" if edge else "decision_columns"
-        if table == "decision_columns":
+        if not edge:
             result.tally(table, "source")
+        if store.link_exists(frm, to, rel):
+            result.tally(table, "already_present")
+            continue
         reason = str(edge.get("reason") or "").strip() or (
             f"imported from MAMA v1.0, which recorded that {frm} {rel} {to} without a reason"
         )
+        creator = edge.get("created_by")
         try:
             store.add_link(
                 frm,
@@ -245,21 +278,19 @@ def _import_links(
                 reason,
                 evidence=_text(edge["evidence"]) if edge.get("evidence") else "",
                 confidence=_confidence(edge.get("weight"), 1.0),
-                created_by=str(edge.get("created_by") or "system")
-                if edge.get("created_by") in {"user", "llm"}
-                else "system",
+                created_by=str(creator) if creator in {"user", "llm"} else "system",
                 created_at=ms(extra.get("at")),
+                mark_target=False,
             )
-            result.tally(table, "imported")
         except ValidationError as exc:
             # A dangling id or a supersede cycle: keep the row, do not invent a link.
-            _archive(
-                store,
-                import_id,
-                f"{table} (not linkable: {exc})",
-                edge or {"from_id": frm, "to_id": to, "relationship": rel},
-            )
-            result.tally(table, "archived_unlinkable")
+            row = edge or {"from_id": frm, "to_id": to, "relationship": rel}
+            label = f"{table} (not linkable: {exc})"
+            _archive(store, import_id, label, row, result, table, kind="archived_unlinkable")
+            continue
+        if rel in REPLACING:
+            store.restore_superseded(to)
+        result.tally(table, "imported")
 
 
 def _steps(text: Any) -> list[dict[str, str]]:
@@ -307,8 +338,7 @@ def _import_sessions(
         result.tally("sessions", "source")
         summary = str(row.get("rolling_summary") or "").strip()
         if not summary:
-            _archive(store, import_id, "sessions", row)
-            result.tally("sessions", "archived")
+            _archive(store, import_id, "sessions", row, result)
             continue
         memory_id = f"ctx_v1_session_{row['id']}"
         if store.get(memory_id) is not None:
@@ -349,15 +379,32 @@ def _archive_unknown(
             result.skipped[name] = "shadow table of a virtual table"
         else:
             rows = _rows(src, name)
-            for row in rows:
-                _archive(store, import_id, name, row)
             result.tally(name, "source", len(rows))
-            result.tally(name, "archived", len(rows))
+            for row in rows:
+                _archive(store, import_id, name, row, result)
 
 
-def _archive(store: Store, import_id: int, table: str, row: dict[str, Any]) -> None:
+def _archive(
+    store: Store,
+    import_id: int,
+    label: str,
+    row: dict[str, Any],
+    result: LegacyResult,
+    table: str | None = None,
+    kind: str = "archived",
+) -> None:
+    """Keep a source row that has no memory or link form; the same row is kept only once."""
+    table = table or label.split(" (")[0]
     clean, _ = redact_tree({k: _jsonable(v) for k, v in row.items()})
+    text = json.dumps(clean, ensure_ascii=False, sort_keys=True)
+    seen = store.conn.execute(
+        "SELECT 1 FROM legacy_rows WHERE source_table = ? AND row = ? LIMIT 1", (label, text)
+    ).fetchall()
+    if seen:
+        result.tally(table, "already_present")
+        return
     store.conn.execute(
         "INSERT INTO legacy_rows(import_id, source_table, row) VALUES (?, ?, ?)",
-        (import_id, table, json.dumps(clean, ensure_ascii=False)),
+        (import_id, label, text),
     )
+    result.tally(table, kind)

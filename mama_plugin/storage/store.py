@@ -410,6 +410,26 @@ class Store:
             (now_ms(), memory_id),
         )
 
+    def restore_superseded(self, memory_id: str) -> None:
+        """Mark a memory superseded as history already had it: times and version unchanged.
+
+        For importers replaying a past supersession; live writes go through :meth:`add_link`.
+        """
+        self.conn.execute(
+            "UPDATE memories SET status = 'superseded', "
+            "outcome_status = CASE outcome_status WHEN 'PENDING' THEN 'SUPERSEDED' "
+            "ELSE outcome_status END WHERE id = ?",
+            (memory_id,),
+        )
+
+    def link_exists(self, from_id: str, to_id: str, relationship: str) -> bool:
+        """True if this exact link (relationship spelled canonically) is stored."""
+        rows = self.conn.execute(
+            "SELECT 1 FROM memory_links WHERE from_id = ? AND to_id = ? AND relationship = ?",
+            (from_id, to_id, relationship),
+        ).fetchall()
+        return bool(rows)
+
     def links(
         self, memory_id: str, *, direction: str = "both", categories: Iterable[str] | None = None
     ) -> list[LinkRecord]:
