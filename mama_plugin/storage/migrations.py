@@ -122,11 +122,25 @@ def _relationship_usage(conn: apsw.Connection, _dim: int) -> None:
 
 
 def _vectors(conn: apsw.Connection, dim: int) -> None:
+    create_vector_table(conn, dim)
+    conn.execute("INSERT INTO meta(key, value) VALUES ('embedding_dim', ?)", (str(int(dim)),))
+    # Memories wait here until the embedder has seen them; saving never waits for a model.
+    conn.execute(
+        """
+        CREATE TABLE embedding_queue (
+            seq INTEGER PRIMARY KEY REFERENCES memories(seq) ON DELETE CASCADE
+        );
+        INSERT INTO embedding_queue(seq) SELECT seq FROM memories;
+        """
+    )
+
+
+def create_vector_table(conn: apsw.Connection, dim: int) -> None:
+    """The KNN index: one partition per project, cosine distance, ``dim`` floats a vector."""
     conn.execute(
         f"CREATE VIRTUAL TABLE memory_vectors USING vec0("
-        f"embedding float[{int(dim)}] distance_metric=cosine)"
+        f"project text partition key, embedding float[{int(dim)}] distance_metric=cosine)"
     )
-    conn.execute("INSERT INTO meta(key, value) VALUES ('embedding_dim', ?)", (str(int(dim)),))
 
 
 def _imports(conn: apsw.Connection, _dim: int) -> None:

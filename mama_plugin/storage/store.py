@@ -64,6 +64,7 @@ class Store:
         self.conn = conn
         self.path = path
         self._depth = 0
+        self._commits = 0
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -98,6 +99,16 @@ class Store:
         """How many migration steps this database has climbed."""
         return user_version(self.conn)
 
+    @property
+    def generation(self) -> tuple[int, int]:
+        """A token that changes whenever anyone commits a change: caches key on it.
+
+        ``PRAGMA data_version`` moves when *other* connections commit; our own commits are
+        counted here.
+        """
+        value: Any = self.conn.execute("PRAGMA data_version").fetchall()[0][0]
+        return int(value), self._commits
+
     @contextmanager
     def transaction(self) -> Iterator[Store]:
         """Run the block atomically; nested blocks become savepoints of the outer one."""
@@ -128,6 +139,7 @@ class Store:
             raise
         else:
             self.conn.execute("COMMIT")
+            self._commits += 1
         finally:
             self._depth = 0
 
@@ -212,6 +224,7 @@ class Store:
                 raise ValidationError([_memory_constraint(exc, memory_id)]) from None
             seq = self.conn.last_insert_rowid()
             self._index(seq, layers["topic"], layers["content"], layers["reasoning"])
+            self.conn.execute("INSERT INTO embedding_queue(seq) VALUES (?)", (seq,))
         redactions = Redactions()
         redactions.add(dict(found))
         return self.require(memory_id), redactions
@@ -247,6 +260,10 @@ class Store:
             self._index(
                 updated.seq, updated.topic, updated.content, updated.reasoning, replace=True
             )
+            if {"topic", "content", "reasoning"} & set(changes):
+                self.conn.execute(
+                    "INSERT OR IGNORE INTO embedding_queue(seq) VALUES (?)", (updated.seq,)
+                )
         redactions = Redactions()
         redactions.add(dict(found))
         return updated, redactions
@@ -445,6 +462,34 @@ class Store:
         rows = self.conn.execute(f"{_SELECT_LINK} WHERE {where} ORDER BY created_at, id", params)
         return [LinkRecord.from_row(r) for r in rows.fetchall()]
 
+    def links_among(self, memory_ids: Iterable[str], *, direction: str) -> list[LinkRecord]:
+        """Every link leaving (``out``) or entering (``in``) any of ``memory_ids``."""
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return []
+        column = "from_id" if direction == "out" else "to_id"
+        marks = ",".join("?" * len(ids))
+        rows = self.conn.execute(f"{_SELECT_LINK} WHERE {column} IN ({marks})", ids)
+        return [LinkRecord.from_row(r) for r in rows.fetchall()]
+
+    def get_many(self, memory_ids: Iterable[str]) -> dict[str, MemoryRecord]:
+        """The stored memories among ``memory_ids``, by id."""
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.conn.execute(f"{_SELECT_MEMORY} WHERE id IN ({marks})", ids).fetchall()
+        return {str(r[1]): MemoryRecord.from_row(r) for r in rows}
+
+    def get_by_seq(self, seqs: Iterable[int]) -> dict[int, MemoryRecord]:
+        """The stored memories among row numbers ``seqs``, by seq."""
+        wanted = list(dict.fromkeys(seqs))
+        if not wanted:
+            return {}
+        marks = ",".join("?" * len(wanted))
+        rows = self.conn.execute(f"{_SELECT_MEMORY} WHERE seq IN ({marks})", wanted).fetchall()
+        return {int(r[0]): MemoryRecord.from_row(r) for r in rows}  # type: ignore[arg-type]
+
     def iter_links(self) -> Iterator[LinkRecord]:
         """Every link, oldest first."""
         for row in self.conn.execute(f"{_SELECT_LINK} ORDER BY id").fetchall():
@@ -517,6 +562,28 @@ class Store:
             (expression, *params, limit),
         )
         return [(MemoryRecord.from_row(r[:-1]), float(r[-1] or 0.0)) for r in rows.fetchall()]
+
+    def text_ranks(
+        self, query: str, *, project: str | None = None, limit: int = 50
+    ) -> list[tuple[int, float]]:
+        """Full-text (BM25) matches as (seq, score), best first, without loading the rows."""
+        expression = match_query(query)
+        if expression is None:
+            return []
+        if project is None:
+            rows = self.conn.execute(
+                "SELECT rowid, -bm25(memories_fts) AS score FROM memories_fts "
+                "WHERE memories_fts MATCH ? ORDER BY score DESC LIMIT ?",
+                (expression, limit),
+            )
+        else:
+            rows = self.conn.execute(
+                "SELECT f.rowid, -bm25(memories_fts) AS score FROM memories_fts f "
+                "JOIN memories m ON m.seq = f.rowid "
+                "WHERE memories_fts MATCH ? AND m.project = ? ORDER BY score DESC LIMIT ?",
+                (expression, project, limit),
+            )
+        return [(int(seq), float(score or 0.0)) for seq, score in rows.fetchall()]  # type: ignore[arg-type]
 
     def iter_memories(self, *, project: str | None = None) -> Iterator[MemoryRecord]:
         """Every memory, oldest first, optionally of one project."""

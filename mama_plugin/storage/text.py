@@ -16,3 +16,9 @@ def reasoning_text(reasoning: dict[str, Any]) -> str:
         else:
             parts.append(str(alt))
     return "\n".join(p for p in parts if p)
+
+
+def embedding_text(topic: str, content: str, reasoning: dict[str, Any]) -> str:
+    """The text a memory is embedded as: topic, content and its primary reason."""
+    parts = [topic.replace("_", " ") if topic else "", content, str(reasoning.get("primary") or "")]
+    return ". ".join(p.strip() for p in parts if p and p.strip())

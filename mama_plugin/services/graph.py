@@ -1,0 +1,138 @@
+"""Graph traversal over explicit links: BFS by category, direction, depth, confidence, time.
+
+Link confidence decays with the link's age, by category, computed when read and never written
+back: temporal links fade fast, associations slowly, implementations almost never, evolution
+never (a supersession stays true). Results are cached per store and thrown away whenever
+anyone commits a change (see :attr:`Store.generation`).
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..relationships import CATEGORIES
+from ..storage import LinkRecord, Store, now_ms
+
+DAY_MS = 86_400_000
+# Half-life of a link's confidence, in days, by category (None: never decays).
+HALF_LIFE_DAYS: dict[str, float | None] = {
+    "temporal": 30.0,
+    "association": 365.0,
+    "implementation": 3650.0,
+    "evolution": None,
+}
+CACHE_SIZE = 512
+
+
+def decayed(link: LinkRecord, now: int) -> float:
+    """The link's confidence at time ``now``: ``confidence × 0.5 ** (age_days / half_life)``."""
+    half_life = HALF_LIFE_DAYS.get(link.link_category)
+    if half_life is None:
+        return link.confidence
+    age_days = max(0.0, (now - link.created_at) / DAY_MS)
+    return link.confidence * math.pow(0.5, age_days / half_life)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One memory reached by the traversal and how: the link taken and its decayed confidence.
+
+    ``confidence`` is the product of the decayed confidences along the path from the start.
+    """
+
+    memory_id: str
+    depth: int
+    link: LinkRecord
+    confidence: float
+    came_from: str
+
+
+_caches: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[object, ...], tuple[Step, ...]]]
+_caches = weakref.WeakKeyDictionary()
+
+
+def traverse(
+    store: Store,
+    start: str,
+    *,
+    categories: Iterable[str] | None = None,
+    direction: str = "both",
+    max_depth: int = 2,
+    min_confidence: float = 0.0,
+    since: int | None = None,
+    until: int | None = None,
+    now: int | None = None,
+) -> list[Step]:
+    """Breadth-first walk from ``start`` along links; nearest first, each memory once.
+
+    ``direction`` is ``forward`` (along from → to), ``backward`` (against it) or ``both``.
+    ``since``/``until`` bound the links' creation times (ms). A link whose decayed
+    confidence falls below ``min_confidence`` is not followed. Read-only.
+    """
+    if direction not in {"forward", "backward", "both"}:
+        raise ValueError("direction must be forward, backward or both")
+    cats = tuple(sorted(set(categories))) if categories is not None else CATEGORIES
+    now = now if now is not None else now_ms()
+    cache = _caches.setdefault(store, OrderedDict())
+    key = (store.generation, start, cats, direction, max_depth, min_confidence, since, until,
+           now // 60_000)  # fmt: skip
+    cached = cache.get(key)
+    if cached is not None:
+        cache.move_to_end(key)
+        return list(cached)
+    steps = _walk(store, start, cats, direction, max_depth, min_confidence, since, until, now)
+    cache[key] = tuple(steps)
+    if len(cache) > CACHE_SIZE:
+        cache.popitem(last=False)
+    return steps
+
+
+def _walk(
+    store: Store,
+    start: str,
+    cats: tuple[str, ...],
+    direction: str,
+    max_depth: int,
+    min_confidence: float,
+    since: int | None,
+    until: int | None,
+    now: int,
+) -> list[Step]:
+    seen = {start}
+    strength = {start: 1.0}
+    frontier = [start]
+    steps: list[Step] = []
+    for depth in range(1, max_depth + 1):
+        if not frontier:
+            break
+        candidates: list[tuple[str, str, LinkRecord]] = []  # (from node, to node, link)
+        if direction in {"forward", "both"}:
+            candidates += [
+                (ln.from_id, ln.to_id, ln) for ln in store.links_among(frontier, direction="out")
+            ]
+        if direction in {"backward", "both"}:
+            candidates += [
+                (ln.to_id, ln.from_id, ln) for ln in store.links_among(frontier, direction="in")
+            ]
+        candidates.sort(key=lambda c: (c[2].created_at, c[2].id))
+        next_frontier: list[str] = []
+        for here, there, link in candidates:
+            if there in seen or link.link_category not in cats:
+                continue
+            if (since is not None and link.created_at < since) or (
+                until is not None and link.created_at > until
+            ):
+                continue
+            confidence = strength[here] * decayed(link, now)
+            if confidence < min_confidence:
+                continue
+            seen.add(there)
+            strength[there] = confidence
+            steps.append(Step(there, depth, link, confidence, here))
+            next_frontier.append(there)
+        frontier = next_frontier
+    return steps

@@ -1,0 +1,75 @@
+"""How a retrieved memory's score is adjusted for what happened to it. Pure functions.
+
+    score = relevance × confidence_factor × outcome_factor × recency_factor × usage_factor
+
+- ``relevance``: the reciprocal-rank fusion of keyword and vector ranks (see retrieval).
+- ``confidence_factor = 0.5 + 0.5 × confidence``: a guess (0) counts half a proven fact (1).
+- ``outcome_factor``: SUCCESS 1.15, PENDING 1.0, PARTIAL 0.95, SUPERSEDED 0.9, FAILED 0.85.
+  A failed decision still surfaces — as a lesson, labelled so, never as advice.
+- ``recency_factor = 1 + 0.25 × 0.5 ** (age_days / 30)``: up to +25% for today, +12.5% at a
+  month, fading towards 1.
+- ``usage_factor = min(1.3, 1 + 0.1 × log2(1 + times_used))``: memories that proved useful rise.
+
+Relevance dominates: each factor moves a score by at most a third, so a memory must first
+match the question before its history can reorder it.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..storage import MemoryRecord
+
+OUTCOME_FACTOR = {
+    "SUCCESS": 1.15,
+    "PENDING": 1.0,
+    "PARTIAL": 0.95,
+    "SUPERSEDED": 0.9,
+    "FAILED": 0.85,
+}
+RECENCY_BOOST = 0.25
+RECENCY_HALF_LIFE_DAYS = 30.0
+USAGE_WEIGHT = 0.1
+USAGE_CAP = 1.3
+DAY_MS = 86_400_000
+
+
+def confidence_factor(memory: MemoryRecord) -> float:
+    """0.5 for confidence 0, 1.0 for confidence 1."""
+    return 0.5 + 0.5 * memory.confidence
+
+
+def outcome_factor(memory: MemoryRecord) -> float:
+    """The multiplier for the memory's outcome status."""
+    return OUTCOME_FACTOR.get(memory.outcome_status, 1.0)
+
+
+def recency_factor(memory: MemoryRecord, now: int) -> float:
+    """1 + 0.25 × 0.5 ** (age in days / 30)."""
+    age_days = max(0.0, (now - memory.created_at) / DAY_MS)
+    return 1.0 + RECENCY_BOOST * math.pow(0.5, age_days / RECENCY_HALF_LIFE_DAYS)
+
+
+def usage_factor(memory: MemoryRecord) -> float:
+    """min(1.3, 1 + 0.1 × log2(1 + times_used))."""
+    return min(USAGE_CAP, 1.0 + USAGE_WEIGHT * math.log2(1 + memory.times_used))
+
+
+def adjusted(relevance: float, memory: MemoryRecord, now: int) -> float:
+    """The final score of a memory whose relevance to the question is ``relevance``."""
+    return (
+        relevance
+        * confidence_factor(memory)
+        * outcome_factor(memory)
+        * recency_factor(memory, now)
+        * usage_factor(memory)
+    )
+
+
+def role(memory: MemoryRecord) -> str:
+    """How a result should be read: ``advice`` (current), ``lesson`` (failed), ``history``."""
+    if memory.outcome_status == "FAILED":
+        return "lesson"
+    if memory.status == "superseded":
+        return "history"
+    return "advice"

@@ -1,0 +1,117 @@
+"""Embeddings in the store: the queue of memories awaiting one, the vectors, KNN, the model.
+
+The model that produced the vectors is recorded in ``meta`` (``embedding_model``,
+``embedding_dim``). Vectors from another model are meaningless next to these, so a mismatch
+is an error that says to run ``mama reindex``.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Sequence
+
+from ..errors import MamaError
+from .migrations import create_vector_table
+from .store import Store
+from .text import embedding_text
+
+
+class EmbeddingMismatchError(MamaError):
+    """Raised when the configured embedding model differs from the one the store was built with."""
+
+
+def to_blob(vector: Sequence[float]) -> bytes:
+    """A vector as sqlite-vec reads it: little-endian float32."""
+    return struct.pack(f"<{len(vector)}f", *vector)
+
+
+def recorded_model(store: Store) -> tuple[str | None, int]:
+    """(model name, dimension) the stored vectors belong to; the name is None before the first."""
+    return store.meta("embedding_model"), int(store.meta("embedding_dim") or 0)
+
+
+def check_model(store: Store, name: str, dim: int) -> None:
+    """Raise EmbeddingMismatchError unless ``name``/``dim`` match the stored vectors.
+
+    A store with no vectors yet adopts the model (and its dimension) on first use.
+    """
+    recorded, recorded_dim = recorded_model(store)
+    if recorded is None and count_vectors(store) == 0:
+        if dim != recorded_dim:
+            reset_vectors(store, name, dim)
+        else:
+            store.set_meta("embedding_model", name)
+        return
+    if recorded != name or recorded_dim != dim:
+        raise EmbeddingMismatchError(
+            f"the store's vectors come from {recorded or 'another model'} ({recorded_dim} "
+            f"dimensions) but the configured model is {name} ({dim} dimensions); "
+            "run `mama reindex` to re-embed every memory with the new model"
+        )
+
+
+def reset_vectors(store: Store, name: str, dim: int) -> None:
+    """Drop every vector, size the index for ``dim`` and queue every memory again."""
+    with store.transaction():
+        store.conn.execute("DROP TABLE IF EXISTS memory_vectors")
+        create_vector_table(store.conn, dim)
+        store.conn.execute("INSERT OR IGNORE INTO embedding_queue(seq) SELECT seq FROM memories")
+        store.set_meta("embedding_dim", str(dim))
+        store.set_meta("embedding_model", name)
+
+
+def count_vectors(store: Store) -> int:
+    """How many memories have a vector."""
+    value = store.conn.execute("SELECT count(*) FROM memory_vectors").fetchall()[0][0]
+    return int(value or 0)
+
+
+def count_pending(store: Store) -> int:
+    """How many memories wait for an embedding."""
+    value = store.conn.execute("SELECT count(*) FROM embedding_queue").fetchall()[0][0]
+    return int(value or 0)
+
+
+def pending(store: Store, limit: int) -> list[tuple[int, str]]:
+    """Up to ``limit`` queued memories as (seq, text to embed), oldest first."""
+    rows = store.conn.execute(
+        "SELECT m.seq, m.topic, m.content, m.reasoning FROM embedding_queue q "
+        "JOIN memories m ON m.seq = q.seq ORDER BY q.seq LIMIT ?",
+        (limit,),
+    ).fetchall()
+    return [
+        (int(seq), embedding_text(str(topic), str(content), json.loads(str(reasoning))))  # type: ignore[arg-type]
+        for seq, topic, content, reasoning in rows
+    ]
+
+
+def put_vectors(store: Store, items: Sequence[tuple[int, Sequence[float]]]) -> None:
+    """Store vectors for memories (by seq) and take them off the queue, in one transaction."""
+    with store.transaction():
+        for seq, vector in items:
+            rows = store.conn.execute("SELECT project FROM memories WHERE seq = ?", (seq,))
+            found = rows.fetchall()
+            if not found:
+                continue  # deleted while it was being embedded
+            store.conn.execute("DELETE FROM memory_vectors WHERE rowid = ?", (seq,))
+            store.conn.execute(
+                "INSERT INTO memory_vectors(rowid, project, embedding) VALUES (?, ?, ?)",
+                (seq, found[0][0], to_blob(vector)),
+            )
+            store.conn.execute("DELETE FROM embedding_queue WHERE seq = ?", (seq,))
+
+
+def knn(
+    store: Store, vector: Sequence[float], k: int, *, project: str | None = None
+) -> list[tuple[int, float]]:
+    """The ``k`` nearest memories as (seq, cosine distance), nearest first."""
+    if k <= 0:
+        return []
+    sql = "SELECT rowid, distance FROM memory_vectors WHERE embedding MATCH ? AND k = ?"
+    params: tuple[object, ...] = (to_blob(vector), k)
+    if project is not None:
+        sql += " AND project = ?"
+        params += (project,)
+    rows = store.conn.execute(sql + " ORDER BY distance", params).fetchall()
+    return [(int(seq), float(dist)) for seq, dist in rows]  # type: ignore[arg-type]
