@@ -57,7 +57,13 @@ def _coerce(model: type[M], data: M | dict[str, Any]) -> M:
     return data if isinstance(data, model) else parse(model, data)
 
 
-def save_decision(store: Store, project: str, data: DecisionInput | dict[str, Any]) -> SaveResult:
+def save_decision(
+    store: Store,
+    project: str,
+    data: DecisionInput | dict[str, Any],
+    *,
+    created_at: int | None = None,
+) -> SaveResult:
     """Save a decision with its narrative; ``supersedes`` marks the old decision superseded."""
     d = _coerce(DecisionInput, data)
     links = list(d.links)
@@ -87,11 +93,16 @@ def save_decision(store: Store, project: str, data: DecisionInput | dict[str, An
             session_id=d.session_id,
         ),
         supersedes=d.supersedes,
+        created_at=created_at,
     )
 
 
 def save_checkpoint(
-    store: Store, project: str, data: CheckpointInput | dict[str, Any]
+    store: Store,
+    project: str,
+    data: CheckpointInput | dict[str, Any],
+    *,
+    created_at: int | None = None,
 ) -> SaveResult:
     """Save where the session stopped: done, remaining, next steps, open files."""
     c = _coerce(CheckpointInput, data)
@@ -117,19 +128,32 @@ def save_checkpoint(
             tags=list(c.tags),
             session_id=c.session_id,
         ),
+        created_at=created_at,
     )
 
 
-def save_insight(store: Store, project: str, data: InsightInput | dict[str, Any]) -> SaveResult:
+def save_insight(
+    store: Store,
+    project: str,
+    data: InsightInput | dict[str, Any],
+    *,
+    created_at: int | None = None,
+) -> SaveResult:
     """Save a quick lesson."""
     i = _coerce(InsightInput, data)
-    return _save(store, list(i.links), _plain("insight", project, i))
+    return _save(store, list(i.links), _plain("insight", project, i), created_at=created_at)
 
 
-def save_context(store: Store, project: str, data: ContextInput | dict[str, Any]) -> SaveResult:
-    """Save background a later session needs."""
+def save_context(
+    store: Store,
+    project: str,
+    data: ContextInput | dict[str, Any],
+    *,
+    created_at: int | None = None,
+) -> SaveResult:
+    """Save background a later session needs (``created_at``: when it happened, if not now)."""
     c = _coerce(ContextInput, data)
-    return _save(store, list(c.links), _plain("context", project, c))
+    return _save(store, list(c.links), _plain("context", project, c), created_at=created_at)
 
 
 def record_outcome(store: Store, data: OutcomeInput | dict[str, Any]) -> MemoryRecord:
@@ -156,11 +180,16 @@ def _plain(kind: str, project: str, m: InsightInput | ContextInput) -> dict[str,
 
 
 def _save(
-    store: Store, links: list[LinkInput], fields: dict[str, Any], *, supersedes: str | None = None
+    store: Store,
+    links: list[LinkInput],
+    fields: dict[str, Any],
+    *,
+    supersedes: str | None = None,
+    created_at: int | None = None,
 ) -> SaveResult:
     with store.transaction():
         _check_references(store, links, supersedes)
-        memory, redactions = store.insert_memory(**fields)
+        memory, redactions = store.insert_memory(**fields, created_at=created_at)
         written: list[LinkRecord] = []
         for link in links:
             record, found = store.add_link(

@@ -1,0 +1,1 @@
+"""Benchmarks: commands that print numbers (``mama bench retrieval``, ``mama bench latency``)."""

@@ -1,0 +1,41 @@
+"""Embedding after the write: drain the queue of memories that have no vector yet.
+
+Saving never waits for a model; the long-running server drains the queue in the background
+and ``mama reindex`` drains it (or rebuilds every vector for a new model) on demand.
+"""
+
+from __future__ import annotations
+
+from ..storage import Store
+from ..storage import vectors as vec
+from .retrieval import Embedder
+
+
+def drain(
+    store: Store, embedder: Embedder, *, batch_size: int = 64, limit: int | None = None
+) -> int:
+    """Embed queued memories in batches until the queue is empty (or ``limit``); return how many."""
+    vec.check_model(store, embedder.name, embedder.dim)
+    done = 0
+    while limit is None or done < limit:
+        size = batch_size if limit is None else min(batch_size, limit - done)
+        batch = vec.pending(store, size)
+        if not batch:
+            break
+        vectors = embedder.embed([text for _, text in batch])
+        vec.put_vectors(store, list(zip((seq for seq, _ in batch), vectors, strict=True)))
+        done += len(batch)
+    return done
+
+
+def reindex(store: Store, embedder: Embedder, *, batch_size: int = 64) -> int:
+    """Re-embed every memory; a different model or dimension replaces the whole index."""
+    name, dim = vec.recorded_model(store)
+    if name != embedder.name or dim != embedder.dim or name is None:
+        vec.reset_vectors(store, embedder.name, embedder.dim)
+    else:
+        with store.transaction():
+            store.conn.execute(
+                "INSERT OR IGNORE INTO embedding_queue(seq) SELECT seq FROM memories"
+            )
+    return drain(store, embedder, batch_size=batch_size)

@@ -1,0 +1,97 @@
+"""Graph traversal: categories, direction, depth, confidence, time window, decay, cache."""
+
+from __future__ import annotations
+
+import pytest
+
+from mama_plugin.services import graph
+from mama_plugin.services.graph import DAY_MS, decayed, traverse
+from mama_plugin.storage import Store
+
+
+def _m(store: Store, name: str) -> str:
+    return store.insert_memory(id=name, type="insight", project="/p", content=name)[0].id
+
+
+@pytest.fixture
+def web(store: Store) -> Store:
+    """a --supersedes--> b --refines--> c ; d --implements--> a ; e --relates_to--> d ; f --precedes--> a"""
+    for name in "abcdef":
+        _m(store, name)
+    store.add_link("a", "b", "supersedes", "r", created_at=0)
+    store.add_link("b", "c", "refines", "r", created_at=0)
+    store.add_link("d", "a", "implements", "r", created_at=0)
+    store.add_link("e", "d", "relates to", "r", confidence=0.5, created_at=0)
+    store.add_link("f", "a", "precedes", "r", created_at=0)
+    return store
+
+
+def ids(steps) -> list[str]:
+    return [s.memory_id for s in steps]
+
+
+def test_directions_and_depth(web: Store) -> None:
+    assert ids(traverse(web, "a", direction="forward", max_depth=5, now=0)) == ["b", "c"]
+    assert sorted(ids(traverse(web, "a", direction="backward", max_depth=1, now=0))) == ["d", "f"]
+    both = traverse(web, "a", direction="both", max_depth=2, now=0)
+    assert sorted(ids(both)) == ["b", "c", "d", "e", "f"]
+    assert {s.memory_id: s.depth for s in both} == {"b": 1, "d": 1, "f": 1, "c": 2, "e": 2}
+    assert traverse(web, "a", max_depth=0, now=0) == []
+
+
+def test_categories_filter(web: Store) -> None:
+    assert ids(traverse(web, "a", categories=["evolution"], max_depth=5, now=0)) == ["b", "c"]
+    assert ids(traverse(web, "a", categories=["implementation"], max_depth=5, now=0)) == ["d"]
+    assert ids(traverse(web, "a", categories=["temporal"], now=0)) == ["f"]
+
+
+def test_confidence_multiplies_along_the_path_and_prunes(web: Store) -> None:
+    steps = {s.memory_id: s for s in traverse(web, "a", max_depth=3, now=0)}
+    assert steps["e"].confidence == pytest.approx(0.5) and steps["e"].came_from == "d"
+    assert "e" not in ids(traverse(web, "a", max_depth=3, min_confidence=0.6, now=0))
+
+
+def test_time_window(web: Store) -> None:
+    _m(web, "late")
+    web.add_link("late", "a", "relates to", "r", created_at=10 * DAY_MS)
+    assert "late" not in ids(traverse(web, "a", until=DAY_MS, now=10 * DAY_MS))
+    assert ids(traverse(web, "a", since=DAY_MS, now=10 * DAY_MS)) == ["late"]
+
+
+def test_decay_by_category_is_computed_at_read_time(web: Store) -> None:
+    links = {ln.relationship: ln for ln in web.iter_links()}
+    year = 365 * DAY_MS
+    assert decayed(links["supersedes"], 50 * year) == 1.0  # evolution never decays
+    assert decayed(links["precedes"], 30 * DAY_MS) == pytest.approx(0.5)  # temporal: 30 days
+    assert decayed(links["relates_to"], year) == pytest.approx(0.25)  # 0.5 × half after a year
+    assert decayed(links["implements"], year) == pytest.approx(0.5**0.1)  # nearly never
+    assert "f" not in ids(traverse(web, "a", min_confidence=0.1, now=120 * DAY_MS))
+    assert "b" in ids(traverse(web, "a", min_confidence=0.99, now=50 * year))
+    stored = {ln.relationship: ln.confidence for ln in web.iter_links()}
+    assert stored["precedes"] == 1.0  # nothing was rewritten
+
+
+def test_cache_is_used_and_thrown_away_on_write(
+    web: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = []
+    real = graph._walk
+    monkeypatch.setattr(graph, "_walk", lambda *a: calls.append(1) or real(*a))
+    first = traverse(web, "a", now=0)
+    assert traverse(web, "a", now=0) == first and len(calls) == 1
+    _m(web, "g")
+    web.add_link("g", "a", "relates to", "new")
+    assert "g" in ids(traverse(web, "a", now=0)) and len(calls) == 2
+
+
+def test_cache_sees_other_connections_writes(web: Store) -> None:
+    assert "h" not in ids(traverse(web, "a", now=0))
+    with Store.open(web.path) as other:
+        other.insert_memory(id="h", type="insight", project="/p", content="h")
+        other.add_link("h", "a", "relates to", "from another process")
+    assert "h" in ids(traverse(web, "a", now=0))
+
+
+def test_bad_direction(web: Store) -> None:
+    with pytest.raises(ValueError, match="direction"):
+        traverse(web, "a", direction="sideways")

@@ -1,0 +1,272 @@
+"""search_by_context: fusion, labelling, chains, ranking formula, scoping, model mismatch.
+
+The fusion and ranking logic is tested with a small deterministic bag-of-words embedder, so a
+failure points at our code; the real GGUF model is exercised in test_embeddings.py and by the
+benchmark.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mama_plugin.services import ranking
+from mama_plugin.services.indexing import drain, reindex
+from mama_plugin.services.memories import (
+    record_outcome,
+    save_checkpoint,
+    save_decision,
+    save_insight,
+)
+from mama_plugin.services.retrieval import (
+    retrieve,
+    search_by_context,
+    search_by_topic,
+    search_recent,
+)
+from mama_plugin.storage import Store
+from mama_plugin.storage import vectors as vec
+from mama_plugin.storage.vectors import EmbeddingMismatchError
+
+DAY = 86_400_000
+
+
+class BagOfWords:
+    """A deterministic embedder: hashed word counts, L2-normalised."""
+
+    def __init__(self, dim: int = 32, name: str = "bag-of-words") -> None:
+        self.dim, self.name = dim, name
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        out = []
+        for text in texts:
+            v = [0.0] * self.dim
+            for word in re.findall(r"\w+", text.lower()):
+                v[int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dim] += 1.0
+            norm = math.sqrt(sum(x * x for x in v)) or 1.0
+            out.append([x / norm for x in v])
+        return out
+
+
+def decide(store: Store, project: str, text: str, **extra) -> str:
+    data = {
+        "topic": extra.pop("topic", "t"),
+        "decision": text,
+        "reasoning": extra.pop("why", "because"),
+    }
+    return save_decision(store, project, {**data, **extra}).memory.id
+
+
+def test_keyword_search_works_before_anything_is_embedded(store: Store, project: str) -> None:
+    m = decide(store, project, "Use PostgreSQL for orders")
+    assert vec.count_pending(store) == 1
+    result = search_by_context(store, "postgresql orders", embedder=BagOfWords(), project=project)
+    assert result.ids() == [m] and result.retrievers == ["keyword"]
+
+
+def test_queue_is_drained_and_vectors_found(store: Store, project: str) -> None:
+    ids = [decide(store, project, f"decision number {w}") for w in ("alpha", "beta", "gamma")]
+    assert drain(store, BagOfWords(), batch_size=2) == 3
+    assert vec.count_pending(store) == 0 and vec.count_vectors(store) == 3
+    result = search_by_context(store, "zzz gamma", embedder=BagOfWords(), project=project,
+                               retrievers=("vector",))  # fmt: skip
+    assert result.ids()[0] == ids[2] and result.retrievers == ["vector"]
+    store.update_memory(ids[0], content="rewritten text")
+    assert vec.count_pending(store) == 1  # an edit queues a fresh embedding
+
+
+def test_fusion_prefers_what_both_retrievers_found(store: Store, project: str) -> None:
+    both = decide(store, project, "redis session store latency")
+    keyword_only = decide(store, project, "redis")
+    drain(store, BagOfWords(dim=8))
+    hits = retrieve(
+        store, "redis session store latency", embedder=BagOfWords(dim=8), project=project
+    )
+    assert hits[0].memory.id == both and set(hits[0].ranks) == {"keyword", "vector"}
+    expected = sum(1 / (60 + r) for r in hits[0].ranks.values())
+    assert hits[0].relevance == pytest.approx(expected)
+    assert keyword_only in [h.memory.id for h in hits]
+
+
+def test_model_mismatch_says_run_reindex(store: Store, project: str) -> None:
+    decide(store, project, "something")
+    drain(store, BagOfWords(dim=32, name="model-a"))
+    with pytest.raises(EmbeddingMismatchError, match="run `mama reindex`"):
+        search_by_context(store, "something", embedder=BagOfWords(dim=16, name="model-b"))
+    assert reindex(store, BagOfWords(dim=16, name="model-b")) == 1
+    assert vec.recorded_model(store) == ("model-b", 16)
+    assert search_by_context(store, "something", embedder=BagOfWords(16, "model-b")).retrievers == [
+        "keyword",
+        "vector",
+    ]
+
+
+def test_superseded_hit_brings_its_successor_above_it(store: Store, project: str) -> None:
+    jwt = decide(store, project, "JWT tokens for gateway auth", topic="auth")
+    record_outcome(store, {"memory_id": jwt, "outcome": "FAILED", "details": "p99 307 ms",
+                           "learned": "refresh paths hit the DB"})  # fmt: skip
+    sessions = decide(
+        store, project, "Redis sessions", topic="auth", supersedes=jwt, why="refresh load"
+    )
+    result = search_by_context(store, "JWT gateway", project=project)
+    assert result.ids()[:2] == [sessions, jwt]
+    first, second = result.primary_results[:2]
+    assert (first["status"], first["role"]) == ("current", "advice")
+    assert (second["status"], second["current_id"], second["role"]) == (
+        "superseded",
+        sessions,
+        "lesson",
+    )
+    chain = result.evolution[0]
+    assert [s["id"] for s in chain["steps"]] == [jwt, sessions]
+    assert (
+        chain["steps"][0]["failure_reason"] == "p99 307 ms"
+        and chain["steps"][0]["led_to"] == sessions
+    )
+    assert result.learned_patterns == ["refresh paths hit the DB"]
+    assert (
+        "JWT tokens for gateway auth (FAILED: p99 307 ms) → Redis sessions"
+        in result.narrative_summary
+    )
+    assert "Failed before (lessons, not advice):" in result.narrative_summary
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(plan=st.lists(st.tuples(st.integers(0, 9), st.sampled_from(["cache", "auth", "queue"])), min_size=1, max_size=12),
+       query=st.sampled_from(["cache", "auth", "queue", "cache auth", "decision"]), k=st.integers(1, 6))  # fmt: skip
+def test_a_superseded_decision_never_appears_without_its_successor(
+    store: Store, plan, query, k
+) -> None:
+    project = f"/prop/{len(store.counts()['by_project'])}"
+    made: list[str] = []
+    for target, word in plan:
+        data = {"topic": word, "decision": f"{word} decision {len(made)}", "reasoning": "r"}
+        if made and target % 2:
+            candidate = made[target % len(made)]
+            if store.require(candidate).type == "decision":
+                data["supersedes"] = candidate
+        made.append(save_decision(store, project, data).memory.id)
+    results = search_by_context(store, query, project=project, k=k).primary_results
+    assert len(results) <= k
+    seen: set[str] = set()
+    for item in results:
+        if item["status"] == "superseded":
+            assert item["current_id"] in seen, "successor must come first"
+            assert store.require(item["current_id"]).status == "current"
+        seen.add(item["id"])
+
+
+def test_implementation_neighbours_come_with_a_decision(store: Store, project: str) -> None:
+    d = decide(store, project, "adopt event sourcing")
+    cp = save_checkpoint(
+        store, project, {"summary": "event store wired", "implements": [d]}
+    ).memory.id
+    item = search_by_context(store, "event sourcing", project=project).primary_results[0]
+    assert item["id"] == d
+    assert [(r["id"], r["relationship"], r["direction"]) for r in item["related"]] == [
+        (cp, "implements", "in")
+    ]
+
+
+def test_layers_are_included_on_request(store: Store, project: str) -> None:
+    decide(
+        store,
+        project,
+        "adopt kafka",
+        evidence=["bench/kafka.txt:1-9"],
+        tension={"risks": ["ops load"]},
+    )
+    full = search_by_context(store, "kafka", project=project).primary_results[0]
+    assert full["evidence"] and full["tension"]["risks"] == ["ops load"]
+    bare = search_by_context(store, "kafka", project=project, include_evidence=False,
+                             include_tensions=False, include_evolution=False)  # fmt: skip
+    assert "evidence" not in bare.primary_results[0] and "tension" not in bare.primary_results[0]
+
+
+def test_scoping_and_min_confidence(store: Store, project: str) -> None:
+    decide(store, project, "shared word here", confidence=0.2)
+    other = decide(store, "/other", "shared word there", confidence=0.9)
+    assert len(search_by_context(store, "shared word", project=project).ids()) == 1
+    assert len(search_by_context(store, "shared word").ids()) == 2
+    assert search_by_context(store, "shared word", min_confidence=0.5).ids() == [other]
+
+
+def test_usage_is_recorded_only_when_asked(store: Store, project: str) -> None:
+    m = decide(store, project, "counted memory")
+    search_by_context(store, "counted", project=project, record_usage=False)
+    assert store.require(m).times_used == 0
+    search_by_context(store, "counted", project=project)
+    assert store.require(m).times_used == 1
+
+
+def _same_text_pair(store: Store, project: str, **second) -> tuple[str, str]:
+    a = decide(store, project, "identical words for ranking")
+    b = decide(store, project, "identical words for ranking", **second)
+    return a, b
+
+
+def test_ranking_failed_is_below_an_equal_success(store: Store, project: str) -> None:
+    a, b = _same_text_pair(store, project)
+    record_outcome(store, {"memory_id": a, "outcome": "FAILED", "details": "broke"})
+    record_outcome(store, {"memory_id": b, "outcome": "SUCCESS", "details": "held"})
+    assert search_by_context(store, "identical ranking", project=project).ids() == [b, a]
+
+
+def test_ranking_confidence_recency_and_usage(store: Store, project: str) -> None:
+    low, high = (
+        decide(store, project, "same text ranking", confidence=0.3),
+        decide(store, project, "same text ranking", confidence=0.9),
+    )
+    assert retrieve(store, "same text ranking", project=project)[0].memory.id == high
+    old = save_insight(store, "/r", {"content": "recency words"}, created_at=1).memory.id
+    new = save_insight(store, "/r", {"content": "recency words"}).memory.id
+    assert [h.memory.id for h in retrieve(store, "recency words", project="/r")] == [new, old]
+    plain = save_insight(store, "/u", {"content": "usage words"}, created_at=5).memory.id
+    used = save_insight(store, "/u", {"content": "usage words"}, created_at=5).memory.id
+    for _ in range(7):
+        store.touch([used])
+    assert [h.memory.id for h in retrieve(store, "usage words", project="/u")][0] == used
+    assert low != plain
+
+
+def test_ranking_formula_values(store: Store, project: str) -> None:
+    m = store.require(decide(store, project, "x", confidence=1.0))
+    now = m.created_at
+    assert ranking.confidence_factor(m) == 1.0
+    assert ranking.recency_factor(m, now) == pytest.approx(1.25)
+    assert ranking.recency_factor(m, now + 30 * DAY) == pytest.approx(1.125)
+    assert ranking.usage_factor(m) == 1.0
+    assert ranking.adjusted(0.5, m, now) == pytest.approx(0.5 * 1.0 * 1.0 * 1.25 * 1.0)
+    assert (
+        ranking.OUTCOME_FACTOR["FAILED"]
+        < ranking.OUTCOME_FACTOR["PENDING"]
+        < ranking.OUTCOME_FACTOR["SUCCESS"]
+    )
+
+
+def test_search_by_topic_and_recent(store: Store, project: str) -> None:
+    a = decide(store, project, "v1", topic="db")
+    b = decide(store, project, "v2", topic="db", supersedes=a)
+    decide(store, project, "other", topic="cache")
+    chain = search_by_topic(store, "db", project=project)
+    assert [(c["id"], c["status"], c["current_id"]) for c in chain] == [
+        (b, "current", b),
+        (a, "superseded", b),
+    ]
+    assert [m.content for m in search_recent(store, 2, project=project)] == ["other", "v2"]
+    assert [m.content for m in search_recent(store, 5, type="checkpoint", project=project)] == []
+
+
+def test_nothing_found_tells_so(store: Store) -> None:
+    result = search_by_context(store, "nothing at all", project="/empty")
+    assert (
+        result.ids() == []
+        and 'Nothing in memory matches "nothing at all".' in result.narrative_summary
+    )
