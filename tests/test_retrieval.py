@@ -24,6 +24,7 @@ from mama_plugin.services.memories import (
     save_insight,
 )
 from mama_plugin.services.retrieval import (
+    VECTOR_WEIGHT,
     retrieve,
     search_by_context,
     search_by_topic,
@@ -83,14 +84,32 @@ def test_queue_is_drained_and_vectors_found(store: Store, project: str) -> None:
 def test_fusion_prefers_what_both_retrievers_found(store: Store, project: str) -> None:
     both = decide(store, project, "redis session store latency")
     keyword_only = decide(store, project, "redis")
-    drain(store, BagOfWords(dim=8))
-    hits = retrieve(
-        store, "redis session store latency", embedder=BagOfWords(dim=8), project=project
-    )
+    embedder = BagOfWords(dim=8)
+    drain(store, embedder)
+    query = "redis session store latency"
+    hits = retrieve(store, query, embedder=embedder, project=project)
     assert hits[0].memory.id == both and set(hits[0].ranks) == {"keyword", "vector"}
-    expected = sum(1 / (60 + r) for r in hits[0].ranks.values())
-    assert hits[0].relevance == pytest.approx(expected)
+    # relevance = bm25 / best bm25 + VECTOR_WEIGHT × cosine (no session: no session context)
+    distance = dict(vec.knn(store, embedder.embed([query])[0], 5, project=project))
+    expected = 1.0 + VECTOR_WEIGHT * (1.0 - distance[store.require(both).seq])
+    assert hits[0].relevance == pytest.approx(expected, rel=1e-5)
     assert keyword_only in [h.memory.id for h in hits]
+
+
+def test_session_neighbours_share_relevance(store: Store, project: str) -> None:
+    """An answer saved right after its question is found by the question's words."""
+    turns = ["Caroline: what did you paint last weekend?", "Melanie: a lake sunrise, in oils",
+             "Caroline: lovely", "Melanie: thanks", "Caroline: see you", "Melanie: bye"]  # fmt: skip
+    ids = [save_insight(store, project, {"content": t, "session_id": "s1"}, created_at=1000 + i).memory.id
+           for i, t in enumerate(turns)]  # fmt: skip
+    loner = save_insight(store, project, {"content": "an unrelated note"}).memory.id
+    hits = retrieve(store, "paint weekend", project=project, k=10)
+    order = [h.memory.id for h in hits]
+    assert order[:2] == [ids[0], ids[1]]  # the question, then the answer that shares no word
+    assert loner not in order  # no session, no keyword match: nothing lends it relevance
+    sessionless = save_insight(store, "/solo", {"content": "paint weekend plans"}).memory.id
+    solo = retrieve(store, "paint weekend", project="/solo")
+    assert [h.memory.id for h in solo] == [sessionless] and solo[0].relevance == pytest.approx(1.0)
 
 
 def test_model_mismatch_says_run_reindex(store: Store, project: str) -> None:

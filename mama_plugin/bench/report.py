@@ -14,8 +14,10 @@ def retrieval_tables(figures: dict[str, Any]) -> str:
     lines: list[str] = []
     for evidence, systems in figures.items():
         lines.append(f"\n== evidence: {evidence} ==")
-        head = " ".join(f"{c:>7}" for c in TURN_COLUMNS) + "  |" + " ".join(
-            f"{'s_' + c:>9}" for c in SESSION_COLUMNS
+        head = (
+            " ".join(f"{c:>7}" for c in TURN_COLUMNS)
+            + "  |"
+            + " ".join(f"{'s_' + c:>9}" for c in SESSION_COLUMNS)
         )
         lines.append(f"{'system':<7} {'cat':>4} {'n':>5} {head}")
         for system, units in systems.items():

@@ -2,7 +2,7 @@
 
     score = relevance × confidence_factor × outcome_factor × recency_factor × usage_factor
 
-- ``relevance``: the reciprocal-rank fusion of keyword and vector ranks (see retrieval).
+- ``relevance``: keyword and vector scores fused, with session context (see retrieval).
 - ``confidence_factor = 0.5 + 0.5 × confidence``: a guess (0) counts half a proven fact (1).
 - ``outcome_factor``: SUCCESS 1.15, PENDING 1.0, PARTIAL 0.95, SUPERSEDED 0.9, FAILED 0.85.
   A failed decision still surfaces — as a lesson, labelled so, never as advice.
@@ -17,8 +17,23 @@ match the question before its history can reorder it.
 from __future__ import annotations
 
 import math
+from typing import Protocol
 
-from ..storage import MemoryRecord
+
+class Rankable(Protocol):
+    """What ranking reads of a memory (a MemoryRecord or the lighter RankFields)."""
+
+    @property
+    def confidence(self) -> float: ...
+    @property
+    def outcome_status(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def created_at(self) -> int: ...
+    @property
+    def times_used(self) -> int: ...
+
 
 OUTCOME_FACTOR = {
     "SUCCESS": 1.15,
@@ -34,28 +49,28 @@ USAGE_CAP = 1.3
 DAY_MS = 86_400_000
 
 
-def confidence_factor(memory: MemoryRecord) -> float:
+def confidence_factor(memory: Rankable) -> float:
     """0.5 for confidence 0, 1.0 for confidence 1."""
     return 0.5 + 0.5 * memory.confidence
 
 
-def outcome_factor(memory: MemoryRecord) -> float:
+def outcome_factor(memory: Rankable) -> float:
     """The multiplier for the memory's outcome status."""
     return OUTCOME_FACTOR.get(memory.outcome_status, 1.0)
 
 
-def recency_factor(memory: MemoryRecord, now: int) -> float:
+def recency_factor(memory: Rankable, now: int) -> float:
     """1 + 0.25 × 0.5 ** (age in days / 30)."""
     age_days = max(0.0, (now - memory.created_at) / DAY_MS)
     return 1.0 + RECENCY_BOOST * math.pow(0.5, age_days / RECENCY_HALF_LIFE_DAYS)
 
 
-def usage_factor(memory: MemoryRecord) -> float:
+def usage_factor(memory: Rankable) -> float:
     """min(1.3, 1 + 0.1 × log2(1 + times_used))."""
     return min(USAGE_CAP, 1.0 + USAGE_WEIGHT * math.log2(1 + memory.times_used))
 
 
-def adjusted(relevance: float, memory: MemoryRecord, now: int) -> float:
+def adjusted(relevance: float, memory: Rankable, now: int) -> float:
     """The final score of a memory whose relevance to the question is ``relevance``."""
     return (
         relevance
@@ -66,7 +81,7 @@ def adjusted(relevance: float, memory: MemoryRecord, now: int) -> float:
     )
 
 
-def role(memory: MemoryRecord) -> str:
+def role(memory: Rankable) -> str:
     """How a result should be read: ``advice`` (current), ``lesson`` (failed), ``history``."""
     if memory.outcome_status == "FAILED":
         return "lesson"

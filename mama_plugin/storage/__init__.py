@@ -1,6 +1,15 @@
 """Storage room: connection setup, migrations and the store. The only room that writes SQL."""
 
-from .records import LinkRecord, MemoryRecord, Redactions
+from .records import LinkRecord, MemoryRecord, RankFields, Redactions
 from .store import MEMORY_TYPES, Store, new_id, now_ms
 
-__all__ = ["MEMORY_TYPES", "LinkRecord", "MemoryRecord", "Redactions", "Store", "new_id", "now_ms"]
+__all__ = [
+    "MEMORY_TYPES",
+    "LinkRecord",
+    "MemoryRecord",
+    "RankFields",
+    "Redactions",
+    "Store",
+    "new_id",
+    "now_ms",
+]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 MEMORY_COLUMNS = (
     "seq", "id", "type", "project", "topic", "content", "specifics", "evidence", "reasoning",
@@ -91,6 +91,17 @@ class LinkRecord:
     def as_dict(self) -> dict[str, Any]:
         """Every column (the export format's link entry)."""
         return asdict(self)
+
+
+class RankFields(NamedTuple):
+    """The columns ranking reads, loaded for hundreds of candidates at once."""
+
+    seq: int
+    confidence: float
+    outcome_status: str
+    status: str
+    created_at: int
+    times_used: int
 
 
 @dataclass

@@ -26,7 +26,14 @@ from ..relationships import REPLACING, category_of, normalise
 from .connection import connect
 from .fts import match_query
 from .migrations import migrate, user_version
-from .records import LINK_COLUMNS, MEMORY_COLUMNS, LinkRecord, MemoryRecord, Redactions
+from .records import (
+    LINK_COLUMNS,
+    MEMORY_COLUMNS,
+    LinkRecord,
+    MemoryRecord,
+    RankFields,
+    Redactions,
+)
 from .text import reasoning_text
 
 MEMORY_TYPES = ("decision", "checkpoint", "insight", "context")
@@ -489,6 +496,41 @@ class Store:
         marks = ",".join("?" * len(wanted))
         rows = self.conn.execute(f"{_SELECT_MEMORY} WHERE seq IN ({marks})", wanted).fetchall()
         return {int(r[0]): MemoryRecord.from_row(r) for r in rows}  # type: ignore[arg-type]
+
+    def rank_fields(self, seqs: Iterable[int]) -> dict[int, RankFields]:
+        """The few columns ranking needs, without decoding any narrative JSON."""
+        wanted = list(dict.fromkeys(seqs))
+        out: dict[int, RankFields] = {}
+        for start in range(0, len(wanted), 900):  # stay under SQLite's variable limit
+            chunk = wanted[start : start + 900]
+            rows = self.conn.execute(
+                "SELECT seq, confidence, outcome_status, status, created_at, times_used "
+                f"FROM memories WHERE seq IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ).fetchall()
+            for row in rows:
+                out[int(row[0])] = RankFields(*row)  # type: ignore[arg-type]
+        return out
+
+    def session_order(
+        self, seqs: Iterable[int], *, project: str | None = None
+    ) -> dict[str, list[int]]:
+        """For the sessions the given memories belong to: every memory of each, in time order."""
+        wanted = list(dict.fromkeys(seqs))
+        if not wanted:
+            return {}
+        marks = ",".join("?" * len(wanted))
+        scope = " AND project = ?" if project is not None else ""
+        rows = self.conn.execute(
+            "SELECT seq, session_id FROM memories WHERE session_id IN ("
+            f"SELECT DISTINCT session_id FROM memories WHERE seq IN ({marks}) AND session_id <> ''"
+            f"){scope} ORDER BY session_id, created_at, seq",
+            (*wanted, *([project] if project is not None else [])),
+        ).fetchall()
+        order: dict[str, list[int]] = {}
+        for seq, session in rows:
+            order.setdefault(str(session), []).append(int(seq))  # type: ignore[arg-type]
+        return order
 
     def iter_links(self) -> Iterator[LinkRecord]:
         """Every link, oldest first."""

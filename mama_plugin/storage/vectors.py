@@ -26,6 +26,13 @@ def to_blob(vector: Sequence[float]) -> bytes:
     return struct.pack(f"<{len(vector)}f", *vector)
 
 
+def from_blob(blob: bytes) -> list[float]:
+    """Unpack little-endian float32 bytes (see :func:`to_blob`) into a list of floats."""
+    if len(blob) % 4:
+        raise ValueError(f"a float32 vector blob has a multiple of 4 bytes, got {len(blob)}")
+    return list(struct.unpack(f"<{len(blob) // 4}f", blob))
+
+
 def recorded_model(store: Store) -> tuple[str | None, int]:
     """(model name, dimension) the stored vectors belong to; the name is None before the first."""
     return store.meta("embedding_model"), int(store.meta("embedding_dim") or 0)

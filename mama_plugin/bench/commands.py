@@ -1,0 +1,120 @@
+"""What ``mama bench`` runs: each returns the text to print and every figure for ``--json``."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..services.retrieval import Embedder
+from . import latency, locomo
+from .report import retrieval_tables
+
+TOKENIZER = "FTS5 porter + unicode61 (remove_diacritics 2), English stopwords removed"
+
+
+def retrieval(
+    dataset: Path,
+    audit: Path | None,
+    embedder: Embedder | None,
+    *,
+    depth: int = 50,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """Run LoCoMo through save + search_by_context; print tables, return every figure."""
+    conversations, cleaning = locomo.load(dataset, audit)
+    systems = tuple(locomo.SYSTEMS) if embedder is not None else ("bm25",)
+    started = time.perf_counter()
+    run = locomo.run(conversations, embedder, depth=depth, systems=systems, progress=progress)
+    figures = locomo.score(run)
+    headline_turn = figures["original"][systems[0]]["turn"]["1-4"]
+    headline_session = figures["original"][systems[0]]["session"]["1-4"]
+    search_ms = {s: round(statistics.median(v), 3) for s, v in run.search_ms.items() if v}
+    info = {
+        "dataset": str(dataset),
+        "dataset_sha256": locomo.sha256(dataset),
+        "audit": str(audit) if audit else None,
+        "questions": len(run.questions),
+        "headline_questions": headline_turn["n"],
+        "turns": run.turns,
+        "tokenizer": TOKENIZER,
+        "embedding_model": embedder.name if embedder is not None else None,
+        "retrieval_depth": depth,
+        "systems": {name: list(locomo.SYSTEMS[name]) for name in systems},
+        "cleaning": {
+            "rewritten": cleaning.rewritten,
+            "dropped": cleaning.dropped,
+            "questions_without_evidence": cleaning.questions_without_evidence,
+        },
+        "ingest_s": round(run.ingest_seconds, 2),
+        "embed_s": round(run.embed_seconds, 2),
+        "search_median_ms": search_ms,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    data = {
+        "turn_r10": headline_turn["r10"],
+        "session_r10": headline_session["r10"],
+        "figures": figures,
+        **info,
+    }
+    lines = [
+        f"LoCoMo retrieval — {dataset} (sha256 {info['dataset_sha256'][:16]}…)",
+        f"{run.turns} turns saved, {len(run.questions)} questions "
+        f"({headline_turn['n']} in categories 1–4), retrieval depth {depth}",
+        f"analyzer: {TOKENIZER}",
+        f"embedding model: {info['embedding_model'] or 'none (keyword only)'}",
+        f"evidence cleaning: {len(cleaning.rewritten)} entries rewritten, "
+        f"{len(cleaning.dropped)} with ids dropped, "
+        f"{len(cleaning.questions_without_evidence)} questions without evidence left out",
+        f"time: ingest {info['ingest_s']} s, embed {info['embed_s']} s, "
+        f"search median {search_ms} ms per question",
+        retrieval_tables(figures),
+        f"headline (categories 1–4, original evidence, {systems[0]}): "
+        f"turn R@10 {headline_turn['r10']:.3f}, session R@10 {headline_session['r10']:.3f}",
+    ]
+    return "\n".join(lines) + "\n", data
+
+
+def latency_run(
+    sizes: list[int],
+    embedder: Embedder | None,
+    *,
+    queries: int = 200,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """Time search, traversal and save on synthetic stores; report p50/p95 and DB size."""
+    rows = []
+    data: dict[str, Any] = {"embedding_model": embedder.name if embedder else None, "sizes": {}}
+    for n in sizes:
+        result = latency.measure(n, embedder, queries=queries)
+        rows.append(result)
+        label = _label(n)
+        data["sizes"][label] = result
+        for key in ("search_p50_ms", "search_p95_ms", "traverse5_p50_ms", "traverse5_p95_ms",
+                    "save_p50_ms", "save_p95_ms"):  # fmt: skip
+            data[key.replace("traverse5", "traverse").replace("_ms", f"_ms_{label}")] = result[key]
+        if progress:
+            progress(f"{n} memories: built in {result['build_s']} s")
+    if embedder is not None:
+        data["embed_texts_per_s"] = round(latency.embedding_rate(embedder), 1)
+    lines = [
+        f"Latency (warm, model load excluded; {queries} searches per size; "
+        f"embedding model: {data['embedding_model'] or 'none (keyword only)'})",
+        f"{'memories':>9} {'search p50':>11} {'p95':>8} {'traverse5 p50':>14} {'p95':>8} "
+        f"{'save p50':>9} {'p95':>8} {'DB MB':>8}",
+    ]
+    for r in rows:
+        lines.append(
+            f"{r['memories']:>9} {r['search_p50_ms']:>11.2f} {r['search_p95_ms']:>8.2f} "
+            f"{r['traverse5_p50_ms']:>14.3f} {r['traverse5_p95_ms']:>8.3f} "
+            f"{r['save_p50_ms']:>9.2f} {r['save_p95_ms']:>8.2f} {r['db_bytes'] / 1e6:>8.1f}"
+        )
+    if "embed_texts_per_s" in data:
+        lines.append(f"embedding: {data['embed_texts_per_s']} short texts/s (batches of 64)")
+    return "\n".join(lines) + "\n", data
+
+
+def _label(n: int) -> str:
+    return f"{n // 1000}k" if n % 1000 == 0 else str(n)

