@@ -1,0 +1,171 @@
+"""The benchmark commands: metrics, LoCoMo evidence cleaning, and small end-to-end runs."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mama_plugin.bench import metrics
+from mama_plugin.bench.latency import percentile
+from mama_plugin.bench.locomo import clean_evidence, load
+from mama_plugin.cli import main
+
+
+def test_metrics_by_hand() -> None:
+    ranked = ["a", "x", "b", "y", "c"]
+    gold = {"a", "b", "z"}
+    assert metrics.recall_at(ranked, gold, 1) == pytest.approx(1 / 3)
+    assert metrics.recall_at(ranked, gold, 5) == pytest.approx(2 / 3)
+    assert metrics.all_at(ranked, gold, 5) == 0.0 and metrics.all_at(ranked, {"a", "b"}, 3) == 1.0
+    assert (
+        metrics.reciprocal_rank(["x", "b"], gold) == 0.5
+        and metrics.reciprocal_rank([], gold) == 0.0
+    )
+    ideal = 1 / math.log2(2) + 1 / math.log2(3) + 1 / math.log2(4)  # three gold, ranks 1..3
+    dcg = 1 / math.log2(2) + 1 / math.log2(4)  # hits at ranks 1 and 3
+    assert metrics.ndcg_at(ranked, gold, 10) == pytest.approx(dcg / ideal)
+    assert metrics.distinct(["s1", "s2", "s1", "s3"]) == ["s1", "s2", "s3"]
+
+
+@given(st.lists(st.sampled_from("abcdefgh"), unique=True, max_size=8),
+       st.sets(st.sampled_from("abcdefgh"), min_size=1), st.integers(1, 8))  # fmt: skip
+def test_metrics_stay_in_range_and_grow_with_k(ranked, gold, k) -> None:
+    for fn in (metrics.recall_at, metrics.all_at, metrics.ndcg_at):
+        assert 0.0 <= fn(ranked, gold, k) <= 1.0 + 1e-9
+    assert metrics.recall_at(ranked, gold, k) <= metrics.recall_at(ranked, gold, k + 1)
+    assert metrics.ndcg_at(list(gold), gold, len(gold)) == pytest.approx(1.0)
+
+
+def test_percentile() -> None:
+    assert percentile([1, 2, 3, 4, 5], 50) == 3
+    assert percentile([10, 20], 95) == pytest.approx(19.5)
+    assert percentile([], 95) == 0.0
+
+
+def test_malformed_evidence_is_cleaned() -> None:
+    known = {"D8:6", "D9:17", "D11:26", "D30:5", "D1:1"}
+    assert clean_evidence(["D8:6; D9:17"], known) == (["D8:6", "D9:17"], ["D8:6; D9:17"], [])
+    assert clean_evidence(["D:11:26"], known)[0] == ["D11:26"]
+    assert clean_evidence(["D30:05"], known)[0] == ["D30:5"]
+    assert clean_evidence(["D"], known) == ([], ["D"], ["D"])
+    assert clean_evidence(["D4:36", "D1:1"], known) == (["D1:1"], [], ["D4:36"])
+
+
+def _mini_locomo(tmp_path: Path) -> tuple[Path, Path]:
+    sessions = {
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a puppy named Biscuit!"},
+            {"speaker": "Bo", "dia_id": "D1:2", "text": "What breed is Biscuit?"},
+            {"speaker": "Ann", "dia_id": "D1:3", "text": "A beagle, he loves the beach",
+             "blip_caption": "a photo of a beagle on sand"},
+        ],
+        "session_2_date_time": "10:00 am on 9 June, 2023",
+        "session_2": [
+            {"speaker": "Bo", "dia_id": "D2:1", "text": "I started pottery classes downtown"},
+            {"speaker": "Ann", "dia_id": "D2:2", "text": "Send me a picture of your first bowl"},
+        ],
+    }  # fmt: skip
+    qa = [
+        {"question": "What is the name of Ann's puppy?", "answer": "Biscuit", "evidence": ["D1:1"], "category": 4},
+        {"question": "What breed is the puppy?", "answer": "beagle", "evidence": ["D01:3"], "category": 4},
+        {"question": "When did Bo start pottery?", "answer": "June 2023", "evidence": ["D2:1; D2:2"], "category": 2},
+        {"question": "What did Ann adopt?", "answer": "a puppy", "evidence": ["D9:9"], "category": 1},
+        {"question": "What does Bo teach?", "adversarial_answer": "pottery", "evidence": ["D2:1"], "category": 5},
+    ]  # fmt: skip
+    dataset = tmp_path / "locomo10.json"
+    dataset.write_text(
+        json.dumps(
+            [
+                {
+                    "sample_id": "s0",
+                    "conversation": {"speaker_a": "Ann", "speaker_b": "Bo", **sessions},
+                    "qa": qa,
+                }
+            ]
+        )
+    )
+    audit = tmp_path / "locomo_audit_errors.json"
+    audit.write_text(json.dumps([{"question_id": "locomo_0_qa1", "question": "What breed is the puppy?",
+                                  "error_type": "WRONG_CITATION", "correct_evidence": ["D1:2", "D1:3"]}]))  # fmt: skip
+    return dataset, audit
+
+
+def test_load_cleans_and_applies_the_audit(tmp_path: Path) -> None:
+    dataset, audit = _mini_locomo(tmp_path)
+    conversations, cleaning = load(dataset, audit)
+    questions = conversations[0].questions
+    assert [q.original for q in questions] == [["D1:1"], ["D1:3"], ["D2:1", "D2:2"], ["D2:1"]]
+    assert questions[1].audited == ["D1:2", "D1:3"]
+    assert cleaning.questions_without_evidence == ["conv 0 q3"]
+    assert (
+        conversations[0].turns[2][2]
+        == "Ann: A beagle, he loves the beach [shares a photo of a beagle on sand]"
+    )
+
+
+def test_bench_retrieval_keyword_only_end_to_end(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dataset, _ = _mini_locomo(tmp_path)
+    out = tmp_path / "r.json"
+    assert (
+        main(
+            ["bench", "retrieval", "--dataset", str(dataset), "--keyword-only", "--json", str(out)]
+        )
+        == 0
+    )
+    text = capsys.readouterr().out
+    assert "== evidence: original ==" in text and "== evidence: audited ==" in text
+    data = json.loads(out.read_text())
+    assert data["headline_questions"] == 3 and data["turns"] == 5
+    assert 0.0 < data["turn_r10"] <= 1.0 and data["session_r10"] == 1.0
+    assert set(data["figures"]["original"]) == {"bm25"}
+    assert data["figures"]["original"]["bm25"]["turn"]["5"]["n"] == 1
+
+
+def test_bench_retrieval_with_the_real_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dataset, _ = _mini_locomo(tmp_path)
+    out = tmp_path / "r.json"
+    assert main(["bench", "retrieval", "--dataset", str(dataset), "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert set(data["figures"]["original"]) == {"full", "bm25", "vector"}
+    assert data["embedding_model"] == "all-MiniLM-L6-v2"
+    assert data["figures"]["original"]["full"]["turn"]["1-4"]["r10"] == 1.0  # 5 turns, k = 10
+
+
+def test_bench_latency_small(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "lat.json"
+    assert (
+        main(
+            [
+                "bench",
+                "latency",
+                "--sizes",
+                "300",
+                "--queries",
+                "5",
+                "--keyword-only",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    data = json.loads(out.read_text())
+    for key in ("search_p95_ms_300", "traverse_p95_ms_300", "save_p95_ms_300"):
+        assert data[key] > 0
+    assert data["sizes"]["300"]["db_bytes"] > 0
+    assert "memories" in capsys.readouterr().out
+
+
+def test_bench_needs_a_dataset(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "retrieval", "--keyword-only"]) == 1
+    assert "needs --dataset" in capsys.readouterr().err
