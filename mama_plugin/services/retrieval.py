@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from ..storage import MemoryRecord, Store, now_ms
 from ..storage import vectors as vec
-from . import ranking
+from . import ranking, vector_index
 from .evolution import chain, current_of
 from .graph import traverse
 from .render import render
@@ -83,9 +83,9 @@ def retrieve(
         found["keyword"] = [(seq, score / top) for seq, score in hits]
     if "vector" in retrievers and embedder is not None and query.strip():
         vec.check_model(store, embedder.name, embedder.dim)
-        if vec.count_vectors(store):
+        if vector_index.has_vectors(store):
             query_vector = embedder.embed([query])[0]
-            hits = vec.knn(store, query_vector, depth, project=project)
+            hits = vector_index.knn(store, query_vector, depth, project=project)
             found["vector"] = [(seq, VECTOR_WEIGHT * (1.0 - dist)) for seq, dist in hits]
     relevance: dict[int, float] = {}
     ranks: dict[int, dict[str, int]] = {}
@@ -205,7 +205,7 @@ def search_by_context(
                     min_confidence=min_confidence, now=now)  # fmt: skip
     ordered = _with_successors(store, hits, k)
     used = ["keyword"] if "keyword" in retrievers else []
-    if "vector" in retrievers and embedder is not None and vec.count_vectors(store):
+    if "vector" in retrievers and embedder is not None and vector_index.has_vectors(store):
         used.append("vector")
     primary = [
         _present(store, m, score, include_evidence, include_tensions) for m, score in ordered

@@ -24,14 +24,19 @@ STOPWORDS = frozenset(
 )  # fmt: skip
 
 
-def match_query(text: str) -> str | None:
-    """Return an FTS5 MATCH expression OR-ing the words of ``text``, or None if none remain.
-
-    Every word is quoted, so FTS5 operators in user text (NEAR, AND, ``*``, ``:``) are inert.
-    """
+def query_words(text: str) -> list[str]:
+    """The distinct words of ``text`` worth matching: lower case, stopwords dropped."""
     words = [w.casefold() for w in _WORD.findall(text)]
     kept = [w for w in words if w not in STOPWORDS] or words
-    unique = list(dict.fromkeys(kept))
-    if not unique:
-        return None
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in unique)
+    return list(dict.fromkeys(kept))
+
+
+def quoted(word: str) -> str:
+    """One word as an FTS5 string: operators in user text (NEAR, AND, ``*``, ``:``) are inert."""
+    return '"' + word.replace('"', '""') + '"'
+
+
+def match_query(text: str) -> str | None:
+    """Return an FTS5 MATCH expression OR-ing the words of ``text``, or None if none remain."""
+    words = query_words(text)
+    return " OR ".join(quoted(w) for w in words) if words else None

@@ -125,12 +125,16 @@ def _vectors(conn: apsw.Connection, dim: int) -> None:
     create_vector_table(conn, dim)
     conn.execute("INSERT INTO meta(key, value) VALUES ('embedding_dim', ?)", (str(int(dim)),))
     # Memories wait here until the embedder has seen them; saving never waits for a model.
+    # vector_log lists the rows given a vector, in order, so an in-memory index can load only
+    # what is new; meta.vectors_epoch moves when vectors are replaced or removed.
     conn.execute(
         """
         CREATE TABLE embedding_queue (
             seq INTEGER PRIMARY KEY REFERENCES memories(seq) ON DELETE CASCADE
         );
         INSERT INTO embedding_queue(seq) SELECT seq FROM memories;
+        CREATE TABLE vector_log (id INTEGER PRIMARY KEY AUTOINCREMENT, seq INTEGER NOT NULL);
+        INSERT INTO meta(key, value) VALUES ('vectors_epoch', '0');
         """
     )
 

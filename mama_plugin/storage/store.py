@@ -24,7 +24,7 @@ from ..errors import ConflictError, NotFoundError, StoreBusyError, ValidationErr
 from ..privacy import redact_tree
 from ..relationships import REPLACING, category_of, normalise
 from .connection import connect
-from .fts import match_query
+from .fts import match_query, query_words, quoted
 from .migrations import migrate, user_version
 from .records import (
     LINK_COLUMNS,
@@ -37,6 +37,7 @@ from .records import (
 from .text import reasoning_text
 
 MEMORY_TYPES = ("decision", "checkpoint", "insight", "context")
+COMMON_WORD_MIN = 2_000  # see text_ranks
 _ID_PREFIX = {"decision": "dec", "checkpoint": "chk", "insight": "ins", "context": "ctx"}
 _ALPHABET = string.digits + string.ascii_lowercase
 _SELECT_MEMORY = "SELECT " + ", ".join(MEMORY_COLUMNS) + " FROM memories"
@@ -307,6 +308,10 @@ class Store:
             seq = self.require(memory_id).seq
             self.conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
             self.conn.execute("DELETE FROM memory_vectors WHERE rowid = ?", (seq,))
+            self.conn.execute("DELETE FROM vector_log")  # in-memory copies must reload
+            self.conn.execute(
+                "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vectors_epoch'"
+            )
             self.conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
 
     def touch(self, memory_ids: Iterable[str]) -> None:
@@ -517,15 +522,25 @@ class Store:
     ) -> dict[str, list[int]]:
         """For the sessions the given memories belong to: every memory of each, in time order."""
         wanted = list(dict.fromkeys(seqs))
-        if not wanted:
+        sessions: set[str] = set()
+        for start in range(0, len(wanted), 900):  # stay under SQLite's variable limit
+            chunk = wanted[start : start + 900]
+            marks = ",".join("?" * len(chunk))
+            rows = self.conn.execute(
+                "SELECT DISTINCT session_id FROM memories "
+                f"WHERE seq IN ({marks}) AND session_id <> ''",
+                chunk,
+            ).fetchall()
+            sessions.update(str(r[0]) for r in rows)
+        if not sessions:
             return {}
-        marks = ",".join("?" * len(wanted))
+        names = sorted(sessions)
         scope = " AND project = ?" if project is not None else ""
+        marks = ",".join("?" * len(names))
         rows = self.conn.execute(
-            "SELECT seq, session_id FROM memories WHERE session_id IN ("
-            f"SELECT DISTINCT session_id FROM memories WHERE seq IN ({marks}) AND session_id <> ''"
-            f"){scope} ORDER BY session_id, created_at, seq",
-            (*wanted, *([project] if project is not None else [])),
+            f"SELECT seq, session_id FROM memories WHERE session_id IN ({marks})"
+            f" AND session_id <> ''{scope} ORDER BY session_id, created_at, seq",
+            (*names, *([project] if project is not None else [])),
         ).fetchall()
         order: dict[str, list[int]] = {}
         for seq, session in rows:
@@ -608,11 +623,21 @@ class Store:
     def text_ranks(
         self, query: str, *, project: str | None = None, limit: int = 50
     ) -> list[tuple[int, float]]:
-        """Full-text (BM25) matches as (seq, score), best first, without loading the rows."""
-        expression = match_query(query)
-        if expression is None:
+        """Full-text (BM25) matches as (seq, score), best first, without loading the rows.
+
+        A word found in more than half of all memories carries almost no BM25 weight
+        (IDF ≤ log 2) yet costs the most to score; once its list is long
+        (``COMMON_WORD_MIN`` memories) it is left out, unless every word is that common.
+        """
+        words = query_words(query)
+        if not words:
             return []
-        if project is None:
+        frequency = {w: self._document_frequency(w) for w in words}
+        total = self._memory_count()
+        common = {w for w, n in frequency.items() if n >= COMMON_WORD_MIN and n > total / 2}
+        kept = [w for w in words if w not in common and frequency[w]] or words
+        expression = " OR ".join(quoted(w) for w in kept)
+        if project is None or self._only_project() == project:
             rows = self.conn.execute(
                 "SELECT rowid, -bm25(memories_fts) AS score FROM memories_fts "
                 "WHERE memories_fts MATCH ? ORDER BY score DESC LIMIT ?",
@@ -626,6 +651,27 @@ class Store:
                 (expression, project, limit),
             )
         return [(int(seq), float(score or 0.0)) for seq, score in rows.fetchall()]  # type: ignore[arg-type]
+
+    def _document_frequency(self, word: str) -> int:
+        """How many memories contain ``word`` (as the index tokenizes it)."""
+        row = self.conn.execute(
+            "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (quoted(word),)
+        ).fetchall()[0]
+        return int(row[0] or 0)  # type: ignore[arg-type]
+
+    def _only_project(self) -> str | None:
+        """The project every memory belongs to, or None when there are several (or none).
+
+        Two index probes: a filter that keeps every row is skipped instead of joined.
+        """
+        # One aggregate per query: SQLite answers a lone min() or max() from the index.
+        low = self.conn.execute("SELECT min(project) FROM memories").fetchall()[0][0]
+        high = self.conn.execute("SELECT max(project) FROM memories").fetchall()[0][0]
+        return str(low) if low is not None and low == high else None
+
+    def _memory_count(self) -> int:
+        row = self.conn.execute("SELECT count(*) FROM memories").fetchall()[0]
+        return int(row[0] or 0)  # type: ignore[arg-type]
 
     def iter_memories(self, *, project: str | None = None) -> Iterator[MemoryRecord]:
         """Every memory, oldest first, optionally of one project."""

@@ -63,9 +63,39 @@ def reset_vectors(store: Store, name: str, dim: int) -> None:
     with store.transaction():
         store.conn.execute("DROP TABLE IF EXISTS memory_vectors")
         create_vector_table(store.conn, dim)
+        bump_epoch(store)
         store.conn.execute("INSERT OR IGNORE INTO embedding_queue(seq) SELECT seq FROM memories")
         store.set_meta("embedding_dim", str(dim))
         store.set_meta("embedding_model", name)
+
+
+def bump_epoch(store: Store) -> None:
+    """Record that stored vectors were replaced or removed (in-memory copies must reload)."""
+    with store.transaction():
+        store.conn.execute("DELETE FROM vector_log")
+        store.conn.execute(
+            "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vectors_epoch'"
+        )
+
+
+def vectors_state(store: Store) -> tuple[int, int]:
+    """(epoch, last vector_log id): cheap to read; changes whenever vectors change."""
+    epoch = store.meta("vectors_epoch") or "0"
+    row = store.conn.execute("SELECT coalesce(max(id), 0) FROM vector_log").fetchall()[0]
+    return int(epoch), int(row[0] or 0)
+
+
+def load_vectors(store: Store, after: int = 0) -> list[tuple[int, str, bytes]]:
+    """(seq, project, float32 blob) of the vectors logged after log id ``after`` (0: all)."""
+    if after <= 0:
+        rows = store.conn.execute("SELECT rowid, project, embedding FROM memory_vectors")
+    else:
+        rows = store.conn.execute(
+            "SELECT v.rowid, v.project, v.embedding FROM memory_vectors v WHERE v.rowid IN "
+            "(SELECT DISTINCT seq FROM vector_log WHERE id > ?)",
+            (after,),
+        )
+    return [(int(seq), str(project), bytes(blob)) for seq, project, blob in rows.fetchall()]  # type: ignore[arg-type]
 
 
 def count_vectors(store: Store) -> int:
@@ -101,12 +131,18 @@ def put_vectors(store: Store, items: Sequence[tuple[int, Sequence[float]]]) -> N
             found = rows.fetchall()
             if not found:
                 continue  # deleted while it was being embedded
+            replaced = store.conn.execute(
+                "SELECT 1 FROM memory_vectors WHERE rowid = ?", (seq,)
+            ).fetchall()
             store.conn.execute("DELETE FROM memory_vectors WHERE rowid = ?", (seq,))
             store.conn.execute(
                 "INSERT INTO memory_vectors(rowid, project, embedding) VALUES (?, ?, ?)",
                 (seq, found[0][0], to_blob(vector)),
             )
             store.conn.execute("DELETE FROM embedding_queue WHERE seq = ?", (seq,))
+            if replaced:
+                bump_epoch(store)  # an in-memory copy holds the old vector
+            store.conn.execute("INSERT INTO vector_log(seq) VALUES (?)", (seq,))
 
 
 def knn(

@@ -1,0 +1,109 @@
+"""A warm in-memory copy of the store's vectors, for exact KNN in a few milliseconds.
+
+sqlite-vec holds the vectors durably, but its brute-force scan costs ~90 ms per query at
+100k memories on this kind of machine, where a numpy matrix product over the same vectors
+takes ~5 ms. A long-running process (the MCP server, a benchmark) therefore keeps one matrix
+per project, loaded once and then kept in step cheaply: new vectors are read from
+``vector_log``; a move of ``vectors_epoch`` (vectors replaced or removed) reloads everything.
+Without numpy, queries go to sqlite-vec directly. Read-only.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..storage import Store
+from ..storage import vectors as vec
+
+
+@dataclass
+class _Index:
+    epoch: int = -1
+    log_id: int = 0
+    # project -> (seqs, matrix); appended chunks are joined on first use
+    seqs: dict[str, list[Any]] = field(default_factory=dict)
+    rows: dict[str, list[Any]] = field(default_factory=dict)
+
+    def size(self) -> int:
+        return sum(len(chunk) for chunks in self.seqs.values() for chunk in chunks)
+
+
+_indexes: weakref.WeakKeyDictionary[Store, _Index] = weakref.WeakKeyDictionary()
+
+
+def _numpy() -> Any:
+    try:
+        import numpy
+    except ImportError:  # the local-model extra is not installed
+        return None
+    return numpy
+
+
+def _sync(store: Store, np: Any) -> _Index:
+    index = _indexes.get(store)
+    epoch, log_id = vec.vectors_state(store)
+    if index is None or index.epoch != epoch:
+        index = _Index(epoch=epoch)
+        _indexes[store] = index
+        rows = vec.load_vectors(store)
+    elif log_id > index.log_id:
+        rows = vec.load_vectors(store, after=index.log_id)
+    else:
+        return index
+    index.log_id = log_id
+    by_project: dict[str, tuple[list[int], list[bytes]]] = {}
+    for seq, project, blob in rows:
+        seqs, blobs = by_project.setdefault(project, ([], []))
+        seqs.append(seq)
+        blobs.append(blob)
+    for project, (seqs, blobs) in by_project.items():
+        matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
+        index.seqs.setdefault(project, []).append(np.asarray(seqs, dtype=np.int64))
+        index.rows.setdefault(project, []).append(matrix)
+    return index
+
+
+def _matrix(index: _Index, project: str, np: Any) -> tuple[Any, Any]:
+    if len(index.rows[project]) > 1:  # join appended chunks once
+        index.seqs[project] = [np.concatenate(index.seqs[project])]
+        index.rows[project] = [np.vstack(index.rows[project])]
+    return index.seqs[project][0], index.rows[project][0]
+
+
+def has_vectors(store: Store) -> bool:
+    """True when at least one memory (of any project) has a vector."""
+    np = _numpy()
+    if np is None:
+        return vec.count_vectors(store) > 0
+    return _sync(store, np).size() > 0
+
+
+def knn(
+    store: Store, vector: Sequence[float], k: int, *, project: str | None = None
+) -> list[tuple[int, float]]:
+    """The ``k`` nearest memories as (seq, cosine distance), nearest first."""
+    np = _numpy()
+    if np is None:
+        return vec.knn(store, vector, k, project=project)
+    index = _sync(store, np)
+    projects = [project] if project is not None else list(index.rows)
+    query = np.asarray(vector, dtype=np.float32)
+    found_seqs, found_sims = [], []
+    for name in projects:
+        if name not in index.rows:
+            continue
+        seqs, matrix = _matrix(index, name, np)
+        sims = matrix @ query
+        take = min(k, len(sims))
+        top = np.argpartition(-sims, take - 1)[:take] if take < len(sims) else np.arange(len(sims))
+        found_seqs.append(seqs[top])
+        found_sims.append(sims[top])
+    if not found_seqs:
+        return []
+    seqs = np.concatenate(found_seqs)
+    sims = np.concatenate(found_sims)
+    order = np.argsort(-sims, kind="stable")[:k]
+    return [(int(seqs[i]), float(1.0 - sims[i])) for i in order]

@@ -1,0 +1,88 @@
+"""The warm in-memory vector index agrees with sqlite-vec and follows every change."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from mama_plugin.services import vector_index
+from mama_plugin.services.memories import save_insight
+from mama_plugin.storage import Store
+from mama_plugin.storage import vectors as vec
+
+
+def _unit(rng: random.Random, dim: int = 16) -> list[float]:
+    v = [rng.gauss(0, 1) for _ in range(dim)]
+    norm = sum(x * x for x in v) ** 0.5
+    return [x / norm for x in v]
+
+
+def _fill(store: Store, project: str, n: int, rng: random.Random) -> list[int]:
+    seqs = [save_insight(store, project, {"content": f"memory {i}"}).memory.seq for i in range(n)]
+    vec.reset_vectors(store, "test-model", 16) if vec.recorded_model(store)[0] is None else None
+    vec.put_vectors(store, [(seq, _unit(rng)) for seq in vec_pending(store)])
+    return seqs
+
+
+def vec_pending(store: Store) -> list[int]:
+    return [seq for seq, _ in vec.pending(store, 10_000)]
+
+
+def test_agrees_with_sqlite_vec(store: Store) -> None:
+    rng = random.Random(1)
+    _fill(store, "/a", 40, rng)
+    _fill(store, "/b", 30, rng)
+    query = _unit(rng)
+    for project in ("/a", "/b", None):
+        ours = vector_index.knn(store, query, 10, project=project)
+        theirs = vec.knn(store, query, 10, project=project)
+        assert [s for s, _ in ours] == [s for s, _ in theirs]
+        assert [d for _, d in ours] == pytest.approx([d for _, d in theirs], abs=1e-5)
+
+
+def test_new_vectors_are_seen_without_a_full_reload(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(2)
+    _fill(store, "/a", 5, rng)
+    assert vector_index.has_vectors(store)
+    loads: list[int] = []
+    real = vec.load_vectors
+    monkeypatch.setattr(
+        vec, "load_vectors", lambda s, after=0: loads.append(after) or real(s, after)
+    )
+    target = _unit(rng)
+    seq = save_insight(store, "/a", {"content": "newcomer"}).memory.seq
+    vec.put_vectors(store, [(seq, target)])
+    assert vector_index.knn(store, target, 1, project="/a")[0][0] == seq
+    assert loads and all(after > 0 for after in loads)  # only the new rows were read
+
+
+def test_deleted_and_reembedded_memories_reload(store: Store) -> None:
+    rng = random.Random(3)
+    _fill(store, "/a", 8, rng)
+    target = _unit(rng)
+    first = vector_index.knn(store, target, 1, project="/a")[0][0]
+    victim = next(m for m in store.iter_memories() if m.seq == first)
+    store.delete_memory(victim.id)
+    assert first not in [s for s, _ in vector_index.knn(store, target, 8, project="/a")]
+    other = vector_index.knn(store, target, 1, project="/a")[0][0]
+    vec.put_vectors(store, [(other, [-x for x in target])])  # re-embedded far away
+    assert vector_index.knn(store, target, 1, project="/a")[0][0] != other
+
+
+def test_sees_vectors_written_by_another_connection(store: Store) -> None:
+    rng = random.Random(4)
+    _fill(store, "/a", 3, rng)
+    vector_index.knn(store, _unit(rng), 3, project="/a")
+    target = _unit(rng)
+    with Store.open(store.path) as other:
+        seq = save_insight(other, "/a", {"content": "from elsewhere"}).memory.seq
+        vec.put_vectors(other, [(seq, target)])
+    assert vector_index.knn(store, target, 1, project="/a")[0][0] == seq
+
+
+def test_empty_store(store: Store) -> None:
+    assert not vector_index.has_vectors(store)
+    assert vector_index.knn(store, [1.0] + [0.0] * 15, 5) == []
