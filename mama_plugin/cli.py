@@ -39,7 +39,17 @@ def _print_json(value: Any) -> None:
 def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
-    print(run_demo(keep=args.keep), end="")
+    embedder = None
+    if not args.keyword_only:
+        from .embeddings import EmbeddingError, open_embedder
+
+        try:  # the user's model cache (built once from the bundled package), not the demo's
+            embedder = open_embedder(Config())
+        except EmbeddingError as exc:
+            print(
+                f"mama: no embedding model ({exc}); the demo searches by keywords", file=sys.stderr
+            )
+    print(run_demo(keep=args.keep, embedder=embedder), end="")
     return 0
 
 
@@ -298,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--keep", action="store_true", help="keep the temporary store and print its path"
     )
+    p.add_argument("--keyword-only", action="store_true", help="no embedding model (BM25 only)")
 
     p = command("status", cmd_status, "database path, schema version, counts by type and project")
     p.add_argument("--json", action="store_true", help="print JSON")

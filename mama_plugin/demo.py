@@ -13,23 +13,28 @@ from pathlib import Path
 
 from .config import Config
 from .services.evolution import chain
+from .services.indexing import drain
 from .services.memories import record_outcome, save_checkpoint, save_decision, save_insight
 from .services.render import render
-from .services.search import search_text
+from .services.retrieval import Embedder, search_by_context
 from .storage import Store
 
 PROJECT = "/demo/checkout-service"
 QUESTION = "auth for a high-traffic service?"
 
 
-def run_demo(*, keep: bool = False) -> str:
-    """Play the story on a fresh temporary store and return the transcript."""
+def run_demo(*, keep: bool = False, embedder: Embedder | None = None) -> str:
+    """Play the story on a fresh temporary store and return the transcript.
+
+    ``embedder`` adds semantic search; without one the demo searches by keywords only.
+    """
     home = Path(tempfile.mkdtemp(prefix="mama-demo-"))
     previous = os.environ.get("MAMA_HOME")
     os.environ["MAMA_HOME"] = str(home)
     try:
         with Store.open(config=Config(home)) as store:
-            return _story(store) + (f"\n(store kept at {store.path})\n" if keep else "")
+            text = _story(store, embedder)
+            return text + (f"\n(store kept at {store.path})\n" if keep else "")
     finally:
         if previous is None:
             os.environ.pop("MAMA_HOME", None)
@@ -39,7 +44,7 @@ def run_demo(*, keep: bool = False) -> str:
             shutil.rmtree(home, ignore_errors=True)
 
 
-def _story(store: Store) -> str:
+def _story(store: Store, embedder: Embedder | None) -> str:
     out = [f"MAMA demo — a temporary store at {store.path}\n"]
     jwt = save_decision(store, PROJECT, {
         "topic": "auth_strategy",
@@ -102,8 +107,20 @@ def _story(store: Store) -> str:
         for ln in store.links(m.id, direction="out", categories=("evolution",))
     }
     out.append(render("chain.txt.j2", topic="auth_strategy", chain=history, links_between=between))
-    out.append(f'Search "{QUESTION}" (full-text for now):')
-    for rank, hit in enumerate(search_text(store, QUESTION, project=PROJECT), 1):
-        m = hit.memory
-        out.append(f"  {rank}. [{hit.label}] {m.id} ({m.type}) {m.content}")
+    if embedder is not None:
+        embedded = drain(store, embedder)
+        how = f"hybrid: keywords + {embedder.name}, {embedded} memories embedded after saving"
+    else:
+        how = "keywords only: no embedding model"
+    result = search_by_context(store, QUESTION, embedder=embedder, project=PROJECT, k=5)
+    out.append(f'Search "{QUESTION}" ({how}):')
+    for rank, item in enumerate(result.primary_results, 1):
+        label = (
+            item["status"]
+            if item["current_id"] == item["id"]
+            else f"superseded → {item['current_id']}"
+        )
+        out.append(f"  {rank}. [{label}] {item['id']} ({item['type']}) {item['content']}")
+    out.append("\nWhat Claude reads back (narrative_summary):\n")
+    out.append(result.narrative_summary)
     return "\n".join(out) + "\n"

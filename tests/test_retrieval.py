@@ -290,3 +290,15 @@ def test_nothing_found_tells_so(store: Store) -> None:
         result.ids() == []
         and 'Nothing in memory matches "nothing at all".' in result.narrative_summary
     )
+
+
+def test_plans_for_a_superseded_decision_no_longer_remain(store: Store, project: str) -> None:
+    old = decide(store, project, "JWT auth for the gateway")
+    save_checkpoint(store, project, {"summary": "JWT auth wired in the gateway", "implements": [old],
+                                     "next_steps": ["load test the JWT refresh path"]})  # fmt: skip
+    result = search_by_context(store, "gateway auth", project=project)
+    assert [s["step"] for s in result.status["next_steps"]] == ["load test the JWT refresh path"]
+    decide(store, project, "sessions for the gateway auth", supersedes=old,
+           next_steps=["set up Redis HA"])  # fmt: skip
+    result = search_by_context(store, "gateway auth", project=project)
+    assert [s["step"] for s in result.status["next_steps"]] == ["set up Redis HA"]

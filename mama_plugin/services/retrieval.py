@@ -215,7 +215,10 @@ def search_by_context(
     status = {
         "current": [{"id": r["id"], "topic": r["topic"], "content": r["content"]} for r in current],
         "next_steps": [
-            s for r in primary if r["status"] == "current" for s in r.get("next_steps", [])
+            s
+            for r in primary
+            if r["status"] == "current" and not _serves_only_the_past(store, r["id"])
+            for s in r.get("next_steps", [])
         ],
     }
     learned = _learned(store, [m for m, _ in ordered], chains)
@@ -224,6 +227,17 @@ def search_by_context(
     if record_usage and primary:
         store.touch(r["id"] for r in primary)
     return ContextResult(query, primary, chains, status, learned, summary.strip(), used)
+
+
+def _serves_only_the_past(store: Store, memory_id: str) -> bool:
+    """True when everything this memory implements has been superseded: its plans are moot."""
+    targets = [
+        ln.to_id for ln in store.links(memory_id, direction="out", categories=("implementation",))
+    ]
+    if not targets:
+        return False
+    found = store.get_many(targets)
+    return all(m.status == "superseded" for m in found.values())
 
 
 def _with_successors(store: Store, hits: list[Scored], k: int) -> list[tuple[MemoryRecord, float]]:

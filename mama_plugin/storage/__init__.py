@@ -1,7 +1,8 @@
 """Storage room: connection setup, migrations and the store. The only room that writes SQL."""
 
 from .records import LinkRecord, MemoryRecord, RankFields, Redactions
-from .store import MEMORY_TYPES, Store, new_id, now_ms
+from .sql import now_ms
+from .store import MEMORY_TYPES, Store, new_id
 
 __all__ = [
     "MEMORY_TYPES",

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import secrets
 import string
-import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,37 +21,27 @@ import apsw
 from ..config import Config
 from ..errors import ConflictError, NotFoundError, StoreBusyError, ValidationError
 from ..privacy import redact_tree
-from ..relationships import REPLACING, category_of, normalise
 from .connection import connect
-from .fts import match_query, query_words, quoted
+from .links import LinkOps
 from .migrations import migrate, user_version
 from .records import (
-    LINK_COLUMNS,
-    MEMORY_COLUMNS,
-    LinkRecord,
     MemoryRecord,
-    RankFields,
     Redactions,
 )
+from .search import SearchOps
+from .sql import SELECT_MEMORY, now_ms, scope
 from .text import reasoning_text
 
 MEMORY_TYPES = ("decision", "checkpoint", "insight", "context")
-COMMON_WORD_MIN = 2_000  # see text_ranks
+
 _ID_PREFIX = {"decision": "dec", "checkpoint": "chk", "insight": "ins", "context": "ctx"}
 _ALPHABET = string.digits + string.ascii_lowercase
-_SELECT_MEMORY = "SELECT " + ", ".join(MEMORY_COLUMNS) + " FROM memories"
-_SELECT_LINK = "SELECT " + ", ".join(LINK_COLUMNS) + " FROM memory_links"
 # Fields a caller may change on an existing memory; the rest are identity or bookkeeping.
 _EDITABLE = frozenset(
     {"topic", "content", "specifics", "evidence", "reasoning", "tension", "continuity",
      "confidence", "tags", "metadata", "session_id"}
 )  # fmt: skip
 _JSON_FIELDS = ("specifics", "evidence", "reasoning", "tension", "continuity", "tags", "metadata")
-
-
-def now_ms() -> int:
-    """Milliseconds since the epoch, the store's one time unit."""
-    return int(time.time() * 1000)
 
 
 def new_id(memory_type: str) -> str:
@@ -65,7 +54,7 @@ def new_id(memory_type: str) -> str:
     return f"{_ID_PREFIX[memory_type]}_{''.join(reversed(digits))}{suffix}"
 
 
-class Store:
+class Store(LinkOps, SearchOps):
     """A migrated, configured connection to the MAMA database. Use :meth:`open`."""
 
     def __init__(self, conn: apsw.Connection, path: Path) -> None:
@@ -341,156 +330,13 @@ class Store:
             (seq, topic, content, reasoning_text(reasoning)),
         )
 
-    # -- links -----------------------------------------------------------------------------
-
-    def add_link(
-        self,
-        from_id: str,
-        to_id: str,
-        relationship: str,
-        reason: str,
-        *,
-        evidence: str = "",
-        context: str = "",
-        confidence: float = 1.0,
-        created_by: str = "user",
-        created_at: int | None = None,
-        mark_target: bool = True,
-    ) -> tuple[LinkRecord, Redactions]:
-        """Link two memories with a reason; a replacing link marks its target superseded.
-
-        Stating an existing link again returns it unchanged. ``mark_target=False`` leaves the
-        target's status alone (restoring a dump whose statuses are already right). Raises
-        ValidationError for an empty reason, an unknown id, a self-link or a supersede cycle.
-        """
-        try:
-            word = normalise(relationship)
-        except ValueError as exc:
-            raise ValidationError([str(exc)]) from None
-        if not reason or not reason.strip():
-            raise ValidationError(["every link needs a reason — say in one sentence why"])
-        if from_id == to_id:
-            raise ValidationError([f"a memory cannot link to itself ({from_id})"])
-        if not 0.0 <= confidence <= 1.0:
-            raise ValidationError([f"confidence must be between 0 and 1 (got {confidence!r})"])
-        text, found = redact_tree(
-            {"reason": reason.strip(), "evidence": evidence, "context": context}
-        )
-        created = created_at if created_at is not None else now_ms()
-        with self.transaction():
-            missing = [i for i in (from_id, to_id) if i not in self.existing_ids([from_id, to_id])]
-            if missing:
-                end = "from_id" if missing[0] == from_id else "to_id"
-                raise ValidationError(
-                    [f"unknown {end} {missing[0]!r}: no memory has that id — search for it first"]
-                )
-            if word in REPLACING and self._replaces(to_id, from_id):
-                raise ValidationError(
-                    [
-                        f"{to_id} already (transitively) {word} {from_id}: "
-                        "this link would make a cycle"
-                    ]
-                )
-            existing = self.conn.execute(
-                f"{_SELECT_LINK} WHERE from_id = ? AND to_id = ? AND relationship = ?",
-                (from_id, to_id, word),
-            ).fetchall()
-            if existing:
-                return LinkRecord.from_row(existing[0]), Redactions()
-            category = category_of(word)
-            self.conn.execute(
-                "INSERT INTO memory_links(from_id, to_id, relationship, reason, evidence, context, "
-                "link_category, confidence, created_by, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (from_id, to_id, word, text["reason"], text["evidence"], text["context"],
-                 category, confidence, created_by, created),
-            )  # fmt: skip
-            link_id = self.conn.last_insert_rowid()
-            self.conn.execute(
-                "INSERT INTO relationship_usage(relationship, link_category, uses, first_used, "
-                "last_used) VALUES (?, ?, 1, ?, ?) ON CONFLICT(relationship) DO UPDATE SET "
-                "uses = uses + 1, last_used = max(last_used, excluded.last_used)",
-                (word, category, created, created),
-            )
-            if word in REPLACING and mark_target:
-                self._mark_superseded(to_id)
-            row = self.conn.execute(f"{_SELECT_LINK} WHERE id = ?", (link_id,)).fetchall()[0]
-        redactions = Redactions()
-        redactions.add(dict(found))
-        return LinkRecord.from_row(row), redactions
-
-    def _replaces(self, start: str, target: str) -> bool:
-        """True if ``start`` reaches ``target`` by following replacing links forward."""
-        marks = ",".join("?" * len(REPLACING))
-        rows = self.conn.execute(
-            f"""WITH RECURSIVE chain(id) AS (
-                    SELECT ? UNION
-                    SELECT l.to_id FROM memory_links l JOIN chain ON l.from_id = chain.id
-                    WHERE l.relationship IN ({marks}))
-                SELECT 1 FROM chain WHERE id = ? LIMIT 1""",
-            (start, *sorted(REPLACING), target),
-        ).fetchall()
-        return bool(rows)
-
-    def _mark_superseded(self, memory_id: str) -> None:
-        self.conn.execute(
-            "UPDATE memories SET status = 'superseded', version = version + 1, updated_at = ?, "
-            "outcome_status = CASE outcome_status WHEN 'PENDING' THEN 'SUPERSEDED' "
-            "ELSE outcome_status END WHERE id = ?",
-            (now_ms(), memory_id),
-        )
-
-    def restore_superseded(self, memory_id: str) -> None:
-        """Mark a memory superseded as history already had it: times and version unchanged.
-
-        For importers replaying a past supersession; live writes go through :meth:`add_link`.
-        """
-        self.conn.execute(
-            "UPDATE memories SET status = 'superseded', "
-            "outcome_status = CASE outcome_status WHEN 'PENDING' THEN 'SUPERSEDED' "
-            "ELSE outcome_status END WHERE id = ?",
-            (memory_id,),
-        )
-
-    def link_exists(self, from_id: str, to_id: str, relationship: str) -> bool:
-        """True if this exact link (relationship spelled canonically) is stored."""
-        rows = self.conn.execute(
-            "SELECT 1 FROM memory_links WHERE from_id = ? AND to_id = ? AND relationship = ?",
-            (from_id, to_id, relationship),
-        ).fetchall()
-        return bool(rows)
-
-    def links(
-        self, memory_id: str, *, direction: str = "both", categories: Iterable[str] | None = None
-    ) -> list[LinkRecord]:
-        """Links touching a memory: ``out`` (from it), ``in`` (to it) or ``both``; oldest first."""
-        where = {"out": "from_id = :id", "in": "to_id = :id"}.get(
-            direction, "(from_id = :id OR to_id = :id)"
-        )
-        params: dict[str, Any] = {"id": memory_id}
-        if categories is not None:
-            cats = list(categories)
-            where += " AND link_category IN (" + ",".join(f":c{i}" for i in range(len(cats))) + ")"
-            params.update({f"c{i}": c for i, c in enumerate(cats)})
-        rows = self.conn.execute(f"{_SELECT_LINK} WHERE {where} ORDER BY created_at, id", params)
-        return [LinkRecord.from_row(r) for r in rows.fetchall()]
-
-    def links_among(self, memory_ids: Iterable[str], *, direction: str) -> list[LinkRecord]:
-        """Every link leaving (``out``) or entering (``in``) any of ``memory_ids``."""
-        ids = list(dict.fromkeys(memory_ids))
-        if not ids:
-            return []
-        column = "from_id" if direction == "out" else "to_id"
-        marks = ",".join("?" * len(ids))
-        rows = self.conn.execute(f"{_SELECT_LINK} WHERE {column} IN ({marks})", ids)
-        return [LinkRecord.from_row(r) for r in rows.fetchall()]
-
     def get_many(self, memory_ids: Iterable[str]) -> dict[str, MemoryRecord]:
         """The stored memories among ``memory_ids``, by id."""
         ids = list(dict.fromkeys(memory_ids))
         if not ids:
             return {}
         marks = ",".join("?" * len(ids))
-        rows = self.conn.execute(f"{_SELECT_MEMORY} WHERE id IN ({marks})", ids).fetchall()
+        rows = self.conn.execute(f"{SELECT_MEMORY} WHERE id IN ({marks})", ids).fetchall()
         return {str(r[1]): MemoryRecord.from_row(r) for r in rows}
 
     def get_by_seq(self, seqs: Iterable[int]) -> dict[int, MemoryRecord]:
@@ -499,72 +345,14 @@ class Store:
         if not wanted:
             return {}
         marks = ",".join("?" * len(wanted))
-        rows = self.conn.execute(f"{_SELECT_MEMORY} WHERE seq IN ({marks})", wanted).fetchall()
+        rows = self.conn.execute(f"{SELECT_MEMORY} WHERE seq IN ({marks})", wanted).fetchall()
         return {int(r[0]): MemoryRecord.from_row(r) for r in rows}  # type: ignore[arg-type]
-
-    def rank_fields(self, seqs: Iterable[int]) -> dict[int, RankFields]:
-        """The few columns ranking needs, without decoding any narrative JSON."""
-        wanted = list(dict.fromkeys(seqs))
-        out: dict[int, RankFields] = {}
-        for start in range(0, len(wanted), 900):  # stay under SQLite's variable limit
-            chunk = wanted[start : start + 900]
-            rows = self.conn.execute(
-                "SELECT seq, confidence, outcome_status, status, created_at, times_used "
-                f"FROM memories WHERE seq IN ({','.join('?' * len(chunk))})",
-                chunk,
-            ).fetchall()
-            for row in rows:
-                out[int(row[0])] = RankFields(*row)  # type: ignore[arg-type]
-        return out
-
-    def session_order(
-        self, seqs: Iterable[int], *, project: str | None = None
-    ) -> dict[str, list[int]]:
-        """For the sessions the given memories belong to: every memory of each, in time order."""
-        wanted = list(dict.fromkeys(seqs))
-        sessions: set[str] = set()
-        for start in range(0, len(wanted), 900):  # stay under SQLite's variable limit
-            chunk = wanted[start : start + 900]
-            marks = ",".join("?" * len(chunk))
-            rows = self.conn.execute(
-                "SELECT DISTINCT session_id FROM memories "
-                f"WHERE seq IN ({marks}) AND session_id <> ''",
-                chunk,
-            ).fetchall()
-            sessions.update(str(r[0]) for r in rows)
-        if not sessions:
-            return {}
-        names = sorted(sessions)
-        scope = " AND project = ?" if project is not None else ""
-        marks = ",".join("?" * len(names))
-        rows = self.conn.execute(
-            f"SELECT seq, session_id FROM memories WHERE session_id IN ({marks})"
-            f" AND session_id <> ''{scope} ORDER BY session_id, created_at, seq",
-            (*names, *([project] if project is not None else [])),
-        ).fetchall()
-        order: dict[str, list[int]] = {}
-        for seq, session in rows:
-            order.setdefault(str(session), []).append(int(seq))  # type: ignore[arg-type]
-        return order
-
-    def iter_links(self) -> Iterator[LinkRecord]:
-        """Every link, oldest first."""
-        for row in self.conn.execute(f"{_SELECT_LINK} ORDER BY id").fetchall():
-            yield LinkRecord.from_row(row)
-
-    def relationship_usage(self) -> list[tuple[str, str, int]]:
-        """(relationship, category, uses), most used first: candidates for promotion."""
-        rows = self.conn.execute(
-            "SELECT relationship, link_category, uses FROM relationship_usage "
-            "ORDER BY uses DESC, relationship"
-        )
-        return [tuple(r) for r in rows.fetchall()]  # type: ignore[misc]
 
     # -- memories: reads -------------------------------------------------------------------
 
     def get(self, memory_id: str) -> MemoryRecord | None:
         """The memory with this id, or None."""
-        rows = self.conn.execute(f"{_SELECT_MEMORY} WHERE id = ?", (memory_id,)).fetchall()
+        rows = self.conn.execute(f"{SELECT_MEMORY} WHERE id = ?", (memory_id,)).fetchall()
         return MemoryRecord.from_row(rows[0]) if rows else None
 
     def require(self, memory_id: str) -> MemoryRecord:
@@ -587,96 +375,25 @@ class Store:
         self, *, project: str | None = None, limit: int = 10, type: str | None = None
     ) -> list[MemoryRecord]:
         """The newest memories, optionally of one project and type."""
-        where, params = _scope(project, type)
+        where, params = scope(project, type)
         rows = self.conn.execute(
-            f"{_SELECT_MEMORY}{where} ORDER BY created_at DESC, seq DESC LIMIT ?", (*params, limit)
+            f"{SELECT_MEMORY}{where} ORDER BY created_at DESC, seq DESC LIMIT ?", (*params, limit)
         )
         return [MemoryRecord.from_row(r) for r in rows.fetchall()]
 
     def by_topic(self, topic: str, *, project: str | None = None) -> list[MemoryRecord]:
         """Every memory with exactly this topic, newest first."""
-        where, params = _scope(project, None)
+        where, params = scope(project, None)
         clause = (where + " AND" if where else " WHERE") + " topic = ?"
         rows = self.conn.execute(
-            f"{_SELECT_MEMORY}{clause} ORDER BY created_at DESC, seq DESC", (*params, topic)
+            f"{SELECT_MEMORY}{clause} ORDER BY created_at DESC, seq DESC", (*params, topic)
         )
         return [MemoryRecord.from_row(r) for r in rows.fetchall()]
 
-    def search_text(
-        self, query: str, *, project: str | None = None, limit: int = 10
-    ) -> list[tuple[MemoryRecord, float]]:
-        """Full-text (BM25) matches for the words of ``query``, best first, with their score."""
-        expression = match_query(query)
-        if expression is None:
-            return []
-        where, params = _scope(project, None, alias="m")
-        clause = where.replace(" WHERE", " AND") if where else ""
-        columns = ", ".join("m." + c for c in MEMORY_COLUMNS)
-        rows = self.conn.execute(
-            f"SELECT {columns}, -bm25(memories_fts) AS score FROM memories_fts "
-            f"JOIN memories m ON m.seq = memories_fts.rowid "
-            f"WHERE memories_fts MATCH ?{clause} ORDER BY score DESC LIMIT ?",
-            (expression, *params, limit),
-        )
-        return [(MemoryRecord.from_row(r[:-1]), float(r[-1] or 0.0)) for r in rows.fetchall()]
-
-    def text_ranks(
-        self, query: str, *, project: str | None = None, limit: int = 50
-    ) -> list[tuple[int, float]]:
-        """Full-text (BM25) matches as (seq, score), best first, without loading the rows.
-
-        A word found in more than half of all memories carries almost no BM25 weight
-        (IDF ≤ log 2) yet costs the most to score; once its list is long
-        (``COMMON_WORD_MIN`` memories) it is left out, unless every word is that common.
-        """
-        words = query_words(query)
-        if not words:
-            return []
-        frequency = {w: self._document_frequency(w) for w in words}
-        total = self._memory_count()
-        common = {w for w, n in frequency.items() if n >= COMMON_WORD_MIN and n > total / 2}
-        kept = [w for w in words if w not in common and frequency[w]] or words
-        expression = " OR ".join(quoted(w) for w in kept)
-        if project is None or self._only_project() == project:
-            rows = self.conn.execute(
-                "SELECT rowid, -bm25(memories_fts) AS score FROM memories_fts "
-                "WHERE memories_fts MATCH ? ORDER BY score DESC LIMIT ?",
-                (expression, limit),
-            )
-        else:
-            rows = self.conn.execute(
-                "SELECT f.rowid, -bm25(memories_fts) AS score FROM memories_fts f "
-                "JOIN memories m ON m.seq = f.rowid "
-                "WHERE memories_fts MATCH ? AND m.project = ? ORDER BY score DESC LIMIT ?",
-                (expression, project, limit),
-            )
-        return [(int(seq), float(score or 0.0)) for seq, score in rows.fetchall()]  # type: ignore[arg-type]
-
-    def _document_frequency(self, word: str) -> int:
-        """How many memories contain ``word`` (as the index tokenizes it)."""
-        row = self.conn.execute(
-            "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (quoted(word),)
-        ).fetchall()[0]
-        return int(row[0] or 0)  # type: ignore[arg-type]
-
-    def _only_project(self) -> str | None:
-        """The project every memory belongs to, or None when there are several (or none).
-
-        Two index probes: a filter that keeps every row is skipped instead of joined.
-        """
-        # One aggregate per query: SQLite answers a lone min() or max() from the index.
-        low = self.conn.execute("SELECT min(project) FROM memories").fetchall()[0][0]
-        high = self.conn.execute("SELECT max(project) FROM memories").fetchall()[0][0]
-        return str(low) if low is not None and low == high else None
-
-    def _memory_count(self) -> int:
-        row = self.conn.execute("SELECT count(*) FROM memories").fetchall()[0]
-        return int(row[0] or 0)  # type: ignore[arg-type]
-
     def iter_memories(self, *, project: str | None = None) -> Iterator[MemoryRecord]:
         """Every memory, oldest first, optionally of one project."""
-        where, params = _scope(project, None)
-        for row in self.conn.execute(f"{_SELECT_MEMORY}{where} ORDER BY seq", params).fetchall():
+        where, params = scope(project, None)
+        for row in self.conn.execute(f"{SELECT_MEMORY}{where} ORDER BY seq", params).fetchall():
             yield MemoryRecord.from_row(row)
 
     def counts(self) -> dict[str, Any]:
@@ -717,20 +434,6 @@ class Store:
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 (key, value),
             )
-
-
-def _scope(
-    project: str | None, type: str | None, *, alias: str = ""
-) -> tuple[str, tuple[Any, ...]]:
-    prefix = alias + "." if alias else ""
-    clauses, params = [], []
-    if project is not None:
-        clauses.append(f"{prefix}project = ?")
-        params.append(project)
-    if type is not None:
-        clauses.append(f"{prefix}type = ?")
-        params.append(type)
-    return (" WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
 
 
 def _memory_constraint(exc: apsw.ConstraintError, memory_id: str) -> str:

@@ -1,0 +1,135 @@
+"""The store's search reads: full-text ranks, and the light columns ranking needs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import apsw
+
+from .fts import match_query, query_words, quoted
+from .records import MEMORY_COLUMNS, MemoryRecord, RankFields
+from .sql import scope
+
+COMMON_WORD_MIN = 2_000  # see SearchOps.text_ranks
+
+
+class SearchOps:
+    """Search methods of :class:`~mama_plugin.storage.store.Store`."""
+
+    conn: apsw.Connection
+
+    def search_text(
+        self, query: str, *, project: str | None = None, limit: int = 10
+    ) -> list[tuple[MemoryRecord, float]]:
+        """Full-text (BM25) matches for the words of ``query``, best first, with their score."""
+        expression = match_query(query)
+        if expression is None:
+            return []
+        where, params = scope(project, None, alias="m")
+        clause = where.replace(" WHERE", " AND") if where else ""
+        columns = ", ".join("m." + c for c in MEMORY_COLUMNS)
+        rows = self.conn.execute(
+            f"SELECT {columns}, -bm25(memories_fts) AS score FROM memories_fts "
+            f"JOIN memories m ON m.seq = memories_fts.rowid "
+            f"WHERE memories_fts MATCH ?{clause} ORDER BY score DESC LIMIT ?",
+            (expression, *params, limit),
+        )
+        return [(MemoryRecord.from_row(r[:-1]), float(r[-1] or 0.0)) for r in rows.fetchall()]
+
+    def text_ranks(
+        self, query: str, *, project: str | None = None, limit: int = 50
+    ) -> list[tuple[int, float]]:
+        """Full-text (BM25) matches as (seq, score), best first, without loading the rows.
+
+        A word found in more than half of all memories carries almost no BM25 weight
+        (IDF ≤ log 2) yet costs the most to score; once its list is long
+        (``COMMON_WORD_MIN`` memories) it is left out, unless every word is that common.
+        """
+        words = query_words(query)
+        if not words:
+            return []
+        frequency = {w: self._document_frequency(w) for w in words}
+        total = self._memory_count()
+        common = {w for w, n in frequency.items() if n >= COMMON_WORD_MIN and n > total / 2}
+        kept = [w for w in words if w not in common and frequency[w]] or words
+        expression = " OR ".join(quoted(w) for w in kept)
+        if project is None or self._only_project() == project:
+            rows = self.conn.execute(
+                "SELECT rowid, -bm25(memories_fts) AS score FROM memories_fts "
+                "WHERE memories_fts MATCH ? ORDER BY score DESC LIMIT ?",
+                (expression, limit),
+            )
+        else:
+            rows = self.conn.execute(
+                "SELECT f.rowid, -bm25(memories_fts) AS score FROM memories_fts f "
+                "JOIN memories m ON m.seq = f.rowid "
+                "WHERE memories_fts MATCH ? AND m.project = ? ORDER BY score DESC LIMIT ?",
+                (expression, project, limit),
+            )
+        return [(int(seq), float(score or 0.0)) for seq, score in rows.fetchall()]  # type: ignore[arg-type]
+
+    def _document_frequency(self, word: str) -> int:
+        """How many memories contain ``word`` (as the index tokenizes it)."""
+        row = self.conn.execute(
+            "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (quoted(word),)
+        ).fetchall()[0]
+        return int(row[0] or 0)
+
+    def _only_project(self) -> str | None:
+        """The project every memory belongs to, or None when there are several (or none).
+
+        Two index probes: a filter that keeps every row is skipped instead of joined.
+        """
+        # One aggregate per query: SQLite answers a lone min() or max() from the index.
+        low = self.conn.execute("SELECT min(project) FROM memories").fetchall()[0][0]
+        high = self.conn.execute("SELECT max(project) FROM memories").fetchall()[0][0]
+        return str(low) if low is not None and low == high else None
+
+    def _memory_count(self) -> int:
+        row = self.conn.execute("SELECT count(*) FROM memories").fetchall()[0]
+        return int(row[0] or 0)
+
+    def rank_fields(self, seqs: Iterable[int]) -> dict[int, RankFields]:
+        """The few columns ranking needs, without decoding any narrative JSON."""
+        wanted = list(dict.fromkeys(seqs))
+        out: dict[int, RankFields] = {}
+        for start in range(0, len(wanted), 900):  # stay under SQLite's variable limit
+            chunk = wanted[start : start + 900]
+            rows = self.conn.execute(
+                "SELECT seq, confidence, outcome_status, status, created_at, times_used "
+                f"FROM memories WHERE seq IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ).fetchall()
+            for row in rows:
+                out[int(row[0])] = RankFields(*row)  # type: ignore[arg-type]
+        return out
+
+    def session_order(
+        self, seqs: Iterable[int], *, project: str | None = None
+    ) -> dict[str, list[int]]:
+        """For the sessions the given memories belong to: every memory of each, in time order."""
+        wanted = list(dict.fromkeys(seqs))
+        sessions: set[str] = set()
+        for start in range(0, len(wanted), 900):  # stay under SQLite's variable limit
+            chunk = wanted[start : start + 900]
+            marks = ",".join("?" * len(chunk))
+            rows = self.conn.execute(
+                "SELECT DISTINCT session_id FROM memories "
+                f"WHERE seq IN ({marks}) AND session_id <> ''",
+                chunk,
+            ).fetchall()
+            sessions.update(str(r[0]) for r in rows)
+        if not sessions:
+            return {}
+        names = sorted(sessions)
+        scope = " AND project = ?" if project is not None else ""
+        marks = ",".join("?" * len(names))
+        rows = self.conn.execute(
+            f"SELECT seq, session_id FROM memories WHERE session_id IN ({marks})"
+            f" AND session_id <> ''{scope} ORDER BY session_id, created_at, seq",
+            (*names, *([project] if project is not None else [])),
+        ).fetchall()
+        order: dict[str, list[int]] = {}
+        for seq, session in rows:
+            order.setdefault(str(session), []).append(int(seq))  # type: ignore[arg-type]
+        return order
