@@ -9,6 +9,11 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from .blas import single_threaded_blas
+
+# Before anything here imports numpy (see blas.py for the measurement behind it).
+single_threaded_blas()
+
 __version__ = "0.1.0"
 
 _EXPORTS = {

@@ -86,3 +86,20 @@ def test_sees_vectors_written_by_another_connection(store: Store) -> None:
 def test_empty_store(store: Store) -> None:
     assert not vector_index.has_vectors(store)
     assert vector_index.knn(store, [1.0] + [0.0] * 15, 5) == []
+
+
+def test_mama_processes_ask_for_one_blas_thread() -> None:
+    import subprocess
+    import sys
+
+    code = "import os, mama_plugin; print(os.environ['OPENBLAS_NUM_THREADS'])"
+    env = {k: v for k, v in __import__("os").environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert out.stdout.strip() == "1"
+    env["OPENBLAS_NUM_THREADS"] = "4"  # a user's own choice wins
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert out.stdout.strip() == "4"
