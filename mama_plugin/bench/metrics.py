@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 
@@ -39,24 +40,24 @@ def distinct(items: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-TURN_METRICS: dict[str, Callable[[Sequence[str], set[str]], float]] = {
-    "r1": lambda r, g: recall_at(r, g, 1),
-    "r5": lambda r, g: recall_at(r, g, 5),
-    "r10": lambda r, g: recall_at(r, g, 10),
-    "r25": lambda r, g: recall_at(r, g, 25),
-    "r_all10": lambda r, g: all_at(r, g, 10),
-    "mrr": reciprocal_rank,
-    "ndcg10": lambda r, g: ndcg_at(r, g, 10),
-}
-SESSION_METRICS: dict[str, Callable[[Sequence[str], set[str]], float]] = {
-    "r1": lambda r, g: recall_at(r, g, 1),
-    "r3": lambda r, g: recall_at(r, g, 3),
-    "r5": lambda r, g: recall_at(r, g, 5),
-    "r10": lambda r, g: recall_at(r, g, 10),
-    "r_all10": lambda r, g: all_at(r, g, 10),
-    "mrr": reciprocal_rank,
-    "ndcg10": lambda r, g: ndcg_at(r, g, 10),
-}
+Metric = Callable[[Sequence[str], set[str]], float]
+
+
+def _recall(ranked: Sequence[str], gold: set[str], *, k: int) -> float:
+    return recall_at(ranked, gold, k)
+
+
+def _table(*recall_ks: int) -> dict[str, Metric]:
+    """Recall at each k, then R_all@10, MRR and nDCG@10."""
+    table: dict[str, Metric] = {f"r{k}": functools.partial(_recall, k=k) for k in recall_ks}
+    table["r_all10"] = lambda r, g: all_at(r, g, 10)
+    table["mrr"] = reciprocal_rank
+    table["ndcg10"] = lambda r, g: ndcg_at(r, g, 10)
+    return table
+
+
+TURN_METRICS = _table(1, 5, 10, 25)
+SESSION_METRICS = _table(1, 3, 5, 10)
 
 
 def mean(values: Sequence[float]) -> float:

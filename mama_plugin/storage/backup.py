@@ -13,9 +13,7 @@ def backup_to(conn: apsw.Connection, dest: Path) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     target = apsw.Connection(str(dest))
     try:
-        with target.backup("main", conn, "main") as job:
-            while not job.done:
-                job.step(1024)
+        _copy(conn, into=target)
     finally:
         target.close()
     return dest
@@ -25,11 +23,16 @@ def restore_from(conn: apsw.Connection, source: Path) -> None:
     """Replace the database behind ``conn`` with the contents of ``source``."""
     origin = apsw.Connection(str(source), flags=apsw.SQLITE_OPEN_READONLY)
     try:
-        with conn.backup("main", origin, "main") as job:
-            while not job.done:
-                job.step(1024)
+        _copy(origin, into=conn)
     finally:
         origin.close()
+
+
+def _copy(source: apsw.Connection, *, into: apsw.Connection) -> None:
+    """Copy the main database of ``source`` over that of ``into``, a few pages at a time."""
+    with into.backup("main", source, "main") as job:
+        while not job.done:
+            job.step(1024)
 
 
 def backup_path(db: Path, label: str) -> Path:
