@@ -218,6 +218,13 @@ def cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .server.app import serve
+
+    serve(db=Path(args.db) if args.db else None, cwd=args.project)
+    return 0
+
+
 def cmd_models(args: argparse.Namespace) -> int:
     from .embeddings import resolve_model
 
@@ -336,6 +343,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("json", "md"), default="json", help="json (default) or md")
     p.add_argument("--project", help="only this project's directory (default: every project)")
     p.add_argument("--output", "-o", help="write to this file instead of standard output")
+
+    p = command("serve", cmd_serve, "run the MCP server on stdin/stdout (Claude Code starts it)")
+    p.add_argument("--project", help="project directory (default: $CLAUDE_PROJECT_DIR or here)")
 
     p = command("models", cmd_models, "show the embedding model in use; build it if missing")
     p.add_argument("--json", action="store_true", help="print JSON")

@@ -50,6 +50,25 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
+def _choice(*options: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        value = text.strip().lower()
+        if value not in options:
+            raise ValueError(f"must be one of {', '.join(options)}")
+        return value
+
+    return parse
+
+
+def _boolean(text: str) -> bool:
+    value = str(text).strip().lower()
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError("must be true or false")
+
+
 def _path_or_empty(text: str) -> str:
     return str(Path(text).expanduser()) if text.strip() else ""
 
@@ -67,6 +86,13 @@ KEYS: dict[str, Key] = {
         ),
         Key("embedding_threads", _non_negative_int, 0, "threads for embedding (0: all cores)"),
         Key("busy_timeout_ms", _positive_int, 5000, "how long a writer waits for a locked DB"),
+        Key(
+            "dynamic_tools",
+            _choice("auto", "force_static", "force_dynamic"),
+            "auto",
+            "list tools by conversation context (auto: only for Claude Code)",
+        ),
+        Key("legacy_tools_listed", _boolean, False, "list the MAMA v1.0 tool names too"),
     )
 }
 

@@ -181,6 +181,67 @@ class OutcomeInput(Strict):
     _lists = field_validator("evidence", "learned", mode="before")(lambda cls, v: _listify(v))
 
 
+class SupersedeInput(DecisionInput):
+    """A new decision that replaces an old one; the old one is kept, marked superseded."""
+
+    supersedes: Annotated[MemoryId, Field(description="Id of the decision being replaced.")]
+
+
+class LoadCheckpointInput(Strict):
+    """Which checkpoint to load: the project's latest unless an id is given."""
+
+    checkpoint_id: Annotated[str | None, Field(max_length=200)] = None
+
+
+class LoadContextInput(Strict):
+    """One memory whose graph neighbourhood to tell."""
+
+    memory_id: MemoryId
+    depth: Annotated[int, Field(ge=1, le=4, description="Link hops to follow (default 2).")] = 2
+
+
+class SearchByTopicInput(Strict):
+    """An exact topic, e.g. 'auth_strategy'."""
+
+    topic: Annotated[str, Field(min_length=1, max_length=TOPIC_MAX)]
+    all_projects: bool = False
+
+
+class SearchByContextInput(Strict):
+    """A question in plain words; answers come with how they came to be."""
+
+    query: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=ITEM_MAX,
+            description="The question, e.g. 'auth for a high-traffic service?'.",
+        ),
+    ]
+    k: Annotated[int, Field(ge=1, le=50, description="How many memories (default 8).")] = 8
+    include_evolution: bool = True
+    include_evidence: bool = True
+    include_tensions: bool = True
+    min_confidence: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0
+    all_projects: Annotated[bool, Field(description="Search every project, not just this one.")] = (
+        False
+    )
+
+
+class SearchRecentInput(Strict):
+    """Browse the newest memories."""
+
+    n: Annotated[int, Field(ge=1, le=100)] = 10
+    type: Literal["decision", "checkpoint", "insight", "context"] | None = None
+
+
+class ObservePromptInput(Strict):
+    """The user's prompt, as the prompt-time hook forwards it."""
+
+    prompt: Annotated[str, Field(max_length=100_000)] = ""
+    session_id: Annotated[str, Field(max_length=200)] = ""
+
+
 __all__ = [
     "CheckpointInput",
     "ContextInput",
@@ -188,5 +249,12 @@ __all__ = [
     "InsightInput",
     "Item",
     "LinkInput",
+    "LoadCheckpointInput",
+    "LoadContextInput",
+    "ObservePromptInput",
     "OutcomeInput",
+    "SearchByContextInput",
+    "SearchByTopicInput",
+    "SearchRecentInput",
+    "SupersedeInput",
 ]

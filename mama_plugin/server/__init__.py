@@ -1,0 +1,1 @@
+"""Surfaces: the MCP server (``mama serve``). Heavy imports happen when it starts, not here."""

@@ -1,0 +1,251 @@
+"""The MCP server: tools over stdio on the ``mcp`` 2.x low-level ``Server``.
+
+``mama serve`` imports this module; nothing else should (``import mcp`` alone costs ~0.5 s).
+The store opens on the first tool call and the embedding model loads in the background, so
+``initialize`` and ``tools/list`` answer as soon as Python and ``mcp`` are loaded. Until the
+model is warm, search runs on keywords. The same background task drains the embedding queue.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import traceback
+from copy import deepcopy
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp.server.models import InitializationOptions
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+
+from .. import __version__
+from ..config import Config, mama_home
+from ..errors import MamaError
+from ..project import project_key
+from ..schema import parse
+from ..storage import Store
+from ..storage import vectors as vec
+from .context import detect
+from .exposure import Exposure
+from .tools import BY_NAME, Env, Tool
+
+log = logging.getLogger("mama.server")
+INSTRUCTIONS = (
+    "MAMA is this project's memory of decisions. Before deciding, ask search_by_context; when "
+    "you decide, save_decision with the WHY; when work pauses, save_checkpoint; when a "
+    "decision turns out well or badly, evolve_outcome. Results say what is current."
+)
+DRAIN_BATCH = 16
+DRAIN_IDLE_S = 2.0
+
+
+class _Server(Server[Any]):
+    """Advertises tools.listChanged on the legacy protocol, whoever builds the options."""
+
+    def create_initialization_options(
+        self, notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any
+    ) -> InitializationOptions:
+        options = notification_options or NotificationOptions(tools_changed=True)
+        return super().create_initialization_options(options, *args, **kwargs)
+
+
+class State:
+    """Everything one server process holds: config, project, store, embedder, exposure."""
+
+    def __init__(self, config: Config, project: str, db: Path | None = None) -> None:
+        self.config = config
+        self.project = project
+        self.db = db
+        self.exposure = Exposure(
+            mode=config.get("dynamic_tools"), legacy_listed=config.get("legacy_tools_listed")
+        )
+        self._store: Store | None = None
+        self.embedder: Any = None
+
+    @property
+    def store(self) -> Store:
+        """The store, opened (and migrated) on first use."""
+        if self._store is None:
+            self._store = Store.open(self.db, config=self.config)
+        return self._store
+
+    def env(self) -> Env:
+        """What the tool handlers need."""
+        return Env(self.store, self.project, self.embedder, self.observe)
+
+    def observe(self, prompt: str) -> list[str]:
+        """Grow the tool list for the prompt's context; return the tools added."""
+        return self.exposure.grow(detect(prompt))
+
+    def close(self) -> None:
+        """Close the store if it was opened."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+@cache
+def _schema(model: type) -> dict[str, Any]:
+    """The model's JSON schema with ``$ref``s inlined (some clients do not follow them)."""
+    schema = model.model_json_schema()  # type: ignore[attr-defined]
+    defs = schema.pop("$defs", {})
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                target = deepcopy(defs[ref.removeprefix("#/$defs/")])
+                extra = {k: v for k, v in node.items() if k != "$ref"}
+                return inline({**target, **extra})
+            return {k: inline(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [inline(v) for v in node]
+        return node
+
+    return inline(schema)
+
+
+def tool_definition(tool: Tool) -> types.Tool:
+    """The MCP description of a tool: schema from its pydantic model, read-only annotation."""
+    return types.Tool(
+        name=tool.name,
+        description=tool.description,
+        input_schema=_schema(tool.model),
+        annotations=types.ToolAnnotations(
+            read_only_hint=tool.read_only, destructive_hint=False, open_world_hint=False
+        ),
+    )
+
+
+def _error(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+
+
+def _client(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    params = ctx.session.client_params
+    return params.client_info.name if params is not None else None
+
+
+def build_server(state: State) -> Server[Any]:
+    """A low-level MCP server over ``state``, notifying tool-list changes in both eras."""
+    bus = InMemorySubscriptionBus()
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        names = state.exposure.listed(_client(ctx))
+        return types.ListToolsResult(tools=[tool_definition(BY_NAME[n]) for n in names])
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        tool = BY_NAME.get(params.name)
+        if tool is None:
+            known = ", ".join(state.exposure.listed(None))
+            return _error(f"unknown tool {params.name!r}; the tools are: {known}")
+        try:
+            args = parse(tool.model, params.arguments if params.arguments is not None else {})
+            answer = tool.handler(state.env(), args)
+        except MamaError as exc:
+            return _error(f"{tool.name}: {exc}")
+        except Exception:
+            log.error("tool %s failed:\n%s", tool.name, traceback.format_exc())
+            return _error(
+                f"{tool.name} failed inside MAMA (nothing was saved); details are in "
+                f"{mama_home() / 'logs' / 'server.log'}"
+            )
+        if state.exposure.pending:
+            await _notify(ctx, bus, state)
+        text, data = answer.text, dict(answer.data)
+        if tool.replaced_by:
+            notice = f"[deprecated: {tool.name} is MAMA v1.0; use {tool.replaced_by}]"
+            text, data["deprecated"] = f"{notice}\n{text}", notice
+        if not text:
+            text = json.dumps(data, ensure_ascii=False)
+        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=data)
+
+    return _Server(
+        "mama",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_subscriptions_listen=ListenHandler(bus),
+    )
+
+
+async def _notify(
+    ctx: ServerRequestContext[Any, Any], bus: InMemorySubscriptionBus, state: State
+) -> None:
+    """Tell the client its tool list changed, the way each protocol era hears it."""
+    state.exposure.pending = False
+    try:
+        await ctx.session.send_tool_list_changed()  # up to 2025-11-25
+        await bus.publish(ToolsListChanged())  # 2026-07-28: subscriptions/listen streams
+    except Exception as exc:  # the client will not see the new tools: list everything
+        state.exposure.fall_back(f"{type(exc).__name__}: {exc}")
+
+
+async def index_in_background(state: State) -> None:
+    """Load the embedding model off the event loop, then keep the embedding queue drained."""
+    from ..embeddings import open_embedder
+
+    try:
+        state.embedder = await anyio.to_thread.run_sync(open_embedder, state.config)
+    except Exception as exc:  # no model: search stays keyword-only
+        log.warning("embedding model unavailable, keyword search only: %s", exc)
+        return
+    while True:
+        try:
+            store = state.store
+            vec.check_model(store, state.embedder.name, state.embedder.dim)
+            batch = vec.pending(store, DRAIN_BATCH)
+            if batch:
+                vectors = await anyio.to_thread.run_sync(
+                    state.embedder.embed, [text for _, text in batch]
+                )
+                vec.put_vectors(store, list(zip((s for s, _ in batch), vectors, strict=True)))
+                continue
+        except MamaError as exc:  # e.g. a model mismatch: needs `mama reindex`
+            log.warning("embedding paused: %s", exc)
+            await anyio.sleep(60)
+        except Exception:
+            log.error("embedding failed:\n%s", traceback.format_exc())
+            await anyio.sleep(30)
+        await anyio.sleep(DRAIN_IDLE_S)
+
+
+def _configure_logging() -> None:
+    folder = mama_home() / "logs"
+    folder.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(folder / "server.log", encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("mama")
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+
+
+def serve(*, db: Path | None = None, cwd: str | None = None) -> None:
+    """Run the server on stdin/stdout until the client closes the stream."""
+    from mcp.server.stdio import stdio_server
+
+    _configure_logging()
+    # Claude Code exports the project's directory to plugin servers.
+    state = State(Config(), project_key(cwd or os.environ.get("CLAUDE_PROJECT_DIR") or None), db)
+    server = build_server(state)
+
+    async def main() -> None:
+        async with stdio_server() as (read, write), anyio.create_task_group() as tasks:
+            tasks.start_soon(index_in_background, state)
+            await server.run(read, write, server.create_initialization_options())
+            tasks.cancel_scope.cancel()
+
+    try:
+        anyio.run(main)
+    finally:
+        state.close()

@@ -1,0 +1,354 @@
+"""The MCP tools: names, descriptions, input models and what each one does.
+
+Handlers are plain functions of a :class:`Env` and a validated pydantic model; they return an
+:class:`Answer` (compact text a model reads once, plus structured data). Errors are raised as
+:class:`~mama_plugin.errors.MamaError` and turned into tool errors by the server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+
+from ..errors import NotFoundError
+from ..schema import (
+    CheckpointInput,
+    DecisionInput,
+    InsightInput,
+    LoadCheckpointInput,
+    LoadContextInput,
+    ObservePromptInput,
+    OutcomeInput,
+    SearchByContextInput,
+    SearchByTopicInput,
+    SearchRecentInput,
+    SupersedeInput,
+    parse,
+)
+from ..services.evolution import current_of
+from ..services.graph import traverse
+from ..services.memories import (
+    SaveResult,
+    record_outcome,
+    save_checkpoint,
+    save_decision,
+    save_insight,
+)
+from ..services.render import render
+from ..services.retrieval import Embedder, search_by_context, search_by_topic, search_recent
+from ..storage import MemoryRecord, Store
+
+# Every tool name obeys the Anthropic API pattern even behind Claude Code's plugin prefix.
+NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
+CLAUDE_PREFIX = "mcp__plugin_mama_mama__"
+
+
+@dataclass
+class Env:
+    """What a handler works with: the store, the project, the embedder once it is loaded."""
+
+    store: Store
+    project: str
+    embedder: Embedder | None = None
+    observe: Callable[[str], list[str]] = field(default=lambda prompt: [])
+
+
+@dataclass
+class Answer:
+    """A tool's result: text to read once, and the same facts as structured data."""
+
+    text: str
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool: its contract and its handler."""
+
+    name: str
+    description: str
+    model: type[BaseModel]
+    handler: Callable[[Env, Any], Answer]
+    read_only: bool
+    hidden: bool = False
+    replaced_by: str | None = None  # v1.0 names: served, unlisted, with a deprecation notice
+
+
+def _saved(result: SaveResult) -> Answer:
+    m = result.memory
+    return Answer(
+        result.summary(),
+        {
+            "id": m.id,
+            "type": m.type,
+            "topic": m.topic,
+            "superseded": result.superseded,
+            "links": [
+                {"to_id": ln.to_id, "relationship": ln.relationship, "category": ln.link_category}
+                for ln in result.links
+            ],
+            "masked_secrets": result.redactions.counts,
+        },
+    )
+
+
+def _brief(m: MemoryRecord) -> dict[str, Any]:
+    return {
+        "id": m.id,
+        "type": m.type,
+        "topic": m.topic,
+        "content": m.content,
+        "status": m.status,
+        "outcome": m.outcome_status,
+        "created_at": m.created_at,
+    }
+
+
+def do_save_decision(env: Env, args: DecisionInput) -> Answer:
+    return _saved(save_decision(env.store, env.project, args))
+
+
+def do_save_checkpoint(env: Env, args: CheckpointInput) -> Answer:
+    return _saved(save_checkpoint(env.store, env.project, args))
+
+
+def do_save_insight(env: Env, args: InsightInput) -> Answer:
+    return _saved(save_insight(env.store, env.project, args))
+
+
+def do_supersede(env: Env, args: SupersedeInput) -> Answer:
+    return _saved(save_decision(env.store, env.project, args))
+
+
+def do_outcome(env: Env, args: OutcomeInput) -> Answer:
+    """Record the outcome on the memory and as an event linked to it (outcome_of)."""
+    with env.store.transaction():
+        target = record_outcome(env.store, args)
+        lesson = "; ".join(args.learned)
+        event = save_insight(env.store, target.project, {
+            "topic": target.topic,
+            "content": f"Outcome {args.outcome} of '{target.content[:200]}': {args.details}"
+                       + (f" Learned: {lesson}" if lesson else ""),
+            "evidence": list(args.evidence),
+            "links": [{"to_id": target.id, "relationship": "outcome_of",
+                       "reason": f"{args.outcome}: {args.details[:300]}"}],
+        })  # fmt: skip
+    head = current_of(env.store, target.id)
+    text = f"Recorded {args.outcome} for {target.id} ('{target.content[:120]}')"
+    text += f"; event {event.memory.id}."
+    if head.id != target.id:
+        text += f" It was already superseded by {head.id}: {head.content[:120]}."
+    return Answer(text, {"id": target.id, "outcome": args.outcome, "event_id": event.memory.id,
+                         "current_id": head.id})  # fmt: skip
+
+
+def do_load_checkpoint(env: Env, args: LoadCheckpointInput) -> Answer:
+    if args.checkpoint_id:
+        cp = env.store.require(args.checkpoint_id)
+        if cp.type != "checkpoint":
+            raise NotFoundError(f"{cp.id} is a {cp.type}, not a checkpoint")
+    else:
+        latest = env.store.recent(project=env.project, limit=1, type="checkpoint")
+        if not latest:
+            return Answer("No checkpoint saved in this project yet.", {"checkpoint": None})
+        cp = latest[0]
+    touched = []
+    for link in env.store.links(cp.id, direction="out", categories=("implementation",)):
+        m = env.store.require(link.to_id)
+        touched.append({"m": m, "current": current_of(env.store, m.id)})
+    text = render("checkpoint.md.j2", cp=cp, touched=touched).strip()
+    return Answer(text, {"checkpoint": cp.as_dict(), "decisions": [
+        {**_brief(t["m"]), "current_id": t["current"].id} for t in touched]})  # fmt: skip
+
+
+def do_load_context(env: Env, args: LoadContextInput) -> Answer:
+    m = env.store.require(args.memory_id)
+    steps = traverse(env.store, m.id, max_depth=args.depth)
+    found = env.store.get_many(s.memory_id for s in steps)
+    rows: list[dict[str, Any]] = [
+        {"step": s, "m": found[s.memory_id]} for s in steps if s.memory_id in found
+    ]
+    text = render("neighbourhood.md.j2", m=m, steps=rows).strip()
+    data = {"memory": m.as_dict(), "neighbours": [
+        {**_brief(r["m"]), "depth": r["step"].depth, "relationship": r["step"].link.relationship,
+         "reason": r["step"].link.reason, "confidence": round(r["step"].confidence, 4)}
+        for r in rows]}  # fmt: skip
+    return Answer(text, data)
+
+
+def do_search_by_topic(env: Env, args: SearchByTopicInput) -> Answer:
+    rows = search_by_topic(
+        env.store, args.topic, project=None if args.all_projects else env.project
+    )
+    if not rows:
+        return Answer(
+            f"No memory has the topic '{args.topic}'.", {"topic": args.topic, "chain": []}
+        )
+    lines = [f"'{args.topic}', newest first:"]
+    for r in rows:
+        mark = r["status"] if r["current_id"] == r["id"] else f"superseded → {r['current_id']}"
+        extra = f" — {r['outcome']}: {r['failure_reason']}" if r["failure_reason"] else ""
+        lines.append(f"- [{mark}] {r['id']} ({r['type']}) {r['content']}{extra}")
+    return Answer("\n".join(lines), {"topic": args.topic, "chain": rows})
+
+
+def do_search_by_context(env: Env, args: SearchByContextInput) -> Answer:
+    result = search_by_context(
+        env.store, args.query, embedder=env.embedder,
+        project=None if args.all_projects else env.project, k=args.k,
+        include_evolution=args.include_evolution, include_evidence=args.include_evidence,
+        include_tensions=args.include_tensions, min_confidence=args.min_confidence,
+    )  # fmt: skip
+    lines = [result.narrative_summary, ""] if result.primary_results else [result.narrative_summary]
+    for i, r in enumerate(result.primary_results, 1):
+        mark = r["status"] if r["current_id"] == r["id"] else f"superseded → {r['current_id']}"
+        lines.append(f"{i}. [{mark}, {r['role']}] {r['id']} ({r['type']}) {r['content']}")
+    return Answer("\n".join(lines).strip(), result.as_dict())
+
+
+def do_search_recent(env: Env, args: SearchRecentInput) -> Answer:
+    rows = search_recent(env.store, args.n, type=args.type, project=env.project)
+    if not rows:
+        return Answer("No memories in this project yet.", {"memories": []})
+    lines = [f"- {m.id} ({m.type}, {m.status}) {m.content}" for m in rows]
+    return Answer("\n".join(lines), {"memories": [_brief(m) for m in rows]})
+
+
+def do_observe_prompt(env: Env, args: ObservePromptInput) -> Answer:
+    added = env.observe(args.prompt)
+    from .context import detect
+
+    return Answer("", {"context": detect(args.prompt), "tools_added": added})
+
+
+# -- MAMA v1.0 names ---------------------------------------------------------------------
+
+
+class _V1(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class RecallDecisionInput(_V1):
+    """v1.0 recall_decision."""
+
+    topic: Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class SuggestDecisionInput(_V1):
+    """v1.0 suggest_decision."""
+
+    query: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=2000,
+            validation_alias=AliasChoices("query", "userQuestion", "question"),
+        ),
+    ]
+
+
+class ListDecisionsInput(_V1):
+    """v1.0 list_decisions."""
+
+    limit: Annotated[int, Field(ge=1, le=100)] = 10
+
+
+class UpdateOutcomeInput(_V1):
+    """v1.0 update_outcome."""
+
+    decision_id: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=200,
+            validation_alias=AliasChoices("decision_id", "decisionId", "id"),
+        ),
+    ]
+    outcome: str
+    failure_reason: Annotated[
+        str,
+        Field(max_length=8000, validation_alias=AliasChoices("failure_reason", "failureReason")),
+    ] = ""
+    limitation: Annotated[str, Field(max_length=8000)] = ""
+
+
+def v1_recall(env: Env, args: RecallDecisionInput) -> Answer:
+    return do_search_by_topic(env, SearchByTopicInput(topic=args.topic))
+
+
+def v1_suggest(env: Env, args: SuggestDecisionInput) -> Answer:
+    return do_search_by_context(env, SearchByContextInput(query=args.query))
+
+
+def v1_list(env: Env, args: ListDecisionsInput) -> Answer:
+    return do_search_recent(env, SearchRecentInput(n=args.limit, type="decision"))
+
+
+def v1_update_outcome(env: Env, args: UpdateOutcomeInput) -> Answer:
+    words = {"success": "SUCCESS", "failure": "FAILED", "failed": "FAILED", "partial": "PARTIAL",
+             "superseded": "SUPERSEDED"}  # fmt: skip
+    status = words.get(args.outcome.strip().lower(), args.outcome.strip().upper())
+    details = "; ".join(x for x in (args.failure_reason, args.limitation) if x.strip()) or (
+        f"{status} (reported through the v1.0 update_outcome tool, without details)"
+    )
+    request = {"memory_id": args.decision_id, "outcome": status, "details": details}
+    return do_outcome(env, parse(OutcomeInput, request))
+
+
+# -- the table -----------------------------------------------------------------------------
+
+TOOLS: tuple[Tool, ...] = (
+    Tool("save_decision", "Save a decision with its narrative: WHAT was decided, WHY "
+         "(reasoning.primary, with a concrete fact), evidence, alternatives, unresolved tension, "
+         "next steps. Use supersedes=<id> when it replaces an earlier decision.",
+         DecisionInput, do_save_decision, read_only=False),
+    Tool("save_checkpoint", "Save where the work stands: what was done, what remains, the next "
+         "step with its context, open files, unresolved tension; implements=[decision ids].",
+         CheckpointInput, do_save_checkpoint, read_only=False),
+    Tool("save_insight", "Save a quick lesson worth keeping, with evidence and links.",
+         InsightInput, do_save_insight, read_only=False),
+    Tool("load_checkpoint", "Load the project's latest checkpoint (or a given one) with the "
+         "decisions it touched and where each stands now.",
+         LoadCheckpointInput, do_load_checkpoint, read_only=True),
+    Tool("load_context", "Tell one memory and its linked neighbourhood (depth 2): what led to "
+         "it, what replaced it, what carried it out.",
+         LoadContextInput, do_load_context, read_only=True),
+    Tool("search_by_topic", "All memories of an exact topic, newest first, each marked current "
+         "or superseded (the evolution chain).",
+         SearchByTopicInput, do_search_by_topic, read_only=True),
+    Tool("search_by_context", "Ask memory a question in plain words. Returns the relevant "
+         "memories marked current or superseded, their evolution (what failed, what replaced "
+         "it), lessons, and what remains — as a short story plus structured results.",
+         SearchByContextInput, do_search_by_context, read_only=True),
+    Tool("search_recent", "The newest memories of this project, optionally of one type.",
+         SearchRecentInput, do_search_recent, read_only=True),
+    Tool("evolve_outcome", "Record what happened to a decision: SUCCESS, PARTIAL, FAILED or "
+         "SUPERSEDED, with details (numbers), evidence and what was learned.",
+         OutcomeInput, do_outcome, read_only=False),
+    Tool("evolve_supersede", "Replace an earlier decision with a new one (supersedes is "
+         "required); the old one is kept as history, marked superseded.",
+         SupersedeInput, do_supersede, read_only=False),
+    Tool("observe_prompt", "Prompt-time hook entry: detect the conversation's context.",
+         ObservePromptInput, do_observe_prompt, read_only=True, hidden=True),
+    Tool("recall_decision", "MAMA v1.0: use search_by_topic.", RecallDecisionInput, v1_recall,
+         read_only=True, hidden=True, replaced_by="search_by_topic"),
+    Tool("suggest_decision", "MAMA v1.0: use search_by_context.", SuggestDecisionInput, v1_suggest,
+         read_only=True, hidden=True, replaced_by="search_by_context"),
+    Tool("list_decisions", "MAMA v1.0: use search_recent.", ListDecisionsInput, v1_list,
+         read_only=True, hidden=True, replaced_by="search_recent"),
+    Tool("update_outcome", "MAMA v1.0: use evolve_outcome.", UpdateOutcomeInput, v1_update_outcome,
+         read_only=False, hidden=True, replaced_by="evolve_outcome"),
+)  # fmt: skip
+BY_NAME = {tool.name: tool for tool in TOOLS}
+
+# Always listed; each context adds its tools (expand-only within a session).
+CORE = ("save_decision", "search_by_context", "load_checkpoint")
+CONTEXT_TOOLS: dict[str, tuple[str, ...]] = {
+    "resuming": ("load_context", "search_recent", "save_checkpoint"),
+    "deciding": ("search_by_topic", "evolve_supersede", "save_insight"),
+    "searching": ("search_by_topic", "load_context", "search_recent"),
+    "tracking": ("evolve_outcome", "save_checkpoint", "search_recent"),
+}
