@@ -271,7 +271,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import commands
 
     embedder = None
-    if not args.keyword_only:
+    if not args.keyword_only and args.kind != "startup":
         from .embeddings import open_embedder
 
         embedder = open_embedder(Config())
@@ -279,7 +279,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     def progress(line: str) -> None:
         print(f"  … {line}", file=sys.stderr, flush=True)
 
-    if args.kind == "retrieval":
+    if args.kind == "startup":
+        from .bench.startup import startup_run
+
+        text, data = startup_run(args.runs)
+    elif args.kind == "retrieval":
         if not args.dataset:
             raise MamaError("bench retrieval needs --dataset PATH (LoCoMo-10's locomo10.json)")
         dataset = Path(args.dataset)
@@ -356,7 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = command("bench", cmd_bench, "benchmarks: retrieval quality on LoCoMo, latency at scale")
-    p.add_argument("kind", choices=("retrieval", "latency"), help="which benchmark")
+    p.add_argument("kind", choices=("retrieval", "latency", "startup"), help="which benchmark")
     p.add_argument("--dataset", help="retrieval: path to LoCoMo's locomo10.json")
     p.add_argument(
         "--audit", help="retrieval: audit errors (default: locomo_audit_errors.json beside it)"
@@ -371,6 +375,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--queries", type=int, default=200, help="latency: searches per size (default 200)"
+    )
+    p.add_argument(
+        "--runs", type=int, default=10, help="startup: server starts to time (default 10)"
     )
     p.add_argument("--keyword-only", action="store_true", help="no embedding model (BM25 only)")
     p.add_argument("--json", metavar="OUT", help="also write every figure to this JSON file")

@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 LLAMA_VERSION=0.3.36
+INSPECTOR_VERSION=0.15.0
 PYTHON=${PYTHON:-python3}
 dev=0
 for arg in "$@"; do
@@ -38,4 +39,9 @@ fi
 
 if [ "$dev" = 1 ]; then
   "$py" -m pip install --quiet --group dev
+  # The MCP Inspector CLI is the suite's second real MCP client (tests/test_stdio.py).
+  if command -v npm >/dev/null && [ ! -x .tools/node_modules/.bin/mcp-inspector ]; then
+    npm install --prefix .tools --silent --no-audit --no-fund \
+      "@modelcontextprotocol/inspector@$INSPECTOR_VERSION"
+  fi
 fi

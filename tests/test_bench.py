@@ -169,3 +169,11 @@ def test_bench_latency_small(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 def test_bench_needs_a_dataset(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "retrieval", "--keyword-only"]) == 1
     assert "needs --dataset" in capsys.readouterr().err
+
+
+def test_bench_startup(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "s.json"
+    assert main(["bench", "startup", "--runs", "2", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["serve_to_tools_list_p50_ms"] > data["bare_python_p50_ms"] > 0
+    assert "first tools/list answered" in capsys.readouterr().out

@@ -42,6 +42,7 @@ INSTRUCTIONS = (
 )
 DRAIN_BATCH = 16
 DRAIN_IDLE_S = 2.0
+STARTUP_GRACE_S = 1.0
 
 
 class _Server(Server[Any]):
@@ -107,7 +108,14 @@ def _schema(model: type) -> dict[str, Any]:
             return [inline(v) for v in node]
         return node
 
-    return inline(schema)
+    schema = inline(schema)
+    # Required fields first: the order a model reads them in is the order it fills them in.
+    required = schema.get("required", [])
+    props = schema.get("properties", {})
+    schema["properties"] = {
+        k: props[k] for k in [*required, *(k for k in props if k not in required)]
+    }
+    return schema
 
 
 def tool_definition(tool: Tool) -> types.Tool:
@@ -195,6 +203,7 @@ async def index_in_background(state: State) -> None:
     """Load the embedding model off the event loop, then keep the embedding queue drained."""
     from ..embeddings import open_embedder
 
+    await anyio.sleep(STARTUP_GRACE_S)  # let initialize and tools/list go first
     try:
         state.embedder = await anyio.to_thread.run_sync(open_embedder, state.config)
     except Exception as exc:  # no model: search stays keyword-only
