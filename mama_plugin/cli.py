@@ -102,33 +102,51 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_search(args: argparse.Namespace) -> int:
-    from .services.search import search_text
+def _optional_embedder(args: argparse.Namespace) -> Any:
+    """The embedding model unless --keyword-only or it cannot load (then keywords only)."""
+    if getattr(args, "keyword_only", False):
+        return None
+    from .embeddings import EmbeddingError, open_embedder
 
+    try:
+        return open_embedder(Config())
+    except EmbeddingError as exc:
+        print(f"mama: no embedding model ({exc}); searching by keywords", file=sys.stderr)
+        return None
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from .services.retrieval import search_by_context
+
+    embedder = _optional_embedder(args)
     with _store(args) as store:
-        hits = search_text(store, args.text, project=_project(args), limit=args.limit)
+        result = search_by_context(store, args.text, embedder=embedder, project=_project(args),
+                                   k=args.limit, record_usage=False)  # fmt: skip
     if args.json:
-        _print_json([
-            {"id": h.memory.id, "type": h.memory.type, "topic": h.memory.topic,
-             "content": h.memory.content, "status": h.memory.status,
-             "outcome": h.memory.outcome_status, "score": round(h.score, 4),
-             "current": h.current.id, "project": h.memory.project}
-            for h in hits
-        ])  # fmt: skip
+        _print_json(result.as_dict())
         return 0
-    if not hits:
+    if not result.primary_results:
         print(
             "no matching memories"
             + (" in this project (try --all-projects)" if _project(args) else "")
         )
         return 0
-    for rank, hit in enumerate(hits, start=1):
-        m = hit.memory
-        print(f"{rank:>2}. [{hit.label}] {m.id} ({m.type}{', ' + m.topic if m.topic else ''})")
-        print(f"    {m.content}")
-        if m.outcome_status != "PENDING":
-            details = m.outcome.get("details")
-            print(f"    outcome: {m.outcome_status}" + (f" — {details}" if details else ""))
+    for rank, item in enumerate(result.primary_results, start=1):
+        label = (
+            item["status"]
+            if item["current_id"] == item["id"]
+            else f"superseded → {item['current_id']}"
+        )
+        topic = f", {item['topic']}" if item["topic"] else ""
+        print(f"{rank:>2}. [{label}] {item['id']} ({item['type']}{topic})")
+        print(f"    {item['content']}")
+        if item["outcome"]["status"] != "PENDING":
+            details = item["outcome"].get("details")
+            print(
+                f"    outcome: {item['outcome']['status']}" + (f" — {details}" if details else "")
+            )
+    print()
+    print(result.narrative_summary)
     return 0
 
 
@@ -328,11 +346,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id", help="memory id")
     p.add_argument("--json", action="store_true", help="print JSON")
 
-    p = command("search", cmd_search, "full-text search of this project's memories")
+    p = command("search", cmd_search, "search this project's memories (hybrid, with the story)")
     p.add_argument("text", help="words to look for")
     p.add_argument("--project", help="a directory of the project to search (default: here)")
     p.add_argument("--all-projects", action="store_true", help="search every project")
     p.add_argument("--limit", type=int, default=10, help="how many results (default 10)")
+    p.add_argument("--keyword-only", action="store_true", help="no embedding model (BM25 only)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = command("import", cmd_import, "import a MAMA v1.0 database or a MAMA export (backup first)")

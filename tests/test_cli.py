@@ -59,15 +59,17 @@ def test_status(capsys: pytest.CaptureFixture[str], db: Path) -> None:
 
 
 def test_search_and_show(capsys: pytest.CaptureFixture[str], db: Path, project: str) -> None:
-    code, out, _ = run(capsys, "--db", str(db), "search", "JWT API", "--project", project, "--json")
-    hits = json.loads(out)
+    code, out, _ = run(capsys, "--db", str(db), "search", "JWT API", "--project", project,
+                       "--keyword-only", "--json")  # fmt: skip
+    hits = json.loads(out)["primary_results"]
     assert [h["status"] for h in hits] == ["current", "superseded"]
-    assert hits[1]["current"] == hits[0]["id"]
+    assert hits[1]["current_id"] == hits[0]["id"]
     code, out, _ = run(capsys, "--db", str(db), "search", "JWT API", "--all-projects")
-    assert "[superseded → " in out
+    assert "[superseded → " in out and "Stands now:" in out  # the story follows the list
     code, out, _ = run(
-        capsys, "--db", str(db), "search", "nothing matches this", "--project", project
-    )
+        capsys, "--db", str(db), "search", "nothing matches this", "--project", project,
+        "--keyword-only",
+    )  # fmt: skip
     assert "no matching memories" in out
     code, out, _ = run(capsys, "--db", str(db), "show", hits[1]["id"])
     assert code == 0 and "replaced by " + hits[0]["id"] in out and "**Why:** stateless" in out

@@ -13,7 +13,6 @@ from mama_plugin.services.memories import (
     save_decision,
     save_insight,
 )
-from mama_plugin.services.search import search_text
 from mama_plugin.storage import Store
 
 
@@ -160,15 +159,3 @@ def test_record_outcome_validation(store: Store, project: str) -> None:
         store, {"memory_id": decision, "outcome": "partial", "details": "works below 5K req/s"}
     )
     assert (done.outcome_status, done.outcome["details"]) == ("PARTIAL", "works below 5K req/s")
-
-
-def test_search_places_the_successor_above_a_superseded_hit(store: Store, project: str) -> None:
-    old = save_decision(store, project, {"topic": "auth", "decision": "JWT tokens for the API gateway auth",
-                                         "reasoning": "stateless"}).memory.id  # fmt: skip
-    new = save_decision(store, project, {"topic": "auth", "decision": "Redis sessions",
-                                         "reasoning": "refresh load", "supersedes": old}).memory.id  # fmt: skip
-    hits = search_text(store, "JWT gateway", project=project)
-    assert [(h.memory.id, h.label) for h in hits] == [
-        (new, "current"),
-        (old, f"superseded → {new}"),
-    ]
