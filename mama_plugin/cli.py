@@ -54,15 +54,23 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from .storage import vectors as vec
     from .storage.migrations import LATEST
 
     with _store(args) as store:
+        model, dim = vec.recorded_model(store)
         info = {
             "database": str(store.path),
             "schema_version": store.schema_version,
             "schema_latest": LATEST,
             "project": project_key(os.getcwd()),
             **store.counts(),
+            "embedding": {
+                "model": model,
+                "dimensions": dim,
+                "vectors": vec.count_vectors(store),
+                "waiting": vec.count_pending(store),
+            },
             "relationships": [
                 {"relationship": r, "category": c, "uses": n}
                 for r, c, n in store.relationship_usage()
@@ -75,6 +83,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"schema version  {info['schema_version']} (latest {info['schema_latest']})")
     print(f"this project    {info['project']}")
     print(f"memories        {info['memories']}  links {info['links']}")
+    e = info["embedding"]
+    print(
+        f"embeddings      {e['vectors']} vectors ({e['model'] or 'no model yet'}, "
+        f"{e['dimensions']} dims), {e['waiting']} waiting (run `mama reindex`)"
+    )
     for kind, n in info["by_type"].items():
         print(f"  {kind:<13} {n}")
     for status, n in info["by_status"].items():

@@ -51,6 +51,7 @@ def test_status(capsys: pytest.CaptureFixture[str], db: Path) -> None:
         "superseded": 1,
     }
     assert info["schema_version"] == info["schema_latest"]
+    assert info["embedding"] == {"model": None, "dimensions": 384, "vectors": 0, "waiting": 2}
     assert info["relationships"] == [
         {"relationship": "supersedes", "category": "evolution", "uses": 1}
     ]
