@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 
 LLAMA_VERSION=0.3.36
 INSPECTOR_VERSION=0.15.0
+CLAUDE_CODE_VERSION=2.1.197
 PYTHON=${PYTHON:-python3}
 dev=0
 for arg in "$@"; do
@@ -43,5 +44,12 @@ if [ "$dev" = 1 ]; then
   if command -v npm >/dev/null && [ ! -x .tools/node_modules/.bin/mcp-inspector ]; then
     npm install --prefix .tools --silent --no-audit --no-fund \
       "@modelcontextprotocol/inspector@$INSPECTOR_VERSION"
+  fi
+  # Real Claude Code drives the plugin against a fake model (tests/test_claude_code.py).
+  # npm's install script puts the native binary in place: keep scripts and optional deps.
+  if command -v npm >/dev/null && ! grep -qs "\"version\": \"$CLAUDE_CODE_VERSION\"" \
+      .tools/node_modules/@anthropic-ai/claude-code/package.json; then
+    npm install --prefix .tools --silent --no-audit --no-fund \
+      "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"
   fi
 fi

@@ -173,9 +173,17 @@ def build_server(state: State) -> Server[Any]:
         if tool.replaced_by:
             notice = f"[deprecated: {tool.name} is MAMA v1.0; use {tool.replaced_by}]"
             text, data["deprecated"] = f"{notice}\n{text}", notice
+        structured: dict[str, Any] | None = data
         if not text:
             text = json.dumps(data, ensure_ascii=False)
-        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=data)
+        elif _client(ctx) == "claude-code":
+            # Claude Code shows the model JSON.stringify(structuredContent) *instead of* the
+            # text whenever a result carries it (seen in tests/test_claude_code.py): the text
+            # is written for the model, so Claude Code gets the text alone.
+            structured = None
+        return types.CallToolResult(
+            content=[types.TextContent(text=text)], structured_content=structured
+        )
 
     return _Server(
         "mama",
