@@ -168,7 +168,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     with _store(args) as store:
         if args.rollback:
-            restored = rollback_last_import(store)
+            restored = rollback_last_import(store, force=args.force)
             print(f"restored the database from {restored}")
             return 0
         if not args.path:
@@ -372,6 +372,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--project", help="directory of the project the rows belong to (default: here)")
     p.add_argument(
         "--rollback", action="store_true", help="restore the backup taken before the last import"
+    )
+    p.add_argument(
+        "--force", action="store_true", help="roll back even if newer memories would be lost"
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 

@@ -533,6 +533,23 @@ def test_rollback_without_an_import_says_so(store: Store, project: str) -> None:
     assert store.counts()["memories"] == 1
 
 
+def test_rollback_refuses_to_lose_newer_memories_unless_forced(
+    store: Store, v1: V1Database, project: str
+) -> None:
+    import_file(store, v1.path, project=project)
+    later = _decision(store, project, content="A decision saved after the import")
+    epoch = int(store.meta("vectors_epoch") or 0)
+    with pytest.raises(LegacyImportError, match=r"1 memories were saved or changed after"):
+        rollback_last_import(store)
+    assert store.get(later) is not None and store.get(D_JWT) is not None  # nothing changed
+    rollback_last_import(store, force=True)
+    assert store.get(later) is None and store.get(D_JWT) is None
+    assert int(store.meta("vectors_epoch") or 0) > epoch  # in-memory vector indexes reload
+    kept = sorted((store.path.parent / "backups").glob("*pre-rollback*.db"))
+    with Store.open(kept[-1]) as saved:  # what --force discarded is still on disk
+        assert saved.get(later) is not None
+
+
 def test_cli_rollback(tmp_path: Path, v1: V1Database, capsys: pytest.CaptureFixture[str]) -> None:
     db = tmp_path / "cli" / "mama.db"
     assert main(["--db", str(db), "import", "--rollback"]) == 1

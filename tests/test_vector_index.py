@@ -68,6 +68,8 @@ def test_deleted_and_reembedded_memories_reload(store: Store) -> None:
     store.delete_memory(victim.id)
     assert first not in [s for s, _ in vector_index.knn(store, target, 8, project="/a")]
     other = vector_index.knn(store, target, 1, project="/a")[0][0]
+    edited = next(m for m in store.iter_memories() if m.seq == other)
+    store.update_memory(edited.id, content="rewritten")  # queued again for a fresh vector
     vec.put_vectors(store, [(other, [-x for x in target])])  # re-embedded far away
     assert vector_index.knn(store, target, 1, project="/a")[0][0] != other
 
@@ -103,3 +105,42 @@ def test_mama_processes_ask_for_one_blas_thread() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
     )
     assert out.stdout.strip() == "4"
+
+
+def test_a_memory_is_embedded_once_even_by_two_embedders(store: Store) -> None:
+    rng = random.Random(5)
+    vec.reset_vectors(store, "test-model", 16)
+    seq = save_insight(store, "/a", {"content": "contested"}).memory.seq
+    first, second = _unit(rng), _unit(rng)
+    vec.put_vectors(store, [(seq, first)])
+    before = vec.vectors_state(store)
+    vec.put_vectors(store, [(seq, second)])  # a second process finished the same batch later
+    assert vec.vectors_state(store) == before  # skipped: no replacement, no reload for anyone
+    assert vector_index.knn(store, first, 1, project="/a") == [(seq, pytest.approx(0.0, abs=1e-5))]
+
+
+def test_a_commit_during_a_sync_is_not_loaded_twice(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(6)
+    _fill(store, "/a", 3, rng)
+    vector_index.knn(store, _unit(rng), 3, project="/a")
+    target = _unit(rng)
+    seq = save_insight(store, "/a", {"content": "first newcomer"}).memory.seq
+    vec.put_vectors(store, [(seq, _unit(rng))])
+    real = vec.load_vectors
+    interloper: list[int] = []
+
+    def racing(s, after=0):  # another process commits between reading the state and the rows
+        if not interloper:
+            with Store.open(store.path) as other:
+                late = save_insight(other, "/a", {"content": "second newcomer"}).memory.seq
+                vec.put_vectors(other, [(late, target)])
+                interloper.append(late)
+        return real(s, after)
+
+    monkeypatch.setattr(vec, "load_vectors", racing)
+    vector_index.knn(store, target, 10, project="/a")
+    monkeypatch.setattr(vec, "load_vectors", real)
+    hits = [s for s, _ in vector_index.knn(store, target, 10, project="/a")]
+    assert hits.count(interloper[0]) == 1 and hits[0] == interloper[0]

@@ -44,15 +44,17 @@ def _numpy() -> Any:
 
 def _sync(store: Store, np: Any) -> _Index:
     index = _indexes.get(store)
-    epoch, log_id = vec.vectors_state(store)
-    if index is None or index.epoch != epoch:
+    # The state and the rows must come from one snapshot, or a vector committed in between
+    # would be loaded now and again on the next look.
+    with store.snapshot():
+        epoch, log_id = vec.vectors_state(store)
+        if index is not None and index.epoch == epoch and log_id <= index.log_id:
+            return index
+        full = index is None or index.epoch != epoch
+        rows = vec.load_vectors(store, after=0 if full else index.log_id)  # type: ignore[union-attr]
+    if full or index is None:
         index = _Index(epoch=epoch)
         _indexes[store] = index
-        rows = vec.load_vectors(store)
-    elif log_id > index.log_id:
-        rows = vec.load_vectors(store, after=index.log_id)
-    else:
-        return index
     index.log_id = log_id
     by_project: dict[str, tuple[list[int], list[bytes]]] = {}
     for seq, project, blob in rows:

@@ -100,13 +100,33 @@ def _verified(result: LegacyResult) -> dict[str, dict[str, int]]:
     return counts
 
 
-def rollback_last_import(store: Store) -> Path:
-    """Restore the backup taken before the most recent import; return its path."""
-    rows = store.conn.execute("SELECT backup FROM imports ORDER BY id DESC LIMIT 1").fetchall()
+def rollback_last_import(store: Store, *, force: bool = False) -> Path:
+    """Restore the backup taken before the most recent import; return its path.
+
+    Memories saved or changed since that import would be lost with it: unless ``force``,
+    that is refused with a count. The current state is backed up first either way.
+    """
+    rows = store.conn.execute(
+        "SELECT backup, started_at FROM imports ORDER BY id DESC LIMIT 1"
+    ).fetchall()
     if not rows:
         raise LegacyImportError("nothing to roll back: no import is recorded in this database")
-    backup = Path(str(rows[0][0]))
+    backup, started = Path(str(rows[0][0])), int(rows[0][1])  # type: ignore[arg-type]
     if not backup.is_file():
         raise LegacyImportError(f"the backup {backup} is missing; it cannot be restored")
+    later = store.conn.execute(
+        "SELECT count(*) FROM memories WHERE created_at > ? OR updated_at > ?", (started, started)
+    ).fetchall()[0][0]
+    if later and not force:
+        raise LegacyImportError(
+            f"{later} memories were saved or changed after that import and would be lost; "
+            "run `mama export -o keep.json` first, then `mama import --rollback --force`"
+        )
+    backup_to(store.conn, backup_path(store.path, "pre-rollback"))
+    epoch = int(store.meta("vectors_epoch") or 0)
     restore_from(store.conn, backup)
+    # In-memory vector indexes must not trust the restored (older) vector log.
+    store.set_meta("vectors_epoch", str(epoch + 1))
+    with store.transaction():
+        store.conn.execute("DELETE FROM vector_log")
     return backup

@@ -107,6 +107,19 @@ class Store(LinkOps, SearchOps):
         return int(value), self._commits
 
     @contextmanager
+    def snapshot(self) -> Iterator[Store]:
+        """Run several reads against one consistent state of the database (read-only)."""
+        if self._depth or not self.conn.getautocommit():
+            yield self  # already inside a transaction: its view is consistent
+            return
+        self.conn.execute("BEGIN")
+        try:
+            yield self
+        finally:
+            if not self.conn.getautocommit():
+                self.conn.execute("COMMIT")
+
+    @contextmanager
     def transaction(self) -> Iterator[Store]:
         """Run the block atomically; nested blocks become savepoints of the outer one."""
         if self._depth:
@@ -132,7 +145,9 @@ class Store(LinkOps, SearchOps):
         try:
             yield self
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            # SQLite may have rolled back already (disk full, I/O error): keep the real error.
+            if not self.conn.getautocommit():
+                self.conn.execute("ROLLBACK")
             raise
         else:
             self.conn.execute("COMMIT")

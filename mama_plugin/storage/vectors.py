@@ -124,13 +124,20 @@ def pending(store: Store, limit: int) -> list[tuple[int, str]]:
 
 
 def put_vectors(store: Store, items: Sequence[tuple[int, Sequence[float]]]) -> None:
-    """Store vectors for memories (by seq) and take them off the queue, in one transaction."""
+    """Store vectors for queued memories (by seq) and take them off the queue, atomically.
+
+    A memory no longer queued was embedded by another process meanwhile (or deleted): its
+    vector is skipped, so two embedders never write one memory twice.
+    """
     with store.transaction():
         for seq, vector in items:
+            store.conn.execute("DELETE FROM embedding_queue WHERE seq = ?", (seq,))
+            if not store.conn.changes():
+                continue
             rows = store.conn.execute("SELECT project FROM memories WHERE seq = ?", (seq,))
             found = rows.fetchall()
             if not found:
-                continue  # deleted while it was being embedded
+                continue
             replaced = store.conn.execute(
                 "SELECT 1 FROM memory_vectors WHERE rowid = ?", (seq,)
             ).fetchall()
@@ -139,7 +146,6 @@ def put_vectors(store: Store, items: Sequence[tuple[int, Sequence[float]]]) -> N
                 "INSERT INTO memory_vectors(rowid, project, embedding) VALUES (?, ?, ?)",
                 (seq, found[0][0], to_blob(vector)),
             )
-            store.conn.execute("DELETE FROM embedding_queue WHERE seq = ?", (seq,))
             if replaced:
                 bump_epoch(store)  # an in-memory copy holds the old vector
             store.conn.execute("INSERT INTO vector_log(seq) VALUES (?)", (seq,))
