@@ -169,7 +169,7 @@ def test_a_superseded_decision_never_appears_without_its_successor(
         data = {"topic": word, "decision": f"{word} decision {len(made)}", "reasoning": "r"}
         if made and target % 2:
             candidate = made[target % len(made)]
-            if store.require(candidate).type == "decision":
+            if store.require(candidate).status == "current":  # a replaced one is refused
                 data["supersedes"] = candidate
         made.append(save_decision(store, project, data).memory.id)
     results = search_by_context(store, query, project=project, k=k).primary_results

@@ -159,3 +159,32 @@ def test_record_outcome_validation(store: Store, project: str) -> None:
         store, {"memory_id": decision, "outcome": "partial", "details": "works below 5K req/s"}
     )
     assert (done.outcome_status, done.outcome["details"]) == ("PARTIAL", "works below 5K req/s")
+
+
+def test_superseding_a_replaced_decision_names_the_current_one(store: Store, project: str) -> None:
+    old = _jwt(store, project)
+    new = save_decision(store, project, {"topic": "auth_strategy", "decision": "sessions",
+                                         "reasoning": "refresh load", "supersedes": old}).memory.id  # fmt: skip
+    with pytest.raises(
+        ValidationError, match=f"already replaced by {new}.*supersede {new} instead"
+    ):
+        save_decision(store, project, {"topic": "auth_strategy", "decision": "paseto",
+                                       "reasoning": "r", "supersedes": old})  # fmt: skip
+    assert [m.status for m in chain(store, old)] == ["superseded", "current"]
+
+
+def test_unknown_implements_ids_are_named_by_their_field(store: Store, project: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        save_checkpoint(store, project, {"summary": "s", "implements": ["ghost"],
+                                         "links": [{"to_id": "gone", "relationship": "r", "reason": "x"}]})  # fmt: skip
+    assert info.value.problems == [
+        "links[0].to_id: unknown id 'gone' — no memory has that id",
+        "implements[0].to_id: unknown id 'ghost' — no memory has that id",
+    ]
+
+
+def test_superseded_is_not_an_outcome_to_record_by_hand(store: Store, project: str) -> None:
+    with pytest.raises(ValidationError, match="use evolve_supersede"):
+        record_outcome(
+            store, {"memory_id": _jwt(store, project), "outcome": "superseded", "details": "d"}
+        )

@@ -268,3 +268,12 @@ def test_store_import_stays_light() -> None:
             "heavy = {'pydantic', 'jinja2', 'mcp', 'llama_cpp'} & set(sys.modules); print(sorted(heavy))")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_link_reasons_and_words_are_checked_after_privacy(store: Store, project: str) -> None:
+    a, b = _decision(store, project, "a"), _decision(store, project, "b")
+    with pytest.raises(ValidationError, match="every link needs a reason"):
+        store.add_link(a, b, "refines", "<private>only a secret reason</private>")
+    with pytest.raises(ValidationError, match="looks like a secret"):
+        store.add_link(a, b, "ghp_" + "a" * 36, "a reason")
+    assert store.counts()["links"] == 0 and store.relationship_usage() == []

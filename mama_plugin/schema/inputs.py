@@ -161,7 +161,7 @@ class OutcomeInput(Strict):
     """What happened to a decision: the result, the details, and what was learned."""
 
     memory_id: MemoryId
-    outcome: Literal["SUCCESS", "PARTIAL", "FAILED", "SUPERSEDED"]
+    outcome: Literal["SUCCESS", "PARTIAL", "FAILED"]
     details: Annotated[
         str,
         Field(
@@ -176,7 +176,14 @@ class OutcomeInput(Strict):
     @field_validator("outcome", mode="before")
     @classmethod
     def _upper(cls, value: Any) -> Any:
-        return value.strip().upper() if isinstance(value, str) else value
+        value = value.strip().upper() if isinstance(value, str) else value
+        if value == "SUPERSEDED":
+            # Only a successor can supersede: otherwise the decision would stand unreplaced.
+            raise ValueError(
+                "SUPERSEDED is recorded by replacing the decision: use evolve_supersede "
+                "(a new decision with supersedes=<id>)"
+            )
+        return value
 
     _lists = field_validator("evidence", "learned", mode="before")(lambda cls, v: _listify(v))
 

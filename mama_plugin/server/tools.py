@@ -95,8 +95,13 @@ def _saved(result: SaveResult) -> Answer:
     )
 
 
-def _brief(m: MemoryRecord) -> dict[str, Any]:
-    return {
+def _brief(m: MemoryRecord, store: Store | None = None) -> dict[str, Any]:
+    """The few fields a list shows; a superseded memory names what replaced it."""
+    extra: dict[str, Any] = {}
+    if store is not None and m.status == "superseded":
+        head = current_of(store, m.id)
+        extra = {"current_id": head.id, "current_content": head.content}
+    return extra | {
         "id": m.id,
         "type": m.type,
         "topic": m.topic,
@@ -160,8 +165,8 @@ def do_load_checkpoint(env: Env, args: LoadCheckpointInput) -> Answer:
         m = env.store.require(link.to_id)
         touched.append({"m": m, "current": current_of(env.store, m.id)})
     text = render("checkpoint.md.j2", cp=cp, touched=touched).strip()
-    return Answer(text, {"checkpoint": cp.as_dict(), "decisions": [
-        {**_brief(t["m"]), "current_id": t["current"].id} for t in touched]})  # fmt: skip
+    decisions = [{**_brief(t["m"], env.store), "current_id": t["current"].id} for t in touched]
+    return Answer(text, {"checkpoint": cp.as_dict(), "decisions": decisions})
 
 
 def do_load_context(env: Env, args: LoadContextInput) -> Answer:
@@ -171,9 +176,11 @@ def do_load_context(env: Env, args: LoadContextInput) -> Answer:
     rows: list[dict[str, Any]] = [
         {"step": s, "m": found[s.memory_id]} for s in steps if s.memory_id in found
     ]
-    text = render("neighbourhood.md.j2", m=m, steps=rows).strip()
-    data = {"memory": m.as_dict(), "neighbours": [
-        {**_brief(r["m"]), "depth": r["step"].depth, "relationship": r["step"].link.relationship,
+    head = current_of(env.store, m.id) if m.status == "superseded" else m
+    text = render("neighbourhood.md.j2", m=m, steps=rows, head=head).strip()
+    data = {"memory": m.as_dict(), "current_id": head.id, "neighbours": [
+        {**_brief(r["m"], env.store), "depth": r["step"].depth,
+         "relationship": r["step"].link.relationship,
          "reason": r["step"].link.reason, "confidence": round(r["step"].confidence, 4)}
         for r in rows]}  # fmt: skip
     return Answer(text, data)
@@ -213,8 +220,12 @@ def do_search_recent(env: Env, args: SearchRecentInput) -> Answer:
     rows = search_recent(env.store, args.n, type=args.type, project=env.project)
     if not rows:
         return Answer("No memories in this project yet.", {"memories": []})
-    lines = [f"- {m.id} ({m.type}, {m.status}) {m.content}" for m in rows]
-    return Answer("\n".join(lines), {"memories": [_brief(m) for m in rows]})
+    briefs = [_brief(m, env.store) for m in rows]
+    lines = []
+    for b in briefs:
+        mark = f"superseded → {b['current_id']}" if "current_id" in b else b["status"]
+        lines.append(f"- {b['id']} ({b['type']}, {mark}) {b['content']}")
+    return Answer("\n".join(lines), {"memories": briefs})
 
 
 def do_observe_prompt(env: Env, args: ObservePromptInput) -> Answer:

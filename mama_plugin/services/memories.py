@@ -6,6 +6,7 @@ invalid input raises :class:`~mama_plugin.errors.ValidationError` and writes not
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -22,6 +23,7 @@ from ..schema import (
     parse,
 )
 from ..storage import LinkRecord, MemoryRecord, Redactions, Store
+from .evolution import current_of
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -66,15 +68,13 @@ def save_decision(
 ) -> SaveResult:
     """Save a decision with its narrative; ``supersedes`` marks the old decision superseded."""
     d = _coerce(DecisionInput, data)
-    links = list(d.links)
+    links = _labelled("links", d.links)
     if d.supersedes:
-        links.insert(
-            0, LinkInput(to_id=d.supersedes, relationship="supersedes", reason=d.reasoning.primary)
+        supersede = LinkInput(
+            to_id=d.supersedes, relationship="supersedes", reason=d.reasoning.primary
         )
-    links += [
-        LinkInput(to_id=i, relationship="implements", reason=f"carries out: {d.decision[:300]}")
-        for i in d.implements
-    ]
+        links.insert(0, ("supersedes", supersede))
+    links += _implements(d.implements, f"carries out: {d.decision[:300]}")
     return _save(
         store,
         links,
@@ -106,10 +106,9 @@ def save_checkpoint(
 ) -> SaveResult:
     """Save where the session stopped: done, remaining, next steps, open files."""
     c = _coerce(CheckpointInput, data)
-    links = list(c.links) + [
-        LinkInput(to_id=i, relationship="implements", reason=f"work on it: {c.summary[:300]}")
-        for i in c.implements
-    ]
+    links = _labelled("links", c.links) + _implements(
+        c.implements, f"work on it: {c.summary[:300]}"
+    )
     return _save(
         store,
         links,
@@ -141,7 +140,9 @@ def save_insight(
 ) -> SaveResult:
     """Save a quick lesson."""
     i = _coerce(InsightInput, data)
-    return _save(store, list(i.links), _plain("insight", project, i), created_at=created_at)
+    return _save(
+        store, _labelled("links", i.links), _plain("insight", project, i), created_at=created_at
+    )
 
 
 def save_context(
@@ -153,7 +154,9 @@ def save_context(
 ) -> SaveResult:
     """Save background a later session needs (``created_at``: when it happened, if not now)."""
     c = _coerce(ContextInput, data)
-    return _save(store, list(c.links), _plain("context", project, c), created_at=created_at)
+    return _save(
+        store, _labelled("links", c.links), _plain("context", project, c), created_at=created_at
+    )
 
 
 def record_outcome(store: Store, data: OutcomeInput | dict[str, Any]) -> MemoryRecord:
@@ -179,9 +182,21 @@ def _plain(kind: str, project: str, m: InsightInput | ContextInput) -> dict[str,
     )
 
 
+def _labelled(field: str, links: Sequence[LinkInput]) -> list[tuple[str, LinkInput]]:
+    """Each link with the input field it came from, for error messages."""
+    return [(f"{field}[{i}]", link) for i, link in enumerate(links)]
+
+
+def _implements(ids: Sequence[str], reason: str) -> list[tuple[str, LinkInput]]:
+    return [
+        (f"implements[{i}]", LinkInput(to_id=memory_id, relationship="implements", reason=reason))
+        for i, memory_id in enumerate(ids)
+    ]
+
+
 def _save(
     store: Store,
-    links: list[LinkInput],
+    links: list[tuple[str, LinkInput]],
     fields: dict[str, Any],
     *,
     supersedes: str | None = None,
@@ -191,7 +206,7 @@ def _save(
         _check_references(store, links, supersedes)
         memory, redactions = store.insert_memory(**fields, created_at=created_at)
         written: list[LinkRecord] = []
-        for link in links:
+        for _, link in links:
             record, found = store.add_link(
                 memory.id,
                 link.to_id,
@@ -207,23 +222,27 @@ def _save(
     return SaveResult(store.require(memory.id), written, superseded, redactions)
 
 
-def _check_references(store: Store, links: list[LinkInput], supersedes: str | None) -> None:
+def _check_references(
+    store: Store, links: list[tuple[str, LinkInput]], supersedes: str | None
+) -> None:
     """Name every unknown id at once, before anything is written."""
-    known = store.existing_ids([ln.to_id for ln in links])
-    problems = []
-    offset = 1 if supersedes else 0
-    for index, link in enumerate(links):
-        if link.to_id in known:
-            continue
-        if supersedes and index == 0:
-            problems.append(f"supersedes: unknown id {link.to_id!r} — no memory has that id")
-        else:
-            problems.append(
-                f"links[{index - offset}].to_id: unknown id {link.to_id!r} — no memory has that id"
-            )
+    known = store.existing_ids(link.to_id for _, link in links)
+    problems = [
+        f"{where}{'' if where == 'supersedes' else '.to_id'}: unknown id {link.to_id!r} — "
+        "no memory has that id"
+        for where, link in links
+        if link.to_id not in known
+    ]
     if supersedes and supersedes in known:
         old = store.require(supersedes)
         if old.type != "decision":
             problems.append(f"supersedes must name a decision; {supersedes} is a {old.type}")
+        elif old.status == "superseded":
+            # Two successors of one decision would leave two "current" answers.
+            head = current_of(store, old.id)
+            problems.append(
+                f"supersedes: {supersedes} was already replaced by {head.id} "
+                f"('{head.content[:80]}'); supersede {head.id} instead"
+            )
     if problems:
         raise ValidationError(problems)

@@ -292,12 +292,18 @@ def _present(
     neighbours = traverse(store, m.id, categories=("implementation",), max_depth=1)
     if neighbours:
         found = store.get_many(s.memory_id for s in neighbours)
-        item["related"] = [
-            {"id": s.memory_id, "relationship": s.link.relationship, "reason": s.link.reason,
-             "type": found[s.memory_id].type, "content": found[s.memory_id].content,
-             "direction": "out" if s.link.from_id == m.id else "in"}
-            for s in neighbours if s.memory_id in found
-        ]  # fmt: skip
+        item["related"] = []
+        for s in neighbours:
+            other = found.get(s.memory_id)
+            if other is None:
+                continue
+            head = current_of(store, other.id) if other.status == "superseded" else other
+            item["related"].append({
+                "id": other.id, "type": other.type, "content": other.content,
+                "status": other.status, "current_id": head.id,
+                "relationship": s.link.relationship, "reason": s.link.reason,
+                "direction": "out" if s.link.from_id == m.id else "in",
+            })  # fmt: skip
     return item
 
 

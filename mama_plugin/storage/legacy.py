@@ -173,7 +173,6 @@ def _import_decisions(
             if row.get("limitation"):
                 details.append(f"Limitation: {row['limitation']}")
             outcome = {"status": str(row["outcome"]).upper(), "details": "\n".join(details)}
-        superseded = bool(row.get("superseded_by")) or str(row.get("status") or "") == "superseded"
         legacy = {
             k: _jsonable(v) for k, v in row.items() if k not in _DECISION_DIRECT and v is not None
         }
@@ -200,7 +199,9 @@ def _import_decisions(
             },
             outcome=outcome,
             confidence=_confidence(row.get("confidence")),
-            status="superseded" if superseded else "current",
+            # Marked superseded only once the link to its successor exists (see _import_links):
+            # a superseded decision is never shown without what replaced it.
+            status="current",
             session_id=str(row.get("session_id") or ""),
             metadata={"imported_from": "mama-v1", "legacy": legacy},
             times_used=int(row.get("usage_count") or 0),

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from ..errors import ValidationError
-from ..privacy import redact_tree
+from ..privacy import redact_text, redact_tree
 from ..relationships import REPLACING, category_of, normalise
 from .records import LinkRecord, Redactions
 from .sql import SELECT_LINK, now_ms
@@ -49,18 +49,22 @@ class LinkOps:
             word = normalise(relationship)
         except ValueError as exc:
             raise ValidationError([str(exc)]) from None
-        if not reason or not reason.strip():
-            raise ValidationError(["every link needs a reason — say in one sentence why"])
+        if redact_text(word)[1]:
+            raise ValidationError(["relationship looks like a secret — use a verb such as refines"])
         if from_id == to_id:
             raise ValidationError([f"a memory cannot link to itself ({from_id})"])
         if not 0.0 <= confidence <= 1.0:
             raise ValidationError([f"confidence must be between 0 and 1 (got {confidence!r})"])
         text, found = redact_tree(
-            {"reason": reason.strip(), "evidence": evidence, "context": context}
+            {"reason": (reason or "").strip(), "evidence": evidence, "context": context}
         )
+        # Checked after redaction: a reason that was all <private> leaves nothing to store.
+        if not text["reason"].strip():
+            raise ValidationError(["every link needs a reason — say in one sentence why"])
         created = created_at if created_at is not None else now_ms()
         with self.transaction():
-            missing = [i for i in (from_id, to_id) if i not in self.existing_ids([from_id, to_id])]
+            known = self.existing_ids([from_id, to_id])
+            missing = [i for i in (from_id, to_id) if i not in known]
             if missing:
                 end = "from_id" if missing[0] == from_id else "to_id"
                 raise ValidationError(
