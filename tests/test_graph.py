@@ -95,3 +95,17 @@ def test_cache_sees_other_connections_writes(web: Store) -> None:
 def test_bad_direction(web: Store) -> None:
     with pytest.raises(ValueError, match="direction"):
         traverse(web, "a", direction="sideways")
+
+
+def test_cache_ignores_usage_but_not_cascaded_deletes(
+    web: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = []
+    real = graph._walk
+    monkeypatch.setattr(graph, "_walk", lambda *a: calls.append(1) or real(*a))
+    traverse(web, "a", now=0)
+    web.touch(["a", "b"])  # usage counters are not graph changes
+    traverse(web, "a", now=0)
+    assert len(calls) == 1
+    web.delete_memory("f")  # its link to a goes by cascade
+    assert "f" not in ids(traverse(web, "a", now=0)) and len(calls) == 2

@@ -265,7 +265,8 @@ def test_recent_and_topic_reads(store: Store, project: str) -> None:
 def test_store_import_stays_light() -> None:
     """Hooks open the store on a cold start: it must not pull in pydantic, jinja2 or mcp."""
     code = ("import sys, mama_plugin.storage, mama_plugin.project, mama_plugin.config;"
-            "heavy = {'pydantic', 'jinja2', 'mcp', 'llama_cpp'} & set(sys.modules); print(sorted(heavy))")  # fmt: skip
+            "heavy = {'pydantic', 'jinja2', 'mcp', 'llama_cpp', 'numpy', 'sqlite_vec'} & set(sys.modules);"
+            "print(sorted(heavy))")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -277,3 +278,19 @@ def test_link_reasons_and_words_are_checked_after_privacy(store: Store, project:
     with pytest.raises(ValidationError, match="looks like a secret"):
         store.add_link(a, b, "ghp_" + "a" * 36, "a reason")
     assert store.counts()["links"] == 0 and store.relationship_usage() == []
+
+
+def test_deleting_a_successor_restores_the_decision_it_replaced(store: Store, project: str) -> None:
+    old, new = _decision(store, project, "JWT"), _decision(store, project, "sessions")
+    store.add_link(new, old, "supersedes", "refresh load")
+    store.delete_memory(new)
+    assert (store.require(old).status, store.require(old).outcome_status) == ("current", "PENDING")
+
+
+def test_lookups_of_many_ids_are_chunked(store: Store, project: str) -> None:
+    made = [
+        store.insert_memory(type="insight", project=project, content=str(i))[0] for i in range(1200)
+    ]
+    ids = [m.id for m in made] + [f"missing-{i}" for i in range(40_000)]  # past SQLite's limit
+    assert store.existing_ids(ids) == {m.id for m in made}
+    assert len(store.get_many(ids)) == 1200 and len(store.get_by_seq(m.seq for m in made)) == 1200

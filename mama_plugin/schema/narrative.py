@@ -117,10 +117,6 @@ class Tension(Strict):
         lambda cls, v: _listify(v)
     )
 
-    def is_empty(self) -> bool:
-        """True when no concern, trade-off or risk is recorded."""
-        return not (self.concerns or self.trade_offs or self.risks)
-
 
 class NextStep(Strict):
     """One thing to do next, with its priority and the context needed to start it."""

@@ -79,9 +79,10 @@ class State:
         """What the tool handlers need."""
         return Env(self.store, self.project, self.embedder, self.observe)
 
-    def observe(self, prompt: str) -> list[str]:
-        """Grow the tool list for the prompt's context; return the tools added."""
-        return self.exposure.grow(detect(prompt))
+    def observe(self, prompt: str) -> tuple[str | None, list[str]]:
+        """Detect the prompt's context and grow the tool list for it; return both."""
+        context = detect(prompt)
+        return context, self.exposure.grow(context)
 
     def close(self) -> None:
         """Close the store if it was opened."""

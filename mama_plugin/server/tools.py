@@ -53,7 +53,9 @@ class Env:
     store: Store
     project: str
     embedder: Embedder | None = None
-    observe: Callable[[str], list[str]] = field(default=lambda prompt: [])
+    observe: Callable[[str], tuple[str | None, list[str]]] = field(
+        default=lambda prompt: (None, [])
+    )
 
 
 @dataclass
@@ -229,10 +231,8 @@ def do_search_recent(env: Env, args: SearchRecentInput) -> Answer:
 
 
 def do_observe_prompt(env: Env, args: ObservePromptInput) -> Answer:
-    added = env.observe(args.prompt)
-    from .context import detect
-
-    return Answer("", {"context": detect(args.prompt), "tools_added": added})
+    context, added = env.observe(args.prompt)
+    return Answer("", {"context": context, "tools_added": added})
 
 
 # -- MAMA v1.0 names ---------------------------------------------------------------------

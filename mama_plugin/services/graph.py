@@ -2,8 +2,9 @@
 
 Link confidence decays with the link's age, by category, computed when read and never written
 back: temporal links fade fast, associations slowly, implementations almost never, evolution
-never (a supersession stays true). Results are cached per store and thrown away whenever
-anyone commits a change (see :attr:`Store.generation`).
+never (a supersession stays true). Results are cached per store, keyed on the store's
+``links_version`` (bumped by triggers on every link insert and delete, cascades included), so
+any process's change to the graph throws them away and nothing else does.
 """
 
 from __future__ import annotations
@@ -78,8 +79,8 @@ def traverse(
     cats = tuple(sorted(set(categories))) if categories is not None else CATEGORIES
     now = now if now is not None else now_ms()
     cache = _caches.setdefault(store, OrderedDict())
-    key = (store.generation, start, cats, direction, max_depth, min_confidence, since, until,
-           now // 60_000)  # fmt: skip
+    key = (store.meta("links_version"), start, cats, direction, max_depth, min_confidence,
+           since, until, now // 60_000)  # fmt: skip
     cached = cache.get(key)
     if cached is not None:
         cache.move_to_end(key)

@@ -18,10 +18,12 @@ Read-only except for usage counters (``record_usage``).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..errors import StoreBusyError
 from ..storage import MemoryRecord, Store, now_ms
 from ..storage import vectors as vec
 from . import ranking, vector_index
@@ -225,7 +227,9 @@ def search_by_context(
     summary = render("context_summary.md.j2", query=query, results=primary, chains=chains,
                      status=status, learned=learned)  # fmt: skip
     if record_usage and primary:
-        store.touch(r["id"] for r in primary)
+        # Bookkeeping: never fail a search because another process holds the write lock.
+        with contextlib.suppress(StoreBusyError):
+            store.touch(r["id"] for r in primary)
     return ContextResult(query, primary, chains, status, learned, summary.strip(), used)
 
 

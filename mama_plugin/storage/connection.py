@@ -5,10 +5,11 @@ Standard library, apsw and sqlite-vec only: hooks open the store on a cold start
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from pathlib import Path
 
 import apsw
-import sqlite_vec
 
 from ..errors import SchemaError
 
@@ -65,6 +66,17 @@ def load_sqlite_vec(conn: apsw.Connection) -> None:
     """Load sqlite-vec, then switch extension loading off again."""
     conn.enable_load_extension(True)
     try:
-        conn.load_extension(sqlite_vec.loadable_path())
+        conn.load_extension(_vec0_path())
     finally:
         conn.enable_load_extension(False)
+
+
+def _vec0_path() -> str:
+    """Where the sqlite-vec package keeps its extension, found without importing the package.
+
+    ``import sqlite_vec`` also imports numpy (~50 ms), which a cold hook must not pay.
+    """
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise SchemaError("the sqlite-vec package is missing: pip install sqlite-vec")
+    return os.path.join(next(iter(spec.submodule_search_locations)), "vec0")

@@ -85,6 +85,15 @@ def _core_tables(conn: apsw.Connection, _dim: int) -> None:
             UNIQUE (from_id, to_id, relationship)
         );
         CREATE INDEX memory_links_by_target ON memory_links(to_id);
+        -- Counts changes to the link graph (cascaded deletes included), so graph caches
+        -- are thrown away exactly when links change, not on every usage counter.
+        INSERT INTO meta(key, value) VALUES ('links_version', '0');
+        CREATE TRIGGER memory_links_added AFTER INSERT ON memory_links BEGIN
+            UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'links_version';
+        END;
+        CREATE TRIGGER memory_links_removed AFTER DELETE ON memory_links BEGIN
+            UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'links_version';
+        END;
         """
     )
 
@@ -163,6 +172,7 @@ def _imports(conn: apsw.Connection, _dim: int) -> None:
             source_table TEXT NOT NULL,
             row TEXT NOT NULL CHECK (json_valid(row))
         );
+        CREATE INDEX legacy_rows_by_content ON legacy_rows(source_table, row);
         """
     )
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import apsw
 
-from .fts import match_query, query_words, quoted
-from .records import MEMORY_COLUMNS, MemoryRecord, RankFields
-from .sql import scope
+from .fts import query_words, quoted
+from .records import MemoryRecord, RankFields
 
 COMMON_WORD_MIN = 2_000  # see SearchOps.text_ranks
 
@@ -18,23 +18,17 @@ class SearchOps:
 
     conn: apsw.Connection
 
+    if TYPE_CHECKING:
+
+        def get_by_seq(self, seqs: Iterable[int]) -> dict[int, MemoryRecord]: ...
+
     def search_text(
         self, query: str, *, project: str | None = None, limit: int = 10
     ) -> list[tuple[MemoryRecord, float]]:
-        """Full-text (BM25) matches for the words of ``query``, best first, with their score."""
-        expression = match_query(query)
-        if expression is None:
-            return []
-        where, params = scope(project, None, alias="m")
-        clause = where.replace(" WHERE", " AND") if where else ""
-        columns = ", ".join("m." + c for c in MEMORY_COLUMNS)
-        rows = self.conn.execute(
-            f"SELECT {columns}, -bm25(memories_fts) AS score FROM memories_fts "
-            f"JOIN memories m ON m.seq = memories_fts.rowid "
-            f"WHERE memories_fts MATCH ?{clause} ORDER BY score DESC LIMIT ?",
-            (expression, *params, limit),
-        )
-        return [(MemoryRecord.from_row(r[:-1]), float(r[-1] or 0.0)) for r in rows.fetchall()]
+        """Full-text (BM25) matches for the words of ``query`` as records, best first."""
+        ranks = self.text_ranks(query, project=project, limit=limit)
+        records = self.get_by_seq(seq for seq, _ in ranks)
+        return [(records[seq], score) for seq, score in ranks if seq in records]
 
     def text_ranks(
         self, query: str, *, project: str | None = None, limit: int = 50

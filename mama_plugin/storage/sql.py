@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from typing import Any
+
+import apsw
 
 from .records import LINK_COLUMNS, MEMORY_COLUMNS
 
@@ -26,3 +29,19 @@ def scope(project: str | None, type: str | None, *, alias: str = "") -> tuple[st
         clauses.append(f"{prefix}type = ?")
         params.append(type)
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
+
+
+CHUNK = 900  # well under SQLite's limit on bound variables per statement
+
+
+def select_in(conn: apsw.Connection, sql: str, values: Iterable[Any], *extra: Any) -> list[Any]:
+    """Run ``sql`` (with ``{}`` where the ``IN`` list goes) over ``values`` in chunks.
+
+    ``extra`` parameters are bound after each chunk. Duplicates are dropped; order is not kept.
+    """
+    wanted = list(dict.fromkeys(values))
+    rows: list[Any] = []
+    for start in range(0, len(wanted), CHUNK):
+        chunk = wanted[start : start + CHUNK]
+        rows += conn.execute(sql.format(",".join("?" * len(chunk))), (*chunk, *extra)).fetchall()
+    return rows

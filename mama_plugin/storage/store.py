@@ -21,6 +21,7 @@ import apsw
 from ..config import Config
 from ..errors import ConflictError, NotFoundError, StoreBusyError, ValidationError
 from ..privacy import redact_tree
+from ..relationships import REPLACING
 from .connection import connect
 from .links import LinkOps
 from .migrations import migrate, user_version
@@ -29,7 +30,7 @@ from .records import (
     Redactions,
 )
 from .search import SearchOps
-from .sql import SELECT_MEMORY, now_ms, scope
+from .sql import SELECT_MEMORY, now_ms, scope, select_in
 from .text import reasoning_text
 
 MEMORY_TYPES = ("decision", "checkpoint", "insight", "context")
@@ -61,7 +62,6 @@ class Store(LinkOps, SearchOps):
         self.conn = conn
         self.path = path
         self._depth = 0
-        self._commits = 0
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -95,16 +95,6 @@ class Store(LinkOps, SearchOps):
     def schema_version(self) -> int:
         """How many migration steps this database has climbed."""
         return user_version(self.conn)
-
-    @property
-    def generation(self) -> tuple[int, int]:
-        """A token that changes whenever anyone commits a change: caches key on it.
-
-        ``PRAGMA data_version`` moves when *other* connections commit; our own commits are
-        counted here.
-        """
-        value: Any = self.conn.execute("PRAGMA data_version").fetchall()[0][0]
-        return int(value), self._commits
 
     @contextmanager
     def snapshot(self) -> Iterator[Store]:
@@ -151,7 +141,6 @@ class Store(LinkOps, SearchOps):
             raise
         else:
             self.conn.execute("COMMIT")
-            self._commits += 1
         finally:
             self._depth = 0
 
@@ -307,9 +296,15 @@ class Store(LinkOps, SearchOps):
         return self.require(memory_id)
 
     def delete_memory(self, memory_id: str) -> None:
-        """Delete a memory, its index rows and (by cascade) its links."""
+        """Delete a memory, its index rows and (by cascade) its links.
+
+        A decision it had replaced becomes current again unless something else replaced it:
+        a superseded memory is never left without a successor.
+        """
         with self.transaction():
             seq = self.require(memory_id).seq
+            replaced = [ln.to_id for ln in self.links(memory_id, direction="out")
+                        if ln.relationship in REPLACING]  # fmt: skip
             self.conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
             self.conn.execute("DELETE FROM memory_vectors WHERE rowid = ?", (seq,))
             self.conn.execute("DELETE FROM vector_log")  # in-memory copies must reload
@@ -317,6 +312,16 @@ class Store(LinkOps, SearchOps):
                 "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vectors_epoch'"
             )
             self.conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
+            for orphan in replaced:
+                if not any(
+                    ln.relationship in REPLACING for ln in self.links(orphan, direction="in")
+                ):
+                    self.conn.execute(
+                        "UPDATE memories SET status = 'current', version = version + 1, "
+                        "updated_at = ?, outcome_status = CASE outcome_status "
+                        "WHEN 'SUPERSEDED' THEN 'PENDING' ELSE outcome_status END WHERE id = ?",
+                        (now_ms(), orphan),
+                    )
 
     def touch(self, memory_ids: Iterable[str]) -> None:
         """Count a use of each memory. Usage is bookkeeping: the row version does not change."""
@@ -347,21 +352,13 @@ class Store(LinkOps, SearchOps):
 
     def get_many(self, memory_ids: Iterable[str]) -> dict[str, MemoryRecord]:
         """The stored memories among ``memory_ids``, by id."""
-        ids = list(dict.fromkeys(memory_ids))
-        if not ids:
-            return {}
-        marks = ",".join("?" * len(ids))
-        rows = self.conn.execute(f"{SELECT_MEMORY} WHERE id IN ({marks})", ids).fetchall()
+        rows = select_in(self.conn, SELECT_MEMORY + " WHERE id IN ({})", memory_ids)
         return {str(r[1]): MemoryRecord.from_row(r) for r in rows}
 
     def get_by_seq(self, seqs: Iterable[int]) -> dict[int, MemoryRecord]:
         """The stored memories among row numbers ``seqs``, by seq."""
-        wanted = list(dict.fromkeys(seqs))
-        if not wanted:
-            return {}
-        marks = ",".join("?" * len(wanted))
-        rows = self.conn.execute(f"{SELECT_MEMORY} WHERE seq IN ({marks})", wanted).fetchall()
-        return {int(r[0]): MemoryRecord.from_row(r) for r in rows}  # type: ignore[arg-type]
+        rows = select_in(self.conn, SELECT_MEMORY + " WHERE seq IN ({})", seqs)
+        return {int(r[0]): MemoryRecord.from_row(r) for r in rows}
 
     # -- memories: reads -------------------------------------------------------------------
 
@@ -379,12 +376,8 @@ class Store(LinkOps, SearchOps):
 
     def existing_ids(self, memory_ids: Iterable[str]) -> set[str]:
         """The subset of ``memory_ids`` that name stored memories."""
-        ids = list(dict.fromkeys(memory_ids))
-        if not ids:
-            return set()
-        marks = ",".join("?" * len(ids))
-        rows = self.conn.execute(f"SELECT id FROM memories WHERE id IN ({marks})", ids)
-        return {str(r[0]) for r in rows.fetchall()}
+        rows = select_in(self.conn, "SELECT id FROM memories WHERE id IN ({})", memory_ids)
+        return {str(r[0]) for r in rows}
 
     def recent(
         self, *, project: str | None = None, limit: int = 10, type: str | None = None
