@@ -98,15 +98,16 @@ def retrieve(
     relevance = _session_context(store, relevance, project)
     fields = store.rank_fields(relevance)
     now = now if now is not None else now_ms()
+    # Best score first; ties go to the newer memory, then the later row: one order for the
+    # cut at k and for the answer.
     final = sorted(
         (
             (ranking.adjusted(relevance[seq], f, now), -f.created_at, seq)
             for seq, f in fields.items()
             if f.confidence >= min_confidence
         ),
-        reverse=True,
+        key=lambda row: (-row[0], row[1], -row[2]),
     )[:k]
-    final.sort(key=lambda row: (-row[0], row[1], row[2]))
     memories = store.get_by_seq(seq for _, _, seq in final)
     return [
         Scored(memories[seq], relevance[seq], score, ranks.get(seq, {}))
