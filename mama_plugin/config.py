@@ -100,10 +100,23 @@ KEYS: dict[str, Key] = {
 class Config:
     """Typed view of ``config.json``; unknown keys in the file are kept but ignored."""
 
-    def __init__(self, home: Path | None = None) -> None:
+    def __init__(self, home: Path | None = None, *, strict: bool = True) -> None:
+        """Read the config file; ``strict=False`` turns every problem into a default.
+
+        Long-running parts (the server, hooks) run lenient and report ``problems`` in their
+        log: a typo in config.json must not take memory away from a session.
+        """
         self.home = home or mama_home()
         self.path = self.home / CONFIG_FILE
-        self._data = self._read()
+        self.strict = strict
+        self.problems: list[str] = []
+        try:
+            self._data = self._read()
+        except ConfigError as exc:
+            if strict:
+                raise
+            self.problems.append(str(exc))
+            self._data = {}
 
     def _read(self) -> dict[str, Any]:
         try:
@@ -131,7 +144,11 @@ class Config:
         try:
             return key.parse(str(self._data[name]))
         except (TypeError, ValueError) as exc:
-            raise ConfigError(f"config {name}={self._data[name]!r} in {self.path}: {exc}") from exc
+            problem = f"config {name}={self._data[name]!r} in {self.path}: {exc}"
+            if self.strict:
+                raise ConfigError(problem) from exc
+            self.problems.append(f"{problem}; using the default {key.default!r}")
+            return key.default
 
     def set(self, name: str, text: str) -> Any:
         """Validate ``text`` for ``name``, write it atomically and return the parsed value."""

@@ -136,3 +136,17 @@ def test_installed_entry_point_runs() -> None:
         pytest.skip("the mama script is not installed in this environment")
     out = subprocess.run([str(exe), "--help"], capture_output=True, text=True, check=True)
     assert "usage: mama" in out.stdout
+
+
+def test_lenient_config_falls_back_to_defaults(mama_home: Path) -> None:
+    from mama_plugin.config import Config
+
+    mama_home.mkdir(parents=True)
+    (mama_home / "config.json").write_text('{"dynamic_tools": "sometimes", "busy_timeout_ms": 900')
+    lenient = Config(mama_home, strict=False)
+    assert lenient.get("dynamic_tools") == "auto" and "not valid JSON" in lenient.problems[0]
+    (mama_home / "config.json").write_text('{"dynamic_tools": "sometimes"}')
+    lenient = Config(mama_home, strict=False)
+    assert (
+        lenient.get("dynamic_tools") == "auto" and "using the default 'auto'" in lenient.problems[0]
+    )

@@ -153,3 +153,15 @@ def test_mcp_inspector_lists_and_calls_the_tools(tmp_path: Path, mama_home: Path
     found = _inspector(mama_home, tmp_path, "--method", "tools/call", "--tool-name", "search_by_topic",
                        "--tool-arg", "topic=auth")  # fmt: skip
     assert "Use sessions" in found["content"][0]["text"]
+
+
+def test_a_broken_config_does_not_stop_the_server(tmp_path: Path, mama_home: Path) -> None:
+    mama_home.mkdir(parents=True, exist_ok=True)
+    (mama_home / "config.json").write_text("{not json")
+    wire = Wire(mama_home, tmp_path)
+    try:
+        _initialize(wire)
+        assert wire.request("tools/list")["result"]["tools"]
+    finally:
+        wire.close()
+    assert "is not valid JSON" in (mama_home / "logs" / "server.log").read_text()

@@ -254,7 +254,10 @@ def serve(*, db: Path | None = None, cwd: str | None = None) -> None:
 
     _configure_logging()
     # Claude Code exports the project's directory to plugin servers.
-    state = State(Config(), project_key(cwd or os.environ.get("CLAUDE_PROJECT_DIR") or None), db)
+    config = Config(strict=False)
+    state = State(config, project_key(cwd or os.environ.get("CLAUDE_PROJECT_DIR") or None), db)
+    for problem in config.problems:
+        log.error("%s — fix it with `mama config set`", problem)
     server = build_server(state)
 
     async def main() -> None:
