@@ -226,3 +226,14 @@ def test_the_fake_model_answers_whatever_it_is_sent() -> None:
         assert ask(fake, "POST", "/v1/messages", b"", {"Content-Length": "x"})[0] == 500
         assert fake.steps_used == 2 and len(fake.main_requests) == 3
         assert fake.requests[4].body["tools"] == [{"name": "t"}]
+
+
+@needs_claude
+def test_claude_code_validates_the_plugin_strictly(tmp_path: Path) -> None:
+    if not CLAUDE.exists():
+        pytest.fail("run scripts/setup.sh --dev: it installs Claude Code into .tools/")
+    env = {"HOME": str(tmp_path), "PATH": os.environ.get("PATH", ""), "DISABLE_AUTOUPDATER": "1",
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1"}  # fmt: skip
+    out = subprocess.run([str(CLAUDE), "plugin", "validate", "--strict", str(ROOT)],
+                         capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+    assert out.returncode == 0 and "Validation passed" in out.stdout, out.stdout + out.stderr
