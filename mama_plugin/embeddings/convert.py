@@ -16,7 +16,6 @@ builders never both write the model and a reader never sees half a file.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import importlib.util
 import json
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import EmbeddingError
+from .files import exclusive_lock, fsync_directory, remove_stale_temporaries
 from .ggufmeta import read_metadata
 
 if TYPE_CHECKING:
@@ -132,11 +132,11 @@ def ensure_model(dest: Path, *, source: Path | None = None) -> bool:
     """
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
-        with _exclusive_lock(dest.with_name(dest.name + ".lock")):
+        with exclusive_lock(dest.with_name(dest.name + ".lock")):
             # Another process may have finished the build while this one waited for the lock.
             if is_model_file(dest):
                 return False
-            _remove_stale_temporaries(dest)
+            remove_stale_temporaries(dest)
             convert(source or package_zip(), dest)
             return True
     except OSError as exc:
@@ -164,7 +164,7 @@ def convert(source: Path, dest: Path, *, name: str = MODEL_NAME) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    _fsync_directory(dest.parent)
+    fsync_directory(dest.parent)
 
 
 def read_checkpoint(source: Path) -> Checkpoint:
@@ -463,39 +463,3 @@ def _provenance(source: Path) -> str:
     except metadata.PackageNotFoundError:
         version = "unknown version"
     return f"built by MAMA from {source.name} ({PACKAGE_NAME} {version})"
-
-
-@contextlib.contextmanager
-def _exclusive_lock(path: Path) -> Iterator[None]:
-    # The lock file is never deleted: unlinking it would let a waiter lock an orphaned inode
-    # while a newcomer locks a fresh file, and both would build.
-    with path.open("a+b") as handle:
-        try:
-            import fcntl
-        except ImportError:  # not POSIX: the atomic rename still keeps the model whole
-            yield
-            return
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
-def _remove_stale_temporaries(dest: Path) -> None:
-    # Only the lock holder writes temporaries, so any left now are from a crashed build.
-    for stale in dest.parent.glob(f".{dest.name}.*.tmp"):
-        stale.unlink(missing_ok=True)
-
-
-def _fsync_directory(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

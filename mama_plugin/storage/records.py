@@ -57,11 +57,6 @@ class MemoryRecord:
         }
         return cls(**values)
 
-    @property
-    def is_current(self) -> bool:
-        """True unless a later memory superseded this one."""
-        return self.status == "current"
-
     def as_dict(self) -> dict[str, Any]:
         """Every column, JSON layers as Python objects (the export format's memory entry)."""
         return asdict(self)
