@@ -31,7 +31,7 @@ class Key:
     """One config key: its type, default and a one-line description."""
 
     name: str
-    parse: Callable[[str], Any]
+    parse: Callable[[Any], Any]
     default: Any
     help: str
 
@@ -69,6 +69,21 @@ def _boolean(text: str) -> bool:
     raise ValueError("must be true or false")
 
 
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError("must be a number between 0 and 1")
+    return value
+
+
+def _paths(value: Any) -> tuple[str, ...]:
+    """A list of paths: a JSON list in the file, or one string separated by ``os.pathsep``."""
+    items = value if isinstance(value, list | tuple) else str(value).split(os.pathsep)
+    if not all(isinstance(i, str) for i in items):
+        raise ValueError("must be a list of paths")
+    return tuple(dict.fromkeys(str(Path(i).expanduser()) for i in items if i.strip()))
+
+
 def _path_or_empty(text: str) -> str:
     return str(Path(text).expanduser()) if text.strip() else ""
 
@@ -93,6 +108,28 @@ KEYS: dict[str, Key] = {
             "list tools by conversation context (auto: only for Claude Code)",
         ),
         Key("legacy_tools_listed", _boolean, False, "list the MAMA v1.0 tool names too"),
+        Key("session_start_tokens", _positive_int, 600, "cliffhanger budget at session start"),
+        Key("resume_tokens", _positive_int, 250, "cliffhanger budget on resume and compact"),
+        Key("prompt_tokens", _positive_int, 300, "budget for memories injected into a prompt"),
+        Key(
+            "relevance_bar",
+            _fraction,
+            0.5,
+            "cosine a memory needs to be injected into a prompt (0-1; higher: quieter)",
+        ),
+        Key("outcome_followup_days", _positive_int, 14, "ask about decisions this old"),
+        Key(
+            "stop_mode",
+            _choice("auto", "ask", "off"),
+            "auto",
+            "after each turn: auto checkpoint, ask Claude to write one, or off",
+        ),
+        Key(
+            "disabled_projects",
+            _paths,
+            (),
+            "projects where hooks stay silent (list; `mama config project off`)",
+        ),
     )
 }
 
@@ -141,10 +178,11 @@ class Config:
         key = _key(name)
         if name not in self._data:
             return key.default
+        raw = self._data[name]
         try:
-            return key.parse(str(self._data[name]))
+            return key.parse(raw if isinstance(raw, list) else str(raw))
         except (TypeError, ValueError) as exc:
-            problem = f"config {name}={self._data[name]!r} in {self.path}: {exc}"
+            problem = f"config {name}={raw!r} in {self.path}: {exc}"
             if self.strict:
                 raise ConfigError(problem) from exc
             self.problems.append(f"{problem}; using the default {key.default!r}")
@@ -157,18 +195,31 @@ class Config:
             value = key.parse(text)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{name}: {text!r} is not valid: {exc}") from exc
-        self._data[name] = value
+        self._data[name] = list(value) if isinstance(value, tuple) else value
+        self._write()
+        return value
+
+    def unset(self, name: str) -> None:
+        """Return ``name`` to its default (drop it from the file)."""
+        _key(name)
+        if self._data.pop(name, None) is not None:
+            self._write()
+
+    def _write(self) -> None:
         self.home.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".config.", dir=self.home)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(self._data, handle, indent=2, sort_keys=True)
             handle.write("\n")
         os.replace(tmp, self.path)
-        return value
 
     def as_dict(self) -> dict[str, Any]:
         """Return every known key with its effective value."""
         return {name: self.get(name) for name in KEYS}
+
+    def project_enabled(self, project: str) -> bool:
+        """False when the user switched MAMA's hooks off for ``project``."""
+        return project not in self.get("disabled_projects")
 
     @property
     def db_path(self) -> Path:

@@ -14,6 +14,7 @@ from .inputs import (
     SearchByTopicInput,
     SearchRecentInput,
     SupersedeInput,
+    TurnInput,
 )
 from .narrative import (
     Alternative,
@@ -47,5 +48,6 @@ __all__ = [
     "SearchRecentInput",
     "SupersedeInput",
     "Tension",
+    "TurnInput",
     "parse",
 ]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from ..relationships import normalise
 from .narrative import (
@@ -242,11 +242,37 @@ class SearchRecentInput(Strict):
     type: Literal["decision", "checkpoint", "insight", "context"] | None = None
 
 
-class ObservePromptInput(Strict):
+def _clipped(limit: int) -> Any:
+    """Hook text is cut to ``limit`` characters, never refused: a hook must not fail."""
+    return BeforeValidator(lambda v: v[:limit] if isinstance(v, str) else v)
+
+
+class _HookInput(BaseModel):
+    """What a hook forwards; Claude Code may add fields, which are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class ObservePromptInput(_HookInput):
     """The user's prompt, as the prompt-time hook forwards it."""
 
-    prompt: Annotated[str, Field(max_length=100_000)] = ""
-    session_id: Annotated[str, Field(max_length=200)] = ""
+    prompt: Annotated[str, _clipped(20_000)] = ""
+    session_id: Annotated[str, _clipped(200)] = ""
+
+
+class TurnInput(_HookInput):
+    """What the Stop hook forwards after each turn (``${...}`` placeholders, as strings)."""
+
+    session_id: Annotated[str, _clipped(200)] = ""
+    transcript_path: Annotated[str, _clipped(4096)] = ""
+    last_assistant_message: Annotated[str, _clipped(20_000)] = ""
+    cwd: Annotated[str, _clipped(4096)] = ""
+    stop_hook_active: bool | str = False
+
+    @property
+    def continuing(self) -> bool:
+        """True when Claude is already continuing because a Stop hook asked it to."""
+        return str(self.stop_hook_active).strip().lower() in ("true", "1")
 
 
 __all__ = [
@@ -264,4 +290,5 @@ __all__ = [
     "SearchByTopicInput",
     "SearchRecentInput",
     "SupersedeInput",
+    "TurnInput",
 ]

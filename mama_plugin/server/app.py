@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 import traceback
 from copy import deepcopy
 from functools import cache
@@ -30,9 +31,11 @@ from ..project import project_key
 from ..schema import parse
 from ..storage import Store
 from ..storage import vectors as vec
+from .base import Env, Session, Tool
 from .context import detect
 from .exposure import Exposure
-from .tools import BY_NAME, Env, Tool
+from .hook_tools import SILENT
+from .tools import BY_NAME
 
 log = logging.getLogger("mama.server")
 INSTRUCTIONS = (
@@ -43,6 +46,7 @@ INSTRUCTIONS = (
 DRAIN_BATCH = 16
 DRAIN_IDLE_S = 2.0
 STARTUP_GRACE_S = 1.0
+HOOK_DEADLINE_S = 3.0  # the hooks' own timeouts are 5 s and 10 s (hooks/hooks.json)
 
 
 class _Server(Server[Any]):
@@ -67,6 +71,10 @@ class State:
         )
         self._store: Store | None = None
         self.embedder: Any = None
+        self.session = Session()
+        # One connection serves the event loop and the hook tools' worker threads: every use
+        # of the store holds this lock, so their transactions never interleave.
+        self.lock = threading.RLock()
 
     @property
     def store(self) -> Store:
@@ -77,7 +85,7 @@ class State:
 
     def env(self) -> Env:
         """What the tool handlers need."""
-        return Env(self.store, self.project, self.embedder, self.observe)
+        return Env(self.store, self.project, self.embedder, self.observe, self.config, self.session)
 
     def observe(self, prompt: str) -> tuple[str | None, list[str]]:
         """Detect the prompt's context and grow the tool list for it; return both."""
@@ -157,9 +165,15 @@ def build_server(state: State) -> Server[Any]:
         if tool is None:
             known = ", ".join(state.exposure.listed(None))
             return _error(f"unknown tool {params.name!r}; the tools are: {known}")
+        if tool.hook:
+            result = await _run_hook_tool(tool, params.arguments or {}, state)
+            if state.exposure.pending:
+                await _notify(ctx, bus, state)
+            return result
         try:
             args = parse(tool.model, params.arguments if params.arguments is not None else {})
-            answer = tool.handler(state.env(), args)
+            with state.lock:
+                answer = tool.handler(state.env(), args)
         except MamaError as exc:
             return _error(f"{tool.name}: {exc}")
         except Exception:
@@ -196,6 +210,35 @@ def build_server(state: State) -> Server[Any]:
     )
 
 
+def _locked(state: State, tool: Tool, args: Any) -> Any:
+    with state.lock:
+        return tool.handler(state.env(), args)
+
+
+async def _run_hook_tool(
+    tool: Tool, arguments: dict[str, Any], state: State
+) -> types.CallToolResult:
+    """Run a hook's tool off the event loop under a deadline; any failure answers ``{}``.
+
+    A hook must never hold up the prompt: past the deadline the answer is ``{}`` while the
+    worker thread finishes on its own (SQLite work cannot be interrupted safely).
+    """
+    text, data = SILENT, None
+    try:
+        args = parse(tool.model, arguments)
+        with anyio.fail_after(HOOK_DEADLINE_S):
+            answer = await anyio.to_thread.run_sync(
+                _locked, state, tool, args, abandon_on_cancel=True
+            )
+        text, data = answer.text or SILENT, answer.data
+    except TimeoutError:
+        log.warning("%s ran past %.1f s: answered {} (fail open)", tool.name, HOOK_DEADLINE_S)
+    except Exception:
+        log.error("%s failed, answered {} (fail open):\n%s", tool.name, traceback.format_exc())
+    # Hooks read only the text; the structured copy is for other clients and tests.
+    return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=data)
+
+
 async def _notify(
     ctx: ServerRequestContext[Any, Any], bus: InMemorySubscriptionBus, state: State
 ) -> None:
@@ -220,14 +263,16 @@ async def index_in_background(state: State) -> None:
         return
     while True:
         try:
-            store = state.store
-            vec.check_model(store, state.embedder.name, state.embedder.dim)
-            batch = vec.pending(store, DRAIN_BATCH)
+            with state.lock:
+                store = state.store
+                vec.check_model(store, state.embedder.name, state.embedder.dim)
+                batch = vec.pending(store, DRAIN_BATCH)
             if batch:
                 vectors = await anyio.to_thread.run_sync(
                     state.embedder.embed, [text for _, text in batch]
                 )
-                vec.put_vectors(store, list(zip((s for s, _ in batch), vectors, strict=True)))
+                with state.lock:
+                    vec.put_vectors(store, list(zip((s for s, _ in batch), vectors, strict=True)))
                 continue
         except MamaError as exc:  # e.g. a model mismatch: needs `mama reindex`
             log.warning("embedding paused: %s", exc)

@@ -7,9 +7,7 @@ Handlers are plain functions of a :class:`Env` and a validated pydantic model; t
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
@@ -38,45 +36,15 @@ from ..services.memories import (
     save_insight,
 )
 from ..services.render import render
-from ..services.retrieval import Embedder, search_by_context, search_by_topic, search_recent
+from ..services.retrieval import search_by_context, search_by_topic, search_recent
 from ..storage import MemoryRecord, Store
+from .base import Answer, Env, Tool
+from .hook_tools import TurnInput, do_checkpoint_turn, do_observe_prompt
 
 # Every tool name obeys the Anthropic API pattern even behind Claude Code's plugin prefix.
 NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 CLAUDE_PREFIX = "mcp__plugin_mama_mama__"
-
-
-@dataclass
-class Env:
-    """What a handler works with: the store, the project, the embedder once it is loaded."""
-
-    store: Store
-    project: str
-    embedder: Embedder | None = None
-    observe: Callable[[str], tuple[str | None, list[str]]] = field(
-        default=lambda prompt: (None, [])
-    )
-
-
-@dataclass
-class Answer:
-    """A tool's result: text to read once, and the same facts as structured data."""
-
-    text: str
-    data: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Tool:
-    """One tool: its contract and its handler."""
-
-    name: str
-    description: str
-    model: type[BaseModel]
-    handler: Callable[[Env, Any], Answer]
-    read_only: bool
-    hidden: bool = False
-    replaced_by: str | None = None  # v1.0 names: served, unlisted, with a deprecation notice
+S = TypeVar("S", DecisionInput, CheckpointInput, InsightInput, SupersedeInput)
 
 
 def _saved(result: SaveResult) -> Answer:
@@ -114,20 +82,27 @@ def _brief(m: MemoryRecord, store: Store | None = None) -> dict[str, Any]:
     }
 
 
+def _in_session(env: Env, args: S) -> S:
+    """Stamp a save with the Claude Code session it happened in (learned from the hooks)."""
+    if env.session.id and not args.session_id:
+        return args.model_copy(update={"session_id": env.session.id})
+    return args
+
+
 def do_save_decision(env: Env, args: DecisionInput) -> Answer:
-    return _saved(save_decision(env.store, env.project, args))
+    return _saved(save_decision(env.store, env.project, _in_session(env, args)))
 
 
 def do_save_checkpoint(env: Env, args: CheckpointInput) -> Answer:
-    return _saved(save_checkpoint(env.store, env.project, args))
+    return _saved(save_checkpoint(env.store, env.project, _in_session(env, args)))
 
 
 def do_save_insight(env: Env, args: InsightInput) -> Answer:
-    return _saved(save_insight(env.store, env.project, args))
+    return _saved(save_insight(env.store, env.project, _in_session(env, args)))
 
 
 def do_supersede(env: Env, args: SupersedeInput) -> Answer:
-    return _saved(save_decision(env.store, env.project, args))
+    return _saved(save_decision(env.store, env.project, _in_session(env, args)))
 
 
 def do_outcome(env: Env, args: OutcomeInput) -> Answer:
@@ -228,11 +203,6 @@ def do_search_recent(env: Env, args: SearchRecentInput) -> Answer:
         mark = f"superseded → {b['current_id']}" if "current_id" in b else b["status"]
         lines.append(f"- {b['id']} ({b['type']}, {mark}) {b['content']}")
     return Answer("\n".join(lines), {"memories": briefs})
-
-
-def do_observe_prompt(env: Env, args: ObservePromptInput) -> Answer:
-    context, added = env.observe(args.prompt)
-    return Answer("", {"context": context, "tools_added": added})
 
 
 # -- MAMA v1.0 names ---------------------------------------------------------------------
@@ -342,8 +312,11 @@ TOOLS: tuple[Tool, ...] = (
     Tool("evolve_supersede", "Replace an earlier decision with a new one (supersedes is "
          "required); the old one is kept as history, marked superseded.",
          SupersedeInput, do_supersede, read_only=False),
-    Tool("observe_prompt", "Prompt-time hook entry: detect the conversation's context.",
-         ObservePromptInput, do_observe_prompt, read_only=True, hidden=True),
+    Tool("observe_prompt", "UserPromptSubmit hook: memories this prompt touches, and the "
+         "conversation's context for tool exposure.",
+         ObservePromptInput, do_observe_prompt, read_only=True, hidden=True, hook=True),
+    Tool("checkpoint_turn", "Stop hook: upsert this session's rolling checkpoint.",
+         TurnInput, do_checkpoint_turn, read_only=False, hidden=True, hook=True),
     Tool("recall_decision", "MAMA v1.0: use search_by_topic.", RecallDecisionInput, v1_recall,
          read_only=True, hidden=True, replaced_by="search_by_topic"),
     Tool("suggest_decision", "MAMA v1.0: use search_by_context.", SuggestDecisionInput, v1_suggest,

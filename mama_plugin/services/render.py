@@ -35,6 +35,17 @@ def day(ms: int | None) -> str:
     return time.strftime("%Y-%m-%d", time.gmtime(ms / 1000)) if ms else ""
 
 
+def clip(text: object, limit: int = 300) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
+    flat = " ".join(str(text or "").split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def ago_marker(ms: int | None) -> str:
+    """A marker for "how long ago", filled in when the text is shown (briefing.finish)."""
+    return f"{{ago:{int(ms)}}}" if ms else ""
+
+
 @cache
 def _environment(user_dir: str) -> Any:
     import jinja2  # ~40 ms: paid on the first render, not by every importer of this module
@@ -52,6 +63,8 @@ def _environment(user_dir: str) -> Any:
     )
     env.filters["when"] = when
     env.filters["day"] = day
+    env.filters["clip"] = clip
+    env.filters["ago"] = ago_marker
     return env
 
 

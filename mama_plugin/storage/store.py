@@ -389,6 +389,50 @@ class Store(LinkOps, SearchOps):
         )
         return [MemoryRecord.from_row(r) for r in rows.fetchall()]
 
+    def latest(self, *, project: str, type: str, limit: int = 1) -> list[MemoryRecord]:
+        """The memories of ``type`` in ``project`` changed most recently (rolling ones too)."""
+        rows = self.conn.execute(
+            f"{SELECT_MEMORY} WHERE project = ? AND type = ? "
+            "ORDER BY updated_at DESC, seq DESC LIMIT ?",
+            (project, type, limit),
+        )
+        return [MemoryRecord.from_row(r) for r in rows.fetchall()]
+
+    def of_session(self, session_id: str, *, type: str | None = None) -> list[MemoryRecord]:
+        """The memories saved during one Claude Code session, oldest first."""
+        clause, params = ("", ()) if type is None else (" AND type = ?", (type,))
+        rows = self.conn.execute(
+            f"{SELECT_MEMORY} WHERE session_id = ?{clause} ORDER BY created_at, seq",
+            (session_id, *params),
+        )
+        return [MemoryRecord.from_row(r) for r in rows.fetchall()] if session_id else []
+
+    def awaiting_outcome(
+        self, project: str, *, before: int, limit: int = 3
+    ) -> tuple[list[MemoryRecord], int]:
+        """Current decisions of ``project`` made before ``before`` with no outcome yet.
+
+        Returns the oldest ``limit`` of them and how many there are in all.
+        """
+        where = (
+            " WHERE project = ? AND type = 'decision' AND status = 'current' "
+            "AND outcome_status = 'PENDING' AND created_at < ?"
+        )
+        rows = self.conn.execute(
+            f"{SELECT_MEMORY}{where} ORDER BY created_at, seq LIMIT ?", (project, before, limit)
+        ).fetchall()
+        total = self.conn.execute(
+            f"SELECT count(*) FROM memories{where}", (project, before)
+        ).fetchall()[0][0]
+        return [MemoryRecord.from_row(r) for r in rows], int(total or 0)
+
+    def fingerprint(self, project: str) -> str:
+        """Changes whenever a memory of ``project`` or any link is written (not on usage)."""
+        count, changed = self.conn.execute(
+            "SELECT count(*), max(updated_at) FROM memories WHERE project = ?", (project,)
+        ).fetchall()[0]
+        return f"{count}:{changed}:{self.meta('links_version')}"
+
     def by_topic(self, topic: str, *, project: str | None = None) -> list[MemoryRecord]:
         """Every memory with exactly this topic, newest first."""
         where, params = scope(project, None)

@@ -1,0 +1,37 @@
+"""SessionStart: the cliffhanger for this project, from the cache or rendered now.
+
+Silent (returns "") when there is no database yet, the project has no memory, or the user
+switched MAMA off for the project. Opens the store with a short busy timeout: a writer
+holding the lock must not keep a session waiting.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..config import Config
+from ..project import project_key
+from ..services import briefing
+from ..storage import Store
+
+BUSY_TIMEOUT_MS = 300
+
+
+def session_start(event: dict[str, Any]) -> str:
+    """The context to inject at session start ("" for nothing)."""
+    config = Config(strict=False)
+    project = project_key(str(event.get("cwd") or "") or None)
+    if not config.project_enabled(project):
+        return ""
+    from .aliases import ensure_aliases
+
+    ensure_aliases(config)
+    if not config.db_path.exists():  # never create a database just to say nothing
+        return ""
+    source = str(event.get("source") or "startup")
+    with Store.open(config=config) as store:
+        store.conn.setbusytimeout(BUSY_TIMEOUT_MS)
+        text = briefing.cached_brief(store, project, config, source)
+        if text is None:
+            text = briefing.build_brief(store, project, config, source)
+    return briefing.finish(text)

@@ -1,0 +1,66 @@
+"""The contract between the server and its tool handlers: what a handler gets and returns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..config import Config
+from ..services.retrieval import Embedder
+from ..storage import Store
+from ..transcript import Reader
+
+
+@dataclass
+class Session:
+    """What the server learns about the Claude Code session it serves, from the hook calls."""
+
+    id: str = ""
+    readers: dict[str, Reader] = field(default_factory=dict)  # transcript path -> reader
+
+    def reader(self, path: str) -> Reader:
+        """The incremental reader of ``path`` (one per transcript, kept for the session)."""
+        if path not in self.readers:
+            if len(self.readers) > 8:  # a long-lived server outlives many sessions
+                self.readers.clear()
+            self.readers[path] = Reader(path)
+        return self.readers[path]
+
+
+@dataclass
+class Env:
+    """What a handler works with: the store, the project, the embedder once it is loaded."""
+
+    store: Store
+    project: str
+    embedder: Embedder | None = None
+    observe: Callable[[str], tuple[str | None, list[str]]] = field(
+        default=lambda prompt: (None, [])
+    )
+    config: Config = field(default_factory=lambda: Config(strict=False))
+    session: Session = field(default_factory=Session)
+
+
+@dataclass
+class Answer:
+    """A tool's result: text to read once, and the same facts as structured data."""
+
+    text: str
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool: its contract and its handler."""
+
+    name: str
+    description: str
+    model: type[BaseModel]
+    handler: Callable[[Env, Any], Answer]
+    read_only: bool
+    hidden: bool = False
+    replaced_by: str | None = None  # v1.0 names: served, unlisted, with a deprecation notice
+    hook: bool = False  # called by a hook: bounded by a deadline, fails open to "{}"

@@ -1,0 +1,113 @@
+"""The automatic checkpoint: one rolling checkpoint per session, upserted after every turn.
+
+Claude Code's Stop hook fires after every assistant turn, so whenever a session ends its
+latest state is already saved. The checkpoint is built without a model from what the session
+visibly did (:mod:`mama_plugin.transcript`: files, commands, tasks, the user's requests) and
+from Claude's last message. It never replaces a checkpoint Claude wrote itself: those are
+separate memories, and the cliffhanger prefers the newest of either kind.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..storage import MemoryRecord, Store
+from ..transcript import Digest
+
+TAG = "auto"
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])")
+_NEXT = re.compile(r"^(next( step)?s?\b|then\b|todo\b|still (need|to)\b|remaining\b)", re.I)
+_TENSION = re.compile(
+    r"\b(but|however|risk|concern|not yet|unresolved|trade-?off|fails?|failing|blocked)\b", re.I
+)
+MAX_ITEMS = 8
+MAX_TEXT = 400
+
+
+def checkpoint_turn(
+    store: Store,
+    project: str,
+    *,
+    session_id: str,
+    digest: Digest,
+    last_message: str = "",
+    cwd: str = "",
+) -> MemoryRecord | None:
+    """Upsert this session's rolling checkpoint; return it, or None when nothing happened yet.
+
+    Writes nothing when the session has neither a request nor a reply, and leaves the row
+    untouched (no new version, no re-embedding) when this turn changed nothing in it.
+    """
+    last_message = last_message.strip() or (digest.assistant_texts or [""])[-1]
+    if not (digest.last_request or last_message) or not session_id:
+        return None
+    decisions = [m.id for m in store.of_session(session_id, type="decision")]
+    layers = _layers(digest, last_message, cwd, decisions)
+    with store.transaction():
+        existing = [
+            m for m in store.of_session(session_id, type="checkpoint") if m.metadata.get("auto")
+        ]
+        if existing:
+            old = existing[-1]
+            if all(getattr(old, k) == v for k, v in layers.items()):
+                return old
+            return store.update_memory(old.id, expected_version=old.version, **layers)[0]
+        return store.insert_memory(
+            type="checkpoint", project=project, topic="checkpoint", tags=[TAG],
+            session_id=session_id, **layers,
+        )[0]  # fmt: skip
+
+
+def _layers(digest: Digest, last: str, cwd: str, decisions: list[str]) -> dict[str, Any]:
+    sentences = [s.strip() for s in _SENTENCE.split(last) if s.strip()]
+    request = _clip(digest.last_request)
+    summary = f"Working on: {request}" if request else "Session in progress"
+    if sentences:
+        summary += f" — last: {_clip(sentences[0])}"
+    changed = digest.changed()
+    done = [f"{t.subject}" for t in digest.done_tasks()]
+    if changed:
+        done.append("Changed " + ", ".join(f"{t.cite(cwd)} ({t.action})" for t in changed))
+    ran = [c for c in digest.commands if not c.failed]
+    if ran:
+        done.append("Ran " + "; ".join(_clip(c.description or c.command, 120) for c in ran[-4:]))
+    open_tasks = digest.open_tasks()
+    next_steps = [
+        {"step": _clip(t.subject), "priority": "HIGH" if t.status == "in_progress" else "MEDIUM",
+         "context": "in progress" if t.status == "in_progress" else ""}
+        for t in open_tasks
+    ] + [{"step": _clip(s), "priority": "MEDIUM", "context": "from Claude's last message"}
+         for s in sentences if _NEXT.match(s)]  # fmt: skip
+    concerns = [
+        f"`{_clip(c.command, 120)}` failed" + (f" ({c.description})" if c.description else "")
+        for c in digest.commands[-MAX_ITEMS:]
+        if c.failed
+    ] + [_clip(s) for s in sentences if _TENSION.search(s) and not _NEXT.match(s)]
+    evidence = [{"source": t.cite(cwd), "kind": "file", "detail": t.action} for t in changed]
+    evidence += [{"source": _clip(c.command, 300), "kind": "command",
+                  "detail": c.description + (" (failed)" if c.failed else "")}
+                 for c in digest.commands[-4:]]  # fmt: skip
+    return {
+        "content": summary,
+        "continuity": {
+            "done": done[-MAX_ITEMS:],
+            "remains": [_clip(t.subject) for t in open_tasks][:MAX_ITEMS],
+            "next_steps": next_steps[:MAX_ITEMS],
+            "open_files": [t.cite(cwd) for t in changed][-MAX_ITEMS:],
+        },
+        "tension": {"concerns": concerns[:MAX_ITEMS]},
+        "evidence": evidence[-MAX_ITEMS:],
+        "metadata": {
+            "auto": True,
+            "request": request,
+            "last_message": _clip(last, 1200),
+            "decisions": decisions,
+            "tool_calls": digest.tool_calls,
+        },
+    }
+
+
+def _clip(text: str, limit: int = MAX_TEXT) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

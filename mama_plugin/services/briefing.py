@@ -1,0 +1,163 @@
+"""The session-start cliffhanger: where we stopped, what is unresolved, what comes next.
+
+Built from the store alone (no model): the project's newest checkpoint (Claude's or the
+rolling automatic one), the decisions that work depends on — each with the failed or
+superseded decision it replaced — and decisions still waiting for an outcome. Rendered by
+``templates/session_start.md.j2`` within a token budget, and nothing at all for a project
+with no memory.
+
+Rendering needs Jinja (~40 ms to import), which a cold hook process should not pay: every
+process that already has Jinja loaded (the MCP server after each turn's checkpoint, the CLI)
+renders the cliffhanger ahead and caches it in the store's ``meta`` table, keyed by a
+fingerprint of the project's memories, the budget and the templates. The hook serves the
+cached text when the fingerprint matches and renders only when it does not. Phrases that
+depend on the current time ("3 weeks ago") are left as markers in the cached text and filled
+in when it is served (:func:`finish`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import re
+import time
+from typing import Any
+
+from ..config import Config, mama_home
+from ..storage import MemoryRecord, Store, now_ms
+from .evolution import current_of
+
+VARIANTS = {"startup": "full", "clear": "full", "resume": "short", "compact": "short"}
+TEMPLATE = "session_start.md.j2"
+_AGO = re.compile(r"\{ago:(\d+)\}")
+DAY_MS = 86_400_000
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens a model will count for ``text``, estimated as one per four characters."""
+    return math.ceil(len(text) / 4)
+
+
+def ago(ms: int, now: int) -> str:
+    """How long ago ``ms`` was, in the largest sensible unit ("3 weeks ago")."""
+    seconds = max(0, (now - ms) // 1000)
+    for unit, size in (("year", 31_536_000), ("month", 2_592_000), ("week", 604_800),
+                       ("day", 86_400), ("hour", 3_600), ("minute", 60)):  # fmt: skip
+        if seconds >= size:
+            n = seconds // size
+            return f"{n} {unit}{'s' if n > 1 else ''} ago"
+    return "just now"
+
+
+def finish(text: str, now: int | None = None) -> str:
+    """Fill in the time-relative markers of a rendered (or cached) cliffhanger."""
+    now = now if now is not None else now_ms()
+    return _AGO.sub(lambda m: ago(int(m.group(1)), now), text)
+
+
+def gather(store: Store, project: str, *, followup_days: int, now: int) -> dict[str, Any] | None:
+    """The cliffhanger's facts for ``project``, or None when it has no memory at all."""
+    latest = store.latest(project=project, type="checkpoint", limit=1)
+    checkpoint = latest[0] if latest else None
+    ids: list[str] = []
+    if checkpoint is not None:
+        ids += [ln.to_id for ln in store.links(checkpoint.id, direction="out")
+                if ln.relationship == "implements"]  # fmt: skip
+        ids += [str(i) for i in checkpoint.metadata.get("decisions") or []]
+    if not ids:
+        ids = [m.id for m in store.latest(project=project, type="decision", limit=3)]
+    decisions: list[dict[str, Any]] = []
+    for memory_id in dict.fromkeys(ids):
+        found = store.get(memory_id)
+        if found is None or found.type != "decision":
+            continue
+        head = current_of(store, found.id)
+        if head.id not in {d["m"].id for d in decisions}:
+            decisions.append({"m": head, "replaced": _replaced(store, head)})
+    waiting, waiting_total = store.awaiting_outcome(
+        project, before=now - followup_days * DAY_MS, limit=3
+    )
+    if checkpoint is None and not decisions and not waiting:
+        return None
+    return {"cp": checkpoint, "decisions": decisions, "waiting": waiting,
+            "waiting_total": waiting_total, "followup_days": followup_days}  # fmt: skip
+
+
+def _replaced(store: Store, memory: MemoryRecord) -> list[MemoryRecord]:
+    """The decisions ``memory`` superseded, most recent first (the story behind it)."""
+    ids = [ln.to_id for ln in store.links(memory.id, direction="out")
+           if ln.relationship == "supersedes"]  # fmt: skip
+    return sorted(store.get_many(ids).values(), key=lambda m: -m.created_at)[:2]
+
+
+def render_brief(facts: dict[str, Any], *, budget: int, short: bool) -> str:
+    """Render the facts within ``budget`` tokens: fewer items per list until it fits."""
+    from .render import render
+
+    text = ""
+    for limit in (5, 4, 3, 2, 1):
+        text = render(TEMPLATE, **facts, limit=limit, short=short).strip()
+        if estimate_tokens(text) <= budget:
+            return text
+    cut = text[: budget * 4].rsplit("\n", 1)[0]
+    return cut + "\n[cut to the configured budget: session_start_tokens]"
+
+
+def _signature(config: Config, variant: str) -> str:
+    """What besides the memories changes the text: budget, follow-up age, the templates."""
+    from .render import shipped_templates
+
+    stamps = []
+    for folder in (mama_home() / "templates", shipped_templates()):
+        try:
+            stamps.append(os.stat(folder / TEMPLATE).st_mtime_ns)
+        except OSError:
+            stamps.append(0)
+    budget = config.get("resume_tokens" if variant == "short" else "session_start_tokens")
+    return f"{variant}:{budget}:{config.get('outcome_followup_days')}:{stamps}"
+
+
+def cached_brief(store: Store, project: str, config: Config, source: str) -> str | None:
+    """The cached cliffhanger for ``source`` if it is still true ("" means: say nothing)."""
+    variant = VARIANTS.get(source, "full")
+    raw = store.meta(f"brief:{variant}:{project}")
+    if raw is None:
+        return None
+    try:
+        entry = json.loads(raw)
+    except ValueError:
+        return None
+    key = [store.fingerprint(project), _signature(config, variant), _today()]
+    return str(entry["text"]) if entry.get("key") == key else None
+
+
+def build_brief(store: Store, project: str, config: Config, source: str) -> str:
+    """Render the cliffhanger for ``source`` now and cache it; "" for a project without memory.
+
+    The day is part of the cache key because "waiting for an outcome" depends on it.
+    """
+    variant = VARIANTS.get(source, "full")
+    key = [store.fingerprint(project), _signature(config, variant), _today()]
+    now = now_ms()
+    facts = gather(store, project, followup_days=config.get("outcome_followup_days"), now=now)
+    text = ""
+    if facts is not None:
+        budget = config.get("resume_tokens" if variant == "short" else "session_start_tokens")
+        text = render_brief(facts, budget=budget, short=variant == "short")
+    # The cache is an optimisation: a busy or read-only store still answers.
+    with contextlib.suppress(Exception):
+        store.set_meta(f"brief:{variant}:{project}", json.dumps({"key": key, "text": text}))
+    return text
+
+
+def refresh(store: Store, project: str, config: Config) -> None:
+    """Re-render both variants ahead of the next session start (called after writes)."""
+    for source in ("startup", "resume"):
+        if cached_brief(store, project, config, source) is None:
+            build_brief(store, project, config, source)
+
+
+def _today() -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime())

@@ -1,0 +1,158 @@
+"""Prompt-time recall: the few memories a prompt clearly touches, or nothing at all.
+
+Runs inside the MCP server for the UserPromptSubmit hook, on every prompt, so it must be
+fast (no model except the already-warm embedder) and, above all, quiet: most prompts
+("yes", "run the tests", "fix the typo") touch no past decision and must inject nothing.
+
+Relevance is absolute, not relative to the best hit (search's fused score is relative):
+a memory passes the bar when its embedding is close to the prompt's (cosine ≥ ``COSINE_BAR``)
+or when it holds most of the prompt's content words (coverage ≥ ``COVERAGE_BAR`` with at
+least ``MIN_MATCHED`` of them) — the keyword rule also covers the seconds before the model
+is warm. Read-only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..storage import MemoryRecord, Store
+from ..storage.fts import STOPWORDS
+from . import vector_index
+from .evolution import current_of
+from .retrieval import Embedder
+
+# Calibrated on tests/fixtures/recall_prompts.json (see `mama bench hooks`).
+COSINE_BAR = 0.5
+COVERAGE_BAR = 0.5
+MIN_MATCHED = 2
+MIN_WORDS = 2  # shorter prompts ("yes", "go on") never recall anything
+CANDIDATES = 12
+MAX_HITS = 3
+_WORD = re.compile(r"[^\W_]+")
+
+
+@dataclass
+class Hit:
+    """A memory that passed the bar, why it passed, and what stands now in its place."""
+
+    memory: MemoryRecord
+    current: MemoryRecord
+    cosine: float | None
+    coverage: float
+    matched: list[str]
+    replaced: MemoryRecord | None = None  # the failed or superseded decision it replaced
+
+    @property
+    def score(self) -> float:
+        return max(self.cosine or 0.0, self.coverage)
+
+
+@dataclass
+class Recall:
+    """What a prompt recalled (possibly nothing) and the words it was judged on."""
+
+    words: list[str]
+    hits: list[Hit] = field(default_factory=list)
+    used_vectors: bool = False
+
+
+def content_words(text: str) -> list[str]:
+    """Distinct lower-case words worth matching: no stopwords, no one- or two-letter words."""
+    words = (w.casefold() for w in _WORD.findall(text))
+    return list(dict.fromkeys(w for w in words if len(w) > 2 and w not in STOPWORDS))
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ies", "es", "ed", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def recall(
+    store: Store,
+    prompt: str,
+    *,
+    project: str,
+    embedder: Embedder | None = None,
+    max_hits: int = MAX_HITS,
+    cosine_bar: float = COSINE_BAR,
+) -> Recall:
+    """The memories of ``project`` that ``prompt`` clearly touches, best first."""
+    words = content_words(prompt)
+    found = Recall(words)
+    if len(words) < MIN_WORDS:
+        return found
+    seqs = [seq for seq, _ in store.text_ranks(" ".join(words), project=project, limit=CANDIDATES)]
+    cosines: dict[int, float] = {}
+    if embedder is not None and vector_index.has_vectors(store):
+        query = embedder.embed([prompt[:2000]])[0]
+        for seq, distance in vector_index.knn(store, query, CANDIDATES, project=project):
+            cosines[seq] = 1.0 - distance
+        found.used_vectors = True
+    stems = {_stem(w): w for w in words}
+    hits: list[Hit] = []
+    for seq, memory in store.get_by_seq([*seqs, *cosines]).items():
+        text = " ".join([memory.topic.replace("_", " "), memory.content,
+                         str(memory.reasoning.get("primary") or "")])  # fmt: skip
+        have = {_stem(w) for w in content_words(text)}
+        matched = [w for s, w in stems.items() if s in have]
+        coverage = len(matched) / len(words)
+        cosine = cosines.get(seq)
+        if (cosine is not None and cosine >= cosine_bar) or (
+            coverage >= COVERAGE_BAR and len(matched) >= MIN_MATCHED
+        ):
+            hits.append(Hit(memory, memory, cosine, coverage, matched))
+    hits.sort(key=lambda h: (-h.score, -h.memory.created_at))
+    seen: set[str] = set()
+    for hit in hits:
+        head = current_of(store, hit.memory.id) if hit.memory.status == "superseded" else hit.memory
+        if hit.memory.id in seen or (head.id in seen and head.id != hit.memory.id):
+            continue  # one entry per evolution chain
+        hit.current = head
+        replaced = _replaced(store, head)
+        hit.replaced = None if replaced is None or replaced.id == hit.memory.id else replaced
+        seen.update({hit.memory.id, head.id})
+        if hit.replaced is not None:
+            seen.add(hit.replaced.id)
+        found.hits.append(hit)
+        if len(found.hits) >= max_hits:
+            break
+    return found
+
+
+def _replaced(store: Store, memory: MemoryRecord) -> MemoryRecord | None:
+    """The newest decision ``memory`` superseded, if any: the evolution behind the answer."""
+    ids = [ln.to_id for ln in store.links(memory.id, direction="out")
+           if ln.relationship == "supersedes"]  # fmt: skip
+    found = sorted(store.get_many(ids).values(), key=lambda m: -m.created_at)
+    return found[0] if found else None
+
+
+def _brief(m: MemoryRecord, limit: int) -> dict[str, Any]:
+    def cut(text: object) -> str:
+        flat = " ".join(str(text or "").split())
+        return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+    return {
+        "id": m.id,
+        "content": cut(m.content),
+        "why": cut(m.reasoning.get("primary")),
+        "outcome": m.outcome_status,
+        "outcome_details": cut(m.outcome.get("details")),
+    }
+
+
+def as_data(hit: Hit, *, short: bool = False) -> dict[str, Any]:
+    """A hit as the plain dict the prompt template and the tool's structured result use."""
+    limit = 120 if short else 300
+    m, head = hit.memory, hit.current
+    return _brief(m, limit) | {
+        "type": m.type, "topic": m.topic, "status": m.status, "created_at": m.created_at,
+        "current": None if head.id == m.id else _brief(head, limit),
+        "replaced": None if hit.replaced is None else _brief(hit.replaced, limit),
+        "cosine": None if hit.cosine is None else round(hit.cosine, 3),
+        "coverage": round(hit.coverage, 3), "matched": hit.matched,
+    }  # fmt: skip

@@ -1,0 +1,271 @@
+"""What a Claude Code session did, read from its transcript: files, commands, tasks, requests.
+
+Standard library only: the Stop hook's checkpoint and the narrative drafter both read this.
+The transcript is JSONL; only ``user``/``assistant`` lines carry the conversation, tool calls
+are ``tool_use`` blocks and their results come back as ``tool_result`` blocks on a later user
+line, with Claude Code's own parsed result in the line's ``toolUseResult``. Line ranges come
+from what the tools report (Read's window, Edit's patch hunks, Write's length), never guessed.
+
+Reading never raises: a missing, unreadable or malformed transcript gives what could be read
+(possibly nothing). Only the tail is read (``max_bytes``) so a long session costs the same as
+a short one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_BYTES = 4 * 1024 * 1024
+_EDITORS = {"Edit", "MultiEdit", "NotebookEdit"}
+_TAG = re.compile(r"<(command-name|command-message|command-args)>(.*?)</\1>", re.S)
+_NOISE = ("<local-command-stdout>", "<local-command-stderr>", "<system-reminder>", "Caveat:")
+
+
+@dataclass
+class FileTouch:
+    """A file a tool call touched: ``read``, ``edited`` or ``created``, with lines if known."""
+
+    path: str
+    action: str
+    lines: tuple[int, int] | None = None
+
+    def cite(self, root: str = "") -> str:
+        """``path:start-end`` (relative to ``root`` when inside it), as evidence is written."""
+        path = self.path
+        if root and path.startswith(root.rstrip("/") + "/"):
+            path = path[len(root.rstrip("/")) + 1 :]
+        if self.lines is None:
+            return path
+        start, end = self.lines
+        return f"{path}:{start}" if start == end else f"{path}:{start}-{end}"
+
+
+@dataclass
+class Command:
+    """A shell command the session ran, what it was for, and whether it failed."""
+
+    command: str
+    description: str = ""
+    failed: bool = False
+
+
+@dataclass
+class Task:
+    """A task of the session's task list (TaskCreate/TaskUpdate, or the older TodoWrite)."""
+
+    id: str
+    subject: str
+    status: str = "pending"
+
+
+@dataclass
+class Digest:
+    """The session as the transcript tells it, oldest first within each list."""
+
+    user_requests: list[str] = field(default_factory=list)
+    assistant_texts: list[str] = field(default_factory=list)
+    files: list[FileTouch] = field(default_factory=list)
+    commands: list[Command] = field(default_factory=list)
+    tasks: dict[str, Task] = field(default_factory=dict)
+    tool_calls: int = 0
+
+    @property
+    def last_request(self) -> str:
+        """The user's most recent request ("" when none)."""
+        return self.user_requests[-1] if self.user_requests else ""
+
+    def changed(self) -> list[FileTouch]:
+        """Files edited or created, one entry per path (its line ranges merged)."""
+        return _merge(t for t in self.files if t.action != "read")
+
+    def read(self) -> list[FileTouch]:
+        """Files only read, one entry per path."""
+        changed = {t.path for t in self.files if t.action != "read"}
+        return _merge(t for t in self.files if t.action == "read" and t.path not in changed)
+
+    def open_tasks(self) -> list[Task]:
+        """Tasks in progress first, then pending ones."""
+        tasks = [t for t in self.tasks.values() if t.status in ("in_progress", "pending")]
+        return sorted(tasks, key=lambda t: t.status != "in_progress")
+
+    def done_tasks(self) -> list[Task]:
+        """Tasks marked completed."""
+        return [t for t in self.tasks.values() if t.status == "completed"]
+
+
+def read_transcript(path: str | os.PathLike[str] | None, *, max_bytes: int = MAX_BYTES) -> Digest:
+    """Digest the transcript at ``path``; never raises (see the module docstring)."""
+    return Reader(path, max_bytes=max_bytes).read()
+
+
+class Reader:
+    """Reads a transcript incrementally: each :meth:`read` parses only the lines added since.
+
+    A long-running process (the MCP server, called by the Stop hook after every turn) keeps
+    one reader per session, so each turn costs its own new lines, not the whole file.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None, *, max_bytes: int = MAX_BYTES) -> None:
+        self.path = path
+        self.max_bytes = max_bytes
+        self.digest = Digest()
+        self._offset: int | None = None  # None: nothing read yet
+        self._calls: dict[str, dict[str, Any]] = {}
+
+    def read(self) -> Digest:
+        """Parse what was appended since the last call and return the digest so far."""
+        if not self.path:
+            return self.digest
+        try:
+            with open(self.path, "rb") as handle:
+                size = handle.seek(0, os.SEEK_END)
+                if self._offset is None or size < self._offset:  # first read, or rewritten
+                    self.digest, self._calls = Digest(), {}
+                    start = max(0, size - self.max_bytes)
+                else:
+                    start = self._offset
+                handle.seek(start)
+                raw = handle.read()
+        except OSError:
+            return self.digest
+        complete = raw.rfind(b"\n") + 1  # a line still being written waits for the next call
+        lines = raw[:complete].split(b"\n")
+        if start > 0 and self._offset is None:
+            lines = lines[1:]  # the tail began in the middle of a line
+        self._offset = start + complete
+        for line in lines:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(entry, dict):
+                _take(entry, self.digest, self._calls)
+        return self.digest
+
+
+def _take(entry: dict[str, Any], digest: Digest, calls: dict[str, dict[str, Any]]) -> None:
+    kind = entry.get("type")
+    message = entry.get("message")
+    if kind not in ("user", "assistant") or not isinstance(message, dict):
+        return
+    content = message.get("content")
+    blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+    if kind == "assistant":
+        for block in blocks:
+            if block.get("type") == "text" and str(block.get("text", "")).strip():
+                digest.assistant_texts.append(str(block["text"]).strip())
+            elif block.get("type") == "tool_use" and isinstance(block.get("input"), dict):
+                calls[str(block.get("id"))] = block
+                digest.tool_calls += 1
+        return
+    if entry.get("isMeta") or entry.get("isSidechain"):
+        return
+    results = [b for b in blocks if b.get("type") == "tool_result"]
+    for block in results:
+        call = calls.pop(str(block.get("tool_use_id")), None)
+        if call is not None:
+            _result(call, block, entry.get("toolUseResult"), digest)
+    if not results:
+        request = _request_text(content, blocks)
+        if request:
+            digest.user_requests.append(request)
+
+
+def _request_text(content: Any, blocks: list[dict[str, Any]]) -> str:
+    text = (
+        content
+        if isinstance(content, str)
+        else "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+    )
+    text = text.strip()
+    if not text or text.startswith(_NOISE):
+        return ""
+    tags = dict((name, value.strip()) for name, value in _TAG.findall(text))
+    if "command-name" in tags:  # a slash command: keep what the user typed
+        return " ".join(x for x in (tags["command-name"], tags.get("command-args", "")) if x)
+    return text
+
+
+def _result(call: dict[str, Any], block: dict[str, Any], meta: Any, digest: Digest) -> None:
+    name, args = str(call.get("name", "")), call["input"]
+    failed = bool(block.get("is_error"))
+    meta = meta if isinstance(meta, dict) else {}
+    if name == "Bash" and isinstance(args.get("command"), str):
+        digest.commands.append(Command(args["command"], str(args.get("description", "")), failed))
+        return
+    if failed:
+        return
+    path = args.get("file_path") or args.get("notebook_path")
+    if name == "Read" and isinstance(path, str):
+        digest.files.append(FileTouch(path, "read", _read_window(args, meta)))
+    elif name == "Write" and isinstance(path, str):
+        lines = str(args.get("content", "")).count("\n") or 1
+        action = "created" if meta.get("type") == "create" else "edited"
+        digest.files.append(FileTouch(path, action, (1, lines)))
+    elif name in _EDITORS and isinstance(path, str):
+        hunks = [h for h in meta.get("structuredPatch") or [] if isinstance(h, dict)]
+        ranges = [_hunk(h) for h in hunks] or [None]
+        digest.files.extend(FileTouch(path, "edited", r) for r in ranges)
+    else:
+        _task(name, args, meta, digest)
+
+
+def _read_window(args: dict[str, Any], meta: dict[str, Any]) -> tuple[int, int] | None:
+    file: dict[str, Any] = meta["file"] if isinstance(meta.get("file"), dict) else {}
+    start, count = file.get("startLine"), file.get("numLines")
+    if isinstance(start, int) and isinstance(count, int) and count > 0:
+        return (start, start + count - 1)
+    offset, limit = args.get("offset"), args.get("limit")
+    if isinstance(offset, int) and isinstance(limit, int) and limit > 0:
+        return (offset, offset + limit - 1)
+    return None
+
+
+def _hunk(hunk: dict[str, Any]) -> tuple[int, int] | None:
+    start, count = hunk.get("newStart"), hunk.get("newLines")
+    if isinstance(start, int) and isinstance(count, int):
+        return (start, start + max(count, 1) - 1)
+    return None
+
+
+def _task(name: str, args: dict[str, Any], meta: dict[str, Any], digest: Digest) -> None:
+    if name == "TaskCreate":
+        made: dict[str, Any] = meta["task"] if isinstance(meta.get("task"), dict) else {}
+        task_id = str(made.get("id") or f"new{len(digest.tasks) + 1}")
+        digest.tasks[task_id] = Task(task_id, str(args.get("subject", "")).strip())
+    elif name == "TaskUpdate" and args.get("taskId") is not None:
+        task_id = str(args["taskId"])
+        task = digest.tasks.setdefault(task_id, Task(task_id, f"task #{task_id}"))
+        if isinstance(args.get("subject"), str) and args["subject"].strip():
+            task.subject = args["subject"].strip()
+        if args.get("status") == "deleted":
+            digest.tasks.pop(task_id, None)
+        elif isinstance(args.get("status"), str):
+            task.status = args["status"]
+    elif name == "TodoWrite" and isinstance(args.get("todos"), list):
+        digest.tasks = {
+            str(i): Task(str(i), str(t.get("content", "")).strip(), str(t.get("status", "")))
+            for i, t in enumerate(args["todos"], 1)
+            if isinstance(t, dict)
+        }
+
+
+def _merge(touches: Any) -> list[FileTouch]:
+    """One entry per path, in order of first touch; ranges merged into their overall span."""
+    merged: dict[str, FileTouch] = {}
+    for t in touches:
+        seen = merged.get(t.path)
+        if seen is None:
+            merged[t.path] = FileTouch(t.path, t.action, t.lines)
+            continue
+        if t.action == "created":
+            seen.action = "created"
+        if seen.lines and t.lines:
+            seen.lines = (min(seen.lines[0], t.lines[0]), max(seen.lines[1], t.lines[1]))
+        elif t.lines is None:
+            seen.lines = None  # part of the file without a known range: cite the whole file
+    return list(merged.values())
