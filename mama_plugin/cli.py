@@ -233,7 +233,18 @@ def _export_markdown(store: Any, project: str | None) -> str:
 
 def cmd_config(args: argparse.Namespace) -> int:
     config = Config()
-    if args.action == "get":
+    if args.action in ("disable", "enable"):
+        project = project_key(args.project or os.getcwd())
+        off = [p for p in config.get("disabled_projects") if p != project]
+        if args.action == "disable":
+            off.append(project)
+        config.set("disabled_projects", os.pathsep.join(off))
+        state = "off" if args.action == "disable" else "on"
+        print(f"MAMA's hooks are {state} for {project}  (saved in {config.path})")
+    elif args.action == "unset":
+        config.unset(args.key)
+        print(f"{args.key} is back to its default, {config.get(args.key)!r}")
+    elif args.action == "get":
         value = config.get(args.key)
         _print_json(value) if args.json else print(value)
     elif args.action == "set":
@@ -245,8 +256,36 @@ def cmd_config(args: argparse.Namespace) -> int:
             _print_json(values)
         else:
             for name, key in KEYS.items():
-                print(f"{name:<18} {values[name]!r:<28} {key.help}")
+                print(f"{name:<22} {values[name]!r:<24} {key.help}")
     return 0
+
+
+def cmd_commands(args: argparse.Namespace) -> int:
+    from .hooks import aliases
+
+    if args.action == "install":
+        done = aliases.install_aliases()
+        verb = "wrote"
+    elif args.action == "remove":
+        done = aliases.remove_aliases()
+        verb = "removed"
+    else:
+        done, verb = [], ""
+        for alias in aliases.ALIASES:
+            path = aliases.commands_dir() / f"{alias}.md"
+            mark = "MAMA's" if aliases.is_managed(path) else "yours" if path.exists() else "absent"
+            print(f"/{alias:<16} {mark:<7} {path}")
+    for path in done:
+        print(f"{verb} {path}")
+    if verb and not done:
+        print(f"nothing to do: the aliases in {aliases.commands_dir()} are already as asked")
+    return 0
+
+
+def cmd_hook(args: argparse.Namespace) -> int:
+    from .hooks.runner import run
+
+    return run(args.event, sys.stdin, sys.stdout)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -418,10 +457,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="OUT", help="also write every figure to this JSON file")
 
     p = command("config", cmd_config, "show or change configuration ($MAMA_HOME/config.json)")
-    p.add_argument("action", choices=("get", "set", "list"), help="get KEY, set KEY VALUE, or list")
+    p.add_argument(
+        "action",
+        choices=("get", "set", "unset", "list", "disable", "enable"),
+        help="get KEY, set KEY VALUE, unset KEY, list; disable/enable: MAMA's hooks in a project",
+    )
     p.add_argument("key", nargs="?", choices=sorted(KEYS), metavar="KEY", help="a config key")
     p.add_argument("value", nargs="?", help="the new value (for set)")
+    p.add_argument("--project", help="disable/enable: the project's directory (default: here)")
     p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = command("commands", cmd_commands, "the /mama-resume, /mama-save, /mama-configure aliases")
+    p.add_argument(
+        "action", choices=("install", "remove", "show"), help="write, delete or list them"
+    )
+
+    p = command("hook", cmd_hook, "run a Claude Code command hook (event JSON on stdin)")
+    p.add_argument("event", choices=("session-start",), help="which hook")
     return parser
 
 
@@ -430,7 +482,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "config":
-        if args.action in {"get", "set"} and not args.key:
+        if args.action in {"get", "set", "unset"} and not args.key:
             parser.error(f"config {args.action} needs a KEY (one of {', '.join(sorted(KEYS))})")
         if args.action == "set" and args.value is None:
             parser.error("config set needs a VALUE")

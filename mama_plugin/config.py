@@ -109,7 +109,7 @@ KEYS: dict[str, Key] = {
         ),
         Key("legacy_tools_listed", _boolean, False, "list the MAMA v1.0 tool names too"),
         Key("session_start_tokens", _positive_int, 600, "cliffhanger budget at session start"),
-        Key("resume_tokens", _positive_int, 250, "cliffhanger budget on resume and compact"),
+        Key("resume_tokens", _positive_int, 300, "cliffhanger budget on resume and compact"),
         Key("prompt_tokens", _positive_int, 300, "budget for memories injected into a prompt"),
         Key(
             "relevance_bar",
@@ -123,6 +123,12 @@ KEYS: dict[str, Key] = {
             _choice("auto", "ask", "off"),
             "auto",
             "after each turn: auto checkpoint, ask Claude to write one, or off",
+        ),
+        Key(
+            "command_aliases",
+            _boolean,
+            True,
+            "keep /mama-resume, /mama-save, /mama-configure in ~/.claude/commands",
         ),
         Key(
             "disabled_projects",

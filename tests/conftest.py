@@ -18,6 +18,8 @@ def mama_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point MAMA_HOME at a per-test directory so nothing touches the real ~/.mama."""
     home = tmp_path / "mama-home"
     monkeypatch.setenv("MAMA_HOME", str(home))
+    # Command aliases go to Claude Code's config folder: never the real ~/.claude.
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
     return home
 
 

@@ -33,6 +33,10 @@ _RULES: dict[str, tuple[str, ...]] = {
         r"성공|실패|결과|잘 ?됐|안 ?(돼|됐)|롤백|장애|터졌",
     ),
 }
+# MAMA's own slash commands say outright what comes next (typed as /mama-x or /mama:x).
+_COMMANDS = {"resume": "resuming", "save": "deciding", "search": "searching",
+             "outcome": "tracking"}  # fmt: skip
+_COMMAND = re.compile(r"^\s*/mama[-:](resume|save|search|outcome)\b", re.IGNORECASE)
 _COMPILED = {name: [re.compile(p, re.IGNORECASE) for p in rules] for name, rules in _RULES.items()}
 
 
@@ -42,6 +46,9 @@ def detect(prompt: str) -> str | None:
     A phrase weighs one per word, so "what did we decide" (searching) outweighs the bare
     "decide" (deciding) inside it.
     """
+    command = _COMMAND.match(prompt)
+    if command:
+        return _COMMANDS[command.group(1).lower()]
     text = prompt[:4000]
     best, best_score = None, 0
     for name in CONTEXTS:

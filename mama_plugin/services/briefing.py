@@ -59,8 +59,7 @@ def finish(text: str, now: int | None = None) -> str:
 
 def gather(store: Store, project: str, *, followup_days: int, now: int) -> dict[str, Any] | None:
     """The cliffhanger's facts for ``project``, or None when it has no memory at all."""
-    latest = store.latest(project=project, type="checkpoint", limit=1)
-    checkpoint = latest[0] if latest else None
+    checkpoint, since = _checkpoints(store, project)
     ids: list[str] = []
     if checkpoint is not None:
         ids += [ln.to_id for ln in store.links(checkpoint.id, direction="out")
@@ -81,8 +80,25 @@ def gather(store: Store, project: str, *, followup_days: int, now: int) -> dict[
     )
     if checkpoint is None and not decisions and not waiting:
         return None
-    return {"cp": checkpoint, "decisions": decisions, "waiting": waiting,
+    return {"cp": checkpoint, "since": since, "decisions": decisions, "waiting": waiting,
             "waiting_total": waiting_total, "followup_days": followup_days}  # fmt: skip
+
+
+def _checkpoints(
+    store: Store, project: str
+) -> tuple[MemoryRecord | None, MemoryRecord | None]:
+    """The checkpoint to resume from, and the automatic one that is newer than it, if any.
+
+    A checkpoint Claude wrote tells the story best, so it leads unless the automatic one
+    comes from a later session (then the written one is stale and the automatic one leads).
+    """
+    recent = store.latest(project=project, type="checkpoint", limit=20)
+    written = next((m for m in recent if not m.metadata.get("auto")), None)
+    auto = next((m for m in recent if m.metadata.get("auto")), None)
+    if written is None or (auto is not None and written.updated_at < auto.created_at):
+        return auto, None
+    newer = auto if auto is not None and auto.updated_at > written.updated_at else None
+    return written, newer
 
 
 def _replaced(store: Store, memory: MemoryRecord) -> list[MemoryRecord]:
@@ -101,8 +117,9 @@ def render_brief(facts: dict[str, Any], *, budget: int, short: bool) -> str:
         text = render(TEMPLATE, **facts, limit=limit, short=short).strip()
         if estimate_tokens(text) <= budget:
             return text
-    cut = text[: budget * 4].rsplit("\n", 1)[0]
-    return cut + "\n[cut to the configured budget: session_start_tokens]"
+    key = "resume_tokens" if short else "session_start_tokens"
+    cut = text[: budget * 4 - 60].rsplit("\n", 1)[0]
+    return cut + f"\n[cut to the {budget}-token budget: {key}]"
 
 
 def _signature(config: Config, variant: str) -> str:

@@ -7,6 +7,7 @@ as ``mama_plugin/templates``).
 
 from __future__ import annotations
 
+import os
 import time
 from functools import cache
 from pathlib import Path
@@ -47,7 +48,12 @@ def ago_marker(ms: int | None) -> str:
 
 
 @cache
-def _environment(user_dir: str) -> Any:
+def _environment(user_dir: str, _overrides: tuple[str, ...]) -> Any:
+    """One Jinja environment per set of user override files.
+
+    Jinja caches a template by name once found, so an override added while a process runs
+    (the long-lived MCP server) would never be looked up: a new set of files, a new cache.
+    """
     import jinja2  # ~40 ms: paid on the first render, not by every importer of this module
 
     env = jinja2.Environment(
@@ -70,4 +76,9 @@ def _environment(user_dir: str) -> Any:
 
 def render(name: str, **context: Any) -> str:
     """Render template ``name`` with ``context``."""
-    return _environment(str(mama_home() / "templates")).get_template(name).render(**context)
+    user_dir = mama_home() / "templates"
+    try:
+        overrides = tuple(sorted(os.listdir(user_dir)))
+    except OSError:
+        overrides = ()
+    return _environment(str(user_dir), overrides).get_template(name).render(**context)

@@ -1,0 +1,235 @@
+"""The command hook (SessionStart) and its pieces: cliffhanger, render cache, aliases, fail-open."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mama_plugin.config import Config
+from mama_plugin.hooks import aliases
+from mama_plugin.hooks.runner import run
+from mama_plugin.services import briefing
+from mama_plugin.services.memories import record_outcome, save_checkpoint, save_decision
+from mama_plugin.storage import Store
+
+DAY = 86_400_000
+
+
+def story(store: Store, project: str) -> dict[str, str]:
+    """JWT (FAILED) → sessions + Redis, a checkpoint on it, and an old decision left open."""
+    now = int(time.time() * 1000)
+    jwt = save_decision(store, project, {
+        "topic": "auth_strategy", "decision": "Use stateless JWT access tokens for API auth",
+        "reasoning": "no session store to run: the API must serve 10K req/s"},
+        created_at=now - 30 * DAY).memory  # fmt: skip
+    record_outcome(store, {"memory_id": jwt.id, "outcome": "FAILED",
+                           "details": "token refresh hit the DB: p99 307 ms at 10K req/s"})  # fmt: skip
+    sessions = save_decision(store, project, {
+        "topic": "auth_strategy", "decision": "Server-side sessions in Redis",
+        "reasoning": "refresh without a DB round trip: p99 41 ms at 10K req/s",
+        "supersedes": jwt.id}, created_at=now - 2 * DAY).memory  # fmt: skip
+    orders = save_decision(store, project, {
+        "topic": "database", "decision": "PostgreSQL 16 for orders",
+        "reasoning": "orders and payments commit in one transaction"},
+        created_at=now - 21 * DAY).memory  # fmt: skip
+    checkpoint = save_checkpoint(store, project, {
+        "summary": "Sessions live in Redis; HA is not done",
+        "what_was_done": ["moved refresh to Redis sessions"],
+        "what_remains": ["Redis HA with Sentinel"],
+        "next_steps": [{"step": "Set up Redis Sentinel", "priority": "HIGH",
+                        "context": "infra/redis.tf:10-40"}],
+        "tension": {"risks": ["Redis is a single point of failure until HA"]},
+        "implements": [sessions.id]}).memory  # fmt: skip
+    return {"jwt": jwt.id, "sessions": sessions.id, "orders": orders.id, "cp": checkpoint.id}
+
+
+def session_start(cwd: str, source: str = "startup") -> str:
+    out = io.StringIO()
+    event = {"session_id": "s", "cwd": cwd, "hook_event_name": "SessionStart", "source": source}
+    assert run("session-start", io.StringIO(json.dumps(event)), out) == 0
+    if not out.getvalue():
+        return ""
+    answer = json.loads(out.getvalue())["hookSpecificOutput"]
+    assert answer["hookEventName"] == "SessionStart"
+    return str(answer["additionalContext"])
+
+
+def test_the_cliffhanger_tells_where_we_stopped_and_the_evolution(
+    store: Store, project: str
+) -> None:
+    ids = story(store, project)
+    text = session_start(project)
+    assert "Where we stopped" in text and "Sessions live in Redis; HA is not done" in text
+    assert "Redis HA with Sentinel" in text  # remains
+    assert "Redis is a single point of failure" in text  # the unresolved tension
+    assert "Next step: Set up Redis Sentinel (HIGH) — infra/redis.tf:10-40" in text
+    # The current decision, with the failed one it replaced and why it failed.
+    assert f"{ids['sessions']} [auth_strategy]: Server-side sessions in Redis" in text
+    assert f"replaced {ids['jwt']}" in text and "FAILED: token refresh hit the DB" in text
+    # An old decision without an outcome is asked about, with its age filled in.
+    assert f"3 weeks ago we chose PostgreSQL 16 for orders ({ids['orders']})" in text
+    assert "{ago:" not in text
+    assert briefing.estimate_tokens(text) <= 600
+
+
+def test_resume_and_compact_get_a_shorter_cliffhanger(store: Store, project: str) -> None:
+    story(store, project)
+    full, short = session_start(project), session_start(project, "compact")
+    assert short and len(short) < len(full)
+    assert "Set up Redis Sentinel" in short
+    assert briefing.estimate_tokens(short) <= Config().get("resume_tokens")
+
+
+def test_budget_is_configurable_and_respected(store: Store, project: str) -> None:
+    story(store, project)
+    Config().set("session_start_tokens", "120")
+    text = session_start(project)
+    assert 0 < briefing.estimate_tokens(text) <= 120
+    assert "Where we stopped" in text
+
+
+def test_nothing_for_a_project_without_memory(store: Store, project: str, tmp_path: Path) -> None:
+    story(store, project)
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    assert session_start(str(other)) == ""
+
+
+def test_nothing_and_no_database_created_before_first_use(mama_home: Path, project: str) -> None:
+    assert session_start(project) == ""
+    assert not (mama_home / "mama.db").exists()
+
+
+def test_a_disabled_project_gets_nothing(store: Store, project: str) -> None:
+    story(store, project)
+    Config().set("disabled_projects", project)
+    assert session_start(project) == ""
+
+
+def test_the_cache_serves_and_a_write_invalidates_it(store: Store, project: str) -> None:
+    ids = story(store, project)
+    first = session_start(project)
+    assert store.meta(f"brief:full:{project}") is not None  # rendered once, cached
+    assert session_start(project) == first
+    record_outcome(store, {"memory_id": ids["sessions"], "outcome": "SUCCESS",
+                           "details": "p99 41 ms held for a week"})  # fmt: skip
+    assert "Server-side sessions in Redis (SUCCESS)" in session_start(project)
+
+
+def test_a_user_template_overrides_the_shipped_one(
+    store: Store, project: str, mama_home: Path
+) -> None:
+    story(store, project)
+    session_start(project)  # cached with the shipped template
+    (mama_home / "templates").mkdir(parents=True)
+    (mama_home / "templates" / "session_start.md.j2").write_text(
+        "Our story: {{ cp.content }} ({{ decisions|length }} decisions)\n"
+    )
+    assert session_start(project) == "Our story: Sessions live in Redis; HA is not done (1 decisions)"
+
+
+def test_bad_input_and_broken_templates_fail_open(
+    store: Store, project: str, mama_home: Path
+) -> None:
+    story(store, project)
+    out = io.StringIO()
+    assert run("session-start", io.StringIO("{not json"), out) == 0
+    assert out.getvalue() == ""
+    (mama_home / "templates").mkdir(parents=True)
+    (mama_home / "templates" / "session_start.md.j2").write_text("{% for %}")
+    assert session_start(project) == ""
+    log = (mama_home / "logs" / "hooks.log").read_text()
+    assert "JSONDecodeError" in log and "TemplateSyntaxError" in log
+
+
+def hook_process(project: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "mama_plugin.hooks", "session-start"],
+        input=json.dumps({"cwd": project, "source": "startup"}),
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    return proc, time.monotonic() - started
+
+
+def test_a_writer_holding_the_lock_does_not_silence_the_cliffhanger(
+    store: Store, project: str
+) -> None:
+    story(store, project)
+    Config().set("session_start_tokens", "500")  # a new budget: the cache must be rebuilt
+    store.conn.execute("BEGIN IMMEDIATE")
+    try:
+        proc, _ = hook_process(project)
+    finally:
+        store.conn.execute("ROLLBACK")
+    assert proc.returncode == 0
+    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Set up Redis Sentinel" in context  # WAL readers never wait; the cache write gave up
+
+
+def test_a_hook_past_its_deadline_exits_0_silently(
+    store: Store, project: str, mama_home: Path
+) -> None:
+    story(store, project)
+    (mama_home / "templates").mkdir(parents=True)
+    (mama_home / "templates" / "session_start.md.j2").write_text(  # a render that never ends
+        "{% for i in range(10**12) %}{% endfor %}"
+    )
+    proc, elapsed = hook_process(project)
+    assert proc.returncode == 0 and proc.stdout == ""
+    assert elapsed < 10  # Claude Code's timeout for this hook; the hook's own deadline is 2 s
+    assert "gave up at the 2.0 s deadline" in (mama_home / "logs" / "hooks.log").read_text()
+
+
+def test_a_cold_hook_imports_only_the_standard_library_and_apsw(
+    store: Store, project: str
+) -> None:
+    story(store, project)
+    session_start(project)  # fill the cache, as the server does after each turn
+    probe = (
+        "import io, json, sys; from mama_plugin.hooks.runner import run; "
+        f"run('session-start', io.StringIO(json.dumps({{'cwd': {project!r}}})), io.StringIO()); "
+        "print(json.dumps(sorted(sys.modules)))"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    loaded = {m.split(".")[0] for m in json.loads(proc.stdout)}
+    assert not loaded & {"jinja2", "pydantic", "mcp", "numpy", "llama_cpp", "sqlite_vec"}
+    assert "apsw" in loaded
+
+
+def test_aliases_are_written_once_and_never_over_a_users_file() -> None:
+    folder = aliases.commands_dir()
+    (folder).mkdir(parents=True)
+    mine = folder / "mama-save.md"
+    mine.write_text("my own save command\n")
+    written = aliases.install_aliases()
+    assert sorted(p.name for p in written) == ["mama-configure.md", "mama-resume.md"]
+    assert mine.read_text() == "my own save command\n"
+    resume = (folder / "mama-resume.md").read_text()
+    assert "Skill(mama:resume)" in resume and aliases.MARKER in resume and "$ARGUMENTS" in resume
+    assert aliases.install_aliases() == []  # already current
+    removed = aliases.remove_aliases()
+    assert sorted(p.name for p in removed) == ["mama-configure.md", "mama-resume.md"]
+    assert mine.exists()
+
+
+def test_session_start_installs_aliases_unless_switched_off(
+    store: Store, project: str
+) -> None:
+    session_start(project)
+    assert (aliases.commands_dir() / "mama-resume.md").exists()
+    Config().set("command_aliases", "false")
+    session_start(project)
+    assert not (aliases.commands_dir() / "mama-resume.md").exists()
+
+
+@pytest.mark.parametrize(("ms", "phrase"), [(0, "just now"), (90_000, "1 minute ago"),
+                                            (3 * DAY, "3 days ago"), (22 * DAY, "3 weeks ago")])  # fmt: skip
+def test_ago(ms: int, phrase: str) -> None:
+    assert briefing.ago(1_000_000_000_000 - ms, 1_000_000_000_000) == phrase
