@@ -13,11 +13,11 @@ import struct
 import subprocess
 import sys
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import requirements_missing as _requirements_missing
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -27,7 +27,6 @@ from mama_plugin.embeddings import (
     Embedder,
     EmbeddingError,
     cache_path,
-    ensure_model,
     resolve_model,
 )
 from mama_plugin.embeddings import convert as convert_module
@@ -37,31 +36,6 @@ from mama_plugin.storage.vectors import from_blob, to_blob
 
 PAIR = ("The cat sits on the mat", "A cat is sitting on a mat")
 UNRELATED = "Quarterly revenue grew by 12%"
-
-
-def _requirements_missing() -> str | None:
-    for module in ("llama_cpp", "gguf", "safetensors", "numpy"):
-        if importlib.util.find_spec(module) is None:
-            return f"{module} is not installed (MAMA's local extra)"
-    if importlib.util.find_spec(convert_module.PACKAGE_MODULE) is None:
-        return f"{convert_module.PACKAGE_NAME} is not installed"
-    return None
-
-
-@pytest.fixture(scope="session")
-def built_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The GGUF built once for the whole session from the PyPI package."""
-    if reason := _requirements_missing():
-        pytest.skip(reason)
-    dest = tmp_path_factory.mktemp("models") / MODEL_FILENAME
-    assert ensure_model(dest) is True
-    return dest
-
-
-@pytest.fixture(scope="session")
-def embedder(built_model: Path) -> Iterator[Embedder]:
-    with Embedder(built_model) as loaded:
-        yield loaded
 
 
 @pytest.fixture(scope="session")

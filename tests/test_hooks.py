@@ -131,7 +131,9 @@ def test_a_user_template_overrides_the_shipped_one(
     (mama_home / "templates" / "session_start.md.j2").write_text(
         "Our story: {{ cp.content }} ({{ decisions|length }} decisions)\n"
     )
-    assert session_start(project) == "Our story: Sessions live in Redis; HA is not done (1 decisions)"
+    assert (
+        session_start(project) == "Our story: Sessions live in Redis; HA is not done (1 decisions)"
+    )
 
 
 def test_bad_input_and_broken_templates_fail_open(
@@ -187,9 +189,7 @@ def test_a_hook_past_its_deadline_exits_0_silently(
     assert "gave up at the 2.0 s deadline" in (mama_home / "logs" / "hooks.log").read_text()
 
 
-def test_a_cold_hook_imports_only_the_standard_library_and_apsw(
-    store: Store, project: str
-) -> None:
+def test_a_cold_hook_imports_only_the_standard_library_and_apsw(store: Store, project: str) -> None:
     story(store, project)
     session_start(project)  # fill the cache, as the server does after each turn
     probe = (
@@ -219,9 +219,7 @@ def test_aliases_are_written_once_and_never_over_a_users_file() -> None:
     assert mine.exists()
 
 
-def test_session_start_installs_aliases_unless_switched_off(
-    store: Store, project: str
-) -> None:
+def test_session_start_installs_aliases_unless_switched_off(store: Store, project: str) -> None:
     session_start(project)
     assert (aliases.commands_dir() / "mama-resume.md").exists()
     Config().set("command_aliases", "false")

@@ -34,10 +34,23 @@ def commands_dir() -> Path:
     return (Path(base).expanduser() if base else Path.home() / ".claude") / "commands"
 
 
+def plugin_root() -> str:
+    """The plugin's folder as Claude Code spells it (``$CLAUDE_PLUGIN_ROOT``, verbatim)."""
+    return os.environ.get("CLAUDE_PLUGIN_ROOT") or str(Path(__file__).resolve().parents[2])
+
+
 def alias_text(alias: str) -> str:
-    """The Markdown of one alias command."""
+    """The Markdown of one alias command.
+
+    A skill's own ``allowed-tools`` do not cover the calls the model makes after loading it,
+    so each alias lists them: the MCP tools, and for configure MAMA's command line (whose
+    path changes with every plugin update: the alias is rewritten when it does).
+    """
     command, description, hint, tools = ALIASES[alias]
-    allowed = ", ".join([f"Skill(mama:{command})", *(SERVER + t for t in tools)])
+    rules = [f"Skill(mama:{command})", *(SERVER + t for t in tools)]
+    if command == "configure":
+        rules.append(f'Bash(sh "{plugin_root()}/bin/mama" config:*)')
+    allowed = ", ".join(rules)
     return (
         f"---\ndescription: {description} — alias of /mama:{command}\n"
         f"argument-hint: {hint}\nallowed-tools: {allowed}\n---\n{MARKER}\n"

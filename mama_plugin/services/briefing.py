@@ -84,9 +84,7 @@ def gather(store: Store, project: str, *, followup_days: int, now: int) -> dict[
             "waiting_total": waiting_total, "followup_days": followup_days}  # fmt: skip
 
 
-def _checkpoints(
-    store: Store, project: str
-) -> tuple[MemoryRecord | None, MemoryRecord | None]:
+def _checkpoints(store: Store, project: str) -> tuple[MemoryRecord | None, MemoryRecord | None]:
     """The checkpoint to resume from, and the automatic one that is newer than it, if any.
 
     A checkpoint Claude wrote tells the story best, so it leads unless the automatic one
