@@ -2,10 +2,15 @@
 
 It goes through the same service functions the MCP tools use, so what it prints is what the
 product does: validation, privacy masking, supersession, the evolution chain and search.
+Then it shows what Claude will see, by running the real hook code: the Stop hook's rolling
+checkpoint after a turn, the next session's SessionStart cliffhanger (the command hook's own
+entry point) and the UserPromptSubmit injection for a related and an unrelated prompt.
 """
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import shutil
 import tempfile
@@ -123,4 +128,64 @@ def _story(store: Store, embedder: Embedder | None) -> str:
         out.append(f"  {rank}. [{label}] {item['id']} ({item['type']}) {item['content']}")
     out.append("\nWhat Claude reads back (narrative_summary):\n")
     out.append(result.narrative_summary)
+    out.append(_what_claude_sees(store, embedder))
     return "\n".join(out) + "\n"
+
+
+def _transcript(folder: Path) -> Path:
+    """A short Claude Code session transcript (its JSONL format): an edit, a run, a task."""
+    lines: list[dict[str, object]] = [
+        {"type": "user", "message": {"role": "user", "content": "Set up Redis HA for sessions"}},
+        {"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "TaskCreate",
+             "input": {"subject": "Fail over to the replica in the load test", "description": ""}},
+            {"type": "tool_use", "id": "t2", "name": "Edit",
+             "input": {"file_path": "/demo/checkout-service/infra/redis.tf"}},
+            {"type": "tool_use", "id": "t3", "name": "Bash",
+             "input": {"command": "make loadtest RATE=10000", "description": "Load test"}}]}},
+        {"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "Task #1 created"}]},
+         "toolUseResult": {"task": {"id": "1", "subject": "Fail over to the replica"}}},
+        {"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t2", "content": "updated"}]},
+         "toolUseResult": {"structuredPatch": [{"newStart": 12, "newLines": 19}]}},
+        {"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t3", "content": "p99 4 ms"}]}},
+    ]  # fmt: skip
+    path = folder / "session.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def _what_claude_sees(store: Store, embedder: Embedder | None) -> str:
+    from .hooks.runner import run
+    from .schema import ObservePromptInput, TurnInput
+    from .server.base import Env
+    from .server.hook_tools import do_checkpoint_turn, do_observe_prompt
+
+    out = ["\n=== What Claude will see (the real hook code) ===\n"]
+    env = Env(store, PROJECT, embedder, config=Config())
+    last = ("Sentinel is configured (infra/redis.tf:12-30) and the load test holds p99 4 ms. "
+            "Next: rehearse a failover. But the replica lags 2 s under peak load.")  # fmt: skip
+    turn = TurnInput(session_id="demo-session", cwd=PROJECT, last_assistant_message=last,
+                     transcript_path=str(_transcript(store.path.parent)))  # fmt: skip
+    saved = do_checkpoint_turn(env, turn).data["checkpoint"]
+    cp = store.require(saved)
+    out.append(f"Stop hook, after a turn: rolling checkpoint {cp.id} — {cp.content}\n")
+    answer = io.StringIO()
+    event = {"session_id": "next", "cwd": PROJECT, "source": "startup"}
+    run("session-start", io.StringIO(json.dumps(event)), answer)
+    context = json.loads(answer.getvalue())["hookSpecificOutput"]["additionalContext"]
+    out.append("SessionStart hook, the next session (additionalContext):\n")
+    out.append(_indent(context) + "\n")
+    for prompt in ("Should the new mobile API use JWT tokens for auth?", "fix the typo in README"):
+        text = do_observe_prompt(env, ObservePromptInput(prompt=prompt)).text
+        injected = json.loads(text)["hookSpecificOutput"]["additionalContext"] if text != "{}" else ""
+        out.append(f'UserPromptSubmit hook, prompt "{prompt}":')
+        out.append(_indent(injected) if injected else "    (nothing: below the relevance bar)")
+        out.append("")
+    return "\n".join(out)
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line if line else "" for line in text.splitlines())

@@ -40,6 +40,14 @@ def test_demo_tells_the_whole_story(capsys: pytest.CaptureFixture[str]) -> None:
                      "1. [current]", "2. [superseded → dec_"):  # fmt: skip
         assert expected in out
     assert "s3cr3t-pass" not in out
+    # What Claude will see, from the real hook code.
+    seen = out.split("=== What Claude will see")[1]
+    assert "Stop hook, after a turn: rolling checkpoint chk_" in seen
+    assert "Next step: Fail over to the replica" in seen
+    assert "replaced dec_" in seen and "FAILED: Token refresh hit Postgres" in seen
+    related, unrelated = seen.split('UserPromptSubmit hook, prompt "')[1:]
+    assert "<mama-memory>" in related and "[SUPERSEDED, FAILED]" in related
+    assert "(nothing: below the relevance bar)" in unrelated
 
 
 def test_status(capsys: pytest.CaptureFixture[str], db: Path) -> None:

@@ -105,6 +105,8 @@ def recall(
     stems = {_stem(w): w for w in words}
     hits: list[Hit] = []
     for seq, memory in store.get_by_seq([*seqs, *cosines]).items():
+        if memory.type == "checkpoint":  # where work stood is for session start, not prompts
+            continue
         text = " ".join([memory.topic.replace("_", " "), memory.content,
                          str(memory.reasoning.get("primary") or "")])  # fmt: skip
         have = {_stem(w) for w in content_words(text)}
