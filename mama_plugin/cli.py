@@ -353,6 +353,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from .bench.startup import startup_run
 
         text, data = startup_run(args.runs)
+    elif args.kind == "hooks":
+        from .bench.hooks import hooks_run
+
+        text, data = hooks_run(args.size, embedder, runs=args.runs, progress=progress)
     elif args.kind == "retrieval":
         if not args.dataset:
             raise MamaError("bench retrieval needs --dataset PATH (LoCoMo-10's locomo10.json)")
@@ -434,7 +438,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = command("bench", cmd_bench, "benchmarks: retrieval quality on LoCoMo, latency at scale")
-    p.add_argument("kind", choices=("retrieval", "latency", "startup"), help="which benchmark")
+    p.add_argument(
+        "kind", choices=("retrieval", "latency", "startup", "hooks"), help="which benchmark"
+    )
     p.add_argument("--dataset", help="retrieval: path to LoCoMo's locomo10.json")
     p.add_argument(
         "--audit", help="retrieval: audit errors (default: locomo_audit_errors.json beside it)"
@@ -450,8 +456,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--queries", type=int, default=200, help="latency: searches per size (default 200)"
     )
+    p.add_argument("--runs", type=int, default=30, help="startup, hooks: runs to time (default 30)")
     p.add_argument(
-        "--runs", type=int, default=10, help="startup: server starts to time (default 10)"
+        "--size", type=int, default=10_000, help="hooks: memories in the store (default 10000)"
     )
     p.add_argument("--keyword-only", action="store_true", help="no embedding model (BM25 only)")
     p.add_argument("--json", metavar="OUT", help="also write every figure to this JSON file")

@@ -132,7 +132,7 @@ def _story(store: Store, embedder: Embedder | None) -> str:
     return "\n".join(out) + "\n"
 
 
-def _transcript(folder: Path) -> Path:
+def write_transcript(folder: Path) -> Path:
     """A short Claude Code session transcript (its JSONL format): an edit, a run, a task."""
     lines: list[dict[str, object]] = [
         {"type": "user", "message": {"role": "user", "content": "Set up Redis HA for sessions"}},
@@ -168,7 +168,7 @@ def _what_claude_sees(store: Store, embedder: Embedder | None) -> str:
     last = ("Sentinel is configured (infra/redis.tf:12-30) and the load test holds p99 4 ms. "
             "Next: rehearse a failover. But the replica lags 2 s under peak load.")  # fmt: skip
     turn = TurnInput(session_id="demo-session", cwd=PROJECT, last_assistant_message=last,
-                     transcript_path=str(_transcript(store.path.parent)))  # fmt: skip
+                     transcript_path=str(write_transcript(store.path.parent)))  # fmt: skip
     saved = do_checkpoint_turn(env, turn).data["checkpoint"]
     cp = store.require(saved)
     out.append(f"Stop hook, after a turn: rolling checkpoint {cp.id} — {cp.content}\n")
@@ -180,7 +180,9 @@ def _what_claude_sees(store: Store, embedder: Embedder | None) -> str:
     out.append(_indent(context) + "\n")
     for prompt in ("Should the new mobile API use JWT tokens for auth?", "fix the typo in README"):
         text = do_observe_prompt(env, ObservePromptInput(prompt=prompt)).text
-        injected = json.loads(text)["hookSpecificOutput"]["additionalContext"] if text != "{}" else ""
+        injected = (
+            json.loads(text)["hookSpecificOutput"]["additionalContext"] if text != "{}" else ""
+        )
         out.append(f'UserPromptSubmit hook, prompt "{prompt}":')
         out.append(_indent(injected) if injected else "    (nothing: below the relevance bar)")
         out.append("")

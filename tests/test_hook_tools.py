@@ -11,6 +11,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
+from mama_plugin import bench
 from mama_plugin.config import Config
 from mama_plugin.embeddings import Embedder
 from mama_plugin.schema import ObservePromptInput, TurnInput
@@ -26,7 +27,7 @@ from mama_plugin.transcript import Reader, read_transcript
 FIXTURES = Path(__file__).parent / "fixtures"
 TRANSCRIPT = FIXTURES / "transcripts" / "jwt_to_sessions.jsonl"
 RECORDED_CWD = "/tmp/tx/w/project"  # where the fixture session ran
-LABELLED = json.loads((FIXTURES / "recall_prompts.json").read_text())
+LABELLED = json.loads((Path(bench.__file__).parent / "recall_prompts.json").read_text())
 
 
 def load_labelled(store: Store, project: str) -> None:

@@ -14,7 +14,7 @@ A memory passes when
 - it holds most of the prompt's content words (coverage ≥ ``COVERAGE_BAR`` with at least
   ``MIN_MATCHED`` of them): the rule that works before the embedding model is warm.
 
-On tests/fixtures/recall_prompts.json (16 prompts that should recall a decision, 16 that
+On mama_plugin/bench/recall_prompts.json (16 prompts that should recall a decision, 16 that
 should not) these rules recall 16/16 and stay silent on 16/16; the cosine bar alone was
 13/16 and 16/16 at 0.5, 16/16 and 15/16 at 0.4 (`mama bench hooks` prints it). Read-only.
 """
@@ -31,7 +31,7 @@ from . import vector_index
 from .evolution import current_of
 from .retrieval import Embedder
 
-# Calibrated on tests/fixtures/recall_prompts.json (see `mama bench hooks`).
+# Calibrated on mama_plugin/bench/recall_prompts.json (see `mama bench hooks`).
 COSINE_BAR = 0.5
 SUPPORT_BAND = 0.1
 SUPPORT_WORDS = 3
