@@ -37,3 +37,7 @@ class ConfigError(MamaError):
 
 class LegacyImportError(MamaError):
     """Raised when an import cannot read its source or its rows did not all arrive."""
+
+
+class BootstrapError(MamaError):
+    """Raised when the plugin's Python environment cannot be built; the bootstrap log says why."""

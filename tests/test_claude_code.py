@@ -74,8 +74,8 @@ def run_claude(
     # Setup problems go through pytest.fail, not AssertionError, so the xfail cannot hide them.
     if not CLAUDE.exists():
         pytest.fail("run scripts/setup.sh --dev: it installs Claude Code into .tools/")
-    if not (ROOT / ".venv" / "bin" / "mama").exists():
-        pytest.fail("run scripts/setup.sh: .mcp.json starts .venv/bin/mama")
+    if not (ROOT / ".venv" / "bin" / "python").exists():
+        pytest.fail("run scripts/setup.sh: bin/mama-server (.mcp.json) runs this checkout's .venv")
     home, project = workdir / "home", workdir / "project"
     home.mkdir(exist_ok=True)
     project.mkdir(exist_ok=True)

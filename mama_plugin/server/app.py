@@ -25,7 +25,7 @@ from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 
 from .. import __version__
-from ..config import Config, mama_home
+from ..config import KEYS, Config, mama_home
 from ..errors import MamaError
 from ..project import project_key
 from ..schema import parse
@@ -67,7 +67,7 @@ class State:
         self.project = project
         self.db = db
         self.exposure = Exposure(
-            mode=config.get("dynamic_tools"), legacy_listed=config.get("legacy_tools_listed")
+            mode=_dynamic_tools(config), legacy_listed=config.get("legacy_tools_listed")
         )
         self._store: Store | None = None
         self.embedder: Any = None
@@ -97,6 +97,21 @@ class State:
         if self._store is not None:
             self._store.close()
             self._store = None
+
+
+def _dynamic_tools(config: Config) -> str:
+    """The ``dynamic_tools`` mode: ``$MAMA_DYNAMIC_TOOLS`` when valid, else the config's.
+
+    The bootstrap bridge sets ``force_static`` when it hands a session over, so the list
+    stays the full static one the client already read from the bridge.
+    """
+    override = os.environ.get("MAMA_DYNAMIC_TOOLS", "").strip()
+    if override:
+        try:
+            return str(KEYS["dynamic_tools"].parse(override))
+        except ValueError as exc:
+            log.error("MAMA_DYNAMIC_TOOLS=%r ignored: %s", override, exc)
+    return str(config.get("dynamic_tools"))
 
 
 @cache

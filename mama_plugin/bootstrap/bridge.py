@@ -1,0 +1,287 @@
+"""A standard-library MCP stdio server for the minutes before MAMA's environment is ready.
+
+``bin/mama-server`` runs ``python -m mama_plugin.bootstrap.bridge`` under the system Python
+when no environment is ready. It starts the bootstrap and answers at once (Claude Code 2.1.197
+waits only ~2 s for a plugin's server): ``initialize``, ``ping``, and ``tools/list`` from the
+shipped ``tools.json`` (the real server's full static list). ``tools/call`` before the core is
+ready answers a hook tool with ``{}`` (hooks stay silent) and any other tool with an error that
+says nothing was saved. The first ``tools/call`` after the core is ready starts the real
+server, replays the client's ``initialize`` to it (its answer is swallowed: the client has
+one), and from then on the bridge is a transparent pipe, one thread per direction.
+
+Newline-delimited JSON-RPC (the MCP stdio transport). A line that is not JSON gets a -32700
+error; the bridge never crashes on input. Unknown methods get -32601, which is also what an
+MCP client's ``server/discover`` probe needs to fall back to the ``initialize`` handshake.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from .. import __version__
+from . import paths
+from .run import spawn_detached
+
+# What mcp 2.3.0 negotiates through initialize (mcp_types.version.HANDSHAKE_PROTOCOL_VERSIONS);
+# like the real server, the bridge answers any other offer with the newest.
+PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+TOOLS_JSON = paths.HERE / "tools.json"
+HANDOVER_TIMEOUT_S = 30.0
+BOOTSTRAP_RETRY_S = 60.0
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND = -32700, -32600, -32601
+INSTRUCTIONS = (
+    "MAMA is preparing its Python environment (first run, about a minute); its memory tools "
+    "work as soon as it is ready."
+)
+INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+
+
+def not_ready_text() -> str:
+    """What a tool call answers while the core environment is still being built."""
+    return (
+        "MAMA is installing its Python environment (first run: about a minute for the core; "
+        f"progress in {paths.log_path()}). Nothing was saved. Try again shortly."
+    )
+
+
+class ChildGone(Exception):
+    """Raised when the real server stopped reading: the session cannot go on."""
+
+
+class Bridge:
+    """One stdio session: bridge answers first, then (once handed over) a pipe."""
+
+    def __init__(self, stdin: BinaryIO, stdout: BinaryIO, argv: list[str]) -> None:
+        self.stdin, self.stdout, self.argv = stdin, stdout, argv
+        listing = json.loads(TOOLS_JSON.read_text(encoding="utf-8"))
+        self.tools: list[dict[str, Any]] = listing["tools"]
+        self.hook_tools = frozenset(listing["hook_tools"])
+        self.write_lock = threading.Lock()
+        self.init_line: bytes | None = None
+        self.init_id: Any = None
+        self.child: subprocess.Popen[bytes] | None = None
+        self.pump: threading.Thread | None = None
+        self.closing = False
+        self.bootstrap_started = -BOOTSTRAP_RETRY_S
+
+    # -- output ---------------------------------------------------------------------------
+
+    def write(self, line: bytes) -> None:
+        """Write one protocol line to the client (both threads may write)."""
+        with self.write_lock:
+            self.stdout.write(line if line.endswith(b"\n") else line + b"\n")
+            self.stdout.flush()
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.write(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode())
+
+    def reply(self, ident: Any, result: dict[str, Any]) -> None:
+        self.send({"jsonrpc": "2.0", "id": ident, "result": result})
+
+    def fail(self, ident: Any, code: int, message: str) -> None:
+        self.send({"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}})
+
+    # -- the session ----------------------------------------------------------------------
+
+    def run(self) -> int:
+        """Serve until the client closes stdin; return the exit status."""
+        self.start_bootstrap()
+        try:
+            while line := self.stdin.readline():
+                if self.child is not None:
+                    self.forward(line)
+                else:
+                    self.handle(line)
+        except ChildGone:
+            print("mama: the MAMA server stopped; see its log", file=sys.stderr)
+            return 1
+        finally:
+            self.finish()
+        return 0
+
+    def start_bootstrap(self) -> None:
+        """Start the bootstrap unless the core is ready (at most once a minute; the lock
+        makes a second one exit at once anyway)."""
+        now = time.monotonic()
+        if now - self.bootstrap_started < BOOTSTRAP_RETRY_S or paths.select_venv() is not None:
+            return
+        self.bootstrap_started = now
+        try:
+            process = spawn_detached(sys.executable)
+        except OSError as exc:
+            print(f"mama: cannot start the bootstrap: {exc}", file=sys.stderr)
+            return
+        threading.Thread(target=process.wait, daemon=True).start()  # reap it, no zombie
+
+    def handle(self, line: bytes) -> None:
+        """Answer one client line while no real server runs."""
+        try:
+            message = json.loads(line)
+        except ValueError:
+            if line.strip():
+                self.fail(None, PARSE_ERROR, "Parse error: each line must be one JSON object")
+            return
+        if not isinstance(message, dict):
+            self.fail(None, INVALID_REQUEST, "Invalid request: expected a JSON object")
+            return
+        method = message.get("method")
+        if "id" not in message:
+            return  # a notification, or a response to nothing the bridge asked
+        ident = message["id"]
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        if not isinstance(method, str):
+            self.fail(ident, INVALID_REQUEST, "Invalid request: no method")
+        elif method == "initialize":
+            self.init_line, self.init_id = line, ident
+            offered = params.get("protocolVersion")
+            version = offered if offered in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1]
+            self.reply(ident, {
+                "protocolVersion": version,
+                "capabilities": {"tools": {"listChanged": True}},
+                "serverInfo": {"name": "mama", "version": __version__},
+                "instructions": INSTRUCTIONS,
+            })  # fmt: skip
+        elif method == "ping":
+            self.reply(ident, {})
+        elif method == "tools/list":
+            self.reply(ident, {"tools": self.tools})
+        elif method == "tools/call":
+            self.call(ident, params, line)
+        else:
+            self.fail(ident, METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    def call(self, ident: Any, params: dict[str, Any], line: bytes) -> None:
+        """A tool call: hand over to the real server when ready, else answer for it."""
+        chosen = paths.select_venv()
+        if chosen is not None and self.init_line is not None:
+            problem = self.hand_over(chosen[0])
+            if problem is None:
+                self.forward(line)
+                return
+            self.reply(ident, _tool_result(problem, error=True))
+            return
+        self.start_bootstrap()
+        if params.get("name") in self.hook_tools:
+            self.reply(ident, _tool_result("{}", error=False))
+        else:
+            self.reply(ident, _tool_result(not_ready_text(), error=True))
+
+    # -- the hand-over --------------------------------------------------------------------
+
+    def hand_over(self, venv: Path) -> str | None:
+        """Start the real server and replay ``initialize``; None on success, else why not."""
+        command = [str(paths.venv_python(venv)), "-P", "-m", "mama_plugin.cli", "serve",
+                   *self.argv]  # fmt: skip
+        # force_static: the client already holds the full static list from tools.json.
+        env = {**os.environ, "PYTHONPATH": str(paths.ROOT), "MAMA_DYNAMIC_TOOLS": "force_static"}
+        try:
+            pipe = subprocess.PIPE
+            child = subprocess.Popen(command, stdin=pipe, stdout=pipe, env=env)
+        except OSError as exc:
+            return f"MAMA's server could not start ({exc}); nothing was saved."
+        replied = threading.Event()
+        accepted: list[bool] = []
+        pump = threading.Thread(target=self.pipe_out, args=(child, replied, accepted), daemon=True)
+        pump.start()
+        assert child.stdin is not None and self.init_line is not None
+        try:
+            child.stdin.write(self.init_line if self.init_line.endswith(b"\n")
+                              else self.init_line + b"\n")  # fmt: skip
+            child.stdin.flush()
+            if replied.wait(HANDOVER_TIMEOUT_S) and accepted == [True]:
+                child.stdin.write(INITIALIZED)
+                child.stdin.flush()
+                self.child, self.pump = child, pump
+                return None
+        except OSError:
+            pass
+        child.kill()
+        child.wait()
+        return (
+            "MAMA's server did not start (details in "
+            f"{paths.log_path().parent / 'server.log'}); nothing was saved."
+        )
+
+    def pipe_out(
+        self, child: subprocess.Popen[bytes], replied: threading.Event, accepted: list[bool]
+    ) -> None:
+        """Copy the real server's lines to the client, minus its answer to the replay."""
+        assert child.stdout is not None
+        try:
+            for line in iter(child.stdout.readline, b""):
+                answer = None if replied.is_set() else _response(line, self.init_id)
+                if answer is not None:
+                    accepted.append("result" in answer)
+                    replied.set()
+                    continue
+                self.write(line)
+        except OSError:  # the client is gone; stdin's end finishes the session
+            return
+        finally:
+            replied.set()
+        if self.child is child and not self.closing:
+            # The real server died under a live session: end it so the client sees that.
+            print("mama: the MAMA server exited", file=sys.stderr, flush=True)
+            os._exit(child.wait() or 1)
+
+    def forward(self, line: bytes) -> None:
+        """Pass one client line to the real server unchanged."""
+        assert self.child is not None and self.child.stdin is not None
+        try:
+            self.child.stdin.write(line)
+            self.child.stdin.flush()
+        except OSError as exc:
+            raise ChildGone from exc
+
+    def finish(self) -> None:
+        """The client closed stdin: close the real server's, let it finish, then return."""
+        self.closing = True
+        if self.child is None:
+            return
+        try:
+            assert self.child.stdin is not None
+            self.child.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.child.kill()
+            self.child.wait()
+        if self.pump is not None:
+            self.pump.join(timeout=10)
+
+
+def _response(line: bytes, ident: Any) -> dict[str, Any] | None:
+    """The line as a JSON-RPC response to request ``ident``, else None."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    if isinstance(message, dict) and "method" not in message and message.get("id") == ident:
+        return message
+    return None
+
+
+def _tool_result(text: str, *, error: bool) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": error}
+
+
+def main() -> int:
+    """Entry point of ``python -m mama_plugin.bootstrap.bridge``."""
+    try:
+        return Bridge(sys.stdin.buffer, sys.stdout.buffer, sys.argv[1:]).run()
+    except BrokenPipeError:  # the client went away mid-write
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+# Shared by bin/mama-hook, bin/mama-server and bin/mama (sourced, POSIX sh; ROOT is set).
+# The same rules as mama_plugin/bootstrap/paths.py: keep the two in step.
+
+MAMA_DATA=${CLAUDE_PLUGIN_DATA:-${MAMA_HOME:-$HOME/.mama}/plugin-env}
+MAMA_LOGS=${MAMA_HOME:-$HOME/.mama}/logs
+MAMA_REQS=$ROOT/mama_plugin/bootstrap
+
+# Sets VENV and VENV_KIND (env, dev, data), or leaves VENV empty while nothing is ready.
+mama_select_venv() {
+  VENV=
+  VENV_KIND=
+  if [ -n "${MAMA_VENV:-}" ]; then
+    VENV=$MAMA_VENV VENV_KIND=env
+  elif [ -x "$ROOT/.venv/bin/python" ]; then
+    VENV=$ROOT/.venv VENV_KIND=dev
+  elif [ -x "$MAMA_DATA/venv/bin/python" ] &&
+    cmp -s "$MAMA_DATA/venv/mama-core.txt" "$MAMA_REQS/requirements-core.txt"; then
+    VENV=$MAMA_DATA/venv VENV_KIND=data
+  fi
+}
+
+# Sets PY to the first Python >= 3.11 of MAMA_PYTHON, python3.13, python3.12, python3.11, python3.
+mama_find_python() {
+  for PY in "${MAMA_PYTHON:-}" python3.13 python3.12 python3.11 python3; do
+    if [ -n "$PY" ] && "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+      </dev/null >/dev/null 2>&1; then
+      return 0
+    fi
+  done
+  PY=
+  return 1
+}
+
+# Starts `python -m mama_plugin.bootstrap` with $1, detached: own session, no pipes held
+# open (a hook's caller waits for its pipes to close), so the caller returns at once.
+mama_start_bootstrap() {
+  mkdir -p "$MAMA_DATA" 2>/dev/null
+  if command -v setsid >/dev/null 2>&1; then
+    PYTHONPATH=$ROOT setsid "$1" -P -m mama_plugin.bootstrap </dev/null >/dev/null 2>&1 &
+  else
+    PYTHONPATH=$ROOT nohup "$1" -P -m mama_plugin.bootstrap </dev/null >/dev/null 2>&1 &
+  fi
+}
+
+# With the data venv ready, starts a bootstrap for the local-model runtime when it is
+# missing (the bootstrap itself honours the lock and the 24 h pause after a failure).
+mama_kick_local() {
+  if [ "$VENV_KIND" = data ] && [ "${MAMA_BOOTSTRAP_LOCAL:-1}" != 0 ] &&
+    ! cmp -s "$VENV/mama-local.txt" "$MAMA_REQS/requirements-local.txt"; then
+    mama_start_bootstrap "$VENV/bin/python"
+  fi
+}
+
+mama_no_python_message() {
+  printf '%s\n' "MAMA needs Python 3.11 or newer and found none (tried \$MAMA_PYTHON, python3.13, python3.12, python3.11, python3). Install one, or set MAMA_PYTHON to its path (e.g. export MAMA_PYTHON=/usr/local/bin/python3.12) where Claude Code starts."
+}

@@ -1,0 +1,42 @@
+"""The static tool list the bootstrap bridge ships: ``mama_plugin/bootstrap/tools.json``.
+
+While MAMA's environment is being built, the standard-library bridge cannot import pydantic
+or mcp, so it answers ``tools/list`` from this file. Regenerate it after changing a tool:
+``.venv/bin/python -m mama_plugin.server.listing`` (a test fails while it is stale).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .app import tool_definition
+from .tools import TOOLS
+
+TOOLS_JSON = Path(__file__).resolve().parents[1] / "bootstrap" / "tools.json"
+
+
+def static_listing() -> dict[str, Any]:
+    """Every listed tool as ``tools/list`` serializes it, and the hidden hook tools' names.
+
+    Hook tools are the hidden ones that are not MAMA v1.0 names: while the environment is
+    not ready the bridge answers them with ``{}`` so hooks stay silent.
+    """
+    tools = [
+        tool_definition(t).model_dump(by_alias=True, exclude_none=True, mode="json")
+        for t in TOOLS
+        if not t.hidden
+    ]
+    hooks = [t.name for t in TOOLS if t.hidden and not t.replaced_by]
+    return {"tools": tools, "hook_tools": hooks}
+
+
+def render() -> str:
+    """The file's exact text."""
+    return json.dumps(static_listing(), indent=1, ensure_ascii=False) + "\n"
+
+
+if __name__ == "__main__":
+    TOOLS_JSON.write_text(render(), encoding="utf-8")
+    print(f"wrote {TOOLS_JSON}")
