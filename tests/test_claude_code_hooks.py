@@ -218,6 +218,10 @@ def test_a_killed_server_never_stalls_a_prompt(tmp_path: Path) -> None:
         finally:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+            for pipe in (proc.stdin, proc.stdout, proc.stderr):
+                with contextlib.suppress(OSError):
+                    pipe.close()  # type: ignore[union-attr]
     print(f"second prompt with the server dead: {elapsed:.2f} s")
     last = fake.main_requests[-1]
     assert "Should the new API use JWT tokens for auth?" in sent(last)  # the prompt went through

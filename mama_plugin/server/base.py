@@ -20,6 +20,9 @@ class Session:
 
     id: str = ""
     readers: dict[str, Reader] = field(default_factory=dict)  # transcript path -> reader
+    # session id -> the user's latest prompt: on a session's first turn the Stop hook fires
+    # before Claude Code has written the transcript file, so the request comes from here.
+    prompts: dict[str, str] = field(default_factory=dict)
 
     def reader(self, path: str) -> Reader:
         """The incremental reader of ``path`` (one per transcript, kept for the session)."""

@@ -73,6 +73,7 @@ def do_observe_prompt(env: Env, args: ObservePromptInput) -> Answer:
     """UserPromptSubmit: recall what the prompt touches; note the context for tool exposure."""
     if args.session_id:
         env.session.id = args.session_id
+        env.session.prompts[args.session_id] = args.prompt
     context, added = env.observe(args.prompt)
     if not env.config.project_enabled(env.project):
         return Answer(SILENT, {"context": context, "tools_added": added, "memories": []})
@@ -96,6 +97,7 @@ def do_checkpoint_turn(env: Env, args: TurnInput) -> Answer:
     saved = autosave.checkpoint_turn(
         env.store, env.project, session_id=args.session_id, digest=digest,
         last_message=args.last_assistant_message, cwd=args.cwd,
+        request=env.session.prompts.get(args.session_id, ""),
     )  # fmt: skip
     briefing.refresh(env.store, env.project, env.config)  # the next session starts warm
     data = {"checkpoint": saved.id if saved else None}

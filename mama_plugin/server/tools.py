@@ -26,6 +26,7 @@ from ..schema import (
     SupersedeInput,
     parse,
 )
+from ..services.briefing import resume_point
 from ..services.evolution import current_of
 from ..services.graph import traverse
 from ..services.memories import (
@@ -128,20 +129,25 @@ def do_outcome(env: Env, args: OutcomeInput) -> Answer:
 
 
 def do_load_checkpoint(env: Env, args: LoadCheckpointInput) -> Answer:
+    since = None
     if args.checkpoint_id:
         cp = env.store.require(args.checkpoint_id)
         if cp.type != "checkpoint":
             raise NotFoundError(f"{cp.id} is a {cp.type}, not a checkpoint")
     else:
-        latest = env.store.recent(project=env.project, limit=1, type="checkpoint")
-        if not latest:
+        # The one the session-start cliffhanger resumes from (a newer rolling one follows).
+        found, since = resume_point(env.store, env.project)
+        if found is None:
             return Answer("No checkpoint saved in this project yet.", {"checkpoint": None})
-        cp = latest[0]
+        cp = found
     touched = []
     for link in env.store.links(cp.id, direction="out", categories=("implementation",)):
         m = env.store.require(link.to_id)
         touched.append({"m": m, "current": current_of(env.store, m.id)})
     text = render("checkpoint.md.j2", cp=cp, touched=touched).strip()
+    if since is not None:
+        text += "\n\nSince then (saved automatically after the last turn):\n"
+        text += render("checkpoint.md.j2", cp=since, touched=[]).strip()
     decisions = [{**_brief(t["m"], env.store), "current_id": t["current"].id} for t in touched]
     return Answer(text, {"checkpoint": cp.as_dict(), "decisions": decisions})
 

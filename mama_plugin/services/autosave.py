@@ -33,17 +33,21 @@ def checkpoint_turn(
     digest: Digest,
     last_message: str = "",
     cwd: str = "",
+    request: str = "",
 ) -> MemoryRecord | None:
     """Upsert this session's rolling checkpoint; return it, or None when nothing happened yet.
 
-    Writes nothing when the session has neither a request nor a reply, and leaves the row
-    untouched (no new version, no re-embedding) when this turn changed nothing in it.
+    ``request`` is the user's latest prompt as the prompt hook saw it, used when the
+    transcript does not hold it yet. Writes nothing when the session has neither a request nor
+    a reply, and leaves the row untouched (no new version, no re-embedding) when this turn
+    changed nothing in it.
     """
     last_message = last_message.strip() or (digest.assistant_texts or [""])[-1]
-    if not (digest.last_request or last_message) or not session_id:
+    request = digest.last_request or request.strip()
+    if not (request or last_message) or not session_id:
         return None
     decisions = [m.id for m in store.of_session(session_id, type="decision")]
-    layers = _layers(digest, last_message, cwd, decisions)
+    layers = _layers(digest, request, last_message, cwd, decisions)
     with store.transaction():
         existing = [
             m for m in store.of_session(session_id, type="checkpoint") if m.metadata.get("auto")
@@ -59,9 +63,11 @@ def checkpoint_turn(
         )[0]  # fmt: skip
 
 
-def _layers(digest: Digest, last: str, cwd: str, decisions: list[str]) -> dict[str, Any]:
+def _layers(
+    digest: Digest, request: str, last: str, cwd: str, decisions: list[str]
+) -> dict[str, Any]:
     sentences = [s.strip() for s in _SENTENCE.split(last) if s.strip()]
-    request = _clip(digest.last_request)
+    request = _clip(request)
     summary = f"Working on: {request}" if request else "Session in progress"
     if sentences:
         summary += f" — last: {_clip(sentences[0])}"

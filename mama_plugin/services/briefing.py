@@ -59,7 +59,7 @@ def finish(text: str, now: int | None = None) -> str:
 
 def gather(store: Store, project: str, *, followup_days: int, now: int) -> dict[str, Any] | None:
     """The cliffhanger's facts for ``project``, or None when it has no memory at all."""
-    checkpoint, since = _checkpoints(store, project)
+    checkpoint, since = resume_point(store, project)
     ids: list[str] = []
     if checkpoint is not None:
         ids += [ln.to_id for ln in store.links(checkpoint.id, direction="out")
@@ -84,7 +84,7 @@ def gather(store: Store, project: str, *, followup_days: int, now: int) -> dict[
             "waiting_total": waiting_total, "followup_days": followup_days}  # fmt: skip
 
 
-def _checkpoints(store: Store, project: str) -> tuple[MemoryRecord | None, MemoryRecord | None]:
+def resume_point(store: Store, project: str) -> tuple[MemoryRecord | None, MemoryRecord | None]:
     """The checkpoint to resume from, and the automatic one that is newer than it, if any.
 
     A checkpoint Claude wrote tells the story best, so it leads unless the automatic one
