@@ -227,3 +227,26 @@ def test_a_killed_server_never_stalls_a_prompt(tmp_path: Path) -> None:
     assert "Should the new API use JWT tokens for auth?" in sent(last)  # the prompt went through
     assert injected(last, "UserPromptSubmit") == ""  # the hook failed open
     assert elapsed < 30  # far from the hooks' 5 s + 10 s timeouts stacking up
+
+
+def test_installed_from_the_marketplace_the_hooks_run(tmp_path: Path, mama_home: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    plain = {"HOME": str(home), "PATH": os.environ.get("PATH", ""), "DISABLE_AUTOUPDATER": "1",
+             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1"}  # fmt: skip
+    for step in (["marketplace", "add", str(ROOT)], ["install", "mama@mama"], ["list"]):
+        done = subprocess.run([str(CLAUDE), "plugin", *step], capture_output=True, text=True,
+                              env=plain, timeout=120)  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+    assert "mama@mama" in done.stdout and "enabled" in done.stdout
+    with Store.open(config=Config(mama_home)) as store:
+        from mama_plugin.services.memories import save_decision
+
+        save_decision(store, project_key(project), JWT)
+    with FakeAnthropic([text("Hello.")]) as fake:
+        proc = subprocess.run([str(CLAUDE), "-p", "hello"], cwd=project, env=_env(fake, home),
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    story = injected(fake.main_requests[0], "SessionStart")
+    assert "Use stateless JWT access tokens for API auth" in story  # no --plugin-dir: installed

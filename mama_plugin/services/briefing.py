@@ -74,7 +74,7 @@ def gather(store: Store, project: str, *, followup_days: int, now: int) -> dict[
             continue
         head = current_of(store, found.id)
         if head.id not in {d["m"].id for d in decisions}:
-            decisions.append({"m": head, "replaced": _replaced(store, head)})
+            decisions.append({"m": head, "replaced": predecessors(store, head)})
     waiting, waiting_total = store.awaiting_outcome(
         project, before=now - followup_days * DAY_MS, limit=3
     )
@@ -99,7 +99,7 @@ def resume_point(store: Store, project: str) -> tuple[MemoryRecord | None, Memor
     return written, newer
 
 
-def _replaced(store: Store, memory: MemoryRecord) -> list[MemoryRecord]:
+def predecessors(store: Store, memory: MemoryRecord) -> list[MemoryRecord]:
     """The decisions ``memory`` superseded, most recent first (the story behind it)."""
     ids = [ln.to_id for ln in store.links(memory.id, direction="out")
            if ln.relationship == "supersedes"]  # fmt: skip

@@ -28,6 +28,7 @@ from typing import Any
 from ..storage import MemoryRecord, Store
 from ..storage.fts import STOPWORDS
 from . import vector_index
+from .briefing import predecessors
 from .evolution import current_of
 from .retrieval import Embedder
 
@@ -128,7 +129,8 @@ def recall(
         if hit.memory.id in seen or (head.id in seen and head.id != hit.memory.id):
             continue  # one entry per evolution chain
         hit.current = head
-        replaced = _replaced(store, head)
+        # The newest decision it superseded: the evolution behind the answer.
+        replaced = next(iter(predecessors(store, head)), None)
         hit.replaced = None if replaced is None or replaced.id == hit.memory.id else replaced
         seen.update({hit.memory.id, head.id})
         if hit.replaced is not None:
@@ -137,14 +139,6 @@ def recall(
         if len(found.hits) >= max_hits:
             break
     return found
-
-
-def _replaced(store: Store, memory: MemoryRecord) -> MemoryRecord | None:
-    """The newest decision ``memory`` superseded, if any: the evolution behind the answer."""
-    ids = [ln.to_id for ln in store.links(memory.id, direction="out")
-           if ln.relationship == "supersedes"]  # fmt: skip
-    found = sorted(store.get_many(ids).values(), key=lambda m: -m.created_at)
-    return found[0] if found else None
 
 
 def _brief(m: MemoryRecord, limit: int) -> dict[str, Any]:
