@@ -177,8 +177,8 @@ def test_stop_upserts_one_rolling_checkpoint_per_session(store: Store, project: 
     assert any("failed" in c for c in cp.tension["concerns"])
     assert "But the failover test is still flaky." in cp.tension["concerns"]
     assert {"source": "sessions.py:1-5", "kind": "file", "detail": "created"} in cp.evidence
-    # The next session starts from it, already rendered (the server refreshed the cache).
-    assert briefing.cached_brief(store, project, Config(), "startup") is not None
+    # The server re-renders the next session's cliffhanger off the hook's path.
+    assert env.session.stale_briefs == {project}
 
 
 def test_stop_links_the_decisions_saved_in_the_session(store: Store, project: str) -> None:
@@ -243,4 +243,25 @@ async def test_hook_tools_answer_the_envelope_and_fail_open(
         late = await c.call_tool("observe_prompt", {"prompt": "move order events to Kafka?"})
         assert late.content[0].text == "{}"  # type: ignore[union-attr]
         await anyio.sleep(0.05)  # let the abandoned worker finish before the store closes
+    state.close()
+
+
+@pytest.mark.anyio
+async def test_the_server_rerenders_the_cliffhanger_after_a_turn(
+    tmp_path: Path, mama_home: Path, project: str
+) -> None:
+    state = State(Config(mama_home), project, tmp_path / "s.db")
+    do_checkpoint_turn(state.env(), TurnInput(session_id="s", last_assistant_message="Done."))
+    assert state.session.stale_briefs == {project}
+    assert briefing.cached_brief(state.store, project, state.config, "startup") is None
+    with anyio.move_on_after(10):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(app.refresh_briefs_in_background, state)
+            while state.session.stale_briefs or not briefing.cached_brief(
+                state.store, project, state.config, "startup"
+            ):
+                await anyio.sleep(0.05)
+            tasks.cancel_scope.cancel()
+    cached = briefing.cached_brief(state.store, project, state.config, "startup")
+    assert cached is not None and "Where we stopped" in cached
     state.close()

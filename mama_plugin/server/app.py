@@ -298,6 +298,31 @@ async def index_in_background(state: State) -> None:
         await anyio.sleep(DRAIN_IDLE_S)
 
 
+BRIEF_IDLE_S = 0.5
+
+
+async def refresh_briefs_in_background(state: State) -> None:
+    """Re-render the session-start cliffhanger after a turn's checkpoint, off the hook's path.
+
+    The Stop hook only marks the project; the next session then finds the text cached. If
+    the session ends first, the next SessionStart renders it itself (slower, still correct).
+    """
+    from ..services import briefing
+
+    def refresh(project: str) -> None:
+        with state.lock:
+            briefing.refresh(state.store, project, state.config)
+
+    while True:
+        await anyio.sleep(BRIEF_IDLE_S)
+        while state.session.stale_briefs:
+            project = state.session.stale_briefs.pop()
+            try:
+                await anyio.to_thread.run_sync(refresh, project)
+            except Exception:
+                log.error("cliffhanger refresh failed:\n%s", traceback.format_exc())
+
+
 def _configure_logging() -> None:
     folder = mama_home() / "logs"
     folder.mkdir(parents=True, exist_ok=True)
@@ -323,6 +348,7 @@ def serve(*, db: Path | None = None, cwd: str | None = None) -> None:
     async def main() -> None:
         async with stdio_server() as (read, write), anyio.create_task_group() as tasks:
             tasks.start_soon(index_in_background, state)
+            tasks.start_soon(refresh_briefs_in_background, state)
             await server.run(read, write, server.create_initialization_options())
             tasks.cancel_scope.cancel()
 

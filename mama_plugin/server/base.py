@@ -23,6 +23,8 @@ class Session:
     # session id -> the user's latest prompt: on a session's first turn the Stop hook fires
     # before Claude Code has written the transcript file, so the request comes from here.
     prompts: dict[str, str] = field(default_factory=dict)
+    # Projects whose cliffhanger cache a write made stale: re-rendered off the request path.
+    stale_briefs: set[str] = field(default_factory=set)
 
     def reader(self, path: str) -> Reader:
         """The incremental reader of ``path`` (one per transcript, kept for the session)."""

@@ -99,7 +99,7 @@ def do_checkpoint_turn(env: Env, args: TurnInput) -> Answer:
         last_message=args.last_assistant_message, cwd=args.cwd,
         request=env.session.prompts.get(args.session_id, ""),
     )  # fmt: skip
-    briefing.refresh(env.store, env.project, env.config)  # the next session starts warm
+    env.session.stale_briefs.add(env.project)  # re-rendered in the background (app.py)
     data = {"checkpoint": saved.id if saved else None}
     if mode == "ask" and not args.continuing and digest.changed():
         written = [m for m in env.store.of_session(args.session_id, type="checkpoint")
