@@ -24,13 +24,14 @@ from ..privacy import redact_tree
 from ..relationships import REPLACING
 from .connection import connect
 from .links import LinkOps
+from .lists import ListOps
 from .migrations import migrate, user_version
 from .records import (
     MemoryRecord,
     Redactions,
 )
 from .search import SearchOps
-from .sql import SELECT_MEMORY, now_ms, scope, select_in
+from .sql import SELECT_MEMORY, now_ms, select_in
 from .text import reasoning_text
 
 MEMORY_TYPES = ("decision", "checkpoint", "insight", "context")
@@ -55,7 +56,7 @@ def new_id(memory_type: str) -> str:
     return f"{_ID_PREFIX[memory_type]}_{''.join(reversed(digits))}{suffix}"
 
 
-class Store(LinkOps, SearchOps):
+class Store(LinkOps, ListOps, SearchOps):
     """A migrated, configured connection to the MAMA database. Use :meth:`open`."""
 
     def __init__(self, conn: apsw.Connection, path: Path) -> None:
@@ -378,75 +379,6 @@ class Store(LinkOps, SearchOps):
         """The subset of ``memory_ids`` that name stored memories."""
         rows = select_in(self.conn, "SELECT id FROM memories WHERE id IN ({})", memory_ids)
         return {str(r[0]) for r in rows}
-
-    def recent(
-        self, *, project: str | None = None, limit: int = 10, type: str | None = None
-    ) -> list[MemoryRecord]:
-        """The newest memories, optionally of one project and type."""
-        where, params = scope(project, type)
-        rows = self.conn.execute(
-            f"{SELECT_MEMORY}{where} ORDER BY created_at DESC, seq DESC LIMIT ?", (*params, limit)
-        )
-        return [MemoryRecord.from_row(r) for r in rows.fetchall()]
-
-    def latest(self, *, project: str, type: str, limit: int = 1) -> list[MemoryRecord]:
-        """The memories of ``type`` in ``project`` changed most recently (rolling ones too)."""
-        rows = self.conn.execute(
-            f"{SELECT_MEMORY} WHERE project = ? AND type = ? "
-            "ORDER BY updated_at DESC, seq DESC LIMIT ?",
-            (project, type, limit),
-        )
-        return [MemoryRecord.from_row(r) for r in rows.fetchall()]
-
-    def of_session(self, session_id: str, *, type: str | None = None) -> list[MemoryRecord]:
-        """The memories saved during one Claude Code session, oldest first."""
-        clause, params = ("", ()) if type is None else (" AND type = ?", (type,))
-        rows = self.conn.execute(
-            f"{SELECT_MEMORY} WHERE session_id = ?{clause} ORDER BY created_at, seq",
-            (session_id, *params),
-        )
-        return [MemoryRecord.from_row(r) for r in rows.fetchall()] if session_id else []
-
-    def awaiting_outcome(
-        self, project: str, *, before: int, limit: int = 3
-    ) -> tuple[list[MemoryRecord], int]:
-        """Current decisions of ``project`` made before ``before`` with no outcome yet.
-
-        Returns the oldest ``limit`` of them and how many there are in all.
-        """
-        where = (
-            " WHERE project = ? AND type = 'decision' AND status = 'current' "
-            "AND outcome_status = 'PENDING' AND created_at < ?"
-        )
-        rows = self.conn.execute(
-            f"{SELECT_MEMORY}{where} ORDER BY created_at, seq LIMIT ?", (project, before, limit)
-        ).fetchall()
-        total = self.conn.execute(
-            f"SELECT count(*) FROM memories{where}", (project, before)
-        ).fetchall()[0][0]
-        return [MemoryRecord.from_row(r) for r in rows], int(total or 0)
-
-    def fingerprint(self, project: str) -> str:
-        """Changes whenever a memory of ``project`` or any link is written (not on usage)."""
-        count, changed = self.conn.execute(
-            "SELECT count(*), max(updated_at) FROM memories WHERE project = ?", (project,)
-        ).fetchall()[0]
-        return f"{count}:{changed}:{self.meta('links_version')}"
-
-    def by_topic(self, topic: str, *, project: str | None = None) -> list[MemoryRecord]:
-        """Every memory with exactly this topic, newest first."""
-        where, params = scope(project, None)
-        clause = (where + " AND" if where else " WHERE") + " topic = ?"
-        rows = self.conn.execute(
-            f"{SELECT_MEMORY}{clause} ORDER BY created_at DESC, seq DESC", (*params, topic)
-        )
-        return [MemoryRecord.from_row(r) for r in rows.fetchall()]
-
-    def iter_memories(self, *, project: str | None = None) -> Iterator[MemoryRecord]:
-        """Every memory, oldest first, optionally of one project."""
-        where, params = scope(project, None)
-        for row in self.conn.execute(f"{SELECT_MEMORY}{where} ORDER BY seq", params).fetchall():
-            yield MemoryRecord.from_row(row)
 
     def counts(self) -> dict[str, Any]:
         """Totals: memories by type, by project and by status; links; relationship words."""
