@@ -1,0 +1,81 @@
+"""``mama bench``: its arguments and its handler (kept out of cli.py; imports nothing heavy)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from ..config import Config
+from ..errors import MamaError
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Run one benchmark and print its report (and write its figures with ``--json``)."""
+    from . import commands
+
+    embedder = None
+    if not args.keyword_only and args.kind != "startup":
+        from ..embeddings import open_embedder
+
+        embedder = open_embedder(Config())
+
+    def progress(line: str) -> None:
+        print(f"  … {line}", file=sys.stderr, flush=True)
+
+    if args.kind == "startup":
+        from .startup import startup_run
+
+        text, data = startup_run(args.runs)
+    elif args.kind == "hooks":
+        from .hooks import hooks_run
+
+        text, data = hooks_run(args.size, embedder, runs=args.runs, progress=progress)
+    elif args.kind == "retrieval":
+        if not args.dataset:
+            raise MamaError("bench retrieval needs --dataset PATH (LoCoMo-10's locomo10.json)")
+        dataset = Path(args.dataset)
+        audit = Path(args.audit) if args.audit else dataset.with_name("locomo_audit_errors.json")
+        text, data = commands.retrieval(dataset, audit if audit.is_file() else None, embedder,
+                                        depth=args.depth, progress=progress)  # fmt: skip
+    else:
+        sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
+        text, data = commands.latency_run(sizes, embedder, queries=args.queries, progress=progress)
+    print(text, end="")
+    if args.json:
+        Path(args.json).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.json}", file=sys.stderr)
+    return 0
+
+
+def add_bench_command(
+    command: Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser],
+) -> None:
+    """Declare ``mama bench`` on the CLI's parser through its ``command`` helper."""
+    p = command("bench", cmd_bench, "benchmarks: retrieval quality on LoCoMo, latency at scale")
+    p.add_argument(
+        "kind", choices=("retrieval", "latency", "startup", "hooks"), help="which benchmark"
+    )
+    p.add_argument("--dataset", help="retrieval: path to LoCoMo's locomo10.json")
+    p.add_argument(
+        "--audit", help="retrieval: audit errors (default: locomo_audit_errors.json beside it)"
+    )
+    p.add_argument(
+        "--depth", type=int, default=50, help="retrieval: results per question (default 50)"
+    )
+    p.add_argument(
+        "--sizes",
+        default="1000,10000,100000",
+        help="latency: store sizes (default 1000,10000,100000)",
+    )
+    p.add_argument(
+        "--queries", type=int, default=200, help="latency: searches per size (default 200)"
+    )
+    p.add_argument("--runs", type=int, default=30, help="startup, hooks: runs to time (default 30)")
+    p.add_argument(
+        "--size", type=int, default=10_000, help="hooks: memories in the store (default 10000)"
+    )
+    p.add_argument("--keyword-only", action="store_true", help="no embedding model (BM25 only)")
+    p.add_argument("--json", metavar="OUT", help="also write every figure to this JSON file")
