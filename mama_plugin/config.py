@@ -153,6 +153,7 @@ class Config:
         self.path = self.home / CONFIG_FILE
         self.strict = strict
         self.problems: list[str] = []
+        self._stamp = _stamp(self.path)
         try:
             self._data = self._read()
         except ConfigError as exc:
@@ -178,6 +179,16 @@ class Config:
         if not isinstance(data, dict):
             raise ConfigError(f"{self.path} must hold a JSON object of key: value")
         return data
+
+    def refreshed(self) -> Config:
+        """This config, or a lenient re-read of the file if it changed since it was read.
+
+        A long-running process (the MCP server) calls this per request, so a change made
+        mid-session (``/mama-configure``) applies from the next prompt. One ``stat`` a call.
+        """
+        if _stamp(self.path) == self._stamp:
+            return self
+        return Config(self.home, strict=False)
 
     def get(self, name: str) -> Any:
         """Return the value of ``name``: the file's value when valid, else the default."""
@@ -232,6 +243,15 @@ class Config:
         """The database file: the ``db_path`` key, else ``$MAMA_HOME/mama.db``."""
         configured = self.get("db_path")
         return Path(configured) if configured else self.home / "mama.db"
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """When and how big the file last was (None: no file)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_mtime_ns, info.st_size)
 
 
 def _key(name: str) -> Key:

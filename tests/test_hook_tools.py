@@ -265,3 +265,15 @@ async def test_the_server_rerenders_the_cliffhanger_after_a_turn(
     cached = briefing.cached_brief(state.store, project, state.config, "startup")
     assert cached is not None and "Where we stopped" in cached
     state.close()
+
+
+def test_the_server_sees_a_config_change_from_the_next_prompt(
+    tmp_path: Path, mama_home: Path, project: str
+) -> None:
+    state = State(Config(mama_home), project, tmp_path / "s.db")
+    load_labelled(state.store, project)
+    prompt = "should we move order events to Kafka?"
+    assert "RabbitMQ" in observe(state.env(), prompt)
+    Config().set("disabled_projects", project)  # what /mama-configure off does, mid-session
+    assert observe(state.env(), prompt) == ""
+    state.close()

@@ -84,7 +84,12 @@ class State:
         return self._store
 
     def env(self) -> Env:
-        """What the tool handlers need."""
+        """What the tool handlers need (with config.json re-read if it changed)."""
+        fresh = self.config.refreshed()
+        if fresh is not self.config:
+            self.config = fresh
+            for problem in fresh.problems:
+                log.error("%s — fix it with `mama config set`", problem)
         return Env(self.store, self.project, self.embedder, self.observe, self.config, self.session)
 
     def observe(self, prompt: str) -> tuple[str | None, list[str]]:
