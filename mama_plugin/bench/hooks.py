@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,8 @@ from ..services.memories import record_outcome, save_decision
 from ..services.retrieval import Embedder
 from ..storage import Store
 from .latency import PROJECT, build, percentile
+from .startup import bare_python
+from .stdio import StdioServer
 from .synthetic import QUERIES
 
 UNRELATED = ("yes", "run the tests", "fix the typo in the README", "thanks, looks good",
@@ -49,61 +50,6 @@ def _spawn_hook(event: dict[str, Any], env: dict[str, str]) -> tuple[float, str]
     if not proc.stdout:
         return elapsed, ""
     return elapsed, str(json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"])
-
-
-def _bare(env: dict[str, str]) -> float:
-    started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "pass"], check=True, env=env)
-    return (time.perf_counter() - started) * 1000
-
-
-class _Server:
-    """A real ``mama serve`` on a stdio pipe, spoken to in newline-delimited JSON-RPC."""
-
-    def __init__(self, env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "mama_plugin.cli", "serve", "--project", PROJECT],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            env=env, text=True,
-        )  # fmt: skip
-        self._id = 0
-        client = {"name": "claude-code", "version": "bench"}
-        self.request(
-            "initialize",
-            {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client},
-        )
-        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def _send(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message) + "\n")
-        self.proc.stdin.flush()
-
-    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        self._id += 1
-        self._send({"jsonrpc": "2.0", "id": self._id, "method": method, "params": params})
-        assert self.proc.stdout is not None
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([self.proc.stdout], [], [], 1.0)
-            if ready:
-                line = self.proc.stdout.readline()
-                if not line:
-                    break
-                reply = json.loads(line)
-                if reply.get("id") == self._id:
-                    return dict(reply.get("result") or {})
-        raise RuntimeError(f"mama serve did not answer {method} within 60 s")
-
-    def call(self, tool: str, arguments: dict[str, Any]) -> tuple[float, dict[str, Any]]:
-        started = time.perf_counter()
-        result = self.request("tools/call", {"name": tool, "arguments": arguments})
-        return (time.perf_counter() - started) * 1000, result
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        self.proc.wait(timeout=30)
 
 
 def _context(result: dict[str, Any]) -> str:
@@ -165,14 +111,14 @@ def hooks_run(
         for source in ("startup", "resume"):
             _, text = _spawn_hook({**event, "source": source}, env)
             tokens[source] = briefing.estimate_tokens(text)
-        bare = [_bare(env) for _ in range(runs)]
+        bare = [bare_python() for _ in range(runs)]
         for _ in range(runs):
             cached.append(_spawn_hook({**event, "source": "startup"}, env)[0])
             with Store.open(config=config) as store:  # throw the cache away: render in the hook
                 store.conn.execute("DELETE FROM meta WHERE key LIKE 'brief:%'")
             cold.append(_spawn_hook({**event, "source": "startup"}, env)[0])
         say("UserPromptSubmit and Stop through a running mama serve")
-        server = _Server({**env, "CLAUDE_PROJECT_DIR": PROJECT})
+        server = StdioServer({**env, "CLAUDE_PROJECT_DIR": PROJECT}, project=PROJECT)
         try:
             warm = embedder is None
             deadline = time.monotonic() + 120

@@ -31,7 +31,5 @@ def session_start(event: dict[str, Any]) -> str:
     source = str(event.get("source") or "startup")
     with Store.open(config=config) as store:
         store.conn.setbusytimeout(BUSY_TIMEOUT_MS)
-        text = briefing.cached_brief(store, project, config, source)
-        if text is None:
-            text = briefing.build_brief(store, project, config, source)
+        text = briefing.brief(store, project, config, source)
     return briefing.finish(text)

@@ -14,9 +14,11 @@ import json
 import logging
 from typing import Any
 
+from ..hooks.runner import envelope
 from ..schema import ObservePromptInput, TurnInput
 from ..services import autosave, briefing, recall
 from ..services.render import render
+from ..transcript import Digest
 from .base import Answer, Env
 
 log = logging.getLogger("mama.hooks")
@@ -30,12 +32,8 @@ ASK_REASON = (
 
 
 def _envelope(event: str, context: str) -> str:
-    if not context.strip():
-        return SILENT
-    return json.dumps(
-        {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}},
-        ensure_ascii=False,
-    )
+    """The hook protocol's answer; ``{}`` (not "") when there is nothing to say."""
+    return envelope(event, context) or SILENT
 
 
 def _defang(value: Any) -> Any:
@@ -89,11 +87,7 @@ def do_checkpoint_turn(env: Env, args: TurnInput) -> Answer:
     mode = env.config.get("stop_mode")
     if mode == "off" or not env.config.project_enabled(env.project):
         return Answer(SILENT, {"checkpoint": None})
-    digest = env.session.reader(args.transcript_path).read() if args.transcript_path else None
-    if digest is None:
-        from ..transcript import Digest
-
-        digest = Digest()
+    digest = env.session.reader(args.transcript_path).read() if args.transcript_path else Digest()
     saved = autosave.checkpoint_turn(
         env.store, env.project, session_id=args.session_id, digest=digest,
         last_message=args.last_assistant_message, cwd=args.cwd,

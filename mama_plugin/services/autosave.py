@@ -14,6 +14,7 @@ from typing import Any
 
 from ..storage import MemoryRecord, Store
 from ..transcript import Digest
+from .render import clip
 
 TAG = "auto"
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])")
@@ -67,38 +68,39 @@ def _layers(
     digest: Digest, request: str, last: str, cwd: str, decisions: list[str]
 ) -> dict[str, Any]:
     sentences = [s.strip() for s in _SENTENCE.split(last) if s.strip()]
-    request = _clip(request)
+    request = clip(request, MAX_TEXT)
     summary = f"Working on: {request}" if request else "Session in progress"
     if sentences:
-        summary += f" — last: {_clip(sentences[0])}"
+        summary += f" — last: {clip(sentences[0], MAX_TEXT)}"
     changed = digest.changed()
     done = [f"{t.subject}" for t in digest.done_tasks()]
     if changed:
         done.append("Changed " + ", ".join(f"{t.cite(cwd)} ({t.action})" for t in changed))
     ran = [c for c in digest.commands if not c.failed]
     if ran:
-        done.append("Ran " + "; ".join(_clip(c.description or c.command, 120) for c in ran[-4:]))
+        done.append("Ran " + "; ".join(clip(c.description or c.command, 120) for c in ran[-4:]))
     open_tasks = digest.open_tasks()
     next_steps = [
-        {"step": _clip(t.subject), "priority": "HIGH" if t.status == "in_progress" else "MEDIUM",
+        {"step": clip(t.subject, MAX_TEXT),
+         "priority": "HIGH" if t.status == "in_progress" else "MEDIUM",
          "context": "in progress" if t.status == "in_progress" else ""}
         for t in open_tasks
-    ] + [{"step": _clip(s), "priority": "MEDIUM", "context": "from Claude's last message"}
+    ] + [{"step": clip(s, MAX_TEXT), "priority": "MEDIUM", "context": "from Claude's last message"}
          for s in sentences if _NEXT.match(s)]  # fmt: skip
     concerns = [
-        f"`{_clip(c.command, 120)}` failed" + (f" ({c.description})" if c.description else "")
+        f"`{clip(c.command, 120)}` failed" + (f" ({c.description})" if c.description else "")
         for c in digest.commands[-MAX_ITEMS:]
         if c.failed
-    ] + [_clip(s) for s in sentences if _TENSION.search(s) and not _NEXT.match(s)]
+    ] + [clip(s, MAX_TEXT) for s in sentences if _TENSION.search(s) and not _NEXT.match(s)]
     evidence = [{"source": t.cite(cwd), "kind": "file", "detail": t.action} for t in changed]
-    evidence += [{"source": _clip(c.command, 300), "kind": "command",
+    evidence += [{"source": clip(c.command, 300), "kind": "command",
                   "detail": c.description + (" (failed)" if c.failed else "")}
                  for c in digest.commands[-4:]]  # fmt: skip
     return {
         "content": summary,
         "continuity": {
             "done": done[-MAX_ITEMS:],
-            "remains": [_clip(t.subject) for t in open_tasks][:MAX_ITEMS],
+            "remains": [clip(t.subject, MAX_TEXT) for t in open_tasks][:MAX_ITEMS],
             "next_steps": next_steps[:MAX_ITEMS],
             "open_files": [t.cite(cwd) for t in changed][-MAX_ITEMS:],
         },
@@ -107,13 +109,8 @@ def _layers(
         "metadata": {
             "auto": True,
             "request": request,
-            "last_message": _clip(last, 1200),
+            "last_message": clip(last, 1200),
             "decisions": decisions,
             "tool_calls": digest.tool_calls,
         },
     }
-
-
-def _clip(text: str, limit: int = MAX_TEXT) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

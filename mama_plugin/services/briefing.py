@@ -120,8 +120,15 @@ def render_brief(facts: dict[str, Any], *, budget: int, short: bool) -> str:
     return cut + f"\n[cut to the {budget}-token budget: {key}]"
 
 
-def _signature(config: Config, variant: str) -> str:
-    """What besides the memories changes the text: budget, follow-up age, the templates."""
+def _budget(config: Config, variant: str) -> int:
+    return int(config.get("resume_tokens" if variant == "short" else "session_start_tokens"))
+
+
+def _key(store: Store, project: str, config: Config, variant: str) -> list[str]:
+    """What the text depends on: the memories, budget, follow-up age, templates and the day.
+
+    The day counts because "waiting for an outcome" depends on it.
+    """
     from .render import shipped_templates
 
     stamps = []
@@ -130,37 +137,41 @@ def _signature(config: Config, variant: str) -> str:
             stamps.append(os.stat(folder / TEMPLATE).st_mtime_ns)
         except OSError:
             stamps.append(0)
-    budget = config.get("resume_tokens" if variant == "short" else "session_start_tokens")
-    return f"{variant}:{budget}:{config.get('outcome_followup_days')}:{stamps}"
+    settings = f"{variant}:{_budget(config, variant)}:{config.get('outcome_followup_days')}"
+    return [store.fingerprint(project), f"{settings}:{stamps}", _today()]
+
+
+def _cached(store: Store, project: str, variant: str, key: list[str]) -> str | None:
+    raw = store.meta(f"brief:{variant}:{project}")
+    try:
+        entry = json.loads(raw) if raw is not None else {}
+    except ValueError:
+        return None
+    return str(entry["text"]) if entry.get("key") == key else None
 
 
 def cached_brief(store: Store, project: str, config: Config, source: str) -> str | None:
     """The cached cliffhanger for ``source`` if it is still true ("" means: say nothing)."""
     variant = VARIANTS.get(source, "full")
-    raw = store.meta(f"brief:{variant}:{project}")
-    if raw is None:
-        return None
-    try:
-        entry = json.loads(raw)
-    except ValueError:
-        return None
-    key = [store.fingerprint(project), _signature(config, variant), _today()]
-    return str(entry["text"]) if entry.get("key") == key else None
+    return _cached(store, project, variant, _key(store, project, config, variant))
 
 
-def build_brief(store: Store, project: str, config: Config, source: str) -> str:
-    """Render the cliffhanger for ``source`` now and cache it; "" for a project without memory.
+def brief(store: Store, project: str, config: Config, source: str) -> str:
+    """The cliffhanger for ``source`` ("" for a project without memory).
 
-    The day is part of the cache key because "waiting for an outcome" depends on it.
+    The cached text while it is still true; otherwise rendered now and cached.
     """
     variant = VARIANTS.get(source, "full")
-    key = [store.fingerprint(project), _signature(config, variant), _today()]
-    now = now_ms()
-    facts = gather(store, project, followup_days=config.get("outcome_followup_days"), now=now)
-    text = ""
-    if facts is not None:
-        budget = config.get("resume_tokens" if variant == "short" else "session_start_tokens")
-        text = render_brief(facts, budget=budget, short=variant == "short")
+    key = _key(store, project, config, variant)
+    text = _cached(store, project, variant, key)
+    if text is not None:
+        return text
+    facts = gather(store, project, followup_days=config.get("outcome_followup_days"), now=now_ms())
+    text = (
+        ""
+        if facts is None
+        else render_brief(facts, budget=_budget(config, variant), short=variant == "short")
+    )
     # The cache is an optimisation: a busy or read-only store still answers.
     with contextlib.suppress(Exception):
         store.set_meta(f"brief:{variant}:{project}", json.dumps({"key": key, "text": text}))
@@ -168,10 +179,9 @@ def build_brief(store: Store, project: str, config: Config, source: str) -> str:
 
 
 def refresh(store: Store, project: str, config: Config) -> None:
-    """Re-render both variants ahead of the next session start (called after writes)."""
+    """Render both variants ahead of the next session start (after a write)."""
     for source in ("startup", "resume"):
-        if cached_brief(store, project, config, source) is None:
-            build_brief(store, project, config, source)
+        brief(store, project, config, source)
 
 
 def _today() -> str:

@@ -30,6 +30,7 @@ from ..storage.fts import STOPWORDS
 from . import vector_index
 from .briefing import predecessors
 from .evolution import current_of
+from .render import clip
 from .retrieval import Embedder
 
 # Calibrated on mama_plugin/bench/recall_prompts.json (see `mama bench hooks`).
@@ -142,16 +143,12 @@ def recall(
 
 
 def _brief(m: MemoryRecord, limit: int) -> dict[str, Any]:
-    def cut(text: object) -> str:
-        flat = " ".join(str(text or "").split())
-        return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
-
     return {
         "id": m.id,
-        "content": cut(m.content),
-        "why": cut(m.reasoning.get("primary")),
+        "content": clip(m.content, limit),
+        "why": clip(m.reasoning.get("primary"), limit),
         "outcome": m.outcome_status,
-        "outcome_details": cut(m.outcome.get("details")),
+        "outcome_details": clip(m.outcome.get("details"), limit),
     }
 
 
