@@ -88,6 +88,18 @@ def _path_or_empty(text: str) -> str:
     return str(Path(text).expanduser()) if text.strip() else ""
 
 
+def _model_path(text: str) -> str:
+    """A GGUF path, "" for the bundled model, or "off" for no model at all."""
+    return "off" if text.strip().lower() == "off" else _path_or_empty(text)
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not 0.0 < value <= 600.0:
+        raise ValueError("must be a number of seconds above 0 and at most 600")
+    return value
+
+
 KEYS: dict[str, Key] = {
     k.name: k
     for k in (
@@ -129,6 +141,28 @@ KEYS: dict[str, Key] = {
             _boolean,
             True,
             "keep /mama-resume, /mama-save, /mama-configure in ~/.claude/commands",
+        ),
+        Key(
+            "assist_model_path",
+            _model_path,
+            "",
+            "GGUF model that drafts narratives and judges links (empty: bundled Gemma 3 "
+            "270M; off: none)",
+        ),
+        Key("assist_threads", _non_negative_int, 0, "threads for the assist model (0: all cores)"),
+        Key("assist_ctx", _positive_int, 2048, "assist model context window, in tokens"),
+        Key(
+            "assist_timeout_s",
+            _seconds,
+            20.0,
+            "wall-clock limit of one draft or link judgement; past it MAMA drafts without "
+            "the model",
+        ),
+        Key(
+            "link_suggestions",
+            _boolean,
+            True,
+            "propose links to earlier memories after each save (pending until accepted)",
         ),
         Key(
             "disabled_projects",

@@ -72,6 +72,7 @@ class Digest:
     commands: list[Command] = field(default_factory=list)
     tasks: dict[str, Task] = field(default_factory=dict)
     tool_calls: int = 0
+    cwd: str = ""  # the session's working directory, as the transcript records it
 
     @property
     def last_request(self) -> str:
@@ -152,6 +153,8 @@ def _take(entry: dict[str, Any], digest: Digest, calls: dict[str, dict[str, Any]
     message = entry.get("message")
     if kind not in ("user", "assistant") or not isinstance(message, dict):
         return
+    if isinstance(entry.get("cwd"), str) and entry["cwd"]:
+        digest.cwd = entry["cwd"]
     content = message.get("content")
     blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
     if kind == "assistant":
@@ -218,7 +221,10 @@ def _read_window(args: dict[str, Any], meta: dict[str, Any]) -> tuple[int, int] 
     file: dict[str, Any] = meta["file"] if isinstance(meta.get("file"), dict) else {}
     start, count = file.get("startLine"), file.get("numLines")
     if isinstance(start, int) and isinstance(count, int) and count > 0:
-        return (start, start + count - 1)
+        content = file.get("content")
+        if isinstance(content, str) and content.endswith("\n") and count == content.count("\n") + 1:
+            count -= 1  # Claude Code counts the empty "line" after a final newline
+        return (start, start + max(count, 1) - 1)
     offset, limit = args.get("offset"), args.get("limit")
     if isinstance(offset, int) and isinstance(limit, int) and limit > 0:
         return (offset, offset + limit - 1)
@@ -226,10 +232,26 @@ def _read_window(args: dict[str, Any], meta: dict[str, Any]) -> tuple[int, int] 
 
 
 def _hunk(hunk: dict[str, Any]) -> tuple[int, int] | None:
+    """The lines a patch hunk added or changed, in the new file (its context lines left out)."""
     start, count = hunk.get("newStart"), hunk.get("newLines")
-    if isinstance(start, int) and isinstance(count, int):
-        return (start, start + max(count, 1) - 1)
-    return None
+    if not (isinstance(start, int) and isinstance(count, int)):
+        return None
+    lines = hunk.get("lines")
+    if isinstance(lines, list) and all(isinstance(x, str) for x in lines):
+        line, added, removed_at = start, [], None
+        for text in lines:
+            if text.startswith("+"):
+                added.append(line)
+                line += 1
+            elif text.startswith("-"):
+                removed_at = line if removed_at is None else removed_at
+            else:
+                line += 1
+        if added:
+            return (added[0], added[-1])
+        if removed_at is not None:  # a pure deletion: cite where the lines were
+            return (removed_at, removed_at)
+    return (start, start + max(count, 1) - 1)
 
 
 def _task(name: str, args: dict[str, Any], meta: dict[str, Any], digest: Digest) -> None:

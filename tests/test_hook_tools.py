@@ -132,7 +132,7 @@ def test_a_real_transcript_is_digested() -> None:
     d = read_transcript(TRANSCRIPT)
     assert d.last_request.startswith("Our JWT auth is slow at high traffic")
     assert [t.cite(RECORDED_CWD) + " " + t.action for t in d.changed()] == [
-        "auth.py:5-9 edited", "sessions.py:1-5 created"]  # fmt: skip
+        "auth.py:8-9 edited", "sessions.py:1-5 created"]  # fmt: skip (context lines left out)
     assert [t.cite(RECORDED_CWD) for t in d.read()] == ["notes.txt:40-64"]
     assert [(c.description, c.failed) for c in d.commands] == [
         ("Run the login benchmark", False), ("A failing command", True)]  # fmt: skip
@@ -173,7 +173,7 @@ def test_stop_upserts_one_rolling_checkpoint_per_session(store: Store, project: 
     assert cp.version == 2 and cp.session_id == "sess-1" and cp.metadata["auto"] is True
     assert [m.id for m in store.recent(project=project, type="checkpoint")] == [cp.id]
     assert "Add Redis session store" in cp.continuity["remains"]
-    assert cp.continuity["open_files"] == ["auth.py:5-9", "sessions.py:1-5"]
+    assert cp.continuity["open_files"] == ["auth.py:8-9", "sessions.py:1-5"]
     assert any("failed" in c for c in cp.tension["concerns"])
     assert "But the failover test is still flaky." in cp.tension["concerns"]
     assert {"source": "sessions.py:1-5", "kind": "file", "detail": "created"} in cp.evidence

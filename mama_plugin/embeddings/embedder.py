@@ -79,11 +79,11 @@ class Embedder:
             ) from exc
         self._llama = llama_cpp
         self._np = np
-        _install_log_callback(llama_cpp)
+        install_log_callback(llama_cpp)
         llama_cpp.llama_backend_init()
 
         n_batch = max(min(int(n_ctx_train), MAX_TEXT_TOKENS), int(batch_tokens))
-        self._load(n_batch, threads or _available_cores(), pooling)
+        self._load(n_batch, threads or available_cores(), pooling)
         self.dim = int(llama_cpp.llama_model_n_embd(self._model))
         # One text may not exceed the positions the model was trained on (or one llama call).
         self.max_tokens = min(int(llama_cpp.llama_model_n_ctx_train(self._model)), n_batch)
@@ -301,14 +301,15 @@ def _pooling_of(value: Any) -> int:
     return int(value) if value in _POOLING.values() else _POOLING["mean"]
 
 
-def _available_cores() -> int:
+def available_cores() -> int:
+    """How many cores this process may run on."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
         return max(1, os.cpu_count() or 1)
 
 
-def _install_log_callback(llama_cpp: Any) -> None:
+def install_log_callback(llama_cpp: Any) -> None:
     """Route llama.cpp's log into a small ring buffer instead of stderr (process-wide)."""
     global _log_callback
     with _log_lock:
@@ -329,6 +330,11 @@ def _install_log_callback(llama_cpp: Any) -> None:
 
         _log_callback = llama_cpp.llama_log_callback(_collect)
         llama_cpp.llama_log_set(_log_callback, ctypes.c_void_p(0))
+
+
+def log_tail() -> str:
+    """The last llama.cpp warnings, as a parenthesised suffix for an error message ("" if none)."""
+    return _log_tail()
 
 
 def _log_tail() -> str:

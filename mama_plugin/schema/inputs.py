@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 from ..relationships import normalise
 from .narrative import (
@@ -107,10 +114,34 @@ class DecisionInput(_Saves):
         Field(description="Id of the decision this one replaces (it becomes superseded)."),
     ] = None
     implements: Annotated[list[MemoryId], Field(max_length=LIST_MAX)] = []
+    draft: Annotated[
+        bool,
+        Field(
+            description="true: save nothing; return a drafted narrative (reasoning, "
+            "alternatives, tension, next steps, and evidence from the files and commands this "
+            "session touched) to review and then save. reasoning may be omitted when drafting."
+        ),
+    ] = False
+    context: Annotated[
+        str,
+        Field(
+            max_length=TEXT_MAX,
+            description="draft=true only: the conversation excerpt or notes to draft from.",
+        ),
+    ] = ""
 
     _more_lists = field_validator(
         "specifics", "evidence", "next_steps", "implements", mode="before"
     )(lambda cls, v: _listify(v))
+
+    @model_validator(mode="after")
+    def _context_is_for_drafts(self) -> DecisionInput:
+        if self.context.strip() and not self.draft:
+            raise ValueError(
+                "context is only read with draft=true; put what it says into reasoning, "
+                "specifics or evidence"
+            )
+        return self
 
 
 class CheckpointInput(_Saves):

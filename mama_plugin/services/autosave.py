@@ -9,19 +9,14 @@ separate memories, and the cliffhanger prefers the newest of either kind.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from ..sentences import NEXT, TENSION, split
 from ..storage import MemoryRecord, Store
 from ..transcript import Digest
 from .render import clip
 
 TAG = "auto"
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])")
-_NEXT = re.compile(r"^(next( step)?s?\b|then\b|todo\b|still (need|to)\b|remaining\b)", re.I)
-_TENSION = re.compile(
-    r"\b(but|however|risk|concern|not yet|unresolved|trade-?off|fails?|failing|blocked)\b", re.I
-)
 MAX_ITEMS = 8
 MAX_TEXT = 400
 
@@ -67,7 +62,7 @@ def checkpoint_turn(
 def _layers(
     digest: Digest, request: str, last: str, cwd: str, decisions: list[str]
 ) -> dict[str, Any]:
-    sentences = [s.strip() for s in _SENTENCE.split(last) if s.strip()]
+    sentences = split(last)
     request = clip(request, MAX_TEXT)
     summary = f"Working on: {request}" if request else "Session in progress"
     if sentences:
@@ -86,12 +81,12 @@ def _layers(
          "context": "in progress" if t.status == "in_progress" else ""}
         for t in open_tasks
     ] + [{"step": clip(s, MAX_TEXT), "priority": "MEDIUM", "context": "from Claude's last message"}
-         for s in sentences if _NEXT.match(s)]  # fmt: skip
+         for s in sentences if NEXT.match(s)]  # fmt: skip
     concerns = [
         f"`{clip(c.command, 120)}` failed" + (f" ({c.description})" if c.description else "")
         for c in digest.commands[-MAX_ITEMS:]
         if c.failed
-    ] + [clip(s, MAX_TEXT) for s in sentences if _TENSION.search(s) and not _NEXT.match(s)]
+    ] + [clip(s, MAX_TEXT) for s in sentences if TENSION.search(s) and not NEXT.match(s)]
     evidence = [{"source": t.cite(cwd), "kind": "file", "detail": t.action} for t in changed]
     evidence += [{"source": clip(c.command, 300), "kind": "command",
                   "detail": c.description + (" (failed)" if c.failed else "")}

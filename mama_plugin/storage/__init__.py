@@ -1,6 +1,6 @@
 """Storage room: connection setup, migrations and the store. The only room that writes SQL."""
 
-from .records import LinkRecord, MemoryRecord, RankFields, Redactions
+from .records import LinkRecord, MemoryRecord, RankFields, Redactions, SuggestionRecord
 from .sql import now_ms
 from .store import MEMORY_TYPES, Store, new_id
 
@@ -11,6 +11,7 @@ __all__ = [
     "RankFields",
     "Redactions",
     "Store",
+    "SuggestionRecord",
     "new_id",
     "now_ms",
 ]

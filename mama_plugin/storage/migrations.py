@@ -177,12 +177,45 @@ def _imports(conn: apsw.Connection, _dim: int) -> None:
     )
 
 
+def _suggestions(conn: apsw.Connection, _dim: int) -> None:
+    # Proposed links wait here for a person or Claude; they never enter memory_links by
+    # themselves. A judged pair is kept whatever the verdict (no_link, rejected) so it is never
+    # proposed again; accepted ones point at the link they became.
+    conn.execute(
+        """
+        CREATE TABLE link_suggestions (
+            id INTEGER PRIMARY KEY,
+            project TEXT NOT NULL,
+            from_id TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE ON UPDATE CASCADE,
+            to_id TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE ON UPDATE CASCADE,
+            relationship TEXT NOT NULL CHECK (relationship <> ''),
+            reason TEXT NOT NULL DEFAULT '',
+            sources TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(sources)),
+            score REAL NOT NULL DEFAULT 0,
+            judged_by TEXT NOT NULL CHECK (judged_by IN ('llm','rules')),
+            status TEXT NOT NULL DEFAULT 'pending'
+                CHECK (status IN ('pending','accepted','rejected','no_link')),
+            created_at INTEGER NOT NULL,
+            decided_at INTEGER,
+            decided_by TEXT NOT NULL DEFAULT '',
+            link_id INTEGER REFERENCES memory_links(id) ON DELETE SET NULL,
+            CHECK (from_id <> to_id),
+            CHECK (status = 'no_link' OR trim(reason) <> ''),
+            UNIQUE (from_id, to_id)
+        );
+        CREATE INDEX link_suggestions_by_project ON link_suggestions(project, status);
+        CREATE INDEX link_suggestions_by_target ON link_suggestions(to_id);
+        """
+    )
+
+
 STEPS: tuple[Step, ...] = (
     Step("core_tables", _core_tables),
     Step("fulltext_index", _fulltext),
     Step("relationship_usage", _relationship_usage),
     Step("embedding_vectors", _vectors),
     Step("import_records", _imports),
+    Step("link_suggestions", _suggestions),
 )
 LATEST = len(STEPS)
 

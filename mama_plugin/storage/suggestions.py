@@ -1,0 +1,134 @@
+"""The store's link suggestions: proposed links and the verdicts they got.
+
+A suggestion never becomes a link here: :mod:`mama_plugin.assist.suggest` accepts it by
+writing the link through :meth:`LinkOps.add_link` and recording the verdict in one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
+
+import apsw
+
+from ..errors import NotFoundError
+from ..privacy import redact_text
+from .records import SUGGESTION_COLUMNS, SuggestionRecord
+from .sql import now_ms, select_in
+
+SELECT_SUGGESTION = "SELECT " + ", ".join(SUGGESTION_COLUMNS) + " FROM link_suggestions"
+STATUSES = ("pending", "accepted", "rejected", "no_link")
+
+
+class SuggestionOps:
+    """Suggestion methods of :class:`~mama_plugin.storage.store.Store`."""
+
+    conn: apsw.Connection
+
+    if TYPE_CHECKING:
+
+        def transaction(self) -> AbstractContextManager[Any]: ...
+
+    def add_suggestion(
+        self,
+        project: str,
+        from_id: str,
+        to_id: str,
+        relationship: str,
+        reason: str,
+        *,
+        judged_by: str,
+        sources: Iterable[str] = (),
+        score: float = 0.0,
+        status: str = "pending",
+    ) -> SuggestionRecord | None:
+        """Record a judged pair; return it, or None when the pair was judged before.
+
+        ``status`` is ``pending`` for a proposed link and ``no_link`` for a pair the judge
+        turned down (kept so it is not judged again). The reason goes through the privacy
+        filter like every other text the store writes.
+        """
+        reason = redact_text(reason.strip())[0]
+        with self.transaction():
+            # A concurrent judge may have recorded the pair since it was chosen as a
+            # candidate; INSERT OR IGNORE on UNIQUE(from_id, to_id) settles it.
+            self.conn.execute(
+                "INSERT OR IGNORE INTO link_suggestions(project, from_id, to_id, relationship, "
+                "reason, sources, score, judged_by, status, created_at) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (project, from_id, to_id, relationship, reason, json.dumps(list(sources)),
+                 float(score), judged_by, status, now_ms()),
+            )  # fmt: skip
+            if not self.conn.changes():
+                return None
+            return self.suggestion(self.conn.last_insert_rowid())
+
+    def suggestion(self, suggestion_id: int) -> SuggestionRecord:
+        """One suggestion by id; raises NotFoundError naming how to list them."""
+        rows = self.conn.execute(f"{SELECT_SUGGESTION} WHERE id = ?", (suggestion_id,)).fetchall()
+        if not rows:
+            raise NotFoundError(
+                f"no link suggestion #{suggestion_id}; list the pending ones with suggest_links "
+                "(or `mama links`)"
+            )
+        return SuggestionRecord.from_row(rows[0])
+
+    def suggestions(
+        self, project: str, *, status: str | None = "pending", memory_id: str | None = None,
+        limit: int = 50,
+    ) -> list[SuggestionRecord]:
+        """Suggestions of ``project`` (of one status, touching one memory), best first."""
+        clauses, params = ["project = ?"], [project]
+        if status is not None:
+            clauses.append("status = ?")
+            params.append(status)
+        if memory_id is not None:
+            clauses.append("(from_id = ? OR to_id = ?)")
+            params += [memory_id, memory_id]
+        rows = self.conn.execute(
+            f"{SELECT_SUGGESTION} WHERE {' AND '.join(clauses)} "
+            "ORDER BY score DESC, created_at DESC, id DESC LIMIT ?",
+            (*params, limit),
+        ).fetchall()
+        return [SuggestionRecord.from_row(r) for r in rows]
+
+    def judged_pairs(self, from_ids: Iterable[str]) -> set[tuple[str, str]]:
+        """Pairs already judged (any verdict) starting or ending at ``from_ids``."""
+        ids = list(from_ids)
+        rows = select_in(
+            self.conn, "SELECT from_id, to_id FROM link_suggestions WHERE from_id IN ({})", ids
+        ) + select_in(
+            self.conn, "SELECT from_id, to_id FROM link_suggestions WHERE to_id IN ({})", ids
+        )
+        return {(str(a), str(b)) for a, b in rows}
+
+    def decide_suggestion(
+        self, suggestion_id: int, status: str, *, decided_by: str, link_id: int | None = None
+    ) -> SuggestionRecord:
+        """Record a verdict on a pending suggestion and return it.
+
+        Raises NotFoundError for an unknown id; a suggestion already decided is returned
+        unchanged (a verdict is given once).
+        """
+        if status not in ("accepted", "rejected"):
+            raise ValueError(f"a verdict is accepted or rejected, not {status!r}")
+        with self.transaction():
+            current = self.suggestion(suggestion_id)
+            if current.status != "pending":
+                return current
+            self.conn.execute(
+                "UPDATE link_suggestions SET status = ?, decided_at = ?, decided_by = ?, "
+                "link_id = ? WHERE id = ?",
+                (status, now_ms(), decided_by, link_id, suggestion_id),
+            )
+            return self.suggestion(suggestion_id)
+
+    def suggestion_counts(self, project: str) -> dict[str, int]:
+        """How many suggestions of ``project`` have each status (every status present)."""
+        rows = self.conn.execute(
+            "SELECT status, count(*) FROM link_suggestions WHERE project = ? GROUP BY status",
+            (project,),
+        ).fetchall()
+        return {s: 0 for s in STATUSES} | {str(s): int(n) for s, n in rows}
