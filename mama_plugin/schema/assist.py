@@ -51,7 +51,7 @@ class LinkJudgement(Strict):
 class DraftRequest(DecisionInput):
     """``save_decision(draft=true)``: like a save, but the reasoning may be left to the draft."""
 
-    topic: Annotated[str, Field(max_length=200)] = ""  # type: ignore[assignment]
+    topic: Annotated[str, Field(max_length=200)] = ""
     reasoning: Reasoning | None = None  # type: ignore[assignment]
     transcript_path: Annotated[
         str,

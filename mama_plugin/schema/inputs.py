@@ -289,6 +289,7 @@ class ObservePromptInput(_HookInput):
 
     prompt: Annotated[str, _clipped(20_000)] = ""
     session_id: Annotated[str, _clipped(200)] = ""
+    transcript_path: Annotated[str, _clipped(4096)] = ""
 
 
 class TurnInput(_HookInput):

@@ -71,6 +71,7 @@ class State:
         )
         self._store: Store | None = None
         self.embedder: Any = None
+        self._assistant: Any = None
         self.session = Session()
         # One connection serves the event loop and the hook tools' worker threads: every use
         # of the store holds this lock, so their transactions never interleave.
@@ -83,6 +84,20 @@ class State:
             self._store = Store.open(self.db, config=self.config)
         return self._store
 
+    @property
+    def assistant(self) -> Any:
+        """The local generative model's runtime (its model loads on first use, not here)."""
+        from ..assist.runtime import Assistant
+
+        if self._assistant is None or self._assistant.config.get("assist_model_path") != (
+            self.config.get("assist_model_path")
+        ):
+            if self._assistant is not None:
+                self._assistant.close()
+            self._assistant = Assistant(self.config)
+        self._assistant.config = self.config  # threads, context and timeout apply next load
+        return self._assistant
+
     def env(self) -> Env:
         """What the tool handlers need (with config.json re-read if it changed)."""
         fresh = self.config.refreshed()
@@ -90,7 +105,8 @@ class State:
             self.config = fresh
             for problem in fresh.problems:
                 log.error("%s — fix it with `mama config set`", problem)
-        return Env(self.store, self.project, self.embedder, self.observe, self.config, self.session)
+        return Env(self.store, self.project, self.embedder, self.observe, self.config,
+                   self.session, self.assistant, lambda: self.lock)  # fmt: skip
 
     def observe(self, prompt: str) -> tuple[str | None, list[str]]:
         """Detect the prompt's context and grow the tool list for it; return both."""
@@ -98,7 +114,9 @@ class State:
         return context, self.exposure.grow(context)
 
     def close(self) -> None:
-        """Close the store if it was opened."""
+        """Close the store if it was opened, and free the assist model if it was loaded."""
+        if self._assistant is not None:
+            self._assistant.close()
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -190,10 +208,19 @@ def build_server(state: State) -> Server[Any]:
             if state.exposure.pending:
                 await _notify(ctx, bus, state)
             return result
+        arguments = params.arguments if params.arguments is not None else {}
+        model, handler, slow = tool.model, tool.handler, tool.slow
+        if tool.drafted is not None and str(arguments.get("draft")).lower() == "true":
+            (model, handler), slow = tool.drafted, True
         try:
-            args = parse(tool.model, params.arguments if params.arguments is not None else {})
-            with state.lock:
-                answer = tool.handler(state.env(), args)
+            args = parse(model, arguments)
+            if slow:  # a model may run for seconds: off the event loop, store lock as needed
+                with state.lock:
+                    env = state.env()
+                answer = await anyio.to_thread.run_sync(handler, env, args)
+            else:
+                with state.lock:
+                    answer = handler(state.env(), args)
         except MamaError as exc:
             return _error(f"{tool.name}: {exc}")
         except Exception:
@@ -304,6 +331,31 @@ async def index_in_background(state: State) -> None:
 
 
 BRIEF_IDLE_S = 0.5
+SUGGEST_IDLE_S = 1.0
+
+
+async def suggest_in_background(state: State) -> None:
+    """Judge link candidates for each saved memory, off the request path (pending only)."""
+    from ..assist import suggest
+
+    def run(memory_id: str) -> None:
+        with state.lock:
+            env = state.env()
+        if not env.config.get("link_suggestions"):
+            return
+        made = suggest.suggest_for(
+            env.store, memory_id, assistant=env.assistant, embedder=env.embedder, lock=env.lock
+        )
+        log.info("link suggestions for %s: %d new", memory_id, len(made))
+
+    while True:
+        await anyio.sleep(SUGGEST_IDLE_S)
+        while state.session.suggest_queue:
+            memory_id = state.session.suggest_queue.pop(0)
+            try:
+                await anyio.to_thread.run_sync(run, memory_id)
+            except Exception:
+                log.error("link suggestions for %s failed:\n%s", memory_id, traceback.format_exc())
 
 
 async def refresh_briefs_in_background(state: State) -> None:
@@ -354,6 +406,7 @@ def serve(*, db: Path | None = None, cwd: str | None = None) -> None:
         async with stdio_server() as (read, write), anyio.create_task_group() as tasks:
             tasks.start_soon(index_in_background, state)
             tasks.start_soon(refresh_briefs_in_background, state)
+            tasks.start_soon(suggest_in_background, state)
             await server.run(read, write, server.create_initialization_options())
             tasks.cancel_scope.cancel()
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +27,10 @@ class Session:
     prompts: dict[str, str] = field(default_factory=dict)
     # Projects whose cliffhanger cache a write made stale: re-rendered off the request path.
     stale_briefs: set[str] = field(default_factory=set)
+    # session id -> its transcript, as the hooks report it (the drafter reads it for evidence).
+    transcripts: dict[str, str] = field(default_factory=dict)
+    # Memories saved since the last pass of the background link suggester, oldest first.
+    suggest_queue: list[str] = field(default_factory=list)
 
     def reader(self, path: str) -> Reader:
         """The incremental reader of ``path`` (one per transcript, kept for the session)."""
@@ -47,6 +53,9 @@ class Env:
     )
     config: Config = field(default_factory=lambda: Config(strict=False))
     session: Session = field(default_factory=Session)
+    assistant: Any = None  # the local generative model (assist.runtime.Assistant), if any
+    # Held around store work by handlers that run outside the server's lock (Tool.slow).
+    lock: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext
 
 
 @dataclass
@@ -69,3 +78,6 @@ class Tool:
     hidden: bool = False
     replaced_by: str | None = None  # v1.0 names: served, unlisted, with a deprecation notice
     hook: bool = False  # called by a hook: bounded by a deadline, fails open to "{}"
+    slow: bool = False  # may run a model for seconds: runs in a thread, takes env.lock itself
+    # Called with draft=true: validated by this model and answered by this handler (slow).
+    drafted: tuple[type[BaseModel], Callable[[Env, Any], Answer]] | None = None

@@ -72,6 +72,8 @@ def do_observe_prompt(env: Env, args: ObservePromptInput) -> Answer:
     if args.session_id:
         env.session.id = args.session_id
         env.session.prompts[args.session_id] = args.prompt
+        if args.transcript_path:
+            env.session.transcripts[args.session_id] = args.transcript_path
     context, added = env.observe(args.prompt)
     if not env.config.project_enabled(env.project):
         return Answer(SILENT, {"context": context, "tools_added": added, "memories": []})
@@ -84,6 +86,8 @@ def do_checkpoint_turn(env: Env, args: TurnInput) -> Answer:
     """Stop: upsert the rolling checkpoint; in ``ask`` mode, ask Claude once for a real one."""
     if args.session_id:
         env.session.id = args.session_id
+        if args.transcript_path:
+            env.session.transcripts[args.session_id] = args.transcript_path
     mode = env.config.get("stop_mode")
     if mode == "off" or not env.config.project_enabled(env.project):
         return Answer(SILENT, {"checkpoint": None})

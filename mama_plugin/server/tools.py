@@ -26,6 +26,7 @@ from ..schema import (
     SupersedeInput,
     parse,
 )
+from ..schema.assist import DraftRequest, EvolveLinkInput, SuggestLinksInput
 from ..services.briefing import resume_point
 from ..services.evolution import current_of
 from ..services.graph import traverse
@@ -39,6 +40,7 @@ from ..services.memories import (
 from ..services.render import render
 from ..services.retrieval import search_by_context, search_by_topic, search_recent
 from ..storage import MemoryRecord, Store
+from .assist_tools import do_draft_decision, do_evolve_link, do_suggest_links
 from .base import Answer, Env, Tool
 from .hook_tools import TurnInput, do_checkpoint_turn, do_observe_prompt
 
@@ -48,8 +50,10 @@ CLAUDE_PREFIX = "mcp__plugin_mama_mama__"
 S = TypeVar("S", DecisionInput, CheckpointInput, InsightInput, SupersedeInput)
 
 
-def _saved(result: SaveResult) -> Answer:
+def _saved(result: SaveResult, env: Env | None = None) -> Answer:
     m = result.memory
+    if env is not None and env.config.get("link_suggestions"):
+        env.session.suggest_queue.append(m.id)  # judged in the background (app.py)
     return Answer(
         result.summary(),
         {
@@ -91,7 +95,7 @@ def _in_session(env: Env, args: S) -> S:
 
 
 def do_save_decision(env: Env, args: DecisionInput) -> Answer:
-    return _saved(save_decision(env.store, env.project, _in_session(env, args)))
+    return _saved(save_decision(env.store, env.project, _in_session(env, args)), env)
 
 
 def do_save_checkpoint(env: Env, args: CheckpointInput) -> Answer:
@@ -99,11 +103,11 @@ def do_save_checkpoint(env: Env, args: CheckpointInput) -> Answer:
 
 
 def do_save_insight(env: Env, args: InsightInput) -> Answer:
-    return _saved(save_insight(env.store, env.project, _in_session(env, args)))
+    return _saved(save_insight(env.store, env.project, _in_session(env, args)), env)
 
 
 def do_supersede(env: Env, args: SupersedeInput) -> Answer:
-    return _saved(save_decision(env.store, env.project, _in_session(env, args)))
+    return _saved(save_decision(env.store, env.project, _in_session(env, args)), env)
 
 
 def do_outcome(env: Env, args: OutcomeInput) -> Answer:
@@ -290,8 +294,10 @@ def v1_update_outcome(env: Env, args: UpdateOutcomeInput) -> Answer:
 TOOLS: tuple[Tool, ...] = (
     Tool("save_decision", "Save a decision with its narrative: WHAT was decided, WHY "
          "(reasoning.primary, with a concrete fact), evidence, alternatives, unresolved tension, "
-         "next steps. Use supersedes=<id> when it replaces an earlier decision.",
-         DecisionInput, do_save_decision, read_only=False),
+         "next steps. Use supersedes=<id> when it replaces an earlier decision. draft=true "
+         "saves nothing and returns a narrative drafted from this session to review first.",
+         DecisionInput, do_save_decision, read_only=False,
+         drafted=(DraftRequest, do_draft_decision)),
     Tool("save_checkpoint", "Save where the work stands: what was done, what remains, the next "
          "step with its context, open files, unresolved tension; implements=[decision ids].",
          CheckpointInput, do_save_checkpoint, read_only=False),
@@ -317,7 +323,14 @@ TOOLS: tuple[Tool, ...] = (
          OutcomeInput, do_outcome, read_only=False),
     Tool("evolve_supersede", "Replace an earlier decision with a new one (supersedes is "
          "required); the old one is kept as history, marked superseded.",
-         SupersedeInput, do_supersede, read_only=False),
+         SupersedeInput, do_supersede, read_only=False,
+         drafted=(DraftRequest, do_draft_decision)),
+    Tool("suggest_links", "Links to earlier memories that MAMA proposes (pending until someone "
+         "accepts them). With memory_id: look for links to that memory now (may take seconds).",
+         SuggestLinksInput, do_suggest_links, read_only=False, slow=True),
+    Tool("evolve_link", "Accept a suggested link (it becomes a real link, optionally with your "
+         "own relationship or reason) or reject it (never proposed again).",
+         EvolveLinkInput, do_evolve_link, read_only=False, slow=True),
     Tool("observe_prompt", "UserPromptSubmit hook: memories this prompt touches, and the "
          "conversation's context for tool exposure.",
          ObservePromptInput, do_observe_prompt, read_only=True, hidden=True, hook=True),
@@ -338,7 +351,19 @@ BY_NAME = {tool.name: tool for tool in TOOLS}
 CORE = ("save_decision", "search_by_context", "load_checkpoint")
 CONTEXT_TOOLS: dict[str, tuple[str, ...]] = {
     "resuming": ("load_context", "search_recent", "save_checkpoint"),
-    "deciding": ("search_by_topic", "evolve_supersede", "save_insight"),
+    "deciding": (
+        "search_by_topic",
+        "evolve_supersede",
+        "save_insight",
+        "suggest_links",
+        "evolve_link",
+    ),
     "searching": ("search_by_topic", "load_context", "search_recent"),
-    "tracking": ("evolve_outcome", "save_checkpoint", "search_recent"),
+    "tracking": (
+        "evolve_outcome",
+        "save_checkpoint",
+        "search_recent",
+        "suggest_links",
+        "evolve_link",
+    ),
 }

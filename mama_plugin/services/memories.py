@@ -68,6 +68,13 @@ def save_decision(
 ) -> SaveResult:
     """Save a decision with its narrative; ``supersedes`` marks the old decision superseded."""
     d = _coerce(DecisionInput, data)
+    if d.draft:
+        raise ValidationError(
+            [
+                "draft=true saves nothing: ask the drafter (the save_decision "
+                "tool with draft=true) and save its reviewed proposal"
+            ]
+        )
     links = _labelled("links", d.links)
     if d.supersedes:
         supersede = LinkInput(

@@ -44,6 +44,7 @@ def non_trivial_reasoning(primary: str) -> bool:
 
 def completeness(memory: Any) -> int:
     """How many of the five layers a decision fills (0–5); works on records and dicts."""
+
     def get(name: str) -> Any:
         return memory.get(name) if isinstance(memory, Mapping) else getattr(memory, name, None)
 

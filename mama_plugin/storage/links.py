@@ -170,6 +170,15 @@ class LinkOps:
         rows = self.conn.execute(f"{SELECT_LINK} WHERE {column} IN ({marks})", ids)
         return [LinkRecord.from_row(r) for r in rows.fetchall()]
 
+    def links_of_project(self, project: str) -> list[LinkRecord]:
+        """Every link leaving a memory of ``project``, oldest first."""
+        rows = self.conn.execute(
+            f"{SELECT_LINK} WHERE from_id IN (SELECT id FROM memories WHERE project = ?) "
+            "ORDER BY id",
+            (project,),
+        )
+        return [LinkRecord.from_row(r) for r in rows.fetchall()]
+
     def iter_links(self) -> Iterator[LinkRecord]:
         """Every link, oldest first."""
         for row in self.conn.execute(f"{SELECT_LINK} ORDER BY id").fetchall():

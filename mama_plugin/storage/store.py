@@ -31,8 +31,8 @@ from .records import (
     Redactions,
 )
 from .search import SearchOps
-from .suggestions import SuggestionOps
 from .sql import SELECT_MEMORY, now_ms, select_in
+from .suggestions import SuggestionOps
 from .text import reasoning_text
 
 MEMORY_TYPES = ("decision", "checkpoint", "insight", "context")

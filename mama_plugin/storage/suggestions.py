@@ -76,7 +76,11 @@ class SuggestionOps:
         return SuggestionRecord.from_row(rows[0])
 
     def suggestions(
-        self, project: str, *, status: str | None = "pending", memory_id: str | None = None,
+        self,
+        project: str,
+        *,
+        status: str | None = "pending",
+        memory_id: str | None = None,
         limit: int = 50,
     ) -> list[SuggestionRecord]:
         """Suggestions of ``project`` (of one status, touching one memory), best first."""
@@ -131,4 +135,4 @@ class SuggestionOps:
             "SELECT status, count(*) FROM link_suggestions WHERE project = ? GROUP BY status",
             (project,),
         ).fetchall()
-        return {s: 0 for s in STATUSES} | {str(s): int(n) for s, n in rows}
+        return {s: 0 for s in STATUSES} | {str(s): int(str(n)) for s, n in rows}

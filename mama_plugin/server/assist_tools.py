@@ -1,0 +1,84 @@
+"""The tools the local model serves: drafting a narrative, proposing links, confirming them.
+
+Drafting and judging may take seconds, so these handlers run in a worker thread without the
+store lock (:attr:`Tool.slow`) and take ``env.lock`` only around store work.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..assist import suggest
+from ..assist.draft import draft_narrative
+from ..schema.assist import DraftRequest, EvolveLinkInput, SuggestLinksInput
+from ..services.quality import reason_quality
+from ..services.render import clip, render
+from ..storage import Store, SuggestionRecord
+from ..transcript import Digest, read_transcript
+from .base import Answer, Env
+
+
+def do_draft_decision(env: Env, args: DraftRequest) -> Answer:
+    """``save_decision(draft=true)``: a proposed narrative from this session; nothing saved."""
+    path = args.transcript_path or env.session.transcripts.get(env.session.id, "")
+    digest = read_transcript(path) if path else Digest()
+    draft = draft_narrative(args, digest, assistant=env.assistant)
+    data = draft.as_data()
+    text = render(
+        "draft.md.j2", p=draft.proposal, sources=draft.sources, model=draft.model,
+        dropped=draft.dropped, proposal_json=json.dumps(draft.proposal, ensure_ascii=False),
+    ).strip()  # fmt: skip
+    return Answer(text, data | {"transcript": path or None})
+
+
+def do_suggest_links(env: Env, args: SuggestLinksInput) -> Answer:
+    """List pending suggestions, or find (and judge) links for one memory now."""
+    note = ""
+    if args.memory_id is not None:
+        with env.lock():
+            env.store.require(args.memory_id)
+        made = suggest.suggest_for(
+            env.store, args.memory_id, assistant=env.assistant, embedder=env.embedder,
+            lock=env.lock, limit=min(args.limit, suggest.MAX_PAIRS),
+        )  # fmt: skip
+        note = f"Judged candidates for {args.memory_id}: {len(made)} new suggestion(s).\n"
+    with env.lock():
+        pending = env.store.suggestions(env.project, memory_id=args.memory_id, limit=args.limit)
+        rows = [_row(env.store, s) for s in pending]
+    if not rows:
+        return Answer(note + "No pending link suggestions.", {"suggestions": []})
+    lines = [note + "Pending link suggestions (accept or reject each with evolve_link):"]
+    for r in rows:
+        lines.append(
+            f"#{r['id']} {r['from_id']} --{r['relationship']}--> {r['to_id']}: {r['reason']}\n"
+            f"    newer: {clip(r['from_content'], 120)}\n    older: {clip(r['to_content'], 120)}\n"
+            f"    (judged by {r['judged_by']}; found by {', '.join(r['sources'])})"
+        )
+    return Answer("\n".join(lines), {"suggestions": rows})
+
+
+def do_evolve_link(env: Env, args: EvolveLinkInput) -> Answer:
+    """Accept a suggestion (it becomes a link) or reject it (never proposed again)."""
+    with env.lock():
+        if args.verdict == "reject":
+            record = suggest.reject(env.store, args.suggestion_id, decided_by="claude")
+            return Answer(f"Rejected suggestion #{record.id}; it will not be proposed again.",
+                          {"suggestion": record.as_dict(), "link": None})  # fmt: skip
+        record, link = suggest.accept(
+            env.store, args.suggestion_id, decided_by="claude",
+            relationship=args.relationship, reason=args.reason,
+        )  # fmt: skip
+        env.session.stale_briefs.add(env.project)
+    text = (f"Linked {link.from_id} --{link.relationship}--> {link.to_id} "
+            f"(link #{link.id}, reason by {link.created_by}): {link.reason}")  # fmt: skip
+    return Answer(text, {"suggestion": record.as_dict(), "link": link.as_dict()})
+
+
+def _row(store: Store, s: SuggestionRecord) -> dict[str, Any]:
+    found = store.get_many([s.from_id, s.to_id])
+    return s.as_dict() | {
+        "from_content": found[s.from_id].content if s.from_id in found else "",
+        "to_content": found[s.to_id].content if s.to_id in found else "",
+        "reason_quality": reason_quality(s.reason),
+    }
