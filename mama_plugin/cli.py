@@ -400,8 +400,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--all", action="store_true", help="re-embed every memory (after a model change)"
     )
 
+    from .assist.cli import add_assist_commands
     from .bench.cli import add_bench_command
 
+    add_assist_commands(command)
     add_bench_command(command)
 
     p = command("config", cmd_config, "show or change configuration ($MAMA_HOME/config.json)")

@@ -75,9 +75,12 @@ def extract(decision: str, context: str = "", digest: Digest | None = None) -> E
             if option.lower() not in decision.lower() and all(
                 option.lower() != a["option"].lower() for a in out.alternatives
             ):
-                # Why it lost: a reason naming the option says it better than the mention.
+                # Why it lost: the mention itself when it gives a reason ("… but it would cut
+                # the hit rate"), else a reason naming the option, else the mention.
                 named = words(option) - topic
-                why = next((r for r in causal if named & words(r)), sentence) if named else sentence
+                why = sentence
+                if named and not (CAUSAL.search(sentence) or TENSION.search(sentence)):
+                    why = next((r for r in causal if named & words(r)), sentence)
                 out.alternatives.append({"option": option, "rejected_because": _clip(why)})
     out.alternatives = out.alternatives[:MAX_ITEMS]
 

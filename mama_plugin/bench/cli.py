@@ -17,7 +17,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from . import commands
 
     embedder = None
-    if not args.keyword_only and args.kind != "startup":
+    if not args.keyword_only and args.kind not in ("startup", "draft"):
         from ..embeddings import open_embedder
 
         embedder = open_embedder(Config())
@@ -29,6 +29,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from .startup import startup_run
 
         text, data = startup_run(args.runs)
+    elif args.kind == "draft":
+        from .draft import draft_run
+
+        folder = Path(args.transcripts) if args.transcripts else None
+        text, data = draft_run(args.runs if args.runs != 30 else 3, folder=folder)
     elif args.kind == "hooks":
         from .hooks import hooks_run
 
@@ -56,7 +61,9 @@ def add_bench_command(
     """Declare ``mama bench`` on the CLI's parser through its ``command`` helper."""
     p = command("bench", cmd_bench, "benchmarks: retrieval quality on LoCoMo, latency at scale")
     p.add_argument(
-        "kind", choices=("retrieval", "latency", "startup", "hooks"), help="which benchmark"
+        "kind",
+        choices=("retrieval", "latency", "startup", "hooks", "draft"),
+        help="which benchmark",
     )
     p.add_argument("--dataset", help="retrieval: path to LoCoMo's locomo10.json")
     p.add_argument(
@@ -73,7 +80,12 @@ def add_bench_command(
     p.add_argument(
         "--queries", type=int, default=200, help="latency: searches per size (default 200)"
     )
-    p.add_argument("--runs", type=int, default=30, help="startup, hooks: runs to time (default 30)")
+    p.add_argument(
+        "--runs", type=int, default=30, help="startup, hooks: runs to time (default 30; draft: 3)"
+    )
+    p.add_argument(
+        "--transcripts", help="draft: a folder of Claude Code transcripts (default: the fixtures)"
+    )
     p.add_argument(
         "--size", type=int, default=10_000, help="hooks: memories in the store (default 10000)"
     )
