@@ -132,7 +132,9 @@ def test_a_real_transcript_is_digested() -> None:
     d = read_transcript(TRANSCRIPT)
     assert d.last_request.startswith("Our JWT auth is slow at high traffic")
     assert [t.cite(RECORDED_CWD) + " " + t.action for t in d.changed()] == [
-        "auth.py:8-9 edited", "sessions.py:1-5 created"]  # fmt: skip (context lines left out)
+        "auth.py:8-9 edited",
+        "sessions.py:1-5 created",
+    ]  # fmt: skip (context lines left out)
     assert [t.cite(RECORDED_CWD) for t in d.read()] == ["notes.txt:40-64"]
     assert [(c.description, c.failed) for c in d.commands] == [
         ("Run the login benchmark", False), ("A failing command", True)]  # fmt: skip

