@@ -23,7 +23,8 @@ ALIASES: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
                     "[checkpoint id]", ("load_checkpoint", "load_context", "search_by_context")),
     "mama-save": ("save", "Save the current decision or checkpoint with its full story (MAMA)",
                   "[what to save]", ("save_decision", "save_checkpoint", "evolve_supersede",
-                                     "search_by_context", "search_by_topic")),
+                                     "search_by_context", "search_by_topic", "suggest_links",
+                                     "evolve_link")),
     "mama-configure": ("configure", "Show or change MAMA's settings", "[key value]", ()),
 }  # fmt: skip
 
