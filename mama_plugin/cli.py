@@ -49,7 +49,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
             print(
                 f"mama: no embedding model ({exc}); the demo searches by keywords", file=sys.stderr
             )
-    print(run_demo(keep=args.keep, embedder=embedder), end="")
+    assistant = None
+    if not args.no_model:
+        from .assist.runtime import Assistant
+
+        # The user's model cache too; a missing model only means the extractor drafts alone.
+        assistant = Assistant(Config(strict=False))
+    print(run_demo(keep=args.keep, embedder=embedder, assistant=assistant), end="")
     return 0
 
 
@@ -357,6 +363,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--keep", action="store_true", help="keep the temporary store and print its path"
     )
     p.add_argument("--keyword-only", action="store_true", help="no embedding model (BM25 only)")
+    p.add_argument(
+        "--no-model", action="store_true", help="no generative model (the extractor drafts)"
+    )
 
     p = command("status", cmd_status, "database path, schema version, counts by type and project")
     p.add_argument("--json", action="store_true", help="print JSON")

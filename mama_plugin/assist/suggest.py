@@ -258,16 +258,23 @@ def _rule_verdict(newer: MemoryRecord, older: MemoryRecord, sources: list[str]) 
     gap = "minutes" if minutes < 2 else f"{minutes} minutes" if days < 1 / 24 else (
         f"{days * 24:.0f} hours" if days < 1 else f"{days:.0f} days")  # fmt: skip
     same_topic = {"same_topic_15min", "same_topic_week"} & set(sources)
+    if same_topic and older.status == "superseded":
+        return None  # its successor carries the story on; a rule has nothing to add
     if same_topic and older.outcome_status == "FAILED":
         details = str(older.outcome.get("details") or "it failed")
         return Verdict("addresses_failure_of",
                        f"'{_clip(older.content, 80)}' FAILED ({_clip(details, 120)}), and "
                        f"'{_clip(newer.content, 80)}' was decided on the same topic "
                        f"'{newer.topic}' {gap} later", "rules")  # fmt: skip
-    if same_topic:
+    if same_topic and newer.type == older.type == "decision":
         return Verdict("refines",
                        f"Both decide '{newer.topic}', {gap} apart: '{_clip(older.content, 80)}' "
                        f"then '{_clip(newer.content, 80)}'", "rules")  # fmt: skip
+    if same_topic:
+        return Verdict("relates_to",
+                       f"Both concern '{newer.topic}', {gap} apart: the {older.type} "
+                       f"'{_clip(older.content, 80)}' and the {newer.type} "
+                       f"'{_clip(newer.content, 80)}'", "rules")  # fmt: skip
     if "similar" in sources:
         return Verdict("relates_to",
                        f"Nearly the same subject (cosine ≥ {SIMILAR}): "
