@@ -154,7 +154,7 @@ KEYS: dict[str, Key] = {
         Key(
             "assist_timeout_s",
             _seconds,
-            20.0,
+            30.0,
             "wall-clock limit of one draft or link judgement; past it MAMA drafts without "
             "the model",
         ),

@@ -78,7 +78,7 @@ def test_extractor_reads_the_postgres_session() -> None:
     assert any("dead tuples can bloat" in c for c in got.concerns)
     assert any(c.startswith("`redis-cli ping` failed") for c in got.concerns)
     assert [s["step"] for s in got.next_steps] == [
-        "Tune autovacuum for the jobs table before the rollout."
+        "Tune autovacuum for the jobs table before the rollout"
     ]
     assert any("2,140 jobs/s" in s for s in got.specifics)
     sources = [e["source"] for e in got.evidence]
@@ -111,7 +111,7 @@ def test_extractor_reads_the_jwt_session() -> None:
     assert "JWT refresh hit the database on every call" in got.reasons[0]
     assert "`false` failed (A failing command)" in got.concerns
     steps = [s["step"] for s in got.next_steps]
-    assert "Add the Redis session store and rerun the benchmark." in steps
+    assert "Add the Redis session store and rerun the benchmark" in steps
     assert "Benchmark login at 10K req/s" in steps  # an open task
     assert [e["source"] for e in got.evidence][:2] == ["auth.py:8-9", "sessions.py:1-5"]
 
@@ -214,7 +214,8 @@ def test_a_missing_runtime_names_the_fix(
 def test_the_real_model_gives_schema_valid_output_every_time(assistant: Assistant) -> None:
     for name, decision in CASES.items():
         d = digest(name)
-        draft = draft_narrative(request(decision), d, assistant=assistant)
+        # Validity, not speed, is under test: a shared machine gets a generous deadline.
+        draft = draft_narrative(request(decision), d, assistant=assistant, timeout_s=180)
         gen = draft.generation
         assert gen is not None and gen.outcome == "ok", (name, gen and gen.detail)
         assert isinstance(gen.value, DraftedNarrative)
@@ -231,14 +232,14 @@ def test_the_real_model_gives_schema_valid_output_every_time(assistant: Assistan
                          ("Use JWT for auth", "Lint with ruff")]:  # fmt: skip
         body = f"OLDER: [decision] {older}\nNEWER: [decision] {newer}"
         verdict = assistant.generate(Prompt(INSTRUCTIONS, EXAMPLES, body), LinkJudgement,
-                                     max_tokens=96)  # fmt: skip
+                                     max_tokens=96, timeout_s=180)  # fmt: skip
         assert verdict.outcome == "ok" and isinstance(verdict.value, LinkJudgement)
 
 
 def test_invalid_output_is_retried_once_then_dropped(assistant: Assistant) -> None:
     # Four tokens cannot close the JSON object: both attempts are cut off, then dropped.
     result = assistant.generate(Prompt(INSTRUCTIONS, EXAMPLES, "OLDER: a\nNEWER: b"),
-                                LinkJudgement, max_tokens=4)  # fmt: skip
+                                LinkJudgement, max_tokens=4, timeout_s=180)  # fmt: skip
     assert result.outcome == "invalid" and result.attempts == 2 and len(result.raw) == 2
     assert result.value is None
 

@@ -182,7 +182,7 @@ def test_mama_save_drafts_from_the_session_then_saves_the_reviewed_narrative(
     assert "evidence [transcript: files and commands this session touched]" in said, said
     for item in EVIDENCE:
         assert f"- {item['source']} ({item['detail']})" in said, said
-    assert "- Tune autovacuum. (MEDIUM)" in said, said
+    assert "- Tune autovacuum (MEDIUM)" in said, said
     proposal = json.loads(said.split("As save_decision arguments: ", 1)[1])
     assert proposal["evidence"] == EVIDENCE and proposal["decision"] == DECISION
     assert fake.checked == [], fake.checked  # the store, after the draft and before the save

@@ -36,6 +36,7 @@ _OPTION_END = re.compile(
 )
 _NEXT_PREFIX = re.compile(r"^(next( steps?)?|then|todo|follow[- ]up)\s*[:,-]?\s*", re.I)
 _BECAUSE = re.compile(r"\b(because|since|due to|so that|as a result|therefore)\b", re.I)
+_LEADING = re.compile(r"^\s*(?:because|since|and|but|so|while|which|that|then)\s+", re.I)
 _CLAUSE = re.compile(r"[;:,]\s+|\s+(?:and|but|so|while|whereas|because|since)\s+|\s+[-–—]\s+")
 _TEST_COMMAND = re.compile(r"\b(pytest|test|bench|benchmark|make|npm run|cargo|go test)\b", re.I)
 
@@ -90,7 +91,7 @@ def extract(decision: str, context: str = "", digest: Digest | None = None) -> E
         if NEXT.match(sentence):
             step = _NEXT_PREFIX.sub("", sentence).strip()
             if step:
-                step = _clip(step[:1].upper() + step[1:])
+                step = _clip(step[:1].upper() + step[1:].rstrip("."))
                 out.next_steps.append(
                     {"step": step, "priority": "MEDIUM", "context": "from the conversation"}
                 )
@@ -169,7 +170,8 @@ def _specifics(sentences: list[str]) -> list[str]:
                     before = clause[:start].split()[-3:]
                     after = clause[start + len(number) :].split()[:3]
                     clause = " ".join([*before, number, *after])
-                found.append(_clip(clause.replace("(", "").replace(")", "").strip(" .,;:"), 140))
+                clause = _LEADING.sub("", clause.replace("(", "").replace(")", ""))
+                found.append(_clip(clause.strip(" .,;:"), 140))
                 break
     found = _unique(found)
     # "307 ms at 10K req/s" says nothing "p99 307 ms at 10K req/s" does not.
