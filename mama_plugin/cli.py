@@ -26,13 +26,12 @@ def _store(args: argparse.Namespace) -> Any:
     return Store.open(args.db)
 
 
-def _project(args: argparse.Namespace) -> str | None:
-    if getattr(args, "all_projects", False):
-        return None
+def project_of(args: argparse.Namespace) -> str:
+    """The project a command works on: ``--project DIR``, else the current directory's."""
     return project_key(args.project or os.getcwd())
 
 
-def _print_json(value: Any) -> None:
+def print_json(value: Any) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
 
@@ -83,7 +82,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             ],
         }
     if args.json:
-        _print_json(info)
+        print_json(info)
         return 0
     print(f"database        {info['database']}")
     print(f"schema version  {info['schema_version']} (latest {info['schema_latest']})")
@@ -114,7 +113,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         links = store.links(memory.id)
         successor = current_of(store, memory.id) if memory.status == "superseded" else None
         if args.json:
-            _print_json({"memory": memory.as_dict(), "links": [ln.as_dict() for ln in links],
+            print_json({"memory": memory.as_dict(), "links": [ln.as_dict() for ln in links],
                          "current": successor.id if successor else memory.id})  # fmt: skip
             return 0
         print(render("memory.md.j2", m=memory, links=links, successor=successor), end="")
@@ -138,17 +137,15 @@ def cmd_search(args: argparse.Namespace) -> int:
     from .services.retrieval import search_by_context
 
     embedder = _optional_embedder(args)
+    project = None if args.all_projects else project_of(args)
     with _store(args) as store:
-        result = search_by_context(store, args.text, embedder=embedder, project=_project(args),
+        result = search_by_context(store, args.text, embedder=embedder, project=project,
                                    k=args.limit, record_usage=False)  # fmt: skip
     if args.json:
-        _print_json(result.as_dict())
+        print_json(result.as_dict())
         return 0
     if not result.primary_results:
-        print(
-            "no matching memories"
-            + (" in this project (try --all-projects)" if _project(args) else "")
-        )
+        print("no matching memories" + (" in this project (try --all-projects)" if project else ""))
         return 0
     for rank, item in enumerate(result.primary_results, start=1):
         label = (
@@ -185,7 +182,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             store, Path(args.path), project=project_key(args.project or os.getcwd())
         )
     if args.json:
-        _print_json(report.as_dict())
+        print_json(report.as_dict())
         return 0
     print(f"imported {report.source} ({report.format}) in {report.seconds * 1000:.0f} ms")
     print(f"backup taken first: {report.backup}  (undo with: mama import --rollback)")
@@ -252,14 +249,14 @@ def cmd_config(args: argparse.Namespace) -> int:
         print(f"{args.key} is back to its default, {config.get(args.key)!r}")
     elif args.action == "get":
         value = config.get(args.key)
-        _print_json(value) if args.json else print(value)
+        print_json(value) if args.json else print(value)
     elif args.action == "set":
         value = config.set(args.key, args.value)
         print(f"{args.key} = {value!r}  (saved in {config.path})")
     else:
         values = config.as_dict()
         if args.json:
-            _print_json(values)
+            print_json(values)
         else:
             for name, key in KEYS.items():
                 print(f"{name:<22} {values[name]!r:<24} {key.help}")
@@ -313,7 +310,7 @@ def cmd_models(args: argparse.Namespace) -> int:
         "bytes": resolved.path.stat().st_size,
     }
     if args.json:
-        _print_json(info)
+        print_json(info)
         return 0
     how = {
         "config": "from config embedding_model_path",

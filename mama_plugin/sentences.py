@@ -7,6 +7,10 @@ reason, an alternative, a risk or a next step, and the numbers that make a claim
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(*])|\n+")
 NEXT = re.compile(
@@ -67,3 +71,18 @@ def words(text: str) -> set[str]:
 def numbers(text: str) -> list[str]:
     """Numbers with their units, as written (``"2,140 jobs/s"``, ``"60 s"``, ``"38 ms"``)."""
     return [m.group(0).strip() for m in NUMBER_WITH_UNIT.finditer(text or "")]
+
+
+def unique(items: Iterable[T], key: Callable[[T], str] | None = None, *, drop: str = "") -> list[T]:
+    """``items`` without repeats (compared by ``key``, case-insensitive by default), first kept.
+
+    ``drop`` names one more value to leave out (e.g. the text already used elsewhere).
+    """
+    seen = {drop.lower()} if drop else set()
+    kept: list[T] = []
+    for item in items:
+        mark = key(item) if key is not None else str(item).lower()
+        if mark not in seen:
+            seen.add(mark)
+            kept.append(item)
+    return kept

@@ -11,19 +11,11 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from ..cli import print_json, project_of
 from ..config import Config
 from ..errors import MamaError
-from ..project import project_key
 
 Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
-
-
-def _print_json(value: Any) -> None:
-    print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
-
-
-def _project(args: argparse.Namespace) -> str:
-    return project_key(args.project or os.getcwd())
 
 
 def cmd_draft(args: argparse.Namespace) -> int:
@@ -44,7 +36,7 @@ def cmd_draft(args: argparse.Namespace) -> int:
     assistant = None if args.no_model else Assistant(Config(strict=False))
     draft = draft_narrative(request, digest, assistant=assistant)
     if args.json:
-        _print_json(draft.as_data())
+        print_json(draft.as_data())
         return 0
     print(render("draft.md.j2", p=draft.proposal, sources=draft.sources, model=draft.model,
                  dropped=draft.dropped,
@@ -73,7 +65,7 @@ def cmd_links(args: argparse.Namespace) -> int:
             print(f"Linked {link.from_id} --{link.relationship}--> {link.to_id} "
                   f"(link #{link.id}, reason by {link.created_by}): {link.reason}")  # fmt: skip
             return 0
-        project = _project(args)
+        project = project_of(args)
         if args.action == "suggest":
             if not args.target:
                 raise MamaError("links suggest needs a memory id (see `mama search`)")
@@ -85,7 +77,7 @@ def cmd_links(args: argparse.Namespace) -> int:
         status = None if args.all else "pending"
         rows = store.suggestions(project, status=status, limit=args.limit)
         if args.json:
-            _print_json([r.as_dict() for r in rows])
+            print_json([r.as_dict() for r in rows])
             return 0
         if not rows:
             print("No pending link suggestions in this project." if status else
@@ -110,9 +102,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from ..storage import Store
 
     with Store.open(args.db) as store:
-        stats = project_stats(store, _project(args))
+        stats = project_stats(store, project_of(args))
     if args.json:
-        _print_json(stats.as_dict())
+        print_json(stats.as_dict())
     else:
         print(render("stats.txt.j2", s=stats).rstrip())
     return 0

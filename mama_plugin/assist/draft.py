@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..schema.assist import DraftedNarrative, DraftRequest
-from ..sentences import numbers, split, words
+from ..sentences import numbers, split, unique, words
 from ..services.quality import RANK, reason_quality
 from ..transcript import Digest
 from .extract import Extracted, extract
@@ -104,7 +104,7 @@ def draft_narrative(
             prompt, DraftedNarrative, max_tokens=MAX_TOKENS, timeout_s=timeout_s
         )
         proposed = generation.value
-    model_note = _model_note(assistant, generation, found)
+    model_note = _model_note(assistant, generation)
     draft = _merge(request, found, proposed, conversation)
     draft.model, draft.generation = model_note, generation
     return draft
@@ -143,19 +143,18 @@ def _merge(
         dropped.extend(i for i in items if i not in good)
         return good
 
-    model = proposed or DraftedNarrative(primary="(none)" * 2, secondary=[], alternatives=[],
-                                         concerns=[], next_steps=[])  # fmt: skip
-    m_primary = keep([model.primary]) if proposed else []
-    m_secondary = keep(list(model.secondary))
+    m_primary = keep([proposed.primary]) if proposed else []
+    m_secondary = keep(list(proposed.secondary)) if proposed else []
+    drafted = list(proposed.alternatives) if proposed else []
     m_alternatives = [
         {"option": a.option, "rejected_because": a.rejected_because}
-        for a in model.alternatives
+        for a in drafted
         if grounded(f"{a.option} {a.rejected_because}", conversation)
     ]
-    dropped += [a.option for a in model.alternatives
+    dropped += [a.option for a in drafted
                 if a.option not in {x["option"] for x in m_alternatives}]  # fmt: skip
-    m_concerns = keep(list(model.concerns))
-    m_steps = keep(list(model.next_steps))
+    m_concerns = keep(list(proposed.concerns)) if proposed else []
+    m_steps = keep(list(proposed.next_steps)) if proposed else []
 
     # Reasoning: the caller's, else the better of the model's and the extractor's best.
     reasoning: dict[str, Any]
@@ -167,11 +166,13 @@ def _merge(
         candidates.sort(key=lambda c: -RANK[reason_quality(c[0])])  # stable: model first on ties
         primary, origin = candidates[0] if candidates else ("", "none")
         secondary = [c for c, _ in candidates[1:3]] + m_secondary
-        reasoning = {"primary": primary, "secondary": _unique(secondary, drop=primary)[:3],
+        reasoning = {"primary": primary, "secondary": unique(secondary, drop=primary)[:3],
                      "alternatives_considered": []}  # fmt: skip
         sources["reasoning"] = origin
     if not reasoning.get("alternatives_considered"):
-        alternatives = _unique_options(m_alternatives + found.alternatives)[:4]
+        alternatives = unique(
+            m_alternatives + found.alternatives, key=lambda a: a["option"].lower()
+        )[:4]
         reasoning["alternatives_considered"] = alternatives
         sources["alternatives"] = (
             "model" if m_alternatives else "extractor" if alternatives else "none"
@@ -183,7 +184,7 @@ def _merge(
     if any(tension.values()):
         sources["tension"] = "caller"
     else:
-        tension["concerns"] = _unique(m_concerns + found.concerns)[:5]
+        tension["concerns"] = unique(m_concerns + found.concerns)[:5]
         tension["trade_offs"] = found.trade_offs[:3]
         sources["tension"] = _origin(m_concerns, found.concerns + found.trade_offs)
 
@@ -221,7 +222,7 @@ def _merge(
 
 
 def _model_note(
-    assistant: Assistant | None, generation: Generation[DraftedNarrative] | None, found: Extracted
+    assistant: Assistant | None, generation: Generation[DraftedNarrative] | None
 ) -> str:
     if assistant is None:
         return "not used: no model configured for this call"
@@ -239,20 +240,6 @@ def _origin(model_items: list[Any], extracted: list[Any]) -> str:
     if model_items:
         return "model"
     return "extractor" if extracted else "none"
-
-
-def _unique(items: list[str], *, drop: str = "") -> list[str]:
-    seen = {drop.lower()} if drop else set()
-    out: list[str] = []
-    for item in items:
-        if item.lower() not in seen:
-            seen.add(item.lower())
-            out.append(item)
-    return out
-
-
-def _unique_options(items: list[dict[str, str]]) -> list[dict[str, str]]:
-    return list({a["option"].lower(): a for a in reversed(items)}.values())[::-1]
 
 
 def _topic(decision: str) -> str:

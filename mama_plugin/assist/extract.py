@@ -1,6 +1,6 @@
 """The deterministic drafter: a narrative's layers read straight from the conversation.
 
-No model, no network, standard library only. It is the drafter's fallback and its source of
+No model, no network, no third-party import. It is the drafter's fallback and its source of
 evidence in every case: evidence comes only from the tool calls the transcript records (files
 read, edited or created, with the line ranges the tools reported; commands run and whether they
 failed), never from text. Everything else is picked from sentences — the context Claude passes
@@ -15,12 +15,22 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..sentences import ALTERNATIVE, CAUSAL, CONSIDERED, NEXT, TENSION, numbers, split, words
+from ..sentences import (
+    ALTERNATIVE,
+    CAUSAL,
+    CONSIDERED,
+    NEXT,
+    TENSION,
+    numbers,
+    split,
+    unique,
+    words,
+)
+from ..services.render import clip
 from ..transcript import Digest
 
 MAX_ITEMS = 5
 MAX_EVIDENCE = 8
-ITEM_CHARS = 300
 _TRADE_OFF = re.compile(r"\b(trade-?offs?|at the cost of|we accept|accepted|in exchange)\b", re.I)
 _PREFER_OVER = re.compile(
     r"\b(?:chose|chosen|choose|picked|pick|prefer|preferred|selected|went with)\b[^.;]{0,80}?"
@@ -69,7 +79,7 @@ def extract(decision: str, context: str = "", digest: Digest | None = None) -> E
     causal = [s for s in sentences if CAUSAL.search(s) and not NEXT.match(s)]
     # Stable sort: ties keep their order (Claude's context first, newest messages next).
     causal.sort(key=lambda s: -(relevance(s) + 2 * bool(numbers(s)) + 2 * bool(_BECAUSE.search(s))))
-    out.reasons = [_clip(s) for s in causal[:MAX_ITEMS]]
+    out.reasons = [clip(s) for s in causal[:MAX_ITEMS]]
 
     for sentence in sentences:
         for option in _options(sentence):
@@ -82,16 +92,16 @@ def extract(decision: str, context: str = "", digest: Digest | None = None) -> E
                 why = sentence
                 if named and not (CAUSAL.search(sentence) or TENSION.search(sentence)):
                     why = next((r for r in causal if named & words(r)), sentence)
-                out.alternatives.append({"option": option, "rejected_because": _clip(why)})
+                out.alternatives.append({"option": option, "rejected_because": clip(why)})
     out.alternatives = out.alternatives[:MAX_ITEMS]
 
     primary = out.reasons[0] if out.reasons else ""
     for sentence in sentences:
-        clipped = _clip(sentence)
+        clipped = clip(sentence)
         if NEXT.match(sentence):
             step = _NEXT_PREFIX.sub("", sentence).strip()
             if step:
-                step = _clip(step[:1].upper() + step[1:].rstrip("."))
+                step = clip(step[:1].upper() + step[1:].rstrip("."))
                 out.next_steps.append(
                     {"step": step, "priority": "MEDIUM", "context": "from the conversation"}
                 )
@@ -100,17 +110,17 @@ def extract(decision: str, context: str = "", digest: Digest | None = None) -> E
         elif TENSION.search(sentence) and clipped != primary:
             out.concerns.append(clipped)
     out.concerns += [
-        f"`{_clip(c.command, 120)}` failed" + (f" ({c.description})" if c.description else "")
+        f"`{clip(c.command, 120)}` failed" + (f" ({c.description})" if c.description else "")
         for c in digest.commands if c.failed
     ]  # fmt: skip
     for task in digest.open_tasks():
         priority = "HIGH" if task.status == "in_progress" else "MEDIUM"
         state = task.status.replace("_", " ")
         out.next_steps.append(
-            {"step": _clip(task.subject), "priority": priority, "context": f"open task ({state})"}
+            {"step": clip(task.subject), "priority": priority, "context": f"open task ({state})"}
         )
-    out.concerns = _unique(out.concerns)[:MAX_ITEMS]
-    out.trade_offs = _unique(out.trade_offs)[:MAX_ITEMS]
+    out.concerns = unique(out.concerns)[:MAX_ITEMS]
+    out.trade_offs = unique(out.trade_offs)[:MAX_ITEMS]
     out.next_steps = _distinct_steps(out.next_steps)[:MAX_ITEMS]
     out.specifics = _specifics(sentences)
     out.evidence = evidence_of(digest, mentioned=" ".join(texts))
@@ -136,7 +146,7 @@ def evidence_of(digest: Digest, *, mentioned: str = "") -> list[dict[str, str]]:
             detail = (command.description + " " if command.description else "") + (
                 "(failed)" if command.failed else "(ran)"
             )
-            items.append((2, {"source": _clip(command.command, 300), "kind": "command",
+            items.append((2, {"source": clip(command.command, 300), "kind": "command",
                               "detail": detail.strip()}))  # fmt: skip
     seen: set[str] = set()
     evidence: list[dict[str, str]] = []
@@ -171,9 +181,9 @@ def _specifics(sentences: list[str]) -> list[str]:
                     after = clause[start + len(number) :].split()[:3]
                     clause = " ".join([*before, number, *after])
                 clause = _LEADING.sub("", clause.replace("(", "").replace(")", ""))
-                found.append(_clip(clause.strip(" .,;:"), 140))
+                found.append(clip(clause.strip(" .,;:"), 140))
                 break
-    found = _unique(found)
+    found = unique(found)
     # "307 ms at 10K req/s" says nothing "p99 307 ms at 10K req/s" does not.
     kept = [f for f in found if not any(f != g and f.lower() in g.lower() for g in found)]
     return kept[:6]
@@ -201,15 +211,6 @@ def _distinct_steps(steps: list[dict[str, str]]) -> list[dict[str, str]]:
 
 def _question(sentence: str) -> bool:
     return sentence.rstrip().endswith("?")
-
-
-def _unique(items: list[str]) -> list[str]:
-    return list({item.lower(): item for item in reversed(items)}.values())[::-1]
-
-
-def _clip(text: str, limit: int = ITEM_CHARS) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def as_dict(extracted: Extracted) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from ..errors import ValidationError
 from ..relationships import normalise
 from ..schema.assist import LinkJudgement
 from ..services import vector_index
+from ..services.render import clip
 from ..services.retrieval import Embedder, retrieve
 from ..storage import LinkRecord, MemoryRecord, Store, SuggestionRecord
 from ..storage.text import embedding_text
@@ -93,7 +94,11 @@ def candidates(
         entry.score = max(entry.score, score)
 
     text = embedding_text(memory.topic, memory.content, memory.reasoning)
-    for hit in retrieve(store, text, embedder=embedder, project=memory.project, k=SEARCH_DEPTH):
+    vector = None
+    if embedder is not None and vector_index.has_vectors(store):
+        vector = embedder.embed([text])[0]  # once: for the search and for the similarity rule
+    for hit in retrieve(store, text, embedder=embedder, project=memory.project, k=SEARCH_DEPTH,
+                        query_vector=vector):  # fmt: skip
         add(hit.memory, "search", hit.relevance)
     if memory.topic and memory.topic != "checkpoint":
         for other in store.by_topic(memory.topic, project=memory.project):
@@ -102,12 +107,12 @@ def candidates(
                 add(other, "same_topic_15min", 0.9)
             elif gap <= WEEK_MS:
                 add(other, "same_topic_week", 0.8)
-    if embedder is not None and vector_index.has_vectors(store):
-        vector = embedder.embed([text])[0]
-        for seq, distance in vector_index.knn(store, vector, 6, project=memory.project)[:6]:
-            if 1.0 - distance >= SIMILAR:
-                for other in store.get_by_seq([seq]).values():
-                    add(other, "similar", 1.0 - distance)
+    if vector is not None:
+        # The 5 nearest besides the memory itself (which may already have its vector).
+        nearest = vector_index.knn(store, vector, 6, project=memory.project)
+        near = {seq: 1.0 - d for seq, d in nearest if 1.0 - d >= SIMILAR}
+        for seq, other in store.get_by_seq(near).items():
+            add(other, "similar", near[seq])
     linked = {ln.to_id for ln in store.links_among([memory.id], direction="out")}
     linked |= {ln.from_id for ln in store.links_among([memory.id], direction="in")}
     judged = {b if a == memory.id else a for a, b in store.judged_pairs([memory.id])}
@@ -248,7 +253,7 @@ def _describe(m: MemoryRecord) -> str:
     if m.outcome_status not in ("PENDING", "SUPERSEDED"):
         details = str(m.outcome.get("details") or "")
         text += f". Outcome {m.outcome_status}" + (f": {details}" if details else "")
-    return _clip(text, 600)
+    return clip(text, 600)
 
 
 def _rule_verdict(newer: MemoryRecord, older: MemoryRecord, sources: list[str]) -> Verdict | None:
@@ -263,26 +268,21 @@ def _rule_verdict(newer: MemoryRecord, older: MemoryRecord, sources: list[str]) 
     if same_topic and older.outcome_status == "FAILED":
         details = str(older.outcome.get("details") or "it failed")
         return Verdict("addresses_failure_of",
-                       f"'{_clip(older.content, 80)}' FAILED ({_clip(details, 120)}), and "
-                       f"'{_clip(newer.content, 80)}' was decided on the same topic "
+                       f"'{clip(older.content, 80)}' FAILED ({clip(details, 120)}), and "
+                       f"'{clip(newer.content, 80)}' was decided on the same topic "
                        f"'{newer.topic}' {gap} later", "rules")  # fmt: skip
     if same_topic and newer.type == older.type == "decision":
         return Verdict("refines",
-                       f"Both decide '{newer.topic}', {gap} apart: '{_clip(older.content, 80)}' "
-                       f"then '{_clip(newer.content, 80)}'", "rules")  # fmt: skip
+                       f"Both decide '{newer.topic}', {gap} apart: '{clip(older.content, 80)}' "
+                       f"then '{clip(newer.content, 80)}'", "rules")  # fmt: skip
     if same_topic:
         return Verdict("relates_to",
                        f"Both concern '{newer.topic}', {gap} apart: the {older.type} "
-                       f"'{_clip(older.content, 80)}' and the {newer.type} "
-                       f"'{_clip(newer.content, 80)}'", "rules")  # fmt: skip
+                       f"'{clip(older.content, 80)}' and the {newer.type} "
+                       f"'{clip(newer.content, 80)}'", "rules")  # fmt: skip
     if "similar" in sources:
         return Verdict("relates_to",
                        f"Nearly the same subject (cosine ≥ {SIMILAR}): "
-                       f"'{_clip(older.content, 80)}' and '{_clip(newer.content, 80)}'",
+                       f"'{clip(older.content, 80)}' and '{clip(newer.content, 80)}'",
                        "rules")  # fmt: skip
     return None
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

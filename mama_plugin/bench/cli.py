@@ -28,16 +28,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.kind == "startup":
         from .startup import startup_run
 
-        text, data = startup_run(args.runs)
+        text, data = startup_run(args.runs or 30)
     elif args.kind == "draft":
         from .draft import draft_run
 
         folder = Path(args.transcripts) if args.transcripts else None
-        text, data = draft_run(args.runs if args.runs != 30 else 3, folder=folder)
+        text, data = draft_run(args.runs or 3, folder=folder)
     elif args.kind == "hooks":
         from .hooks import hooks_run
 
-        text, data = hooks_run(args.size, embedder, runs=args.runs, progress=progress)
+        text, data = hooks_run(args.size, embedder, runs=args.runs or 30, progress=progress)
     elif args.kind == "retrieval":
         if not args.dataset:
             raise MamaError("bench retrieval needs --dataset PATH (LoCoMo-10's locomo10.json)")
@@ -80,9 +80,7 @@ def add_bench_command(
     p.add_argument(
         "--queries", type=int, default=200, help="latency: searches per size (default 200)"
     )
-    p.add_argument(
-        "--runs", type=int, default=30, help="startup, hooks: runs to time (default 30; draft: 3)"
-    )
+    p.add_argument("--runs", type=int, help="runs to time (default: startup, hooks 30; draft 3)")
     p.add_argument(
         "--transcripts", help="draft: a folder of Claude Code transcripts (default: the fixtures)"
     )

@@ -173,7 +173,7 @@ class Embedder:
         if not self._model:
             self._model = None
             raise EmbeddingError(
-                f"llama.cpp cannot load {self.path}{_log_tail()}; if it is MAMA's cached model, "
+                f"llama.cpp cannot load {self.path}{log_tail()}; if it is MAMA's cached model, "
                 "delete it and it is rebuilt, otherwise fix the config key embedding_model_path"
             )
         params = llama.llama_context_default_params()
@@ -192,7 +192,7 @@ class Embedder:
         if not self._ctx:
             self._ctx = None
             self.close()
-            raise EmbeddingError(f"llama.cpp cannot create a context for {self.path}{_log_tail()}")
+            raise EmbeddingError(f"llama.cpp cannot create a context for {self.path}{log_tail()}")
         if llama.llama_pooling_type(self._ctx) not in _POOLING.values():
             self.close()
             raise EmbeddingError(
@@ -269,9 +269,7 @@ class Embedder:
         # A model without memory (BERT) is routed to llama_encode by llama_decode.
         status = llama.llama_decode(self._ctx, self._batch)
         if status != 0:
-            raise EmbeddingError(
-                f"llama.cpp failed to embed a batch (status {status}){_log_tail()}"
-            )
+            raise EmbeddingError(f"llama.cpp failed to embed a batch (status {status}){log_tail()}")
         for seq, index in enumerate(indices):
             pointer = llama.llama_get_embeddings_seq(self._ctx, seq)
             if not pointer:
@@ -334,9 +332,5 @@ def install_log_callback(llama_cpp: Any) -> None:
 
 def log_tail() -> str:
     """The last llama.cpp warnings, as a parenthesised suffix for an error message ("" if none)."""
-    return _log_tail()
-
-
-def _log_tail() -> str:
     lines = [line for line in _recent_log if line]
     return f" (llama.cpp: {'; '.join(lines[-3:])})" if lines else ""

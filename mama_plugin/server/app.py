@@ -106,7 +106,7 @@ class State:
             for problem in fresh.problems:
                 log.error("%s — fix it with `mama config set`", problem)
         return Env(self.store, self.project, self.embedder, self.observe, self.config,
-                   self.session, self.assistant, lambda: self.lock)  # fmt: skip
+                   self.session, lambda: self.assistant, lambda: self.lock)  # fmt: skip
 
     def observe(self, prompt: str) -> tuple[str | None, list[str]]:
         """Detect the prompt's context and grow the tool list for it; return both."""

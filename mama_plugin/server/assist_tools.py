@@ -6,6 +6,7 @@ store lock (:attr:`Tool.slow`) and take ``env.lock`` only around store work.
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -15,14 +16,19 @@ from ..schema.assist import DraftRequest, EvolveLinkInput, SuggestLinksInput
 from ..services.quality import reason_quality
 from ..services.render import clip, render
 from ..storage import Store, SuggestionRecord
-from ..transcript import Digest, read_transcript
+from ..transcript import Digest
 from .base import Answer, Env
 
 
 def do_draft_decision(env: Env, args: DraftRequest) -> Answer:
     """``save_decision(draft=true)``: a proposed narrative from this session; nothing saved."""
     path = args.transcript_path or env.session.transcripts.get(env.session.id, "")
-    digest = read_transcript(path) if path else Digest()
+    digest = Digest()
+    if path:
+        # The session's reader has digested the transcript turn by turn (the Stop hook): only
+        # the lines added since are read. A copy, as the hooks keep adding to it meanwhile.
+        with env.lock():
+            digest = copy.deepcopy(env.session.reader(path).read())
     draft = draft_narrative(args, digest, assistant=env.assistant)
     data = draft.as_data()
     text = render(

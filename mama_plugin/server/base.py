@@ -53,9 +53,16 @@ class Env:
     )
     config: Config = field(default_factory=lambda: Config(strict=False))
     session: Session = field(default_factory=Session)
-    assistant: Any = None  # the local generative model (assist.runtime.Assistant), if any
+    # Gives the local generative model (assist.runtime.Assistant) when a handler asks for it:
+    # the hook tools never draft, so they never pay for making one.
+    assistant_of: Callable[[], Any] = field(default=lambda: None)
     # Held around store work by handlers that run outside the server's lock (Tool.slow).
     lock: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext
+
+    @property
+    def assistant(self) -> Any:
+        """The local generative model's runtime, or None."""
+        return self.assistant_of()
 
 
 @dataclass

@@ -72,8 +72,12 @@ def retrieve(
     retrievers: Sequence[str] = RETRIEVERS,
     min_confidence: float = 0.0,
     now: int | None = None,
+    query_vector: Sequence[float] | None = None,
 ) -> list[Scored]:
-    """The ``k`` best memories for ``query``, best first (no graph expansion)."""
+    """The ``k`` best memories for ``query``, best first (no graph expansion).
+
+    ``query_vector`` is ``query`` already embedded by ``embedder`` (it is not embedded again).
+    """
     unknown = set(retrievers) - set(RETRIEVERS)
     if unknown:
         raise ValueError(f"unknown retrievers {sorted(unknown)}; use {RETRIEVERS}")
@@ -86,7 +90,8 @@ def retrieve(
     if "vector" in retrievers and embedder is not None and query.strip():
         vec.check_model(store, embedder.name, embedder.dim)
         if vector_index.has_vectors(store):
-            query_vector = embedder.embed([query])[0]
+            if query_vector is None:
+                query_vector = embedder.embed([query])[0]
             hits = vector_index.knn(store, query_vector, depth, project=project)
             found["vector"] = [(seq, VECTOR_WEIGHT * (1.0 - dist)) for seq, dist in hits]
     relevance: dict[int, float] = {}
