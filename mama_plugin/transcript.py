@@ -16,10 +16,15 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 MAX_BYTES = 4 * 1024 * 1024
+# Claude Code queues transcript entries and appends them in batches (every 100 ms when its
+# event loop is free; measured lagging a turn by 0.4 s in 2.1.197): see settle().
+QUIET_S = 0.25
+SETTLE_LIMIT_S = 3.0
 _EDITORS = {"Edit", "MultiEdit", "NotebookEdit"}
 _TAG = re.compile(r"<(command-name|command-message|command-args)>(.*?)</\1>", re.S)
 _NOISE = ("<local-command-stdout>", "<local-command-stderr>", "<system-reminder>", "Caveat:")
@@ -96,6 +101,47 @@ class Digest:
     def done_tasks(self) -> list[Task]:
         """Tasks marked completed."""
         return [t for t in self.tasks.values() if t.status == "completed"]
+
+
+def settle(
+    path: str | os.PathLike[str],
+    *,
+    marker: str = "",
+    quiet_s: float = QUIET_S,
+    limit_s: float = SETTLE_LIMIT_S,
+) -> float:
+    """Wait until the transcript at ``path`` has caught up, at most ``limit_s``; the wait.
+
+    Claude Code queues transcript entries and appends them in batches, and a batch can lag
+    the conversation by a few hundred milliseconds: a tool call (a draft asked for on the same
+    turn as the work, or on the next prompt) can find a file without the last tool calls or
+    the last thing Claude said. With ``marker`` (the id Claude Code gave the tool call being
+    answered), caught up means the file holds it: entries are appended in order, so everything
+    before the call is on disk. Without one, it means nothing was written for ``quiet_s``.
+    Returns at once for a file already caught up, and when the file cannot be read.
+    """
+    started, needle, seen = time.monotonic(), marker.encode(), -1
+    while True:
+        try:
+            if needle:
+                with open(path, "rb") as handle:
+                    size = handle.seek(0, os.SEEK_END)
+                    start = max(0, size - MAX_BYTES) if seen < 0 else max(0, seen - len(needle))
+                    handle.seek(start)
+                    if needle in handle.read():
+                        break
+                    seen, pause = size, 0.02
+            else:
+                pause = quiet_s - (time.time() - os.stat(path).st_mtime)
+                if pause <= 0:
+                    break
+        except OSError:
+            break
+        left = limit_s - (time.monotonic() - started)
+        if left <= 0:
+            break
+        time.sleep(min(pause, left))
+    return time.monotonic() - started
 
 
 def read_transcript(path: str | os.PathLike[str] | None, *, max_bytes: int = MAX_BYTES) -> Digest:

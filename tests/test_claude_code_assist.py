@@ -138,11 +138,13 @@ def test_mama_save_drafts_from_the_session_then_saves_the_reviewed_narrative(
              "context": "The user asked which store should back the job queue. We benchmarked "
                         "Postgres SKIP LOCKED and wired it into app/queue.py."}  # fmt: skip
     script = [
-        # Turn 1: real work with Claude Code's own tools, and the why in plain text.
+        # Turn 1: real work with Claude Code's own tools, a draft on the same turn (as Claude
+        # may ask for one on its own), and the why in plain text.
         tool_use("Write", {"file_path": str(bench), "content": BENCH}),
         tool_use("Write", {"file_path": str(app), "content": QUEUE_PY}),
         tool_use("Edit", {"file_path": str(app), "old_string": "    return None\n",
                           "new_string": CLAIM}),
+        tool_use(T + "save_decision", draft),
         text(WHY),
         # Turn 2, /mama:save: save.md's steps 2, 3 and 5.
         tool_use(T + "search_by_context", {"query": "which store backs the job queue"}),
@@ -150,13 +152,12 @@ def test_mama_save_drafts_from_the_session_then_saves_the_reviewed_narrative(
         tool_use(T + "save_decision", REVIEWED),
         text("Saved the job queue decision."),
     ]  # fmt: skip
-    # The draft is asked for on the second turn, as a user would: the hooks have reported the
-    # transcript's path (UserPromptSubmit on every prompt, Stop after turn 1), and everything
-    # turn 1 did is on disk. On the same turn as the work, the draft would race Claude Code's
-    # batched transcript writes: with this fake model's millisecond replies, a draft called
-    # right after Write, Write, Edit listed one or both Writes, never the Edit.
+    # Claude Code appends its transcript in batches every 100 ms, and this fake model answers in
+    # milliseconds: without waiting for the file to settle, a draft right after Write, Write,
+    # Edit listed one or both Writes and never the Edit, and even a draft on the next prompt
+    # missed turn 1's last entries about one run in six.
     started = time.monotonic()
-    fake = PausingFake(script, at=6, check=lambda: decisions(mama_home))
+    fake = PausingFake(script, at=7, check=lambda: decisions(mama_home))
     with fake:
         results = converse(fake, ["Which store should back the job queue? Benchmark it and wire "
                                   "it up.", "/mama:save use Postgres for the job queue"],
@@ -168,12 +169,19 @@ def test_mama_save_drafts_from_the_session_then_saves_the_reviewed_narrative(
     requests = fake.main_requests
 
     # /mama:save typed verbatim: Claude Code expanded it into commands/save.md itself.
-    expanded = json.dumps(requests[4]["messages"][-1], ensure_ascii=False)
+    expanded = json.dumps(requests[5]["messages"][-1], ensure_ascii=False)
     assert "<command-name>/mama:save</command-name>" in expanded
     assert "use Postgres for the job queue" in expanded and "`draft: true`" in expanded
 
+    # The same-turn draft: every tool call before it, though the why is not said yet.
+    early = result_of(requests[4], T + "save_decision")
+    assert not early["is_error"], early["text"]
+    assert json.loads(early["text"].split("As save_decision arguments: ", 1)[1])["evidence"] == (
+        EVIDENCE
+    ), early["text"]
+
     # The draft: nothing saved, the extractor's why, the evidence from the session's tools.
-    answer = result_of(requests[6], T + "save_decision")
+    answer = result_of(requests[7], T + "save_decision")
     assert not answer["is_error"], answer["text"]
     said = answer["text"]
     assert said.startswith("Draft of a decision — NOT saved."), said
@@ -188,7 +196,7 @@ def test_mama_save_drafts_from_the_session_then_saves_the_reviewed_narrative(
     assert fake.checked == [], fake.checked  # the store, after the draft and before the save
 
     # The reviewed save: one decision, the draft's evidence with it.
-    saved = result_of(requests[7], T + "save_decision")
+    saved = result_of(requests[8], T + "save_decision")
     assert not saved["is_error"], saved["text"]
     [record] = decisions(mama_home)
     assert re.search(rf"\b{record.id}\b", saved["text"]), saved["text"]

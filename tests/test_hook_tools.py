@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +25,7 @@ from mama_plugin.server.hook_tools import do_checkpoint_turn, do_observe_prompt
 from mama_plugin.services import briefing, indexing
 from mama_plugin.services.memories import record_outcome, save_checkpoint, save_decision
 from mama_plugin.storage import Store
-from mama_plugin.transcript import Reader, read_transcript
+from mama_plugin.transcript import Reader, read_transcript, settle
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TRANSCRIPT = FIXTURES / "transcripts" / "jwt_to_sessions.jsonl"
@@ -153,6 +156,33 @@ def test_the_transcript_is_read_incrementally_and_survives_garbage(tmp_path: Pat
     path.write_bytes(b"".join(lines[:12]) + b"\nnot json\n" + b"".join(lines[12:]))
     assert len(reader.read().commands) == 2 >= early
     assert read_transcript(tmp_path / "missing.jsonl").tool_calls == 0
+
+
+def test_settle_waits_for_the_call_to_reach_the_transcript(tmp_path: Path) -> None:
+    # Claude Code appends in batches that can lag a turn: the file is quiet for longer than
+    # QUIET_S, then the rest of the turn and the tool call land together.
+    lines = TRANSCRIPT.read_bytes().splitlines(keepends=True)
+    call = json.dumps({"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_draft", "name": "save_decision", "input": {}}]}})  # fmt: skip
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"".join(lines[:12]))
+    late = threading.Timer(0.6, lambda: path.write_bytes(b"".join(lines) + call.encode() + b"\n"))
+    late.start()
+    try:
+        settle(path, marker="toolu_draft", limit_s=30)
+        assert len(read_transcript(path).commands) == 2  # turn 1's last commands, all of them
+    finally:
+        late.cancel()
+
+
+def test_settle_gives_up_at_its_limit_and_never_raises(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text("{}\n")
+    assert settle(path, marker="toolu_never", limit_s=0.2) >= 0.2  # the call never lands
+    os.utime(path, (time.time() - 5, time.time() - 5))
+    assert settle(path, limit_s=30) < 30  # quiet for 5 s: caught up
+    assert settle(tmp_path / "missing.jsonl", marker="toolu_x", limit_s=30) < 30
+    assert settle(tmp_path, marker="toolu_x", limit_s=30) < 30  # a directory, not a file
 
 
 def turn(env: Env, message: str = "", **extra: Any) -> dict[str, Any]:

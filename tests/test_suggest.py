@@ -241,6 +241,39 @@ async def test_save_decision_draft_proposes_and_saves_nothing_then_the_proposal_
         state.close()
 
 
+@pytest.mark.anyio
+async def test_a_draft_waits_for_its_own_call_to_reach_the_transcript(
+    tmp_path: Path, mama_home: Path, project: str, no_model: None
+) -> None:
+    # Claude Code gives each tool call an id (_meta "claudecode/toolUseId") and appends the
+    # transcript in batches: the draft reads once the line with its own call is on disk.
+    lines = (FIXTURES / "postgres_job_queue.jsonl").read_bytes().splitlines(keepends=True)
+    call = json.dumps({"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_01draft", "name": "save_decision", "input": {}}]}})  # fmt: skip
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(lines[:6]))  # the why (line 8 on) is still in Claude Code's queue
+    state = State(Config(mama_home), project, tmp_path / "server.db")
+    try:
+        async with Client(build_server(state), mode="legacy", client_info=CLIENT) as c:
+            await c.call_tool("checkpoint_turn", {"session_id": "s1", "transcript_path": str(path)})
+            async with anyio.create_task_group() as tasks:
+
+                async def land_later() -> None:
+                    await anyio.sleep(0.6)
+                    path.write_bytes(b"".join(lines) + call.encode() + b"\n")
+
+                tasks.start_soon(land_later)
+                drafted = await c.call_tool(
+                    "save_decision", {"decision": "Use PostgreSQL for the job queue",
+                                      "draft": True}, meta={"claudecode/toolUseId": "toolu_01draft"},
+                )  # fmt: skip
+        assert not drafted.is_error, text(drafted)
+        primary = drafted.structured_content["proposal"]["reasoning"]["primary"]
+        assert "SKIP LOCKED handled 2,140 jobs/s" in primary, text(drafted)
+    finally:
+        state.close()
+
+
 # -- stats ----------------------------------------------------------------------------------
 
 

@@ -98,7 +98,7 @@ class State:
         self._assistant.config = self.config  # threads, context and timeout apply next load
         return self._assistant
 
-    def env(self) -> Env:
+    def env(self, *, call_id: str = "") -> Env:
         """What the tool handlers need (with config.json re-read if it changed)."""
         fresh = self.config.refreshed()
         if fresh is not self.config:
@@ -106,7 +106,7 @@ class State:
             for problem in fresh.problems:
                 log.error("%s — fix it with `mama config set`", problem)
         return Env(self.store, self.project, self.embedder, self.observe, self.config,
-                   self.session, lambda: self.assistant, lambda: self.lock)  # fmt: skip
+                   self.session, lambda: self.assistant, lambda: self.lock, call_id)  # fmt: skip
 
     def observe(self, prompt: str) -> tuple[str | None, list[str]]:
         """Detect the prompt's context and grow the tool list for it; return both."""
@@ -186,6 +186,13 @@ def _client(ctx: ServerRequestContext[Any, Any]) -> str | None:
     return params.client_info.name if params is not None else None
 
 
+def _call_id(params: types.CallToolRequestParams) -> str:
+    """Claude Code's tool_use id for this call (``_meta``), or ""."""
+    meta = params.meta if isinstance(params.meta, dict) else {}
+    value = meta.get("claudecode/toolUseId")
+    return value if isinstance(value, str) else ""
+
+
 def build_server(state: State) -> Server[Any]:
     """A low-level MCP server over ``state``, notifying tool-list changes in both eras."""
     bus = InMemorySubscriptionBus()
@@ -216,11 +223,11 @@ def build_server(state: State) -> Server[Any]:
             args = parse(model, arguments)
             if slow:  # a model may run for seconds: off the event loop, store lock as needed
                 with state.lock:
-                    env = state.env()
+                    env = state.env(call_id=_call_id(params))
                 answer = await anyio.to_thread.run_sync(handler, env, args)
             else:
                 with state.lock:
-                    answer = handler(state.env(), args)
+                    answer = handler(state.env(call_id=_call_id(params)), args)
         except MamaError as exc:
             return _error(f"{tool.name}: {exc}")
         except Exception:

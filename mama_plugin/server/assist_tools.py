@@ -16,7 +16,7 @@ from ..schema.assist import DraftRequest, EvolveLinkInput, SuggestLinksInput
 from ..services.quality import reason_quality
 from ..services.render import clip, render
 from ..storage import Store, SuggestionRecord
-from ..transcript import Digest
+from ..transcript import Digest, settle
 from .base import Answer, Env
 
 
@@ -25,6 +25,7 @@ def do_draft_decision(env: Env, args: DraftRequest) -> Answer:
     path = args.transcript_path or env.session.transcripts.get(env.session.id, "")
     digest = Digest()
     if path:
+        settle(path, marker=env.call_id)  # Claude Code's pending entries land first
         # The session's reader has digested the transcript turn by turn (the Stop hook): only
         # the lines added since are read. A copy, as the hooks keep adding to it meanwhile.
         with env.lock():

@@ -58,6 +58,9 @@ class Env:
     assistant_of: Callable[[], Any] = field(default=lambda: None)
     # Held around store work by handlers that run outside the server's lock (Tool.slow).
     lock: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext
+    # The client's id for the call being answered (Claude Code's tool_use id, from the request's
+    # _meta), so a handler can find the call in the session's transcript; "" when not given.
+    call_id: str = ""
 
     @property
     def assistant(self) -> Any:
