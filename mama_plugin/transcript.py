@@ -254,9 +254,13 @@ def _result(call: dict[str, Any], block: dict[str, Any], meta: Any, digest: Dige
     elif name == "Write" and isinstance(path, str):
         lines = str(args.get("content", "")).count("\n") or 1
         action = "created" if meta.get("type") == "create" else "edited"
+        for touch in digest.files:  # the old content's lines are gone
+            if touch.path == path and touch.lines is not None:
+                touch.lines = (1, lines) if touch.action == "created" else None
         digest.files.append(FileTouch(path, action, (1, lines)))
     elif name in _EDITORS and isinstance(path, str):
         hunks = [h for h in meta.get("structuredPatch") or [] if isinstance(h, dict)]
+        _shift([t for t in digest.files if t.path == path], hunks)
         ranges = [_hunk(h) for h in hunks] or [None]
         digest.files.extend(FileTouch(path, "edited", r) for r in ranges)
     else:
@@ -275,6 +279,30 @@ def _read_window(args: dict[str, Any], meta: dict[str, Any]) -> tuple[int, int] 
     if isinstance(offset, int) and isinstance(limit, int) and limit > 0:
         return (offset, offset + limit - 1)
     return None
+
+
+def _shift(touches: list[FileTouch], hunks: list[dict[str, Any]]) -> None:
+    """Move earlier ranges of a file to where an edit's hunks left their lines.
+
+    Evidence cites the file as the session left it: lines below a hunk move by the lines it
+    added or removed, a range the hunk cuts into grows or shrinks with it. Hunks are applied
+    bottom-up, so each one's old line numbers still hold when it is applied.
+    """
+    spans = []
+    for hunk in hunks:
+        start, old, new = hunk.get("oldStart"), hunk.get("oldLines"), hunk.get("newLines")
+        if isinstance(start, int) and isinstance(old, int) and isinstance(new, int):
+            spans.append((start, old, new))
+    for start, old, new in sorted(spans, reverse=True):
+        end, delta = start + old - 1, new - old  # the hunk's old lines: start..end
+        for touch in touches:
+            if touch.lines is None or delta == 0 or touch.lines[1] < start:
+                continue
+            first, last = touch.lines
+            if first > end:
+                touch.lines = (first + delta, last + delta)
+            else:  # the hunk changes lines inside the range
+                touch.lines = (first, max(first, last + delta))
 
 
 def _hunk(hunk: dict[str, Any]) -> tuple[int, int] | None:

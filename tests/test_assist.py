@@ -82,8 +82,10 @@ def test_extractor_reads_the_postgres_session() -> None:
     ]
     assert any("2,140 jobs/s" in s for s in got.specifics)
     sources = [e["source"] for e in got.evidence]
-    # Changed files first, with the lines the patches changed; then what was read and run.
-    assert sources[:3] == ["app/queue.py:21-31", "app/queue.py:6", "migrations/004_jobs.sql:1-13"]
+    # Changed files first, with the lines the patches changed as the file stands at the end (the
+    # claim() patch wrote lines 21-31; the later import clean-up above it removed 4 lines); then
+    # what was read and run.
+    assert sources[:3] == ["app/queue.py:17-27", "app/queue.py:6", "migrations/004_jobs.sql:1-13"]
     assert "bench/queue.txt:1-20" in sources and "redis-cli ping" in sources
     assert set(sources) <= touched(d)
 

@@ -42,10 +42,11 @@ WHY = (
     "Postgres, because SKIP LOCKED handled 2,140 jobs/s in bench/queue.txt. Next: tune autovacuum."
 )
 DECISION = "Use Postgres for the job queue"
-# What the transcript's tool calls touched, with the line ranges the tools reported: Write's
-# length (1 line, then 5) and the Edit's patch hunk (lines 5-6 of the new app/queue.py).
+# What the transcript's tool calls touched, with the line ranges the tools reported, as the
+# files stand at the end: Write's length (1 line; 5, grown to 6 by the Edit) and the Edit's
+# patch hunk (lines 5-6 of the new app/queue.py).
 EVIDENCE = [{"source": "bench/queue.txt:1", "kind": "file", "detail": "created"},
-            {"source": "app/queue.py:1-5", "kind": "file", "detail": "created"},
+            {"source": "app/queue.py:1-6", "kind": "file", "detail": "created"},
             {"source": "app/queue.py:5-6", "kind": "file", "detail": "edited"}]  # fmt: skip
 REVIEWED: dict[str, Any] = {
     "topic": "job_queue",

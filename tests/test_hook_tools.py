@@ -158,18 +158,63 @@ def test_the_transcript_is_read_incrementally_and_survives_garbage(tmp_path: Pat
     assert read_transcript(tmp_path / "missing.jsonl").tool_calls == 0
 
 
+def tool_call(n: int, name: str, args: dict[str, Any], result: dict[str, Any]) -> bytes:
+    """A tool call and its result as Claude Code writes them: two transcript lines."""
+    use = {"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": f"toolu_{n}", "name": name, "input": args}]}}  # fmt: skip
+    done = {"type": "user", "toolUseResult": result, "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": "ok"}]}}  # fmt: skip
+    return (json.dumps(use) + "\n" + json.dumps(done) + "\n").encode()
+
+
+def hunk(start: int, added: list[str], removed: int = 0) -> dict[str, Any]:
+    """A patch hunk at ``start``: one context line, ``removed`` lines gone, ``added`` new."""
+    lines = [" ctx"] + ["-gone"] * removed + ["+" + x for x in added]
+    return {"oldStart": start, "oldLines": 1 + removed, "newStart": start,
+            "newLines": 1 + len(added), "lines": lines}  # fmt: skip
+
+
+def test_ranges_cite_the_file_as_the_session_left_it(tmp_path: Path) -> None:
+    ten = "".join(f"line {i}\n" for i in range(1, 11))
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"".join([
+        tool_call(1, "Write", {"file_path": "/p/a.py", "content": ten}, {"type": "create"}),
+        tool_call(2, "Read", {"file_path": "/p/b.py"},
+                  {"file": {"startLine": 20, "numLines": 5, "content": "x\n" * 5}}),
+        # b.py: 3 lines added after line 10, then 2 lines removed after line 1.
+        tool_call(3, "Edit", {"file_path": "/p/b.py"},
+                  {"structuredPatch": [hunk(10, ["n1", "n2", "n3"])]}),
+        tool_call(4, "Edit", {"file_path": "/p/b.py"}, {"structuredPatch": [hunk(1, [], 2)]}),
+        # a.py: a 2-line insertion inside the created range grows it.
+        tool_call(5, "Edit", {"file_path": "/p/a.py"}, {"structuredPatch": [hunk(4, ["x", "y"])]}),
+        # c.py: edited, then rewritten whole: the edit's old lines are gone.
+        tool_call(6, "Edit", {"file_path": "/p/c.py"}, {"structuredPatch": [hunk(7, ["z"])]}),
+        tool_call(7, "Write", {"file_path": "/p/c.py", "content": "one\ntwo\n"},
+                  {"type": "update"}),
+    ]))  # fmt: skip
+    cites = [(t.cite("/p"), t.action) for t in read_transcript(path).files]
+    assert cites == [
+        ("a.py:1-12", "created"),  # 10 lines, then 2 more inside them
+        ("b.py:21-25", "read"),  # lines 20-24 moved down 3 (after line 10), then up 2
+        ("b.py:9-11", "edited"),  # lines 11-13 when added, then 2 lines above were removed
+        ("b.py:2", "edited"),  # the removal: where the lines were
+        ("a.py:5-6", "edited"),
+        ("c.py", "edited"),  # its lines are gone with the rewrite
+        ("c.py:1-2", "edited"),
+    ]
+
+
 def test_settle_waits_for_the_call_to_reach_the_transcript(tmp_path: Path) -> None:
     # Claude Code appends in batches that can lag a turn: the file is quiet for longer than
     # QUIET_S, then the rest of the turn and the tool call land together.
     lines = TRANSCRIPT.read_bytes().splitlines(keepends=True)
-    call = json.dumps({"type": "assistant", "message": {"role": "assistant", "content": [
-        {"type": "tool_use", "id": "toolu_draft", "name": "save_decision", "input": {}}]}})  # fmt: skip
+    call = tool_call(99, "mcp__plugin_mama_mama__save_decision", {"draft": True}, {})
     path = tmp_path / "t.jsonl"
     path.write_bytes(b"".join(lines[:12]))
-    late = threading.Timer(0.6, lambda: path.write_bytes(b"".join(lines) + call.encode() + b"\n"))
+    late = threading.Timer(0.6, lambda: path.write_bytes(b"".join(lines) + call))
     late.start()
     try:
-        settle(path, marker="toolu_draft", limit_s=30)
+        settle(path, marker="toolu_99", limit_s=30)
         assert len(read_transcript(path).commands) == 2  # turn 1's last commands, all of them
     finally:
         late.cancel()
