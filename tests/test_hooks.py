@@ -122,6 +122,30 @@ def test_the_cache_serves_and_a_write_invalidates_it(store: Store, project: str)
     assert "Server-side sessions in Redis (SUCCESS)" in session_start(project)
 
 
+def test_proposed_links_wait_at_session_start_until_a_verdict(store: Store, project: str) -> None:
+    ids = story(store, project)
+    assert "Proposed links" not in session_start(project)  # cached: nothing pending yet
+    made = [store.add_suggestion(project, ids["orders"], target, "relates_to", reason,
+                                 judged_by="rules", sources=["same_topic_week"])
+            for target, reason in ((ids["cp"], "the checkpoint's API is the orders API"),
+                                   (ids["jwt"], "orders were signed with JWT until 2 days ago"),
+                                   (ids["sessions"], "orders and sessions share the 10K req/s API"))]  # fmt: skip
+    assert all(made)
+    text = session_start(project)  # a new suggestion refreshes the cached cliffhanger
+    assert "Proposed links, not in the graph until confirmed (evolve_link" in text
+    first = made[-1]  # equal scores: the newest first
+    assert first is not None
+    assert (f"- #{first.id}: PostgreSQL 16 for orders ({ids['orders']}) relates_to Server-side "
+            f"sessions in Redis ({ids['sessions']}) — orders and sessions share") in text  # fmt: skip
+    assert "(1 more: suggest_links)" in text  # two shown of three
+    assert "3 proposed links wait for a verdict" in session_start(project, "resume")
+    for suggestion in made:
+        assert suggestion is not None
+        store.decide_suggestion(suggestion.id, "rejected", decided_by="user")
+    assert "Proposed links" not in session_start(project)  # a verdict refreshes it too
+    assert "proposed link" not in session_start(project, "resume")
+
+
 def test_a_user_template_overrides_the_shipped_one(
     store: Store, project: str, mama_home: Path
 ) -> None:

@@ -30,7 +30,12 @@ _RULES: dict[str, tuple[str, ...]] = {
     "tracking": (
         r"\b(it (worked|failed|broke)|turned out|outcome|results? (are|were|of)|regression)\b",
         r"\b(rolled back|roll back|succeeded|in production now|fell over|didn'?t work)\b",
+        r"\b(held up|holds up|did(n'?t| not)? hold)\b",
+        # A verdict on a link MAMA proposed (the cliffhanger lists them as "#N").
+        r"\b(accept|reject|confirm|approve|decline)\w*\b[^.?!\n]{0,40}(\blinks?\b|\bsuggestions?\b|#\d)",
+        r"(\blinks?\b|\bsuggestions?\b|#\d)[^.?!\n]{0,40}\b(accept|reject|confirm|approve|decline)",
         r"성공|실패|결과|잘 ?됐|안 ?(돼|됐)|롤백|장애|터졌",
+        r"(링크|제안).{0,20}(수락|승인|거절|확인)",
     ),
 }
 # MAMA's own slash commands say outright what comes next (typed as /mama-x or /mama:x).

@@ -2,7 +2,8 @@
 
 Built from the store alone (no model): the project's newest checkpoint (Claude's or the
 rolling automatic one), the decisions that work depends on — each with the failed or
-superseded decision it replaced — and decisions still waiting for an outcome. Rendered by
+superseded decision it replaced — decisions still waiting for an outcome, and links the
+local model or a rule proposed that still wait for a verdict. Rendered by
 ``templates/session_start.md.j2`` within a token budget, and nothing at all for a project
 with no memory.
 
@@ -78,10 +79,26 @@ def gather(store: Store, project: str, *, followup_days: int, now: int) -> dict[
     waiting, waiting_total = store.awaiting_outcome(
         project, before=now - followup_days * DAY_MS, limit=3
     )
-    if checkpoint is None and not decisions and not waiting:
+    proposed, proposed_total = pending_links(store, project, limit=3)
+    if checkpoint is None and not decisions and not waiting and not proposed:
         return None
     return {"cp": checkpoint, "since": since, "decisions": decisions, "waiting": waiting,
-            "waiting_total": waiting_total, "followup_days": followup_days}  # fmt: skip
+            "waiting_total": waiting_total, "followup_days": followup_days,
+            "proposed": proposed, "proposed_total": proposed_total}  # fmt: skip
+
+
+def pending_links(store: Store, project: str, *, limit: int) -> tuple[list[dict[str, Any]], int]:
+    """Link suggestions of ``project`` still waiting for a verdict (best first), and how many.
+
+    Each as ``{"s": suggestion, "a": from memory, "b": to memory}``; a suggestion whose memory
+    is gone is left out.
+    """
+    found = store.suggestions(project, status="pending", limit=limit)
+    total = store.suggestion_counts(project)["pending"]
+    memories = store.get_many([i for s in found for i in (s.from_id, s.to_id)])
+    shown = [{"s": s, "a": memories[s.from_id], "b": memories[s.to_id]}
+             for s in found if s.from_id in memories and s.to_id in memories]  # fmt: skip
+    return shown, total
 
 
 def resume_point(store: Store, project: str) -> tuple[MemoryRecord | None, MemoryRecord | None]:

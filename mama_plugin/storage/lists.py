@@ -69,11 +69,16 @@ class ListOps:
         return rows, int(total or 0)
 
     def fingerprint(self, project: str) -> str:
-        """Changes whenever a memory of ``project`` or any link is written (not on usage)."""
+        """Changes whenever a memory of ``project``, any link or a link suggestion of
+        ``project`` is written (not on usage)."""
         count, changed = self.conn.execute(
             "SELECT count(*), max(updated_at) FROM memories WHERE project = ?", (project,)
         ).fetchall()[0]
-        return f"{count}:{changed}:{self.meta('links_version')}"
+        judged, decided = self.conn.execute(
+            "SELECT count(*), count(decided_at) FROM link_suggestions WHERE project = ?",
+            (project,),
+        ).fetchall()[0]
+        return f"{count}:{changed}:{self.meta('links_version')}:{judged}:{decided}"
 
     def by_topic(self, topic: str, *, project: str | None = None) -> list[MemoryRecord]:
         """Every memory with exactly this topic, newest first."""
