@@ -39,6 +39,7 @@ from v1_fixture import (
     corrupt_table,
 )
 
+from mama_plugin.assist import suggest
 from mama_plugin.cli import main
 from mama_plugin.errors import LegacyImportError
 from mama_plugin.services.evolution import current_of
@@ -694,8 +695,18 @@ def test_cli_reports_a_failed_import_and_exits_1(
 def test_json_export_reimports_into_a_fresh_store_unchanged(
     store: Store, imported: ImportReport, tmp_path: Path, project: str
 ) -> None:
+    # Link suggestions travel with their verdicts, so a judged pair is not proposed again.
+    owner = store.require(D_POSTGRES).project
+    made = [store.add_suggestion(owner, a, b, "relates_to", f"{a} and {b} share the API",
+                                 judged_by=judge, sources=["same_topic_week"], score=0.5)
+            for a, b, judge in ((D_CACHE, D_TTL, "rules"), (D_LINT, D_POSTGRES, "llm"),
+                                (D_POSTGRES, D_CACHE, "llm"))]  # fmt: skip
+    assert all(made)
+    accepted = suggest.accept(store, made[0].id, decided_by="user")[0]  # type: ignore[union-attr]
+    suggest.reject(store, made[1].id, decided_by="claude")  # type: ignore[union-attr]
     first = export_data(store)
-    assert len(first["memories"]) == 10 and len(first["links"]) == 4
+    assert len(first["memories"]) == 10 and len(first["links"]) == 5
+    assert [x["status"] for x in first["link_suggestions"]] == ["accepted", "rejected", "pending"]
     dump = tmp_path / "export.json"
     dump.write_text(json.dumps(first), encoding="utf-8")
     with Store.open(tmp_path / "fresh" / "mama.db") as fresh:
@@ -703,13 +714,33 @@ def test_json_export_reimports_into_a_fresh_store_unchanged(
         assert report.format == "mama-export"
         assert report.counts == {
             "memories": {"source": 10, "imported": 10},
-            "links": {"source": 4, "imported": 4},
+            "links": {"source": 5, "imported": 5},
+            "link_suggestions": {"source": 3, "imported": 3},
         }
         second = export_data(fresh)
         assert fresh.require(D_JWT).status == "superseded"
         assert current_of(fresh, D_JWT).id == D_SESSIONS
+        [again] = [x for x in fresh.iter_suggestions() if x.status == "accepted"]
+        link = next(ln for ln in fresh.iter_links() if ln.id == again.link_id)
+        assert (link.from_id, link.to_id, again.decided_at) == (D_CACHE, D_TTL, accepted.decided_at)
+        assert fresh.judged_pairs([D_LINT]) == {(D_LINT, D_POSTGRES)}
     assert _without_exported_at(second) == _without_exported_at(first)
     assert second["memories"] == first["memories"] and second["links"] == first["links"]
+
+
+def test_a_bad_link_suggestion_in_an_export_names_itself_and_imports_nothing(
+    store: Store, imported: ImportReport, tmp_path: Path
+) -> None:
+    data = export_data(store)
+    data["link_suggestions"] = [{"project": "/p", "from_id": D_JWT, "to_id": D_TTL,
+                                 "relationship": "relates_to", "reason": "r",
+                                 "judged_by": "llm", "created_at": 1, "status": "maybe"}]  # fmt: skip
+    dump = tmp_path / "export.json"
+    dump.write_text(json.dumps(data), encoding="utf-8")
+    with Store.open(tmp_path / "fresh" / "mama.db") as fresh:
+        with pytest.raises(LegacyImportError, match=r"link_suggestions\[0\]: refused.*status one"):
+            import_file(fresh, dump, project="/elsewhere")
+        assert fresh.counts()["memories"] == 0  # all rows arrive or none do
 
 
 def test_cli_export_then_import_round_trips(

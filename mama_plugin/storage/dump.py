@@ -1,4 +1,5 @@
-"""MAMA's own JSON dump: every memory and link with every column, re-importable as it is."""
+"""MAMA's own JSON dump: every memory, link and link suggestion with every column,
+re-importable as it is."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ FORMAT_VERSION = 1
 # The dump leaves out what the store assigns itself: row numbers and link ids.
 _MEMORY_SKIP = frozenset({"seq"})
 _LINK_SKIP = frozenset({"id"})
+_SUGGESTION_SKIP = frozenset({"id", "link_id"})  # link_id is found again on import
 
 
 def export_data(store: Store, *, project: str | None = None) -> dict[str, Any]:
-    """Return the dump of one project (or all): memories oldest first, then their links."""
+    """Return the dump of one project (or all): memories oldest first, then their links and
+    link suggestions (pending or judged, so a judged pair is not proposed again)."""
     memories = [
         {k: v for k, v in m.as_dict().items() if k not in _MEMORY_SKIP}
         for m in store.iter_memories(project=project)
@@ -27,6 +30,11 @@ def export_data(store: Store, *, project: str | None = None) -> dict[str, Any]:
         for ln in store.iter_links()
         if ln.from_id in ids and ln.to_id in ids
     ]
+    suggestions = [
+        {k: v for k, v in s.as_dict().items() if k not in _SUGGESTION_SKIP}
+        for s in store.iter_suggestions(project=project)
+        if s.from_id in ids and s.to_id in ids
+    ]
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -35,13 +43,16 @@ def export_data(store: Store, *, project: str | None = None) -> dict[str, Any]:
         "project": project,
         "memories": memories,
         "links": links,
+        "link_suggestions": suggestions,
     }
 
 
 def import_dump(store: Store, data: dict[str, Any]) -> LegacyResult:
-    """Write a dump's memories and links into ``store`` (inside the caller's transaction).
+    """Write a dump's memories, links and link suggestions into ``store`` (inside the caller's
+    transaction).
 
-    Memories whose id is already stored are counted as present and left alone.
+    Memories whose id is already stored, and suggestions for a pair already judged, are
+    counted as present and left alone.
     """
     if data.get("format") != FORMAT:
         raise LegacyImportError("not a MAMA export: its 'format' field is not 'mama-export'")
@@ -80,4 +91,13 @@ def import_dump(store: Store, data: dict[str, Any]) -> LegacyResult:
         except (KeyError, TypeError, ValidationError) as exc:
             raise LegacyImportError(f"links[{index}]: {exc}") from exc
         result.tally("links", "imported")
+    for index, suggestion in enumerate(data.get("link_suggestions") or []):
+        result.tally("link_suggestions", "source")
+        try:
+            if not isinstance(suggestion, dict):
+                raise ValueError("not an object")
+            restored = store.restore_suggestion(suggestion)
+        except (TypeError, ValueError) as exc:
+            raise LegacyImportError(f"link_suggestions[{index}]: {exc}") from exc
+        result.tally("link_suggestions", "imported" if restored else "already_present")
     return result

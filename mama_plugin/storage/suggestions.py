@@ -98,6 +98,61 @@ class SuggestionOps:
         ).fetchall()
         return [SuggestionRecord.from_row(r) for r in rows]
 
+    def iter_suggestions(self, *, project: str | None = None) -> list[SuggestionRecord]:
+        """Every suggestion (of one project, or all), oldest first."""
+        where, params = (" WHERE project = ?", (project,)) if project is not None else ("", ())
+        rows = self.conn.execute(f"{SELECT_SUGGESTION}{where} ORDER BY id", params).fetchall()
+        return [SuggestionRecord.from_row(r) for r in rows]
+
+    def restore_suggestion(self, fields: dict[str, Any]) -> bool:
+        """Write a suggestion from an export as it was, verdict included; False if the pair
+        was judged already. An accepted one points at its link again when the link is here.
+
+        Raises ValueError naming the field to fix for a row the table refuses.
+        """
+        columns = ("project", "from_id", "to_id", "relationship", "reason", "sources", "score",
+                   "judged_by", "status", "created_at", "decided_at", "decided_by")  # fmt: skip
+        missing = [c for c in (*columns[:4], "judged_by", "created_at") if c not in fields]
+        if missing:
+            raise ValueError(f"missing {', '.join(missing)}")
+        values = {c: fields.get(c) for c in columns}
+        sources = values["sources"] or []
+        if not isinstance(sources, list) or not all(isinstance(x, str) for x in sources):
+            raise ValueError("sources must be a list of rule names")
+        if not isinstance(values["created_at"], int):
+            raise ValueError("created_at must be a timestamp in milliseconds")
+        values["sources"] = json.dumps(sources)
+        values["score"] = float(values["score"] or 0)
+        values["status"] = values["status"] or "pending"
+        values["decided_by"] = values["decided_by"] or ""
+        values["reason"] = redact_text(str(values["reason"] or ""))[0]
+        judged = self.conn.execute(
+            "SELECT 1 FROM link_suggestions WHERE from_id = ? AND to_id = ?",
+            (values["from_id"], values["to_id"]),
+        ).fetchall()
+        if judged:
+            return False
+        try:  # not OR IGNORE: that would pass over a CHECK violation in silence
+            self.conn.execute(
+                f"INSERT INTO link_suggestions({', '.join(columns)}) "
+                f"VALUES ({', '.join('?' * len(columns))})",
+                tuple(values.values()),
+            )
+        except apsw.ConstraintError as exc:
+            raise ValueError(
+                f"refused by the table ({exc}): both memories must be in the export or the "
+                f"store, status one of {', '.join(STATUSES)}, judged_by llm or rules"
+            ) from exc
+        if values["status"] == "accepted":
+            self.conn.execute(
+                "UPDATE link_suggestions SET link_id = (SELECT id FROM memory_links "
+                "WHERE from_id = ? AND to_id = ? AND relationship = ? ORDER BY id DESC LIMIT 1) "
+                "WHERE id = ?",
+                (values["from_id"], values["to_id"], values["relationship"],
+                 self.conn.last_insert_rowid()),
+            )  # fmt: skip
+        return True
+
     def judged_pairs(self, from_ids: Iterable[str]) -> set[tuple[str, str]]:
         """Pairs already judged (any verdict) starting or ending at ``from_ids``."""
         ids = list(from_ids)
