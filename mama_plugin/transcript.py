@@ -27,6 +27,8 @@ QUIET_S = 0.25
 SETTLE_LIMIT_S = 3.0
 _EDITORS = {"Edit", "MultiEdit", "NotebookEdit"}
 _TAG = re.compile(r"<(command-name|command-message|command-args)>(.*?)</\1>", re.S)
+_EXIT = re.compile(r"^(?:Error: )?Exit code (\d+)$")
+_SHELL_PREFIX = re.compile(r"^/bin/(?:ba|z)?sh: (?:line \d+: )?")
 _NOISE = ("<local-command-stdout>", "<local-command-stderr>", "<system-reminder>", "Caveat:")
 
 
@@ -51,11 +53,26 @@ class FileTouch:
 
 @dataclass
 class Command:
-    """A shell command the session ran, what it was for, and whether it failed."""
+    """A shell command the session ran, what it was for, and whether it failed (and how)."""
 
     command: str
     description: str = ""
     failed: bool = False
+    error: str = ""  # a failed command's exit code and first line of output: "exit 127, …"
+
+    @property
+    def outcome(self) -> str:
+        """``ran``, ``failed`` or ``failed: exit 1, why``."""
+        if not self.failed:
+            return "ran"
+        return f"failed: {self.error}" if self.error else "failed"
+
+    def failure(self) -> str:
+        """The failure as a concern: "`cmd` failed (what it was for): exit 1, why"."""
+        command = " ".join(self.command.split())
+        command = command if len(command) <= 120 else command[:119] + "…"
+        what = f" ({self.description})" if self.description else ""
+        return f"`{command}` failed{what}" + (f": {self.error}" if self.error else "")
 
 
 @dataclass
@@ -244,7 +261,10 @@ def _result(call: dict[str, Any], block: dict[str, Any], meta: Any, digest: Dige
     failed = bool(block.get("is_error"))
     meta = meta if isinstance(meta, dict) else {}
     if name == "Bash" and isinstance(args.get("command"), str):
-        digest.commands.append(Command(args["command"], str(args.get("description", "")), failed))
+        error = _error_of(block.get("content")) if failed else ""
+        digest.commands.append(
+            Command(args["command"], str(args.get("description", "")), failed, error)
+        )
         return
     if failed:
         return
@@ -265,6 +285,22 @@ def _result(call: dict[str, Any], block: dict[str, Any], meta: Any, digest: Dige
         digest.files.extend(FileTouch(path, "edited", r) for r in ranges)
     else:
         _task(name, args, meta, digest)
+
+
+def _error_of(content: Any) -> str:
+    """ "exit N, first line of output" from a failed Bash result ("" when it says nothing)."""
+    if isinstance(content, list):
+        content = "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    code, said = "", ""
+    for line in str(content or "").splitlines():
+        line = line.strip()
+        exit_line = _EXIT.match(line)
+        if exit_line and not code:
+            code = exit_line.group(1)
+        elif line and not said:
+            said = _SHELL_PREFIX.sub("", line)
+    text = ", ".join(x for x in (f"exit {code}" if code else "", said) if x)
+    return text if len(text) <= 160 else text[:159] + "…"
 
 
 def _read_window(args: dict[str, Any], meta: dict[str, Any]) -> tuple[int, int] | None:

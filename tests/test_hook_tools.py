@@ -158,12 +158,15 @@ def test_the_transcript_is_read_incrementally_and_survives_garbage(tmp_path: Pat
     assert read_transcript(tmp_path / "missing.jsonl").tool_calls == 0
 
 
-def tool_call(n: int, name: str, args: dict[str, Any], result: dict[str, Any]) -> bytes:
+def tool_call(n: int, name: str, args: dict[str, Any], result: Any, *, error: Any = None) -> bytes:
     """A tool call and its result as Claude Code writes them: two transcript lines."""
     use = {"type": "assistant", "message": {"role": "assistant", "content": [
         {"type": "tool_use", "id": f"toolu_{n}", "name": name, "input": args}]}}  # fmt: skip
-    done = {"type": "user", "toolUseResult": result, "message": {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": "ok"}]}}  # fmt: skip
+    answer = {"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": "ok"}
+    if error is not None:
+        answer |= {"content": error, "is_error": True}
+    done = {"type": "user", "toolUseResult": result,
+            "message": {"role": "user", "content": [answer]}}  # fmt: skip
     return (json.dumps(use) + "\n" + json.dumps(done) + "\n").encode()
 
 
@@ -202,6 +205,28 @@ def test_ranges_cite_the_file_as_the_session_left_it(tmp_path: Path) -> None:
         ("c.py", "edited"),  # its lines are gone with the rewrite
         ("c.py:1-2", "edited"),
     ]
+
+
+def test_a_failed_command_keeps_its_exit_code_and_first_line(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    long = "x" * 300
+    path.write_bytes(b"".join([
+        tool_call(1, "Bash", {"command": "redis-cli ping"}, "Error: Exit code 127",
+                  error="Exit code 127\n/bin/bash: line 1: redis-cli: command not found"),
+        tool_call(2, "Bash", {"command": "pytest -q", "description": "Run the tests"}, "",
+                  error=[{"type": "text", "text": "Exit code 1\n\nFAILED test_auth.py::test_refresh"}]),
+        tool_call(3, "Bash", {"command": "false"}, "", error="Exit code 1"),
+        tool_call(4, "Bash", {"command": "make"}, "", error=f"{long}\nExit code 2"),
+        tool_call(5, "Bash", {"command": "ls"}, {"stdout": "a"}),
+    ]))  # fmt: skip
+    commands = read_transcript(path).commands
+    assert [c.failure() for c in commands[:3]] == [
+        "`redis-cli ping` failed: exit 127, redis-cli: command not found",
+        "`pytest -q` failed (Run the tests): exit 1, FAILED test_auth.py::test_refresh",
+        "`false` failed: exit 1",
+    ]
+    assert commands[3].error.startswith("exit 2, xxx") and len(commands[3].error) == 160
+    assert (commands[4].failed, commands[4].error, commands[4].outcome) == (False, "", "ran")
 
 
 def test_settle_waits_for_the_call_to_reach_the_transcript(tmp_path: Path) -> None:

@@ -109,10 +109,7 @@ def extract(decision: str, context: str = "", digest: Digest | None = None) -> E
             out.trade_offs.append(clipped)
         elif TENSION.search(sentence) and clipped != primary:
             out.concerns.append(clipped)
-    out.concerns += [
-        f"`{clip(c.command, 120)}` failed" + (f" ({c.description})" if c.description else "")
-        for c in digest.commands if c.failed
-    ]  # fmt: skip
+    out.concerns += [clip(c.failure()) for c in digest.commands if c.failed]
     for task in digest.open_tasks():
         priority = "HIGH" if task.status == "in_progress" else "MEDIUM"
         state = task.status.replace("_", " ")
@@ -143,9 +140,7 @@ def evidence_of(digest: Digest, *, mentioned: str = "") -> list[dict[str, str]]:
         items.append((rank, {"source": cite, "kind": "file", "detail": touch.action}))
     for command in digest.commands:
         if command.failed or _TEST_COMMAND.search(command.command + " " + command.description):
-            detail = (command.description + " " if command.description else "") + (
-                "(failed)" if command.failed else "(ran)"
-            )
+            detail = f"{command.description} ({command.outcome})"
             items.append((2, {"source": clip(command.command, 300), "kind": "command",
                               "detail": detail.strip()}))  # fmt: skip
     seen: set[str] = set()

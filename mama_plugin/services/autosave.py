@@ -82,14 +82,12 @@ def _layers(
         for t in open_tasks
     ] + [{"step": clip(s, MAX_TEXT), "priority": "MEDIUM", "context": "from Claude's last message"}
          for s in sentences if NEXT.match(s)]  # fmt: skip
-    concerns = [
-        f"`{clip(c.command, 120)}` failed" + (f" ({c.description})" if c.description else "")
-        for c in digest.commands[-MAX_ITEMS:]
-        if c.failed
-    ] + [clip(s, MAX_TEXT) for s in sentences if TENSION.search(s) and not NEXT.match(s)]
+    concerns = [clip(c.failure(), MAX_TEXT) for c in digest.commands[-MAX_ITEMS:] if c.failed] + [
+        clip(s, MAX_TEXT) for s in sentences if TENSION.search(s) and not NEXT.match(s)
+    ]
     evidence = [{"source": t.cite(cwd), "kind": "file", "detail": t.action} for t in changed]
     evidence += [{"source": clip(c.command, 300), "kind": "command",
-                  "detail": c.description + (" (failed)" if c.failed else "")}
+                  "detail": c.description + (f" ({c.outcome})" if c.failed else "")}
                  for c in digest.commands[-4:]]  # fmt: skip
     return {
         "content": summary,
