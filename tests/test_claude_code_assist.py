@@ -164,7 +164,8 @@ def test_mama_save_drafts_from_the_session_then_saves_the_reviewed_narrative(
                                   "it up.", "/mama:save use Postgres for the job queue"],
                            tmp_path)  # fmt: skip
     elapsed = time.monotonic() - started
-    print(f"claude -p (work, /mama:save): {elapsed:.2f} s wall, {len(fake.main_requests)} requests")
+    print(f"claude -p (work, draft, /mama:save): {elapsed:.2f} s wall, "
+          f"{len(fake.main_requests)} requests")  # fmt: skip
     assert [r.get("is_error") for r in results] == [False, False], results
     assert fake.steps_used == len(script)
     requests = fake.main_requests

@@ -270,6 +270,7 @@ async def test_a_draft_waits_for_its_own_call_to_reach_the_transcript(
         assert not drafted.is_error, text(drafted)
         primary = drafted.structured_content["proposal"]["reasoning"]["primary"]
         assert "SKIP LOCKED handled 2,140 jobs/s" in primary, text(drafted)
+        assert drafted.structured_content["transcript_wait_s"] >= 0.5  # the batch came at 0.6 s
     finally:
         state.close()
 

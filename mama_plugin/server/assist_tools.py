@@ -23,9 +23,9 @@ from .base import Answer, Env
 def do_draft_decision(env: Env, args: DraftRequest) -> Answer:
     """``save_decision(draft=true)``: a proposed narrative from this session; nothing saved."""
     path = args.transcript_path or env.session.transcripts.get(env.session.id, "")
-    digest = Digest()
+    digest, waited = Digest(), 0.0
     if path:
-        settle(path, marker=env.call_id)  # Claude Code's pending entries land first
+        waited = settle(path, marker=env.call_id)  # Claude Code's pending entries land first
         # The session's reader has digested the transcript turn by turn (the Stop hook): only
         # the lines added since are read. A copy, as the hooks keep adding to it meanwhile.
         with env.lock():
@@ -36,7 +36,7 @@ def do_draft_decision(env: Env, args: DraftRequest) -> Answer:
         "draft.md.j2", p=draft.proposal, sources=draft.sources, model=draft.model,
         dropped=draft.dropped, proposal_json=json.dumps(draft.proposal, ensure_ascii=False),
     ).strip()  # fmt: skip
-    return Answer(text, data | {"transcript": path or None})
+    return Answer(text, data | {"transcript": path or None, "transcript_wait_s": round(waited, 3)})
 
 
 def do_suggest_links(env: Env, args: SuggestLinksInput) -> Answer:
