@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Config
+from .services import briefing
 from .services.evolution import chain
 from .services.indexing import drain
 from .services.memories import record_outcome, save_checkpoint, save_decision, save_insight
@@ -234,6 +235,11 @@ def _co_author(store: Store, embedder: Embedder | None, assistant: Any) -> str:
         _, link = suggest.accept(store, made[0].id, decided_by="claude")
         out.append(f"evolve_link accepts #{made[0].id}: link #{link.id}, reason by "
                    f"{link.created_by}\n")  # fmt: skip
+    brief = briefing.brief(store, PROJECT, Config(), "startup")
+    if "\n\nProposed links" in brief:  # what is still pending waits at the next session start
+        pending = "Proposed links" + brief.split("\n\nProposed links", 1)[1].split("\n\n")[0]
+        out.append("The next SessionStart lists the rest until someone decides:")
+        out.append(_indent(pending) + "\n")
     stats = project_stats(store, PROJECT)
     reasons = stats.link_reasons
     rate = "—" if stats.acceptance_rate is None else f"{stats.acceptance_rate:.0%}"

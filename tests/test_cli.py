@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -48,6 +49,16 @@ def test_demo_tells_the_whole_story(capsys: pytest.CaptureFixture[str]) -> None:
     related, unrelated = seen.split('UserPromptSubmit hook, prompt "')[1:]
     assert "<mama-memory>" in related and "[SUPERSEDED, FAILED]" in related
     assert "(nothing: below the relevance bar)" in unrelated
+    # The co-author act: a draft that saves nothing, the save, a link proposed and accepted,
+    # the rest waiting at the next session start, the stats.
+    act = out.split("=== The local model as co-author ===")[1]
+    assert "save_decision(draft=true), nothing saved yet" in act
+    assert "evidence [transcript]: infra/redis.tf:12-30 — edited" in act
+    assert re.search(r"Claude reviews it and saves it: dec_\w+", act)
+    assert re.search(r"evolve_link accepts #1: link #\d+", act)
+    assert "The next SessionStart lists the rest until someone decides:" in act
+    assert "- #2: Redis Sentinel with one replica" in act
+    assert re.search(r"mama stats: 3 decisions, .* suggestions accepted 100%", act)
 
 
 def test_status(capsys: pytest.CaptureFixture[str], db: Path) -> None:
