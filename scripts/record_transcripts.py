@@ -44,7 +44,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from fake_anthropic import DONE_TEXT, FakeAnthropic, text, tool_use  # noqa: E402
+from fake_anthropic import DONE_TEXT, FakeAnthropic, claude_env, text, tool_use  # noqa: E402
 
 RECORDED_WITH = "2.1.197"
 TOOLS = "Read,Edit,Write,Bash,TaskCreate,TaskUpdate"
@@ -437,26 +437,6 @@ def claude_version(claude: Path) -> str:
     return out.split()[0] if out.split() else "unknown"
 
 
-def _environment(fake: FakeAnthropic, home: Path, extra: dict[str, str]) -> dict[str, str]:
-    """The recording's environment: no real Claude or API setting survives."""
-    inherited = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("ANTHROPIC_", "CLAUDE", "MCP_", "OTEL_"))
-    }
-    return {
-        **inherited,
-        "HOME": str(home),
-        "ANTHROPIC_BASE_URL": fake.url,
-        "ANTHROPIC_API_KEY": "test-key",
-        "DISABLE_AUTOUPDATER": "1",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "DISABLE_TELEMETRY": "1",
-        "ENABLE_TOOL_SEARCH": "false",
-        **extra,
-    }
-
-
 def _make_project(fixture: Fixture) -> None:
     shutil.rmtree(fixture.project.parent, ignore_errors=True)
     fixture.project.mkdir(parents=True)
@@ -585,7 +565,7 @@ def record(claude: Path, fixture: Fixture, out: Path) -> Path:
     with tempfile.TemporaryDirectory(prefix="mama-record-home-") as home_dir:
         home = Path(home_dir)
         with FakeAnthropic(fixture.script) as fake:
-            _run_session(claude, fixture, _environment(fake, home, fixture.env))
+            _run_session(claude, fixture, claude_env(fake, home, **fixture.env))
         found = list((home / ".claude" / "projects").glob(f"*/{fixture.session_id}.jsonl"))
         if len(found) != 1:
             raise RecordingError(f"{fixture.name}: expected one transcript, found {found}")

@@ -18,11 +18,13 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
+import os
 import threading
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -309,3 +311,24 @@ def _estimate_tokens(body: Any) -> int:
         return max(1, len(json.dumps(body)) // 4)
     except (TypeError, ValueError):
         return 1
+
+
+def claude_env(fake: FakeAnthropic, home: Path, **extra: str) -> dict[str, str]:
+    """Claude Code's environment against ``fake``: no real Claude or API setting survives."""
+    inherited = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ANTHROPIC_", "CLAUDE", "MCP_", "OTEL_"))
+    }
+    return {
+        **inherited,
+        "HOME": str(home),
+        "ANTHROPIC_BASE_URL": fake.url,
+        "ANTHROPIC_API_KEY": "test-key",
+        "DISABLE_AUTOUPDATER": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "ENABLE_TOOL_SEARCH": "false",  # every tool in the first request, none deferred
+        "MCP_CONNECTION_NONBLOCKING": "false",  # -p waits for the server before the model
+        **extra,
+    }

@@ -25,9 +25,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from fake_anthropic import FakeAnthropic, text, tool_use
+from fake_anthropic import FakeAnthropic, claude_env, text, tool_use
 from test_claude_code import CLAUDE, JWT, SAVE, SERVER, needs_claude, result_of, tool_names
-from test_claude_code import _env as claude_env
 from test_stdio import INSPECTOR, Wire, needs_inspector
 
 from mama_plugin.bootstrap import build, paths

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_anthropic import FakeAnthropic, text, tool_use
+from fake_anthropic import FakeAnthropic, claude_env, text, tool_use
 
 from mama_plugin.config import Config
 from mama_plugin.project import project_key
@@ -47,26 +47,6 @@ needs_claude = pytest.mark.skipif(
 )
 
 
-def _env(fake: FakeAnthropic, home: Path) -> dict[str, str]:
-    """The test's environment (MAMA_HOME included), without any real Claude or API setting."""
-    inherited = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("ANTHROPIC_", "CLAUDE", "MCP_", "OTEL_"))
-    }
-    return {
-        **inherited,
-        "HOME": str(home),
-        "ANTHROPIC_BASE_URL": fake.url,
-        "ANTHROPIC_API_KEY": "test-key",
-        "DISABLE_AUTOUPDATER": "1",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "DISABLE_TELEMETRY": "1",
-        "ENABLE_TOOL_SEARCH": "false",  # every tool in the first request, none deferred
-        "MCP_CONNECTION_NONBLOCKING": "false",  # -p waits for the server before the model
-    }
-
-
 def run_claude(
     script: list[dict[str, Any]], prompt: str, workdir: Path, label: str
 ) -> FakeAnthropic:
@@ -82,7 +62,7 @@ def run_claude(
     command = [str(CLAUDE), "-p", prompt, "--plugin-dir", str(ROOT), "--allowedTools", SERVER]
     with FakeAnthropic(script) as fake:
         started = time.monotonic()
-        proc = subprocess.Popen(command, cwd=project, env=_env(fake, home), stdin=subprocess.DEVNULL,
+        proc = subprocess.Popen(command, cwd=project, env=claude_env(fake, home), stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True)  # fmt: skip
         try:

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_anthropic import FakeAnthropic, text, tool_use
-from test_claude_code import CLAUDE, ROOT, RUN_TIMEOUT_S, SERVER, _env, needs_claude, result_of
+from fake_anthropic import FakeAnthropic, claude_env, text, tool_use
+from test_claude_code import CLAUDE, ROOT, RUN_TIMEOUT_S, SERVER, needs_claude, result_of
 
 from mama_plugin.config import Config
 from mama_plugin.project import project_key
@@ -91,7 +91,7 @@ def converse(fake: FakeAnthropic, prompts: list[str], workdir: Path) -> list[dic
     command = [str(CLAUDE), "-p", "--input-format", "stream-json", "--output-format",
                "stream-json", "--verbose", "--plugin-dir", str(ROOT),
                "--allowedTools", SERVER, "Write", "Edit"]  # fmt: skip
-    proc = subprocess.Popen(command, cwd=project, env=_env(fake, home), text=True,
+    proc = subprocess.Popen(command, cwd=project, env=claude_env(fake, home), text=True,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None

@@ -18,12 +18,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from fake_anthropic import FakeAnthropic, text, tool_use
+from fake_anthropic import FakeAnthropic, claude_env, text, tool_use
 from test_claude_code import (
     CLAUDE,
     ROOT,
     SERVER,
-    _env,
     needs_claude,
     result_of,
     run_claude,
@@ -194,7 +193,7 @@ def test_a_killed_server_never_stalls_a_prompt(tmp_path: Path) -> None:
     with FakeAnthropic(
         [tool_use(T + "save_decision", JWT), text("Saved."), text("Still here.")]
     ) as fake:
-        proc = subprocess.Popen(command, cwd=project, env=_env(fake, home), text=True,
+        proc = subprocess.Popen(command, cwd=project, env=claude_env(fake, home), text=True,
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
         assert proc.stdin is not None and proc.stdout is not None
@@ -245,7 +244,7 @@ def test_installed_from_the_marketplace_the_hooks_run(tmp_path: Path, mama_home:
 
         save_decision(store, project_key(project), JWT)
     with FakeAnthropic([text("Hello.")]) as fake:
-        proc = subprocess.run([str(CLAUDE), "-p", "hello"], cwd=project, env=_env(fake, home),
+        proc = subprocess.run([str(CLAUDE), "-p", "hello"], cwd=project, env=claude_env(fake, home),
                               capture_output=True, text=True, timeout=120)  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     story = injected(fake.main_requests[0], "SessionStart")
