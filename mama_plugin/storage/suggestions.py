@@ -122,7 +122,10 @@ class SuggestionOps:
         if not isinstance(values["created_at"], int):
             raise ValueError("created_at must be a timestamp in milliseconds")
         values["sources"] = json.dumps(sources)
-        values["score"] = float(values["score"] or 0)
+        try:
+            values["score"] = float(values["score"] or 0)
+        except (TypeError, ValueError):
+            raise ValueError(f"score must be a number, not {values['score']!r}") from None
         values["status"] = values["status"] or "pending"
         values["decided_by"] = values["decided_by"] or ""
         values["reason"] = redact_text(str(values["reason"] or ""))[0]
