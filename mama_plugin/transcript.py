@@ -13,16 +13,19 @@ a short one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
 MAX_BYTES = 4 * 1024 * 1024
 # Claude Code queues transcript entries and appends them in batches (every 100 ms when its
-# event loop is free; measured lagging a turn by 0.4 s in 2.1.197): see settle().
+# event loop is free; measured lagging a turn by 0.4 s in 2.1.197): see Reader.settle().
 QUIET_S = 0.25
 SETTLE_LIMIT_S = 3.0
 _EDITORS = {"Edit", "MultiEdit", "NotebookEdit"}
@@ -127,38 +130,8 @@ def settle(
     quiet_s: float = QUIET_S,
     limit_s: float = SETTLE_LIMIT_S,
 ) -> float:
-    """Wait until the transcript at ``path`` has caught up, at most ``limit_s``; the wait.
-
-    Claude Code queues transcript entries and appends them in batches, and a batch can lag
-    the conversation by a few hundred milliseconds: a tool call (a draft asked for on the same
-    turn as the work, or on the next prompt) can find a file without the last tool calls or
-    the last thing Claude said. With ``marker`` (the id Claude Code gave the tool call being
-    answered), caught up means the file holds it: entries are appended in order, so everything
-    before the call is on disk. Without one, it means nothing was written for ``quiet_s``.
-    Returns at once for a file already caught up, and when the file cannot be read.
-    """
-    started, needle, seen = time.monotonic(), marker.encode(), -1
-    while True:
-        try:
-            if needle:
-                with open(path, "rb") as handle:
-                    size = handle.seek(0, os.SEEK_END)
-                    start = max(0, size - MAX_BYTES) if seen < 0 else max(0, seen - len(needle))
-                    handle.seek(start)
-                    if needle in handle.read():
-                        break
-                    seen, pause = size, 0.02
-            else:
-                pause = quiet_s - (time.time() - os.stat(path).st_mtime)
-                if pause <= 0:
-                    break
-        except OSError:
-            break
-        left = limit_s - (time.monotonic() - started)
-        if left <= 0:
-            break
-        time.sleep(min(pause, left))
-    return time.monotonic() - started
+    """Wait until the transcript at ``path`` has caught up (see :meth:`Reader.settle`)."""
+    return Reader(path).settle(marker, quiet_s=quiet_s, limit_s=limit_s)
 
 
 def read_transcript(path: str | os.PathLike[str] | None, *, max_bytes: int = MAX_BYTES) -> Digest:
@@ -178,7 +151,49 @@ class Reader:
         self.max_bytes = max_bytes
         self.digest = Digest()
         self._offset: int | None = None  # None: nothing read yet
-        self._calls: dict[str, dict[str, Any]] = {}
+        self._calls: dict[str, dict[str, Any]] = {}  # tool calls waiting for their result
+        self._seen: set[str] = set()  # the id of every tool call read
+        self.readable = True  # whether the last read could open the file
+
+    def settle(
+        self,
+        marker: str = "",
+        *,
+        quiet_s: float = QUIET_S,
+        limit_s: float = SETTLE_LIMIT_S,
+        lock: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext,
+    ) -> float:
+        """Read until the transcript has caught up, at most ``limit_s``; the seconds waited.
+
+        Claude Code queues transcript entries and appends them in batches, and a batch can lag
+        the conversation by a few hundred milliseconds: a tool call (a draft asked for on the
+        same turn as the work, or on the next prompt) can find a file without the last tool
+        calls or the last thing Claude said. With ``marker`` (the id Claude Code gave the tool
+        call being answered), caught up means the call has been read: entries are appended in
+        order, so everything before it has been read too. Without one, it means nothing was
+        written for ``quiet_s``. Returns at once when caught up, and when the file cannot be
+        read. Each read is taken under ``lock`` (the reader may be shared); waits are not.
+        """
+        started = time.monotonic()
+        while True:
+            with lock():
+                self.read()
+                pause = self._behind(marker, quiet_s)
+            left = limit_s - (time.monotonic() - started)
+            if pause <= 0 or left <= 0:
+                return time.monotonic() - started
+            time.sleep(min(pause, left))
+
+    def _behind(self, marker: str, quiet_s: float) -> float:
+        """Seconds to wait before reading again; 0 or less when caught up or unreadable."""
+        if not self.path or not self.readable:
+            return 0.0
+        if marker:
+            return 0.0 if marker in self._seen else 0.02
+        try:
+            return quiet_s - (time.time() - os.stat(self.path).st_mtime)
+        except OSError:
+            return 0.0
 
     def read(self) -> Digest:
         """Parse what was appended since the last call and return the digest so far."""
@@ -188,14 +203,16 @@ class Reader:
             with open(self.path, "rb") as handle:
                 size = handle.seek(0, os.SEEK_END)
                 if self._offset is None or size < self._offset:  # first read, or rewritten
-                    self.digest, self._calls = Digest(), {}
+                    self.digest, self._calls, self._seen = Digest(), {}, set()
                     start = max(0, size - self.max_bytes)
                 else:
                     start = self._offset
                 handle.seek(start)
                 raw = handle.read()
         except OSError:
+            self.readable = False
             return self.digest
+        self.readable = True
         complete = raw.rfind(b"\n") + 1  # a line still being written waits for the next call
         lines = raw[:complete].split(b"\n")
         if start > 0 and self._offset is None:
@@ -207,11 +224,13 @@ class Reader:
             except ValueError:
                 continue
             if isinstance(entry, dict):
-                _take(entry, self.digest, self._calls)
+                _take(entry, self.digest, self._calls, self._seen)
         return self.digest
 
 
-def _take(entry: dict[str, Any], digest: Digest, calls: dict[str, dict[str, Any]]) -> None:
+def _take(
+    entry: dict[str, Any], digest: Digest, calls: dict[str, dict[str, Any]], seen: set[str]
+) -> None:
     kind = entry.get("type")
     message = entry.get("message")
     if kind not in ("user", "assistant") or not isinstance(message, dict):
@@ -226,6 +245,7 @@ def _take(entry: dict[str, Any], digest: Digest, calls: dict[str, dict[str, Any]
                 digest.assistant_texts.append(str(block["text"]).strip())
             elif block.get("type") == "tool_use" and isinstance(block.get("input"), dict):
                 calls[str(block.get("id"))] = block
+                seen.add(str(block.get("id")))
                 digest.tool_calls += 1
         return
     if entry.get("isMeta") or entry.get("isSidechain"):

@@ -16,7 +16,7 @@ from ..schema.assist import DraftRequest, EvolveLinkInput, SuggestLinksInput
 from ..services.quality import reason_quality
 from ..services.render import clip, render
 from ..storage import Store, SuggestionRecord
-from ..transcript import Digest, settle
+from ..transcript import Digest
 from .base import Answer, Env
 
 
@@ -25,11 +25,14 @@ def do_draft_decision(env: Env, args: DraftRequest) -> Answer:
     path = args.transcript_path or env.session.transcripts.get(env.session.id, "")
     digest, waited = Digest(), 0.0
     if path:
-        waited = settle(path, marker=env.call_id)  # Claude Code's pending entries land first
         # The session's reader has digested the transcript turn by turn (the Stop hook): only
-        # the lines added since are read. A copy, as the hooks keep adding to it meanwhile.
+        # the lines added since are read, until this call is among them (Claude Code's pending
+        # entries land first). A copy, as the hooks keep adding to it meanwhile.
         with env.lock():
-            digest = copy.deepcopy(env.session.reader(path).read())
+            reader = env.session.reader(path)
+        waited = reader.settle(env.call_id, lock=env.lock)
+        with env.lock():
+            digest = copy.deepcopy(reader.digest)
     draft = draft_narrative(args, digest, assistant=env.assistant)
     data = draft.as_data()
     text = render(
