@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,14 @@ def anyio_backend() -> str:
 def no_model(mama_home: Path) -> None:
     """Rules judge: the round trips below must not depend on a 270M model's mood."""
     Config(mama_home).set("assist_model_path", "off")
+
+
+@pytest.fixture
+def state(tmp_path: Path, mama_home: Path, project: str, no_model: None) -> Iterator[State]:
+    """The MCP server's state on a fresh store, with the model off."""
+    served = State(Config(mama_home), project, tmp_path / "server.db")
+    yield served
+    served.close()
 
 
 def jwt_then_sessions(store: Store, project: str) -> tuple[str, str]:
@@ -122,86 +131,78 @@ def test_outcome_events_and_rolling_checkpoints_are_not_candidates(
 
 @pytest.mark.anyio
 async def test_suggest_accept_reject_round_trip_through_the_tools(
-    tmp_path: Path, mama_home: Path, project: str, no_model: None
+    state: State, tmp_path: Path, mama_home: Path, project: str
 ) -> None:
-    state = State(Config(mama_home), project, tmp_path / "server.db")
-    try:
-        async with Client(build_server(state), mode="legacy", client_info=CLIENT) as c:
-            jwt, sessions = jwt_then_sessions(state.store, project)
-            ruff = save_decision(state.store, project, {
-                "topic": "ci", "decision": "Lint with ruff", "reasoning": "fast"}).memory.id  # fmt: skip
-            found = await c.call_tool("suggest_links", {"memory_id": sessions})
-            assert not found.is_error, text(found)
-            [row] = found.structured_content["suggestions"]
-            assert (row["from_id"], row["to_id"], row["status"]) == (sessions, jwt, "pending")
-            assert "evolve_link" in text(found) and f"#{row['id']}" in text(found)
+    async with Client(build_server(state), mode="legacy", client_info=CLIENT) as c:
+        jwt, sessions = jwt_then_sessions(state.store, project)
+        ruff = save_decision(state.store, project, {
+            "topic": "ci", "decision": "Lint with ruff", "reasoning": "fast"}).memory.id  # fmt: skip
+        found = await c.call_tool("suggest_links", {"memory_id": sessions})
+        assert not found.is_error, text(found)
+        [row] = found.structured_content["suggestions"]
+        assert (row["from_id"], row["to_id"], row["status"]) == (sessions, jwt, "pending")
+        assert "evolve_link" in text(found) and f"#{row['id']}" in text(found)
 
-            accepted = await c.call_tool("evolve_link", {"suggestion_id": row["id"],
-                                                         "verdict": "ACCEPT"})  # fmt: skip
-            assert not accepted.is_error, text(accepted)
-            link = accepted.structured_content["link"]
-            assert (link["from_id"], link["to_id"], link["created_by"]) == (sessions, jwt, "system")
-            assert link["reason"] == row["reason"]
-            again = await c.call_tool("evolve_link", {"suggestion_id": row["id"],
-                                                      "verdict": "reject"})  # fmt: skip
-            assert again.is_error and "already accepted" in text(again)
+        accepted = await c.call_tool("evolve_link", {"suggestion_id": row["id"],
+                                                     "verdict": "ACCEPT"})  # fmt: skip
+        assert not accepted.is_error, text(accepted)
+        link = accepted.structured_content["link"]
+        assert (link["from_id"], link["to_id"], link["created_by"]) == (sessions, jwt, "system")
+        assert link["reason"] == row["reason"]
+        again = await c.call_tool("evolve_link", {"suggestion_id": row["id"],
+                                                  "verdict": "reject"})  # fmt: skip
+        assert again.is_error and "already accepted" in text(again)
 
-            # A person's own words: the link is theirs.
-            other = state.store.add_suggestion(project, ruff, jwt, "relates_to", "both are CI",
-                                               judged_by="llm")  # fmt: skip
-            assert other is not None
-            edited = await c.call_tool("evolve_link", {
-                "suggestion_id": other.id, "verdict": "accept", "relationship": "depends on",
-                "reason": "ruff runs in the pipeline that JWT tests used"})  # fmt: skip
-            assert edited.structured_content["link"]["created_by"] == "user"
-            assert edited.structured_content["link"]["relationship"] == "depends_on"
+        # A person's own words: the link is theirs.
+        other = state.store.add_suggestion(project, ruff, jwt, "relates_to", "both are CI",
+                                           judged_by="llm")  # fmt: skip
+        assert other is not None
+        edited = await c.call_tool("evolve_link", {
+            "suggestion_id": other.id, "verdict": "accept", "relationship": "depends on",
+            "reason": "ruff runs in the pipeline that JWT tests used"})  # fmt: skip
+        assert edited.structured_content["link"]["created_by"] == "user"
+        assert edited.structured_content["link"]["relationship"] == "depends_on"
 
-            third = state.store.add_suggestion(project, ruff, sessions, "refines", "x y z w v",
-                                               judged_by="llm")  # fmt: skip
-            assert third is not None
-            no = await c.call_tool("evolve_link", {"suggestion_id": third.id, "verdict": "reject"})
-            assert not no.is_error and "will not be proposed again" in text(no)
-            missing = await c.call_tool("evolve_link", {"suggestion_id": 999, "verdict": "accept"})
-            assert missing.is_error and "no link suggestion #999" in text(missing)
-            listed = await c.call_tool("suggest_links", {})
-            assert listed.structured_content["suggestions"] == []
+        third = state.store.add_suggestion(project, ruff, sessions, "refines", "x y z w v",
+                                           judged_by="llm")  # fmt: skip
+        assert third is not None
+        no = await c.call_tool("evolve_link", {"suggestion_id": third.id, "verdict": "reject"})
+        assert not no.is_error and "will not be proposed again" in text(no)
+        missing = await c.call_tool("evolve_link", {"suggestion_id": 999, "verdict": "accept"})
+        assert missing.is_error and "no link suggestion #999" in text(missing)
+        listed = await c.call_tool("suggest_links", {})
+        assert listed.structured_content["suggestions"] == []
 
-        stats = project_stats(state.store, project)
-        assert stats.suggestions["accepted"] == 2 and stats.suggestions["rejected"] == 1
-        assert stats.acceptance_rate == pytest.approx(2 / 3)
-        assert stats.links_by["system"] == 1 and stats.links_by["user"] == 1
-    finally:
-        state.close()
+    stats = project_stats(state.store, project)
+    assert stats.suggestions["accepted"] == 2 and stats.suggestions["rejected"] == 1
+    assert stats.acceptance_rate == pytest.approx(2 / 3)
+    assert stats.links_by["system"] == 1 and stats.links_by["user"] == 1
 
 
 @pytest.mark.anyio
 async def test_a_save_queues_suggestions_judged_in_the_background(
-    tmp_path: Path, mama_home: Path, project: str, no_model: None
+    state: State, tmp_path: Path, mama_home: Path, project: str
 ) -> None:
-    state = State(Config(mama_home), project, tmp_path / "server.db")
-    try:
-        async with Client(build_server(state), mode="legacy", client_info=CLIENT) as c:
-            jwt, _ = jwt_then_sessions(state.store, project)
-            saved = await c.call_tool("save_decision", {
-                "topic": "auth_strategy", "decision": "Opaque tokens checked against Redis",
-                "reasoning": "JWT refresh hit the DB at 10K req/s"})  # fmt: skip
-            new = saved.structured_content["id"]
-            assert state.session.suggest_queue == [new]
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(suggest_in_background, state)
-                deadline = time.monotonic() + 20
-                while not state.store.suggestions(project, memory_id=new):
-                    assert time.monotonic() < deadline, "the background suggester never ran"
-                    await anyio.sleep(0.1)
-                tasks.cancel_scope.cancel()
-        made = state.store.suggestions(project, memory_id=new)
-        assert {s.to_id for s in made} >= {jwt} and all(s.status == "pending" for s in made)
-        Config(mama_home).set("link_suggestions", "false")
-        async with Client(build_server(state), mode="legacy", client_info=CLIENT) as c:
-            await c.call_tool("save_insight", {"content": "Redis needs sentinel for HA"})
-        assert state.session.suggest_queue == []
-    finally:
-        state.close()
+    async with Client(build_server(state), mode="legacy", client_info=CLIENT) as c:
+        jwt, _ = jwt_then_sessions(state.store, project)
+        saved = await c.call_tool("save_decision", {
+            "topic": "auth_strategy", "decision": "Opaque tokens checked against Redis",
+            "reasoning": "JWT refresh hit the DB at 10K req/s"})  # fmt: skip
+        new = saved.structured_content["id"]
+        assert state.session.suggest_queue == [new]
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(suggest_in_background, state)
+            deadline = time.monotonic() + 20
+            while not state.store.suggestions(project, memory_id=new):
+                assert time.monotonic() < deadline, "the background suggester never ran"
+                await anyio.sleep(0.1)
+            tasks.cancel_scope.cancel()
+    made = state.store.suggestions(project, memory_id=new)
+    assert {s.to_id for s in made} >= {jwt} and all(s.status == "pending" for s in made)
+    Config(mama_home).set("link_suggestions", "false")
+    async with Client(build_server(state), mode="legacy", client_info=CLIENT) as c:
+        await c.call_tool("save_insight", {"content": "Redis needs sentinel for HA"})
+    assert state.session.suggest_queue == []
 
 
 # -- drafting through the tool ------------------------------------------------------------------
@@ -209,41 +210,35 @@ async def test_a_save_queues_suggestions_judged_in_the_background(
 
 @pytest.mark.anyio
 async def test_save_decision_draft_proposes_and_saves_nothing_then_the_proposal_saves(
-    tmp_path: Path, mama_home: Path, project: str, no_model: None
+    state: State, tmp_path: Path, mama_home: Path, project: str
 ) -> None:
-    state = State(Config(mama_home), project, tmp_path / "server.db")
     transcript = str(FIXTURES / "postgres_job_queue.jsonl")
-    try:
-        async with Client(build_server(state), mode="legacy", client_info=CLIENT) as c:
-            # The session's transcript is learned from the hooks, as in Claude Code.
-            await c.call_tool(
-                "checkpoint_turn", {"session_id": "s1", "transcript_path": transcript}
-            )
-            before = state.store.counts()["memories"]
-            drafted = await c.call_tool("save_decision", {
-                "decision": "Use PostgreSQL for the job queue", "draft": True})  # fmt: skip
-            assert not drafted.is_error, text(drafted)
-            data = drafted.structured_content
-            assert data["saved"] is False and data["transcript"] == transcript
-            assert state.store.counts()["memories"] == before
-            assert "NOT saved" in text(drafted) and "assist_model_path is off" in text(drafted)
-            proposal = data["proposal"]
-            assert "SKIP LOCKED handled 2,140 jobs/s" in proposal["reasoning"]["primary"]
-            assert {"source": "migrations/004_jobs.sql:1-13", "kind": "file",
-                    "detail": "created"} in proposal["evidence"]  # fmt: skip
-            assert json.dumps(proposal, ensure_ascii=False) in text(drafted)
-            saved = await c.call_tool("save_decision", proposal)
-            assert not saved.is_error and text(saved).startswith("Saved decision")
-            wrong = await c.call_tool("save_decision", {"topic": "t", "decision": "d",
-                                                        "reasoning": "r", "context": "notes"})  # fmt: skip
-            assert wrong.is_error and "only read with draft=true" in text(wrong)
-    finally:
-        state.close()
+    async with Client(build_server(state), mode="legacy", client_info=CLIENT) as c:
+        # The session's transcript is learned from the hooks, as in Claude Code.
+        await c.call_tool("checkpoint_turn", {"session_id": "s1", "transcript_path": transcript})
+        before = state.store.counts()["memories"]
+        drafted = await c.call_tool("save_decision", {
+            "decision": "Use PostgreSQL for the job queue", "draft": True})  # fmt: skip
+        assert not drafted.is_error, text(drafted)
+        data = drafted.structured_content
+        assert data["saved"] is False and data["transcript"] == transcript
+        assert state.store.counts()["memories"] == before
+        assert "NOT saved" in text(drafted) and "assist_model_path is off" in text(drafted)
+        proposal = data["proposal"]
+        assert "SKIP LOCKED handled 2,140 jobs/s" in proposal["reasoning"]["primary"]
+        assert {"source": "migrations/004_jobs.sql:1-13", "kind": "file",
+                "detail": "created"} in proposal["evidence"]  # fmt: skip
+        assert json.dumps(proposal, ensure_ascii=False) in text(drafted)
+        saved = await c.call_tool("save_decision", proposal)
+        assert not saved.is_error and text(saved).startswith("Saved decision")
+        wrong = await c.call_tool("save_decision", {"topic": "t", "decision": "d",
+                                                    "reasoning": "r", "context": "notes"})  # fmt: skip
+        assert wrong.is_error and "only read with draft=true" in text(wrong)
 
 
 @pytest.mark.anyio
 async def test_a_draft_waits_for_its_own_call_to_reach_the_transcript(
-    tmp_path: Path, mama_home: Path, project: str, no_model: None
+    state: State, tmp_path: Path, mama_home: Path, project: str
 ) -> None:
     # Claude Code gives each tool call an id (_meta "claudecode/toolUseId") and appends the
     # transcript in batches: the draft reads once the line with its own call is on disk.
@@ -252,27 +247,23 @@ async def test_a_draft_waits_for_its_own_call_to_reach_the_transcript(
         {"type": "tool_use", "id": "toolu_01draft", "name": "save_decision", "input": {}}]}})  # fmt: skip
     path = tmp_path / "session.jsonl"
     path.write_bytes(b"".join(lines[:6]))  # the why (line 8 on) is still in Claude Code's queue
-    state = State(Config(mama_home), project, tmp_path / "server.db")
-    try:
-        async with Client(build_server(state), mode="legacy", client_info=CLIENT) as c:
-            await c.call_tool("checkpoint_turn", {"session_id": "s1", "transcript_path": str(path)})
-            async with anyio.create_task_group() as tasks:
+    async with Client(build_server(state), mode="legacy", client_info=CLIENT) as c:
+        await c.call_tool("checkpoint_turn", {"session_id": "s1", "transcript_path": str(path)})
+        async with anyio.create_task_group() as tasks:
 
-                async def land_later() -> None:
-                    await anyio.sleep(0.6)
-                    path.write_bytes(b"".join(lines) + call.encode() + b"\n")
+            async def land_later() -> None:
+                await anyio.sleep(0.6)
+                path.write_bytes(b"".join(lines) + call.encode() + b"\n")
 
-                tasks.start_soon(land_later)
-                drafted = await c.call_tool(
-                    "save_decision", {"decision": "Use PostgreSQL for the job queue",
-                                      "draft": True}, meta={"claudecode/toolUseId": "toolu_01draft"},
-                )  # fmt: skip
-        assert not drafted.is_error, text(drafted)
-        primary = drafted.structured_content["proposal"]["reasoning"]["primary"]
-        assert "SKIP LOCKED handled 2,140 jobs/s" in primary, text(drafted)
-        assert drafted.structured_content["transcript_wait_s"] >= 0.5  # the batch came at 0.6 s
-    finally:
-        state.close()
+            tasks.start_soon(land_later)
+            drafted = await c.call_tool(
+                "save_decision", {"decision": "Use PostgreSQL for the job queue",
+                                  "draft": True}, meta={"claudecode/toolUseId": "toolu_01draft"},
+            )  # fmt: skip
+    assert not drafted.is_error, text(drafted)
+    primary = drafted.structured_content["proposal"]["reasoning"]["primary"]
+    assert "SKIP LOCKED handled 2,140 jobs/s" in primary, text(drafted)
+    assert drafted.structured_content["transcript_wait_s"] >= 0.5  # the batch came at 0.6 s
 
 
 # -- stats ----------------------------------------------------------------------------------
