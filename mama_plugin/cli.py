@@ -167,7 +167,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from .storage.imports import import_file, rollback_last_import
+    from .transfer.imports import import_file, rollback_last_import
 
     with _store(args) as store:
         if args.rollback:
@@ -196,7 +196,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .storage.dump import export_data
+    from .transfer.dump import export_data
 
     with _store(args) as store:
         project = project_key(args.project) if args.project else None
