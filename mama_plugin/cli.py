@@ -59,28 +59,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from .storage import vectors as vec
-    from .storage.migrations import LATEST
+    from .services.status import store_status
 
     with _store(args) as store:
-        model, dim = vec.recorded_model(store)
-        info = {
-            "database": str(store.path),
-            "schema_version": store.schema_version,
-            "schema_latest": LATEST,
-            "project": project_key(os.getcwd()),
-            **store.counts(),
-            "embedding": {
-                "model": model,
-                "dimensions": dim,
-                "vectors": vec.count_vectors(store),
-                "waiting": vec.count_pending(store),
-            },
-            "relationships": [
-                {"relationship": r, "category": c, "uses": n}
-                for r, c, n in store.relationship_usage()
-            ],
-        }
+        info = store_status(store, project=project_key(os.getcwd()))
     if args.json:
         print_json(info)
         return 0
@@ -196,7 +178,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .transfer.dump import export_data
+    from .transfer import export_data, export_markdown
 
     with _store(args) as store:
         project = project_key(args.project) if args.project else None
@@ -205,33 +187,13 @@ def cmd_export(args: argparse.Namespace) -> int:
                 json.dumps(export_data(store, project=project), indent=2, ensure_ascii=False) + "\n"
             )
         else:
-            text = _export_markdown(store, project)
+            text = export_markdown(store, project=project)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
-
-
-def _export_markdown(store: Any, project: str | None) -> str:
-    from .services.evolution import current_of
-    from .services.render import render
-    from .storage import now_ms
-
-    groups: dict[str, list[Any]] = {}
-    links_of: dict[str, list[Any]] = {}
-    successors: dict[str, Any] = {}
-    for memory in store.iter_memories(project=project):
-        groups.setdefault(memory.project, []).append(memory)
-        if memory.status == "superseded":
-            successors[memory.id] = current_of(store, memory.id)
-    for link in store.iter_links():
-        links_of.setdefault(link.from_id, []).append(link)
-        links_of.setdefault(link.to_id, []).append(link)
-    total = sum(len(v) for v in groups.values())
-    return render("export.md.j2", exported_at=now_ms(), groups=groups, links_of=links_of,
-                  successors=successors, total=total)  # fmt: skip
 
 
 def cmd_config(args: argparse.Namespace) -> int:
