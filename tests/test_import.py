@@ -44,9 +44,9 @@ from mama_plugin.cli import main
 from mama_plugin.errors import LegacyImportError
 from mama_plugin.services.evolution import current_of
 from mama_plugin.storage import Store
-from mama_plugin.storage.dump import export_data
-from mama_plugin.storage.imports import ImportReport, import_file, rollback_last_import
-from mama_plugin.storage.legacy import NO_REASONING
+from mama_plugin.transfer.dump import export_data
+from mama_plugin.transfer.imports import ImportReport, import_file, rollback_last_import
+from mama_plugin.transfer.v1 import NO_REASONING
 
 STORY_IDS = [D_JWT, D_SESSIONS, D_TTL, D_POSTGRES, D_CACHE, D_LINT]
 SKIPPED = {"embeddings", "decisions_fts", "schema_version", *FTS_SHADOW_TABLES}

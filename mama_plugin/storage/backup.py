@@ -7,6 +7,8 @@ from pathlib import Path
 
 import apsw
 
+from .store import Store
+
 
 def backup_to(conn: apsw.Connection, dest: Path) -> Path:
     """Copy the live database behind ``conn`` into a new file ``dest``."""
@@ -45,3 +47,21 @@ def backup_path(db: Path, label: str) -> Path:
         n += 1
         candidate = folder / f"{db.stem}-{stamp}-{label}-{n}.db"
     return candidate
+
+
+def back_up(store: Store, label: str) -> Path:
+    """Back the store up into a new file beside it (see :func:`backup_path`); its path."""
+    return backup_to(store.conn, backup_path(store.path, label))
+
+
+def restore(store: Store, source: Path) -> None:
+    """Replace the store's database with the backup ``source``.
+
+    In-memory vector indexes must not trust the restored (older) vector log: the log is
+    emptied and ``vectors_epoch`` moves past the value it had before the restore.
+    """
+    epoch = int(store.meta("vectors_epoch") or 0)
+    restore_from(store.conn, source)
+    store.set_meta("vectors_epoch", str(epoch + 1))
+    with store.transaction():
+        store.conn.execute("DELETE FROM vector_log")

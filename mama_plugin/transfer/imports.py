@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LegacyImportError
-from .backup import backup_path, backup_to, restore_from
+from ..storage import Store
+from ..storage.archive import changed_since, last_import, record_counts, record_import
+from ..storage.backup import back_up, restore
 from .dump import import_dump
-from .legacy import LegacyResult, import_v1
-from .store import Store, now_ms
+from .result import LegacyResult
+from .v1 import import_v1
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -66,22 +68,16 @@ def import_file(store: Store, source: Path, *, project: str) -> ImportReport:
             raise LegacyImportError(f"{source} is not readable JSON: {exc}") from exc
         if not isinstance(payload, dict):
             raise LegacyImportError(f"{source} must hold a JSON object (a MAMA export)")
-    backup = backup_to(store.conn, backup_path(store.path, "pre-import"))
+    backup = back_up(store, "pre-import")
     started = time.perf_counter()
     with store.transaction():
-        store.conn.execute(
-            "INSERT INTO imports(source, backup, started_at) VALUES (?, ?, ?)",
-            (str(source.resolve()), str(backup), now_ms()),
-        )
-        import_id = store.conn.last_insert_rowid()
+        import_id = record_import(store, source.resolve(), backup)
         if fmt == "mama-v1":
             result = import_v1(store, source, project, import_id)
         else:
             result = import_dump(store, payload)
         counts = _verified(result)
-        store.conn.execute(
-            "UPDATE imports SET counts = ? WHERE id = ?", (json.dumps(counts), import_id)
-        )
+        record_counts(store, import_id, counts)
     return ImportReport(
         source, fmt, backup, counts, dict(result.skipped), time.perf_counter() - started
     )
@@ -106,27 +102,18 @@ def rollback_last_import(store: Store, *, force: bool = False) -> Path:
     Memories saved or changed since that import would be lost with it: unless ``force``,
     that is refused with a count. The current state is backed up first either way.
     """
-    rows = store.conn.execute(
-        "SELECT backup, started_at FROM imports ORDER BY id DESC LIMIT 1"
-    ).fetchall()
-    if not rows:
+    last = last_import(store)
+    if last is None:
         raise LegacyImportError("nothing to roll back: no import is recorded in this database")
-    backup, started = Path(str(rows[0][0])), int(rows[0][1])  # type: ignore[arg-type]
+    backup, started = last
     if not backup.is_file():
         raise LegacyImportError(f"the backup {backup} is missing; it cannot be restored")
-    later = store.conn.execute(
-        "SELECT count(*) FROM memories WHERE created_at > ? OR updated_at > ?", (started, started)
-    ).fetchall()[0][0]
+    later = changed_since(store, started)
     if later and not force:
         raise LegacyImportError(
             f"{later} memories were saved or changed after that import and would be lost; "
             "run `mama export -o keep.json` first, then `mama import --rollback --force`"
         )
-    backup_to(store.conn, backup_path(store.path, "pre-rollback"))
-    epoch = int(store.meta("vectors_epoch") or 0)
-    restore_from(store.conn, backup)
-    # In-memory vector indexes must not trust the restored (older) vector log.
-    store.set_meta("vectors_epoch", str(epoch + 1))
-    with store.transaction():
-        store.conn.execute("DELETE FROM vector_log")
+    back_up(store, "pre-rollback")
+    restore(store, backup)
     return backup

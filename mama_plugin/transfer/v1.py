@@ -11,11 +11,7 @@ skipped because MAMA rebuilds them. Nothing here commits: the caller owns the tr
 
 from __future__ import annotations
 
-import base64
 import json
-import re
-from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +20,10 @@ import apsw
 from ..errors import LegacyImportError, ValidationError
 from ..privacy import redact_tree
 from ..relationships import REPLACING, normalise
-from .store import Store
+from ..storage import Store
+from ..storage.archive import keep_row
+from . import v1_source as old
+from .result import LegacyResult
 
 KNOWN = ("decisions", "decision_edges", "checkpoints", "sessions")
 _BOOKKEEPING = {"schema_version": "MAMA v1.0 migration bookkeeping"}
@@ -35,38 +34,9 @@ _DECISION_DIRECT = {"id", "topic", "decision", "reasoning", "confidence", "creat
 NO_REASONING = "(no reasoning was recorded in MAMA v1.0)"
 
 
-@dataclass
-class LegacyResult:
-    """Per-table counts: rows in the source and where each one went."""
-
-    counts: dict[str, Counter[str]] = field(default_factory=dict)
-    skipped: dict[str, str] = field(default_factory=dict)
-
-    def tally(self, table: str, outcome: str, n: int = 1) -> None:
-        """Count ``n`` rows of ``table`` as ``outcome`` (source, imported, archived, …)."""
-        self.counts.setdefault(table, Counter())[outcome] += n
-
-
-def ms(value: Any) -> int | None:
-    """A v1.0 timestamp in milliseconds; values too small to be milliseconds are seconds."""
-    if value is None or value == "":
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return int(number * 1000) if number < 1e11 else int(number)
-
-
 def import_v1(store: Store, source: Path, project: str, import_id: int) -> LegacyResult:
     """Copy every row of the v1.0 database at ``source`` into ``store`` (inside its transaction)."""
-    try:
-        src = apsw.Connection(
-            f"file:{source}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
-        )
-        tables = _tables(src)
-    except apsw.Error as exc:
-        raise LegacyImportError(f"cannot read {source} as an SQLite database: {exc}") from exc
+    src, tables = old.open_source(source)
     if "decisions" not in tables:
         src.close()
         raise LegacyImportError(
@@ -74,14 +44,14 @@ def import_v1(store: Store, source: Path, project: str, import_id: int) -> Legac
         )
     result = LegacyResult()
     try:
-        _read(src, "BEGIN")  # one consistent snapshot of the source
-        decisions = _rows(src, "decisions")
+        old.read(src, "BEGIN")  # one consistent snapshot of the source
+        decisions = old.rows(src, "decisions")
         _import_decisions(store, decisions, project, result)
         _import_links(store, src, tables, decisions, import_id, result)
         if "checkpoints" in tables:
-            _import_checkpoints(store, _rows(src, "checkpoints"), project, result)
+            _import_checkpoints(store, old.rows(src, "checkpoints"), project, result)
         if "sessions" in tables:
-            _import_sessions(store, _rows(src, "sessions"), project, import_id, result)
+            _import_sessions(store, old.rows(src, "sessions"), project, import_id, result)
         _archive_unknown(store, src, tables, import_id, result)
     finally:
         src.close()
@@ -90,71 +60,6 @@ def import_v1(store: Store, source: Path, project: str, import_id: int) -> Legac
     if missing:
         raise LegacyImportError(f"{len(missing)} decision(s) did not arrive: {sorted(missing)[:5]}")
     return result
-
-
-def _tables(src: apsw.Connection) -> dict[str, str]:
-    rows = src.execute(
-        "SELECT name, coalesce(sql, '') FROM sqlite_master WHERE type = 'table'"
-    ).fetchall()
-    return {str(name): str(sql) for name, sql in rows}
-
-
-def _read(src: apsw.Connection, sql: str) -> list[tuple[Any, ...]]:
-    """Run a query on the source; a damaged source becomes an error that names it."""
-    try:
-        return list(src.execute(sql).fetchall())
-    except apsw.Error as exc:
-        raise LegacyImportError(
-            f"cannot read {src.filename} ({exc}); nothing was imported"
-        ) from exc
-
-
-def _rows(src: apsw.Connection, table: str) -> list[dict[str, Any]]:
-    # Name the columns up front: apsw cannot describe a statement that has run to completion.
-    quoted = table.replace('"', '""')
-    names = [str(r[1]) for r in _read(src, f'PRAGMA table_info("{quoted}")')]
-    if not names:
-        return []
-    columns = ", ".join('"' + n.replace('"', '""') + '"' for n in names)
-    rows = _read(src, f'SELECT {columns} FROM "{quoted}"')
-    return [dict(zip(names, row, strict=True)) for row in rows]
-
-
-def _loads(value: Any) -> Any:
-    """Parse a JSON column, keeping plain text as it is."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return value
-    return value
-
-
-def _as_list(value: Any) -> list[Any]:
-    parsed = _loads(value)
-    if parsed is None or parsed == "":
-        return []
-    return parsed if isinstance(parsed, list) else [parsed]
-
-
-def _text(item: Any) -> str:
-    return item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, bytes):
-        return {"base64": base64.b64encode(value).decode("ascii")}
-    return _loads(value)
-
-
-def _confidence(value: Any, default: float = 0.5) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return default
-    if number > 1.0 and number <= 100.0:
-        number /= 100.0  # a percentage
-    return min(1.0, max(0.0, number))
 
 
 def _import_decisions(
@@ -174,9 +79,11 @@ def _import_decisions(
                 details.append(f"Limitation: {row['limitation']}")
             outcome = {"status": str(row["outcome"]).upper(), "details": "\n".join(details)}
         legacy = {
-            k: _jsonable(v) for k, v in row.items() if k not in _DECISION_DIRECT and v is not None
+            k: old.jsonable(v)
+            for k, v in row.items()
+            if k not in _DECISION_DIRECT and v is not None
         }
-        created = ms(row.get("created_at")) or 0
+        created = old.ms(row.get("created_at")) or 0
         store.insert_memory(
             id=memory_id,
             type="decision",
@@ -187,18 +94,20 @@ def _import_decisions(
                 "primary": str(row.get("reasoning") or "").strip() or NO_REASONING,
                 "secondary": [],
                 "alternatives_considered": [
-                    {"option": _text(a), "rejected_because": ""}
-                    for a in _as_list(row.get("alternatives"))
+                    {"option": old.as_text(a), "rejected_because": ""}
+                    for a in old.as_list(row.get("alternatives"))
                 ],
             },
-            evidence=[{"source": _text(e), "detail": ""} for e in _as_list(row.get("evidence"))],
+            evidence=[
+                {"source": old.as_text(e), "detail": ""} for e in old.as_list(row.get("evidence"))
+            ],
             tension={
                 "concerns": [],
                 "trade_offs": [],
-                "risks": [_text(r) for r in _as_list(row.get("risks"))],
+                "risks": [old.as_text(r) for r in old.as_list(row.get("risks"))],
             },
             outcome=outcome,
-            confidence=_confidence(row.get("confidence")),
+            confidence=old.confidence(row.get("confidence")),
             # Marked superseded only once the link to its successor exists (see _import_links):
             # a superseded decision is never shown without what replaced it.
             status="current",
@@ -206,7 +115,7 @@ def _import_decisions(
             metadata={"imported_from": "mama-v1", "legacy": legacy},
             times_used=int(row.get("usage_count") or 0),
             created_at=created,
-            updated_at=ms(row.get("updated_at")) or created,
+            updated_at=old.ms(row.get("updated_at")) or created,
         )
         result.tally("decisions", "imported")
 
@@ -233,10 +142,10 @@ def _import_links(
     for row in decisions:
         want(row["id"], row.get("supersedes"), "supersedes", row.get("created_at"))
         want(row.get("superseded_by"), row["id"], "supersedes", row.get("updated_at"))
-        for parent in _as_list(row.get("refined_from")):
+        for parent in old.as_list(row.get("refined_from")):
             want(row["id"], parent, "refines", row.get("created_at"))
     if "decision_edges" in tables:
-        for edge in _rows(src, "decision_edges"):
+        for edge in old.rows(src, "decision_edges"):
             result.tally("decision_edges", "source")
             if edge.get("approved_by_user") == 0:
                 # Proposed by a model and never approved: a suggestion, not a fact.
@@ -277,10 +186,10 @@ def _import_links(
                 to,
                 rel,
                 reason,
-                evidence=_text(edge["evidence"]) if edge.get("evidence") else "",
-                confidence=_confidence(edge.get("weight"), 1.0),
+                evidence=old.as_text(edge["evidence"]) if edge.get("evidence") else "",
+                confidence=old.confidence(edge.get("weight"), 1.0),
                 created_by=str(creator) if creator in {"user", "llm"} else "system",
-                created_at=ms(extra.get("at")),
+                created_at=old.ms(extra.get("at")),
                 mark_target=False,
             )
         except ValidationError as exc:
@@ -294,13 +203,6 @@ def _import_links(
         result.tally(table, "imported")
 
 
-def _steps(text: Any) -> list[dict[str, str]]:
-    lines = [
-        re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", ln).strip() for ln in str(text or "").splitlines()
-    ]
-    return [{"step": ln, "priority": "MEDIUM", "context": ""} for ln in lines if ln]
-
-
 def _import_checkpoints(
     store: Store, rows: list[dict[str, Any]], project: str, result: LegacyResult
 ) -> None:
@@ -311,8 +213,8 @@ def _import_checkpoints(
         if memory_id in present:
             result.tally("checkpoints", "already_present")
             continue
-        legacy = {k: _jsonable(v) for k, v in row.items() if v is not None}
-        created = ms(row.get("timestamp")) or 0
+        legacy = {k: old.jsonable(v) for k, v in row.items() if v is not None}
+        created = old.ms(row.get("timestamp")) or 0
         store.insert_memory(
             id=memory_id,
             type="checkpoint",
@@ -322,8 +224,8 @@ def _import_checkpoints(
             continuity={
                 "done": [],
                 "remains": [],
-                "next_steps": _steps(row.get("next_steps")),
-                "open_files": [_text(f) for f in _as_list(row.get("open_files"))],
+                "next_steps": old.steps(row.get("next_steps")),
+                "open_files": [old.as_text(f) for f in old.as_list(row.get("open_files"))],
             },
             metadata={"imported_from": "mama-v1", "legacy": legacy},
             created_at=created,
@@ -354,9 +256,9 @@ def _import_sessions(
             session_id=str(row["id"]),
             metadata={
                 "imported_from": "mama-v1",
-                "legacy": {k: _jsonable(v) for k, v in row.items() if v is not None},
+                "legacy": {k: old.jsonable(v) for k, v in row.items() if v is not None},
             },
-            created_at=ms(row.get("started_at")) or ms(row.get("last_active_at")) or 0,
+            created_at=old.ms(row.get("started_at")) or old.ms(row.get("last_active_at")) or 0,
         )
         result.tally("sessions", "imported")
 
@@ -379,7 +281,7 @@ def _archive_unknown(
         elif any(name.startswith(v + "_") for v in virtual):
             result.skipped[name] = "shadow table of a virtual table"
         else:
-            rows = _rows(src, name)
+            rows = old.rows(src, name)
             result.tally(name, "source", len(rows))
             for row in rows:
                 _archive(store, import_id, name, row, result)
@@ -396,16 +298,6 @@ def _archive(
 ) -> None:
     """Keep a source row that has no memory or link form; the same row is kept only once."""
     table = table or label.split(" (")[0]
-    clean, _ = redact_tree({k: _jsonable(v) for k, v in row.items()})
+    clean, _ = redact_tree({k: old.jsonable(v) for k, v in row.items()})
     text = json.dumps(clean, ensure_ascii=False, sort_keys=True)
-    seen = store.conn.execute(
-        "SELECT 1 FROM legacy_rows WHERE source_table = ? AND row = ? LIMIT 1", (label, text)
-    ).fetchall()
-    if seen:
-        result.tally(table, "already_present")
-        return
-    store.conn.execute(
-        "INSERT INTO legacy_rows(import_id, source_table, row) VALUES (?, ?, ?)",
-        (import_id, label, text),
-    )
-    result.tally(table, kind)
+    result.tally(table, kind if keep_row(store, import_id, label, text) else "already_present")

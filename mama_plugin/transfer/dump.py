@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import LegacyImportError, ValidationError
-from .legacy import LegacyResult
-from .store import Store, now_ms
+from ..storage import Store, now_ms
+from .result import LegacyResult
 
 FORMAT = "mama-export"
 FORMAT_VERSION = 1

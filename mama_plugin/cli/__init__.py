@@ -1,0 +1,67 @@
+"""The ``mama`` command line. Thin: parse arguments, call a service, print.
+
+Errors from MAMA become one ``mama: error: …`` line and exit code 1; usage errors exit 2.
+Each command lives with its kin (memory, transfer, settings, runtime, assist, bench) and
+declares its arguments with the shared decorators of ``options``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from ..errors import MamaError
+from . import assist, bench, memory, runtime, settings, transfer
+from .options import Command
+
+__all__ = ["build_parser", "main"]
+
+# In the order ``mama --help`` lists them.
+COMMANDS: tuple[Command, ...] = (
+    runtime.cmd_demo,
+    memory.cmd_status,
+    memory.cmd_show,
+    memory.cmd_search,
+    transfer.cmd_import,
+    transfer.cmd_export,
+    runtime.cmd_serve,
+    runtime.cmd_models,
+    runtime.cmd_reindex,
+    assist.cmd_draft,
+    assist.cmd_links,
+    assist.cmd_stats,
+    bench.cmd_bench,
+    settings.cmd_config,
+    settings.cmd_commands,
+    runtime.cmd_hook,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser (also used by the docs test)."""
+    parser = argparse.ArgumentParser(
+        prog="mama", description="MAMA: a memory of decisions for Claude Code."
+    )
+    parser.add_argument(
+        "--db", help="database file (default: the configured one, $MAMA_HOME/mama.db)"
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        command.add_to(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``mama`` command."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "config":
+        settings.check_config_args(parser, args)
+    try:
+        return int(args.handler(args))
+    except MamaError as exc:
+        print(f"mama: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,78 @@
+"""``mama bench``: run one benchmark from ``bench/`` and print its report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..config import Config
+from ..errors import MamaError
+from .options import argument, command, keyword_only_option
+
+
+@command("bench", "benchmarks: retrieval quality on LoCoMo, latency at scale")
+@argument(
+    "kind",
+    choices=("retrieval", "latency", "startup", "hooks", "draft"),
+    help="which benchmark",
+)
+@argument("--dataset", help="retrieval: path to LoCoMo's locomo10.json")
+@argument("--audit", help="retrieval: audit errors (default: locomo_audit_errors.json beside it)")
+@argument("--depth", type=int, default=50, help="retrieval: results per question (default 50)")
+@argument(
+    "--sizes",
+    default="1000,10000,100000",
+    help="latency: store sizes (default 1000,10000,100000)",
+)
+@argument("--queries", type=int, default=200, help="latency: searches per size (default 200)")
+@argument("--runs", type=int, help="runs to time (default: startup, hooks 30; draft 3)")
+@argument(
+    "--transcripts", help="draft: a folder of Claude Code transcripts (default: the fixtures)"
+)
+@argument("--size", type=int, default=10_000, help="hooks: memories in the store (default 10000)")
+@keyword_only_option()
+# Not the shared --json flag: here --json names a file the figures are written to.
+@argument("--json", metavar="OUT", help="also write every figure to this JSON file")
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Run one benchmark and print its report (and write its figures with ``--json``)."""
+    from ..bench import commands
+
+    embedder = None
+    if not args.keyword_only and args.kind not in ("startup", "draft"):
+        from ..embeddings import open_embedder
+
+        embedder = open_embedder(Config())
+
+    def progress(line: str) -> None:
+        print(f"  … {line}", file=sys.stderr, flush=True)
+
+    if args.kind == "startup":
+        from ..bench.startup import startup_run
+
+        text, data = startup_run(args.runs or 30)
+    elif args.kind == "draft":
+        from ..bench.draft import draft_run
+
+        folder = Path(args.transcripts) if args.transcripts else None
+        text, data = draft_run(args.runs or 3, folder=folder)
+    elif args.kind == "hooks":
+        from ..bench.hooks import hooks_run
+
+        text, data = hooks_run(args.size, embedder, runs=args.runs or 30, progress=progress)
+    elif args.kind == "retrieval":
+        if not args.dataset:
+            raise MamaError("bench retrieval needs --dataset PATH (LoCoMo-10's locomo10.json)")
+        dataset = Path(args.dataset)
+        audit = Path(args.audit) if args.audit else dataset.with_name("locomo_audit_errors.json")
+        text, data = commands.retrieval(dataset, audit if audit.is_file() else None, embedder,
+                                        depth=args.depth, progress=progress)  # fmt: skip
+    else:
+        sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
+        text, data = commands.latency_run(sizes, embedder, queries=args.queries, progress=progress)
+    print(text, end="")
+    if args.json:
+        Path(args.json).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.json}", file=sys.stderr)
+    return 0

@@ -1,0 +1,109 @@
+"""``mama status``, ``mama show`` and ``mama search``: reading the memory."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from ..project import project_key
+from .options import (
+    argument,
+    command,
+    json_option,
+    keyword_only_option,
+    limit_option,
+    project_option,
+)
+from .shared import open_store, optional_embedder, print_json, project_of
+
+
+@command("status", "database path, schema version, counts by type and project")
+@json_option()
+def cmd_status(args: argparse.Namespace) -> int:
+    """Print where the store is, its schema version and what it holds."""
+    from ..services.status import store_status
+
+    with open_store(args) as store:
+        info = store_status(store, project=project_key(os.getcwd()))
+    if args.json:
+        print_json(info)
+        return 0
+    print(f"database        {info['database']}")
+    print(f"schema version  {info['schema_version']} (latest {info['schema_latest']})")
+    print(f"this project    {info['project']}")
+    print(f"memories        {info['memories']}  links {info['links']}")
+    e = info["embedding"]
+    print(
+        f"embeddings      {e['vectors']} vectors ({e['model'] or 'no model yet'}, "
+        f"{e['dimensions']} dims), {e['waiting']} waiting (run `mama reindex`)"
+    )
+    for kind, n in info["by_type"].items():
+        print(f"  {kind:<13} {n}")
+    for status, n in info["by_status"].items():
+        print(f"  {status:<13} {n}")
+    if info["by_project"]:
+        print("by project")
+        for project, n in info["by_project"].items():
+            print(f"  {n:>6}  {project}")
+    return 0
+
+
+@command("show", "one memory with its narrative layers and links")
+@argument("id", help="memory id")
+@json_option()
+def cmd_show(args: argparse.Namespace) -> int:
+    """Print one memory, its links and, if superseded, what replaced it."""
+    from ..services.evolution import current_of
+    from ..services.render import render
+
+    with open_store(args) as store:
+        memory = store.require(args.id)
+        links = store.links(memory.id)
+        successor = current_of(store, memory.id) if memory.status == "superseded" else None
+        if args.json:
+            print_json({"memory": memory.as_dict(), "links": [ln.as_dict() for ln in links],
+                         "current": successor.id if successor else memory.id})  # fmt: skip
+            return 0
+        print(render("memory.md.j2", m=memory, links=links, successor=successor), end="")
+    return 0
+
+
+@command("search", "search this project's memories (hybrid, with the story)")
+@argument("text", help="words to look for")
+@project_option("a directory of the project to search (default: here)")
+@argument("--all-projects", action="store_true", help="search every project")
+@limit_option(10, "results")
+@keyword_only_option()
+@json_option()
+def cmd_search(args: argparse.Namespace) -> int:
+    """Print the best matches with their outcome and the story around them."""
+    from ..services.retrieval import search_by_context
+
+    embedder = optional_embedder(args, without="searching by keywords")
+    project = None if args.all_projects else project_of(args)
+    with open_store(args) as store:
+        result = search_by_context(store, args.text, embedder=embedder, project=project,
+                                   k=args.limit, record_usage=False)  # fmt: skip
+    if args.json:
+        print_json(result.as_dict())
+        return 0
+    if not result.primary_results:
+        print("no matching memories" + (" in this project (try --all-projects)" if project else ""))
+        return 0
+    for rank, item in enumerate(result.primary_results, start=1):
+        label = (
+            item["status"]
+            if item["current_id"] == item["id"]
+            else f"superseded → {item['current_id']}"
+        )
+        topic = f", {item['topic']}" if item["topic"] else ""
+        print(f"{rank:>2}. [{label}] {item['id']} ({item['type']}{topic})")
+        print(f"    {item['content']}")
+        if item["outcome"]["status"] != "PENDING":
+            details = item["outcome"].get("details")
+            print(
+                f"    outcome: {item['outcome']['status']}" + (f" — {details}" if details else "")
+            )
+    print()
+    print(result.narrative_summary)
+    return 0

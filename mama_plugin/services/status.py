@@ -1,0 +1,33 @@
+"""``mama status``: where the store is, how far it is migrated, what it holds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..storage import Store
+from ..storage import vectors as vec
+from ..storage.migrations import LATEST
+
+
+def store_status(store: Store, *, project: str) -> dict[str, Any]:
+    """The store's path, schema version, counts, embedding state and relationship words (read-only).
+
+    ``project`` is the project the caller stands in; it is reported, not used as a filter.
+    """
+    model, dim = vec.recorded_model(store)
+    return {
+        "database": str(store.path),
+        "schema_version": store.schema_version,
+        "schema_latest": LATEST,
+        "project": project,
+        **store.counts(),
+        "embedding": {
+            "model": model,
+            "dimensions": dim,
+            "vectors": vec.count_vectors(store),
+            "waiting": vec.count_pending(store),
+        },
+        "relationships": [
+            {"relationship": r, "category": c, "uses": n} for r, c, n in store.relationship_usage()
+        ],
+    }
