@@ -64,3 +64,9 @@ def embedder(built_model: Path) -> Iterator[Embedder]:
     """The real all-MiniLM-L6-v2 embedder (llama.cpp), loaded once per test session."""
     with Embedder(built_model) as loaded:
         yield loaded
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Run ``@pytest.mark.anyio`` tests on asyncio only (the MCP server's loop)."""
+    return "asyncio"
