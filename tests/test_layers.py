@@ -341,6 +341,13 @@ def test_the_cold_session_start_path_stays_light() -> None:
     )
 
 
+REDIS = {
+    "topic": "auth_strategy",
+    "decision": "Server-side sessions in Redis",
+    "reasoning": "refresh without a DB round trip",
+}
+
+
 def test_a_cold_session_start_loads_nothing_heavy_at_run_time(mama_home: Path) -> None:
     """The real entry point on a cached brief (``-X importtime`` lists every module loaded).
 
@@ -348,17 +355,14 @@ def test_a_cold_session_start_loads_nothing_heavy_at_run_time(mama_home: Path) -
     """
     project = "/work/layers-project"
     with Store.open(config=Config(mama_home)) as store:
-        save_decision(store, project, {
-            "topic": "auth_strategy", "decision": "Server-side sessions in Redis",
-            "reasoning": "refresh without a DB round trip"})  # fmt: skip
+        save_decision(store, project, REDIS)
     event = json.dumps({"cwd": project, "source": "startup"})
-    assert session_start(
-        json.loads(event)
-    )  # the render fills the cache, as the server does each turn
+    # The render fills the cache, as the server does after each turn.
+    assert session_start(json.loads(event))
+    command = [sys.executable, "-X", "importtime", "-m", "mama_plugin.hooks", "session-start"]
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "mama_plugin.hooks", "session-start"],
-        input=event, capture_output=True, text=True, timeout=60, check=True,
-    )  # fmt: skip
+        command, input=event, capture_output=True, text=True, check=True, timeout=60
+    )
     assert "Server-side sessions in Redis" in proc.stdout
     loaded = {
         line.rpartition("|")[2].strip().split(".")[0]
