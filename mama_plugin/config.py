@@ -168,7 +168,7 @@ KEYS: dict[str, Key] = {
             "disabled_projects",
             _paths,
             (),
-            "projects where hooks stay silent (list; `mama config project off`)",
+            "projects where hooks stay silent (list; `mama config disable`)",
         ),
     )
 }

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
-from collections.abc import Iterator
+import json
+import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -13,7 +17,12 @@ from mama_plugin.embeddings import MODEL_FILENAME, Embedder, ensure_model
 from mama_plugin.embeddings import convert as convert_module
 from mama_plugin.storage import Store
 
+if TYPE_CHECKING:
+    from mama_plugin.server.app import State
+
 PROJECT = "/work/example-project"
+SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
+UPDATE_SNAPSHOTS = "MAMA_UPDATE_SNAPSHOTS"
 
 
 @pytest.fixture(autouse=True)
@@ -37,6 +46,16 @@ def store(mama_home: Path) -> Iterator[Store]:
 def project() -> str:
     """The project key the tests save under."""
     return PROJECT
+
+
+@pytest.fixture
+def state(tmp_path: Path, mama_home: Path, project: str) -> Iterator[State]:
+    """The MCP server's state on a fresh store (its own database file in ``tmp_path``)."""
+    from mama_plugin.server.app import State  # the server pulls in mcp: only when asked for
+
+    served = State(Config(mama_home), project, tmp_path / "server.db")
+    yield served
+    served.close()
 
 
 def requirements_missing() -> str | None:
@@ -64,3 +83,40 @@ def embedder(built_model: Path) -> Iterator[Embedder]:
     """The real all-MiniLM-L6-v2 embedder (llama.cpp), loaded once per test session."""
     with Embedder(built_model) as loaded:
         yield loaded
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Run ``@pytest.mark.anyio`` tests on asyncio only (the MCP server's loop)."""
+    return "asyncio"
+
+
+def assert_snapshot(name: str, data: Any) -> None:
+    """Compare ``data`` with the reviewed ``tests/snapshots/<name>.json``; fail with the diff.
+
+    With ``MAMA_UPDATE_SNAPSHOTS=1`` the file is (re)written instead: review it with git diff.
+    """
+    path = SNAPSHOTS / f"{name}.json"
+    fresh = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+    if os.environ.get(UPDATE_SNAPSHOTS) == "1":
+        SNAPSHOTS.mkdir(exist_ok=True)
+        path.write_text(fresh, encoding="utf-8")
+        return
+    regenerate = f"{UPDATE_SNAPSHOTS}=1 pytest {Path(__file__).parent.name}/ -k snapshot"
+    if not path.exists():
+        pytest.fail(f"no snapshot {path.name}; write it with `{regenerate}` and review it")
+    stored = path.read_text(encoding="utf-8")
+    if stored != fresh:
+        diff = difflib.unified_diff(
+            stored.splitlines(), fresh.splitlines(), f"snapshots/{path.name}", "now", lineterm=""
+        )
+        pytest.fail(
+            f"{path.name} changed; if that is intended, regenerate with `{regenerate}` and "
+            "review the diff:\n" + "\n".join(diff)
+        )
+
+
+@pytest.fixture
+def snapshot() -> Callable[[str, Any], None]:
+    """``snapshot(name, data)``: ``data`` must equal the reviewed ``tests/snapshots/<name>.json``."""
+    return assert_snapshot

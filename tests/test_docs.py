@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import re
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 from mama_plugin.cli import build_parser
 from mama_plugin.config import KEYS
+from mama_plugin.storage.migrations import STEPS
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -67,3 +69,97 @@ def test_plugin_manifest_is_linked_not_copied() -> None:
 def test_changelog_and_architecture_exist() -> None:
     assert "## [Unreleased]" in (ROOT / "CHANGELOG.md").read_text()
     assert "## Rooms" in (ROOT / "docs" / "architecture.md").read_text()
+
+
+# -- tables rendered from the code --------------------------------------------------------
+# Each table is the exact rendering of the code's own list; `python tests/test_docs.py`
+# rewrites both documents when the code changes.
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+README_PATH = ROOT / "README.md"
+REWRITE = "PYTHONPATH=. .venv/bin/python tests/test_docs.py"
+MIGRATIONS_HEADER = "| step | adds |"
+CONFIG_HEADER = "| key | default | meaning |"
+
+
+def _table_span(text: str, header: str) -> tuple[int, int]:
+    """Where the Markdown table starting with ``header`` begins and ends in ``text``."""
+    start = text.index(header + "\n")
+    end = start
+    while end < len(text) and text.startswith("|", end):
+        end = text.index("\n", end) + 1
+    return start, end
+
+
+def _rows(table: str) -> list[list[str]]:
+    return [
+        [cell.strip() for cell in line.strip("|").split(" | ")] for line in table.splitlines()[2:]
+    ]
+
+
+def render_migrations() -> str:
+    """The schema table: one row per ladder step, in order, from ``Step.adds``."""
+    lines = [MIGRATIONS_HEADER, "|---|---|"]
+    lines += [f"| {n} `{s.name}` | {s.adds} |" for n, s in enumerate(STEPS, start=1)]
+    return "\n".join(lines) + "\n"
+
+
+def _default(value: object) -> str:
+    if value in ("", ()):
+        return "empty"
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}`"
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return f"`{value}`"
+
+
+def render_config(meanings: dict[str, str]) -> str:
+    """The config table: every key in ``KEYS`` order with its default.
+
+    A key's meaning is prose kept in the README (``meanings``); a new key starts from its help.
+    """
+    lines = [CONFIG_HEADER, "|---|---|---|"]
+    for name, key in KEYS.items():
+        meaning = meanings.get(name) or key.help
+        lines.append(f"| `{name}` | {_default(key.default)} | {meaning} |")
+    return "\n".join(lines) + "\n"
+
+
+def _readme_meanings(text: str) -> dict[str, str]:
+    start, end = _table_span(text, CONFIG_HEADER)
+    return {row[0].strip("`"): " | ".join(row[2:]) for row in _rows(text[start:end])}
+
+
+def _rendered(path: Path) -> str:
+    """``path``'s text with its generated table(s) replaced by a fresh rendering."""
+    text = path.read_text(encoding="utf-8")
+    if path == ARCHITECTURE:
+        header, table = MIGRATIONS_HEADER, render_migrations()
+    else:
+        header, table = CONFIG_HEADER, render_config(_readme_meanings(text))
+    start, end = _table_span(text, header)
+    return text[:start] + table + text[end:]
+
+
+@pytest.mark.parametrize("path", [ARCHITECTURE, README_PATH], ids=lambda p: p.name)
+def test_tables_match_the_code(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    fresh = _rendered(path)
+    if text != fresh:
+        diff = difflib.unified_diff(
+            text.splitlines(), fresh.splitlines(), str(path), "rendered from the code", lineterm=""
+        )
+        pytest.fail(
+            f"{path.name} drifted from the code; rewrite it with `{REWRITE}`\n" + "\n".join(diff)
+        )
+
+
+def test_every_migration_step_says_what_it_adds() -> None:
+    assert all(step.adds.strip() for step in STEPS)
+
+
+if __name__ == "__main__":
+    for doc in (ARCHITECTURE, README_PATH):
+        doc.write_text(_rendered(doc), encoding="utf-8")
+        print(f"wrote {doc}")

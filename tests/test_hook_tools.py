@@ -316,11 +316,6 @@ def test_stop_mode_off_and_a_missing_transcript_write_nothing_harmful(
 # -- through the MCP server ----------------------------------------------------------------
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_hook_tools_answer_the_envelope_and_fail_open(
     tmp_path: Path, mama_home: Path, project: str, monkeypatch: pytest.MonkeyPatch

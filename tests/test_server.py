@@ -21,11 +21,6 @@ DESKTOP = types.Implementation(name="claude-ai", version="1.0")
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def state(tmp_path: Path, mama_home: Path, project: str) -> State:
     s = State(Config(mama_home), project, tmp_path / "server.db")
     yield s

@@ -30,11 +30,6 @@ CLIENT = types.Implementation(name="claude-ai", version="1.0")
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def no_model(mama_home: Path) -> None:
     """Rules judge: the round trips below must not depend on a 270M model's mood."""
     Config(mama_home).set("assist_model_path", "off")

@@ -25,10 +25,14 @@ _CATEGORIES = "(" + ",".join(f"'{c}'" for c in CATEGORIES) + ")"
 
 @dataclass(frozen=True)
 class Step:
-    """One migration: a name recorded in the database and the function that applies it."""
+    """One migration: its recorded name, the function that applies it, what it adds.
+
+    ``adds`` is one line of Markdown; docs/architecture.md's schema table is rendered from it.
+    """
 
     name: str
     apply: Callable[[apsw.Connection, int], None]
+    adds: str = ""
 
 
 def _core_tables(conn: apsw.Connection, _dim: int) -> None:
@@ -210,12 +214,42 @@ def _suggestions(conn: apsw.Connection, _dim: int) -> None:
 
 
 STEPS: tuple[Step, ...] = (
-    Step("core_tables", _core_tables),
-    Step("fulltext_index", _fulltext),
-    Step("relationship_usage", _relationship_usage),
-    Step("embedding_vectors", _vectors),
-    Step("import_records", _imports),
-    Step("link_suggestions", _suggestions),
+    Step(
+        "core_tables",
+        _core_tables,
+        "`memories` (narrative layers as JSON, `outcome_status` column + `outcome` JSON, status, "
+        "usage, `version`), `memory_links`, `meta` (with `links_version`, moved by triggers on "
+        "every link insert and delete), `schema_migrations`",
+    ),
+    Step(
+        "fulltext_index",
+        _fulltext,
+        "`memories_fts` (FTS5, porter + unicode61) over topic, content and reasoning text; "
+        "backfilled",
+    ),
+    Step(
+        "relationship_usage",
+        _relationship_usage,
+        "`relationship_usage`: per-relationship use counts, backfilled from links",
+    ),
+    Step(
+        "embedding_vectors",
+        _vectors,
+        "`memory_vectors` (`vec0`, partitioned by project, cosine, dimension from "
+        "`embedding_dim`, recorded in `meta`), `embedding_queue` (every memory waits there for "
+        "its vector), `vector_log` and `meta.vectors_epoch` (what an in-memory index must reload)",
+    ),
+    Step(
+        "import_records",
+        _imports,
+        "`imports` (source, backup, counts) and `legacy_rows` (rows of unknown v1.0 tables)",
+    ),
+    Step(
+        "link_suggestions",
+        _suggestions,
+        "`link_suggestions`: proposed links with reason, sources, score and verdict (`pending`, "
+        "`accepted` with the link it became, `rejected`, `no_link`)",
+    ),
 )
 LATEST = len(STEPS)
 

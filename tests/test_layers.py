@@ -1,0 +1,387 @@
+"""The import contract: rooms, which room may import which, no cycles, small modules, a cold hook.
+
+An import-linter contract written with the standard library: every module of ``mama_plugin``
+is read with ``ast`` (imports at module level and inside functions, relative and absolute;
+``if TYPE_CHECKING:`` blocks are exempt) and mapped to its room by the tables below. To move a
+module or open a door, change the tables, then docs/architecture.md's "Rooms" table with them.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from mama_plugin.config import Config
+from mama_plugin.hooks.session_start import session_start
+from mama_plugin.services.memories import save_decision
+from mama_plugin.storage import Store
+
+PACKAGE = "mama_plugin"
+ROOT = Path(__file__).resolve().parents[1] / PACKAGE
+
+# room -> the modules (and packages, with everything under them) it holds, relative to
+# mama_plugin; "" is the package's own __init__, which re-exports lazily through importlib.
+ROOMS: dict[str, tuple[str, ...]] = {
+    "leaves": (
+        "",
+        "errors",
+        "config",
+        "project",
+        "privacy",
+        "relationships",
+        "blas",
+        "text",
+        "envelope",
+        "transcript",
+        "bootstrap",
+    ),
+    "schema": ("schema",),
+    "storage": ("storage",),
+    "transfer": ("transfer",),
+    "services": ("services",),
+    "local model": ("embeddings", "assist"),
+    "surfaces": ("cli", "demo", "bench"),
+    # The MCP server and the hook runner are surfaces that reach no other surface; the hook
+    # runner is held to less still: no schema, no model.
+    "server": ("server",),
+    "hooks": ("hooks",),
+}
+# Modules whose work belongs to another room: they must be gone (module -> where it went).
+RETIRED: dict[str, str] = {
+    "mama_plugin.storage.legacy": "transfer/ (the v1.0 import)",
+    "mama_plugin.storage.imports": "transfer/ (import_file, rollback)",
+    "mama_plugin.storage.dump": "transfer/ (JSON dump and restore)",
+    "mama_plugin.sentences": "text (the one tokenizer, stopwords, stemmer, sentence cues)",
+}
+BELOW_SURFACES = ("leaves", "schema", "storage", "transfer", "services", "local model")
+
+# room -> the rooms it may import besides its own.
+MAY_IMPORT: dict[str, tuple[str, ...]] = {
+    "leaves": (),
+    "schema": ("leaves",),
+    "storage": ("leaves",),
+    "transfer": ("storage", "schema", "services", "leaves"),
+    "services": ("storage", "schema", "leaves"),
+    "local model": ("services", "storage", "schema", "leaves"),
+    "surfaces": (*BELOW_SURFACES, "server", "hooks"),
+    "server": BELOW_SURFACES,
+    "hooks": ("leaves", "storage", "services"),
+}
+
+# room -> third-party packages it may import (None: any). Leaves run in the system Python
+# (bootstrap) or on a cold hook, so they are standard library only.
+THIRD_PARTY: dict[str, frozenset[str] | None] = {
+    "leaves": frozenset(),
+    "schema": frozenset({"pydantic", "pydantic_core"}),
+    "storage": frozenset({"apsw"}),
+    "transfer": None,
+    "services": None,
+    "local model": None,
+    "surfaces": None,
+    "server": None,
+    "hooks": frozenset({"apsw"}),
+}
+# room -> standard-library modules it must not import: the local model is a library the CLI
+# calls, so it parses no command line.
+FORBIDDEN_STDLIB: dict[str, frozenset[str]] = {"local model": frozenset({"argparse"})}
+
+# SQL stays in storage: other rooms go through the store's API, never ``store.conn``. The
+# benches are exempt: they measure the store from outside (checkpoint the WAL, drop a cache).
+CONNECTION_ROOMS = ("storage",)
+CONNECTION_EXEMPT = ("mama_plugin.bench",)
+
+MAX_LINES = 400
+# What the SessionStart hook loads on a cold start: the entry point and the handler the runner
+# imports for it. Neither may reach these packages at module level.
+COLD_ROOTS = ("mama_plugin.hooks.__main__", "mama_plugin.hooks.session_start")
+HEAVY = frozenset({"mcp", "mcp_types", "pydantic", "jinja2", "numpy", "llama_cpp"})
+
+
+@dataclass(frozen=True)
+class Import:
+    """One import statement's target as seen from ``source``."""
+
+    source: str
+    target: str  # a mama_plugin module, or a third-party / stdlib top-level name
+    line: int
+    top_level: bool  # runs when ``source`` is imported (not inside a function)
+
+    @property
+    def internal(self) -> bool:
+        return self.target == PACKAGE or self.target.startswith(PACKAGE + ".")
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of the package by dotted name (a package by its own name)."""
+    found = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def room_of(module: str) -> str | None:
+    """The room holding ``module``: the longest matching entry of ``ROOMS``."""
+    relative = module.removeprefix(PACKAGE).removeprefix(".")
+    best: tuple[int, str | None] = (-1, None)
+    for room, entries in ROOMS.items():
+        for entry in entries:
+            matches = relative == entry or (entry and relative.startswith(entry + "."))
+            if matches and len(entry) > best[0]:
+                best = (len(entry), room)
+    return best[1]
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _walk(node: ast.AST, in_function: bool = False) -> Iterator[tuple[ast.AST, bool]]:
+    """Every node under ``node`` with whether it sits in a function, skipping TYPE_CHECKING."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.If) and _is_type_checking(child):
+            for other in child.orelse:
+                yield other, in_function
+                yield from _walk(other, in_function)
+            continue
+        nested = in_function or isinstance(
+            child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+        )
+        yield child, in_function
+        yield from _walk(child, nested)
+
+
+def _resolve(module: str, name: str | None, level: int) -> str:
+    """The absolute module a ``from ... import`` reads from."""
+    if level == 0:
+        return name or ""
+    package = module if MODULES[module].name == "__init__.py" else module.rpartition(".")[0]
+    for _ in range(level - 1):
+        package = package.rpartition(".")[0]
+    return f"{package}.{name}" if name else package
+
+
+def imports_of(module: str) -> list[Import]:
+    """Every import in ``module``; ``from pkg import sub`` targets the submodule when it is one."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    found = []
+    for node, in_function in _walk(tree):
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        else:
+            base = _resolve(module, node.module, node.level)
+            subs = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in MODULES]
+            targets = subs if len(subs) == len(node.names) else [base, *subs]
+        for target in targets:
+            internal = target == PACKAGE or target.startswith(PACKAGE + ".")
+            name = _known(target) if internal else target.partition(".")[0]
+            if name and name != "__future__":
+                found.append(Import(module, name, node.lineno, not in_function))
+    return found
+
+
+def _known(target: str) -> str:
+    """The deepest module of the package that ``target`` names (``a.b.Name`` -> ``a.b``)."""
+    while target not in MODULES and "." in target:
+        target = target.rpartition(".")[0]
+    return target
+
+
+IMPORTS = {module: imports_of(module) for module in MODULES}
+
+
+def _where(imp: Import) -> str:
+    return f"{MODULES[imp.source].relative_to(ROOT.parent)}:{imp.line}"
+
+
+def _report(title: str, problems: list[str]) -> None:
+    if problems:
+        pytest.fail(f"{len(problems)} {title}:\n  " + "\n  ".join(sorted(problems)))
+
+
+def test_every_module_has_a_room() -> None:
+    _report(
+        "modules in no room (add them to ROOMS)",
+        [m for m in MODULES if room_of(m) is None and m not in RETIRED],
+    )
+
+
+def test_retired_modules_are_gone() -> None:
+    _report(
+        "modules still in a room they left (see RETIRED)",
+        [f"{m} -> {RETIRED[m]}" for m in MODULES if m in RETIRED],
+    )
+
+
+def test_imports_follow_the_layering() -> None:
+    problems = []
+    for module, found in IMPORTS.items():
+        room = room_of(module)
+        if room is None:
+            continue
+        for imp in found:
+            if imp.internal:
+                target_room = room_of(imp.target) or "no room"
+                if target_room not in (room, *MAY_IMPORT[room]):
+                    problems.append(
+                        f"{_where(imp)} {module} ({room}) imports {imp.target} ({target_room})"
+                    )
+            elif imp.target in FORBIDDEN_STDLIB.get(room, ()):
+                problems.append(f"{_where(imp)} {module} ({room}) imports {imp.target}")
+            elif imp.target not in sys.stdlib_module_names:
+                allowed = THIRD_PARTY[room]
+                if allowed is not None and imp.target not in allowed:
+                    problems.append(f"{_where(imp)} {module} ({room}) imports {imp.target}")
+    _report("imports against the layering (see ROOMS / MAY_IMPORT in this file)", problems)
+
+
+def test_sql_stays_in_storage() -> None:
+    problems = []
+    for module, path in MODULES.items():
+        if room_of(module) in CONNECTION_ROOMS or module.startswith(CONNECTION_EXEMPT):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr == "conn":
+                problems.append(
+                    f"{path.relative_to(ROOT.parent)}:{node.lineno} {module} uses .conn"
+                )
+    _report("uses of the store's connection outside storage", problems)
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    components.append(sorted(component))
+    return components
+
+
+def test_no_import_cycles() -> None:
+    graph = {
+        module: {i.target for i in found if i.internal and i.top_level and i.target != module}
+        for module, found in IMPORTS.items()
+    }
+    _report(
+        "import cycles between modules (module-level imports)",
+        [" <-> ".join(component) for component in _cycles(graph)],
+    )
+
+
+def test_no_module_is_over_the_limit() -> None:
+    sizes = {m: len(p.read_text(encoding="utf-8").splitlines()) for m, p in MODULES.items()}
+    _report(
+        f"modules over {MAX_LINES} lines",
+        [f"{m} ({n} lines)" for m, n in sizes.items() if n > MAX_LINES],
+    )
+
+
+def _cold_closure() -> dict[str, tuple[str, ...]]:
+    """Every module a cold hook loads at module level, with the chain of imports that got there.
+
+    Importing ``a.b.c`` runs ``a/__init__`` and ``a/b/__init__`` too, so parents count.
+    """
+    chains: dict[str, tuple[str, ...]] = {}
+    todo = [(root, (root,)) for root in COLD_ROOTS]
+    while todo:
+        module, chain = todo.pop()
+        if module in chains:
+            continue
+        chains[module] = chain
+        if module not in MODULES:
+            continue
+        parents = [module.rsplit(".", n)[0] for n in range(1, module.count(".") + 1)]
+        targets = [i.target for i in IMPORTS[module] if i.top_level] + parents
+        todo.extend((t, (*chain, t)) for t in targets if t not in chains)
+    return chains
+
+
+def test_the_cold_session_start_path_stays_light() -> None:
+    reached = _cold_closure()
+    _report(
+        "heavy imports on the cold SessionStart path",
+        [" -> ".join(chain) for name, chain in reached.items() if name in HEAVY],
+    )
+
+
+REDIS = {
+    "topic": "auth_strategy",
+    "decision": "Server-side sessions in Redis",
+    "reasoning": "refresh without a DB round trip",
+}
+
+
+def test_a_cold_session_start_loads_nothing_heavy_at_run_time(mama_home: Path) -> None:
+    """The real entry point on a cached brief (``-X importtime`` lists every module loaded).
+
+    tests/test_hooks.py checks the same through ``runner.run``; this one runs ``python -m``.
+    """
+    project = "/work/layers-project"
+    with Store.open(config=Config(mama_home)) as store:
+        save_decision(store, project, REDIS)
+    event = json.dumps({"cwd": project, "source": "startup"})
+    # The render fills the cache, as the server does after each turn.
+    assert session_start(json.loads(event))
+    command = [sys.executable, "-X", "importtime", "-m", "mama_plugin.hooks", "session-start"]
+    proc = subprocess.run(
+        command, input=event, capture_output=True, text=True, check=True, timeout=60
+    )
+    assert "Server-side sessions in Redis" in proc.stdout
+    loaded = {
+        line.rpartition("|")[2].strip().split(".")[0]
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert "apsw" in loaded
+    assert not loaded & HEAVY, sorted(loaded & HEAVY)
