@@ -23,6 +23,10 @@ log = logging.getLogger("mama.server")
 DRAIN_BATCH = 16
 DRAIN_IDLE_S = 2.0
 STARTUP_GRACE_S = 1.0
+# After work arrives, the request that queued it (and the next one, often right behind it)
+# answer first; what arrives meanwhile is done in the same pass, each item once.
+BRIEF_AFTER_S = 0.5
+SUGGEST_AFTER_S = 1.0
 
 
 async def index_in_background(state: State) -> None:
@@ -68,11 +72,15 @@ async def suggest_in_background(state: State) -> None:
         log.info("link suggestions for %s: %d new", memory_id, len(made))
 
     async with state.session.suggestions.serving() as queue:
-        async for memory_id in queue:
-            try:
-                await anyio.to_thread.run_sync(run, memory_id)
-            except Exception:
-                log.error("link suggestions for %s failed:\n%s", memory_id, traceback.format_exc())
+        async for first in queue:
+            await anyio.sleep(SUGGEST_AFTER_S)
+            for memory_id in _with_waiting(first, queue):
+                try:
+                    await anyio.to_thread.run_sync(run, memory_id)
+                except Exception:
+                    log.error(
+                        "link suggestions for %s failed:\n%s", memory_id, traceback.format_exc()
+                    )
 
 
 async def refresh_briefs_in_background(state: State) -> None:
@@ -88,6 +96,7 @@ async def refresh_briefs_in_background(state: State) -> None:
 
     async with state.session.briefs.serving() as queue:
         async for first in queue:
+            await anyio.sleep(BRIEF_AFTER_S)
             for project in _with_waiting(first, queue):
                 try:
                     await anyio.to_thread.run_sync(refresh, project)
@@ -96,7 +105,7 @@ async def refresh_briefs_in_background(state: State) -> None:
 
 
 def _with_waiting(first: str, queue: MemoryObjectReceiveStream[str]) -> list[str]:
-    """``first`` and whatever else is already queued, each once (one refresh covers repeats)."""
+    """``first`` and whatever else is already queued, each once, oldest first."""
     items = [first]
     while True:
         try:
