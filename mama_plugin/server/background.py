@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import traceback
+from collections.abc import Callable
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
@@ -17,6 +18,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from ..errors import MamaError
 from ..services import indexing
 from ..storage import vectors as vec
+from .queues import Handoff
 from .state import State
 
 log = logging.getLogger("mama.server")
@@ -24,7 +26,7 @@ DRAIN_BATCH = 16
 DRAIN_IDLE_S = 2.0
 STARTUP_GRACE_S = 1.0
 # After work arrives, the request that queued it (and the next one, often right behind it)
-# answer first; what arrives meanwhile is done in the same pass, each item once.
+# answers first.
 BRIEF_AFTER_S = 0.5
 SUGGEST_AFTER_S = 1.0
 
@@ -71,16 +73,7 @@ async def suggest_in_background(state: State) -> None:
         )
         log.info("link suggestions for %s: %d new", memory_id, len(made))
 
-    async with state.session.suggestions.serving() as queue:
-        async for first in queue:
-            await anyio.sleep(SUGGEST_AFTER_S)
-            for memory_id in _with_waiting(first, queue):
-                try:
-                    await anyio.to_thread.run_sync(run, memory_id)
-                except Exception:
-                    log.error(
-                        "link suggestions for %s failed:\n%s", memory_id, traceback.format_exc()
-                    )
+    await _consume(state.session.suggestions, SUGGEST_AFTER_S, run, "link suggestions for %s")
 
 
 async def refresh_briefs_in_background(state: State) -> None:
@@ -94,21 +87,31 @@ async def refresh_briefs_in_background(state: State) -> None:
     def refresh(project: str) -> None:
         briefing.refresh(state.store, project, state.config)
 
-    async with state.session.briefs.serving() as queue:
-        async for first in queue:
-            await anyio.sleep(BRIEF_AFTER_S)
-            for project in _with_waiting(first, queue):
+    await _consume(state.session.briefs, BRIEF_AFTER_S, refresh, "cliffhanger refresh for %s")
+
+
+async def _consume(
+    queue: Handoff[str], after_s: float, work: Callable[[str], None], what: str
+) -> None:
+    """Run ``work`` in a worker thread for each item of ``queue``, ``after_s`` after it arrives.
+
+    What arrives meanwhile joins the same pass, each item once; a failure is logged as ``what``.
+    """
+    async with queue.serving() as items:
+        async for first in items:
+            await anyio.sleep(after_s)
+            for item in _with_waiting(first, items):
                 try:
-                    await anyio.to_thread.run_sync(refresh, project)
+                    await anyio.to_thread.run_sync(work, item)
                 except Exception:
-                    log.error("cliffhanger refresh failed:\n%s", traceback.format_exc())
+                    log.error(what + " failed:\n%s", item, traceback.format_exc())
 
 
-def _with_waiting(first: str, queue: MemoryObjectReceiveStream[str]) -> list[str]:
+def _with_waiting(first: str, items: MemoryObjectReceiveStream[str]) -> list[str]:
     """``first`` and whatever else is already queued, each once, oldest first."""
-    items = [first]
+    found = [first]
     while True:
         try:
-            items.append(queue.receive_nowait())
+            found.append(items.receive_nowait())
         except anyio.WouldBlock:
-            return list(dict.fromkeys(items))
+            return list(dict.fromkeys(found))
