@@ -1,8 +1,10 @@
-"""Several processes writing at once: no lost rows, no "database is locked" for the user."""
+"""Several writers at once (processes, or threads sharing one store): no lost rows, no
+"database is locked" for the user."""
 
 from __future__ import annotations
 
 import multiprocessing
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from mama_plugin.services.memories import save_checkpoint, save_decision
@@ -14,26 +16,30 @@ PER_WRITER = 40
 
 def _writer(args: tuple[str, int]) -> list[str]:
     path, n = args
-    errors: list[str] = []
     with Store.open(path) as store:
-        previous = None
-        for i in range(PER_WRITER):
-            try:
-                data = {
-                    "topic": f"w{n}",
-                    "decision": f"writer {n} decision {i}",
-                    "reasoning": f"step {i}",
-                }
-                if previous:
-                    data["supersedes"] = previous
-                previous = save_decision(store, "/p", data).memory.id
-                if i % 10 == 0:
-                    save_checkpoint(
-                        store, "/p", {"summary": f"writer {n} at {i}", "implements": [previous]}
-                    )
-                store.touch([previous])
-            except Exception as exc:  # any error reaching a user counts as a failure
-                errors.append(f"{type(exc).__name__}: {exc}")
+        return _write(store, n)
+
+
+def _write(store: Store, n: int) -> list[str]:
+    errors: list[str] = []
+    previous = None
+    for i in range(PER_WRITER):
+        try:
+            data = {
+                "topic": f"w{n}",
+                "decision": f"writer {n} decision {i}",
+                "reasoning": f"step {i}",
+            }
+            if previous:
+                data["supersedes"] = previous
+            previous = save_decision(store, "/p", data).memory.id
+            if i % 10 == 0:
+                save_checkpoint(
+                    store, "/p", {"summary": f"writer {n} at {i}", "implements": [previous]}
+                )
+            store.touch([previous])
+        except Exception as exc:  # any error reaching a user counts as a failure
+            errors.append(f"{type(exc).__name__}: {exc}")
     return errors
 
 
@@ -70,4 +76,18 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
         assert counts["by_status"]["current"] == WRITERS * (1 + per_writer_checkpoints)
         fts = store.conn.execute("SELECT count(*) FROM memories_fts").fetchall()[0][0]
         assert fts == counts["memories"]
+        assert store.conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+
+
+def test_threads_sharing_one_store_lose_nothing(tmp_path: Path) -> None:
+    # The server's event loop and its worker threads share one Store: each thread gets its
+    # own connection and its own transactions, and SQLite's busy timeout queues the writers.
+    with Store.open(tmp_path / "shared.db") as store:
+        with ThreadPoolExecutor(WRITERS) as pool:
+            results = list(pool.map(lambda n: _write(store, n), range(WRITERS)))
+        assert [e for r in results for e in r] == []
+        assert store.counts()["by_type"] == {
+            "checkpoint": WRITERS * (PER_WRITER // 10),
+            "decision": WRITERS * PER_WRITER,
+        }
         assert store.conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]

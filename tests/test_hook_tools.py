@@ -18,10 +18,11 @@ from mama_plugin import bench
 from mama_plugin.config import Config
 from mama_plugin.embeddings import Embedder
 from mama_plugin.schema import ObservePromptInput, TurnInput
-from mama_plugin.server import app
-from mama_plugin.server.app import State, build_server
+from mama_plugin.server import app, background
+from mama_plugin.server.app import build_server
 from mama_plugin.server.base import Env
 from mama_plugin.server.hook_tools import do_checkpoint_turn, do_observe_prompt
+from mama_plugin.server.state import State
 from mama_plugin.services import briefing, indexing
 from mama_plugin.services.memories import record_outcome, save_checkpoint, save_decision
 from mama_plugin.storage import Store
@@ -336,28 +337,48 @@ async def test_hook_tools_answer_the_envelope_and_fail_open(
         assert done.content[0].text == "{}" and not done.is_error  # type: ignore[union-attr]
         bad = await c.call_tool("observe_prompt", {"prompt": ["not", "text"]})
         assert bad.content[0].text == "{}" and not bad.is_error  # type: ignore[union-attr]
+        running, idle = 0, threading.Condition()
+        handle = app._handle
+
+        def counted(*args: Any) -> Any:
+            nonlocal running
+            with idle:
+                running += 1
+            try:
+                return handle(*args)
+            finally:
+                with idle:
+                    running -= 1
+                    idle.notify_all()
+
+        monkeypatch.setattr(app, "_handle", counted)
         monkeypatch.setattr(app, "HOOK_DEADLINE_S", 0.0)
         late = await c.call_tool("observe_prompt", {"prompt": "move order events to Kafka?"})
         assert late.content[0].text == "{}"  # type: ignore[union-attr]
-        await anyio.sleep(0.05)  # let the abandoned worker finish before the store closes
+    with idle:  # the abandoned worker (if it started) finishes before the store closes
+        idle.wait_for(lambda: running == 0, timeout=10)
     state.close()
 
 
 @pytest.mark.anyio
 async def test_the_server_rerenders_the_cliffhanger_after_a_turn(
-    tmp_path: Path, mama_home: Path, project: str
+    tmp_path: Path, mama_home: Path, project: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     state = State(Config(mama_home), project, tmp_path / "s.db")
     do_checkpoint_turn(state.env(), TurnInput(session_id="s", last_assistant_message="Done."))
     assert state.session.stale_briefs == {project}
     assert briefing.cached_brief(state.store, project, state.config, "startup") is None
+    refreshed, refresh = anyio.Event(), briefing.refresh
+
+    def refresh_then_tell(*args: Any) -> None:
+        refresh(*args)
+        anyio.from_thread.run_sync(refreshed.set)  # the refresh runs in a worker thread
+
+    monkeypatch.setattr(briefing, "refresh", refresh_then_tell)
     with anyio.move_on_after(10):
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(app.refresh_briefs_in_background, state)
-            while state.session.stale_briefs or not briefing.cached_brief(
-                state.store, project, state.config, "startup"
-            ):
-                await anyio.sleep(0.05)
+            tasks.start_soon(background.refresh_briefs_in_background, state)
+            await refreshed.wait()
             tasks.cancel_scope.cancel()
     cached = briefing.cached_brief(state.store, project, state.config, "startup")
     assert cached is not None and "Where we stopped" in cached

@@ -13,7 +13,8 @@ import pytest
 from mcp import Client
 
 from mama_plugin.config import Config
-from mama_plugin.server.app import State, build_server
+from mama_plugin.server.app import build_server
+from mama_plugin.server.state import State
 from mama_plugin.server.tools import BY_NAME, CLAUDE_PREFIX, CORE, NAME_PATTERN, TOOLS
 
 CLAUDE = types.Implementation(name="claude-code", version="2.1.330")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +18,9 @@ from mama_plugin.assist import suggest
 from mama_plugin.cli import main
 from mama_plugin.config import Config
 from mama_plugin.errors import NotFoundError, ValidationError
-from mama_plugin.server.app import State, build_server, suggest_in_background
+from mama_plugin.server.app import build_server
+from mama_plugin.server.background import suggest_in_background
+from mama_plugin.server.state import State
 from mama_plugin.services.autosave import checkpoint_turn
 from mama_plugin.services.memories import record_outcome, save_decision, save_insight
 from mama_plugin.services.quality import completeness, reason_quality
@@ -176,7 +179,7 @@ async def test_suggest_accept_reject_round_trip_through_the_tools(
 
 @pytest.mark.anyio
 async def test_a_save_queues_suggestions_judged_in_the_background(
-    state: State, tmp_path: Path, mama_home: Path, project: str
+    state: State, tmp_path: Path, mama_home: Path, project: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with Client(build_server(state), mode="legacy", client_info=CLIENT) as c:
         jwt, _ = jwt_then_sessions(state.store, project)
@@ -185,12 +188,20 @@ async def test_a_save_queues_suggestions_judged_in_the_background(
             "reasoning": "JWT refresh hit the DB at 10K req/s"})  # fmt: skip
         new = saved.structured_content["id"]
         assert state.session.suggest_queue == [new]
+        judged, suggest_for = anyio.Event(), suggest.suggest_for
+
+        def suggest_then_tell(*args: Any, **kwargs: Any) -> Any:
+            made = suggest_for(*args, **kwargs)
+            anyio.from_thread.run_sync(judged.set)  # the judging runs in a worker thread
+            return made
+
+        monkeypatch.setattr(suggest, "suggest_for", suggest_then_tell)
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(suggest_in_background, state)
             deadline = time.monotonic() + 20
-            while not state.store.suggestions(project, memory_id=new):
-                assert time.monotonic() < deadline, "the background suggester never ran"
-                await anyio.sleep(0.1)
+            with anyio.move_on_after(20):
+                await judged.wait()
+            assert time.monotonic() < deadline, "the background suggester never ran"
             tasks.cancel_scope.cancel()
     made = state.store.suggestions(project, memory_id=new)
     assert {s.to_id for s in made} >= {jwt} and all(s.status == "pending" for s in made)
@@ -244,10 +255,20 @@ async def test_a_draft_waits_for_its_own_call_to_reach_the_transcript(
     path.write_bytes(b"".join(lines[:6]))  # the why (line 8 on) is still in Claude Code's queue
     async with Client(build_server(state), mode="legacy", client_info=CLIENT) as c:
         await c.call_tool("checkpoint_turn", {"session_id": "s1", "transcript_path": str(path)})
+        reader = state.session.reader(str(path))
+        settling, read = threading.Event(), reader.read
+
+        def read_and_tell() -> Digest:
+            digest = read()
+            settling.set()  # the draft has read the file without its call and waits
+            return digest
+
+        reader.read = read_and_tell  # type: ignore[method-assign]
         async with anyio.create_task_group() as tasks:
 
             async def land_later() -> None:
-                await anyio.sleep(0.6)
+                await anyio.to_thread.run_sync(settling.wait, 20)
+                await anyio.sleep(0.6)  # Claude Code's batch lag, what the draft must wait out
                 path.write_bytes(b"".join(lines) + call.encode() + b"\n")
 
             tasks.start_soon(land_later)

@@ -9,18 +9,14 @@ proposed when the model judged them. :func:`accept` turns a pending suggestion i
 reason kept, ``created_by`` saying whose words it is); :func:`reject` records the verdict.
 
 Links always go from the newer memory to the older one ("sessions addresses_failure_of JWT").
-Model calls happen outside ``lock`` (the store's lock), so a slow judge never holds up the
-store; only reads and the final writes take it.
+No transaction is held while the model judges, so a slow judge never holds up the store; each
+verdict is written in its own transaction, after checking both memories still exist.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..errors import ValidationError
 from ..relationships import normalise
@@ -64,7 +60,6 @@ EXAMPLES = [
         '{"relationship": "none", "reason": ""}',
     ),
 ]
-Lock = Callable[[], AbstractContextManager[Any]]
 
 
 @dataclass
@@ -171,15 +166,13 @@ def judge(
 
 def suggest_for(
     store: Store, memory_id: str, *, assistant: Assistant | None = None,
-    embedder: Embedder | None = None, lock: Lock = contextlib.nullcontext,
-    limit: int = MAX_PAIRS,
+    embedder: Embedder | None = None, limit: int = MAX_PAIRS,
 ) -> list[SuggestionRecord]:  # fmt: skip
     """Find, judge and store suggestions for one memory; return the new pending ones."""
-    with lock():
-        memory = store.get(memory_id)
-        if memory is None or memory.type not in SUGGESTED_TYPES or memory.metadata.get("auto"):
-            return []
-        pairs = candidates(store, memory, embedder=embedder, limit=limit)
+    memory = store.get(memory_id)
+    if memory is None or memory.type not in SUGGESTED_TYPES or memory.metadata.get("auto"):
+        return []
+    pairs = candidates(store, memory, embedder=embedder, limit=limit)
     made: list[SuggestionRecord] = []
     for cand in pairs:
         newer, older = _ordered(memory, cand.other)
@@ -189,7 +182,7 @@ def suggest_for(
         if verdict.note:
             log.info("suggestion %s -> %s: %s", newer.id, older.id, verdict.note)
         status = "no_link" if verdict.relationship == "none" else "pending"
-        with lock():
+        with store.transaction():
             if store.get(newer.id) is None or store.get(older.id) is None:
                 continue  # deleted while the model was thinking
             record = store.add_suggestion(

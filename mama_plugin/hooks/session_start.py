@@ -29,7 +29,6 @@ def session_start(event: dict[str, Any]) -> str:
     if not config.db_path.exists():  # never create a database just to say nothing
         return ""
     source = str(event.get("source") or "startup")
-    with Store.open(config=config) as store:
-        store.conn.setbusytimeout(BUSY_TIMEOUT_MS)
+    with Store.open(config=config, busy_timeout_ms=BUSY_TIMEOUT_MS) as store:
         text = briefing.brief(store, project, config, source)
     return briefing.finish(text)

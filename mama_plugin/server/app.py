@@ -3,7 +3,8 @@
 ``mama serve`` imports this module; nothing else should (``import mcp`` alone costs ~0.5 s).
 The store opens on the first tool call and the embedding model loads in the background, so
 ``initialize`` and ``tools/list`` answer as soon as Python and ``mcp`` are loaded. Until the
-model is warm, search runs on keywords. The same background task drains the embedding queue.
+model is warm, search runs on keywords. The background tasks (:mod:`.background`) drain the
+embedding queue and the session's work queues.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import threading
 import traceback
 from copy import deepcopy
 from functools import cache
@@ -25,16 +25,14 @@ from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 
 from .. import __version__
-from ..config import KEYS, Config, mama_home
+from ..config import Config, mama_home
 from ..errors import MamaError
 from ..project import project_key
 from ..schema import parse
-from ..storage import Store
-from ..storage import vectors as vec
-from .base import Env, Session, Tool
-from .context import detect
-from .exposure import Exposure
+from .background import index_in_background, refresh_briefs_in_background, suggest_in_background
+from .base import Tool
 from .hook_tools import SILENT
+from .state import State
 from .tools import BY_NAME
 
 log = logging.getLogger("mama.server")
@@ -43,9 +41,6 @@ INSTRUCTIONS = (
     "you decide, save_decision with the WHY; when work pauses, save_checkpoint; when a "
     "decision turns out well or badly, evolve_outcome. Results say what is current."
 )
-DRAIN_BATCH = 16
-DRAIN_IDLE_S = 2.0
-STARTUP_GRACE_S = 1.0
 HOOK_DEADLINE_S = 3.0  # the hooks' own timeouts are 5 s and 10 s (hooks/hooks.json)
 
 
@@ -57,84 +52,6 @@ class _Server(Server[Any]):
     ) -> InitializationOptions:
         options = notification_options or NotificationOptions(tools_changed=True)
         return super().create_initialization_options(options, *args, **kwargs)
-
-
-class State:
-    """Everything one server process holds: config, project, store, embedder, exposure."""
-
-    def __init__(self, config: Config, project: str, db: Path | None = None) -> None:
-        self.config = config
-        self.project = project
-        self.db = db
-        self.exposure = Exposure(
-            mode=_dynamic_tools(config), legacy_listed=config.get("legacy_tools_listed")
-        )
-        self._store: Store | None = None
-        self.embedder: Any = None
-        self._assistant: Any = None
-        self.session = Session()
-        # One connection serves the event loop and the hook tools' worker threads: every use
-        # of the store holds this lock, so their transactions never interleave.
-        self.lock = threading.RLock()
-
-    @property
-    def store(self) -> Store:
-        """The store, opened (and migrated) on first use."""
-        if self._store is None:
-            self._store = Store.open(self.db, config=self.config)
-        return self._store
-
-    @property
-    def assistant(self) -> Any:
-        """The local generative model's runtime (its model loads on first use, not here)."""
-        from ..assist.runtime import Assistant
-
-        if self._assistant is None or self._assistant.config.get("assist_model_path") != (
-            self.config.get("assist_model_path")
-        ):
-            if self._assistant is not None:
-                self._assistant.close()
-            self._assistant = Assistant(self.config)
-        self._assistant.config = self.config  # threads, context and timeout apply next load
-        return self._assistant
-
-    def env(self, *, call_id: str = "") -> Env:
-        """What the tool handlers need (with config.json re-read if it changed)."""
-        fresh = self.config.refreshed()
-        if fresh is not self.config:
-            self.config = fresh
-            for problem in fresh.problems:
-                log.error("%s — fix it with `mama config set`", problem)
-        return Env(self.store, self.project, self.embedder, self.observe, self.config,
-                   self.session, lambda: self.assistant, lambda: self.lock, call_id)  # fmt: skip
-
-    def observe(self, prompt: str) -> tuple[str | None, list[str]]:
-        """Detect the prompt's context and grow the tool list for it; return both."""
-        context = detect(prompt)
-        return context, self.exposure.grow(context)
-
-    def close(self) -> None:
-        """Close the store if it was opened, and free the assist model if it was loaded."""
-        if self._assistant is not None:
-            self._assistant.close()
-        if self._store is not None:
-            self._store.close()
-            self._store = None
-
-
-def _dynamic_tools(config: Config) -> str:
-    """The ``dynamic_tools`` mode: ``$MAMA_DYNAMIC_TOOLS`` when valid, else the config's.
-
-    The bootstrap bridge sets ``force_static`` when it hands a session over, so the list
-    stays the full static one the client already read from the bridge.
-    """
-    override = os.environ.get("MAMA_DYNAMIC_TOOLS", "").strip()
-    if override:
-        try:
-            return str(KEYS["dynamic_tools"].parse(override))
-        except ValueError as exc:
-            log.error("MAMA_DYNAMIC_TOOLS=%r ignored: %s", override, exc)
-    return str(config.get("dynamic_tools"))
 
 
 @cache
@@ -221,13 +138,11 @@ def build_server(state: State) -> Server[Any]:
             (model, handler), slow = tool.drafted, True
         try:
             args = parse(model, arguments)
-            if slow:  # a model may run for seconds: off the event loop, store lock as needed
-                with state.lock:
-                    env = state.env(call_id=_call_id(params))
+            env = state.env(call_id=_call_id(params))
+            if slow:  # a model may run for seconds: off the event loop
                 answer = await anyio.to_thread.run_sync(handler, env, args)
             else:
-                with state.lock:
-                    answer = handler(state.env(call_id=_call_id(params)), args)
+                answer = handler(env, args)
         except MamaError as exc:
             return _error(f"{tool.name}: {exc}")
         except Exception:
@@ -264,9 +179,8 @@ def build_server(state: State) -> Server[Any]:
     )
 
 
-def _locked(state: State, tool: Tool, args: Any) -> Any:
-    with state.lock:
-        return tool.handler(state.env(), args)
+def _handle(state: State, tool: Tool, args: Any) -> Any:
+    return tool.handler(state.env(), args)
 
 
 async def _run_hook_tool(
@@ -282,7 +196,7 @@ async def _run_hook_tool(
         args = parse(tool.model, arguments)
         with anyio.fail_after(HOOK_DEADLINE_S):
             answer = await anyio.to_thread.run_sync(
-                _locked, state, tool, args, abandon_on_cancel=True
+                _handle, state, tool, args, abandon_on_cancel=True
             )
         text, data = answer.text or SILENT, answer.data
     except TimeoutError:
@@ -303,88 +217,6 @@ async def _notify(
         await bus.publish(ToolsListChanged())  # 2026-07-28: subscriptions/listen streams
     except Exception as exc:  # the client will not see the new tools: list everything
         state.exposure.fall_back(f"{type(exc).__name__}: {exc}")
-
-
-async def index_in_background(state: State) -> None:
-    """Load the embedding model off the event loop, then keep the embedding queue drained."""
-    from ..embeddings import open_embedder
-
-    await anyio.sleep(STARTUP_GRACE_S)  # let initialize and tools/list go first
-    try:
-        state.embedder = await anyio.to_thread.run_sync(open_embedder, state.config)
-    except Exception as exc:  # no model: search stays keyword-only
-        log.warning("embedding model unavailable, keyword search only: %s", exc)
-        return
-    while True:
-        try:
-            with state.lock:
-                store = state.store
-                vec.check_model(store, state.embedder.name, state.embedder.dim)
-                batch = vec.pending(store, DRAIN_BATCH)
-            if batch:
-                vectors = await anyio.to_thread.run_sync(
-                    state.embedder.embed, [text for _, text in batch]
-                )
-                with state.lock:
-                    vec.put_vectors(store, list(zip((s for s, _ in batch), vectors, strict=True)))
-                continue
-        except MamaError as exc:  # e.g. a model mismatch: needs `mama reindex`
-            log.warning("embedding paused: %s", exc)
-            await anyio.sleep(60)
-        except Exception:
-            log.error("embedding failed:\n%s", traceback.format_exc())
-            await anyio.sleep(30)
-        await anyio.sleep(DRAIN_IDLE_S)
-
-
-BRIEF_IDLE_S = 0.5
-SUGGEST_IDLE_S = 1.0
-
-
-async def suggest_in_background(state: State) -> None:
-    """Judge link candidates for each saved memory, off the request path (pending only)."""
-    from ..assist import suggest
-
-    def run(memory_id: str) -> None:
-        with state.lock:
-            env = state.env()
-        if not env.config.get("link_suggestions"):
-            return
-        made = suggest.suggest_for(
-            env.store, memory_id, assistant=env.assistant, embedder=env.embedder, lock=env.lock
-        )
-        log.info("link suggestions for %s: %d new", memory_id, len(made))
-
-    while True:
-        await anyio.sleep(SUGGEST_IDLE_S)
-        while state.session.suggest_queue:
-            memory_id = state.session.suggest_queue.pop(0)
-            try:
-                await anyio.to_thread.run_sync(run, memory_id)
-            except Exception:
-                log.error("link suggestions for %s failed:\n%s", memory_id, traceback.format_exc())
-
-
-async def refresh_briefs_in_background(state: State) -> None:
-    """Re-render the session-start cliffhanger after a turn's checkpoint, off the hook's path.
-
-    The Stop hook only marks the project; the next session then finds the text cached. If
-    the session ends first, the next SessionStart renders it itself (slower, still correct).
-    """
-    from ..services import briefing
-
-    def refresh(project: str) -> None:
-        with state.lock:
-            briefing.refresh(state.store, project, state.config)
-
-    while True:
-        await anyio.sleep(BRIEF_IDLE_S)
-        while state.session.stale_briefs:
-            project = state.session.stale_briefs.pop()
-            try:
-                await anyio.to_thread.run_sync(refresh, project)
-            except Exception:
-                log.error("cliffhanger refresh failed:\n%s", traceback.format_exc())
 
 
 def _configure_logging() -> None:

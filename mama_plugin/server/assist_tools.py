@@ -1,12 +1,11 @@
 """The tools the local model serves: drafting a narrative, proposing links, confirming them.
 
-Drafting and judging may take seconds, so these handlers run in a worker thread without the
-store lock (:attr:`Tool.slow`) and take ``env.lock`` only around store work.
+Drafting and judging may take seconds, so these handlers run in a worker thread
+(:attr:`Tool.slow`), which has its own connection to the store.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
@@ -28,11 +27,9 @@ def do_draft_decision(env: Env, args: DraftRequest) -> Answer:
         # The session's reader has digested the transcript turn by turn (the Stop hook): only
         # the lines added since are read, until this call is among them (Claude Code's pending
         # entries land first). A copy, as the hooks keep adding to it meanwhile.
-        with env.lock():
-            reader = env.session.reader(path)
-        waited = reader.settle(env.call_id, lock=env.lock)
-        with env.lock():
-            digest = copy.deepcopy(reader.digest)
+        reader = env.session.reader(path)
+        waited = reader.settle(env.call_id)
+        digest = reader.copy()
     draft = draft_narrative(args, digest, assistant=env.assistant)
     data = draft.as_data()
     text = render(
@@ -46,14 +43,13 @@ def do_suggest_links(env: Env, args: SuggestLinksInput) -> Answer:
     """List pending suggestions, or find (and judge) links for one memory now."""
     note = ""
     if args.memory_id is not None:
-        with env.lock():
-            env.store.require(args.memory_id)
+        env.store.require(args.memory_id)
         made = suggest.suggest_for(
             env.store, args.memory_id, assistant=env.assistant, embedder=env.embedder,
-            lock=env.lock, limit=min(args.limit, suggest.MAX_PAIRS),
+            limit=min(args.limit, suggest.MAX_PAIRS),
         )  # fmt: skip
         note = f"Judged candidates for {args.memory_id}: {len(made)} new suggestion(s).\n"
-    with env.lock():
+    with env.store.snapshot():
         pending = env.store.suggestions(env.project, memory_id=args.memory_id, limit=args.limit)
         rows = [_row(env.store, s) for s in pending]
     if not rows:
@@ -70,16 +66,15 @@ def do_suggest_links(env: Env, args: SuggestLinksInput) -> Answer:
 
 def do_evolve_link(env: Env, args: EvolveLinkInput) -> Answer:
     """Accept a suggestion (it becomes a link) or reject it (never proposed again)."""
-    with env.lock():
-        if args.verdict == "reject":
-            record = suggest.reject(env.store, args.suggestion_id, decided_by="claude")
-            return Answer(f"Rejected suggestion #{record.id}; it will not be proposed again.",
-                          {"suggestion": record.as_dict(), "link": None})  # fmt: skip
-        record, link = suggest.accept(
-            env.store, args.suggestion_id, decided_by="claude",
-            relationship=args.relationship, reason=args.reason,
-        )  # fmt: skip
-        env.session.stale_briefs.add(env.project)
+    if args.verdict == "reject":
+        record = suggest.reject(env.store, args.suggestion_id, decided_by="claude")
+        return Answer(f"Rejected suggestion #{record.id}; it will not be proposed again.",
+                      {"suggestion": record.as_dict(), "link": None})  # fmt: skip
+    record, link = suggest.accept(
+        env.store, args.suggestion_id, decided_by="claude",
+        relationship=args.relationship, reason=args.reason,
+    )  # fmt: skip
+    env.session.brief_stale(env.project)
     text = (f"Linked {link.from_id} --{link.relationship}--> {link.to_id} "
             f"(link #{link.id}, reason by {link.created_by}): {link.reason}")  # fmt: skip
     return Answer(text, {"suggestion": record.as_dict(), "link": link.as_dict()})

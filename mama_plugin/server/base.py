@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
+import threading
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +13,7 @@ from ..config import Config
 from ..services.retrieval import Embedder
 from ..storage import Store
 from ..transcript import Reader
+from .queues import Handoff
 
 
 @dataclass
@@ -25,20 +25,34 @@ class Session:
     # session id -> the user's latest prompt: on a session's first turn the Stop hook fires
     # before Claude Code has written the transcript file, so the request comes from here.
     prompts: dict[str, str] = field(default_factory=dict)
-    # Projects whose cliffhanger cache a write made stale: re-rendered off the request path.
+    # Projects whose cliffhanger cache a write made stale, while no background task takes them.
     stale_briefs: set[str] = field(default_factory=set)
     # session id -> its transcript, as the hooks report it (the drafter reads it for evidence).
     transcripts: dict[str, str] = field(default_factory=dict)
-    # Memories saved since the last pass of the background link suggester, oldest first.
+    # Memories saved while no background link suggester takes them, oldest first.
     suggest_queue: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.briefs = Handoff(self.stale_briefs)  # consumed by server.background
+        self.suggestions = Handoff(self.suggest_queue)
+        self._readers_guard = threading.Lock()
+
+    def brief_stale(self, project: str) -> None:
+        """Have ``project``'s cliffhanger re-rendered off the request path (after a write)."""
+        self.briefs.put(project)
+
+    def suggest_later(self, memory_id: str) -> None:
+        """Have link candidates judged for a saved memory off the request path."""
+        self.suggestions.put(memory_id)
 
     def reader(self, path: str) -> Reader:
         """The incremental reader of ``path`` (one per transcript, kept for the session)."""
-        if path not in self.readers:
-            if len(self.readers) > 8:  # a long-lived server outlives many sessions
-                self.readers.clear()
-            self.readers[path] = Reader(path)
-        return self.readers[path]
+        with self._readers_guard:
+            if path not in self.readers:
+                if len(self.readers) > 8:  # a long-lived server outlives many sessions
+                    self.readers.clear()
+                self.readers[path] = Reader(path)
+            return self.readers[path]
 
 
 @dataclass
@@ -56,8 +70,6 @@ class Env:
     # Gives the local generative model (assist.runtime.Assistant) when a handler asks for it:
     # the hook tools never draft, so they never pay for making one.
     assistant_of: Callable[[], Any] = field(default=lambda: None)
-    # Held around store work by handlers that run outside the server's lock (Tool.slow).
-    lock: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext
     # The client's id for the call being answered (Claude Code's tool_use id, from the request's
     # _meta), so a handler can find the call in the session's transcript; "" when not given.
     call_id: str = ""
@@ -88,6 +100,6 @@ class Tool:
     hidden: bool = False
     replaced_by: str | None = None  # v1.0 names: served, unlisted, with a deprecation notice
     hook: bool = False  # called by a hook: bounded by a deadline, fails open to "{}"
-    slow: bool = False  # may run a model for seconds: runs in a thread, takes env.lock itself
+    slow: bool = False  # may run a model for seconds: runs in a worker thread
     # Called with draft=true: validated by this model and answered by this handler (slow).
     drafted: tuple[type[BaseModel], Callable[[Env, Any], Answer]] | None = None

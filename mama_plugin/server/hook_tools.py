@@ -97,7 +97,7 @@ def do_checkpoint_turn(env: Env, args: TurnInput) -> Answer:
         last_message=args.last_assistant_message, cwd=args.cwd,
         request=env.session.prompts.get(args.session_id, ""),
     )  # fmt: skip
-    env.session.stale_briefs.add(env.project)  # re-rendered in the background (app.py)
+    env.session.brief_stale(env.project)  # re-rendered in the background
     data = {"checkpoint": saved.id if saved else None}
     if mode == "ask" and not args.continuing and digest.changed():
         written = [m for m in env.store.of_session(args.session_id, type="checkpoint")

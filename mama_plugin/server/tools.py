@@ -53,7 +53,7 @@ S = TypeVar("S", DecisionInput, CheckpointInput, InsightInput, SupersedeInput)
 def _saved(result: SaveResult, env: Env | None = None) -> Answer:
     m = result.memory
     if env is not None and env.config.get("link_suggestions"):
-        env.session.suggest_queue.append(m.id)  # judged in the background (app.py)
+        env.session.suggest_later(m.id)  # judged in the background
     return Answer(
         result.summary(),
         {

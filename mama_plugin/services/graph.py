@@ -4,12 +4,14 @@ Link confidence decays with the link's age, by category, computed when read and 
 back: temporal links fade fast, associations slowly, implementations almost never, evolution
 never (a supersession stays true). Results are cached per store, keyed on the store's
 ``links_version`` (bumped by triggers on every link insert and delete, cascades included), so
-any process's change to the graph throws them away and nothing else does.
+any process's change to the graph throws them away and nothing else does. The cache is safe to
+share between threads (its own lock; the walks themselves run outside it).
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -54,6 +56,7 @@ class Step:
 
 _caches: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[object, ...], tuple[Step, ...]]]
 _caches = weakref.WeakKeyDictionary()
+_guard = threading.Lock()  # held only to look up, insert or evict
 
 
 def traverse(
@@ -78,17 +81,19 @@ def traverse(
         raise ValueError("direction must be forward, backward or both")
     cats = tuple(sorted(set(categories))) if categories is not None else CATEGORIES
     now = now if now is not None else now_ms()
-    cache = _caches.setdefault(store, OrderedDict())
     key = (store.meta("links_version"), start, cats, direction, max_depth, min_confidence,
            since, until, now // 60_000)  # fmt: skip
-    cached = cache.get(key)
-    if cached is not None:
-        cache.move_to_end(key)
-        return list(cached)
+    with _guard:
+        cache = _caches.setdefault(store, OrderedDict())
+        cached = cache.get(key)
+        if cached is not None:
+            cache.move_to_end(key)
+            return list(cached)
     steps = _walk(store, start, cats, direction, max_depth, min_confidence, since, until, now)
-    cache[key] = tuple(steps)
-    if len(cache) > CACHE_SIZE:
-        cache.popitem(last=False)
+    with _guard:
+        cache[key] = tuple(steps)
+        if len(cache) > CACHE_SIZE:
+            cache.popitem(last=False)
     return steps
 
 

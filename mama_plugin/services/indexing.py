@@ -19,13 +19,23 @@ def drain(
     done = 0
     while limit is None or done < limit:
         size = batch_size if limit is None else min(batch_size, limit - done)
-        batch = vec.pending(store, size)
-        if not batch:
+        embedded = embed_batch(store, embedder, size)
+        if not embedded:
             break
+        done += embedded
+    return done
+
+
+def embed_batch(store: Store, embedder: Embedder, size: int) -> int:
+    """Embed up to ``size`` queued memories; return how many (0: the queue is empty).
+
+    The caller checks the model first (:func:`vectors.check_model`): a batch does not.
+    """
+    batch = vec.pending(store, size)
+    if batch:
         vectors = embedder.embed([text for _, text in batch])
         vec.put_vectors(store, list(zip((seq for seq, _ in batch), vectors, strict=True)))
-        done += len(batch)
-    return done
+    return len(batch)
 
 
 def reindex(store: Store, embedder: Embedder, *, batch_size: int = 64) -> int:

@@ -5,11 +5,13 @@ sqlite-vec holds the vectors durably, but its brute-force scan costs ~90 ms per 
 takes ~5 ms. A long-running process (the MCP server, a benchmark) therefore keeps one matrix
 per project, loaded once and then kept in step cheaply: new vectors are read from
 ``vector_log``; a move of ``vectors_epoch`` (vectors replaced or removed) reloads everything.
-Without numpy, queries go to sqlite-vec directly. Read-only.
+Without numpy, queries go to sqlite-vec directly. Read-only. Safe to share between threads:
+the copies are brought up to date and picked under one lock, the products computed outside it.
 """
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,6 +34,7 @@ class _Index:
 
 
 _indexes: weakref.WeakKeyDictionary[Store, _Index] = weakref.WeakKeyDictionary()
+_guard = threading.Lock()  # held while a copy is synced or its chunks joined
 
 
 def _numpy() -> Any:
@@ -80,7 +83,8 @@ def has_vectors(store: Store) -> bool:
     np = _numpy()
     if np is None:
         return vec.count_vectors(store) > 0
-    return _sync(store, np).size() > 0
+    with _guard:
+        return _sync(store, np).size() > 0
 
 
 def knn(
@@ -90,14 +94,13 @@ def knn(
     np = _numpy()
     if np is None:
         return vec.knn(store, vector, k, project=project)
-    index = _sync(store, np)
-    projects = [project] if project is not None else list(index.rows)
+    with _guard:
+        index = _sync(store, np)
+        names = [project] if project is not None else list(index.rows)
+        picked = [_matrix(index, name, np) for name in names if name in index.rows]
     query = np.asarray(vector, dtype=np.float32)
     found_seqs, found_sims = [], []
-    for name in projects:
-        if name not in index.rows:
-            continue
-        seqs, matrix = _matrix(index, name, np)
+    for seqs, matrix in picked:
         sims = matrix @ query
         take = min(k, len(sims))
         top = np.argpartition(-sims, take - 1)[:take] if take < len(sims) else np.arange(len(sims))

@@ -5,8 +5,11 @@ Standard library, apsw and sqlite-vec only: hooks open the store on a cold start
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import apsw
@@ -80,3 +83,58 @@ def _vec0_path() -> str:
     if spec is None or not spec.submodule_search_locations:
         raise SchemaError("the sqlite-vec package is missing: pip install sqlite-vec")
     return os.path.join(next(iter(spec.submodule_search_locations)), "vec0")
+
+
+class PerThread:
+    """One connection per thread to one database, each opened on its thread's first use.
+
+    apsw refuses to run one connection in two threads at once, and in WAL mode SQLite lets
+    connections read side by side while its busy timeout queues their writers: so the event
+    loop and every worker thread get a connection of their own, and each thread's transactions
+    are its own. (One connection behind a lock made every reader wait for any writer in the
+    process, the event loop included.) A ``:memory:`` database would be a different, empty one
+    in each thread: nothing opens one.
+    """
+
+    def __init__(self, first: apsw.Connection, opener: Callable[[], apsw.Connection]) -> None:
+        self._opener = opener
+        self._guard = threading.Lock()  # guards _conns and _closed, never held during SQL
+        self._conns: dict[threading.Thread, apsw.Connection] = {}
+        self._local = threading.local()
+        self._closed = False
+        self._adopt(first)
+
+    def get(self) -> apsw.Connection:
+        """The calling thread's connection, opened now if this thread has none yet."""
+        conn: apsw.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None and not self._closed:
+            return conn
+        if conn is not None:  # closed while this thread was busy with it: close it now
+            conn.close()
+            return conn  # a closed connection: using it raises ConnectionClosedError
+        if self._closed:
+            raise apsw.ConnectionClosedError("the store is closed")
+        return self._adopt(self._opener())
+
+    def close(self) -> None:
+        """Close every thread's connection; one busy in another thread closes when it is next
+        asked for (a worker abandoned at its deadline may still be running a statement)."""
+        with self._guard:
+            self._closed = True
+            conns, self._conns = list(self._conns.values()), {}
+        for conn in conns:
+            with contextlib.suppress(apsw.ThreadingViolationError):
+                conn.close()
+
+    def _adopt(self, conn: apsw.Connection) -> apsw.Connection:
+        with self._guard:
+            if self._closed:
+                conn.close()
+                raise apsw.ConnectionClosedError("the store is closed")
+            # Worker threads come and go (anyio retires idle ones): drop their connections.
+            gone = [t for t in self._conns if not t.is_alive()]
+            for thread in gone:
+                self._conns.pop(thread).close()
+            self._conns[threading.current_thread()] = conn
+        self._local.conn = conn
+        return conn

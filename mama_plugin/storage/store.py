@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import secrets
 import string
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,7 +23,7 @@ from ..config import Config
 from ..errors import ConflictError, NotFoundError, StoreBusyError, ValidationError
 from ..privacy import redact_tree
 from ..relationships import REPLACING
-from .connection import connect
+from .connection import PerThread, connect
 from .links import LinkOps
 from .lists import ListOps
 from .migrations import migrate, user_version
@@ -58,21 +59,46 @@ def new_id(memory_type: str) -> str:
 
 
 class Store(LinkOps, ListOps, SearchOps, SuggestionOps):
-    """A migrated, configured connection to the MAMA database. Use :meth:`open`."""
+    """A migrated, configured database, one connection per thread (PerThread). Use :meth:`open`."""
 
-    def __init__(self, conn: apsw.Connection, path: Path) -> None:
-        self.conn = conn
+    def __init__(self, conns: PerThread, path: Path) -> None:
+        self._conns = conns
         self.path = path
-        self._depth = 0
+        self._local = threading.local()  # the transaction depth, per thread like its connection
+
+    @property  # the mixins declare a plain attribute: it is the calling thread's connection
+    def conn(self) -> apsw.Connection:  # type: ignore[override]
+        """The calling thread's connection (opened on its first use)."""
+        return self._conns.get()
+
+    @property
+    def _depth(self) -> int:
+        depth: int = getattr(self._local, "depth", 0)
+        return depth
+
+    @_depth.setter
+    def _depth(self, value: int) -> None:
+        self._local.depth = value
 
     # -- lifecycle -------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: Path | str | None = None, *, config: Config | None = None) -> Store:
-        """Open the database at ``path`` (or the configured one), creating and migrating it."""
+    def open(
+        cls,
+        path: Path | str | None = None,
+        *,
+        config: Config | None = None,
+        busy_timeout_ms: int | None = None,
+    ) -> Store:
+        """Open the database at ``path`` (or the configured one), creating and migrating it.
+
+        ``busy_timeout_ms`` (default: the configured one) bounds every wait for another
+        writer's lock, on each thread's connection.
+        """
         config = config or Config()
         db = Path(path) if path is not None else config.db_path
-        conn = connect(db, busy_timeout_ms=config.get("busy_timeout_ms"))
+        timeout = busy_timeout_ms if busy_timeout_ms is not None else config.get("busy_timeout_ms")
+        conn = connect(db, busy_timeout_ms=timeout)
         try:
             migrate(conn, embedding_dim=config.get("embedding_dim"))
         except apsw.BusyError as exc:
@@ -81,11 +107,11 @@ class Store(LinkOps, ListOps, SearchOps, SuggestionOps):
         except BaseException:
             conn.close()
             raise
-        return cls(conn, db)
+        return cls(PerThread(conn, lambda: connect(db, busy_timeout_ms=timeout)), db)
 
     def close(self) -> None:
-        """Close the connection; the store is unusable afterwards."""
-        self.conn.close()
+        """Close every thread's connection; the store is unusable afterwards."""
+        self._conns.close()
 
     def __enter__(self) -> Store:
         return self

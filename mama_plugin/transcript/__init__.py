@@ -13,15 +13,17 @@ a short one.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
+import threading
 import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from copy import deepcopy
 from typing import Any
+
+from .digest import Command, Digest, FileTouch, Task
+
+__all__ = ["Command", "Digest", "FileTouch", "Reader", "Task", "read_transcript", "settle"]
 
 MAX_BYTES = 4 * 1024 * 1024
 # Claude Code queues transcript entries and appends them in batches (every 100 ms when its
@@ -33,94 +35,6 @@ _TAG = re.compile(r"<(command-name|command-message|command-args)>(.*?)</\1>", re
 _EXIT = re.compile(r"^(?:Error: )?Exit code (\d+)$")
 _SHELL_PREFIX = re.compile(r"^/bin/(?:ba|z)?sh: (?:line \d+: )?")
 _NOISE = ("<local-command-stdout>", "<local-command-stderr>", "<system-reminder>", "Caveat:")
-
-
-@dataclass
-class FileTouch:
-    """A file a tool call touched: ``read``, ``edited`` or ``created``, with lines if known."""
-
-    path: str
-    action: str
-    lines: tuple[int, int] | None = None
-
-    def cite(self, root: str = "") -> str:
-        """``path:start-end`` (relative to ``root`` when inside it), as evidence is written."""
-        path = self.path
-        if root and path.startswith(root.rstrip("/") + "/"):
-            path = path[len(root.rstrip("/")) + 1 :]
-        if self.lines is None:
-            return path
-        start, end = self.lines
-        return f"{path}:{start}" if start == end else f"{path}:{start}-{end}"
-
-
-@dataclass
-class Command:
-    """A shell command the session ran, what it was for, and whether it failed (and how)."""
-
-    command: str
-    description: str = ""
-    failed: bool = False
-    error: str = ""  # a failed command's exit code and first line of output: "exit 127, …"
-
-    @property
-    def outcome(self) -> str:
-        """``ran``, ``failed`` or ``failed: exit 1, why``."""
-        if not self.failed:
-            return "ran"
-        return f"failed: {self.error}" if self.error else "failed"
-
-    def failure(self) -> str:
-        """The failure as a concern: "`cmd` failed (what it was for): exit 1, why"."""
-        command = " ".join(self.command.split())
-        command = command if len(command) <= 120 else command[:119] + "…"
-        what = f" ({self.description})" if self.description else ""
-        return f"`{command}` failed{what}" + (f": {self.error}" if self.error else "")
-
-
-@dataclass
-class Task:
-    """A task of the session's task list (TaskCreate/TaskUpdate, or the older TodoWrite)."""
-
-    id: str
-    subject: str
-    status: str = "pending"
-
-
-@dataclass
-class Digest:
-    """The session as the transcript tells it, oldest first within each list."""
-
-    user_requests: list[str] = field(default_factory=list)
-    assistant_texts: list[str] = field(default_factory=list)
-    files: list[FileTouch] = field(default_factory=list)
-    commands: list[Command] = field(default_factory=list)
-    tasks: dict[str, Task] = field(default_factory=dict)
-    tool_calls: int = 0
-    cwd: str = ""  # the session's working directory, as the transcript records it
-
-    @property
-    def last_request(self) -> str:
-        """The user's most recent request ("" when none)."""
-        return self.user_requests[-1] if self.user_requests else ""
-
-    def changed(self) -> list[FileTouch]:
-        """Files edited or created, one entry per path (its line ranges merged)."""
-        return _merge(t for t in self.files if t.action != "read")
-
-    def read(self) -> list[FileTouch]:
-        """Files only read, one entry per path."""
-        changed = {t.path for t in self.files if t.action != "read"}
-        return _merge(t for t in self.files if t.action == "read" and t.path not in changed)
-
-    def open_tasks(self) -> list[Task]:
-        """Tasks in progress first, then pending ones."""
-        tasks = [t for t in self.tasks.values() if t.status in ("in_progress", "pending")]
-        return sorted(tasks, key=lambda t: t.status != "in_progress")
-
-    def done_tasks(self) -> list[Task]:
-        """Tasks marked completed."""
-        return [t for t in self.tasks.values() if t.status == "completed"]
 
 
 def settle(
@@ -143,7 +57,8 @@ class Reader:
     """Reads a transcript incrementally: each :meth:`read` parses only the lines added since.
 
     A long-running process (the MCP server, called by the Stop hook after every turn) keeps
-    one reader per session, so each turn costs its own new lines, not the whole file.
+    one reader per session, so each turn costs its own new lines, not the whole file. The hooks
+    and a draft may share it from two threads: each read holds the reader's own lock.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None, *, max_bytes: int = MAX_BYTES) -> None:
@@ -154,14 +69,10 @@ class Reader:
         self._calls: dict[str, dict[str, Any]] = {}  # tool calls waiting for their result
         self._seen: set[str] = set()  # the id of every tool call read
         self.readable = True  # whether the last read could open the file
+        self._lock = threading.RLock()
 
     def settle(
-        self,
-        marker: str = "",
-        *,
-        quiet_s: float = QUIET_S,
-        limit_s: float = SETTLE_LIMIT_S,
-        lock: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext,
+        self, marker: str = "", *, quiet_s: float = QUIET_S, limit_s: float = SETTLE_LIMIT_S
     ) -> float:
         """Read until the transcript has caught up, at most ``limit_s``; the seconds waited.
 
@@ -172,17 +83,22 @@ class Reader:
         call being answered), caught up means the call has been read: entries are appended in
         order, so everything before it has been read too. Without one, it means nothing was
         written for ``quiet_s``. Returns at once when caught up, and when the file cannot be
-        read. Each read is taken under ``lock`` (the reader may be shared); waits are not.
+        read. Each read holds the reader's lock; the waits do not.
         """
         started = time.monotonic()
         while True:
-            with lock():
+            with self._lock:
                 self.read()
                 pause = self._behind(marker, quiet_s)
             left = limit_s - (time.monotonic() - started)
             if pause <= 0 or left <= 0:
                 return time.monotonic() - started
             time.sleep(min(pause, left))
+
+    def copy(self) -> Digest:
+        """A copy of the digest so far, which later reads (from any thread) leave alone."""
+        with self._lock:
+            return deepcopy(self.digest)
 
     def _behind(self, marker: str, quiet_s: float) -> float:
         """Seconds to wait before reading again; 0 or less when caught up or unreadable."""
@@ -197,6 +113,10 @@ class Reader:
 
     def read(self) -> Digest:
         """Parse what was appended since the last call and return the digest so far."""
+        with self._lock:
+            return self._read()
+
+    def _read(self) -> Digest:
         if not self.path:
             return self.digest
         try:
@@ -404,20 +324,3 @@ def _task(name: str, args: dict[str, Any], meta: dict[str, Any], digest: Digest)
             for i, t in enumerate(args["todos"], 1)
             if isinstance(t, dict)
         }
-
-
-def _merge(touches: Any) -> list[FileTouch]:
-    """One entry per path, in order of first touch; ranges merged into their overall span."""
-    merged: dict[str, FileTouch] = {}
-    for t in touches:
-        seen = merged.get(t.path)
-        if seen is None:
-            merged[t.path] = FileTouch(t.path, t.action, t.lines)
-            continue
-        if t.action == "created":
-            seen.action = "created"
-        if seen.lines and t.lines:
-            seen.lines = (min(seen.lines[0], t.lines[0]), max(seen.lines[1], t.lines[1]))
-        elif t.lines is None:
-            seen.lines = None  # part of the file without a known range: cite the whole file
-    return list(merged.values())

@@ -1,0 +1,111 @@
+"""A transcript's digest: the files, commands, tasks and requests of a Claude Code session."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class FileTouch:
+    """A file a tool call touched: ``read``, ``edited`` or ``created``, with lines if known."""
+
+    path: str
+    action: str
+    lines: tuple[int, int] | None = None
+
+    def cite(self, root: str = "") -> str:
+        """``path:start-end`` (relative to ``root`` when inside it), as evidence is written."""
+        path = self.path
+        if root and path.startswith(root.rstrip("/") + "/"):
+            path = path[len(root.rstrip("/")) + 1 :]
+        if self.lines is None:
+            return path
+        start, end = self.lines
+        return f"{path}:{start}" if start == end else f"{path}:{start}-{end}"
+
+
+@dataclass
+class Command:
+    """A shell command the session ran, what it was for, and whether it failed (and how)."""
+
+    command: str
+    description: str = ""
+    failed: bool = False
+    error: str = ""  # a failed command's exit code and first line of output: "exit 127, …"
+
+    @property
+    def outcome(self) -> str:
+        """``ran``, ``failed`` or ``failed: exit 1, why``."""
+        if not self.failed:
+            return "ran"
+        return f"failed: {self.error}" if self.error else "failed"
+
+    def failure(self) -> str:
+        """The failure as a concern: "`cmd` failed (what it was for): exit 1, why"."""
+        command = " ".join(self.command.split())
+        command = command if len(command) <= 120 else command[:119] + "…"
+        what = f" ({self.description})" if self.description else ""
+        return f"`{command}` failed{what}" + (f": {self.error}" if self.error else "")
+
+
+@dataclass
+class Task:
+    """A task of the session's task list (TaskCreate/TaskUpdate, or the older TodoWrite)."""
+
+    id: str
+    subject: str
+    status: str = "pending"
+
+
+@dataclass
+class Digest:
+    """The session as the transcript tells it, oldest first within each list."""
+
+    user_requests: list[str] = field(default_factory=list)
+    assistant_texts: list[str] = field(default_factory=list)
+    files: list[FileTouch] = field(default_factory=list)
+    commands: list[Command] = field(default_factory=list)
+    tasks: dict[str, Task] = field(default_factory=dict)
+    tool_calls: int = 0
+    cwd: str = ""  # the session's working directory, as the transcript records it
+
+    @property
+    def last_request(self) -> str:
+        """The user's most recent request ("" when none)."""
+        return self.user_requests[-1] if self.user_requests else ""
+
+    def changed(self) -> list[FileTouch]:
+        """Files edited or created, one entry per path (its line ranges merged)."""
+        return _merge(t for t in self.files if t.action != "read")
+
+    def read(self) -> list[FileTouch]:
+        """Files only read, one entry per path."""
+        changed = {t.path for t in self.files if t.action != "read"}
+        return _merge(t for t in self.files if t.action == "read" and t.path not in changed)
+
+    def open_tasks(self) -> list[Task]:
+        """Tasks in progress first, then pending ones."""
+        tasks = [t for t in self.tasks.values() if t.status in ("in_progress", "pending")]
+        return sorted(tasks, key=lambda t: t.status != "in_progress")
+
+    def done_tasks(self) -> list[Task]:
+        """Tasks marked completed."""
+        return [t for t in self.tasks.values() if t.status == "completed"]
+
+
+def _merge(touches: Any) -> list[FileTouch]:
+    """One entry per path, in order of first touch; ranges merged into their overall span."""
+    merged: dict[str, FileTouch] = {}
+    for t in touches:
+        seen = merged.get(t.path)
+        if seen is None:
+            merged[t.path] = FileTouch(t.path, t.action, t.lines)
+            continue
+        if t.action == "created":
+            seen.action = "created"
+        if seen.lines and t.lines:
+            seen.lines = (min(seen.lines[0], t.lines[0]), max(seen.lines[1], t.lines[1]))
+        elif t.lines is None:
+            seen.lines = None  # part of the file without a known range: cite the whole file
+    return list(merged.values())
