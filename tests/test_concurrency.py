@@ -7,6 +7,7 @@ import multiprocessing
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from mama_plugin.config import Config
 from mama_plugin.services.memories import save_checkpoint, save_decision
 from mama_plugin.storage import Store
 
@@ -16,7 +17,7 @@ PER_WRITER = 40
 
 def _writer(args: tuple[str, int]) -> list[str]:
     path, n = args
-    with Store.open(path) as store:
+    with Store.open(path, config=Config()) as store:
         return _write(store, n)
 
 
@@ -45,7 +46,7 @@ def _write(store: Store, n: int) -> list[str]:
 
 def _reader(path: str) -> list[str]:
     errors: list[str] = []
-    with Store.open(path) as store:
+    with Store.open(path, config=Config()) as store:
         for _ in range(100):
             try:
                 store.search_text("writer decision", limit=5)
@@ -57,7 +58,7 @@ def _reader(path: str) -> list[str]:
 
 def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     path = str(tmp_path / "shared.db")
-    Store.open(path).close()
+    Store.open(path, config=Config()).close()
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(WRITERS + 1) as pool:
         readers = pool.apply_async(_reader, (path,))
@@ -65,7 +66,7 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
         reader_errors = readers.get(timeout=120)
     assert [e for r in results for e in r] == []
     assert reader_errors == []
-    with Store.open(path) as store:
+    with Store.open(path, config=Config()) as store:
         counts = store.counts()
         per_writer_checkpoints = PER_WRITER // 10
         assert counts["by_type"] == {
@@ -82,7 +83,7 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
 def test_threads_sharing_one_store_lose_nothing(tmp_path: Path) -> None:
     # The server's event loop and its worker threads share one Store: each thread gets its
     # own connection and its own transactions, and SQLite's busy timeout queues the writers.
-    with Store.open(tmp_path / "shared.db") as store:
+    with Store.open(tmp_path / "shared.db", config=Config()) as store:
         with ThreadPoolExecutor(WRITERS) as pool:
             results = list(pool.map(lambda n: _write(store, n), range(WRITERS)))
         assert [e for r in results for e in r] == []

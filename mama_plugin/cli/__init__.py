@@ -11,6 +11,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from ..config import Config
 from ..errors import MamaError
 from . import assist, bench, memory, runtime, settings, transfer
 from .options import Command
@@ -52,6 +53,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Processes with a composition root of their own, which reads the config leniently: a typo in
+# config.json must not take memory away from a session.
+_OWN_ROOT = frozenset({"serve", "hook"})
+
+
+def _config(command: str) -> Config | None:
+    """The command's one Config, read strictly: a bad value stops it with the fix to make.
+
+    ``mama config`` only reads the file it edits (so it can repair a bad value); ``serve`` and
+    ``hook`` build their own.
+    """
+    if command in _OWN_ROOT:
+        return None
+    config = Config()
+    if command != "config":
+        _ = config.settings  # every key parsed now, so no command fails halfway
+    return config
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mama`` command."""
     parser = build_parser()
@@ -59,6 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "config":
         settings.check_config_args(parser, args)
     try:
+        args.config = _config(args.command)
         return int(args.handler(args))
     except MamaError as exc:
         print(f"mama: error: {exc}", file=sys.stderr)

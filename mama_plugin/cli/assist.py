@@ -97,7 +97,7 @@ def cmd_links(args: argparse.Namespace) -> int:
             memory = store.require(args.target)
             project = memory.project
             made = suggest.suggest_for(store, memory.id, assistant=optional_assistant(args),
-                                       embedder=_embedder())  # fmt: skip
+                                       embedder=_embedder(args.config))  # fmt: skip
             print(f"Judged candidates for {memory.id}: {len(made)} new suggestion(s).")
         status = None if args.all else "pending"
         rows = store.suggestions(project, status=status, limit=args.limit)
@@ -137,11 +137,11 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def _embedder() -> Any:
+def _embedder(config: Config) -> Any:
     """The embedding model for link candidates, or None (keyword candidates only)."""
     try:
         from ..embeddings import open_embedder
 
-        return open_embedder(Config(strict=False))
+        return open_embedder(config)
     except MamaError:
         return None

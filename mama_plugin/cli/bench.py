@@ -7,7 +7,6 @@ import json
 import sys
 from pathlib import Path
 
-from ..config import Config
 from ..errors import MamaError
 from .options import argument, command, keyword_only_option
 
@@ -43,7 +42,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if not args.keyword_only and args.kind not in ("startup", "draft"):
         from ..embeddings import open_embedder
 
-        embedder = open_embedder(Config())
+        embedder = open_embedder(args.config)
 
     def progress(line: str) -> None:
         print(f"  … {line}", file=sys.stderr, flush=True)
@@ -56,7 +55,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from ..bench.draft import draft_run
 
         folder = Path(args.transcripts) if args.transcripts else None
-        text, data = draft_run(args.runs or 3, folder=folder)
+        text, data = draft_run(args.runs or 3, folder=folder, config=args.config)
     elif args.kind == "hooks":
         from ..bench.hooks import hooks_run
 

@@ -6,7 +6,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..config import Config
 from .options import (
     argument,
     command,
@@ -49,7 +48,7 @@ def cmd_models(args: argparse.Namespace) -> int:
     """Print the embedding model in use, where it comes from and its size."""
     from ..embeddings import resolve_model
 
-    resolved = resolve_model(Config())
+    resolved = resolve_model(args.config)
     info = {
         "embedding_model": resolved.name,
         "path": str(resolved.path),
@@ -81,7 +80,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     from ..services.indexing import drain, reindex
 
     with open_store(args) as store:
-        embedder = open_embedder(Config())
+        embedder = open_embedder(args.config)
         started = time.perf_counter()
         count = reindex(store, embedder) if args.all else drain(store, embedder)
         seconds = time.perf_counter() - started

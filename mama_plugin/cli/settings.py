@@ -22,7 +22,7 @@ from .shared import print_json, project_of
 @json_option()
 def cmd_config(args: argparse.Namespace) -> int:
     """Get, set, unset or list configuration keys; switch the hooks off or on in a project."""
-    config = Config()
+    config: Config = args.config
     if args.action in ("disable", "enable"):
         project = project_of(args)
         off = [p for p in config.get("disabled_projects") if p != project]

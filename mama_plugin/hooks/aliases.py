@@ -101,7 +101,7 @@ def remove_aliases() -> list[Path]:
 
 def ensure_aliases(config: Config) -> None:
     """Make the aliases match the ``command_aliases`` setting (cheap when nothing changes)."""
-    if config.get("command_aliases"):
+    if config.settings.command_aliases:
         install_aliases()
     else:
         remove_aliases()

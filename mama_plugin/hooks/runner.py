@@ -17,7 +17,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from ..config import mama_home
+from ..config import Config, mama_home
 
 DEADLINE_S = 2.0  # Claude Code's timeout for these hooks is 10 s (hooks/hooks.json)
 EVENTS: dict[str, str] = {"session-start": "SessionStart"}
@@ -45,7 +45,7 @@ def envelope(event: str, context: str) -> str:
     )
 
 
-def _handler(name: str) -> Callable[[dict[str, Any]], str]:
+def _handler(name: str) -> Callable[[dict[str, Any], Config], str]:
     if name == "session-start":
         from .session_start import session_start
 
@@ -66,7 +66,12 @@ def run(name: str, stdin: TextIO, stdout: TextIO, *, deadline_s: float = DEADLIN
         event = json.loads(raw) if raw.strip() else {}
         if not isinstance(event, dict):
             raise ValueError("the hook input is not a JSON object")
-        answer = envelope(EVENTS.get(name, name), _handler(name)(event))
+        # The hook process's composition root: one lenient config (a typo in config.json
+        # must not take memory away from a session; problems go to the hook log).
+        config = Config(strict=False)
+        for problem in config.problems:
+            log(f"{name}: {problem}")
+        answer = envelope(EVENTS.get(name, name), _handler(name)(event, config))
         if answer:
             stdout.write(answer)
             stdout.flush()

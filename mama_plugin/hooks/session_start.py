@@ -17,9 +17,8 @@ from ..storage import Store
 BUSY_TIMEOUT_MS = 300
 
 
-def session_start(event: dict[str, Any]) -> str:
+def session_start(event: dict[str, Any], config: Config) -> str:
     """The context to inject at session start ("" for nothing)."""
-    config = Config(strict=False)
     project = project_key(str(event.get("cwd") or "") or None)
     if not config.project_enabled(project):
         return ""

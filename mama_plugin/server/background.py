@@ -66,7 +66,7 @@ async def suggest_in_background(state: State) -> None:
 
     def run(memory_id: str) -> None:
         env = state.env()
-        if not env.config.get("link_suggestions"):
+        if not env.config.settings.link_suggestions:
             return
         made = suggest.suggest_for(
             env.store, memory_id, assistant=env.assistant, embedder=env.embedder

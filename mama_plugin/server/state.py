@@ -30,7 +30,7 @@ class State:
         self.project = project
         self.db = db
         self.exposure = Exposure(
-            mode=_dynamic_tools(config), legacy_listed=config.get("legacy_tools_listed")
+            mode=_dynamic_tools(config), legacy_listed=config.settings.legacy_tools_listed
         )
         self._store: Store | None = None
         self.embedder: Any = None
@@ -54,8 +54,8 @@ class State:
         from ..assist.runtime import Assistant
 
         with self._making:
-            if self._assistant is None or self._assistant.config.get("assist_model_path") != (
-                self.config.get("assist_model_path")
+            if self._assistant is None or self._assistant.config.settings.assist_model_path != (
+                self.config.settings.assist_model_path
             ):
                 if self._assistant is not None:
                     self._assistant.close()
@@ -101,4 +101,4 @@ def _dynamic_tools(config: Config) -> str:
             return str(KEYS["dynamic_tools"].parse(override))
         except ValueError as exc:
             log.error("MAMA_DYNAMIC_TOOLS=%r ignored: %s", override, exc)
-    return str(config.get("dynamic_tools"))
+    return str(config.settings.dynamic_tools)

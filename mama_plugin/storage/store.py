@@ -87,7 +87,7 @@ class Store(LinkOps, ListOps, SearchOps, SuggestionOps):
         cls,
         path: Path | str | None = None,
         *,
-        config: Config | None = None,
+        config: Config,
         busy_timeout_ms: int | None = None,
     ) -> Store:
         """Open the database at ``path`` (or the configured one), creating and migrating it.
@@ -95,12 +95,13 @@ class Store(LinkOps, ListOps, SearchOps, SuggestionOps):
         ``busy_timeout_ms`` (default: the configured one) bounds every wait for another
         writer's lock, on each thread's connection.
         """
-        config = config or Config()
         db = Path(path) if path is not None else config.db_path
-        timeout = busy_timeout_ms if busy_timeout_ms is not None else config.get("busy_timeout_ms")
+        timeout = (
+            busy_timeout_ms if busy_timeout_ms is not None else config.settings.busy_timeout_ms
+        )
         conn = connect(db, busy_timeout_ms=timeout)
         try:
-            migrate(conn, embedding_dim=config.get("embedding_dim"))
+            migrate(conn, embedding_dim=config.settings.embedding_dim)
         except apsw.BusyError as exc:
             conn.close()
             raise StoreBusyError(_busy_message(db)) from exc
