@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import re
 import time
@@ -28,17 +27,13 @@ from typing import Any
 
 from ..config import Config, mama_home
 from ..storage import MemoryRecord, Store, now_ms
+from ..text import estimate_tokens
 from .evolution import current_of
 
 VARIANTS = {"startup": "full", "clear": "full", "resume": "short", "compact": "short"}
 TEMPLATE = "session_start.md.j2"
 _AGO = re.compile(r"\{ago:(\d+)\}")
 DAY_MS = 86_400_000
-
-
-def estimate_tokens(text: str) -> int:
-    """Tokens a model will count for ``text``, estimated as one per four characters."""
-    return math.ceil(len(text) / 4)
 
 
 def ago(ms: int, now: int) -> str:

@@ -21,12 +21,12 @@ should not) these rules recall 16/16 and stay silent on 16/16; the cosine bar al
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..storage import MemoryRecord, Store
-from ..storage.fts import STOPWORDS
+from ..text import content_words as _content_words
+from ..text import stem
 from . import vector_index
 from .briefing import predecessors
 from .evolution import current_of
@@ -42,7 +42,7 @@ MIN_MATCHED = 2
 MIN_WORDS = 2  # shorter prompts ("yes", "go on") never recall anything
 CANDIDATES = 12
 MAX_HITS = 3
-_WORD = re.compile(r"[^\W_]+")
+MIN_LENGTH = 3  # one- and two-letter words ("db", "ok") match too much by accident
 
 
 @dataclass
@@ -72,15 +72,7 @@ class Recall:
 
 def content_words(text: str) -> list[str]:
     """Distinct lower-case words worth matching: no stopwords, no one- or two-letter words."""
-    words = (w.casefold() for w in _WORD.findall(text))
-    return list(dict.fromkeys(w for w in words if len(w) > 2 and w not in STOPWORDS))
-
-
-def _stem(word: str) -> str:
-    for suffix in ("ing", "ies", "es", "ed", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
+    return _content_words(text, min_length=MIN_LENGTH)
 
 
 def recall(
@@ -104,14 +96,14 @@ def recall(
         for seq, distance in vector_index.knn(store, query, CANDIDATES, project=project):
             cosines[seq] = 1.0 - distance
         found.used_vectors = True
-    stems = {_stem(w): w for w in words}
+    stems = {stem(w): w for w in words}
     hits: list[Hit] = []
     for seq, memory in store.get_by_seq([*seqs, *cosines]).items():
         if memory.type == "checkpoint":  # where work stood is for session start, not prompts
             continue
         text = " ".join([memory.topic.replace("_", " "), memory.content,
                          str(memory.reasoning.get("primary") or "")])  # fmt: skip
-        have = {_stem(w) for w in content_words(text)}
+        have = {stem(w) for w in content_words(text)}
         matched = [w for s, w in stems.items() if s in have]
         coverage = len(matched) / len(words)
         cosine = cosines.get(seq)

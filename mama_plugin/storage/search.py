@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import apsw
 
-from .fts import query_words, quoted
+from .fts import any_of, query_words, quoted
 from .records import MemoryRecord, RankFields
 
 COMMON_WORD_MIN = 2_000  # see SearchOps.text_ranks
@@ -46,7 +46,7 @@ class SearchOps:
         total = self._memory_count()
         common = {w for w, n in frequency.items() if n >= COMMON_WORD_MIN and n > total / 2}
         kept = [w for w in words if w not in common and frequency[w]] or words
-        expression = " OR ".join(quoted(w) for w in kept)
+        expression = any_of(kept)
         if project is None or self._only_project() == project:
             rows = self.conn.execute(
                 "SELECT rowid, -bm25(memories_fts) AS score FROM memories_fts "
