@@ -14,7 +14,7 @@ import json
 import logging
 from typing import Any
 
-from ..hooks.runner import envelope
+from ..envelope import SILENT, answer
 from ..schema import ObservePromptInput, TurnInput
 from ..services import autosave, briefing, recall
 from ..services.render import render
@@ -22,18 +22,12 @@ from ..transcript import Digest
 from .base import Answer, Env
 
 log = logging.getLogger("mama.hooks")
-SILENT = "{}"
 FENCE = "mama-memory"
 ASK_REASON = (
     "Before you stop: this turn changed files and no checkpoint was saved this session. Save "
     "one with save_checkpoint (what was done, what remains, the next step with its context, "
     "the unresolved tension; implements=[decision ids]), then stop. Do not start new work."
 )
-
-
-def _envelope(event: str, context: str) -> str:
-    """The hook protocol's answer; ``{}`` (not "") when there is nothing to say."""
-    return envelope(event, context) or SILENT
 
 
 def _defang(value: Any) -> Any:
@@ -79,7 +73,7 @@ def do_observe_prompt(env: Env, args: ObservePromptInput) -> Answer:
         return Answer(SILENT, {"context": context, "tools_added": added, "memories": []})
     text, hits = prompt_context(env, args.prompt)
     data = {"context": context, "tools_added": added, "memories": hits}
-    return Answer(_envelope("UserPromptSubmit", text), data)
+    return Answer(answer("UserPromptSubmit", text), data)
 
 
 def do_checkpoint_turn(env: Env, args: TurnInput) -> Answer:
