@@ -17,6 +17,8 @@ A memory passes when
 On mama_plugin/bench/recall_prompts.json (16 prompts that should recall a decision, 16 that
 should not) these rules recall 16/16 and stay silent on 16/16; the cosine bar alone was
 13/16 and 16/16 at 0.5, 16/16 and 15/16 at 0.4 (`mama bench hooks` prints it). Read-only.
+
+:func:`prompt_context` is the hook's one call: the hits, fenced as data within a token budget.
 """
 
 from __future__ import annotations
@@ -26,11 +28,11 @@ from typing import Any
 
 from ..storage import MemoryRecord, Store
 from ..text import content_words as _content_words
-from ..text import stem
+from ..text import estimate_tokens, stem
 from . import vector_index
 from .briefing import predecessors
 from .evolution import current_of
-from .render import clip
+from .render import clip, render
 from .retrieval import Embedder
 
 # Calibrated on mama_plugin/bench/recall_prompts.json (see `mama bench hooks`).
@@ -43,6 +45,7 @@ MIN_WORDS = 2  # shorter prompts ("yes", "go on") never recall anything
 CANDIDATES = 12
 MAX_HITS = 3
 MIN_LENGTH = 3  # one- and two-letter words ("db", "ok") match too much by accident
+FENCE = "mama-memory"  # the tag the injected memories are fenced in, as data
 
 
 @dataclass
@@ -70,6 +73,14 @@ class Recall:
     used_vectors: bool = False
 
 
+@dataclass(frozen=True)
+class Injection:
+    """What a prompt gets: the fenced text to inject ("" for nothing) and the hits behind it."""
+
+    text: str
+    hits: list[dict[str, Any]]
+
+
 def content_words(text: str) -> list[str]:
     """Distinct lower-case words worth matching: no stopwords, no one- or two-letter words."""
     return _content_words(text, min_length=MIN_LENGTH)
@@ -89,7 +100,7 @@ def recall(
     found = Recall(words)
     if len(words) < MIN_WORDS:
         return found
-    seqs = [seq for seq, _ in store.text_ranks(" ".join(words), project=project, limit=CANDIDATES)]
+    seqs = [seq for seq, _ in store.text_ranks(words, project=project, limit=CANDIDATES)]
     cosines: dict[int, float] = {}
     if embedder is not None and vector_index.has_vectors(store):
         query = embedder.embed([prompt[:2000]])[0]
@@ -134,7 +145,7 @@ def recall(
     return found
 
 
-def _brief(m: MemoryRecord, limit: int) -> dict[str, Any]:
+def _excerpt(m: MemoryRecord, limit: int) -> dict[str, Any]:
     return {
         "id": m.id,
         "content": clip(m.content, limit),
@@ -148,10 +159,49 @@ def as_data(hit: Hit, *, short: bool = False) -> dict[str, Any]:
     """A hit as the plain dict the prompt template and the tool's structured result use."""
     limit = 120 if short else 300
     m, head = hit.memory, hit.current
-    return _brief(m, limit) | {
+    return _excerpt(m, limit) | {
         "type": m.type, "topic": m.topic, "status": m.status, "created_at": m.created_at,
-        "current": None if head.id == m.id else _brief(head, limit),
-        "replaced": None if hit.replaced is None else _brief(hit.replaced, limit),
+        "current": None if head.id == m.id else _excerpt(head, limit),
+        "replaced": None if hit.replaced is None else _excerpt(hit.replaced, limit),
         "cosine": None if hit.cosine is None else round(hit.cosine, 3),
         "coverage": round(hit.coverage, 3), "matched": hit.matched,
     }  # fmt: skip
+
+
+def prompt_context(
+    store: Store,
+    prompt: str,
+    *,
+    project: str,
+    budget: int,
+    bar: float = COSINE_BAR,
+    embedder: Embedder | None = None,
+) -> Injection:
+    """The memories ``prompt`` clearly touches, fenced as data within ``budget`` tokens.
+
+    Drops the weakest hits until the text fits; when even one is over budget, shortens it
+    instead of dropping it. Memory text is defanged so it cannot close the fence. Read-only.
+    """
+    found = recall(store, prompt, project=project, embedder=embedder, cosine_bar=bar)
+    hits = [_defang(as_data(h)) for h in found.hits]
+    while hits:
+        text = render("prompt_context.md.j2", hits=hits, fence=FENCE).strip()
+        if estimate_tokens(text) <= budget:
+            return Injection(text, hits)
+        hits = hits[:-1]
+        if not hits:  # even one memory is over budget: shorten it instead of dropping it
+            hits = [_defang(as_data(found.hits[0], short=True))]
+            text = render("prompt_context.md.j2", hits=hits, fence=FENCE).strip()
+            return Injection(text[: budget * 4], hits)
+    return Injection("", [])
+
+
+def _defang(value: Any) -> Any:
+    """Memory text cannot close the fence it is shown in."""
+    if isinstance(value, str):
+        return value.replace(f"</{FENCE}", f"</ {FENCE}").replace(f"<{FENCE}", f"< {FENCE}")
+    if isinstance(value, dict):
+        return {k: _defang(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_defang(v) for v in value]
+    return value

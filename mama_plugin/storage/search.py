@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import apsw
@@ -31,15 +31,16 @@ class SearchOps:
         return [(records[seq], score) for seq, score in ranks if seq in records]
 
     def text_ranks(
-        self, query: str, *, project: str | None = None, limit: int = 50
+        self, query: str | Sequence[str], *, project: str | None = None, limit: int = 50
     ) -> list[tuple[int, float]]:
         """Full-text (BM25) matches as (seq, score), best first, without loading the rows.
 
-        A word found in more than half of all memories carries almost no BM25 weight
-        (IDF ≤ log 2) yet costs the most to score; once its list is long
+        ``query`` is free text, or its words already read (:func:`~mama_plugin.text.tokens`),
+        matched as given. A word found in more than half of all memories carries almost no
+        BM25 weight (IDF ≤ log 2) yet costs the most to score; once its list is long
         (``COMMON_WORD_MIN`` memories) it is left out, unless every word is that common.
         """
-        words = query_words(query)
+        words = query_words(query) if isinstance(query, str) else list(query)
         if not words:
             return []
         frequency = {w: self._document_frequency(w) for w in words}
