@@ -26,20 +26,22 @@ _ASCII_WORD = re.compile(r"[a-z0-9]+", re.I)
 # Function words that match nearly every memory and only add noise to BM25 or to a comparison.
 STOPWORDS = frozenset(
     (
-        "a", "about", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as",
-        "at", "be", "because", "been", "before", "being", "between", "both", "but", "by",
-        "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for",
-        "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him",
-        "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "less",
-        "may", "me", "might", "more", "most", "must", "my", "no", "nor", "not", "now", "of",
-        "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own",
-        "same", "she", "should", "so", "some", "such", "than", "that", "the", "their",
-        "theirs", "them", "then", "there", "these", "they", "this", "those", "through", "to",
-        "too", "under", "until", "up", "use", "used", "using", "very", "was", "we", "were",
-        "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with",
-        "would", "yes", "you", "your", "yours",
+        "a", "about", "after", "again", "all", "am", "an", "and", "any", "are", "as", "at",
+        "be", "because", "been", "before", "being", "between", "both", "but", "by", "can",
+        "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from",
+        "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his",
+        "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more",
+        "most", "my", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or",
+        "other", "our", "ours", "out", "over", "own", "same", "she", "should", "so", "some",
+        "such", "than", "that", "the", "their", "theirs", "them", "then", "there", "these",
+        "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was",
+        "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will",
+        "with", "would", "you", "your", "yours",
     )
 )  # fmt: skip
+# Sentence comparisons also skip the words a decision's phrasing adds ("Use PostgreSQL for …").
+# Prompt recall and BM25 keep them: its bar is calibrated with them (mama bench hooks).
+PHRASING = frozenset(("also", "less", "may", "might", "must", "use", "used", "using", "yes"))
 
 SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(*])|\n+")
 NEXT = re.compile(
@@ -110,7 +112,7 @@ def split(text: str) -> list[str]:
 
 def words(text: str) -> set[str]:
     """The content words a sentence is compared by (two letters or more, ASCII for now)."""
-    return set(content_words(text, min_length=2, ascii_only=True))
+    return set(content_words(text, min_length=2, ascii_only=True)) - PHRASING
 
 
 def numbers(text: str) -> list[str]:
