@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..schema.assist import DraftedNarrative, DraftRequest
-from ..sentences import numbers, split, unique, words
 from ..services.quality import RANK, reason_quality
+from ..text import numbers, split, tokens, unique, words
 from ..transcript import Digest
 from .extract import Extracted, extract
 from .runtime import Assistant, Generation, Prompt
@@ -49,6 +49,7 @@ EXAMPLE = (
     '"next_steps": ["Update the backup script"]}',
 )
 _DIGITS = re.compile(r"\d[\d,.]*\d|\d")
+_COMPOUND = re.compile(r"[a-z0-9]+(?:[_./-]+[a-z0-9]+)+", re.I)
 
 
 @dataclass
@@ -244,5 +245,8 @@ def _origin(model_items: list[Any], extracted: list[Any]) -> str:
 
 def _topic(decision: str) -> str:
     """A snake_case topic from the decision's first content words (a starting point only)."""
-    picked = [w for w in re.findall(r"[a-z0-9]+", decision.lower()) if w in words(decision)]
+    # A compound's parts ("server-side", "write-through") name no topic on their own.
+    plain = _COMPOUND.sub(" ", decision)
+    kept = words(plain)
+    picked = [w for w in tokens(plain, ascii_only=True) if w in kept]
     return "_".join(picked[:4]) or "decision"

@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..sentences import (
+from ..services.render import clip
+from ..text import (
     ALTERNATIVE,
     CAUSAL,
     CONSIDERED,
@@ -26,7 +27,6 @@ from ..sentences import (
     unique,
     words,
 )
-from ..services.render import clip
 from ..transcript import Digest
 
 MAX_ITEMS = 5

@@ -63,8 +63,7 @@ def _stats(values: list[float]) -> dict[str, float]:
 
 def relevance_check(embedder: Embedder | None) -> dict[str, Any]:
     """Recall and silence of the prompt-time bar on the labelled prompt set."""
-    from ..server.base import Env
-    from ..server.hook_tools import prompt_context
+    from ..services.recall import prompt_context
 
     data = json.loads(LABELLED.read_text(encoding="utf-8"))
     with (
@@ -82,11 +81,18 @@ def relevance_check(embedder: Embedder | None) -> dict[str, Any]:
                                            "details": m["outcome"][1]})  # fmt: skip
         if embedder is not None:
             indexing.drain(store, embedder)
-        env = Env(store, "/labelled", embedder, config=Config(Path(home)))
+        config = Config(Path(home))
+        budget, bar = config.settings.prompt_tokens, config.settings.relevance_bar
+
+        def injected(prompt: str) -> str:
+            return prompt_context(
+                store, prompt, project="/labelled", budget=budget, bar=bar, embedder=embedder
+            ).text
+
         related = [p for p in data["prompts"] if p[1]]
         unrelated = [p for p in data["prompts"] if not p[1]]
-        recalled = sum(f", {t}, " in prompt_context(env, p)[0] for p, t in related)
-        silent = sum(not prompt_context(env, p)[0] for p, _ in unrelated)
+        recalled = sum(f", {t}, " in injected(p) for p, t in related)
+        silent = sum(not injected(p) for p, _ in unrelated)
     return {"related": len(related), "recalled": recalled, "unrelated": len(unrelated),
             "silent": silent}  # fmt: skip
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from ..config import Config, mama_home
+from ..envelope import envelope
 
 DEADLINE_S = 2.0  # Claude Code's timeout for these hooks is 10 s (hooks/hooks.json)
 EVENTS: dict[str, str] = {"session-start": "SessionStart"}
@@ -33,16 +34,6 @@ def log(message: str) -> None:
             handle.write(f"{stamp} pid={os.getpid()} {message.rstrip()}\n")
     except OSError:
         pass
-
-
-def envelope(event: str, context: str) -> str:
-    """The JSON that hands ``context`` to Claude Code ("" when there is nothing to say)."""
-    if not context.strip():
-        return ""
-    return json.dumps(
-        {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}},
-        ensure_ascii=False,
-    )
 
 
 def _handler(name: str) -> Callable[[dict[str, Any], Config], str]:

@@ -1,8 +1,9 @@
 """The hidden tools Claude Code's ``mcp_tool`` hooks call on the running server.
 
 UserPromptSubmit → ``observe_prompt``: memories this prompt clearly touches (fenced as data,
-within ``prompt_tokens``, silent below ``relevance_bar``) and the conversation context that
-grows the listed tools. Stop → ``checkpoint_turn``: the session's rolling checkpoint.
+within ``prompt_tokens``, silent below ``relevance_bar``; ``services.recall.prompt_context``)
+and the conversation context that grows the listed tools. Stop → ``checkpoint_turn``: the
+session's rolling checkpoint.
 
 A hook reads only the text of the result, as its JSON output: ``{}`` says nothing. The server
 runs these handlers under a deadline and turns any failure into ``{}`` (fail open).
@@ -12,59 +13,19 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
 
-from ..hooks.runner import envelope
+from ..envelope import SILENT, answer
 from ..schema import ObservePromptInput, TurnInput
-from ..services import autosave, briefing, recall
-from ..services.render import render
+from ..services import autosave, recall
 from ..transcript import Digest
 from .base import Answer, Env
 
 log = logging.getLogger("mama.hooks")
-SILENT = "{}"
-FENCE = "mama-memory"
 ASK_REASON = (
     "Before you stop: this turn changed files and no checkpoint was saved this session. Save "
     "one with save_checkpoint (what was done, what remains, the next step with its context, "
     "the unresolved tension; implements=[decision ids]), then stop. Do not start new work."
 )
-
-
-def _envelope(event: str, context: str) -> str:
-    """The hook protocol's answer; ``{}`` (not "") when there is nothing to say."""
-    return envelope(event, context) or SILENT
-
-
-def _defang(value: Any) -> Any:
-    """Memory text cannot close the fence it is shown in."""
-    if isinstance(value, str):
-        return value.replace(f"</{FENCE}", f"</ {FENCE}").replace(f"<{FENCE}", f"< {FENCE}")
-    if isinstance(value, dict):
-        return {k: _defang(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_defang(v) for v in value]
-    return value
-
-
-def prompt_context(env: Env, prompt: str) -> tuple[str, list[dict[str, Any]]]:
-    """The text to inject for ``prompt`` ("" for nothing) and the hits behind it."""
-    bar = env.config.get("relevance_bar")
-    found = recall.recall(
-        env.store, prompt, project=env.project, embedder=env.embedder, cosine_bar=bar
-    )
-    hits = [_defang(recall.as_data(h)) for h in found.hits]
-    budget = env.config.get("prompt_tokens")
-    while hits:
-        text = render("prompt_context.md.j2", hits=hits, fence=FENCE).strip()
-        if briefing.estimate_tokens(text) <= budget:
-            return text, hits
-        hits = hits[:-1]
-        if not hits:  # even one memory is over budget: shorten it instead of dropping it
-            hits = [_defang(recall.as_data(found.hits[0], short=True))]
-            text = render("prompt_context.md.j2", hits=hits, fence=FENCE).strip()
-            return text[: budget * 4], hits
-    return "", []
 
 
 def do_observe_prompt(env: Env, args: ObservePromptInput) -> Answer:
@@ -77,9 +38,16 @@ def do_observe_prompt(env: Env, args: ObservePromptInput) -> Answer:
     context, added = env.observe(args.prompt)
     if not env.config.project_enabled(env.project):
         return Answer(SILENT, {"context": context, "tools_added": added, "memories": []})
-    text, hits = prompt_context(env, args.prompt)
-    data = {"context": context, "tools_added": added, "memories": hits}
-    return Answer(_envelope("UserPromptSubmit", text), data)
+    injected = recall.prompt_context(
+        env.store,
+        args.prompt,
+        project=env.project,
+        budget=env.config.settings.prompt_tokens,
+        bar=env.config.settings.relevance_bar,
+        embedder=env.embedder,
+    )
+    data = {"context": context, "tools_added": added, "memories": injected.hits}
+    return Answer(answer("UserPromptSubmit", injected.text), data)
 
 
 def do_checkpoint_turn(env: Env, args: TurnInput) -> Answer:
@@ -88,7 +56,7 @@ def do_checkpoint_turn(env: Env, args: TurnInput) -> Answer:
         env.session.id = args.session_id
         if args.transcript_path:
             env.session.transcripts[args.session_id] = args.transcript_path
-    mode = env.config.get("stop_mode")
+    mode = env.config.settings.stop_mode
     if mode == "off" or not env.config.project_enabled(env.project):
         return Answer(SILENT, {"checkpoint": None})
     digest = env.session.reader(args.transcript_path).read() if args.transcript_path else Digest()

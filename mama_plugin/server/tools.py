@@ -30,13 +30,8 @@ from ..schema.assist import DraftRequest, EvolveLinkInput, SuggestLinksInput
 from ..services.briefing import resume_point
 from ..services.evolution import current_of
 from ..services.graph import traverse
-from ..services.memories import (
-    SaveResult,
-    record_outcome,
-    save_checkpoint,
-    save_decision,
-    save_insight,
-)
+from ..services.memories import SaveResult, save_checkpoint, save_decision, save_insight
+from ..services.outcomes import record_outcome_event
 from ..services.render import render
 from ..services.retrieval import search_by_context, search_by_topic, search_recent
 from ..storage import MemoryRecord, Store
@@ -52,7 +47,7 @@ S = TypeVar("S", DecisionInput, CheckpointInput, InsightInput, SupersedeInput)
 
 def _saved(result: SaveResult, env: Env | None = None) -> Answer:
     m = result.memory
-    if env is not None and env.config.get("link_suggestions"):
+    if env is not None and env.config.settings.link_suggestions:
         env.session.suggest_later(m.id)  # judged in the background
     return Answer(
         result.summary(),
@@ -70,7 +65,7 @@ def _saved(result: SaveResult, env: Env | None = None) -> Answer:
     )
 
 
-def _brief(m: MemoryRecord, store: Store | None = None) -> dict[str, Any]:
+def _list_item(m: MemoryRecord, store: Store | None = None) -> dict[str, Any]:
     """The few fields a list shows; a superseded memory names what replaced it."""
     extra: dict[str, Any] = {}
     if store is not None and m.status == "superseded":
@@ -112,24 +107,19 @@ def do_supersede(env: Env, args: SupersedeInput) -> Answer:
 
 def do_outcome(env: Env, args: OutcomeInput) -> Answer:
     """Record the outcome on the memory and as an event linked to it (outcome_of)."""
-    with env.store.transaction():
-        target = record_outcome(env.store, args)
-        lesson = "; ".join(args.learned)
-        event = save_insight(env.store, target.project, {
-            "topic": target.topic,
-            "content": f"Outcome {args.outcome} of '{target.content[:200]}': {args.details}"
-                       + (f" Learned: {lesson}" if lesson else ""),
-            "evidence": list(args.evidence),
-            "links": [{"to_id": target.id, "relationship": "outcome_of",
-                       "reason": f"{args.outcome}: {args.details[:300]}"}],
-        })  # fmt: skip
-    head = current_of(env.store, target.id)
+    done = record_outcome_event(env.store, args)
+    target, head = done.memory, done.current
     text = f"Recorded {args.outcome} for {target.id} ('{target.content[:120]}')"
-    text += f"; event {event.memory.id}."
+    text += f"; event {done.event.id}."
     if head.id != target.id:
         text += f" It was already superseded by {head.id}: {head.content[:120]}."
-    return Answer(text, {"id": target.id, "outcome": args.outcome, "event_id": event.memory.id,
-                         "current_id": head.id})  # fmt: skip
+    data = {
+        "id": target.id,
+        "outcome": args.outcome,
+        "event_id": done.event.id,
+        "current_id": head.id,
+    }
+    return Answer(text, data)
 
 
 def do_load_checkpoint(env: Env, args: LoadCheckpointInput) -> Answer:
@@ -152,7 +142,7 @@ def do_load_checkpoint(env: Env, args: LoadCheckpointInput) -> Answer:
     if since is not None:
         text += "\n\nSince then (saved automatically after the last turn):\n"
         text += render("checkpoint.md.j2", cp=since, touched=[]).strip()
-    decisions = [{**_brief(t["m"], env.store), "current_id": t["current"].id} for t in touched]
+    decisions = [{**_list_item(t["m"], env.store), "current_id": t["current"].id} for t in touched]
     return Answer(text, {"checkpoint": cp.as_dict(), "decisions": decisions})
 
 
@@ -166,7 +156,7 @@ def do_load_context(env: Env, args: LoadContextInput) -> Answer:
     head = current_of(env.store, m.id) if m.status == "superseded" else m
     text = render("neighbourhood.md.j2", m=m, steps=rows, head=head).strip()
     data = {"memory": m.as_dict(), "current_id": head.id, "neighbours": [
-        {**_brief(r["m"], env.store), "depth": r["step"].depth,
+        {**_list_item(r["m"], env.store), "depth": r["step"].depth,
          "relationship": r["step"].link.relationship,
          "reason": r["step"].link.reason, "confidence": round(r["step"].confidence, 4)}
         for r in rows]}  # fmt: skip
@@ -207,7 +197,7 @@ def do_search_recent(env: Env, args: SearchRecentInput) -> Answer:
     rows = search_recent(env.store, args.n, type=args.type, project=env.project)
     if not rows:
         return Answer("No memories in this project yet.", {"memories": []})
-    briefs = [_brief(m, env.store) for m in rows]
+    briefs = [_list_item(m, env.store) for m in rows]
     lines = []
     for b in briefs:
         mark = f"superseded → {b['current_id']}" if "current_id" in b else b["status"]

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..sentences import NEXT, TENSION, split
 from ..storage import MemoryRecord, Store
+from ..text import NEXT, TENSION, split
 from ..transcript import Digest
 from .render import clip
 

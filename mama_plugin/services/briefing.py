@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import re
 import time
@@ -28,17 +27,13 @@ from typing import Any
 
 from ..config import Config, mama_home
 from ..storage import MemoryRecord, Store, now_ms
+from ..text import estimate_tokens
 from .evolution import current_of
 
 VARIANTS = {"startup": "full", "clear": "full", "resume": "short", "compact": "short"}
 TEMPLATE = "session_start.md.j2"
 _AGO = re.compile(r"\{ago:(\d+)\}")
 DAY_MS = 86_400_000
-
-
-def estimate_tokens(text: str) -> int:
-    """Tokens a model will count for ``text``, estimated as one per four characters."""
-    return math.ceil(len(text) / 4)
 
 
 def ago(ms: int, now: int) -> str:
@@ -138,7 +133,8 @@ def render_brief(facts: dict[str, Any], *, budget: int, short: bool) -> str:
 
 
 def _budget(config: Config, variant: str) -> int:
-    return int(config.get("resume_tokens" if variant == "short" else "session_start_tokens"))
+    settings = config.settings
+    return settings.resume_tokens if variant == "short" else settings.session_start_tokens
 
 
 def _key(store: Store, project: str, config: Config, variant: str) -> list[str]:
@@ -154,7 +150,7 @@ def _key(store: Store, project: str, config: Config, variant: str) -> list[str]:
             stamps.append(os.stat(folder / TEMPLATE).st_mtime_ns)
         except OSError:
             stamps.append(0)
-    settings = f"{variant}:{_budget(config, variant)}:{config.get('outcome_followup_days')}"
+    settings = f"{variant}:{_budget(config, variant)}:{config.settings.outcome_followup_days}"
     return [store.fingerprint(project), f"{settings}:{stamps}", _today()]
 
 
@@ -183,7 +179,9 @@ def brief(store: Store, project: str, config: Config, source: str) -> str:
     text = _cached(store, project, variant, key)
     if text is not None:
         return text
-    facts = gather(store, project, followup_days=config.get("outcome_followup_days"), now=now_ms())
+    facts = gather(
+        store, project, followup_days=config.settings.outcome_followup_days, now=now_ms()
+    )
     text = (
         ""
         if facts is None

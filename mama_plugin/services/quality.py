@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from ..sentences import CAUSAL
+from ..text import CAUSAL
 
 Quality = Literal["trivial", "basic", "causal"]
 QUALITIES: tuple[Quality, ...] = ("trivial", "basic", "causal")

@@ -17,20 +17,22 @@ A memory passes when
 On mama_plugin/bench/recall_prompts.json (16 prompts that should recall a decision, 16 that
 should not) these rules recall 16/16 and stay silent on 16/16; the cosine bar alone was
 13/16 and 16/16 at 0.5, 16/16 and 15/16 at 0.4 (`mama bench hooks` prints it). Read-only.
+
+:func:`prompt_context` is the hook's one call: the hits, fenced as data within a token budget.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..storage import MemoryRecord, Store
-from ..storage.fts import STOPWORDS
+from ..text import content_words as _content_words
+from ..text import estimate_tokens, stem
 from . import vector_index
 from .briefing import predecessors
 from .evolution import current_of
-from .render import clip
+from .render import clip, render
 from .retrieval import Embedder
 
 # Calibrated on mama_plugin/bench/recall_prompts.json (see `mama bench hooks`).
@@ -42,7 +44,8 @@ MIN_MATCHED = 2
 MIN_WORDS = 2  # shorter prompts ("yes", "go on") never recall anything
 CANDIDATES = 12
 MAX_HITS = 3
-_WORD = re.compile(r"[^\W_]+")
+MIN_LENGTH = 3  # one- and two-letter words ("db", "ok") match too much by accident
+FENCE = "mama-memory"  # the tag the injected memories are fenced in, as data
 
 
 @dataclass
@@ -70,17 +73,17 @@ class Recall:
     used_vectors: bool = False
 
 
+@dataclass(frozen=True)
+class Injection:
+    """What a prompt gets: the fenced text to inject ("" for nothing) and the hits behind it."""
+
+    text: str
+    hits: list[dict[str, Any]]
+
+
 def content_words(text: str) -> list[str]:
     """Distinct lower-case words worth matching: no stopwords, no one- or two-letter words."""
-    words = (w.casefold() for w in _WORD.findall(text))
-    return list(dict.fromkeys(w for w in words if len(w) > 2 and w not in STOPWORDS))
-
-
-def _stem(word: str) -> str:
-    for suffix in ("ing", "ies", "es", "ed", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
+    return _content_words(text, min_length=MIN_LENGTH)
 
 
 def recall(
@@ -97,21 +100,21 @@ def recall(
     found = Recall(words)
     if len(words) < MIN_WORDS:
         return found
-    seqs = [seq for seq, _ in store.text_ranks(" ".join(words), project=project, limit=CANDIDATES)]
+    seqs = [seq for seq, _ in store.text_ranks(words, project=project, limit=CANDIDATES)]
     cosines: dict[int, float] = {}
     if embedder is not None and vector_index.has_vectors(store):
         query = embedder.embed([prompt[:2000]])[0]
         for seq, distance in vector_index.knn(store, query, CANDIDATES, project=project):
             cosines[seq] = 1.0 - distance
         found.used_vectors = True
-    stems = {_stem(w): w for w in words}
+    stems = {stem(w): w for w in words}
     hits: list[Hit] = []
     for seq, memory in store.get_by_seq([*seqs, *cosines]).items():
         if memory.type == "checkpoint":  # where work stood is for session start, not prompts
             continue
         text = " ".join([memory.topic.replace("_", " "), memory.content,
                          str(memory.reasoning.get("primary") or "")])  # fmt: skip
-        have = {_stem(w) for w in content_words(text)}
+        have = {stem(w) for w in content_words(text)}
         matched = [w for s, w in stems.items() if s in have]
         coverage = len(matched) / len(words)
         cosine = cosines.get(seq)
@@ -142,7 +145,7 @@ def recall(
     return found
 
 
-def _brief(m: MemoryRecord, limit: int) -> dict[str, Any]:
+def _excerpt(m: MemoryRecord, limit: int) -> dict[str, Any]:
     return {
         "id": m.id,
         "content": clip(m.content, limit),
@@ -156,10 +159,49 @@ def as_data(hit: Hit, *, short: bool = False) -> dict[str, Any]:
     """A hit as the plain dict the prompt template and the tool's structured result use."""
     limit = 120 if short else 300
     m, head = hit.memory, hit.current
-    return _brief(m, limit) | {
+    return _excerpt(m, limit) | {
         "type": m.type, "topic": m.topic, "status": m.status, "created_at": m.created_at,
-        "current": None if head.id == m.id else _brief(head, limit),
-        "replaced": None if hit.replaced is None else _brief(hit.replaced, limit),
+        "current": None if head.id == m.id else _excerpt(head, limit),
+        "replaced": None if hit.replaced is None else _excerpt(hit.replaced, limit),
         "cosine": None if hit.cosine is None else round(hit.cosine, 3),
         "coverage": round(hit.coverage, 3), "matched": hit.matched,
     }  # fmt: skip
+
+
+def prompt_context(
+    store: Store,
+    prompt: str,
+    *,
+    project: str,
+    budget: int,
+    bar: float = COSINE_BAR,
+    embedder: Embedder | None = None,
+) -> Injection:
+    """The memories ``prompt`` clearly touches, fenced as data within ``budget`` tokens.
+
+    Drops the weakest hits until the text fits; when even one is over budget, shortens it
+    instead of dropping it. Memory text is defanged so it cannot close the fence. Read-only.
+    """
+    found = recall(store, prompt, project=project, embedder=embedder, cosine_bar=bar)
+    hits = [_defang(as_data(h)) for h in found.hits]
+    while hits:
+        text = render("prompt_context.md.j2", hits=hits, fence=FENCE).strip()
+        if estimate_tokens(text) <= budget:
+            return Injection(text, hits)
+        hits = hits[:-1]
+        if not hits:  # even one memory is over budget: shorten it instead of dropping it
+            hits = [_defang(as_data(found.hits[0], short=True))]
+            text = render("prompt_context.md.j2", hits=hits, fence=FENCE).strip()
+            return Injection(text[: budget * 4], hits)
+    return Injection("", [])
+
+
+def _defang(value: Any) -> Any:
+    """Memory text cannot close the fence it is shown in."""
+    if isinstance(value, str):
+        return value.replace(f"</{FENCE}", f"</ {FENCE}").replace(f"<{FENCE}", f"< {FENCE}")
+    if isinstance(value, dict):
+        return {k: _defang(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_defang(v) for v in value]
+    return value

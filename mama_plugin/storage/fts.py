@@ -1,34 +1,18 @@
-"""Build safe FTS5 queries from free text. Pure functions."""
+"""Build safe FTS5 queries from free text. Pure functions; the words come from :mod:`..text`."""
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterable
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-# Function words that match nearly every memory and only add noise to BM25.
-STOPWORDS = frozenset(
-    (
-        "a", "about", "after", "again", "all", "am", "an", "and", "any", "are", "as", "at",
-        "be", "because", "been", "before", "being", "between", "both", "but", "by", "can",
-        "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for",
-        "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers",
-        "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just",
-        "me", "more", "most", "my", "no", "nor", "not", "now", "of", "off", "on", "once",
-        "only", "or", "other", "our", "ours", "out", "over", "own", "same", "she", "should",
-        "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "then",
-        "there", "these", "they", "this", "those", "through", "to", "too", "under", "until",
-        "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who",
-        "whom", "why", "will", "with", "would", "you", "your", "yours",
-    )
-)  # fmt: skip
+from ..text import content_words, tokens
 
 
 def query_words(text: str) -> list[str]:
-    """The distinct words of ``text`` worth matching: lower case, stopwords dropped."""
-    words = [w.casefold() for w in _WORD.findall(text)]
-    kept = [w for w in words if w not in STOPWORDS] or words
-    return list(dict.fromkeys(kept))
+    """The distinct words of ``text`` worth matching: lower case, stopwords dropped.
+
+    A text of stopwords only ("what is it") keeps them all rather than matching nothing.
+    """
+    return content_words(text) or list(dict.fromkeys(tokens(text)))
 
 
 def quoted(word: str) -> str:
@@ -36,7 +20,12 @@ def quoted(word: str) -> str:
     return '"' + word.replace('"', '""') + '"'
 
 
+def any_of(words: Iterable[str]) -> str:
+    """An FTS5 MATCH expression matching any of ``words`` (each quoted)."""
+    return " OR ".join(quoted(w) for w in words)
+
+
 def match_query(text: str) -> str | None:
     """Return an FTS5 MATCH expression OR-ing the words of ``text``, or None if none remain."""
     words = query_words(text)
-    return " OR ".join(quoted(w) for w in words) if words else None
+    return any_of(words) if words else None

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import apsw
 
-from .fts import query_words, quoted
+from .fts import any_of, query_words, quoted
 from .records import MemoryRecord, RankFields
 
 COMMON_WORD_MIN = 2_000  # see SearchOps.text_ranks
@@ -31,22 +31,23 @@ class SearchOps:
         return [(records[seq], score) for seq, score in ranks if seq in records]
 
     def text_ranks(
-        self, query: str, *, project: str | None = None, limit: int = 50
+        self, query: str | Sequence[str], *, project: str | None = None, limit: int = 50
     ) -> list[tuple[int, float]]:
         """Full-text (BM25) matches as (seq, score), best first, without loading the rows.
 
-        A word found in more than half of all memories carries almost no BM25 weight
-        (IDF ≤ log 2) yet costs the most to score; once its list is long
+        ``query`` is free text, or its words already read (:func:`~mama_plugin.text.tokens`),
+        matched as given. A word found in more than half of all memories carries almost no
+        BM25 weight (IDF ≤ log 2) yet costs the most to score; once its list is long
         (``COMMON_WORD_MIN`` memories) it is left out, unless every word is that common.
         """
-        words = query_words(query)
+        words = query_words(query) if isinstance(query, str) else list(query)
         if not words:
             return []
         frequency = {w: self._document_frequency(w) for w in words}
         total = self._memory_count()
         common = {w for w, n in frequency.items() if n >= COMMON_WORD_MIN and n > total / 2}
         kept = [w for w in words if w not in common and frequency[w]] or words
-        expression = " OR ".join(quoted(w) for w in kept)
+        expression = any_of(kept)
         if project is None or self._only_project() == project:
             rows = self.conn.execute(
                 "SELECT rowid, -bm25(memories_fts) AS score FROM memories_fts "

@@ -1,0 +1,51 @@
+"""An outcome as an event: the verdict on the memory, a dated insight saying it, a link back.
+
+Composes :func:`~.memories.record_outcome` and :func:`~.memories.save_insight` in one
+transaction, so the memory's outcome and the event that tells it are written together or not
+at all. Raises :class:`~mama_plugin.errors.ValidationError` (nothing written) for an unknown
+memory or invalid input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..schema import OutcomeInput
+from ..storage import MemoryRecord, Store
+from .evolution import current_of
+from .memories import record_outcome, save_insight
+
+
+@dataclass(frozen=True)
+class OutcomeEvent:
+    """What recording an outcome wrote, and what stands now in the memory's place."""
+
+    memory: MemoryRecord  # the memory the outcome was recorded on, as updated
+    event: MemoryRecord  # the insight that tells the outcome (linked outcome_of the memory)
+    current: MemoryRecord  # the head of its evolution chain (the memory itself when current)
+
+
+def record_outcome_event(store: Store, args: OutcomeInput) -> OutcomeEvent:
+    """Record the outcome on the memory and as an event insight linked to it (outcome_of)."""
+    with store.transaction():
+        target = record_outcome(store, args)
+        content = f"Outcome {args.outcome} of '{target.content[:200]}': {args.details}"
+        lesson = "; ".join(args.learned)
+        if lesson:
+            content += f" Learned: {lesson}"
+        link = {
+            "to_id": target.id,
+            "relationship": "outcome_of",
+            "reason": f"{args.outcome}: {args.details[:300]}",
+        }
+        event = save_insight(
+            store,
+            target.project,
+            {
+                "topic": target.topic,
+                "content": content,
+                "evidence": list(args.evidence),
+                "links": [link],
+            },
+        )
+    return OutcomeEvent(target, event.memory, current_of(store, target.id))

@@ -1,0 +1,135 @@
+"""The one reading of text: words, stopwords, a stemmer, sentences and their cues.
+
+Standard library only. Words are split where SQLite FTS5's ``unicode61`` tokenizer (the
+memory index's) splits them — runs of letters and digits; underscores and punctuation
+separate — so a word read here is a word the index holds. Every script-specific rule lives
+here. The sentence cues are cues, not understanding: they pick sentences that state a reason,
+an alternative, a risk or a next step, and the numbers that make a claim specific.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+# Letters and digits, as unicode61 (checked against it with apsw); unlike it, a combining mark
+# (decomposed text) ends a word here, and case is folded by str.casefold ("ß" → "ss").
+_WORD = re.compile(r"[^\W_]+")
+# For now the sentence cues compare only the ASCII letters and digits of a word ("JWT를" reads
+# as "jwt"); other scripts are not compared there yet.
+_ASCII_WORD = re.compile(r"[a-z0-9]+", re.I)
+
+# Function words that match nearly every memory and only add noise to BM25 or to a comparison.
+STOPWORDS = frozenset(
+    (
+        "a", "about", "after", "again", "all", "am", "an", "and", "any", "are", "as", "at",
+        "be", "because", "been", "before", "being", "between", "both", "but", "by", "can",
+        "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from",
+        "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his",
+        "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more",
+        "most", "my", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or",
+        "other", "our", "ours", "out", "over", "own", "same", "she", "should", "so", "some",
+        "such", "than", "that", "the", "their", "theirs", "them", "then", "there", "these",
+        "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was",
+        "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will",
+        "with", "would", "you", "your", "yours",
+    )
+)  # fmt: skip
+# Sentence comparisons also skip the words a decision's phrasing adds ("Use PostgreSQL for …").
+# Prompt recall and BM25 keep them: its bar is calibrated with them (mama bench hooks).
+PHRASING = frozenset(("also", "less", "may", "might", "must", "use", "used", "using", "yes"))
+
+SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(*])|\n+")
+NEXT = re.compile(
+    r"^(next( step)?s?\b|then\b|todo\b|still (need|to)\b|remaining\b|follow[- ]up\b)", re.I
+)
+TENSION = re.compile(
+    r"\b(but|however|risk|concern|not yet|unresolved|trade-?off|fails?|failing|blocked|"
+    r"downside|caveat|spof|single point of failure)\b",
+    re.I,
+)
+CAUSAL = re.compile(
+    r"\b(because|since|due to|so that|therefore|thus|as a result|in order to|which means|"
+    r"caused|causes|led to|leads to|fails?|failed|failing|breaks|broke|avoids?|prevents?|"
+    r"fixes|addresses|replac(?:es|ed|ing)|too (?:slow|fast|big|small|costly|expensive)|"
+    r"so\b(?= \w+ \w+))",
+    re.I,
+)
+# "Postgres instead of Redis", "write-through rather than a 60 s TTL", "over a TTL"
+ALTERNATIVE = re.compile(
+    r"\b(?:instead of|rather than|in favou?r of|over)\s+(?P<option>[^,.;:()]{2,60})", re.I
+)
+CONSIDERED = re.compile(
+    r"\b(?:considered|weighed|looked at|tried|evaluated)\s+(?P<option>[^,.;:()]{2,60})", re.I
+)
+NUMBER_WITH_UNIT = re.compile(
+    r"(?<![\w.])(?:~|≈)?\d[\d,]*(?:\.\d+)?\s?(?:ms|µs|us|ns|s|sec|secs|seconds?|minutes?|min|"
+    r"hours?|h|days?|req/s|rps|qps|ops/s|jobs/s|tps|%|x|×|kb|mb|gb|tb|k|m|b|tokens?|"
+    r"requests?|jobs?|users?|rows?|nodes?|cores?|threads?|lines?)(?![\w])",
+    re.I,
+)
+_MARKUP = re.compile(r"\*\*|__|^#+\s*|^[-*]\s+|^\d+\.\s+", re.M)
+
+
+def tokens(text: str, *, ascii_only: bool = False) -> list[str]:
+    """Every word of ``text`` in order, case-folded, split as the full-text index splits.
+
+    ``ascii_only`` keeps only the ASCII letters and digits, each run of them a word.
+    """
+    pattern = _ASCII_WORD if ascii_only else _WORD
+    return [w.casefold() for w in pattern.findall(text or "")]
+
+
+def content_words(text: str, *, min_length: int = 1, ascii_only: bool = False) -> list[str]:
+    """The distinct words of ``text`` worth matching, in order: no stopwords, none shorter
+    than ``min_length`` characters."""
+    kept = (w for w in tokens(text, ascii_only=ascii_only) if len(w) >= min_length)
+    return list(dict.fromkeys(w for w in kept if w not in STOPWORDS))
+
+
+def stem(word: str) -> str:
+    """``word`` without a common English suffix (-ing, -ies, -es, -ed, -s), keeping 3 letters."""
+    for suffix in ("ing", "ies", "es", "ed", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens a model will count for ``text``, estimated as one per four characters."""
+    return math.ceil(len(text) / 4)
+
+
+def split(text: str) -> list[str]:
+    """The sentences of ``text``, markdown emphasis and list markers removed, blanks dropped."""
+    plain = _MARKUP.sub("", text or "")
+    return [s.strip(" \t-*") for s in SENTENCE.split(plain) if len(s.strip(" \t-*")) > 1]
+
+
+def words(text: str) -> set[str]:
+    """The content words a sentence is compared by (two letters or more, ASCII for now)."""
+    return set(content_words(text, min_length=2, ascii_only=True)) - PHRASING
+
+
+def numbers(text: str) -> list[str]:
+    """Numbers with their units, as written (``"2,140 jobs/s"``, ``"60 s"``, ``"38 ms"``)."""
+    return [m.group(0).strip() for m in NUMBER_WITH_UNIT.finditer(text or "")]
+
+
+def unique(items: Iterable[T], key: Callable[[T], str] | None = None, *, drop: str = "") -> list[T]:
+    """``items`` without repeats (compared by ``key``, case-insensitive by default), first kept.
+
+    ``drop`` names one more value to leave out (e.g. the text already used elsewhere).
+    """
+    seen = {drop.lower()} if drop else set()
+    kept: list[T] = []
+    for item in items:
+        mark = key(item) if key is not None else str(item).lower()
+        if mark not in seen:
+            seen.add(mark)
+            kept.append(item)
+    return kept
