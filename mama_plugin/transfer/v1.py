@@ -254,12 +254,12 @@ def _import_sessions(
             continue
         store.memories.insert(
             NewMemory(
-                id=memory_id,
                 type="context",
                 project=project,
+                id=memory_id,
+                session_id=str(row["id"]),
                 topic="session",
                 content=summary,
-                session_id=str(row["id"]),
                 metadata={
                     "imported_from": "mama-v1",
                     "legacy": {k: old.jsonable(v) for k, v in row.items() if v is not None},
