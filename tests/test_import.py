@@ -553,7 +553,7 @@ def test_rollback_refuses_to_lose_newer_memories_unless_forced(
     assert int(store.meta("vectors_epoch") or 0) > epoch  # in-memory vector indexes reload
     kept = sorted((store.path.parent / "backups").glob("*pre-rollback*.db"))
     with Store.open(kept[-1], config=Config()) as saved:  # what --force discarded is still on disk
-        assert saved.get(later) is not None
+        assert saved.memories.get(later) is not None
 
 
 def test_cli_rollback(tmp_path: Path, v1: V1Database, capsys: pytest.CaptureFixture[str]) -> None:

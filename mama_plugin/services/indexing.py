@@ -44,7 +44,5 @@ def reindex(store: Store, embedder: Embedder, *, batch_size: int = 64) -> int:
         store.vectors.reset(embedder.name, embedder.dim)
     else:
         with store.transaction():
-            store.conn.execute(
-                "INSERT OR IGNORE INTO embedding_queue(seq) SELECT seq FROM memories"
-            )
+            store.vectors.queue_all()
     return drain(store, embedder, batch_size=batch_size)

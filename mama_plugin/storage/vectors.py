@@ -65,9 +65,13 @@ class Vectors(Repository):
             self.conn.execute("DROP TABLE IF EXISTS memory_vectors")
             create_vector_table(self.conn, dim)
             self.bump_epoch()
-            self.conn.execute("INSERT OR IGNORE INTO embedding_queue(seq) SELECT seq FROM memories")
+            self.queue_all()
             self._store.set_meta("embedding_dim", str(dim))
             self._store.set_meta("embedding_model", name)
+
+    def queue_all(self) -> None:
+        """Queue every memory for (re-)embedding; one queued already stays queued once."""
+        self.conn.execute("INSERT OR IGNORE INTO embedding_queue(seq) SELECT seq FROM memories")
 
     def bump_epoch(self) -> None:
         """Record that stored vectors were replaced or removed (in-memory copies must reload)."""
