@@ -10,6 +10,7 @@ from pathlib import Path
 import anyio
 import mcp_types as types
 import pytest
+from conftest import text_result as text
 from mcp import Client
 
 from mama_plugin.config import Config
@@ -21,19 +22,8 @@ CLAUDE = types.Implementation(name="claude-code", version="2.1.330")
 DESKTOP = types.Implementation(name="claude-ai", version="1.0")
 
 
-@pytest.fixture
-def state(tmp_path: Path, mama_home: Path, project: str) -> State:
-    s = State(Config(mama_home), project, tmp_path / "server.db")
-    yield s
-    s.close()
-
-
 def names(result: types.ListToolsResult) -> list[str]:
     return [t.name for t in result.tools]
-
-
-def text(result: types.CallToolResult) -> str:
-    return result.content[0].text  # type: ignore[union-attr]
 
 
 def test_tool_names_fit_the_api_even_with_claude_codes_prefix() -> None:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import mcp_types as types
 import pytest
+from conftest import tell_story
+from conftest import text_result as text
 from mcp import Client
 
 from mama_plugin.assist import suggest
@@ -30,6 +31,17 @@ from mama_plugin.transcript import Digest
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 CLIENT = types.Implementation(name="claude-ai", version="1.0")
+JWT = {
+    "topic": "auth_strategy",
+    "decision": "JWT for API auth",
+    "reasoning": "stateless tokens scale out",
+}
+FAILED = {"outcome": "FAILED", "details": "p99 307 ms at 10K req/s: refresh hit the DB"}
+SESSIONS = {
+    "topic": "auth_strategy",
+    "decision": "Server-side sessions in Redis",
+    "reasoning": "token refresh hit the DB on every call at 10K req/s",
+}
 
 
 @pytest.fixture
@@ -39,26 +51,14 @@ def no_model(mama_home: Path) -> None:
 
 
 @pytest.fixture
-def state(tmp_path: Path, mama_home: Path, project: str, no_model: None) -> Iterator[State]:
+def state(no_model: None, state: State) -> State:
     """The MCP server's state on a fresh store, with the model off."""
-    served = State(Config(mama_home), project, tmp_path / "server.db")
-    yield served
-    served.close()
+    return state
 
 
 def jwt_then_sessions(store: Store, project: str) -> tuple[str, str]:
-    jwt = save_decision(store, project, {"topic": "auth_strategy", "decision": "JWT for API auth",
-                                         "reasoning": "stateless tokens scale out"}).memory.id  # fmt: skip
-    record_outcome(store, {"memory_id": jwt, "outcome": "FAILED",
-                           "details": "p99 307 ms at 10K req/s: refresh hit the DB"})  # fmt: skip
-    sessions = save_decision(store, project, {
-        "topic": "auth_strategy", "decision": "Server-side sessions in Redis",
-        "reasoning": "token refresh hit the DB on every call at 10K req/s"}).memory.id  # fmt: skip
-    return jwt, sessions
-
-
-def text(result: types.CallToolResult) -> str:
-    return result.content[0].text  # type: ignore[union-attr]
+    told = tell_story(store, project, jwt=JWT, failed=FAILED, sessions=SESSIONS, supersede=False)
+    return told.jwt, told.sessions
 
 
 # -- the store ------------------------------------------------------------------------------
