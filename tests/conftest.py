@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import mcp_types as types
 import pytest
 
 from mama_plugin.config import Config
@@ -20,11 +21,13 @@ from mama_plugin.services.memories import record_outcome, save_checkpoint, save_
 from mama_plugin.storage import Store
 
 if TYPE_CHECKING:
-    import mcp_types as types
+    from mcp import Client
 
     from mama_plugin.server.app import State
 
 PROJECT = "/work/example-project"
+DESKTOP = types.Implementation(name="claude-ai", version="1.0")
+CLAUDE = types.Implementation(name="claude-code", version="2.1.330")
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
 UPDATE_SNAPSHOTS = "MAMA_UPDATE_SNAPSHOTS"
 
@@ -121,6 +124,16 @@ def tell_story(
         return Story(old, new)
     done = save_checkpoint(store, project, {**checkpoint, "implements": [new]}).memory.id
     return Story(old, new, done)
+
+
+def connect(state: State, client_info: types.Implementation, **options: Any) -> Client:
+    """An in-process MCP client of ``state``'s server: the legacy protocol era unless ``mode``."""
+    from mcp import Client  # the server pulls in mcp: only when asked for
+
+    from mama_plugin.server.app import build_server
+
+    options.setdefault("mode", "legacy")
+    return Client(build_server(state), client_info=client_info, **options)
 
 
 def text_result(result: types.CallToolResult) -> str:

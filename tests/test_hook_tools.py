@@ -12,14 +12,13 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from mcp import Client
+from conftest import connect
 
 from mama_plugin import bench
 from mama_plugin.config import Config
 from mama_plugin.embeddings import Embedder
 from mama_plugin.schema import ObservePromptInput, TurnInput
 from mama_plugin.server import app, background
-from mama_plugin.server.app import build_server
 from mama_plugin.server.base import Env
 from mama_plugin.server.hook_tools import do_checkpoint_turn, do_observe_prompt
 from mama_plugin.server.state import State
@@ -323,7 +322,7 @@ async def test_hook_tools_answer_the_envelope_and_fail_open(
 ) -> None:
     load_labelled(state.store, project)
     claude = types.Implementation(name="claude-code", version="2.1.197")
-    async with Client(build_server(state), mode="legacy", client_info=claude) as c:
+    async with connect(state, claude) as c:
         listed = [t.name for t in (await c.list_tools()).tools]
         assert "observe_prompt" not in listed and "checkpoint_turn" not in listed
         found = await c.call_tool("observe_prompt", {"prompt": "move order events to Kafka?",
