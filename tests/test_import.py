@@ -616,13 +616,7 @@ def _export(tmp: Path, name: str, memories: list[Any], links: list[Any], version
 
 
 def _export_with_a_bad_memory(tmp: Path) -> Path:
-    bad = {
-        "id": "dec_bad",
-        "type": "decision",
-        "project": "/p",
-        "content": "Use Mongo",
-        "reasoning": {},
-    }
+    bad = {**_GOOD, "id": "dec_bad", "content": "Use Mongo", "reasoning": {}}
     return _export(tmp, "bad-memory.json", [_GOOD, bad], [])
 
 

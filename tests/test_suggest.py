@@ -11,6 +11,8 @@ from typing import Any
 import anyio
 import pytest
 from conftest import DESKTOP as CLIENT
+from conftest import JWT as STORY_JWT
+from conftest import SESSIONS as STORY_SESSIONS
 from conftest import connect, tell_story
 from conftest import text_result as text
 
@@ -28,17 +30,9 @@ from mama_plugin.storage import Store
 from mama_plugin.transcript import Digest
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
-JWT = {
-    "topic": "auth_strategy",
-    "decision": "JWT for API auth",
-    "reasoning": "stateless tokens scale out",
-}
+JWT = {**STORY_JWT, "decision": "JWT for API auth", "reasoning": "stateless tokens scale out"}
 FAILED = {"outcome": "FAILED", "details": "p99 307 ms at 10K req/s: refresh hit the DB"}
-SESSIONS = {
-    "topic": "auth_strategy",
-    "decision": "Server-side sessions in Redis",
-    "reasoning": "token refresh hit the DB on every call at 10K req/s",
-}
+SESSIONS = {**STORY_SESSIONS, "reasoning": "token refresh hit the DB on every call at 10K req/s"}
 
 
 @pytest.fixture
