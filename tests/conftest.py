@@ -7,20 +7,27 @@ import importlib.util
 import json
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import mcp_types as types
 import pytest
 
 from mama_plugin.config import Config
 from mama_plugin.embeddings import MODEL_FILENAME, Embedder, ensure_model
 from mama_plugin.embeddings import convert as convert_module
+from mama_plugin.services.memories import record_outcome, save_checkpoint, save_decision
 from mama_plugin.storage import Store
 
 if TYPE_CHECKING:
+    from mcp import Client
+
     from mama_plugin.server.app import State
 
 PROJECT = "/work/example-project"
+DESKTOP = types.Implementation(name="claude-ai", version="1.0")
+CLAUDE = types.Implementation(name="claude-code", version="2.1.330")
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
 UPDATE_SNAPSHOTS = "MAMA_UPDATE_SNAPSHOTS"
 
@@ -56,6 +63,82 @@ def state(tmp_path: Path, mama_home: Path, project: str) -> Iterator[State]:
     served = State(Config(mama_home), project, tmp_path / "server.db")
     yield served
     served.close()
+
+
+# The story the tests tell: JWT auth FAILED under load and Redis sessions replaced it.
+JWT = {
+    "topic": "auth_strategy",
+    "decision": "Use stateless JWT access tokens for API auth",
+    "reasoning": "no session store to run: the API must serve 10K req/s",
+}
+FAILED = {"outcome": "FAILED", "details": "token refresh hit the DB: p99 307 ms at 10K req/s"}
+SESSIONS = {
+    "topic": "auth_strategy",
+    "decision": "Server-side sessions in Redis",
+    "reasoning": "refresh without a DB round trip: p99 41 ms at 10K req/s",
+}
+
+CHECKPOINT = {
+    "summary": "Sessions live in Redis; HA is not done",
+    "what_was_done": ["moved refresh to Redis sessions"],
+    "what_remains": ["Redis HA with Sentinel"],
+    "next_steps": [
+        {"step": "Set up Redis Sentinel", "priority": "HIGH", "context": "infra/redis.tf:10-40"}
+    ],
+    "tension": {"risks": ["Redis is a single point of failure until HA"]},
+}
+
+
+@dataclass(frozen=True)
+class Story:
+    """The ids one telling of the JWT → FAILED → sessions story saved."""
+
+    jwt: str
+    sessions: str
+    checkpoint: str = ""  # "" when this telling saved none
+
+
+def tell_story(
+    store: Store,
+    project: str,
+    *,
+    jwt: dict[str, Any] = JWT,
+    failed: dict[str, Any] | None = FAILED,
+    sessions: dict[str, Any] = SESSIONS,
+    supersede: bool = True,
+    checkpoint: dict[str, Any] | None = None,
+    jwt_at: int | None = None,
+    sessions_at: int | None = None,
+) -> Story:
+    """Save ``jwt``, its ``failed`` outcome, ``sessions`` and a ``checkpoint`` on it, via services.
+
+    ``sessions`` supersedes ``jwt`` when ``supersede``; no outcome is recorded when ``failed`` is
+    None and no checkpoint saved when ``checkpoint`` is None. ``*_at`` set ``created_at`` (ms).
+    """
+    old = save_decision(store, project, jwt, created_at=jwt_at).memory.id
+    if failed is not None:
+        record_outcome(store, {"memory_id": old, **failed})
+    replacing = {**sessions, "supersedes": old} if supersede else sessions
+    new = save_decision(store, project, replacing, created_at=sessions_at).memory.id
+    if checkpoint is None:
+        return Story(old, new)
+    done = save_checkpoint(store, project, {**checkpoint, "implements": [new]}).memory.id
+    return Story(old, new, done)
+
+
+def connect(state: State, client_info: types.Implementation, **options: Any) -> Client:
+    """An in-process MCP client of ``state``'s server: the legacy protocol era unless ``mode``."""
+    from mcp import Client  # the server pulls in mcp: only when asked for
+
+    from mama_plugin.server.app import build_server
+
+    options.setdefault("mode", "legacy")
+    return Client(build_server(state), client_info=client_info, **options)
+
+
+def text_result(result: types.CallToolResult) -> str:
+    """The text of a tool result's first content block."""
+    return result.content[0].text  # type: ignore[union-attr]
 
 
 def requirements_missing() -> str | None:

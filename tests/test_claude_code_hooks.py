@@ -18,9 +18,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from conftest import FAILED
 from fake_anthropic import FakeAnthropic, claude_env, text, tool_use
 from test_claude_code import (
     CLAUDE,
+    JWT,
     ROOT,
     SERVER,
     needs_claude,
@@ -35,9 +37,6 @@ from mama_plugin.storage import Store
 
 pytestmark = needs_claude
 T = f"{SERVER}__"
-JWT = {"topic": "auth_strategy", "decision": "Use stateless JWT access tokens for API auth",
-       "reasoning": "no session store to run: the API must serve 10K req/s on two nodes"}  # fmt: skip
-FAILED = {"outcome": "FAILED", "details": "token refresh hit the DB: p99 307 ms at 10K req/s"}
 SESSIONS = {"topic": "auth_strategy", "decision": "Server-side sessions in Redis for API auth",
             "reasoning": "refresh without a DB round trip: p99 41 ms at 10K req/s",
             "tension": {"risks": ["Redis is a single point of failure until HA"]},

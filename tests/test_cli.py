@@ -9,11 +9,19 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import tell_story
 
 from mama_plugin.cli import main
 from mama_plugin.config import Config
-from mama_plugin.services.memories import save_decision
 from mama_plugin.storage import Store
+
+JWT = {"topic": "auth", "decision": "JWT for the API", "reasoning": "stateless", "tags": ["auth"]}
+SESSIONS = {
+    "topic": "auth",
+    "decision": "Redis sessions for the API",
+    "reasoning": "JWT refresh hit the DB",
+    "next_steps": [{"step": "Redis HA", "priority": "HIGH"}],
+}
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -26,11 +34,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 def db(tmp_path: Path, project: str) -> Path:
     path = tmp_path / "cli.db"
     with Store.open(path, config=Config()) as store:
-        old = save_decision(store, project, {"topic": "auth", "decision": "JWT for the API",
-                                             "reasoning": "stateless", "tags": ["auth"]}).memory.id  # fmt: skip
-        save_decision(store, project, {"topic": "auth", "decision": "Redis sessions for the API",
-                                       "reasoning": "JWT refresh hit the DB", "supersedes": old,
-                                       "next_steps": [{"step": "Redis HA", "priority": "HIGH"}]})  # fmt: skip
+        tell_story(store, project, jwt=JWT, failed=None, sessions=SESSIONS)
     return path
 
 

@@ -29,6 +29,15 @@ def web(store: Store) -> Store:
     return store
 
 
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per graph walk: the walks the cache did not spare."""
+    walked: list[int] = []
+    real = graph._walk
+    monkeypatch.setattr(graph, "_walk", lambda *a: walked.append(1) or real(*a))
+    return walked
+
+
 def ids(steps) -> list[str]:
     return [s.memory_id for s in steps]
 
@@ -74,12 +83,7 @@ def test_decay_by_category_is_computed_at_read_time(web: Store) -> None:
     assert stored["precedes"] == 1.0  # nothing was rewritten
 
 
-def test_cache_is_used_and_thrown_away_on_write(
-    web: Store, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    calls = []
-    real = graph._walk
-    monkeypatch.setattr(graph, "_walk", lambda *a: calls.append(1) or real(*a))
+def test_cache_is_used_and_thrown_away_on_write(web: Store, calls: list[int]) -> None:
     first = traverse(web, "a", now=0)
     assert traverse(web, "a", now=0) == first and len(calls) == 1
     _m(web, "g")
@@ -100,12 +104,7 @@ def test_bad_direction(web: Store) -> None:
         traverse(web, "a", direction="sideways")
 
 
-def test_cache_ignores_usage_but_not_cascaded_deletes(
-    web: Store, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    calls = []
-    real = graph._walk
-    monkeypatch.setattr(graph, "_walk", lambda *a: calls.append(1) or real(*a))
+def test_cache_ignores_usage_but_not_cascaded_deletes(web: Store, calls: list[int]) -> None:
     traverse(web, "a", now=0)
     web.memories.touch(["a", "b"])  # usage counters are not graph changes
     traverse(web, "a", now=0)

@@ -12,14 +12,13 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from mcp import Client
+from conftest import connect
 
 from mama_plugin import bench
 from mama_plugin.config import Config
 from mama_plugin.embeddings import Embedder
 from mama_plugin.schema import ObservePromptInput, TurnInput
 from mama_plugin.server import app, background
-from mama_plugin.server.app import build_server
 from mama_plugin.server.base import Env
 from mama_plugin.server.hook_tools import do_checkpoint_turn, do_observe_prompt
 from mama_plugin.server.state import State
@@ -319,12 +318,11 @@ def test_stop_mode_off_and_a_missing_transcript_write_nothing_harmful(
 
 @pytest.mark.anyio
 async def test_hook_tools_answer_the_envelope_and_fail_open(
-    tmp_path: Path, mama_home: Path, project: str, monkeypatch: pytest.MonkeyPatch
+    state: State, project: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    state = State(Config(mama_home), project, tmp_path / "s.db")
     load_labelled(state.store, project)
     claude = types.Implementation(name="claude-code", version="2.1.197")
-    async with Client(build_server(state), mode="legacy", client_info=claude) as c:
+    async with connect(state, claude) as c:
         listed = [t.name for t in (await c.list_tools()).tools]
         assert "observe_prompt" not in listed and "checkpoint_turn" not in listed
         found = await c.call_tool("observe_prompt", {"prompt": "move order events to Kafka?",
@@ -357,14 +355,12 @@ async def test_hook_tools_answer_the_envelope_and_fail_open(
         assert late.content[0].text == "{}"  # type: ignore[union-attr]
     with idle:  # the abandoned worker (if it started) finishes before the store closes
         idle.wait_for(lambda: running == 0, timeout=10)
-    state.close()
 
 
 @pytest.mark.anyio
 async def test_the_server_rerenders_the_cliffhanger_after_a_turn(
-    tmp_path: Path, mama_home: Path, project: str, monkeypatch: pytest.MonkeyPatch
+    state: State, project: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    state = State(Config(mama_home), project, tmp_path / "s.db")
     do_checkpoint_turn(state.env(), TurnInput(session_id="s", last_assistant_message="Done."))
     assert state.session.stale_briefs == {project}
     assert briefing.cached_brief(state.store, project, state.config, "startup") is None
@@ -382,16 +378,11 @@ async def test_the_server_rerenders_the_cliffhanger_after_a_turn(
             tasks.cancel_scope.cancel()
     cached = briefing.cached_brief(state.store, project, state.config, "startup")
     assert cached is not None and "Where we stopped" in cached
-    state.close()
 
 
-def test_the_server_sees_a_config_change_from_the_next_prompt(
-    tmp_path: Path, mama_home: Path, project: str
-) -> None:
-    state = State(Config(mama_home), project, tmp_path / "s.db")
+def test_the_server_sees_a_config_change_from_the_next_prompt(state: State, project: str) -> None:
     load_labelled(state.store, project)
     prompt = "should we move order events to Kafka?"
     assert "RabbitMQ" in observe(state.env(), prompt)
     Config().set("disabled_projects", project)  # what /mama-configure off does, mid-session
     assert observe(state.env(), prompt) == ""
-    state.close()

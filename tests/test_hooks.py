@@ -10,12 +10,13 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import CHECKPOINT, tell_story
 
 from mama_plugin.config import Config
 from mama_plugin.hooks import aliases
 from mama_plugin.hooks.runner import run
 from mama_plugin.services import briefing
-from mama_plugin.services.memories import record_outcome, save_checkpoint, save_decision
+from mama_plugin.services.memories import record_outcome, save_decision
 from mama_plugin.storage import Store
 
 DAY = 86_400_000
@@ -24,29 +25,19 @@ DAY = 86_400_000
 def story(store: Store, project: str) -> dict[str, str]:
     """JWT (FAILED) → sessions + Redis, a checkpoint on it, and an old decision left open."""
     now = int(time.time() * 1000)
-    jwt = save_decision(store, project, {
-        "topic": "auth_strategy", "decision": "Use stateless JWT access tokens for API auth",
-        "reasoning": "no session store to run: the API must serve 10K req/s"},
-        created_at=now - 30 * DAY).memory  # fmt: skip
-    record_outcome(store, {"memory_id": jwt.id, "outcome": "FAILED",
-                           "details": "token refresh hit the DB: p99 307 ms at 10K req/s"})  # fmt: skip
-    sessions = save_decision(store, project, {
-        "topic": "auth_strategy", "decision": "Server-side sessions in Redis",
-        "reasoning": "refresh without a DB round trip: p99 41 ms at 10K req/s",
-        "supersedes": jwt.id}, created_at=now - 2 * DAY).memory  # fmt: skip
+    told = tell_story(
+        store, project, jwt_at=now - 30 * DAY, sessions_at=now - 2 * DAY, checkpoint=CHECKPOINT
+    )
     orders = save_decision(store, project, {
         "topic": "database", "decision": "PostgreSQL 16 for orders",
         "reasoning": "orders and payments commit in one transaction"},
         created_at=now - 21 * DAY).memory  # fmt: skip
-    checkpoint = save_checkpoint(store, project, {
-        "summary": "Sessions live in Redis; HA is not done",
-        "what_was_done": ["moved refresh to Redis sessions"],
-        "what_remains": ["Redis HA with Sentinel"],
-        "next_steps": [{"step": "Set up Redis Sentinel", "priority": "HIGH",
-                        "context": "infra/redis.tf:10-40"}],
-        "tension": {"risks": ["Redis is a single point of failure until HA"]},
-        "implements": [sessions.id]}).memory  # fmt: skip
-    return {"jwt": jwt.id, "sessions": sessions.id, "orders": orders.id, "cp": checkpoint.id}
+    return {
+        "jwt": told.jwt,
+        "sessions": told.sessions,
+        "orders": orders.id,
+        "cp": told.checkpoint,
+    }
 
 
 def session_start(cwd: str, source: str = "startup") -> str:

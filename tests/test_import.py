@@ -599,39 +599,43 @@ def _foreign_json(tmp: Path) -> Path:
     return tmp / "other.json"
 
 
-def _export_with_a_bad_memory(tmp: Path) -> Path:
-    good = {"id": "dec_good", "type": "decision", "project": "/p", "content": "Use Redis",
-            "reasoning": {"primary": "fast"}}  # fmt: skip
-    bad = {
-        "id": "dec_bad",
-        "type": "decision",
-        "project": "/p",
-        "content": "Use Mongo",
-        "reasoning": {},
+_GOOD = {
+    "id": "dec_good",
+    "type": "decision",
+    "project": "/p",
+    "content": "Use Redis",
+    "reasoning": {"primary": "fast"},
+}
+
+
+def _export(tmp: Path, name: str, memories: list[Any], links: list[Any], version: int = 1) -> Path:
+    dump = {
+        "format": "mama-export",
+        "format_version": version,
+        "memories": memories,
+        "links": links,
     }
-    dump = {"format": "mama-export", "format_version": 1, "memories": [good, bad], "links": []}
-    (tmp / "bad-memory.json").write_text(json.dumps(dump), encoding="utf-8")
-    return tmp / "bad-memory.json"
+    (tmp / name).write_text(json.dumps(dump), encoding="utf-8")
+    return tmp / name
+
+
+def _export_with_a_bad_memory(tmp: Path) -> Path:
+    bad = {**_GOOD, "id": "dec_bad", "content": "Use Mongo", "reasoning": {}}
+    return _export(tmp, "bad-memory.json", [_GOOD, bad], [])
 
 
 def _export_with_a_dangling_link(tmp: Path) -> Path:
-    good = {"id": "dec_good", "type": "decision", "project": "/p", "content": "Use Redis",
-            "reasoning": {"primary": "fast"}}  # fmt: skip
     link = {
         "from_id": "dec_good",
         "to_id": "dec_missing",
         "relationship": "supersedes",
         "reason": "x",
     }
-    dump = {"format": "mama-export", "format_version": 1, "memories": [good], "links": [link]}
-    (tmp / "dangling.json").write_text(json.dumps(dump), encoding="utf-8")
-    return tmp / "dangling.json"
+    return _export(tmp, "dangling.json", [_GOOD], [link])
 
 
 def _newer_export(tmp: Path) -> Path:
-    dump = {"format": "mama-export", "format_version": 99, "memories": [], "links": []}
-    (tmp / "newer.json").write_text(json.dumps(dump), encoding="utf-8")
-    return tmp / "newer.json"
+    return _export(tmp, "newer.json", [], [], version=99)
 
 
 def _no_decisions_table(tmp: Path) -> Path:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -385,3 +386,33 @@ def test_a_cold_session_start_loads_nothing_heavy_at_run_time(mama_home: Path) -
     }
     assert "apsw" in loaded
     assert not loaded & HEAVY, sorted(loaded & HEAVY)
+
+
+def test_the_architecture_doc_shows_the_rooms() -> None:
+    """docs/architecture.md's "Rooms" table has this contract's rooms, modules and doors."""
+    doc = (ROOT.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = doc.split("\n## Rooms\n", 1)[1].split("\n## ", 1)[0]
+    rows: dict[str, tuple[str, str]] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and len(cells) == 3 and cells[0] not in ("room", "---"):
+            rows[cells[0]] = (cells[1], cells[2])
+    problems = [f"a row for {room!r}, which the contract does not have" for room in rows
+                if room not in ROOMS]  # fmt: skip
+    for room in ROOMS:
+        if room not in rows:
+            problems.append(f"no row for {room!r}")
+            continue
+        modules, doors = rows[room]
+        named = {d.strip() for d in re.sub(r"\([^)]*\)", "", doors).split(",")} - {"—", ""}
+        if named != set(MAY_IMPORT[room]):
+            problems.append(f"{room}: may import {sorted(MAY_IMPORT[room])}, the doc says "
+                            f"{sorted(named)}")  # fmt: skip
+        for module, path in MODULES.items():
+            if room_of(module) != room or path.name in ("__init__.py", "__main__.py"):
+                continue
+            # A package's module by its file name; a top-level module by its own name.
+            word = path.name if path.parent != ROOT else path.stem
+            if f"`{word}" not in modules:
+                problems.append(f"{room}: {module} is not named in its row")
+    _report("differences between docs/architecture.md's Rooms table and this contract", problems)

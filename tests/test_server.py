@@ -10,30 +10,16 @@ from pathlib import Path
 import anyio
 import mcp_types as types
 import pytest
-from mcp import Client
+from conftest import CLAUDE, DESKTOP, connect
+from conftest import text_result as text
 
 from mama_plugin.config import Config
-from mama_plugin.server.app import build_server
 from mama_plugin.server.state import State
 from mama_plugin.server.tools import BY_NAME, CLAUDE_PREFIX, CORE, NAME_PATTERN, TOOLS
-
-CLAUDE = types.Implementation(name="claude-code", version="2.1.330")
-DESKTOP = types.Implementation(name="claude-ai", version="1.0")
-
-
-@pytest.fixture
-def state(tmp_path: Path, mama_home: Path, project: str) -> State:
-    s = State(Config(mama_home), project, tmp_path / "server.db")
-    yield s
-    s.close()
 
 
 def names(result: types.ListToolsResult) -> list[str]:
     return [t.name for t in result.tools]
-
-
-def text(result: types.CallToolResult) -> str:
-    return result.content[0].text  # type: ignore[union-attr]
 
 
 def test_tool_names_fit_the_api_even_with_claude_codes_prefix() -> None:
@@ -44,7 +30,7 @@ def test_tool_names_fit_the_api_even_with_claude_codes_prefix() -> None:
 
 @pytest.mark.anyio
 async def test_static_client_sees_every_tool_with_schemas(state: State) -> None:
-    async with Client(build_server(state), mode="legacy", client_info=DESKTOP) as c:
+    async with connect(state, DESKTOP) as c:
         listed = await c.list_tools()
         visible = [t.name for t in TOOLS if not t.hidden]
         assert names(listed) == visible
@@ -59,7 +45,7 @@ async def test_static_client_sees_every_tool_with_schemas(state: State) -> None:
 
 @pytest.mark.anyio
 async def test_the_jwt_story_through_the_tools(state: State) -> None:
-    async with Client(build_server(state), mode="legacy", client_info=DESKTOP) as c:
+    async with connect(state, DESKTOP) as c:
         saved = await c.call_tool("save_decision", {
             "topic": "auth_strategy", "decision": "JWT for the API", "reasoning": "stateless scaling",
             "tension": {"risks": ["refresh load unknown"]}})  # fmt: skip
@@ -106,7 +92,7 @@ async def test_the_jwt_story_through_the_tools(state: State) -> None:
 async def test_bad_input_is_a_clear_tool_error_and_writes_nothing(
     state: State, tool, args, message
 ) -> None:
-    async with Client(build_server(state), mode="legacy", client_info=DESKTOP) as c:
+    async with connect(state, DESKTOP) as c:
         result = await c.call_tool(tool, args)  # type: ignore[arg-type]
         assert result.is_error and message in text(result)
     assert state.store.memories.counts()["memories"] == 0
@@ -114,7 +100,7 @@ async def test_bad_input_is_a_clear_tool_error_and_writes_nothing(
 
 @pytest.mark.anyio
 async def test_v1_tools_are_served_unlisted_with_a_deprecation_notice(state: State) -> None:
-    async with Client(build_server(state), mode="legacy", client_info=DESKTOP) as c:
+    async with connect(state, DESKTOP) as c:
         assert not {
             "recall_decision",
             "suggest_decision",
@@ -146,7 +132,7 @@ async def test_legacy_names_listed_when_configured(
 ) -> None:
     Config(mama_home).set("legacy_tools_listed", "true")
     s = State(Config(mama_home), project, tmp_path / "x.db")
-    async with Client(build_server(s), mode="legacy", client_info=DESKTOP) as c:
+    async with connect(s, DESKTOP) as c:
         assert "recall_decision" in names(await c.list_tools())
     s.close()
 
@@ -159,9 +145,7 @@ async def test_claude_code_gets_a_core_set_that_grows_legacy_era(state: State) -
         if isinstance(msg, types.ToolListChangedNotification):
             got.set()
 
-    async with Client(
-        build_server(state), mode="legacy", message_handler=on_message, client_info=CLAUDE
-    ) as c:
+    async with connect(state, CLAUDE, message_handler=on_message) as c:
         assert c.server_capabilities.tools.list_changed is True
         assert names(await c.list_tools()) == [t.name for t in TOOLS if t.name in CORE]
         observed = await c.call_tool("observe_prompt", {"prompt": "어제 작업 이어서 하자"})
@@ -184,7 +168,7 @@ async def test_claude_code_gets_a_core_set_that_grows_legacy_era(state: State) -
 
 @pytest.mark.anyio
 async def test_claude_code_gets_the_change_on_the_2026_protocol(state: State) -> None:
-    async with Client(build_server(state), client_info=CLAUDE) as c:
+    async with connect(state, CLAUDE, mode="auto") as c:
         assert c.server_capabilities.tools.list_changed is True
         assert set(names(await c.list_tools())) == set(CORE)
         async with c.listen(tools_list_changed=True) as events:
@@ -200,7 +184,7 @@ async def test_modes(tmp_path: Path, mama_home: Path, project: str) -> None:
                                    ("auto", DESKTOP, "all"), ("auto", CLAUDE, "core")):  # fmt: skip
         Config(mama_home).set("dynamic_tools", mode)
         s = State(Config(mama_home), project, tmp_path / f"{mode}.db")
-        async with Client(build_server(s), mode="legacy", client_info=client) as c:
+        async with connect(s, client) as c:
             listed = set(names(await c.list_tools()))
         s.close()
         assert listed == (
@@ -218,7 +202,7 @@ async def test_a_failed_notification_falls_back_to_every_tool(
         raise RuntimeError("bus down")
 
     monkeypatch.setattr(InMemorySubscriptionBus, "publish", broken)
-    async with Client(build_server(state), mode="legacy", client_info=CLAUDE) as c:
+    async with connect(state, CLAUDE) as c:
         await c.call_tool(
             "observe_prompt", {"prompt": "the migration failed in production, we rolled back"}
         )

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import anyio
 import mcp_types as types
+from conftest import connect
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from mcp import Client
 
 from mama_plugin.config import Config
-from mama_plugin.server.app import State, build_server
+from mama_plugin.server.app import State
 from mama_plugin.server.tools import TOOLS
 
 DESKTOP = types.Implementation(name="fuzz", version="1")
@@ -95,7 +95,7 @@ def test_random_calls_never_crash_the_server(
     )
 
     async def drive() -> None:
-        async with Client(build_server(state), mode="legacy", client_info=DESKTOP) as client:
+        async with connect(state, DESKTOP) as client:
             for name, args in sequence:
                 result = await client.call_tool(name, args)
                 assert result.content, "every answer carries text"

@@ -14,12 +14,9 @@ from typing import Any
 
 import mcp_types as types
 import pytest
-from mcp import Client
+from conftest import CLAUDE, DESKTOP, connect
 
-from mama_plugin.server.app import State, build_server
-
-DESKTOP = types.Implementation(name="claude-ai", version="1.0")
-CLAUDE = types.Implementation(name="claude-code", version="2.1.330")
+from mama_plugin.server.app import State
 
 Snapshot = Callable[[str, Any], None]
 
@@ -60,7 +57,7 @@ def _seen(result: types.CallToolResult | types.ListToolsResult) -> Any:
 
 @pytest.mark.anyio
 async def test_snapshot_of_the_static_tool_list(state: State, snapshot: Snapshot) -> None:
-    async with Client(build_server(state), mode="legacy", client_info=DESKTOP) as c:
+    async with connect(state, DESKTOP) as c:
         listed = await c.list_tools()
     snapshot("list_tools", _seen(listed))
 
@@ -69,7 +66,7 @@ async def test_snapshot_of_the_static_tool_list(state: State, snapshot: Snapshot
 async def test_snapshot_of_the_core_list_claude_code_starts_with(
     state: State, snapshot: Snapshot
 ) -> None:
-    async with Client(build_server(state), mode="legacy", client_info=CLAUDE) as c:
+    async with connect(state, CLAUDE) as c:
         listed = await c.list_tools()
     snapshot("list_tools_claude_code", [t.name for t in listed.tools])
 
@@ -103,7 +100,7 @@ SESSIONS = {
 async def test_snapshot_of_the_jwt_story_results(state: State, snapshot: Snapshot) -> None:
     """JWT decided, wired, FAILED, superseded by sessions; then searched and resumed."""
     seen: dict[str, Any] = {}
-    async with Client(build_server(state), mode="legacy", client_info=DESKTOP) as c:
+    async with connect(state, DESKTOP) as c:
         saved = await c.call_tool("save_decision", JWT)
         seen["save_decision"] = _seen(saved)
         jwt = saved.structured_content["id"]  # type: ignore[index]

@@ -5,20 +5,21 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
-import mcp_types as types
 import pytest
-from mcp import Client
+from conftest import DESKTOP as CLIENT
+from conftest import JWT as STORY_JWT
+from conftest import SESSIONS as STORY_SESSIONS
+from conftest import connect, tell_story
+from conftest import text_result as text
 
 from mama_plugin.assist import suggest
 from mama_plugin.cli import main
 from mama_plugin.config import Config
 from mama_plugin.errors import NotFoundError, ValidationError
-from mama_plugin.server.app import build_server
 from mama_plugin.server.background import suggest_in_background
 from mama_plugin.server.state import State
 from mama_plugin.services.autosave import checkpoint_turn
@@ -29,7 +30,9 @@ from mama_plugin.storage import Store
 from mama_plugin.transcript import Digest
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
-CLIENT = types.Implementation(name="claude-ai", version="1.0")
+JWT = {**STORY_JWT, "decision": "JWT for API auth", "reasoning": "stateless tokens scale out"}
+FAILED = {"outcome": "FAILED", "details": "p99 307 ms at 10K req/s: refresh hit the DB"}
+SESSIONS = {**STORY_SESSIONS, "reasoning": "token refresh hit the DB on every call at 10K req/s"}
 
 
 @pytest.fixture
@@ -39,26 +42,14 @@ def no_model(mama_home: Path) -> None:
 
 
 @pytest.fixture
-def state(tmp_path: Path, mama_home: Path, project: str, no_model: None) -> Iterator[State]:
+def state(no_model: None, state: State) -> State:
     """The MCP server's state on a fresh store, with the model off."""
-    served = State(Config(mama_home), project, tmp_path / "server.db")
-    yield served
-    served.close()
+    return state
 
 
 def jwt_then_sessions(store: Store, project: str) -> tuple[str, str]:
-    jwt = save_decision(store, project, {"topic": "auth_strategy", "decision": "JWT for API auth",
-                                         "reasoning": "stateless tokens scale out"}).memory.id  # fmt: skip
-    record_outcome(store, {"memory_id": jwt, "outcome": "FAILED",
-                           "details": "p99 307 ms at 10K req/s: refresh hit the DB"})  # fmt: skip
-    sessions = save_decision(store, project, {
-        "topic": "auth_strategy", "decision": "Server-side sessions in Redis",
-        "reasoning": "token refresh hit the DB on every call at 10K req/s"}).memory.id  # fmt: skip
-    return jwt, sessions
-
-
-def text(result: types.CallToolResult) -> str:
-    return result.content[0].text  # type: ignore[union-attr]
+    told = tell_story(store, project, jwt=JWT, failed=FAILED, sessions=SESSIONS, supersede=False)
+    return told.jwt, told.sessions
 
 
 # -- the store ------------------------------------------------------------------------------
@@ -131,7 +122,7 @@ def test_outcome_events_and_rolling_checkpoints_are_not_candidates(
 async def test_suggest_accept_reject_round_trip_through_the_tools(
     state: State, tmp_path: Path, mama_home: Path, project: str
 ) -> None:
-    async with Client(build_server(state), mode="legacy", client_info=CLIENT) as c:
+    async with connect(state, CLIENT) as c:
         jwt, sessions = jwt_then_sessions(state.store, project)
         ruff = save_decision(state.store, project, {
             "topic": "ci", "decision": "Lint with ruff", "reasoning": "fast"}).memory.id  # fmt: skip
@@ -181,7 +172,7 @@ async def test_suggest_accept_reject_round_trip_through_the_tools(
 async def test_a_save_queues_suggestions_judged_in_the_background(
     state: State, tmp_path: Path, mama_home: Path, project: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async with Client(build_server(state), mode="legacy", client_info=CLIENT) as c:
+    async with connect(state, CLIENT) as c:
         jwt, _ = jwt_then_sessions(state.store, project)
         saved = await c.call_tool("save_decision", {
             "topic": "auth_strategy", "decision": "Opaque tokens checked against Redis",
@@ -206,7 +197,7 @@ async def test_a_save_queues_suggestions_judged_in_the_background(
     made = state.store.suggestions.of_project(project, memory_id=new)
     assert {s.to_id for s in made} >= {jwt} and all(s.status == "pending" for s in made)
     Config(mama_home).set("link_suggestions", "false")
-    async with Client(build_server(state), mode="legacy", client_info=CLIENT) as c:
+    async with connect(state, CLIENT) as c:
         await c.call_tool("save_insight", {"content": "Redis needs sentinel for HA"})
     assert state.session.suggest_queue == []
 
@@ -219,7 +210,7 @@ async def test_save_decision_draft_proposes_and_saves_nothing_then_the_proposal_
     state: State, tmp_path: Path, mama_home: Path, project: str
 ) -> None:
     transcript = str(FIXTURES / "postgres_job_queue.jsonl")
-    async with Client(build_server(state), mode="legacy", client_info=CLIENT) as c:
+    async with connect(state, CLIENT) as c:
         # The session's transcript is learned from the hooks, as in Claude Code.
         await c.call_tool("checkpoint_turn", {"session_id": "s1", "transcript_path": transcript})
         before = state.store.memories.counts()["memories"]
@@ -253,7 +244,7 @@ async def test_a_draft_waits_for_its_own_call_to_reach_the_transcript(
         {"type": "tool_use", "id": "toolu_01draft", "name": "save_decision", "input": {}}]}})  # fmt: skip
     path = tmp_path / "session.jsonl"
     path.write_bytes(b"".join(lines[:6]))  # the why (line 8 on) is still in Claude Code's queue
-    async with Client(build_server(state), mode="legacy", client_info=CLIENT) as c:
+    async with connect(state, CLIENT) as c:
         await c.call_tool("checkpoint_turn", {"session_id": "s1", "transcript_path": str(path)})
         reader = state.session.reader(str(path))
         settling, read = threading.Event(), reader.read
