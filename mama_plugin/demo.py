@@ -114,7 +114,7 @@ def _story(store: Store, config: Config, embedder: Embedder | None) -> str:
     between = {
         (ln.from_id, ln.to_id): ln
         for m in history
-        for ln in store.links(m.id, direction="out", categories=("evolution",))
+        for ln in store.links.of(m.id, direction="out", categories=("evolution",))
     }
     out.append(render("chain.txt.j2", topic="auth_strategy", chain=history, links_between=between))
     if embedder is not None:
@@ -176,7 +176,7 @@ def _what_claude_sees(store: Store, config: Config, embedder: Embedder | None) -
     turn = TurnInput(session_id="demo-session", cwd=PROJECT, last_assistant_message=last,
                      transcript_path=str(write_transcript(store.path.parent)))  # fmt: skip
     saved = do_checkpoint_turn(env, turn).data["checkpoint"]
-    cp = store.require(saved)
+    cp = store.memories.require(saved)
     out.append(f"Stop hook, after a turn: rolling checkpoint {cp.id} — {cp.content}\n")
     answer = io.StringIO()
     event = {"session_id": "next", "cwd": PROJECT, "source": "startup"}

@@ -273,7 +273,7 @@ def test_first_run_builds_the_core_then_the_local_runtime_without_blocking(
         errors, bridge = bridge.close(), None
         assert "Traceback" not in errors, errors
         with Store.open(config=Config(mama_home)) as store:
-            assert [m.content for m in store.recent(project=None, limit=5)] == ["SQLite"]
+            assert [m.content for m in store.memories.recent(project=None, limit=5)] == ["SQLite"]
 
         # Phase 2 fails: recorded, core untouched, not retried within 24 h.
         page.release.set()

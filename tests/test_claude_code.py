@@ -124,7 +124,7 @@ def test_save_then_search_across_two_claude_code_sessions(tmp_path: Path, mama_h
     ids = re.findall(r"\bdec_[a-z0-9]+", saved["text"])
     assert ids and "auth_strategy" in saved["text"], saved["text"]
     with Store.open(config=Config(mama_home)) as store:
-        [record] = store.by_topic("auth_strategy")
+        [record] = store.memories.by_topic("auth_strategy")
     assert (record.id, record.content) == (ids[0], JWT["decision"])
     assert record.reasoning["primary"] == JWT["reasoning"] and record.status == "current"
     assert record.project == project_key(tmp_path / "project")  # Claude Code's project dir
@@ -152,7 +152,7 @@ def test_a_decision_without_reasoning_comes_back_as_an_error(
     assert refused["is_error"], refused["text"]
     assert "reasoning.primary is required" in refused["text"], refused["text"]
     with Store.open(config=Config(mama_home)) as store:
-        assert store.by_topic("auth_strategy") == []  # nothing written
+        assert store.memories.by_topic("auth_strategy") == []  # nothing written
 
 
 @needs_claude

@@ -126,7 +126,7 @@ def converse(fake: FakeAnthropic, prompts: list[str], workdir: Path) -> list[dic
 
 def decisions(mama_home: Path) -> list[MemoryRecord]:
     with Store.open(config=Config(mama_home)) as store:
-        return store.recent(type="decision", limit=50)
+        return store.memories.recent(type="decision", limit=50)
 
 
 def test_mama_save_drafts_from_the_session_then_saves_the_reviewed_narrative(

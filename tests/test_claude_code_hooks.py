@@ -91,7 +91,7 @@ def test_decision_failure_and_supersession_come_back_as_the_cliffhanger(
     assert f"{sessions} [auth_strategy]: Server-side sessions in Redis" in story
     assert f"replaced {jwt}" in story and "FAILED: token refresh hit the DB" in story
     with Store.open(config=Config(mama_home)) as store:
-        [cp] = [m for m in store.recent(type="checkpoint") if m.metadata.get("auto")][:1]
+        [cp] = [m for m in store.memories.recent(type="checkpoint") if m.metadata.get("auto")][:1]
         assert cp.project == project_key(tmp_path / "project")
 
 
@@ -146,7 +146,7 @@ def test_mama_save_and_mama_configure_work_verbatim(tmp_path: Path, mama_home: P
     assert "relevance_bar = 0.6" in ran["text"]
     assert Config(mama_home).get("relevance_bar") == 0.6
     with Store.open(config=Config(mama_home)) as store:
-        assert [m.content for m in store.by_topic("auth_strategy")] == [JWT["decision"]]
+        assert [m.content for m in store.memories.by_topic("auth_strategy")] == [JWT["decision"]]
 
 
 def test_dynamic_exposure_grows_the_tool_list_once_and_it_is_counted(tmp_path: Path) -> None:

@@ -38,7 +38,7 @@ def _write(store: Store, n: int) -> list[str]:
                 save_checkpoint(
                     store, "/p", {"summary": f"writer {n} at {i}", "implements": [previous]}
                 )
-            store.touch([previous])
+            store.memories.touch([previous])
         except Exception as exc:  # any error reaching a user counts as a failure
             errors.append(f"{type(exc).__name__}: {exc}")
     return errors
@@ -49,8 +49,8 @@ def _reader(path: str) -> list[str]:
     with Store.open(path, config=Config()) as store:
         for _ in range(100):
             try:
-                store.search_text("writer decision", limit=5)
-                store.recent(limit=5)
+                store.search.text("writer decision", limit=5)
+                store.memories.recent(limit=5)
             except Exception as exc:
                 errors.append(f"{type(exc).__name__}: {exc}")
     return errors
@@ -67,7 +67,7 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     assert [e for r in results for e in r] == []
     assert reader_errors == []
     with Store.open(path, config=Config()) as store:
-        counts = store.counts()
+        counts = store.memories.counts()
         per_writer_checkpoints = PER_WRITER // 10
         assert counts["by_type"] == {
             "checkpoint": WRITERS * per_writer_checkpoints,
@@ -87,7 +87,7 @@ def test_threads_sharing_one_store_lose_nothing(tmp_path: Path) -> None:
         with ThreadPoolExecutor(WRITERS) as pool:
             results = list(pool.map(lambda n: _write(store, n), range(WRITERS)))
         assert [e for r in results for e in r] == []
-        assert store.counts()["by_type"] == {
+        assert store.memories.counts()["by_type"] == {
             "checkpoint": WRITERS * (PER_WRITER // 10),
             "decision": WRITERS * PER_WRITER,
         }

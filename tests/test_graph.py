@@ -7,11 +7,13 @@ import pytest
 from mama_plugin.config import Config
 from mama_plugin.services import graph
 from mama_plugin.services.graph import DAY_MS, decayed, traverse
-from mama_plugin.storage import Store
+from mama_plugin.storage import NewMemory, Store
 
 
 def _m(store: Store, name: str) -> str:
-    return store.insert_memory(id=name, type="insight", project="/p", content=name)[0].id
+    return store.memories.insert(NewMemory(id=name, type="insight", project="/p", content=name))[
+        0
+    ].id
 
 
 @pytest.fixture
@@ -19,11 +21,11 @@ def web(store: Store) -> Store:
     """a --supersedes--> b --refines--> c ; d --implements--> a ; e --relates_to--> d ; f --precedes--> a"""
     for name in "abcdef":
         _m(store, name)
-    store.add_link("a", "b", "supersedes", "r", created_at=0)
-    store.add_link("b", "c", "refines", "r", created_at=0)
-    store.add_link("d", "a", "implements", "r", created_at=0)
-    store.add_link("e", "d", "relates to", "r", confidence=0.5, created_at=0)
-    store.add_link("f", "a", "precedes", "r", created_at=0)
+    store.links.add("a", "b", "supersedes", "r", created_at=0)
+    store.links.add("b", "c", "refines", "r", created_at=0)
+    store.links.add("d", "a", "implements", "r", created_at=0)
+    store.links.add("e", "d", "relates to", "r", confidence=0.5, created_at=0)
+    store.links.add("f", "a", "precedes", "r", created_at=0)
     return store
 
 
@@ -63,13 +65,13 @@ def test_confidence_multiplies_along_the_path_and_prunes(web: Store) -> None:
 
 def test_time_window(web: Store) -> None:
     _m(web, "late")
-    web.add_link("late", "a", "relates to", "r", created_at=10 * DAY_MS)
+    web.links.add("late", "a", "relates to", "r", created_at=10 * DAY_MS)
     assert "late" not in ids(traverse(web, "a", until=DAY_MS, now=10 * DAY_MS))
     assert ids(traverse(web, "a", since=DAY_MS, now=10 * DAY_MS)) == ["late"]
 
 
 def test_decay_by_category_is_computed_at_read_time(web: Store) -> None:
-    links = {ln.relationship: ln for ln in web.iter_links()}
+    links = {ln.relationship: ln for ln in web.links.iter()}
     year = 365 * DAY_MS
     assert decayed(links["supersedes"], 50 * year) == 1.0  # evolution never decays
     assert decayed(links["precedes"], 30 * DAY_MS) == pytest.approx(0.5)  # temporal: 30 days
@@ -77,7 +79,7 @@ def test_decay_by_category_is_computed_at_read_time(web: Store) -> None:
     assert decayed(links["implements"], year) == pytest.approx(0.5**0.1)  # nearly never
     assert "f" not in ids(traverse(web, "a", min_confidence=0.1, now=120 * DAY_MS))
     assert "b" in ids(traverse(web, "a", min_confidence=0.99, now=50 * year))
-    stored = {ln.relationship: ln.confidence for ln in web.iter_links()}
+    stored = {ln.relationship: ln.confidence for ln in web.links.iter()}
     assert stored["precedes"] == 1.0  # nothing was rewritten
 
 
@@ -85,15 +87,15 @@ def test_cache_is_used_and_thrown_away_on_write(web: Store, calls: list[int]) ->
     first = traverse(web, "a", now=0)
     assert traverse(web, "a", now=0) == first and len(calls) == 1
     _m(web, "g")
-    web.add_link("g", "a", "relates to", "new")
+    web.links.add("g", "a", "relates to", "new")
     assert "g" in ids(traverse(web, "a", now=0)) and len(calls) == 2
 
 
 def test_cache_sees_other_connections_writes(web: Store) -> None:
     assert "h" not in ids(traverse(web, "a", now=0))
     with Store.open(web.path, config=Config()) as other:
-        other.insert_memory(id="h", type="insight", project="/p", content="h")
-        other.add_link("h", "a", "relates to", "from another process")
+        other.memories.insert(NewMemory(id="h", type="insight", project="/p", content="h"))
+        other.links.add("h", "a", "relates to", "from another process")
     assert "h" in ids(traverse(web, "a", now=0))
 
 
@@ -104,8 +106,8 @@ def test_bad_direction(web: Store) -> None:
 
 def test_cache_ignores_usage_but_not_cascaded_deletes(web: Store, calls: list[int]) -> None:
     traverse(web, "a", now=0)
-    web.touch(["a", "b"])  # usage counters are not graph changes
+    web.memories.touch(["a", "b"])  # usage counters are not graph changes
     traverse(web, "a", now=0)
     assert len(calls) == 1
-    web.delete_memory("f")  # its link to a goes by cascade
+    web.memories.delete("f")  # its link to a goes by cascade
     assert "f" not in ids(traverse(web, "a", now=0)) and len(calls) == 2

@@ -268,12 +268,12 @@ def test_stop_upserts_one_rolling_checkpoint_per_session(store: Store, project: 
     assert first["text"] == "{}"
     again = turn(env, "Switched refresh to sessions. Next: add Redis HA.")
     assert again["checkpoint"] == first["checkpoint"]
-    cp = store.require(first["checkpoint"])
+    cp = store.memories.require(first["checkpoint"])
     assert cp.version == 1  # nothing changed: no new version, no re-embedding
     turn(env, "Redis HA is up. But the failover test is still flaky.")
-    cp = store.require(first["checkpoint"])
+    cp = store.memories.require(first["checkpoint"])
     assert cp.version == 2 and cp.session_id == "sess-1" and cp.metadata["auto"] is True
-    assert [m.id for m in store.recent(project=project, type="checkpoint")] == [cp.id]
+    assert [m.id for m in store.memories.recent(project=project, type="checkpoint")] == [cp.id]
     assert "Add Redis session store" in cp.continuity["remains"]
     assert cp.continuity["open_files"] == ["auth.py:8-9", "sessions.py:1-5"]
     assert any("failed" in c for c in cp.tension["concerns"])
@@ -287,7 +287,7 @@ def test_stop_links_the_decisions_saved_in_the_session(store: Store, project: st
     decision = save_decision(store, project, {
         "topic": "auth", "decision": "Sessions in Redis", "reasoning": "p99 41 ms",
         "session_id": "sess-1"}).memory  # fmt: skip
-    cp = store.require(turn(Env(store, project, None), "Done.")["checkpoint"])
+    cp = store.memories.require(turn(Env(store, project, None), "Done.")["checkpoint"])
     assert cp.metadata["decisions"] == [decision.id]
 
 
@@ -310,7 +310,7 @@ def test_stop_mode_off_and_a_missing_transcript_write_nothing_harmful(
     env = Env(store, project, None, config=Config())
     answer = do_checkpoint_turn(env, TurnInput(session_id="s2", transcript_path="/nope.jsonl",
                                                last_assistant_message="Only text."))  # fmt: skip
-    assert store.require(answer.data["checkpoint"]).content.endswith("last: Only text.")
+    assert store.memories.require(answer.data["checkpoint"]).content.endswith("last: Only text.")
 
 
 # -- through the MCP server ----------------------------------------------------------------

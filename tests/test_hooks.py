@@ -116,7 +116,7 @@ def test_the_cache_serves_and_a_write_invalidates_it(store: Store, project: str)
 def test_proposed_links_wait_at_session_start_until_a_verdict(store: Store, project: str) -> None:
     ids = story(store, project)
     assert "Proposed links" not in session_start(project)  # cached: nothing pending yet
-    made = [store.add_suggestion(project, ids["orders"], target, "relates_to", reason,
+    made = [store.suggestions.add(project, ids["orders"], target, "relates_to", reason,
                                  judged_by="rules", sources=["same_topic_week"])
             for target, reason in ((ids["cp"], "the checkpoint's API is the orders API"),
                                    (ids["jwt"], "orders were signed with JWT until 2 days ago"),
@@ -132,7 +132,7 @@ def test_proposed_links_wait_at_session_start_until_a_verdict(store: Store, proj
     assert "3 proposed links wait for a verdict" in session_start(project, "resume")
     for suggestion in made:
         assert suggestion is not None
-        store.decide_suggestion(suggestion.id, "rejected", decided_by="user")
+        store.suggestions.decide(suggestion.id, "rejected", decided_by="user")
     assert "Proposed links" not in session_start(project)  # a verdict refreshes it too
     assert "proposed link" not in session_start(project, "resume")
 

@@ -44,7 +44,7 @@ from mama_plugin.cli import main
 from mama_plugin.config import Config
 from mama_plugin.errors import LegacyImportError
 from mama_plugin.services.evolution import current_of
-from mama_plugin.storage import Store
+from mama_plugin.storage import NewMemory, Store
 from mama_plugin.transfer.dump import export_data
 from mama_plugin.transfer.imports import ImportReport, import_file, rollback_last_import
 from mama_plugin.transfer.v1 import NO_REASONING
@@ -119,10 +119,10 @@ def _without_exported_at(dump: dict[str, Any]) -> dict[str, Any]:
 
 
 def _decision(store: Store, project: str, content: str = "Keep a CHANGELOG") -> str:
-    record, _ = store.insert_memory(
+    record, _ = store.memories.insert(NewMemory(
         type="decision", project=project, topic="docs", content=content,
         reasoning={"primary": "users read it before upgrading"},
-    )  # fmt: skip
+    ))  # fmt: skip
     return record.id
 
 
@@ -134,7 +134,7 @@ def test_every_decision_arrives_with_its_id(
 ) -> None:
     assert imported.format == "mama-v1"
     for row in v1.decisions:
-        memory = store.require(row["id"])
+        memory = store.memories.require(row["id"])
         assert (memory.type, memory.project, memory.topic, memory.content) == (
             "decision",
             project,
@@ -143,58 +143,58 @@ def test_every_decision_arrives_with_its_id(
         )
         assert memory.confidence == pytest.approx(row["confidence"])
         assert memory.metadata["imported_from"] == "mama-v1"
-    assert store.counts()["by_type"] == {"checkpoint": 3, "context": 1, "decision": 6}
+    assert store.memories.counts()["by_type"] == {"checkpoint": 3, "context": 1, "decision": 6}
 
 
 def test_reasoning_becomes_primary_and_a_missing_one_gets_the_placeholder(
     store: Store, imported: ImportReport
 ) -> None:
-    jwt = store.require(D_JWT)
+    jwt = store.memories.require(D_JWT)
     assert (
         jwt.reasoning["primary"]
         == "Stateless verification scales horizontally without a session store"
     )
-    assert store.require(D_POSTGRES).reasoning["primary"] == NO_REASONING  # NULL
-    assert store.require(D_CACHE).reasoning["primary"] == NO_REASONING  # blanks only
+    assert store.memories.require(D_POSTGRES).reasoning["primary"] == NO_REASONING  # NULL
+    assert store.memories.require(D_CACHE).reasoning["primary"] == NO_REASONING  # blanks only
     assert NO_REASONING.strip()
 
 
 def test_outcomes_keep_failure_reason_and_limitation(store: Store, imported: ImportReport) -> None:
-    jwt = store.require(D_JWT)
+    jwt = store.memories.require(D_JWT)
     assert jwt.outcome_status == "FAILED"  # the supersede did not overwrite the real outcome
     assert JWT_FAILURE in jwt.outcome["details"]
     assert JWT_LIMITATION in jwt.outcome["details"]
     assert jwt.metadata["legacy"]["limitation"] == JWT_LIMITATION
     assert jwt.metadata["legacy"]["failure_reason"] == JWT_FAILURE
-    assert store.require(D_SESSIONS).outcome_status == "SUCCESS"
-    ttl = store.require(D_TTL)
+    assert store.memories.require(D_SESSIONS).outcome_status == "SUCCESS"
+    ttl = store.memories.require(D_TTL)
     assert ttl.outcome_status == "PARTIAL"
     assert "Mobile clients need a longer TTL" in ttl.outcome["details"]
-    assert store.require(D_POSTGRES).outcome_status == "PENDING"  # v1 outcome NULL
+    assert store.memories.require(D_POSTGRES).outcome_status == "PENDING"  # v1 outcome NULL
 
 
 def test_created_at_in_seconds_or_milliseconds_ends_up_in_milliseconds(
     store: Store, v1: V1Database, imported: ImportReport
 ) -> None:
-    assert store.require(D_POSTGRES).created_at == 1732231000 * 1000  # v1 wrote seconds
-    assert store.require(D_LINT).created_at == 1732800000 * 1000
-    assert store.require(D_JWT).created_at == 1732230000000  # v1 wrote milliseconds
+    assert store.memories.require(D_POSTGRES).created_at == 1732231000 * 1000  # v1 wrote seconds
+    assert store.memories.require(D_LINT).created_at == 1732800000 * 1000
+    assert store.memories.require(D_JWT).created_at == 1732230000000  # v1 wrote milliseconds
     for row in v1.decisions:
-        assert store.require(row["id"]).created_at == _ms(row["created_at"]), row["id"]
+        assert store.memories.require(row["id"]).created_at == _ms(row["created_at"]), row["id"]
 
 
 def test_updated_at_survives_the_import(
     store: Store, v1: V1Database, imported: ImportReport
 ) -> None:
     """The v1 updated_at is kept (and not overwritten with the time of the import)."""
-    assert store.require(D_POSTGRES).updated_at == 1732231500 * 1000
+    assert store.memories.require(D_POSTGRES).updated_at == 1732231500 * 1000
     for row in v1.decisions:
-        memory = store.require(row["id"])
+        memory = store.memories.require(row["id"])
         assert (memory.updated_at, memory.version) == (_ms(row["updated_at"]), 1), row["id"]
 
 
 def test_unknown_columns_are_kept_in_metadata_legacy(store: Store, imported: ImportReport) -> None:
-    legacy = store.require(D_JWT).metadata["legacy"]
+    legacy = store.memories.require(D_JWT).metadata["legacy"]
     assert legacy["trust_context"] == TRUST_CONTEXT  # JSON column, parsed
     assert legacy["kind"] == "decision"
     assert (legacy["usage_success"], legacy["usage_failure"], legacy["time_saved"]) == (5, 2, 3600)
@@ -208,21 +208,21 @@ def test_unknown_columns_are_kept_in_metadata_legacy(store: Store, imported: Imp
     )
     # Columns MAMA has a place for are not duplicated into legacy.
     assert not {"id", "topic", "decision", "reasoning", "confidence", "created_at"} & set(legacy)
-    assert store.require(D_LINT).metadata["legacy"]["status"] == "contradicted"
+    assert store.memories.require(D_LINT).metadata["legacy"]["status"] == "contradicted"
 
 
 def test_usage_count_becomes_times_used(
     store: Store, v1: V1Database, imported: ImportReport
 ) -> None:
     for row in v1.decisions:
-        assert store.require(row["id"]).times_used == row.get("usage_count", 0)
-    assert store.require(D_JWT).times_used == 7
+        assert store.memories.require(row["id"]).times_used == row.get("usage_count", 0)
+    assert store.memories.require(D_JWT).times_used == 7
 
 
 def test_evidence_alternatives_and_risks_as_json_or_plain_text(
     store: Store, imported: ImportReport
 ) -> None:
-    jwt = store.require(D_JWT)
+    jwt = store.memories.require(D_JWT)
     sources = [e["source"] for e in jwt.evidence]
     assert sources[0] == "bench/jwt.txt: verify 0.2 ms"
     assert "rfc7519" in sources[1]
@@ -231,14 +231,14 @@ def test_evidence_alternatives_and_risks_as_json_or_plain_text(
         "OAuth proxy",
     ]
     assert jwt.tension["risks"] == ["refresh token theft from localStorage"]
-    sessions = store.require(D_SESSIONS)
+    sessions = store.memories.require(D_SESSIONS)
     assert [e["source"] for e in sessions.evidence] == [
         "load test 2024-11-25: p99 12 ms at 5k req/s"
     ]
     assert [a["option"] for a in sessions.reasoning["alternatives_considered"]] == [
         "sticky sessions on the load balancer"
     ]
-    assert store.require(D_POSTGRES).evidence == []
+    assert store.memories.require(D_POSTGRES).evidence == []
 
 
 def test_a_v1_0_database_without_later_migrations_imports(
@@ -255,9 +255,9 @@ def test_a_v1_0_database_without_later_migrations_imports(
     v1 = build_v1_db(tmp_path / "old.db", story=False, base_only=True, decisions=rows)
     report = import_file(store, v1.path, project=project)
     assert report.counts["decisions"] == {"source": 2, "imported": 2}
-    assert store.require(rows[0]["id"]).status == "superseded"
-    assert store.require(rows[1]["id"]).created_at == 1731500000000
-    assert [ln.relationship for ln in store.links(rows[0]["id"])] == ["supersedes"]
+    assert store.memories.require(rows[0]["id"]).status == "superseded"
+    assert store.memories.require(rows[1]["id"]).created_at == 1731500000000
+    assert [ln.relationship for ln in store.links.of(rows[0]["id"])] == ["supersedes"]
 
 
 # -- links -----------------------------------------------------------------------------------
@@ -266,9 +266,11 @@ def test_a_v1_0_database_without_later_migrations_imports(
 def test_supersede_chain_marks_the_old_decision_and_keeps_the_edge_reason(
     store: Store, imported: ImportReport
 ) -> None:
-    assert store.require(D_JWT).status == "superseded"
-    assert store.require(D_SESSIONS).status == "current"
-    (link,) = [ln for ln in store.links(D_JWT, direction="in") if ln.relationship == "supersedes"]
+    assert store.memories.require(D_JWT).status == "superseded"
+    assert store.memories.require(D_SESSIONS).status == "current"
+    (link,) = [
+        ln for ln in store.links.of(D_JWT, direction="in") if ln.relationship == "supersedes"
+    ]
     assert (link.from_id, link.to_id, link.reason) == (D_SESSIONS, D_JWT, SUPERSEDE_REASON)
     assert (link.link_category, link.created_by, link.created_at) == (
         "evolution",
@@ -280,16 +282,16 @@ def test_supersede_chain_marks_the_old_decision_and_keeps_the_edge_reason(
 
 
 def test_refined_from_becomes_refines_links(store: Store, imported: ImportReport) -> None:
-    out = {(ln.to_id, ln.relationship) for ln in store.links(D_TTL, direction="out")}
+    out = {(ln.to_id, ln.relationship) for ln in store.links.of(D_TTL, direction="out")}
     assert out == {(D_SESSIONS, "refines"), (D_JWT, "refines")}
-    for link in store.links(D_TTL, direction="out"):
+    for link in store.links.of(D_TTL, direction="out"):
         assert link.reason.strip()
         assert link.created_at == 1732600000000
-    assert store.require(D_SESSIONS).status == "current"  # refining does not replace
+    assert store.memories.require(D_SESSIONS).status == "current"  # refining does not replace
 
 
 def test_an_edge_without_reason_gets_one(store: Store, imported: ImportReport) -> None:
-    (link,) = [ln for ln in store.links(D_CACHE, direction="out")]
+    (link,) = [ln for ln in store.links.of(D_CACHE, direction="out")]
     assert (link.to_id, link.relationship) == (D_SESSIONS, "builds_on")
     assert link.reason.strip()
     assert link.confidence == pytest.approx(0.8)
@@ -297,7 +299,7 @@ def test_an_edge_without_reason_gets_one(store: Store, imported: ImportReport) -
 
 
 def test_an_unapproved_edge_is_archived_not_linked(store: Store, imported: ImportReport) -> None:
-    assert store.links(D_LINT) == []
+    assert store.links.of(D_LINT) == []
     archived = [(t, r) for t, r in _legacy_rows(store) if r.get("from_id") == D_LINT]
     assert len(archived) == 1
     table, row = archived[0]
@@ -308,12 +310,12 @@ def test_an_unapproved_edge_is_archived_not_linked(store: Store, imported: Impor
         0,
         "llm",
     )
-    assert store.require(D_POSTGRES).status == "current"
+    assert store.memories.require(D_POSTGRES).status == "current"
 
 
 def test_a_dangling_edge_is_archived_not_linked(store: Store, imported: ImportReport) -> None:
-    assert store.get(D_GHOST) is None
-    assert all(D_GHOST not in (ln.from_id, ln.to_id) for ln in store.iter_links())
+    assert store.memories.get(D_GHOST) is None
+    assert all(D_GHOST not in (ln.from_id, ln.to_id) for ln in store.links.iter())
     archived = [(t, r) for t, r in _legacy_rows(store) if r.get("to_id") == D_GHOST]
     assert len(archived) == 1
     table, row = archived[0]
@@ -322,14 +324,14 @@ def test_a_dangling_edge_is_archived_not_linked(store: Store, imported: ImportRe
 
 
 def test_exactly_the_expected_links_exist(store: Store, imported: ImportReport) -> None:
-    links = {(ln.from_id, ln.to_id, ln.relationship) for ln in store.iter_links()}
+    links = {(ln.from_id, ln.to_id, ln.relationship) for ln in store.links.iter()}
     assert links == {
         (D_SESSIONS, D_JWT, "supersedes"),  # columns and edge: one link, not two
         (D_TTL, D_SESSIONS, "refines"),
         (D_TTL, D_JWT, "refines"),
         (D_CACHE, D_SESSIONS, "builds_on"),
     }
-    assert all(ln.reason.strip() for ln in store.iter_links())
+    assert all(ln.reason.strip() for ln in store.links.iter())
 
 
 # -- checkpoints, sessions, other tables -------------------------------------------------------
@@ -339,21 +341,21 @@ def test_checkpoints_become_checkpoint_memories(
     store: Store, v1: V1Database, imported: ImportReport, project: str
 ) -> None:
     for row in v1.rows["checkpoints"]:
-        memory = store.require(f"chk_v1_{row['id']}")
+        memory = store.memories.require(f"chk_v1_{row['id']}")
         assert (memory.type, memory.project, memory.content) == (
             "checkpoint",
             project,
             row["summary"],
         )
         assert memory.created_at == _ms(row["timestamp"])
-    first = store.require("chk_v1_1")
+    first = store.memories.require("chk_v1_1")
     assert first.created_at == 1732240000 * 1000  # stamped in seconds
     assert first.continuity["open_files"] == ["src/auth/jwt.ts", "src/auth/refresh.ts"]
     assert [s["step"] for s in first.continuity["next_steps"]] == [
         "reproduce with two tabs",
         "add a mutex around refresh",
     ]
-    second = store.require("chk_v1_2")
+    second = store.memories.require("chk_v1_2")
     assert [s["step"] for s in second.continuity["next_steps"]] == [
         "remove the jwt library",
         "update the auth docs",
@@ -361,19 +363,19 @@ def test_checkpoints_become_checkpoint_memories(
     assert second.metadata["legacy"]["recent_conversation"] == [
         {"role": "user", "content": "ship it"}
     ]
-    third = store.require("chk_v1_3")
+    third = store.memories.require("chk_v1_3")
     assert (third.continuity["open_files"], third.continuity["next_steps"]) == ([], [])
 
 
 def test_sessions_with_a_summary_become_context_the_rest_is_archived(
     store: Store, imported: ImportReport
 ) -> None:
-    context = store.require(f"ctx_v1_session_{SESSION_WITH_SUMMARY}")
+    context = store.memories.require(f"ctx_v1_session_{SESSION_WITH_SUMMARY}")
     assert (context.type, context.session_id) == ("context", SESSION_WITH_SUMMARY)
     assert context.content == "Chose JWT for auth, then hit the refresh race across tabs"
     assert context.created_at == 1732230000000
     for bare in (SESSION_BARE, SESSION_EMPTY_SUMMARY):
-        assert store.get(f"ctx_v1_session_{bare}") is None
+        assert store.memories.get(f"ctx_v1_session_{bare}") is None
     archived = sorted(r["id"] for t, r in _legacy_rows(store) if t == "sessions")
     assert archived == sorted([SESSION_BARE, SESSION_EMPTY_SUMMARY])
 
@@ -428,7 +430,7 @@ def test_cli_prints_the_report(
         assert re.search(rf"^\s+{table}\s+skipped: \S", out, re.M), table
     assert "0% loss" in out and "mama import --rollback" in out
     with Store.open(db, config=Config()) as store:
-        assert store.require(D_JWT).project == str(folder.resolve())
+        assert store.memories.require(D_JWT).project == str(folder.resolve())
 
 
 def test_cli_json_report(
@@ -448,13 +450,13 @@ def test_cli_json_report(
 
 
 def test_secrets_are_masked_everywhere(store: Store, imported: ImportReport) -> None:
-    assert "[REDACTED:api_key]" in store.require(D_TTL).reasoning["primary"]
-    assert SECRET not in store.require(D_TTL).reasoning["primary"]
+    assert "[REDACTED:api_key]" in store.memories.require(D_TTL).reasoning["primary"]
+    assert SECRET not in store.memories.require(D_TTL).reasoning["primary"]
     text = _all_text(store)
     for secret in (SECRET, SECRET_2):
         assert secret not in text
         assert secret[:20] not in text
-    assert store.search_text("leaked")  # the rest of the text is still there and indexed
+    assert store.search.text("leaked")  # the rest of the text is still there and indexed
 
 
 # -- importing twice -------------------------------------------------------------------------
@@ -505,7 +507,7 @@ def test_a_backup_of_the_pre_import_state_is_taken_first(
     assert report.backup.is_file()
     assert report.backup.parent == store.path.parent / "backups"
     with Store.open(report.backup, config=Config()) as backup:
-        assert [m.id for m in backup.iter_memories()] == [earlier]
+        assert [m.id for m in backup.memories.iter()] == [earlier]
         assert backup.conn.execute("SELECT count(*) FROM imports").fetchall()[0][0] == 0
     stored = store.conn.execute("SELECT backup FROM imports").fetchall()
     assert [Path(b) for (b,) in stored] == [report.backup]
@@ -517,22 +519,22 @@ def test_rollback_restores_the_state_before_the_import(
     earlier = _decision(store, project, content="Keep a CHANGELOG for the JWT library users")
     before = _snapshot(store)
     report = import_file(store, v1.path, project=project)
-    assert store.counts()["memories"] == 11
+    assert store.memories.counts()["memories"] == 11
     assert rollback_last_import(store) == report.backup
     assert _snapshot(store) == before
-    assert store.counts()["memories"] == 1
-    assert store.get(earlier) is not None and store.get(D_JWT) is None
-    assert [m.id for m, _ in store.search_text("JWT")] == [earlier]  # the index went back too
+    assert store.memories.counts()["memories"] == 1
+    assert store.memories.get(earlier) is not None and store.memories.get(D_JWT) is None
+    assert [m.id for m, _ in store.search.text("JWT")] == [earlier]  # the index went back too
     # The store is usable afterwards: the same file imports again.
     import_file(store, v1.path, project=project)
-    assert store.counts()["memories"] == 11
+    assert store.memories.counts()["memories"] == 11
 
 
 def test_rollback_without_an_import_says_so(store: Store, project: str) -> None:
     _decision(store, project)
     with pytest.raises(LegacyImportError, match="nothing to roll back"):
         rollback_last_import(store)
-    assert store.counts()["memories"] == 1
+    assert store.memories.counts()["memories"] == 1
 
 
 def test_rollback_refuses_to_lose_newer_memories_unless_forced(
@@ -543,13 +545,15 @@ def test_rollback_refuses_to_lose_newer_memories_unless_forced(
     epoch = int(store.meta("vectors_epoch") or 0)
     with pytest.raises(LegacyImportError, match=r"1 memories were saved or changed after"):
         rollback_last_import(store)
-    assert store.get(later) is not None and store.get(D_JWT) is not None  # nothing changed
+    assert (
+        store.memories.get(later) is not None and store.memories.get(D_JWT) is not None
+    )  # nothing changed
     rollback_last_import(store, force=True)
-    assert store.get(later) is None and store.get(D_JWT) is None
+    assert store.memories.get(later) is None and store.memories.get(D_JWT) is None
     assert int(store.meta("vectors_epoch") or 0) > epoch  # in-memory vector indexes reload
     kept = sorted((store.path.parent / "backups").glob("*pre-rollback*.db"))
     with Store.open(kept[-1], config=Config()) as saved:  # what --force discarded is still on disk
-        assert saved.get(later) is not None
+        assert saved.memories.get(later) is not None
 
 
 def test_cli_rollback(tmp_path: Path, v1: V1Database, capsys: pytest.CaptureFixture[str]) -> None:
@@ -561,7 +565,7 @@ def test_cli_rollback(tmp_path: Path, v1: V1Database, capsys: pytest.CaptureFixt
     assert main(["--db", str(db), "import", "--rollback"]) == 0
     assert "restored the database from" in capsys.readouterr().out
     with Store.open(db, config=Config()) as store:
-        assert store.counts()["memories"] == 0
+        assert store.memories.counts()["memories"] == 0
         assert store.conn.execute("SELECT count(*) FROM legacy_rows").fetchall()[0][0] == 0
 
 
@@ -690,7 +694,7 @@ def test_cli_reports_a_failed_import_and_exits_1(
     assert captured.err.startswith("mama: error: ") and message in captured.err
     assert captured.err.count("\n") == 1  # one line, no traceback
     with Store.open(db, config=Config()) as store:
-        assert store.counts()["memories"] == 0
+        assert store.memories.counts()["memories"] == 0
         assert store.conn.execute("SELECT count(*) FROM imports").fetchall()[0][0] == 0
 
 
@@ -701,8 +705,8 @@ def test_json_export_reimports_into_a_fresh_store_unchanged(
     store: Store, imported: ImportReport, tmp_path: Path, project: str
 ) -> None:
     # Link suggestions travel with their verdicts, so a judged pair is not proposed again.
-    owner = store.require(D_POSTGRES).project
-    made = [store.add_suggestion(owner, a, b, "relates_to", f"{a} and {b} share the API",
+    owner = store.memories.require(D_POSTGRES).project
+    made = [store.suggestions.add(owner, a, b, "relates_to", f"{a} and {b} share the API",
                                  judged_by=judge, sources=["same_topic_week"], score=0.5)
             for a, b, judge in ((D_CACHE, D_TTL, "rules"), (D_LINT, D_POSTGRES, "llm"),
                                 (D_POSTGRES, D_CACHE, "llm"))]  # fmt: skip
@@ -723,12 +727,12 @@ def test_json_export_reimports_into_a_fresh_store_unchanged(
             "link_suggestions": {"source": 3, "imported": 3},
         }
         second = export_data(fresh)
-        assert fresh.require(D_JWT).status == "superseded"
+        assert fresh.memories.require(D_JWT).status == "superseded"
         assert current_of(fresh, D_JWT).id == D_SESSIONS
-        [again] = [x for x in fresh.iter_suggestions() if x.status == "accepted"]
-        link = next(ln for ln in fresh.iter_links() if ln.id == again.link_id)
+        [again] = [x for x in fresh.suggestions.iter() if x.status == "accepted"]
+        link = next(ln for ln in fresh.links.iter() if ln.id == again.link_id)
         assert (link.from_id, link.to_id, again.decided_at) == (D_CACHE, D_TTL, accepted.decided_at)
-        assert fresh.judged_pairs([D_LINT]) == {(D_LINT, D_POSTGRES)}
+        assert fresh.suggestions.judged_pairs([D_LINT]) == {(D_LINT, D_POSTGRES)}
     assert _without_exported_at(second) == _without_exported_at(first)
     assert second["memories"] == first["memories"] and second["links"] == first["links"]
 
@@ -745,7 +749,7 @@ def test_a_bad_link_suggestion_in_an_export_names_itself_and_imports_nothing(
     with Store.open(tmp_path / "fresh" / "mama.db", config=Config()) as fresh:
         with pytest.raises(LegacyImportError, match=r"link_suggestions\[0\]: refused.*status one"):
             import_file(fresh, dump, project="/elsewhere")
-        assert fresh.counts()["memories"] == 0  # all rows arrive or none do
+        assert fresh.memories.counts()["memories"] == 0  # all rows arrive or none do
 
 
 def test_cli_export_then_import_round_trips(
@@ -792,12 +796,12 @@ def test_a_thousand_decisions_in_supersede_chains_import(
     assert report.counts["decision_columns"] == {"source": 375, "imported": 375}
     for counts in report.counts.values():
         assert counts["source"] == sum(n for k, n in counts.items() if k != "source")
-    counts = store.counts()
+    counts = store.memories.counts()
     assert counts["memories"] == 1000
     assert counts["by_status"] == {"current": 250, "superseded": 750}
     assert counts["links"] == 750 and counts["links_by_category"] == {"evolution": 750}
     for row in v1.decisions:
-        memory = store.require(row["id"])
+        memory = store.memories.require(row["id"])
         assert memory.created_at == _ms(row["created_at"])
         assert memory.reasoning["primary"] == (row["reasoning"] or NO_REASONING)
     heads = [row["id"] for row in v1.decisions[::4]]

@@ -10,7 +10,7 @@ import pytest
 
 from mama_plugin.config import Config
 from mama_plugin.errors import SchemaError
-from mama_plugin.storage import Store
+from mama_plugin.storage import NewMemory, Store
 from mama_plugin.storage.connection import connect
 from mama_plugin.storage.migrations import LATEST, STEPS, migrate, user_version
 
@@ -51,14 +51,14 @@ def test_old_database_migrates_with_its_rows_searchable(tmp_path: Path) -> None:
     _oldest(tmp_path / "old.db")
     with Store.open(tmp_path / "old.db", config=Config()) as store:
         assert store.schema_version == LATEST
-        assert store.require("old1").reasoning["primary"] == "stateless tokens scale"
-        assert [m.id for m, _ in store.search_text("stateless")] == ["old1"]  # backfilled FTS
-        assert [m.id for m, _ in store.search_text("cheap")] == ["old1"]
-        assert store.relationship_usage() == [
-            ("learned_from", "association", 1)
-        ]  # backfilled usage
-        store.insert_memory(type="insight", project="/p", content="new row after migration")
-        assert store.counts()["memories"] == 3
+        assert store.memories.require("old1").reasoning["primary"] == "stateless tokens scale"
+        assert [m.id for m, _ in store.search.text("stateless")] == ["old1"]  # backfilled FTS
+        assert [m.id for m, _ in store.search.text("cheap")] == ["old1"]
+        assert store.links.usage() == [("learned_from", "association", 1)]  # backfilled usage
+        store.memories.insert(
+            NewMemory(type="insight", project="/p", content="new row after migration")
+        )
+        assert store.memories.counts()["memories"] == 3
 
 
 @pytest.mark.parametrize("stop", range(1, LATEST))

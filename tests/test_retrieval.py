@@ -31,7 +31,6 @@ from mama_plugin.services.retrieval import (
     search_recent,
 )
 from mama_plugin.storage import Store
-from mama_plugin.storage import vectors as vec
 from mama_plugin.storage.vectors import EmbeddingMismatchError
 
 DAY = 86_400_000
@@ -65,7 +64,7 @@ def decide(store: Store, project: str, text: str, **extra) -> str:
 
 def test_keyword_search_works_before_anything_is_embedded(store: Store, project: str) -> None:
     m = decide(store, project, "Use PostgreSQL for orders")
-    assert vec.count_pending(store) == 1
+    assert store.vectors.count_pending() == 1
     result = search_by_context(store, "postgresql orders", embedder=BagOfWords(), project=project)
     assert result.ids() == [m] and result.retrievers == ["keyword"]
 
@@ -73,12 +72,12 @@ def test_keyword_search_works_before_anything_is_embedded(store: Store, project:
 def test_queue_is_drained_and_vectors_found(store: Store, project: str) -> None:
     ids = [decide(store, project, f"decision number {w}") for w in ("alpha", "beta", "gamma")]
     assert drain(store, BagOfWords(), batch_size=2) == 3
-    assert vec.count_pending(store) == 0 and vec.count_vectors(store) == 3
+    assert store.vectors.count_pending() == 0 and store.vectors.count() == 3
     result = search_by_context(store, "zzz gamma", embedder=BagOfWords(), project=project,
                                retrievers=("vector",))  # fmt: skip
     assert result.ids()[0] == ids[2] and result.retrievers == ["vector"]
-    store.update_memory(ids[0], content="rewritten text")
-    assert vec.count_pending(store) == 1  # an edit queues a fresh embedding
+    store.memories.update(ids[0], content="rewritten text")
+    assert store.vectors.count_pending() == 1  # an edit queues a fresh embedding
 
 
 def test_fusion_prefers_what_both_retrievers_found(store: Store, project: str) -> None:
@@ -90,8 +89,8 @@ def test_fusion_prefers_what_both_retrievers_found(store: Store, project: str) -
     hits = retrieve(store, query, embedder=embedder, project=project)
     assert hits[0].memory.id == both and set(hits[0].ranks) == {"keyword", "vector"}
     # relevance = bm25 / best bm25 + VECTOR_WEIGHT × cosine (no session: no session context)
-    distance = dict(vec.knn(store, embedder.embed([query])[0], 5, project=project))
-    expected = 1.0 + VECTOR_WEIGHT * (1.0 - distance[store.require(both).seq])
+    distance = dict(store.vectors.knn(embedder.embed([query])[0], 5, project=project))
+    expected = 1.0 + VECTOR_WEIGHT * (1.0 - distance[store.memories.require(both).seq])
     assert hits[0].relevance == pytest.approx(expected, rel=1e-5)
     assert keyword_only in [h.memory.id for h in hits]
 
@@ -118,7 +117,7 @@ def test_model_mismatch_says_run_reindex(store: Store, project: str) -> None:
     with pytest.raises(EmbeddingMismatchError, match="run `mama reindex`"):
         search_by_context(store, "something", embedder=BagOfWords(dim=16, name="model-b"))
     assert reindex(store, BagOfWords(dim=16, name="model-b")) == 1
-    assert vec.recorded_model(store) == ("model-b", 16)
+    assert store.vectors.recorded_model() == ("model-b", 16)
     assert search_by_context(store, "something", embedder=BagOfWords(16, "model-b")).retrievers == [
         "keyword",
         "vector",
@@ -163,13 +162,13 @@ def test_superseded_hit_brings_its_successor_above_it(store: Store, project: str
 def test_a_superseded_decision_never_appears_without_its_successor(
     store: Store, plan, query, k
 ) -> None:
-    project = f"/prop/{len(store.counts()['by_project'])}"
+    project = f"/prop/{len(store.memories.counts()['by_project'])}"
     made: list[str] = []
     for target, word in plan:
         data = {"topic": word, "decision": f"{word} decision {len(made)}", "reasoning": "r"}
         if made and target % 2:
             candidate = made[target % len(made)]
-            if store.require(candidate).status == "current":  # a replaced one is refused
+            if store.memories.require(candidate).status == "current":  # a replaced one is refused
                 data["supersedes"] = candidate
         made.append(save_decision(store, project, data).memory.id)
     results = search_by_context(store, query, project=project, k=k).primary_results
@@ -178,7 +177,7 @@ def test_a_superseded_decision_never_appears_without_its_successor(
     for item in results:
         if item["status"] == "superseded":
             assert item["current_id"] in seen, "successor must come first"
-            assert store.require(item["current_id"]).status == "current"
+            assert store.memories.require(item["current_id"]).status == "current"
         seen.add(item["id"])
 
 
@@ -220,9 +219,9 @@ def test_scoping_and_min_confidence(store: Store, project: str) -> None:
 def test_usage_is_recorded_only_when_asked(store: Store, project: str) -> None:
     m = decide(store, project, "counted memory")
     search_by_context(store, "counted", project=project, record_usage=False)
-    assert store.require(m).times_used == 0
+    assert store.memories.require(m).times_used == 0
     search_by_context(store, "counted", project=project)
-    assert store.require(m).times_used == 1
+    assert store.memories.require(m).times_used == 1
 
 
 def _same_text_pair(store: Store, project: str, **second) -> tuple[str, str]:
@@ -250,14 +249,14 @@ def test_ranking_confidence_recency_and_usage(store: Store, project: str) -> Non
     plain = save_insight(store, "/u", {"content": "usage words"}, created_at=5).memory.id
     used = save_insight(store, "/u", {"content": "usage words"}, created_at=5).memory.id
     for _ in range(7):
-        store.touch([used])
+        store.memories.touch([used])
     assert retrieve(store, "usage words", project="/u")[0].memory.id == used
     assert plain in [h.memory.id for h in retrieve(store, "usage words", project="/u")]
     assert low in [h.memory.id for h in retrieve(store, "same text ranking", project=project)]
 
 
 def test_ranking_formula_values(store: Store, project: str) -> None:
-    m = store.require(decide(store, project, "x", confidence=1.0))
+    m = store.memories.require(decide(store, project, "x", confidence=1.0))
     now = m.created_at
     assert ranking.confidence_factor(m) == 1.0
     assert ranking.recency_factor(m, now) == pytest.approx(1.25)

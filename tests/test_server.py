@@ -95,7 +95,7 @@ async def test_bad_input_is_a_clear_tool_error_and_writes_nothing(
     async with connect(state, DESKTOP) as c:
         result = await c.call_tool(tool, args)  # type: ignore[arg-type]
         assert result.is_error and message in text(result)
-    assert state.store.counts()["memories"] == 0
+    assert state.store.memories.counts()["memories"] == 0
 
 
 @pytest.mark.anyio
@@ -120,7 +120,10 @@ async def test_v1_tools_are_served_unlisted_with_a_deprecation_notice(state: Sta
         listed = await c.call_tool("list_decisions", {"limit": 5})
         assert listed.structured_content["memories"][0]["id"] == decision
         update = await c.call_tool("update_outcome", {"decisionId": decision, "outcome": "success"})
-        assert not update.is_error and state.store.require(decision).outcome_status == "SUCCESS"
+        assert (
+            not update.is_error
+            and state.store.memories.require(decision).outcome_status == "SUCCESS"
+        )
 
 
 @pytest.mark.anyio

@@ -106,7 +106,7 @@ def test_random_calls_never_crash_the_server(
     try:
         anyio.run(drive)
         _consistent(state)
-        saved = state.store.counts()["memories"]
+        saved = state.store.memories.counts()["memories"]
         event("saved something" if saved else "saved nothing")
     finally:
         state.close()

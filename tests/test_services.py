@@ -55,13 +55,13 @@ def test_supersedes_creates_evolution_link_and_keeps_both(store: Store, project:
                                          "reasoning": "JWT failed at 10K req/s", "supersedes": old})  # fmt: skip
     assert new.superseded == [old]
     assert "Superseded: " + old in new.summary()
-    link = store.links(new.memory.id, direction="out")[0]
+    link = store.links.of(new.memory.id, direction="out")[0]
     assert (link.relationship, link.to_id, link.reason) == (
         "supersedes",
         old,
         "JWT failed at 10K req/s",
     )
-    kept = store.require(old)
+    kept = store.memories.require(old)
     assert (kept.status, kept.outcome_status) == (
         "superseded",
         "FAILED",
@@ -75,7 +75,7 @@ def test_superseding_a_pending_decision_records_superseded(store: Store, project
     save_decision(
         store, project, {"topic": "t", "decision": "d", "reasoning": "r", "supersedes": old}
     )
-    assert store.require(old).outcome_status == "SUPERSEDED"
+    assert store.memories.require(old).outcome_status == "SUPERSEDED"
 
 
 def test_long_chain_order_and_current(store: Store, project: str) -> None:
@@ -91,7 +91,7 @@ def test_long_chain_order_and_current(store: Store, project: str) -> None:
 
 def test_invalid_input_writes_nothing(store: Store, project: str) -> None:
     old = _jwt(store, project)
-    before = store.counts()
+    before = store.memories.counts()
     bad_inputs = [
         {"topic": "t", "decision": "d"},  # no reasoning
         {"topic": "t", "decision": "d", "reasoning": "r", "supersedes": "missing"},
@@ -103,8 +103,8 @@ def test_invalid_input_writes_nothing(store: Store, project: str) -> None:
     for data in bad_inputs:
         with pytest.raises(ValidationError):
             save_decision(store, project, data)
-    assert store.counts() == before
-    assert store.require(old).status == "current"
+    assert store.memories.counts() == before
+    assert store.memories.require(old).status == "current"
 
 
 def test_unknown_ids_are_all_named_at_once(store: Store, project: str) -> None:
@@ -132,12 +132,12 @@ def test_checkpoint_insight_context(store: Store, project: str) -> None:
                                           "open_files": ["src/auth.py"], "implements": [decision]}).memory  # fmt: skip
     assert cp.continuity["done"] == ["endpoints"] and cp.continuity["open_files"] == ["src/auth.py"]
     assert cp.continuity["next_steps"][0]["priority"] == "HIGH"
-    assert [(ln.relationship, ln.to_id) for ln in store.links(cp.id, direction="out")] == [
+    assert [(ln.relationship, ln.to_id) for ln in store.links.of(cp.id, direction="out")] == [
         ("implements", decision)
     ]
     insight = save_insight(store, project, {"content": "measure first", "links": [
         {"to_id": decision, "relationship": "learned from", "reason": "the load test"}]}).memory  # fmt: skip
-    assert store.links(insight.id, direction="out")[0].relationship == "learned_from"
+    assert store.links.of(insight.id, direction="out")[0].relationship == "learned_from"
     context = save_context(
         store, project, {"content": "the team is two people", "tags": "team"}
     ).memory

@@ -11,14 +11,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mama_plugin.errors import ConflictError, NotFoundError, ValidationError
-from mama_plugin.storage import Store
+from mama_plugin.storage import NewMemory, Store
 
 
 def _decision(store: Store, project: str, content: str = "Use JWT", **extra) -> str:
-    record, _ = store.insert_memory(
+    record, _ = store.memories.insert(NewMemory(
         type="decision", project=project, topic=extra.pop("topic", "auth"), content=content,
         reasoning={"primary": extra.pop("why", "stateless scaling")}, **extra,
-    )  # fmt: skip
+    ))  # fmt: skip
     return record.id
 
 
@@ -41,10 +41,10 @@ def test_memory_round_trip_keeps_every_layer(store: Store, project: str) -> None
         continuity={"next_steps": [{"step": "Redis HA", "priority": "HIGH", "context": ""}]},
         tags=["auth", "세션"], confidence=0.85, session_id="s-1", metadata={"k": [1, 2]},
     )  # fmt: skip
-    record, redactions = store.insert_memory(
-        type="decision", project=project, topic="auth", content="Sessions", **layers
+    record, redactions = store.memories.insert(
+        NewMemory(type="decision", project=project, topic="auth", content="Sessions", **layers)
     )
-    again = store.require(record.id)
+    again = store.memories.require(record.id)
     assert again == record
     for key, value in layers.items():
         assert getattr(again, key) == value
@@ -63,10 +63,12 @@ def test_memory_round_trip_keeps_every_layer(store: Store, project: str) -> None
 def test_any_text_survives_a_round_trip(
     store: Store, project: str, content, topic, specifics
 ) -> None:
-    record, _ = store.insert_memory(
-        type="insight", project=project, topic=topic, content=content, specifics=specifics
+    record, _ = store.memories.insert(
+        NewMemory(
+            type="insight", project=project, topic=topic, content=content, specifics=specifics
+        )
     )
-    stored = store.require(record.id)
+    stored = store.memories.require(record.id)
     # What comes back is exactly what the privacy filter let through: nothing else changes.
     from mama_plugin.privacy import redact_tree
 
@@ -79,12 +81,12 @@ def test_any_text_survives_a_round_trip(
 
 
 def test_secrets_never_reach_the_database_file(store: Store, project: str) -> None:
-    record, redactions = store.insert_memory(
+    record, redactions = store.memories.insert(NewMemory(
         type="context", project=project, content="deploy with sk-ant-api03-" + "x" * 30 + " <private>my home address</private>",
         metadata={"env": "AWS AKIAABCDEFGHIJKLMNOP"},
-    )  # fmt: skip
+    ))  # fmt: skip
     assert redactions.counts == {"api_key": 2, "private_block": 1}
-    link, found = store.add_link(
+    link, found = store.links.add(
         record.id, _decision(store, project), "relates to", "token ghp_" + "b" * 36
     )
     assert found.total == 1 and "ghp_" not in link.reason
@@ -103,69 +105,69 @@ def test_decision_without_reasoning_is_refused_by_the_schema_too(
     store: Store, project: str
 ) -> None:
     with pytest.raises(ValidationError, match=r"reasoning.primary is required"):
-        store.insert_memory(
-            type="decision", project=project, content="x", reasoning={"primary": "  "}
+        store.memories.insert(
+            NewMemory(type="decision", project=project, content="x", reasoning={"primary": "  "})
         )
     with pytest.raises(ValidationError, match="type must be one of"):
-        store.insert_memory(type="note", project=project, content="x")
-    assert store.counts()["memories"] == 0
+        store.memories.insert(NewMemory(type="note", project=project, content="x"))
+    assert store.memories.counts()["memories"] == 0
 
 
 def test_duplicate_id_is_refused(store: Store, project: str) -> None:
-    store.insert_memory(id="m1", type="insight", project=project, content="a")
+    store.memories.insert(NewMemory(id="m1", type="insight", project=project, content="a"))
     with pytest.raises(ValidationError, match="already exists"):
-        store.insert_memory(id="m1", type="insight", project=project, content="b")
-    assert store.require("m1").content == "a"
+        store.memories.insert(NewMemory(id="m1", type="insight", project=project, content="b"))
+    assert store.memories.require("m1").content == "a"
 
 
 def test_supersedes_link_marks_old_decision_and_keeps_both(store: Store, project: str) -> None:
     old, new = _decision(store, project, "JWT"), _decision(store, project, "sessions")
-    link, _ = store.add_link(new, old, "Supersedes", "JWT failed at 10K req/s")
+    link, _ = store.links.add(new, old, "Supersedes", "JWT failed at 10K req/s")
     assert (link.relationship, link.link_category, link.created_by) == (
         "supersedes",
         "evolution",
         "user",
     )
-    before = store.require(old)
+    before = store.memories.require(old)
     assert (before.status, before.outcome_status, before.version) == ("superseded", "SUPERSEDED", 2)
-    assert store.require(new).status == "current"
+    assert store.memories.require(new).status == "current"
     # an outcome that was already recorded is kept
     third = _decision(store, project, "sessions + Redis HA")
-    store.set_outcome(new, "FAILED", details="Redis went down")
-    store.add_link(third, new, "supersedes", "HA fixes the SPOF")
-    assert store.require(new).outcome_status == "FAILED"
+    store.memories.set_outcome(new, "FAILED", details="Redis went down")
+    store.links.add(third, new, "supersedes", "HA fixes the SPOF")
+    assert store.memories.require(new).outcome_status == "FAILED"
 
 
 def test_link_rules(store: Store, project: str) -> None:
     a, b = _decision(store, project, "a"), _decision(store, project, "b")
     with pytest.raises(ValidationError, match="every link needs a reason"):
-        store.add_link(a, b, "refines", "  ")
+        store.links.add(a, b, "refines", "  ")
     with pytest.raises(ValidationError, match=r"unknown to_id 'nope'"):
-        store.add_link(a, "nope", "refines", "r")
+        store.links.add(a, "nope", "refines", "r")
     with pytest.raises(ValidationError, match="unknown from_id"):
-        store.add_link("nope", b, "refines", "r")
+        store.links.add("nope", b, "refines", "r")
     with pytest.raises(ValidationError, match="cannot link to itself"):
-        store.add_link(a, a, "refines", "r")
+        store.links.add(a, a, "refines", "r")
     with pytest.raises(ValidationError, match="between 0 and 1"):
-        store.add_link(a, b, "refines", "r", confidence=2)
-    store.add_link(a, b, "supersedes", "r")
+        store.links.add(a, b, "refines", "r", confidence=2)
+    store.links.add(a, b, "supersedes", "r")
     with pytest.raises(ValidationError, match="cycle"):
-        store.add_link(b, a, "supersedes", "r")
-    assert store.counts()["links"] == 1
+        store.links.add(b, a, "supersedes", "r")
+    assert store.memories.counts()["links"] == 1
 
 
 def test_relationship_spelling_is_normalised_and_usage_counted(store: Store, project: str) -> None:
     ids = [_decision(store, project, str(i)) for i in range(4)]
-    store.add_link(ids[0], ids[1], "Motivated By", "r")
-    store.add_link(ids[2], ids[1], "motivated-by", "r")
-    store.add_link(ids[3], ids[1], "addresses_failure_of", "r")
-    link, _ = store.add_link(ids[0], ids[1], "MOTIVATED_BY", "said again")  # same link: kept once
+    store.links.add(ids[0], ids[1], "Motivated By", "r")
+    store.links.add(ids[2], ids[1], "motivated-by", "r")
+    store.links.add(ids[3], ids[1], "addresses_failure_of", "r")
+    link, _ = store.links.add(ids[0], ids[1], "MOTIVATED_BY", "said again")  # same link: kept once
     assert link.reason == "r"
-    assert store.relationship_usage() == [
+    assert store.links.usage() == [
         ("motivated_by", "association", 2),
         ("addresses_failure_of", "association", 1),
     ]
-    categories = {ln.relationship: ln.link_category for ln in store.iter_links()}
+    categories = {ln.relationship: ln.link_category for ln in store.links.iter()}
     assert categories == {"motivated_by": "association", "addresses_failure_of": "association"}
 
 
@@ -176,7 +178,7 @@ def test_relationship_spelling_is_normalised_and_usage_counted(store: Store, pro
     ("inspired_by", "association"), ("anything_else", "association"), ("precedes", "temporal"),
 ])  # fmt: skip
 def test_link_category_is_derived(store: Store, project: str, word: str, category: str) -> None:
-    link, _ = store.add_link(
+    link, _ = store.links.add(
         _decision(store, project, "a"), _decision(store, project, "b"), word, "r"
     )
     assert link.link_category == category
@@ -184,51 +186,51 @@ def test_link_category_is_derived(store: Store, project: str, word: str, categor
 
 def test_deleting_a_memory_cascades_to_links_and_index(store: Store, project: str) -> None:
     a, b = _decision(store, project, "alpha decision"), _decision(store, project, "beta")
-    store.add_link(b, a, "refines", "r")
-    store.delete_memory(a)
-    assert store.counts()["links"] == 0
-    assert store.search_text("alpha") == []
+    store.links.add(b, a, "refines", "r")
+    store.memories.delete(a)
+    assert store.memories.counts()["links"] == 0
+    assert store.search.text("alpha") == []
     with pytest.raises(NotFoundError, match="no memory has id"):
-        store.delete_memory(a)
+        store.memories.delete(a)
 
 
 def test_fulltext_index_follows_every_write(store: Store, project: str) -> None:
     m = _decision(store, project, "Use PostgreSQL", why="relational integrity for orders")
-    assert [r.id for r, _ in store.search_text("integrity")] == [m]
-    store.update_memory(m, content="Use SQLite", reasoning={"primary": "single node, zero ops"})
-    assert store.search_text("PostgreSQL") == [] and store.search_text("integrity") == []
-    assert [r.id for r, _ in store.search_text("zero ops sqlite")] == [m]
+    assert [r.id for r, _ in store.search.text("integrity")] == [m]
+    store.memories.update(m, content="Use SQLite", reasoning={"primary": "single node, zero ops"})
+    assert store.search.text("PostgreSQL") == [] and store.search.text("integrity") == []
+    assert [r.id for r, _ in store.search.text("zero ops sqlite")] == [m]
     fts_rows = store.conn.execute("SELECT count(*) FROM memories_fts").fetchall()[0][0]
-    assert fts_rows == store.counts()["memories"] == 1
+    assert fts_rows == store.memories.counts()["memories"] == 1
 
 
 def test_search_is_scoped_and_safe(store: Store, project: str) -> None:
     _decision(store, project, "cache with Redis")
     _decision(store, "/other", "cache with memcached")
-    assert len(store.search_text("cache", project=project)) == 1
-    assert len(store.search_text("cache")) == 2
+    assert len(store.search.text("cache", project=project)) == 1
+    assert len(store.search.text("cache")) == 2
     for nasty in ('"', "NEAR(a b)", "a AND OR", "*", "topic:cache", ")(", ""):
-        store.search_text(nasty)  # FTS5 syntax in user text is inert, never an error
+        store.search.text(nasty)  # FTS5 syntax in user text is inert, never an error
 
 
 def test_optimistic_concurrency(store: Store, project: str) -> None:
     m = _decision(store, project)
-    first = store.require(m)
-    updated, _ = store.update_memory(m, expected_version=first.version, confidence=0.9)
+    first = store.memories.require(m)
+    updated, _ = store.memories.update(m, expected_version=first.version, confidence=0.9)
     assert updated.version == first.version + 1
     with pytest.raises(ConflictError, match="changed since you read it"):
-        store.update_memory(m, expected_version=first.version, confidence=0.1)
+        store.memories.update(m, expected_version=first.version, confidence=0.1)
     with pytest.raises(ConflictError):
-        store.set_outcome(m, "SUCCESS", expected_version=first.version)
-    assert store.require(m).confidence == 0.9
+        store.memories.set_outcome(m, "SUCCESS", expected_version=first.version)
+    assert store.memories.require(m).confidence == 0.9
     with pytest.raises(ValidationError, match="cannot change"):
-        store.update_memory(m, id="other")
+        store.memories.update(m, id="other")
 
 
 def test_usage_counters_do_not_bump_the_row_version(store: Store, project: str) -> None:
     m = _decision(store, project)
-    store.touch([m, m])
-    record = store.require(m)
+    store.memories.touch([m, m])
+    record = store.memories.require(m)
     assert (record.times_used, record.version) == (1, 1) and record.last_used
 
 
@@ -238,28 +240,32 @@ def test_transaction_rolls_back_everything(store: Store, project: str) -> None:
         with store.transaction():
             _decision(store, project, "two")
         raise RuntimeError("boom")
-    assert store.counts()["memories"] == 0
+    assert store.memories.counts()["memories"] == 0
     with store.transaction():
         _decision(store, project, "kept")
         with pytest.raises(ValidationError), store.transaction():
             _decision(store, project, "inner")
-            store.insert_memory(type="bad", project=project, content="x")
-    assert [m.content for m in store.iter_memories()] == ["kept"]
+            store.memories.insert(NewMemory(type="bad", project=project, content="x"))
+    assert [m.content for m in store.memories.iter()] == ["kept"]
 
 
 def test_recent_and_topic_reads(store: Store, project: str) -> None:
     for i in range(5):
-        store.insert_memory(
-            type="insight",
-            project=project,
-            topic="t" if i % 2 else "u",
-            content=str(i),
-            created_at=1000 + i,
+        store.memories.insert(
+            NewMemory(
+                type="insight",
+                project=project,
+                topic="t" if i % 2 else "u",
+                content=str(i),
+                created_at=1000 + i,
+            )
         )
-    store.insert_memory(type="checkpoint", project="/elsewhere", content="c", created_at=5000)
-    assert [m.content for m in store.recent(project=project, limit=3)] == ["4", "3", "2"]
-    assert [m.content for m in store.recent(type="checkpoint")] == ["c"]
-    assert [m.content for m in store.by_topic("t", project=project)] == ["3", "1"]
+    store.memories.insert(
+        NewMemory(type="checkpoint", project="/elsewhere", content="c", created_at=5000)
+    )
+    assert [m.content for m in store.memories.recent(project=project, limit=3)] == ["4", "3", "2"]
+    assert [m.content for m in store.memories.recent(type="checkpoint")] == ["c"]
+    assert [m.content for m in store.memories.by_topic("t", project=project)] == ["3", "1"]
 
 
 def test_store_import_stays_light() -> None:
@@ -274,23 +280,30 @@ def test_store_import_stays_light() -> None:
 def test_link_reasons_and_words_are_checked_after_privacy(store: Store, project: str) -> None:
     a, b = _decision(store, project, "a"), _decision(store, project, "b")
     with pytest.raises(ValidationError, match="every link needs a reason"):
-        store.add_link(a, b, "refines", "<private>only a secret reason</private>")
+        store.links.add(a, b, "refines", "<private>only a secret reason</private>")
     with pytest.raises(ValidationError, match="looks like a secret"):
-        store.add_link(a, b, "ghp_" + "a" * 36, "a reason")
-    assert store.counts()["links"] == 0 and store.relationship_usage() == []
+        store.links.add(a, b, "ghp_" + "a" * 36, "a reason")
+    assert store.memories.counts()["links"] == 0 and store.links.usage() == []
 
 
 def test_deleting_a_successor_restores_the_decision_it_replaced(store: Store, project: str) -> None:
     old, new = _decision(store, project, "JWT"), _decision(store, project, "sessions")
-    store.add_link(new, old, "supersedes", "refresh load")
-    store.delete_memory(new)
-    assert (store.require(old).status, store.require(old).outcome_status) == ("current", "PENDING")
+    store.links.add(new, old, "supersedes", "refresh load")
+    store.memories.delete(new)
+    assert (store.memories.require(old).status, store.memories.require(old).outcome_status) == (
+        "current",
+        "PENDING",
+    )
 
 
 def test_lookups_of_many_ids_are_chunked(store: Store, project: str) -> None:
     made = [
-        store.insert_memory(type="insight", project=project, content=str(i))[0] for i in range(1200)
+        store.memories.insert(NewMemory(type="insight", project=project, content=str(i)))[0]
+        for i in range(1200)
     ]
     ids = [m.id for m in made] + [f"missing-{i}" for i in range(40_000)]  # past SQLite's limit
-    assert store.existing_ids(ids) == {m.id for m in made}
-    assert len(store.get_many(ids)) == 1200 and len(store.get_by_seq(m.seq for m in made)) == 1200
+    assert store.memories.existing_ids(ids) == {m.id for m in made}
+    assert (
+        len(store.memories.get_many(ids)) == 1200
+        and len(store.memories.get_by_seq(m.seq for m in made)) == 1200
+    )

@@ -57,24 +57,24 @@ def jwt_then_sessions(store: Store, project: str) -> tuple[str, str]:
 
 def test_a_pair_is_judged_once_and_a_verdict_is_given_once(store: Store, project: str) -> None:
     jwt, sessions = jwt_then_sessions(store, project)
-    made = store.add_suggestion(project, sessions, jwt, "refines", "sessions replaced JWT",
+    made = store.suggestions.add(project, sessions, jwt, "refines", "sessions replaced JWT",
                                 judged_by="rules", sources=["same_topic_week"])  # fmt: skip
     assert made is not None and made.status == "pending" and made.sources == ["same_topic_week"]
-    assert store.add_suggestion(project, sessions, jwt, "supersedes", "again",
+    assert store.suggestions.add(project, sessions, jwt, "supersedes", "again",
                                 judged_by="llm") is None  # fmt: skip
-    assert store.judged_pairs([jwt]) == {(sessions, jwt)}
-    rejected = store.decide_suggestion(made.id, "rejected", decided_by="user")
+    assert store.suggestions.judged_pairs([jwt]) == {(sessions, jwt)}
+    rejected = store.suggestions.decide(made.id, "rejected", decided_by="user")
     assert rejected.status == "rejected" and rejected.decided_at
-    assert store.decide_suggestion(made.id, "accepted", decided_by="user").status == "rejected"
+    assert store.suggestions.decide(made.id, "accepted", decided_by="user").status == "rejected"
     with pytest.raises(NotFoundError, match="no link suggestion #999"):
-        store.suggestion(999)
-    store.delete_memory(jwt)  # suggestions go with their memories
-    assert store.suggestions(project, status=None) == []
+        store.suggestions.require(999)
+    store.memories.delete(jwt)  # suggestions go with their memories
+    assert store.suggestions.of_project(project, status=None) == []
 
 
 def test_the_privacy_filter_runs_on_suggested_reasons(store: Store, project: str) -> None:
     jwt, sessions = jwt_then_sessions(store, project)
-    made = store.add_suggestion(project, sessions, jwt, "refines",
+    made = store.suggestions.add(project, sessions, jwt, "refines",
                                 "key sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345 leaked",
                                 judged_by="llm")  # fmt: skip
     assert made is not None and "abcdefghijklmnop" not in made.reason
@@ -95,11 +95,11 @@ def test_rules_propose_with_their_facts_and_search_alone_proposes_nothing(
     assert "FAILED (p99 307 ms at 10K req/s" in made[0].reason
     assert reason_quality(made[0].reason) == "causal"
     assert set(made[0].sources) >= {"same_topic_15min"}
-    assert store.links_of_project(project) == [  # a suggestion is not a link
-        *store.links_among([sessions], direction="out")
+    assert store.links.of_project(project) == [  # a suggestion is not a link
+        *store.links.among([sessions], direction="out")
     ]
     assert not any(ln.to_id == jwt and ln.from_id == sessions
-                   for ln in store.links_of_project(project))  # fmt: skip
+                   for ln in store.links.of_project(project))  # fmt: skip
     assert suggest.suggest_for(store, sessions) == []  # judged pairs are not judged again
 
 
@@ -114,7 +114,7 @@ def test_outcome_events_and_rolling_checkpoints_are_not_candidates(
     digest = Digest(user_requests=["move auth to server-side sessions in Redis"])
     rolling = checkpoint_turn(store, project, session_id="s1", digest=digest)
     assert rolling is not None
-    others = {c.other.id for c in suggest.candidates(store, store.require(sessions))}
+    others = {c.other.id for c in suggest.candidates(store, store.memories.require(sessions))}
     assert jwt in others and event not in others and rolling.id not in others
 
 
@@ -143,7 +143,7 @@ async def test_suggest_accept_reject_round_trip_through_the_tools(
         assert again.is_error and "already accepted" in text(again)
 
         # A person's own words: the link is theirs.
-        other = state.store.add_suggestion(project, ruff, jwt, "relates_to", "both are CI",
+        other = state.store.suggestions.add(project, ruff, jwt, "relates_to", "both are CI",
                                            judged_by="llm")  # fmt: skip
         assert other is not None
         edited = await c.call_tool("evolve_link", {
@@ -152,7 +152,7 @@ async def test_suggest_accept_reject_round_trip_through_the_tools(
         assert edited.structured_content["link"]["created_by"] == "user"
         assert edited.structured_content["link"]["relationship"] == "depends_on"
 
-        third = state.store.add_suggestion(project, ruff, sessions, "refines", "x y z w v",
+        third = state.store.suggestions.add(project, ruff, sessions, "refines", "x y z w v",
                                            judged_by="llm")  # fmt: skip
         assert third is not None
         no = await c.call_tool("evolve_link", {"suggestion_id": third.id, "verdict": "reject"})
@@ -194,7 +194,7 @@ async def test_a_save_queues_suggestions_judged_in_the_background(
                 await judged.wait()
             assert time.monotonic() < deadline, "the background suggester never ran"
             tasks.cancel_scope.cancel()
-    made = state.store.suggestions(project, memory_id=new)
+    made = state.store.suggestions.of_project(project, memory_id=new)
     assert {s.to_id for s in made} >= {jwt} and all(s.status == "pending" for s in made)
     Config(mama_home).set("link_suggestions", "false")
     async with connect(state, CLIENT) as c:
@@ -213,13 +213,13 @@ async def test_save_decision_draft_proposes_and_saves_nothing_then_the_proposal_
     async with connect(state, CLIENT) as c:
         # The session's transcript is learned from the hooks, as in Claude Code.
         await c.call_tool("checkpoint_turn", {"session_id": "s1", "transcript_path": transcript})
-        before = state.store.counts()["memories"]
+        before = state.store.memories.counts()["memories"]
         drafted = await c.call_tool("save_decision", {
             "decision": "Use PostgreSQL for the job queue", "draft": True})  # fmt: skip
         assert not drafted.is_error, text(drafted)
         data = drafted.structured_content
         assert data["saved"] is False and data["transcript"] == transcript
-        assert state.store.counts()["memories"] == before
+        assert state.store.memories.counts()["memories"] == before
         assert "NOT saved" in text(drafted) and "assist_model_path is off" in text(drafted)
         proposal = data["proposal"]
         assert "SKIP LOCKED handled 2,140 jobs/s" in proposal["reasoning"]["primary"]
@@ -287,8 +287,8 @@ def test_stats_measure_the_narratives(store: Store, project: str) -> None:
     b = save_decision(store, project, thin).memory
     assert (completeness(a), completeness(b)) == (5, 0)
     record_outcome(store, {"memory_id": b.id, "outcome": "SUCCESS", "details": "CI 40 s faster"})
-    store.add_link(a.id, b.id, "relates_to", "related")
-    store.add_link(a.id, b.id, "motivated_by", "ruff made CI fast enough to run the load test")
+    store.links.add(a.id, b.id, "relates_to", "related")
+    store.links.add(a.id, b.id, "motivated_by", "ruff made CI fast enough to run the load test")
     stats = project_stats(store, project)
     assert stats.decisions == 2 and stats.non_trivial_reasoning == 0.5
     assert stats.completeness_mean == 2.5 and stats.completeness[5] == 1
@@ -321,12 +321,12 @@ def test_mama_stats_and_links_on_the_command_line(
 
 def test_accept_refuses_a_supersede_cycle(store: Store, project: str) -> None:
     jwt, sessions = jwt_then_sessions(store, project)
-    store.add_link(sessions, jwt, "supersedes", "JWT failed at 10K req/s")
-    made = store.add_suggestion(project, sessions, jwt, "refines", "x", judged_by="llm")
+    store.links.add(sessions, jwt, "supersedes", "JWT failed at 10K req/s")
+    made = store.suggestions.add(project, sessions, jwt, "refines", "x", judged_by="llm")
     assert made is not None
-    bad = store.add_suggestion(project, jwt, sessions, "supersedes", "backwards",
+    bad = store.suggestions.add(project, jwt, sessions, "supersedes", "backwards",
                                judged_by="llm")  # fmt: skip
     assert bad is not None
     with pytest.raises(ValidationError, match="cycle"):
         suggest.accept(store, bad.id, decided_by="user")
-    assert store.suggestion(bad.id).status == "pending"  # nothing written
+    assert store.suggestions.require(bad.id).status == "pending"  # nothing written

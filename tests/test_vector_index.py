@@ -21,13 +21,13 @@ def _unit(rng: random.Random, dim: int = 16) -> list[float]:
 
 def _fill(store: Store, project: str, n: int, rng: random.Random) -> list[int]:
     seqs = [save_insight(store, project, {"content": f"memory {i}"}).memory.seq for i in range(n)]
-    vec.reset_vectors(store, "test-model", 16) if vec.recorded_model(store)[0] is None else None
-    vec.put_vectors(store, [(seq, _unit(rng)) for seq in vec_pending(store)])
+    store.vectors.reset("test-model", 16) if store.vectors.recorded_model()[0] is None else None
+    store.vectors.put([(seq, _unit(rng)) for seq in vec_pending(store)])
     return seqs
 
 
 def vec_pending(store: Store) -> list[int]:
-    return [seq for seq, _ in vec.pending(store, 10_000)]
+    return [seq for seq, _ in store.vectors.pending(10_000)]
 
 
 def test_agrees_with_sqlite_vec(store: Store) -> None:
@@ -37,7 +37,7 @@ def test_agrees_with_sqlite_vec(store: Store) -> None:
     query = _unit(rng)
     for project in ("/a", "/b", None):
         ours = vector_index.knn(store, query, 10, project=project)
-        theirs = vec.knn(store, query, 10, project=project)
+        theirs = store.vectors.knn(query, 10, project=project)
         assert [s for s, _ in ours] == [s for s, _ in theirs]
         assert [d for _, d in ours] == pytest.approx([d for _, d in theirs], abs=1e-5)
 
@@ -49,13 +49,13 @@ def test_new_vectors_are_seen_without_a_full_reload(
     _fill(store, "/a", 5, rng)
     assert vector_index.has_vectors(store)
     loads: list[int] = []
-    real = vec.load_vectors
+    real = vec.Vectors.load
     monkeypatch.setattr(
-        vec, "load_vectors", lambda s, after=0: loads.append(after) or real(s, after)
+        vec.Vectors, "load", lambda s, after=0: loads.append(after) or real(s, after)
     )
     target = _unit(rng)
     seq = save_insight(store, "/a", {"content": "newcomer"}).memory.seq
-    vec.put_vectors(store, [(seq, target)])
+    store.vectors.put([(seq, target)])
     assert vector_index.knn(store, target, 1, project="/a")[0][0] == seq
     assert loads and all(after > 0 for after in loads)  # only the new rows were read
 
@@ -65,13 +65,13 @@ def test_deleted_and_reembedded_memories_reload(store: Store) -> None:
     _fill(store, "/a", 8, rng)
     target = _unit(rng)
     first = vector_index.knn(store, target, 1, project="/a")[0][0]
-    victim = next(m for m in store.iter_memories() if m.seq == first)
-    store.delete_memory(victim.id)
+    victim = next(m for m in store.memories.iter() if m.seq == first)
+    store.memories.delete(victim.id)
     assert first not in [s for s, _ in vector_index.knn(store, target, 8, project="/a")]
     other = vector_index.knn(store, target, 1, project="/a")[0][0]
-    edited = next(m for m in store.iter_memories() if m.seq == other)
-    store.update_memory(edited.id, content="rewritten")  # queued again for a fresh vector
-    vec.put_vectors(store, [(other, [-x for x in target])])  # re-embedded far away
+    edited = next(m for m in store.memories.iter() if m.seq == other)
+    store.memories.update(edited.id, content="rewritten")  # queued again for a fresh vector
+    store.vectors.put([(other, [-x for x in target])])  # re-embedded far away
     assert vector_index.knn(store, target, 1, project="/a")[0][0] != other
 
 
@@ -82,7 +82,7 @@ def test_sees_vectors_written_by_another_connection(store: Store) -> None:
     target = _unit(rng)
     with Store.open(store.path, config=Config()) as other:
         seq = save_insight(other, "/a", {"content": "from elsewhere"}).memory.seq
-        vec.put_vectors(other, [(seq, target)])
+        other.vectors.put([(seq, target)])
     assert vector_index.knn(store, target, 1, project="/a")[0][0] == seq
 
 
@@ -110,13 +110,13 @@ def test_mama_processes_ask_for_one_blas_thread() -> None:
 
 def test_a_memory_is_embedded_once_even_by_two_embedders(store: Store) -> None:
     rng = random.Random(5)
-    vec.reset_vectors(store, "test-model", 16)
+    store.vectors.reset("test-model", 16)
     seq = save_insight(store, "/a", {"content": "contested"}).memory.seq
     first, second = _unit(rng), _unit(rng)
-    vec.put_vectors(store, [(seq, first)])
-    before = vec.vectors_state(store)
-    vec.put_vectors(store, [(seq, second)])  # a second process finished the same batch later
-    assert vec.vectors_state(store) == before  # skipped: no replacement, no reload for anyone
+    store.vectors.put([(seq, first)])
+    before = store.vectors.state()
+    store.vectors.put([(seq, second)])  # a second process finished the same batch later
+    assert store.vectors.state() == before  # skipped: no replacement, no reload for anyone
     assert vector_index.knn(store, first, 1, project="/a") == [(seq, pytest.approx(0.0, abs=1e-5))]
 
 
@@ -128,20 +128,20 @@ def test_a_commit_during_a_sync_is_not_loaded_twice(
     vector_index.knn(store, _unit(rng), 3, project="/a")
     target = _unit(rng)
     seq = save_insight(store, "/a", {"content": "first newcomer"}).memory.seq
-    vec.put_vectors(store, [(seq, _unit(rng))])
-    real = vec.load_vectors
+    store.vectors.put([(seq, _unit(rng))])
+    real = vec.Vectors.load
     interloper: list[int] = []
 
     def racing(s, after=0):  # another process commits between reading the state and the rows
         if not interloper:
             with Store.open(store.path, config=Config()) as other:
                 late = save_insight(other, "/a", {"content": "second newcomer"}).memory.seq
-                vec.put_vectors(other, [(late, target)])
+                other.vectors.put([(late, target)])
                 interloper.append(late)
         return real(s, after)
 
-    monkeypatch.setattr(vec, "load_vectors", racing)
+    monkeypatch.setattr(vec.Vectors, "load", racing)
     vector_index.knn(store, target, 10, project="/a")
-    monkeypatch.setattr(vec, "load_vectors", real)
+    monkeypatch.setattr(vec.Vectors, "load", real)
     hits = [s for s, _ in vector_index.knn(store, target, 10, project="/a")]
     assert hits.count(interloper[0]) == 1 and hits[0] == interloper[0]

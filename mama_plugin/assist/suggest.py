@@ -96,7 +96,7 @@ def candidates(
                         query_vector=vector):  # fmt: skip
         add(hit.memory, "search", hit.relevance)
     if memory.topic and memory.topic != "checkpoint":
-        for other in store.by_topic(memory.topic, project=memory.project):
+        for other in store.memories.by_topic(memory.topic, project=memory.project):
             gap = abs(memory.created_at - other.created_at)
             if gap <= QUARTER_HOUR_MS:
                 add(other, "same_topic_15min", 0.9)
@@ -106,14 +106,14 @@ def candidates(
         # The 5 nearest besides the memory itself (which may already have its vector).
         nearest = vector_index.knn(store, vector, 6, project=memory.project)
         near = {seq: 1.0 - d for seq, d in nearest if 1.0 - d >= SIMILAR}
-        for seq, other in store.get_by_seq(near).items():
+        for seq, other in store.memories.get_by_seq(near).items():
             add(other, "similar", near[seq])
-    linked = {ln.to_id for ln in store.links_among([memory.id], direction="out")}
-    linked |= {ln.from_id for ln in store.links_among([memory.id], direction="in")}
-    judged = {b if a == memory.id else a for a, b in store.judged_pairs([memory.id])}
+    linked = {ln.to_id for ln in store.links.among([memory.id], direction="out")}
+    linked |= {ln.from_id for ln in store.links.among([memory.id], direction="in")}
+    judged = {b if a == memory.id else a for a, b in store.suggestions.judged_pairs([memory.id])}
     # An outcome is recorded as an insight linked outcome_of its decision: an event, not a
     # memory to link to again.
-    events = {ln.from_id for ln in store.links_among(found, direction="out")
+    events = {ln.from_id for ln in store.links.among(found, direction="out")
               if ln.relationship == "outcome_of"}  # fmt: skip
     kept = [
         c for c in found.values()
@@ -169,7 +169,7 @@ def suggest_for(
     embedder: Embedder | None = None, limit: int = MAX_PAIRS,
 ) -> list[SuggestionRecord]:  # fmt: skip
     """Find, judge and store suggestions for one memory; return the new pending ones."""
-    memory = store.get(memory_id)
+    memory = store.memories.get(memory_id)
     if memory is None or memory.type not in SUGGESTED_TYPES or memory.metadata.get("auto"):
         return []
     pairs = candidates(store, memory, embedder=embedder, limit=limit)
@@ -183,9 +183,9 @@ def suggest_for(
             log.info("suggestion %s -> %s: %s", newer.id, older.id, verdict.note)
         status = "no_link" if verdict.relationship == "none" else "pending"
         with store.transaction():
-            if store.get(newer.id) is None or store.get(older.id) is None:
+            if store.memories.get(newer.id) is None or store.memories.get(older.id) is None:
                 continue  # deleted while the model was thinking
-            record = store.add_suggestion(
+            record = store.suggestions.add(
                 memory.project, newer.id, older.id, verdict.relationship, verdict.reason,
                 judged_by=verdict.judged_by, sources=cand.sources, score=cand.score,
                 status=status,
@@ -207,18 +207,18 @@ def accept(
     would make a supersede cycle); nothing is written then.
     """
     with store.transaction():
-        current = store.suggestion(suggestion_id)
+        current = store.suggestions.require(suggestion_id)
         if current.status != "pending":
             raise ValidationError([f"suggestion #{suggestion_id} was already {current.status}"])
         edited = bool((relationship and normalise(relationship) != current.relationship)
                       or (reason and reason.strip() != current.reason))  # fmt: skip
         author = "user" if edited else ("llm" if current.judged_by == "llm" else "system")
-        link, _ = store.add_link(
+        link, _ = store.links.add(
             current.from_id, current.to_id, relationship or current.relationship,
             (reason or current.reason).strip(), created_by=author,
             context=f"accepted suggestion #{suggestion_id} ({', '.join(current.sources)})",
         )  # fmt: skip
-        decided = store.decide_suggestion(
+        decided = store.suggestions.decide(
             suggestion_id, "accepted", decided_by=decided_by, link_id=link.id
         )
     return decided, link
@@ -227,10 +227,10 @@ def accept(
 def reject(store: Store, suggestion_id: int, *, decided_by: str) -> SuggestionRecord:
     """Record that a pending suggestion is not a link (it is never proposed again)."""
     with store.transaction():
-        current = store.suggestion(suggestion_id)
+        current = store.suggestions.require(suggestion_id)
         if current.status != "pending":
             raise ValidationError([f"suggestion #{suggestion_id} was already {current.status}"])
-        return store.decide_suggestion(suggestion_id, "rejected", decided_by=decided_by)
+        return store.suggestions.decide(suggestion_id, "rejected", decided_by=decided_by)
 
 
 def _ordered(a: MemoryRecord, b: MemoryRecord) -> tuple[MemoryRecord, MemoryRecord]:

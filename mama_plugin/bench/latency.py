@@ -21,7 +21,6 @@ from ..services.graph import traverse
 from ..services.memories import record_outcome, save_checkpoint, save_decision
 from ..services.retrieval import Embedder, search_by_context
 from ..storage import Store
-from ..storage import vectors as vec
 from .synthetic import QUERIES, generate
 
 PROJECT = "/bench/synthetic"
@@ -67,9 +66,9 @@ def build(store: Store, n: int, embedder: Embedder | None) -> list[str]:
 
 
 def _fill_vectors(store: Store, embedder: Embedder) -> None:
-    vec.check_model(store, embedder.name, embedder.dim)
+    store.vectors.check_model(embedder.name, embedder.dim)
     rng = random.Random(11)
-    pending = vec.pending(store, 1_000_000)
+    pending = store.vectors.pending(1_000_000)
     pool = embedder.embed([text for _, text in pending[:POOL]])
     batch: list[tuple[int, list[float]]] = []
     for i, (seq, _) in enumerate(pending):
@@ -78,10 +77,10 @@ def _fill_vectors(store: Store, embedder: Embedder) -> None:
         norm = sum(x * x for x in noisy) ** 0.5
         batch.append((seq, [x / norm for x in noisy]))
         if len(batch) == 2000:
-            vec.put_vectors(store, batch)
+            store.vectors.put(batch)
             batch = []
     if batch:
-        vec.put_vectors(store, batch)
+        store.vectors.put(batch)
 
 
 def _timed(fn: Callable[[], object], runs: int) -> list[float]:

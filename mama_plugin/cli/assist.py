@@ -94,13 +94,13 @@ def cmd_links(args: argparse.Namespace) -> int:
         if args.action == "suggest":
             if not args.target:
                 raise MamaError("links suggest needs a memory id (see `mama search`)")
-            memory = store.require(args.target)
+            memory = store.memories.require(args.target)
             project = memory.project
             made = suggest.suggest_for(store, memory.id, assistant=optional_assistant(args),
                                        embedder=_embedder(args.config))  # fmt: skip
             print(f"Judged candidates for {memory.id}: {len(made)} new suggestion(s).")
         status = None if args.all else "pending"
-        rows = store.suggestions(project, status=status, limit=args.limit)
+        rows = store.suggestions.of_project(project, status=status, limit=args.limit)
         if args.json:
             print_json([r.as_dict() for r in rows])
             return 0
@@ -108,7 +108,7 @@ def cmd_links(args: argparse.Namespace) -> int:
             print("No pending link suggestions in this project." if status else
                   "No link suggestions in this project.")  # fmt: skip
             return 0
-        found = store.get_many([i for r in rows for i in (r.from_id, r.to_id)])
+        found = store.memories.get_many([i for r in rows for i in (r.from_id, r.to_id)])
         for r in rows:
             newer, older = found.get(r.from_id), found.get(r.to_id)
             print(f"#{r.id} [{r.status}] {r.from_id} --{r.relationship}--> {r.to_id} "

@@ -57,8 +57,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     from ..services.render import render
 
     with open_store(args) as store:
-        memory = store.require(args.id)
-        links = store.links(memory.id)
+        memory = store.memories.require(args.id)
+        links = store.links.of(memory.id)
         successor = current_of(store, memory.id) if memory.status == "superseded" else None
         if args.json:
             print_json({"memory": memory.as_dict(), "links": [ln.as_dict() for ln in links],

@@ -43,14 +43,16 @@ def do_suggest_links(env: Env, args: SuggestLinksInput) -> Answer:
     """List pending suggestions, or find (and judge) links for one memory now."""
     note = ""
     if args.memory_id is not None:
-        env.store.require(args.memory_id)
+        env.store.memories.require(args.memory_id)
         made = suggest.suggest_for(
             env.store, args.memory_id, assistant=env.assistant, embedder=env.embedder,
             limit=min(args.limit, suggest.MAX_PAIRS),
         )  # fmt: skip
         note = f"Judged candidates for {args.memory_id}: {len(made)} new suggestion(s).\n"
     with env.store.snapshot():
-        pending = env.store.suggestions(env.project, memory_id=args.memory_id, limit=args.limit)
+        pending = env.store.suggestions.of_project(
+            env.project, memory_id=args.memory_id, limit=args.limit
+        )
         rows = [_row(env.store, s) for s in pending]
     if not rows:
         return Answer(note + "No pending link suggestions.", {"suggestions": []})
@@ -81,7 +83,7 @@ def do_evolve_link(env: Env, args: EvolveLinkInput) -> Answer:
 
 
 def _row(store: Store, s: SuggestionRecord) -> dict[str, Any]:
-    found = store.get_many([s.from_id, s.to_id])
+    found = store.memories.get_many([s.from_id, s.to_id])
     return s.as_dict() | {
         "from_content": found[s.from_id].content if s.from_id in found else "",
         "to_content": found[s.to_id].content if s.to_id in found else "",

@@ -17,7 +17,6 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 
 from ..errors import MamaError
 from ..services import indexing
-from ..storage import vectors as vec
 from .queues import Handoff
 from .state import State
 
@@ -44,7 +43,7 @@ async def index_in_background(state: State) -> None:
 
     def step() -> int:
         store, embedder = state.store, state.embedder
-        vec.check_model(store, embedder.name, embedder.dim)
+        store.vectors.check_model(embedder.name, embedder.dim)
         return indexing.embed_batch(store, embedder, DRAIN_BATCH)
 
     while True:

@@ -68,7 +68,7 @@ def do_checkpoint_turn(env: Env, args: TurnInput) -> Answer:
     env.session.brief_stale(env.project)  # re-rendered in the background
     data = {"checkpoint": saved.id if saved else None}
     if mode == "ask" and not args.continuing and digest.changed():
-        written = [m for m in env.store.of_session(args.session_id, type="checkpoint")
+        written = [m for m in env.store.memories.of_session(args.session_id, type="checkpoint")
                    if not m.metadata.get("auto")]  # fmt: skip
         if not written:
             return Answer(json.dumps({"decision": "block", "reason": ASK_REASON}), data)

@@ -125,7 +125,7 @@ def do_outcome(env: Env, args: OutcomeInput) -> Answer:
 def do_load_checkpoint(env: Env, args: LoadCheckpointInput) -> Answer:
     since = None
     if args.checkpoint_id:
-        cp = env.store.require(args.checkpoint_id)
+        cp = env.store.memories.require(args.checkpoint_id)
         if cp.type != "checkpoint":
             raise NotFoundError(f"{cp.id} is a {cp.type}, not a checkpoint")
     else:
@@ -135,8 +135,8 @@ def do_load_checkpoint(env: Env, args: LoadCheckpointInput) -> Answer:
             return Answer("No checkpoint saved in this project yet.", {"checkpoint": None})
         cp = found
     touched = []
-    for link in env.store.links(cp.id, direction="out", categories=("implementation",)):
-        m = env.store.require(link.to_id)
+    for link in env.store.links.of(cp.id, direction="out", categories=("implementation",)):
+        m = env.store.memories.require(link.to_id)
         touched.append({"m": m, "current": current_of(env.store, m.id)})
     text = render("checkpoint.md.j2", cp=cp, touched=touched).strip()
     if since is not None:
@@ -147,9 +147,9 @@ def do_load_checkpoint(env: Env, args: LoadCheckpointInput) -> Answer:
 
 
 def do_load_context(env: Env, args: LoadContextInput) -> Answer:
-    m = env.store.require(args.memory_id)
+    m = env.store.memories.require(args.memory_id)
     steps = traverse(env.store, m.id, max_depth=args.depth)
-    found = env.store.get_many(s.memory_id for s in steps)
+    found = env.store.memories.get_many(s.memory_id for s in steps)
     rows: list[dict[str, Any]] = [
         {"step": s, "m": found[s.memory_id]} for s in steps if s.memory_id in found
     ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..storage import MemoryRecord, Store
+from ..storage import MemoryRecord, NewMemory, Store
 from ..text import NEXT, TENSION, split
 from ..transcript import Digest
 from .render import clip
@@ -42,21 +42,23 @@ def checkpoint_turn(
     request = digest.last_request or request.strip()
     if not (request or last_message) or not session_id:
         return None
-    decisions = [m.id for m in store.of_session(session_id, type="decision")]
+    decisions = [m.id for m in store.memories.of_session(session_id, type="decision")]
     layers = _layers(digest, request, last_message, cwd, decisions)
     with store.transaction():
         existing = [
-            m for m in store.of_session(session_id, type="checkpoint") if m.metadata.get("auto")
+            m
+            for m in store.memories.of_session(session_id, type="checkpoint")
+            if m.metadata.get("auto")
         ]
         if existing:
             old = existing[-1]
             if all(getattr(old, k) == v for k, v in layers.items()):
                 return old
-            return store.update_memory(old.id, expected_version=old.version, **layers)[0]
-        return store.insert_memory(
+            return store.memories.update(old.id, expected_version=old.version, **layers)[0]
+        return store.memories.insert(NewMemory(
             type="checkpoint", project=project, topic="checkpoint", tags=[TAG],
             session_id=session_id, **layers,
-        )[0]  # fmt: skip
+        ))[0]  # fmt: skip
 
 
 def _layers(

@@ -58,20 +58,20 @@ def gather(store: Store, project: str, *, followup_days: int, now: int) -> dict[
     checkpoint, since = resume_point(store, project)
     ids: list[str] = []
     if checkpoint is not None:
-        ids += [ln.to_id for ln in store.links(checkpoint.id, direction="out")
+        ids += [ln.to_id for ln in store.links.of(checkpoint.id, direction="out")
                 if ln.relationship == "implements"]  # fmt: skip
         ids += [str(i) for i in checkpoint.metadata.get("decisions") or []]
     if not ids:
-        ids = [m.id for m in store.latest(project=project, type="decision", limit=3)]
+        ids = [m.id for m in store.memories.latest(project=project, type="decision", limit=3)]
     decisions: list[dict[str, Any]] = []
     for memory_id in dict.fromkeys(ids):
-        found = store.get(memory_id)
+        found = store.memories.get(memory_id)
         if found is None or found.type != "decision":
             continue
         head = current_of(store, found.id)
         if head.id not in {d["m"].id for d in decisions}:
             decisions.append({"m": head, "replaced": predecessors(store, head)})
-    waiting, waiting_total = store.awaiting_outcome(
+    waiting, waiting_total = store.memories.awaiting_outcome(
         project, before=now - followup_days * DAY_MS, limit=3
     )
     proposed, proposed_total = pending_links(store, project, limit=3)
@@ -88,9 +88,9 @@ def pending_links(store: Store, project: str, *, limit: int) -> tuple[list[dict[
     Each as ``{"s": suggestion, "a": from memory, "b": to memory}``; a suggestion whose memory
     is gone is left out.
     """
-    found = store.suggestions(project, status="pending", limit=limit)
-    total = store.suggestion_counts(project)["pending"]
-    memories = store.get_many([i for s in found for i in (s.from_id, s.to_id)])
+    found = store.suggestions.of_project(project, status="pending", limit=limit)
+    total = store.suggestions.counts(project)["pending"]
+    memories = store.memories.get_many([i for s in found for i in (s.from_id, s.to_id)])
     shown = [{"s": s, "a": memories[s.from_id], "b": memories[s.to_id]}
              for s in found if s.from_id in memories and s.to_id in memories]  # fmt: skip
     return shown, total
@@ -102,7 +102,7 @@ def resume_point(store: Store, project: str) -> tuple[MemoryRecord | None, Memor
     A checkpoint Claude wrote tells the story best, so it leads unless the automatic one
     comes from a later session (then the written one is stale and the automatic one leads).
     """
-    recent = store.latest(project=project, type="checkpoint", limit=20)
+    recent = store.memories.latest(project=project, type="checkpoint", limit=20)
     written = next((m for m in recent if not m.metadata.get("auto")), None)
     auto = next((m for m in recent if m.metadata.get("auto")), None)
     if written is None or (auto is not None and written.updated_at < auto.created_at):
@@ -113,9 +113,9 @@ def resume_point(store: Store, project: str) -> tuple[MemoryRecord | None, Memor
 
 def predecessors(store: Store, memory: MemoryRecord) -> list[MemoryRecord]:
     """The decisions ``memory`` superseded, most recent first (the story behind it)."""
-    ids = [ln.to_id for ln in store.links(memory.id, direction="out")
+    ids = [ln.to_id for ln in store.links.of(memory.id, direction="out")
            if ln.relationship == "supersedes"]  # fmt: skip
-    return sorted(store.get_many(ids).values(), key=lambda m: -m.created_at)[:2]
+    return sorted(store.memories.get_many(ids).values(), key=lambda m: -m.created_at)[:2]
 
 
 def render_brief(facts: dict[str, Any], *, budget: int, short: bool) -> str:

@@ -9,17 +9,19 @@ EVOLUTION = ("evolution",)
 
 def current_of(store: Store, memory_id: str) -> MemoryRecord:
     """Follow replacing links forward to the decision that stands now (itself if current)."""
-    record = store.require(memory_id)
+    record = store.memories.require(memory_id)
     seen = {record.id}
     while record.status == "superseded":
         successors = [
             ln.from_id
-            for ln in store.links(record.id, direction="in", categories=EVOLUTION)
+            for ln in store.links.of(record.id, direction="in", categories=EVOLUTION)
             if ln.relationship == "supersedes" and ln.from_id not in seen
         ]
         if not successors:
             break
-        record = max((store.require(i) for i in successors), key=lambda m: (m.created_at, m.seq))
+        record = max(
+            (store.memories.require(i) for i in successors), key=lambda m: (m.created_at, m.seq)
+        )
         seen.add(record.id)
     return record
 
@@ -31,10 +33,10 @@ def chain(store: Store, memory_id: str) -> list[MemoryRecord]:
     while frontier:
         step = []
         for record in frontier:
-            for link in store.links(record.id, direction="out", categories=EVOLUTION):
+            for link in store.links.of(record.id, direction="out", categories=EVOLUTION):
                 if link.to_id not in seen:
                     seen.add(link.to_id)
-                    step.append(store.require(link.to_id))
+                    step.append(store.memories.require(link.to_id))
         step.sort(key=lambda m: (m.created_at, m.seq), reverse=True)
         ordered.extend(step)
         frontier = step

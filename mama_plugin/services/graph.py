@@ -118,11 +118,11 @@ def _walk(
         candidates: list[tuple[str, str, LinkRecord]] = []  # (from node, to node, link)
         if direction in {"forward", "both"}:
             candidates += [
-                (ln.from_id, ln.to_id, ln) for ln in store.links_among(frontier, direction="out")
+                (ln.from_id, ln.to_id, ln) for ln in store.links.among(frontier, direction="out")
             ]
         if direction in {"backward", "both"}:
             candidates += [
-                (ln.to_id, ln.from_id, ln) for ln in store.links_among(frontier, direction="in")
+                (ln.to_id, ln.from_id, ln) for ln in store.links.among(frontier, direction="in")
             ]
         candidates.sort(key=lambda c: (c[2].created_at, c[2].id))
         next_frontier: list[str] = []

@@ -7,7 +7,6 @@ and ``mama reindex`` drains it (or rebuilds every vector for a new model) on dem
 from __future__ import annotations
 
 from ..storage import Store
-from ..storage import vectors as vec
 from .retrieval import Embedder
 
 
@@ -15,7 +14,7 @@ def drain(
     store: Store, embedder: Embedder, *, batch_size: int = 64, limit: int | None = None
 ) -> int:
     """Embed queued memories in batches until the queue is empty (or ``limit``); return how many."""
-    vec.check_model(store, embedder.name, embedder.dim)
+    store.vectors.check_model(embedder.name, embedder.dim)
     done = 0
     while limit is None or done < limit:
         size = batch_size if limit is None else min(batch_size, limit - done)
@@ -31,21 +30,19 @@ def embed_batch(store: Store, embedder: Embedder, size: int) -> int:
 
     The caller checks the model first (:func:`vectors.check_model`): a batch does not.
     """
-    batch = vec.pending(store, size)
+    batch = store.vectors.pending(size)
     if batch:
         vectors = embedder.embed([text for _, text in batch])
-        vec.put_vectors(store, list(zip((seq for seq, _ in batch), vectors, strict=True)))
+        store.vectors.put(list(zip((seq for seq, _ in batch), vectors, strict=True)))
     return len(batch)
 
 
 def reindex(store: Store, embedder: Embedder, *, batch_size: int = 64) -> int:
     """Re-embed every memory; a different model or dimension replaces the whole index."""
-    name, dim = vec.recorded_model(store)
+    name, dim = store.vectors.recorded_model()
     if name != embedder.name or dim != embedder.dim or name is None:
-        vec.reset_vectors(store, embedder.name, embedder.dim)
+        store.vectors.reset(embedder.name, embedder.dim)
     else:
         with store.transaction():
-            store.conn.execute(
-                "INSERT OR IGNORE INTO embedding_queue(seq) SELECT seq FROM memories"
-            )
+            store.vectors.queue_all()
     return drain(store, embedder, batch_size=batch_size)

@@ -22,7 +22,7 @@ from ..schema import (
     OutcomeInput,
     parse,
 )
-from ..storage import LinkRecord, MemoryRecord, Redactions, Store
+from ..storage import LinkRecord, MemoryRecord, NewMemory, Redactions, Store
 from .evolution import current_of
 
 M = TypeVar("M", bound=BaseModel)
@@ -169,9 +169,9 @@ def save_context(
 def record_outcome(store: Store, data: OutcomeInput | dict[str, Any]) -> MemoryRecord:
     """Record what happened to a memory: SUCCESS, PARTIAL, FAILED or SUPERSEDED."""
     o = _coerce(OutcomeInput, data)
-    if store.get(o.memory_id) is None:
+    if store.memories.get(o.memory_id) is None:
         raise ValidationError([f"unknown memory_id {o.memory_id!r}: no memory has that id"])
-    return store.set_outcome(
+    return store.memories.set_outcome(
         o.memory_id, o.outcome, details=o.details, evidence=o.evidence, learned=o.learned
     )
 
@@ -211,10 +211,10 @@ def _save(
 ) -> SaveResult:
     with store.transaction():
         _check_references(store, links, supersedes)
-        memory, redactions = store.insert_memory(**fields, created_at=created_at)
+        memory, redactions = store.memories.insert(NewMemory(**fields, created_at=created_at))
         written: list[LinkRecord] = []
         for _, link in links:
-            record, found = store.add_link(
+            record, found = store.links.add(
                 memory.id,
                 link.to_id,
                 link.relationship,
@@ -226,14 +226,14 @@ def _save(
             written.append(record)
             redactions.add(found.counts)
     superseded = [ln.to_id for ln in written if ln.relationship == "supersedes"]
-    return SaveResult(store.require(memory.id), written, superseded, redactions)
+    return SaveResult(store.memories.require(memory.id), written, superseded, redactions)
 
 
 def _check_references(
     store: Store, links: list[tuple[str, LinkInput]], supersedes: str | None
 ) -> None:
     """Name every unknown id at once, before anything is written."""
-    known = store.existing_ids(link.to_id for _, link in links)
+    known = store.memories.existing_ids(link.to_id for _, link in links)
     problems = [
         f"{where}{'' if where == 'supersedes' else '.to_id'}: unknown id {link.to_id!r} — "
         "no memory has that id"
@@ -241,7 +241,7 @@ def _check_references(
         if link.to_id not in known
     ]
     if supersedes and supersedes in known:
-        old = store.require(supersedes)
+        old = store.memories.require(supersedes)
         if old.type != "decision":
             problems.append(f"supersedes must name a decision; {supersedes} is a {old.type}")
         elif old.status == "superseded":

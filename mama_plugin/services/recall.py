@@ -100,7 +100,7 @@ def recall(
     found = Recall(words)
     if len(words) < MIN_WORDS:
         return found
-    seqs = [seq for seq, _ in store.text_ranks(words, project=project, limit=CANDIDATES)]
+    seqs = [seq for seq, _ in store.search.text_ranks(words, project=project, limit=CANDIDATES)]
     cosines: dict[int, float] = {}
     if embedder is not None and vector_index.has_vectors(store):
         query = embedder.embed([prompt[:2000]])[0]
@@ -109,7 +109,7 @@ def recall(
         found.used_vectors = True
     stems = {stem(w): w for w in words}
     hits: list[Hit] = []
-    for seq, memory in store.get_by_seq([*seqs, *cosines]).items():
+    for seq, memory in store.memories.get_by_seq([*seqs, *cosines]).items():
         if memory.type == "checkpoint":  # where work stood is for session start, not prompts
             continue
         text = " ".join([memory.topic.replace("_", " "), memory.content,

@@ -25,7 +25,6 @@ from typing import Any, Protocol
 
 from ..errors import StoreBusyError
 from ..storage import MemoryRecord, Store, now_ms
-from ..storage import vectors as vec
 from . import ranking, vector_index
 from .evolution import chain, current_of
 from .graph import traverse
@@ -84,11 +83,11 @@ def retrieve(
     depth = max(CANDIDATES, 4 * k)
     found: dict[str, list[tuple[int, float]]] = {}
     if "keyword" in retrievers:
-        hits = store.text_ranks(query, project=project, limit=depth)
+        hits = store.search.text_ranks(query, project=project, limit=depth)
         top = max((score for _, score in hits), default=0.0) or 1.0
         found["keyword"] = [(seq, score / top) for seq, score in hits]
     if "vector" in retrievers and embedder is not None and query.strip():
-        vec.check_model(store, embedder.name, embedder.dim)
+        store.vectors.check_model(embedder.name, embedder.dim)
         if vector_index.has_vectors(store):
             if query_vector is None:
                 query_vector = embedder.embed([query])[0]
@@ -101,7 +100,7 @@ def retrieve(
             relevance[seq] = relevance.get(seq, 0.0) + value
             ranks.setdefault(seq, {})[name] = rank
     relevance = _session_context(store, relevance, project)
-    fields = store.rank_fields(relevance)
+    fields = store.search.rank_fields(relevance)
     now = now if now is not None else now_ms()
     # Best score first; ties go to the newer memory, then the later row: one order for the
     # cut at k and for the answer.
@@ -113,7 +112,7 @@ def retrieve(
         ),
         key=lambda row: (-row[0], row[1], -row[2]),
     )[:k]
-    memories = store.get_by_seq(seq for _, _, seq in final)
+    memories = store.memories.get_by_seq(seq for _, _, seq in final)
     return [
         Scored(memories[seq], relevance[seq], score, ranks.get(seq, {}))
         for score, _, seq in final
@@ -132,7 +131,7 @@ def _session_context(
     places before and after it in its session; then every memory gains
     ``SESSION_WEIGHT × the best relevance in its session``.
     """
-    sessions = store.session_order(relevance, project=project)
+    sessions = store.search.session_order(relevance, project=project)
     if not sessions:
         return relevance
     where: dict[int, tuple[str, int]] = {
@@ -235,18 +234,19 @@ def search_by_context(
     if record_usage and primary:
         # Bookkeeping: never fail a search because another process holds the write lock.
         with contextlib.suppress(StoreBusyError):
-            store.touch(r["id"] for r in primary)
+            store.memories.touch(r["id"] for r in primary)
     return ContextResult(query, primary, chains, status, learned, summary.strip(), used)
 
 
 def _serves_only_the_past(store: Store, memory_id: str) -> bool:
     """True when everything this memory implements has been superseded: its plans are moot."""
     targets = [
-        ln.to_id for ln in store.links(memory_id, direction="out", categories=("implementation",))
+        ln.to_id
+        for ln in store.links.of(memory_id, direction="out", categories=("implementation",))
     ]
     if not targets:
         return False
-    found = store.get_many(targets)
+    found = store.memories.get_many(targets)
     return all(m.status == "superseded" for m in found.values())
 
 
@@ -301,7 +301,7 @@ def _present(
         item["next_steps"] = steps
     neighbours = traverse(store, m.id, categories=("implementation",), max_depth=1)
     if neighbours:
-        found = store.get_many(s.memory_id for s in neighbours)
+        found = store.memories.get_many(s.memory_id for s in neighbours)
         item["related"] = []
         for s in neighbours:
             other = found.get(s.memory_id)
@@ -351,7 +351,7 @@ def _failure(m: MemoryRecord) -> str:
 def _learned(store: Store, memories: list[MemoryRecord], chains: list[dict[str, Any]]) -> list[str]:
     lessons: list[str] = []
     chain_ids = [s["id"] for c in chains for s in c["steps"]]
-    along = store.get_many(chain_ids)
+    along = store.memories.get_many(chain_ids)
     for memory in [*memories, *(along[i] for i in chain_ids if i in along)]:
         for lesson in memory.outcome.get("learned") or []:
             if lesson not in lessons:
@@ -364,7 +364,7 @@ def search_by_topic(
 ) -> list[dict[str, Any]]:
     """Every memory of exactly this topic, newest first, each labelled with what stands now."""
     out = []
-    for m in store.by_topic(topic, project=project):
+    for m in store.memories.by_topic(topic, project=project):
         head = current_of(store, m.id) if m.status == "superseded" else m
         out.append({"id": m.id, "type": m.type, "content": m.content, "status": m.status,
                     "current_id": head.id, "outcome": m.outcome_status,
@@ -377,4 +377,4 @@ def search_recent(
     store: Store, n: int = 10, *, type: str | None = None, project: str | None = None
 ) -> list[MemoryRecord]:
     """The ``n`` newest memories (optionally of one type): browsing, no graph work."""
-    return store.recent(project=project, limit=n, type=type)
+    return store.memories.recent(project=project, limit=n, type=type)

@@ -44,7 +44,7 @@ class Stats:
 def project_stats(store: Store, project: str) -> Stats:
     """Compute the metrics of ``project`` from the store."""
     stats = Stats(project)
-    decisions = [m for m in store.iter_memories(project=project) if m.type == "decision"]
+    decisions = [m for m in store.memories.iter(project=project) if m.type == "decision"]
     stats.decisions = len(decisions)
     if decisions:
         n = len(decisions)
@@ -56,12 +56,12 @@ def project_stats(store: Store, project: str) -> Stats:
         stats.completeness = {s: scores.count(s) for s in range(6)}
         stats.outcomes = dict(Counter(m.outcome_status for m in decisions))
         stats.with_outcome = sum(m.outcome_status != "PENDING" for m in decisions) / n
-    links = store.links_of_project(project)
+    links = store.links.of_project(project)
     stats.links = len(links)
     stats.link_reasons = _by_quality(ln.reason for ln in links)
     stats.links_by = dict(Counter(ln.created_by for ln in links))
-    stats.suggestions = store.suggestion_counts(project)
-    judged = [s for s in store.suggestions(project, status=None, limit=1_000_000)
+    stats.suggestions = store.suggestions.counts(project)
+    judged = [s for s in store.suggestions.of_project(project, status=None, limit=1_000_000)
               if s.status != "no_link"]  # fmt: skip
     stats.suggestion_reasons = _by_quality(s.reason for s in judged)
     verdicts = stats.suggestions["accepted"] + stats.suggestions["rejected"]

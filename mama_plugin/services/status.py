@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from ..storage import Store
-from ..storage import vectors as vec
 from ..storage.migrations import LATEST
 
 
@@ -14,20 +13,20 @@ def store_status(store: Store, *, project: str) -> dict[str, Any]:
 
     ``project`` is the project the caller stands in; it is reported, not used as a filter.
     """
-    model, dim = vec.recorded_model(store)
+    model, dim = store.vectors.recorded_model()
     return {
         "database": str(store.path),
         "schema_version": store.schema_version,
         "schema_latest": LATEST,
         "project": project,
-        **store.counts(),
+        **store.memories.counts(),
         "embedding": {
             "model": model,
             "dimensions": dim,
-            "vectors": vec.count_vectors(store),
-            "waiting": vec.count_pending(store),
+            "vectors": store.vectors.count(),
+            "waiting": store.vectors.count_pending(),
         },
         "relationships": [
-            {"relationship": r, "category": c, "uses": n} for r, c, n in store.relationship_usage()
+            {"relationship": r, "category": c, "uses": n} for r, c, n in store.links.usage()
         ],
     }

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..storage import Store
-from ..storage import vectors as vec
 
 
 @dataclass
@@ -50,11 +49,11 @@ def _sync(store: Store, np: Any) -> _Index:
     # The state and the rows must come from one snapshot, or a vector committed in between
     # would be loaded now and again on the next look.
     with store.snapshot():
-        epoch, log_id = vec.vectors_state(store)
+        epoch, log_id = store.vectors.state()
         if index is not None and index.epoch == epoch and log_id <= index.log_id:
             return index
         full = index is None or index.epoch != epoch
-        rows = vec.load_vectors(store, after=0 if full else index.log_id)  # type: ignore[union-attr]
+        rows = store.vectors.load(after=0 if full else index.log_id)  # type: ignore[union-attr]
     if full or index is None:
         index = _Index(epoch=epoch)
         _indexes[store] = index
@@ -82,7 +81,7 @@ def has_vectors(store: Store) -> bool:
     """True when at least one memory (of any project) has a vector."""
     np = _numpy()
     if np is None:
-        return vec.count_vectors(store) > 0
+        return store.vectors.count() > 0
     with _guard:
         return _sync(store, np).size() > 0
 
@@ -93,7 +92,7 @@ def knn(
     """The ``k`` nearest memories as (seq, cosine distance), nearest first."""
     np = _numpy()
     if np is None:
-        return vec.knn(store, vector, k, project=project)
+        return store.vectors.knn(vector, k, project=project)
     with _guard:
         index = _sync(store, np)
         names = [project] if project is not None else list(index.rows)

@@ -1,13 +1,22 @@
 """Storage room: connection setup, migrations and the store. The only room that writes SQL."""
 
-from .records import LinkRecord, MemoryRecord, RankFields, Redactions, SuggestionRecord
+from .memories import MEMORY_TYPES, new_id
+from .records import (
+    LinkRecord,
+    MemoryRecord,
+    NewMemory,
+    RankFields,
+    Redactions,
+    SuggestionRecord,
+)
 from .sql import now_ms
-from .store import MEMORY_TYPES, Store, new_id
+from .store import Store
 
 __all__ = [
     "MEMORY_TYPES",
     "LinkRecord",
     "MemoryRecord",
+    "NewMemory",
     "RankFields",
     "Redactions",
     "Store",

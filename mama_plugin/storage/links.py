@@ -3,29 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
-
-import apsw
+from typing import Any
 
 from ..errors import ValidationError
 from ..privacy import redact_text, redact_tree
 from ..relationships import REPLACING, category_of, normalise
 from .records import LinkRecord, Redactions
+from .repository import Repository
 from .sql import SELECT_LINK, now_ms
 
 
-class LinkOps:
-    """Link methods of :class:`~mama_plugin.storage.store.Store`."""
+class Links(Repository):
+    """The links of one store: ``store.links``."""
 
-    conn: apsw.Connection
-
-    if TYPE_CHECKING:
-
-        def transaction(self) -> AbstractContextManager[Any]: ...
-        def existing_ids(self, memory_ids: Iterable[str]) -> set[str]: ...
-
-    def add_link(
+    def add(
         self,
         from_id: str,
         to_id: str,
@@ -63,7 +54,7 @@ class LinkOps:
             raise ValidationError(["every link needs a reason — say in one sentence why"])
         created = created_at if created_at is not None else now_ms()
         with self.transaction():
-            known = self.existing_ids([from_id, to_id])
+            known = self._store.memories.existing_ids([from_id, to_id])
             missing = [i for i in (from_id, to_id) if i not in known]
             if missing:
                 end = "from_id" if missing[0] == from_id else "to_id"
@@ -128,7 +119,7 @@ class LinkOps:
     def restore_superseded(self, memory_id: str) -> None:
         """Mark a memory superseded as history already had it: times and version unchanged.
 
-        For importers replaying a past supersession; live writes go through :meth:`add_link`.
+        For importers replaying a past supersession; live writes go through :meth:`add`.
         """
         self.conn.execute(
             "UPDATE memories SET status = 'superseded', "
@@ -137,7 +128,7 @@ class LinkOps:
             (memory_id,),
         )
 
-    def link_exists(self, from_id: str, to_id: str, relationship: str) -> bool:
+    def exists(self, from_id: str, to_id: str, relationship: str) -> bool:
         """True if this exact link (relationship spelled canonically) is stored."""
         rows = self.conn.execute(
             "SELECT 1 FROM memory_links WHERE from_id = ? AND to_id = ? AND relationship = ?",
@@ -145,7 +136,7 @@ class LinkOps:
         ).fetchall()
         return bool(rows)
 
-    def links(
+    def of(
         self, memory_id: str, *, direction: str = "both", categories: Iterable[str] | None = None
     ) -> list[LinkRecord]:
         """Links touching a memory: ``out`` (from it), ``in`` (to it) or ``both``; oldest first."""
@@ -160,7 +151,7 @@ class LinkOps:
         rows = self.conn.execute(f"{SELECT_LINK} WHERE {where} ORDER BY created_at, id", params)
         return [LinkRecord.from_row(r) for r in rows.fetchall()]
 
-    def links_among(self, memory_ids: Iterable[str], *, direction: str) -> list[LinkRecord]:
+    def among(self, memory_ids: Iterable[str], *, direction: str) -> list[LinkRecord]:
         """Every link leaving (``out``) or entering (``in``) any of ``memory_ids``."""
         ids = list(dict.fromkeys(memory_ids))
         if not ids:
@@ -170,7 +161,7 @@ class LinkOps:
         rows = self.conn.execute(f"{SELECT_LINK} WHERE {column} IN ({marks})", ids)
         return [LinkRecord.from_row(r) for r in rows.fetchall()]
 
-    def links_of_project(self, project: str) -> list[LinkRecord]:
+    def of_project(self, project: str) -> list[LinkRecord]:
         """Every link leaving a memory of ``project``, oldest first."""
         rows = self.conn.execute(
             f"{SELECT_LINK} WHERE from_id IN (SELECT id FROM memories WHERE project = ?) "
@@ -179,12 +170,12 @@ class LinkOps:
         )
         return [LinkRecord.from_row(r) for r in rows.fetchall()]
 
-    def iter_links(self) -> Iterator[LinkRecord]:
+    def iter(self) -> Iterator[LinkRecord]:
         """Every link, oldest first."""
         for row in self.conn.execute(f"{SELECT_LINK} ORDER BY id").fetchall():
             yield LinkRecord.from_row(row)
 
-    def relationship_usage(self) -> list[tuple[str, str, int]]:
+    def usage(self) -> list[tuple[str, str, int]]:
         """(relationship, category, uses), most used first: candidates for promotion."""
         rows = self.conn.execute(
             "SELECT relationship, link_category, uses FROM relationship_usage "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
@@ -18,6 +19,37 @@ LINK_COLUMNS = (
     "id", "from_id", "to_id", "relationship", "reason", "evidence", "context", "link_category",
     "confidence", "created_by", "created_at",
 )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    """A memory to write (``store.memories.insert``): the caller's fields, before redaction.
+
+    ``id``, ``created_at`` and ``updated_at`` default to a fresh id and now; the bookkeeping
+    fields (``version``, ``times_used``, ``last_used``) are set only by importers and restores.
+    """
+
+    type: str
+    project: str
+    content: str
+    topic: str = ""
+    specifics: Iterable[Any] = ()
+    evidence: Iterable[Any] = ()
+    reasoning: dict[str, Any] | None = None
+    tension: dict[str, Any] | None = None
+    continuity: dict[str, Any] | None = None
+    outcome: dict[str, Any] | None = None
+    confidence: float = 0.7
+    tags: Iterable[str] = ()
+    status: str = "current"
+    session_id: str = ""
+    metadata: dict[str, Any] | None = None
+    id: str | None = None
+    created_at: int | None = None
+    updated_at: int | None = None
+    version: int = 1
+    times_used: int = 0
+    last_used: int | None = None
 
 
 @dataclass(frozen=True)

@@ -3,31 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
-
-import apsw
 
 from .fts import any_of, query_words, quoted
 from .records import MemoryRecord, RankFields
+from .repository import Repository
 
-COMMON_WORD_MIN = 2_000  # see SearchOps.text_ranks
+COMMON_WORD_MIN = 2_000  # see Search.text_ranks
 
 
-class SearchOps:
-    """Search methods of :class:`~mama_plugin.storage.store.Store`."""
+class Search(Repository):
+    """Full-text and ranking reads of one store: ``store.search``."""
 
-    conn: apsw.Connection
-
-    if TYPE_CHECKING:
-
-        def get_by_seq(self, seqs: Iterable[int]) -> dict[int, MemoryRecord]: ...
-
-    def search_text(
+    def text(
         self, query: str, *, project: str | None = None, limit: int = 10
     ) -> list[tuple[MemoryRecord, float]]:
         """Full-text (BM25) matches for the words of ``query`` as records, best first."""
         ranks = self.text_ranks(query, project=project, limit=limit)
-        records = self.get_by_seq(seq for seq, _ in ranks)
+        records = self._store.memories.get_by_seq(seq for seq, _ in ranks)
         return [(records[seq], score) for seq, score in ranks if seq in records]
 
     def text_ranks(

@@ -1,37 +1,31 @@
 """The store's link suggestions: proposed links and the verdicts they got.
 
 A suggestion never becomes a link here: :mod:`mama_plugin.assist.suggest` accepts it by
-writing the link through :meth:`LinkOps.add_link` and recording the verdict in one transaction.
+writing the link through ``store.links.add`` and recording the verdict in one transaction.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import apsw
 
 from ..errors import NotFoundError
 from ..privacy import redact_text
 from .records import SUGGESTION_COLUMNS, SuggestionRecord
+from .repository import Repository
 from .sql import now_ms, select_in
 
 SELECT_SUGGESTION = "SELECT " + ", ".join(SUGGESTION_COLUMNS) + " FROM link_suggestions"
 STATUSES = ("pending", "accepted", "rejected", "no_link")
 
 
-class SuggestionOps:
-    """Suggestion methods of :class:`~mama_plugin.storage.store.Store`."""
+class Suggestions(Repository):
+    """The link suggestions of one store: ``store.suggestions``."""
 
-    conn: apsw.Connection
-
-    if TYPE_CHECKING:
-
-        def transaction(self) -> AbstractContextManager[Any]: ...
-
-    def add_suggestion(
+    def add(
         self,
         project: str,
         from_id: str,
@@ -63,9 +57,9 @@ class SuggestionOps:
             )  # fmt: skip
             if not self.conn.changes():
                 return None
-            return self.suggestion(self.conn.last_insert_rowid())
+            return self.require(self.conn.last_insert_rowid())
 
-    def suggestion(self, suggestion_id: int) -> SuggestionRecord:
+    def require(self, suggestion_id: int) -> SuggestionRecord:
         """One suggestion by id; raises NotFoundError naming how to list them."""
         rows = self.conn.execute(f"{SELECT_SUGGESTION} WHERE id = ?", (suggestion_id,)).fetchall()
         if not rows:
@@ -75,7 +69,7 @@ class SuggestionOps:
             )
         return SuggestionRecord.from_row(rows[0])
 
-    def suggestions(
+    def of_project(
         self,
         project: str,
         *,
@@ -98,13 +92,13 @@ class SuggestionOps:
         ).fetchall()
         return [SuggestionRecord.from_row(r) for r in rows]
 
-    def iter_suggestions(self, *, project: str | None = None) -> list[SuggestionRecord]:
+    def iter(self, *, project: str | None = None) -> list[SuggestionRecord]:
         """Every suggestion (of one project, or all), oldest first."""
         where, params = (" WHERE project = ?", (project,)) if project is not None else ("", ())
         rows = self.conn.execute(f"{SELECT_SUGGESTION}{where} ORDER BY id", params).fetchall()
         return [SuggestionRecord.from_row(r) for r in rows]
 
-    def restore_suggestion(self, fields: dict[str, Any]) -> bool:
+    def restore(self, fields: dict[str, Any]) -> bool:
         """Write a suggestion from an export as it was, verdict included; False if the pair
         was judged already. An accepted one points at its link again when the link is here.
 
@@ -166,7 +160,7 @@ class SuggestionOps:
         )
         return {(str(a), str(b)) for a, b in rows}
 
-    def decide_suggestion(
+    def decide(
         self, suggestion_id: int, status: str, *, decided_by: str, link_id: int | None = None
     ) -> SuggestionRecord:
         """Record a verdict on a pending suggestion and return it.
@@ -177,7 +171,7 @@ class SuggestionOps:
         if status not in ("accepted", "rejected"):
             raise ValueError(f"a verdict is accepted or rejected, not {status!r}")
         with self.transaction():
-            current = self.suggestion(suggestion_id)
+            current = self.require(suggestion_id)
             if current.status != "pending":
                 return current
             self.conn.execute(
@@ -185,9 +179,9 @@ class SuggestionOps:
                 "link_id = ? WHERE id = ?",
                 (status, now_ms(), decided_by, link_id, suggestion_id),
             )
-            return self.suggestion(suggestion_id)
+            return self.require(suggestion_id)
 
-    def suggestion_counts(self, project: str) -> dict[str, int]:
+    def counts(self, project: str) -> dict[str, int]:
         """How many suggestions of ``project`` have each status (every status present)."""
         rows = self.conn.execute(
             "SELECT status, count(*) FROM link_suggestions WHERE project = ? GROUP BY status",

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from ..errors import MamaError
 from .migrations import create_vector_table
-from .store import Store
+from .repository import Repository
 from .text import embedding_text
 
 
@@ -33,134 +33,131 @@ def from_blob(blob: bytes) -> list[float]:
     return list(struct.unpack(f"<{len(blob) // 4}f", blob))
 
 
-def recorded_model(store: Store) -> tuple[str | None, int]:
-    """(model name, dimension) the stored vectors belong to; the name is None before the first."""
-    return store.meta("embedding_model"), int(store.meta("embedding_dim") or 0)
+class Vectors(Repository):
+    """The embeddings of one store: ``store.vectors``."""
 
+    def recorded_model(self) -> tuple[str | None, int]:
+        """(model name, dimension) of the stored vectors; the name is None before the first."""
+        return self._store.meta("embedding_model"), int(self._store.meta("embedding_dim") or 0)
 
-def check_model(store: Store, name: str, dim: int) -> None:
-    """Raise EmbeddingMismatchError unless ``name``/``dim`` match the stored vectors.
+    def check_model(self, name: str, dim: int) -> None:
+        """Raise EmbeddingMismatchError unless ``name``/``dim`` match the stored vectors.
 
-    A store with no vectors yet adopts the model (and its dimension) on first use.
-    """
-    recorded, recorded_dim = recorded_model(store)
-    if recorded is None and count_vectors(store) == 0:
-        if dim != recorded_dim:
-            reset_vectors(store, name, dim)
-        else:
-            store.set_meta("embedding_model", name)
-        return
-    if recorded != name or recorded_dim != dim:
-        raise EmbeddingMismatchError(
-            f"the store's vectors come from {recorded or 'another model'} ({recorded_dim} "
-            f"dimensions) but the configured model is {name} ({dim} dimensions); "
-            "run `mama reindex` to re-embed every memory with the new model"
-        )
-
-
-def reset_vectors(store: Store, name: str, dim: int) -> None:
-    """Drop every vector, size the index for ``dim`` and queue every memory again."""
-    with store.transaction():
-        store.conn.execute("DROP TABLE IF EXISTS memory_vectors")
-        create_vector_table(store.conn, dim)
-        bump_epoch(store)
-        store.conn.execute("INSERT OR IGNORE INTO embedding_queue(seq) SELECT seq FROM memories")
-        store.set_meta("embedding_dim", str(dim))
-        store.set_meta("embedding_model", name)
-
-
-def bump_epoch(store: Store) -> None:
-    """Record that stored vectors were replaced or removed (in-memory copies must reload)."""
-    with store.transaction():
-        store.conn.execute("DELETE FROM vector_log")
-        store.conn.execute(
-            "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vectors_epoch'"
-        )
-
-
-def vectors_state(store: Store) -> tuple[int, int]:
-    """(epoch, last vector_log id): cheap to read; changes whenever vectors change."""
-    epoch = store.meta("vectors_epoch") or "0"
-    row = store.conn.execute("SELECT coalesce(max(id), 0) FROM vector_log").fetchall()[0]
-    return int(epoch), int(row[0] or 0)
-
-
-def load_vectors(store: Store, after: int = 0) -> list[tuple[int, str, bytes]]:
-    """(seq, project, float32 blob) of the vectors logged after log id ``after`` (0: all)."""
-    if after <= 0:
-        rows = store.conn.execute("SELECT rowid, project, embedding FROM memory_vectors")
-    else:
-        rows = store.conn.execute(
-            "SELECT v.rowid, v.project, v.embedding FROM memory_vectors v WHERE v.rowid IN "
-            "(SELECT DISTINCT seq FROM vector_log WHERE id > ?)",
-            (after,),
-        )
-    return [(int(seq), str(project), bytes(blob)) for seq, project, blob in rows.fetchall()]  # type: ignore[arg-type]
-
-
-def count_vectors(store: Store) -> int:
-    """How many memories have a vector."""
-    value = store.conn.execute("SELECT count(*) FROM memory_vectors").fetchall()[0][0]
-    return int(value or 0)
-
-
-def count_pending(store: Store) -> int:
-    """How many memories wait for an embedding."""
-    value = store.conn.execute("SELECT count(*) FROM embedding_queue").fetchall()[0][0]
-    return int(value or 0)
-
-
-def pending(store: Store, limit: int) -> list[tuple[int, str]]:
-    """Up to ``limit`` queued memories as (seq, text to embed), oldest first."""
-    rows = store.conn.execute(
-        "SELECT m.seq, m.topic, m.content, m.reasoning FROM embedding_queue q "
-        "JOIN memories m ON m.seq = q.seq ORDER BY q.seq LIMIT ?",
-        (limit,),
-    ).fetchall()
-    return [
-        (int(seq), embedding_text(str(topic), str(content), json.loads(str(reasoning))))  # type: ignore[arg-type]
-        for seq, topic, content, reasoning in rows
-    ]
-
-
-def put_vectors(store: Store, items: Sequence[tuple[int, Sequence[float]]]) -> None:
-    """Store vectors for queued memories (by seq) and take them off the queue, atomically.
-
-    A memory no longer queued was embedded by another process meanwhile (or deleted): its
-    vector is skipped, so two embedders never write one memory twice.
-    """
-    with store.transaction():
-        for seq, vector in items:
-            store.conn.execute("DELETE FROM embedding_queue WHERE seq = ?", (seq,))
-            if not store.conn.changes():
-                continue
-            rows = store.conn.execute("SELECT project FROM memories WHERE seq = ?", (seq,))
-            found = rows.fetchall()
-            if not found:
-                continue
-            replaced = store.conn.execute(
-                "SELECT 1 FROM memory_vectors WHERE rowid = ?", (seq,)
-            ).fetchall()
-            store.conn.execute("DELETE FROM memory_vectors WHERE rowid = ?", (seq,))
-            store.conn.execute(
-                "INSERT INTO memory_vectors(rowid, project, embedding) VALUES (?, ?, ?)",
-                (seq, found[0][0], to_blob(vector)),
+        A store with no vectors yet adopts the model (and its dimension) on first use.
+        """
+        recorded, recorded_dim = self.recorded_model()
+        if recorded is None and self.count() == 0:
+            if dim != recorded_dim:
+                self.reset(name, dim)
+            else:
+                self._store.set_meta("embedding_model", name)
+            return
+        if recorded != name or recorded_dim != dim:
+            raise EmbeddingMismatchError(
+                f"the store's vectors come from {recorded or 'another model'} ({recorded_dim} "
+                f"dimensions) but the configured model is {name} ({dim} dimensions); "
+                "run `mama reindex` to re-embed every memory with the new model"
             )
-            if replaced:
-                bump_epoch(store)  # an in-memory copy holds the old vector
-            store.conn.execute("INSERT INTO vector_log(seq) VALUES (?)", (seq,))
 
+    def reset(self, name: str, dim: int) -> None:
+        """Drop every vector, size the index for ``dim`` and queue every memory again."""
+        with self.transaction():
+            self.conn.execute("DROP TABLE IF EXISTS memory_vectors")
+            create_vector_table(self.conn, dim)
+            self.bump_epoch()
+            self.queue_all()
+            self._store.set_meta("embedding_dim", str(dim))
+            self._store.set_meta("embedding_model", name)
 
-def knn(
-    store: Store, vector: Sequence[float], k: int, *, project: str | None = None
-) -> list[tuple[int, float]]:
-    """The ``k`` nearest memories as (seq, cosine distance), nearest first."""
-    if k <= 0:
-        return []
-    sql = "SELECT rowid, distance FROM memory_vectors WHERE embedding MATCH ? AND k = ?"
-    params: tuple[object, ...] = (to_blob(vector), k)
-    if project is not None:
-        sql += " AND project = ?"
-        params += (project,)
-    rows = store.conn.execute(sql + " ORDER BY distance", params).fetchall()
-    return [(int(seq), float(dist)) for seq, dist in rows]  # type: ignore[arg-type]
+    def queue_all(self) -> None:
+        """Queue every memory for (re-)embedding; one queued already stays queued once."""
+        self.conn.execute("INSERT OR IGNORE INTO embedding_queue(seq) SELECT seq FROM memories")
+
+    def bump_epoch(self) -> None:
+        """Record that stored vectors were replaced or removed (in-memory copies must reload)."""
+        with self.transaction():
+            self.conn.execute("DELETE FROM vector_log")
+            self.conn.execute(
+                "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vectors_epoch'"
+            )
+
+    def state(self) -> tuple[int, int]:
+        """(epoch, last vector_log id): cheap to read; changes whenever vectors change."""
+        epoch = self._store.meta("vectors_epoch") or "0"
+        row = self.conn.execute("SELECT coalesce(max(id), 0) FROM vector_log").fetchall()[0]
+        return int(epoch), int(row[0] or 0)
+
+    def load(self, after: int = 0) -> list[tuple[int, str, bytes]]:
+        """(seq, project, float32 blob) of the vectors logged after log id ``after`` (0: all)."""
+        if after <= 0:
+            rows = self.conn.execute("SELECT rowid, project, embedding FROM memory_vectors")
+        else:
+            rows = self.conn.execute(
+                "SELECT v.rowid, v.project, v.embedding FROM memory_vectors v WHERE v.rowid IN "
+                "(SELECT DISTINCT seq FROM vector_log WHERE id > ?)",
+                (after,),
+            )
+        return [(int(seq), str(project), bytes(blob)) for seq, project, blob in rows.fetchall()]  # type: ignore[arg-type]
+
+    def count(self) -> int:
+        """How many memories have a vector."""
+        value = self.conn.execute("SELECT count(*) FROM memory_vectors").fetchall()[0][0]
+        return int(value or 0)
+
+    def count_pending(self) -> int:
+        """How many memories wait for an embedding."""
+        value = self.conn.execute("SELECT count(*) FROM embedding_queue").fetchall()[0][0]
+        return int(value or 0)
+
+    def pending(self, limit: int) -> list[tuple[int, str]]:
+        """Up to ``limit`` queued memories as (seq, text to embed), oldest first."""
+        rows = self.conn.execute(
+            "SELECT m.seq, m.topic, m.content, m.reasoning FROM embedding_queue q "
+            "JOIN memories m ON m.seq = q.seq ORDER BY q.seq LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [
+            (int(seq), embedding_text(str(topic), str(content), json.loads(str(reasoning))))  # type: ignore[arg-type]
+            for seq, topic, content, reasoning in rows
+        ]
+
+    def put(self, items: Sequence[tuple[int, Sequence[float]]]) -> None:
+        """Store vectors for queued memories (by seq) and take them off the queue, atomically.
+
+        A memory no longer queued was embedded by another process meanwhile (or deleted): its
+        vector is skipped, so two embedders never write one memory twice.
+        """
+        with self.transaction():
+            for seq, vector in items:
+                self.conn.execute("DELETE FROM embedding_queue WHERE seq = ?", (seq,))
+                if not self.conn.changes():
+                    continue
+                rows = self.conn.execute("SELECT project FROM memories WHERE seq = ?", (seq,))
+                found = rows.fetchall()
+                if not found:
+                    continue
+                replaced = self.conn.execute(
+                    "SELECT 1 FROM memory_vectors WHERE rowid = ?", (seq,)
+                ).fetchall()
+                self.conn.execute("DELETE FROM memory_vectors WHERE rowid = ?", (seq,))
+                self.conn.execute(
+                    "INSERT INTO memory_vectors(rowid, project, embedding) VALUES (?, ?, ?)",
+                    (seq, found[0][0], to_blob(vector)),
+                )
+                if replaced:
+                    self.bump_epoch()  # an in-memory copy holds the old vector
+                self.conn.execute("INSERT INTO vector_log(seq) VALUES (?)", (seq,))
+
+    def knn(
+        self, vector: Sequence[float], k: int, *, project: str | None = None
+    ) -> list[tuple[int, float]]:
+        """The ``k`` nearest memories as (seq, cosine distance), nearest first."""
+        if k <= 0:
+            return []
+        sql = "SELECT rowid, distance FROM memory_vectors WHERE embedding MATCH ? AND k = ?"
+        params: tuple[object, ...] = (to_blob(vector), k)
+        if project is not None:
+            sql += " AND project = ?"
+            params += (project,)
+        rows = self.conn.execute(sql + " ORDER BY distance", params).fetchall()
+        return [(int(seq), float(dist)) for seq, dist in rows]  # type: ignore[arg-type]

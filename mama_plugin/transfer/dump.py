@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import LegacyImportError, ValidationError
-from ..storage import Store, now_ms
+from ..storage import NewMemory, Store, now_ms
 from .result import LegacyResult
 
 FORMAT = "mama-export"
@@ -22,17 +22,17 @@ def export_data(store: Store, *, project: str | None = None) -> dict[str, Any]:
     link suggestions (pending or judged, so a judged pair is not proposed again)."""
     memories = [
         {k: v for k, v in m.as_dict().items() if k not in _MEMORY_SKIP}
-        for m in store.iter_memories(project=project)
+        for m in store.memories.iter(project=project)
     ]
     ids = {m["id"] for m in memories}
     links = [
         {k: v for k, v in ln.as_dict().items() if k not in _LINK_SKIP}
-        for ln in store.iter_links()
+        for ln in store.links.iter()
         if ln.from_id in ids and ln.to_id in ids
     ]
     suggestions = [
         {k: v for k, v in s.as_dict().items() if k not in _SUGGESTION_SKIP}
-        for s in store.iter_suggestions(project=project)
+        for s in store.suggestions.iter(project=project)
         if s.from_id in ids and s.to_id in ids
     ]
     return {
@@ -62,7 +62,7 @@ def import_dump(store: Store, data: dict[str, Any]) -> LegacyResult:
         )
     result = LegacyResult()
     memories = data.get("memories") or []
-    present = store.existing_ids(str(m.get("id")) for m in memories)
+    present = store.memories.existing_ids(str(m.get("id")) for m in memories)
     for index, memory in enumerate(memories):
         result.tally("memories", "source")
         if memory.get("id") in present:
@@ -72,7 +72,7 @@ def import_dump(store: Store, data: dict[str, Any]) -> LegacyResult:
         outcome = dict(fields.pop("outcome", None) or {})
         outcome["status"] = fields.pop("outcome_status", "PENDING")
         try:
-            store.insert_memory(**fields, outcome=outcome)
+            store.memories.insert(NewMemory(**fields, outcome=outcome))
         except (TypeError, ValidationError) as exc:
             raise LegacyImportError(f"memories[{index}] ({memory.get('id')}): {exc}") from exc
         result.tally("memories", "imported")
@@ -80,7 +80,7 @@ def import_dump(store: Store, data: dict[str, Any]) -> LegacyResult:
         result.tally("links", "source")
         fields = {k: v for k, v in link.items() if k not in _LINK_SKIP | {"link_category"}}
         try:
-            store.add_link(
+            store.links.add(
                 fields.pop("from_id"),
                 fields.pop("to_id"),
                 fields.pop("relationship"),
@@ -96,7 +96,7 @@ def import_dump(store: Store, data: dict[str, Any]) -> LegacyResult:
         try:
             if not isinstance(suggestion, dict):
                 raise ValueError("not an object")
-            restored = store.restore_suggestion(suggestion)
+            restored = store.suggestions.restore(suggestion)
         except (TypeError, ValueError) as exc:
             raise LegacyImportError(f"link_suggestions[{index}]: {exc}") from exc
         result.tally("link_suggestions", "imported" if restored else "already_present")

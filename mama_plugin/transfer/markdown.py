@@ -14,11 +14,11 @@ def export_markdown(store: Store, *, project: str | None = None) -> str:
     groups: dict[str, list[Any]] = {}
     links_of: dict[str, list[Any]] = {}
     successors: dict[str, Any] = {}
-    for memory in store.iter_memories(project=project):
+    for memory in store.memories.iter(project=project):
         groups.setdefault(memory.project, []).append(memory)
         if memory.status == "superseded":
             successors[memory.id] = current_of(store, memory.id)
-    for link in store.iter_links():
+    for link in store.links.iter():
         links_of.setdefault(link.from_id, []).append(link)
         links_of.setdefault(link.to_id, []).append(link)
     total = sum(len(v) for v in groups.values())

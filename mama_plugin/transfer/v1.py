@@ -20,7 +20,7 @@ import apsw
 from ..errors import LegacyImportError, ValidationError
 from ..privacy import redact_tree
 from ..relationships import REPLACING, normalise
-from ..storage import Store
+from ..storage import NewMemory, Store
 from ..storage.archive import keep_row
 from . import v1_source as old
 from .result import LegacyResult
@@ -56,7 +56,7 @@ def import_v1(store: Store, source: Path, project: str, import_id: int) -> Legac
     finally:
         src.close()
     ids = [str(r["id"]) for r in decisions]
-    missing = set(ids) - store.existing_ids(ids)
+    missing = set(ids) - store.memories.existing_ids(ids)
     if missing:
         raise LegacyImportError(f"{len(missing)} decision(s) did not arrive: {sorted(missing)[:5]}")
     return result
@@ -65,7 +65,7 @@ def import_v1(store: Store, source: Path, project: str, import_id: int) -> Legac
 def _import_decisions(
     store: Store, rows: list[dict[str, Any]], project: str, result: LegacyResult
 ) -> None:
-    present = store.existing_ids(str(r["id"]) for r in rows)
+    present = store.memories.existing_ids(str(r["id"]) for r in rows)
     for row in rows:
         result.tally("decisions", "source")
         memory_id = str(row["id"])
@@ -84,38 +84,41 @@ def _import_decisions(
             if k not in _DECISION_DIRECT and v is not None
         }
         created = old.ms(row.get("created_at")) or 0
-        store.insert_memory(
-            id=memory_id,
-            type="decision",
-            project=project,
-            topic=str(row.get("topic") or ""),
-            content=str(row.get("decision") or ""),
-            reasoning={
-                "primary": str(row.get("reasoning") or "").strip() or NO_REASONING,
-                "secondary": [],
-                "alternatives_considered": [
-                    {"option": old.as_text(a), "rejected_because": ""}
-                    for a in old.as_list(row.get("alternatives"))
+        store.memories.insert(
+            NewMemory(
+                id=memory_id,
+                type="decision",
+                project=project,
+                topic=str(row.get("topic") or ""),
+                content=str(row.get("decision") or ""),
+                reasoning={
+                    "primary": str(row.get("reasoning") or "").strip() or NO_REASONING,
+                    "secondary": [],
+                    "alternatives_considered": [
+                        {"option": old.as_text(a), "rejected_because": ""}
+                        for a in old.as_list(row.get("alternatives"))
+                    ],
+                },
+                evidence=[
+                    {"source": old.as_text(e), "detail": ""}
+                    for e in old.as_list(row.get("evidence"))
                 ],
-            },
-            evidence=[
-                {"source": old.as_text(e), "detail": ""} for e in old.as_list(row.get("evidence"))
-            ],
-            tension={
-                "concerns": [],
-                "trade_offs": [],
-                "risks": [old.as_text(r) for r in old.as_list(row.get("risks"))],
-            },
-            outcome=outcome,
-            confidence=old.confidence(row.get("confidence")),
-            # Marked superseded only once the link to its successor exists (see _import_links):
-            # a superseded decision is never shown without what replaced it.
-            status="current",
-            session_id=str(row.get("session_id") or ""),
-            metadata={"imported_from": "mama-v1", "legacy": legacy},
-            times_used=int(row.get("usage_count") or 0),
-            created_at=created,
-            updated_at=old.ms(row.get("updated_at")) or created,
+                tension={
+                    "concerns": [],
+                    "trade_offs": [],
+                    "risks": [old.as_text(r) for r in old.as_list(row.get("risks"))],
+                },
+                outcome=outcome,
+                confidence=old.confidence(row.get("confidence")),
+                # Marked superseded only once the link to its successor exists (see _import_links):
+                # a superseded decision is never shown without what replaced it.
+                status="current",
+                session_id=str(row.get("session_id") or ""),
+                metadata={"imported_from": "mama-v1", "legacy": legacy},
+                times_used=int(row.get("usage_count") or 0),
+                created_at=created,
+                updated_at=old.ms(row.get("updated_at")) or created,
+            )
         )
         result.tally("decisions", "imported")
 
@@ -173,7 +176,7 @@ def _import_links(
         table = "decision_edges" if edge else "decision_columns"
         if not edge:
             result.tally(table, "source")
-        if store.link_exists(frm, to, rel):
+        if store.links.exists(frm, to, rel):
             result.tally(table, "already_present")
             continue
         reason = str(edge.get("reason") or "").strip() or (
@@ -181,7 +184,7 @@ def _import_links(
         )
         creator = edge.get("created_by")
         try:
-            store.add_link(
+            store.links.add(
                 frm,
                 to,
                 rel,
@@ -199,14 +202,14 @@ def _import_links(
             _archive(store, import_id, label, row, result, table, kind="archived_unlinkable")
             continue
         if rel in REPLACING:
-            store.restore_superseded(to)
+            store.links.restore_superseded(to)
         result.tally(table, "imported")
 
 
 def _import_checkpoints(
     store: Store, rows: list[dict[str, Any]], project: str, result: LegacyResult
 ) -> None:
-    present = store.existing_ids(f"chk_v1_{r['id']}" for r in rows)
+    present = store.memories.existing_ids(f"chk_v1_{r['id']}" for r in rows)
     for row in rows:
         result.tally("checkpoints", "source")
         memory_id = f"chk_v1_{row['id']}"
@@ -215,20 +218,22 @@ def _import_checkpoints(
             continue
         legacy = {k: old.jsonable(v) for k, v in row.items() if v is not None}
         created = old.ms(row.get("timestamp")) or 0
-        store.insert_memory(
-            id=memory_id,
-            type="checkpoint",
-            project=project,
-            topic="checkpoint",
-            content=str(row.get("summary") or "") or "(empty checkpoint summary in MAMA v1.0)",
-            continuity={
-                "done": [],
-                "remains": [],
-                "next_steps": old.steps(row.get("next_steps")),
-                "open_files": [old.as_text(f) for f in old.as_list(row.get("open_files"))],
-            },
-            metadata={"imported_from": "mama-v1", "legacy": legacy},
-            created_at=created,
+        store.memories.insert(
+            NewMemory(
+                id=memory_id,
+                type="checkpoint",
+                project=project,
+                topic="checkpoint",
+                content=str(row.get("summary") or "") or "(empty checkpoint summary in MAMA v1.0)",
+                continuity={
+                    "done": [],
+                    "remains": [],
+                    "next_steps": old.steps(row.get("next_steps")),
+                    "open_files": [old.as_text(f) for f in old.as_list(row.get("open_files"))],
+                },
+                metadata={"imported_from": "mama-v1", "legacy": legacy},
+                created_at=created,
+            )
         )
         result.tally("checkpoints", "imported")
 
@@ -244,21 +249,23 @@ def _import_sessions(
             _archive(store, import_id, "sessions", row, result)
             continue
         memory_id = f"ctx_v1_session_{row['id']}"
-        if store.get(memory_id) is not None:
+        if store.memories.get(memory_id) is not None:
             result.tally("sessions", "already_present")
             continue
-        store.insert_memory(
-            id=memory_id,
-            type="context",
-            project=project,
-            topic="session",
-            content=summary,
-            session_id=str(row["id"]),
-            metadata={
-                "imported_from": "mama-v1",
-                "legacy": {k: old.jsonable(v) for k, v in row.items() if v is not None},
-            },
-            created_at=old.ms(row.get("started_at")) or old.ms(row.get("last_active_at")) or 0,
+        store.memories.insert(
+            NewMemory(
+                type="context",
+                project=project,
+                id=memory_id,
+                session_id=str(row["id"]),
+                topic="session",
+                content=summary,
+                metadata={
+                    "imported_from": "mama-v1",
+                    "legacy": {k: old.jsonable(v) for k, v in row.items() if v is not None},
+                },
+                created_at=old.ms(row.get("started_at")) or old.ms(row.get("last_active_at")) or 0,
+            )
         )
         result.tally("sessions", "imported")
 

@@ -1,0 +1,366 @@
+"""The store's memories: writing them (privacy-filtered, indexed, queued to embed), reading them.
+
+Imports: standard library, apsw, leaves.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import string
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import apsw
+
+from ..errors import ConflictError, NotFoundError, ValidationError
+from ..privacy import redact_tree
+from ..relationships import REPLACING
+from .records import MemoryRecord, NewMemory, Redactions
+from .repository import Repository
+from .sql import SELECT_MEMORY, now_ms, scope, select_in
+from .text import reasoning_text
+
+MEMORY_TYPES = ("decision", "checkpoint", "insight", "context")
+
+_ID_PREFIX = {"decision": "dec", "checkpoint": "chk", "insight": "ins", "context": "ctx"}
+_ALPHABET = string.digits + string.ascii_lowercase
+# Fields a caller may change on an existing memory; the rest are identity or bookkeeping.
+_EDITABLE = frozenset(
+    {"topic", "content", "specifics", "evidence", "reasoning", "tension", "continuity",
+     "confidence", "tags", "metadata", "session_id"}
+)  # fmt: skip
+_JSON_FIELDS = ("specifics", "evidence", "reasoning", "tension", "continuity", "tags", "metadata")
+
+
+def new_id(memory_type: str) -> str:
+    """A short id that sorts roughly by creation time: ``dec_<time36><random>``."""
+    ms, digits = now_ms(), []
+    while ms:
+        ms, rem = divmod(ms, 36)
+        digits.append(_ALPHABET[rem])
+    suffix = "".join(secrets.choice(_ALPHABET) for _ in range(5))
+    return f"{_ID_PREFIX[memory_type]}_{''.join(reversed(digits))}{suffix}"
+
+
+class Memories(Repository):
+    """The memories of one store: ``store.memories``."""
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def insert(self, new: NewMemory) -> tuple[MemoryRecord, Redactions]:
+        """Write one memory and its full-text row; return it with what was redacted.
+
+        Raises ValidationError for a duplicate id, an unknown type or a decision without
+        ``reasoning.primary``; nothing is written then.
+        """
+        if new.type not in MEMORY_TYPES:
+            raise ValidationError(
+                [f"type must be one of {', '.join(MEMORY_TYPES)} (got {new.type!r})"]
+            )
+        layers, found = redact_tree(
+            {
+                "topic": new.topic,
+                "content": new.content,
+                "specifics": list(new.specifics),
+                "evidence": list(new.evidence),
+                "reasoning": dict(new.reasoning or {}),
+                "tension": dict(new.tension or {}),
+                "continuity": dict(new.continuity or {}),
+                "outcome": dict(new.outcome or {}),
+                "tags": list(new.tags),
+                "metadata": dict(new.metadata or {}),
+            }
+        )
+        outcome_body = layers["outcome"]
+        outcome_status = str(outcome_body.pop("status", None) or "PENDING")
+        memory_id = new.id or new_id(new.type)
+        created = new.created_at if new.created_at is not None else now_ms()
+        row = {
+            **{k: layers[k] for k in ("topic", "content")},
+            **{k: json.dumps(layers[k], ensure_ascii=False) for k in _JSON_FIELDS},
+            "id": memory_id,
+            "type": new.type,
+            "project": new.project,
+            "outcome_status": outcome_status,
+            "outcome": json.dumps(outcome_body, ensure_ascii=False),
+            "confidence": new.confidence,
+            "status": new.status,
+            "session_id": new.session_id,
+            "times_used": new.times_used,
+            "last_used": new.last_used,
+            "created_at": created,
+            "updated_at": new.updated_at if new.updated_at is not None else created,
+            "version": new.version,
+        }
+        names = list(row)
+        with self.transaction():
+            try:
+                self.conn.execute(
+                    f"INSERT INTO memories({', '.join(names)}) "
+                    f"VALUES ({', '.join(':' + n for n in names)})",
+                    row,
+                )
+            except apsw.ConstraintError as exc:
+                raise ValidationError([_memory_constraint(exc, memory_id)]) from None
+            seq = self.conn.last_insert_rowid()
+            self._index(seq, layers["topic"], layers["content"], layers["reasoning"])
+            self.conn.execute("INSERT INTO embedding_queue(seq) VALUES (?)", (seq,))
+        redactions = Redactions()
+        redactions.add(dict(found))
+        return self.require(memory_id), redactions
+
+    def update(
+        self, memory_id: str, *, expected_version: int | None = None, **changes: Any
+    ) -> tuple[MemoryRecord, Redactions]:
+        """Change editable fields of a memory, bumping its row version.
+
+        With ``expected_version``, raises ConflictError if another writer changed the row
+        first (optimistic concurrency). Raises NotFoundError for an unknown id.
+        """
+        unknown = set(changes) - _EDITABLE
+        if unknown:
+            raise ValidationError([f"cannot change {', '.join(sorted(unknown))}"])
+        clean, found = redact_tree(changes)
+        sets = {
+            k: json.dumps(v, ensure_ascii=False) if k in _JSON_FIELDS else v
+            for k, v in clean.items()
+        }
+        with self.transaction():
+            current = self.require(memory_id)
+            if expected_version is not None and current.version != expected_version:
+                raise ConflictError(_conflict(memory_id, expected_version, current.version))
+            assignments = ", ".join(f"{k} = :{k}" for k in sets)
+            sets.update(id=memory_id, version=current.version, now=now_ms())
+            self.conn.execute(
+                f"UPDATE memories SET {assignments + ', ' if assignments else ''}"
+                "version = version + 1, updated_at = :now WHERE id = :id AND version = :version",
+                sets,
+            )
+            updated = self.require(memory_id)
+            self._index(
+                updated.seq, updated.topic, updated.content, updated.reasoning, replace=True
+            )
+            if {"topic", "content", "reasoning"} & set(changes):
+                self.conn.execute(
+                    "INSERT OR IGNORE INTO embedding_queue(seq) VALUES (?)", (updated.seq,)
+                )
+        redactions = Redactions()
+        redactions.add(dict(found))
+        return updated, redactions
+
+    def set_outcome(
+        self,
+        memory_id: str,
+        status: str,
+        *,
+        details: str = "",
+        evidence: Iterable[str] = (),
+        learned: Iterable[str] = (),
+        expected_version: int | None = None,
+    ) -> MemoryRecord:
+        """Record what happened after a memory (SUCCESS / PARTIAL / FAILED / SUPERSEDED)."""
+        body, _ = redact_tree(
+            {"details": details, "evidence": list(evidence), "learned": list(learned),
+             "recorded_at": now_ms()}
+        )  # fmt: skip
+        with self.transaction():
+            current = self.require(memory_id)
+            if expected_version is not None and current.version != expected_version:
+                raise ConflictError(_conflict(memory_id, expected_version, current.version))
+            self.conn.execute(
+                "UPDATE memories SET outcome_status = ?, outcome = ?, version = version + 1, "
+                "updated_at = ? WHERE id = ?",
+                (status, json.dumps(body, ensure_ascii=False), body["recorded_at"], memory_id),
+            )
+        return self.require(memory_id)
+
+    def delete(self, memory_id: str) -> None:
+        """Delete a memory, its index rows and (by cascade) its links.
+
+        A decision it had replaced becomes current again unless something else replaced it:
+        a superseded memory is never left without a successor.
+        """
+        with self.transaction():
+            seq = self.require(memory_id).seq
+            replaced = [ln.to_id for ln in self._store.links.of(memory_id, direction="out")
+                        if ln.relationship in REPLACING]  # fmt: skip
+            self.conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
+            self.conn.execute("DELETE FROM memory_vectors WHERE rowid = ?", (seq,))
+            self.conn.execute("DELETE FROM vector_log")  # in-memory copies must reload
+            self.conn.execute(
+                "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vectors_epoch'"
+            )
+            self.conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
+            for orphan in replaced:
+                if not any(
+                    ln.relationship in REPLACING
+                    for ln in self._store.links.of(orphan, direction="in")
+                ):
+                    self.conn.execute(
+                        "UPDATE memories SET status = 'current', version = version + 1, "
+                        "updated_at = ?, outcome_status = CASE outcome_status "
+                        "WHEN 'SUPERSEDED' THEN 'PENDING' ELSE outcome_status END WHERE id = ?",
+                        (now_ms(), orphan),
+                    )
+
+    def touch(self, memory_ids: Iterable[str]) -> None:
+        """Count a use of each memory. Usage is bookkeeping: the row version does not change."""
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return
+        with self.transaction():
+            self.conn.executemany(
+                "UPDATE memories SET times_used = times_used + 1, last_used = ? WHERE id = ?",
+                [(now_ms(), i) for i in ids],
+            )
+
+    def _index(
+        self,
+        seq: int,
+        topic: str,
+        content: str,
+        reasoning: dict[str, Any],
+        *,
+        replace: bool = False,
+    ) -> None:
+        if replace:
+            self.conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
+        self.conn.execute(
+            "INSERT INTO memories_fts(rowid, topic, content, reasoning) VALUES (?, ?, ?, ?)",
+            (seq, topic, content, reasoning_text(reasoning)),
+        )
+
+    def get_many(self, memory_ids: Iterable[str]) -> dict[str, MemoryRecord]:
+        """The stored memories among ``memory_ids``, by id."""
+        rows = select_in(self.conn, SELECT_MEMORY + " WHERE id IN ({})", memory_ids)
+        return {str(r[1]): MemoryRecord.from_row(r) for r in rows}
+
+    def get_by_seq(self, seqs: Iterable[int]) -> dict[int, MemoryRecord]:
+        """The stored memories among row numbers ``seqs``, by seq."""
+        rows = select_in(self.conn, SELECT_MEMORY + " WHERE seq IN ({})", seqs)
+        return {int(r[0]): MemoryRecord.from_row(r) for r in rows}
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def get(self, memory_id: str) -> MemoryRecord | None:
+        """The memory with this id, or None."""
+        rows = self.conn.execute(f"{SELECT_MEMORY} WHERE id = ?", (memory_id,)).fetchall()
+        return MemoryRecord.from_row(rows[0]) if rows else None
+
+    def require(self, memory_id: str) -> MemoryRecord:
+        """The memory with this id; raises NotFoundError naming the id otherwise."""
+        record = self.get(memory_id)
+        if record is None:
+            raise NotFoundError(f"no memory has id {memory_id!r} — check it with `mama search`")
+        return record
+
+    def existing_ids(self, memory_ids: Iterable[str]) -> set[str]:
+        """The subset of ``memory_ids`` that name stored memories."""
+        rows = select_in(self.conn, "SELECT id FROM memories WHERE id IN ({})", memory_ids)
+        return {str(r[0]) for r in rows}
+
+    def counts(self) -> dict[str, Any]:
+        """Totals: memories by type, by project and by status; links; relationship words."""
+
+        def grouped(sql: str) -> dict[str, int]:
+            return {str(k): int(n or 0) for k, n in self.conn.execute(sql).fetchall()}
+
+        def total(table: str) -> int:
+            value: Any = self.conn.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+            return int(value)
+
+        return {
+            "memories": total("memories"),
+            "by_type": grouped("SELECT type, count(*) FROM memories GROUP BY type ORDER BY type"),
+            "by_project": grouped(
+                "SELECT project, count(*) FROM memories GROUP BY project ORDER BY project"
+            ),
+            "by_status": grouped("SELECT status, count(*) FROM memories GROUP BY status"),
+            "links": total("memory_links"),
+            "links_by_category": grouped(
+                "SELECT link_category, count(*) FROM memory_links GROUP BY link_category"
+            ),
+        }
+
+    # -- lists -----------------------------------------------------------------------------
+
+    def _records(self, sql: str, params: tuple[Any, ...]) -> list[MemoryRecord]:
+        return [MemoryRecord.from_row(r) for r in self.conn.execute(sql, params).fetchall()]
+
+    def recent(
+        self, *, project: str | None = None, limit: int = 10, type: str | None = None
+    ) -> list[MemoryRecord]:
+        """The newest memories, optionally of one project and type."""
+        where, params = scope(project, type)
+        return self._records(
+            f"{SELECT_MEMORY}{where} ORDER BY created_at DESC, seq DESC LIMIT ?", (*params, limit)
+        )
+
+    def latest(self, *, project: str, type: str, limit: int = 1) -> list[MemoryRecord]:
+        """The memories of ``type`` in ``project`` changed most recently (rolling ones too)."""
+        where, params = scope(project, type)
+        return self._records(
+            f"{SELECT_MEMORY}{where} ORDER BY updated_at DESC, seq DESC LIMIT ?", (*params, limit)
+        )
+
+    def of_session(self, session_id: str, *, type: str | None = None) -> list[MemoryRecord]:
+        """The memories saved during one Claude Code session, oldest first."""
+        if not session_id:
+            return []
+        clause, params = ("", ()) if type is None else (" AND type = ?", (type,))
+        return self._records(
+            f"{SELECT_MEMORY} WHERE session_id = ?{clause} ORDER BY created_at, seq",
+            (session_id, *params),
+        )
+
+    def awaiting_outcome(
+        self, project: str, *, before: int, limit: int = 3
+    ) -> tuple[list[MemoryRecord], int]:
+        """Current decisions of ``project`` made before ``before`` with no outcome yet.
+
+        Returns the oldest ``limit`` of them and how many there are in all.
+        """
+        where = (
+            " WHERE project = ? AND type = 'decision' AND status = 'current' "
+            "AND outcome_status = 'PENDING' AND created_at < ?"
+        )
+        rows = self._records(
+            f"{SELECT_MEMORY}{where} ORDER BY created_at, seq LIMIT ?", (project, before, limit)
+        )
+        total = self.conn.execute(
+            f"SELECT count(*) FROM memories{where}", (project, before)
+        ).fetchall()[0][0]
+        return rows, int(total or 0)
+
+    def by_topic(self, topic: str, *, project: str | None = None) -> list[MemoryRecord]:
+        """Every memory with exactly this topic, newest first."""
+        where, params = scope(project, None)
+        clause = (where + " AND" if where else " WHERE") + " topic = ?"
+        return self._records(
+            f"{SELECT_MEMORY}{clause} ORDER BY created_at DESC, seq DESC", (*params, topic)
+        )
+
+    def iter(self, *, project: str | None = None) -> Iterator[MemoryRecord]:
+        """Every memory, oldest first, optionally of one project."""
+        where, params = scope(project, None)
+        for row in self.conn.execute(f"{SELECT_MEMORY}{where} ORDER BY seq", params).fetchall():
+            yield MemoryRecord.from_row(row)
+
+
+def _memory_constraint(exc: apsw.ConstraintError, memory_id: str) -> str:
+    text = str(exc)
+    if "UNIQUE" in text and "memories.id" in text:
+        return f"a memory with id {memory_id!r} already exists"
+    if "json_extract(reasoning" in text or "reasoning" in text:
+        return "reasoning.primary is required for a decision — explain WHY"
+    if "confidence" in text:
+        return "confidence must be between 0 and 1"
+    return f"the memory breaks a rule of the schema ({text})"
+
+
+def _conflict(memory_id: str, expected: int, actual: int) -> str:
+    return (
+        f"memory {memory_id} changed since you read it (you had version {expected}, it is now "
+        f"{actual}); reload it and apply your change again"
+    )

@@ -1,0 +1,31 @@
+"""What every part of the store shares: the store it belongs to, its connection, transactions."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
+
+import apsw
+
+if TYPE_CHECKING:
+    from .store import Store
+
+
+class Repository:
+    """One concept's rows (memories, links, …), reached as an attribute of a :class:`Store`.
+
+    It owns no connection: every statement runs on the calling thread's connection of the
+    store, inside the store's transactions; another concept is reached through the store.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    @property
+    def conn(self) -> apsw.Connection:
+        """The calling thread's connection of the store."""
+        return self._store.conn
+
+    def transaction(self) -> AbstractContextManager[Store]:
+        """The store's transaction (a savepoint when one is open already)."""
+        return self._store.transaction()
