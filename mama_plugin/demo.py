@@ -23,14 +23,16 @@ from .services.evolution import chain
 from .services.indexing import drain
 from .services.memories import record_outcome, save_checkpoint, save_decision, save_insight
 from .services.render import render
-from .services.retrieval import Embedder, search_by_context
+from .services.retrieval import EmbeddingModel, search_by_context
 from .storage import Store
 
 PROJECT = "/demo/checkout-service"
 QUESTION = "auth for a high-traffic service?"
 
 
-def run_demo(*, keep: bool = False, embedder: Embedder | None = None, assistant: Any = None) -> str:
+def run_demo(
+    *, keep: bool = False, embedder: EmbeddingModel | None = None, assistant: Any = None
+) -> str:
     """Play the story on a fresh temporary store and return the transcript.
 
     ``embedder`` adds semantic search; without one the demo searches by keywords only.
@@ -54,7 +56,7 @@ def run_demo(*, keep: bool = False, embedder: Embedder | None = None, assistant:
             shutil.rmtree(home, ignore_errors=True)
 
 
-def _story(store: Store, config: Config, embedder: Embedder | None) -> str:
+def _story(store: Store, config: Config, embedder: EmbeddingModel | None) -> str:
     out = [f"MAMA demo — a temporary store at {store.path}\n"]
     jwt = save_decision(store, PROJECT, {
         "topic": "auth_strategy",
@@ -163,7 +165,7 @@ def write_transcript(folder: Path) -> Path:
     return path
 
 
-def _what_claude_sees(store: Store, config: Config, embedder: Embedder | None) -> str:
+def _what_claude_sees(store: Store, config: Config, embedder: EmbeddingModel | None) -> str:
     from .hooks.runner import run
     from .schema import ObservePromptInput, TurnInput
     from .server.base import Env
@@ -195,7 +197,9 @@ def _what_claude_sees(store: Store, config: Config, embedder: Embedder | None) -
     return "\n".join(out)
 
 
-def _co_author(store: Store, config: Config, embedder: Embedder | None, assistant: Any) -> str:
+def _co_author(
+    store: Store, config: Config, embedder: EmbeddingModel | None, assistant: Any
+) -> str:
     """/mama-save with a draft, the save, the link MAMA proposes, its acceptance, the stats."""
     from .assist import suggest
     from .assist.draft import draft_narrative

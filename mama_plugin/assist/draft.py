@@ -68,9 +68,14 @@ class Draft:
         gen = self.generation
         timing = None
         if gen is not None and gen.outcome != "unavailable":
-            timing = {"outcome": gen.outcome, "attempts": gen.attempts, "load_s": gen.load_s,
-                      "first_token_s": gen.first_token_s, "total_s": gen.total_s,
-                      "tokens": gen.tokens}  # fmt: skip
+            timing = {
+                "outcome": gen.outcome,
+                "attempts": gen.attempts,
+                "load_s": gen.load_s,
+                "first_token_s": gen.first_token_s,
+                "total_s": gen.total_s,
+                "tokens": gen.tokens,
+            }
         return {
             "saved": False,
             "proposal": self.proposal,
@@ -152,8 +157,7 @@ def _merge(
         for a in drafted
         if grounded(f"{a.option} {a.rejected_because}", conversation)
     ]
-    dropped += [a.option for a in drafted
-                if a.option not in {x["option"] for x in m_alternatives}]  # fmt: skip
+    dropped += [a.option for a in drafted if a.option not in {x["option"] for x in m_alternatives}]
     m_concerns = keep(list(proposed.concerns)) if proposed else []
     m_steps = keep(list(proposed.next_steps)) if proposed else []
 
@@ -167,8 +171,11 @@ def _merge(
         candidates.sort(key=lambda c: -RANK[reason_quality(c[0])])  # stable: model first on ties
         primary, origin = candidates[0] if candidates else ("", "none")
         secondary = [c for c, _ in candidates[1:3]] + m_secondary
-        reasoning = {"primary": primary, "secondary": unique(secondary, drop=primary)[:3],
-                     "alternatives_considered": []}  # fmt: skip
+        reasoning = {
+            "primary": primary,
+            "secondary": unique(secondary, drop=primary)[:3],
+            "alternatives_considered": [],
+        }
         sources["reasoning"] = origin
     if not reasoning.get("alternatives_considered"):
         alternatives = unique(

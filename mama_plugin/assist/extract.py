@@ -141,8 +141,16 @@ def evidence_of(digest: Digest, *, mentioned: str = "") -> list[dict[str, str]]:
     for command in digest.commands:
         if command.failed or _TEST_COMMAND.search(command.command + " " + command.description):
             detail = f"{command.description} ({command.outcome})"
-            items.append((2, {"source": clip(command.command, 300), "kind": "command",
-                              "detail": detail.strip()}))  # fmt: skip
+            items.append(
+                (
+                    2,
+                    {
+                        "source": clip(command.command, 300),
+                        "kind": "command",
+                        "detail": detail.strip(),
+                    },
+                )
+            )
     seen: set[str] = set()
     evidence: list[dict[str, str]] = []
     for _, item in sorted(items, key=lambda pair: pair[0]):

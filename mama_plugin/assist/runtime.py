@@ -258,10 +258,15 @@ class Assistant:
                 contextlib.redirect_stderr(io.StringIO()),
             ):
                 llm = llama_cpp.Llama(
-                    model_path=str(path), n_ctx=self.config.settings.assist_ctx, n_threads=threads,
-                    n_threads_batch=threads, n_batch=256, n_ubatch=256, n_gpu_layers=0,
+                    model_path=str(path),
+                    n_ctx=self.config.settings.assist_ctx,
+                    n_threads=threads,
+                    n_threads_batch=threads,
+                    n_batch=256,
+                    n_ubatch=256,
+                    n_gpu_layers=0,
                     verbose=True,
-                )  # fmt: skip
+                )
         except AssistUnavailable as exc:
             self.problem = str(exc)
             raise
@@ -335,9 +340,13 @@ class Assistant:
         tokens: list[int] = []
         ending = "deadline"
         with GrammarSampler(
-            llm, grammar, temperature=0.2 if seed == 1 else 0.7, top_p=0.95, repeat_penalty=1.1,
+            llm,
+            grammar,
+            temperature=0.2 if seed == 1 else 0.7,
+            top_p=0.95,
+            repeat_penalty=1.1,
             seed=seed,
-        ) as sampler:  # fmt: skip
+        ) as sampler:
             if feed_prompt(llm, prompt, deadline):
                 while time.monotonic() < deadline:
                     token = sampler.sample()

@@ -104,9 +104,12 @@ class GrammarSampler:
         self._grammar = LlamaSampler()  # a chain holding only the grammar, which it frees
         try:
             self._chain.add_penalties(
-                n_vocab=self._n_vocab, penalty_last_n=llm.last_n_tokens_size,
-                penalty_repeat=repeat_penalty, penalty_freq=0.0, penalty_present=0.0,
-            )  # fmt: skip
+                n_vocab=self._n_vocab,
+                penalty_last_n=llm.last_n_tokens_size,
+                penalty_repeat=repeat_penalty,
+                penalty_freq=0.0,
+                penalty_present=0.0,
+            )
             self._chain.add_top_k(TOP_K)
             self._chain.add_typical(TYPICAL_P, 1)
             self._chain.add_top_p(top_p, 1)

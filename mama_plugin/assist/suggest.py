@@ -23,7 +23,7 @@ from ..relationships import normalise
 from ..schema.assist import LinkJudgement
 from ..services import vector_index
 from ..services.render import clip
-from ..services.retrieval import Embedder, retrieve
+from ..services.retrieval import EmbeddingModel, retrieve
 from ..storage import LinkRecord, MemoryRecord, Store, SuggestionRecord
 from ..storage.text import embedding_text
 from .draft import grounded
@@ -72,9 +72,12 @@ class Candidate:
 
 
 def candidates(
-    store: Store, memory: MemoryRecord, *, embedder: Embedder | None = None,
+    store: Store,
+    memory: MemoryRecord,
+    *,
+    embedder: EmbeddingModel | None = None,
     limit: int = MAX_PAIRS,
-) -> list[Candidate]:  # fmt: skip
+) -> list[Candidate]:
     """Memories of the same project worth judging against ``memory``, best first.
 
     Leaves out the memory itself, rolling checkpoints, memories already linked to it either
@@ -92,8 +95,9 @@ def candidates(
     vector = None
     if embedder is not None and vector_index.has_vectors(store):
         vector = embedder.embed([text])[0]  # once: for the search and for the similarity rule
-    for hit in retrieve(store, text, embedder=embedder, project=memory.project, k=SEARCH_DEPTH,
-                        query_vector=vector):  # fmt: skip
+    for hit in retrieve(
+        store, text, embedder=embedder, project=memory.project, k=SEARCH_DEPTH, query_vector=vector
+    ):
         add(hit.memory, "search", hit.relevance)
     if memory.topic and memory.topic != "checkpoint":
         for other in store.memories.by_topic(memory.topic, project=memory.project):
@@ -113,13 +117,18 @@ def candidates(
     judged = {b if a == memory.id else a for a, b in store.suggestions.judged_pairs([memory.id])}
     # An outcome is recorded as an insight linked outcome_of its decision: an event, not a
     # memory to link to again.
-    events = {ln.from_id for ln in store.links.among(found, direction="out")
-              if ln.relationship == "outcome_of"}  # fmt: skip
+    events = {
+        ln.from_id
+        for ln in store.links.among(found, direction="out")
+        if ln.relationship == "outcome_of"
+    }
     kept = [
-        c for c in found.values()
+        c
+        for c in found.values()
         if c.other.id not in {memory.id, *linked, *judged, *events}
-        and c.other.type in SUGGESTED_TYPES and not c.other.metadata.get("auto")
-    ]  # fmt: skip
+        and c.other.type in SUGGESTED_TYPES
+        and not c.other.metadata.get("auto")
+    ]
     # Rules first (they are the seeds' evidence of a relation), then search relevance.
     kept.sort(key=lambda c: (-sum(s != "search" for s in c.sources), -c.score))
     return kept[:limit]
@@ -136,15 +145,19 @@ class Verdict:
 
 
 def judge(
-    newer: MemoryRecord, older: MemoryRecord, sources: list[str], *,
+    newer: MemoryRecord,
+    older: MemoryRecord,
+    sources: list[str],
+    *,
     assistant: Assistant | None = None,
-) -> Verdict | None:  # fmt: skip
+) -> Verdict | None:
     """Judge one pair; None when nobody could (no model and no rule behind the pair)."""
     note = ""
     if assistant is not None:
         body = f"OLDER: {_describe(older)}\nNEWER: {_describe(newer)}"
-        result = assistant.generate(Prompt(INSTRUCTIONS, EXAMPLES, body), LinkJudgement,
-                                    max_tokens=JUDGE_TOKENS)  # fmt: skip
+        result = assistant.generate(
+            Prompt(INSTRUCTIONS, EXAMPLES, body), LinkJudgement, max_tokens=JUDGE_TOKENS
+        )
         verdict = result.value
         if verdict is not None and verdict.relationship != "none":
             if grounded(verdict.reason, body):
@@ -165,9 +178,13 @@ def judge(
 
 
 def suggest_for(
-    store: Store, memory_id: str, *, assistant: Assistant | None = None,
-    embedder: Embedder | None = None, limit: int = MAX_PAIRS,
-) -> list[SuggestionRecord]:  # fmt: skip
+    store: Store,
+    memory_id: str,
+    *,
+    assistant: Assistant | None = None,
+    embedder: EmbeddingModel | None = None,
+    limit: int = MAX_PAIRS,
+) -> list[SuggestionRecord]:
     """Find, judge and store suggestions for one memory; return the new pending ones."""
     memory = store.memories.get(memory_id)
     if memory is None or memory.type not in SUGGESTED_TYPES or memory.metadata.get("auto"):
@@ -186,19 +203,29 @@ def suggest_for(
             if store.memories.get(newer.id) is None or store.memories.get(older.id) is None:
                 continue  # deleted while the model was thinking
             record = store.suggestions.add(
-                memory.project, newer.id, older.id, verdict.relationship, verdict.reason,
-                judged_by=verdict.judged_by, sources=cand.sources, score=cand.score,
+                memory.project,
+                newer.id,
+                older.id,
+                verdict.relationship,
+                verdict.reason,
+                judged_by=verdict.judged_by,
+                sources=cand.sources,
+                score=cand.score,
                 status=status,
-            )  # fmt: skip
+            )
         if record is not None and record.status == "pending":
             made.append(record)
     return made
 
 
 def accept(
-    store: Store, suggestion_id: int, *, decided_by: str, relationship: str | None = None,
+    store: Store,
+    suggestion_id: int,
+    *,
+    decided_by: str,
+    relationship: str | None = None,
     reason: str | None = None,
-) -> tuple[SuggestionRecord, LinkRecord]:  # fmt: skip
+) -> tuple[SuggestionRecord, LinkRecord]:
     """Turn a pending suggestion into a link; return the verdict and the link.
 
     The link keeps the suggestion's relationship and reason unless new ones are given; its
@@ -210,14 +237,19 @@ def accept(
         current = store.suggestions.require(suggestion_id)
         if current.status != "pending":
             raise ValidationError([f"suggestion #{suggestion_id} was already {current.status}"])
-        edited = bool((relationship and normalise(relationship) != current.relationship)
-                      or (reason and reason.strip() != current.reason))  # fmt: skip
+        edited = bool(
+            (relationship and normalise(relationship) != current.relationship)
+            or (reason and reason.strip() != current.reason)
+        )
         author = "user" if edited else ("llm" if current.judged_by == "llm" else "system")
         link, _ = store.links.add(
-            current.from_id, current.to_id, relationship or current.relationship,
-            (reason or current.reason).strip(), created_by=author,
+            current.from_id,
+            current.to_id,
+            relationship or current.relationship,
+            (reason or current.reason).strip(),
+            created_by=author,
             context=f"accepted suggestion #{suggestion_id} ({', '.join(current.sources)})",
-        )  # fmt: skip
+        )
         decided = store.suggestions.decide(
             suggestion_id, "accepted", decided_by=decided_by, link_id=link.id
         )
@@ -253,29 +285,45 @@ def _rule_verdict(newer: MemoryRecord, older: MemoryRecord, sources: list[str]) 
     """What the rules alone can propose, with a reason made of the facts that fired them."""
     days = (newer.created_at - older.created_at) / 86_400_000
     minutes = round(days * 24 * 60)
-    gap = "minutes" if minutes < 2 else f"{minutes} minutes" if days < 1 / 24 else (
-        f"{days * 24:.0f} hours" if days < 1 else f"{days:.0f} days")  # fmt: skip
+    gap = (
+        "minutes"
+        if minutes < 2
+        else f"{minutes} minutes"
+        if days < 1 / 24
+        else (f"{days * 24:.0f} hours" if days < 1 else f"{days:.0f} days")
+    )
     same_topic = {"same_topic_15min", "same_topic_week"} & set(sources)
     if same_topic and older.status == "superseded":
         return None  # its successor carries the story on; a rule has nothing to add
     if same_topic and older.outcome_status == "FAILED":
         details = str(older.outcome.get("details") or "it failed")
-        return Verdict("addresses_failure_of",
-                       f"'{clip(older.content, 80)}' FAILED ({clip(details, 120)}), and "
-                       f"'{clip(newer.content, 80)}' was decided on the same topic "
-                       f"'{newer.topic}' {gap} later", "rules")  # fmt: skip
+        return Verdict(
+            "addresses_failure_of",
+            f"'{clip(older.content, 80)}' FAILED ({clip(details, 120)}), and "
+            f"'{clip(newer.content, 80)}' was decided on the same topic "
+            f"'{newer.topic}' {gap} later",
+            "rules",
+        )
     if same_topic and newer.type == older.type == "decision":
-        return Verdict("refines",
-                       f"Both decide '{newer.topic}', {gap} apart: '{clip(older.content, 80)}' "
-                       f"then '{clip(newer.content, 80)}'", "rules")  # fmt: skip
+        return Verdict(
+            "refines",
+            f"Both decide '{newer.topic}', {gap} apart: '{clip(older.content, 80)}' "
+            f"then '{clip(newer.content, 80)}'",
+            "rules",
+        )
     if same_topic:
-        return Verdict("relates_to",
-                       f"Both concern '{newer.topic}', {gap} apart: the {older.type} "
-                       f"'{clip(older.content, 80)}' and the {newer.type} "
-                       f"'{clip(newer.content, 80)}'", "rules")  # fmt: skip
+        return Verdict(
+            "relates_to",
+            f"Both concern '{newer.topic}', {gap} apart: the {older.type} "
+            f"'{clip(older.content, 80)}' and the {newer.type} "
+            f"'{clip(newer.content, 80)}'",
+            "rules",
+        )
     if "similar" in sources:
-        return Verdict("relates_to",
-                       f"Nearly the same subject (cosine ≥ {SIMILAR}): "
-                       f"'{clip(older.content, 80)}' and '{clip(newer.content, 80)}'",
-                       "rules")  # fmt: skip
+        return Verdict(
+            "relates_to",
+            f"Nearly the same subject (cosine ≥ {SIMILAR}): "
+            f"'{clip(older.content, 80)}' and '{clip(newer.content, 80)}'",
+            "rules",
+        )
     return None

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..services.retrieval import Embedder
+from ..services.retrieval import EmbeddingModel
 from . import latency, locomo
 from .report import retrieval_tables
 
@@ -18,7 +18,7 @@ TOKENIZER = "FTS5 porter + unicode61 (remove_diacritics 2), English stopwords re
 def retrieval(
     dataset: Path,
     audit: Path | None,
-    embedder: Embedder | None,
+    embedder: EmbeddingModel | None,
     *,
     depth: int = 50,
     progress: Callable[[str], None] | None = None,
@@ -79,7 +79,7 @@ def retrieval(
 
 def latency_run(
     sizes: list[int],
-    embedder: Embedder | None,
+    embedder: EmbeddingModel | None,
     *,
     queries: int = 200,
     progress: Callable[[str], None] | None = None,
@@ -92,8 +92,14 @@ def latency_run(
         rows.append(result)
         label = _label(n)
         data["sizes"][label] = result
-        for key in ("search_p50_ms", "search_p95_ms", "traverse5_p50_ms", "traverse5_p95_ms",
-                    "save_p50_ms", "save_p95_ms"):  # fmt: skip
+        for key in (
+            "search_p50_ms",
+            "search_p95_ms",
+            "traverse5_p50_ms",
+            "traverse5_p95_ms",
+            "save_p50_ms",
+            "save_p95_ms",
+        ):
             data[key.replace("traverse5", "traverse").replace("_ms", f"_ms_{label}")] = result[key]
         if progress:
             progress(f"{n} memories: built in {result['build_s']} s")

@@ -89,8 +89,9 @@ def draft_run(
                     kept += max(0, items - len(draft.dropped))
             primary[draft.sources.get("reasoning", "none")] += 1
         started = time.perf_counter()
-        verdict = assistant.generate(Prompt(INSTRUCTIONS, EXAMPLES, JUDGE_PAIR), LinkJudgement,
-                                     max_tokens=JUDGE_TOKENS)  # fmt: skip
+        verdict = assistant.generate(
+            Prompt(INSTRUCTIONS, EXAMPLES, JUDGE_PAIR), LinkJudgement, max_tokens=JUDGE_TOKENS
+        )
         judge.append(time.perf_counter() - started)
         outcomes[verdict.outcome] += 1
         assistant.close()
@@ -113,8 +114,11 @@ def draft_run(
         "model_items_kept_share": round(kept / (kept + dropped), 3) if kept + dropped else None,
         "primary_reason_from": dict(primary),
     }
-    ratio = (data["draft_s_median"] / data["extractor_only_s_median"]
-             if data["extractor_only_s_median"] else float("nan"))  # fmt: skip
+    ratio = (
+        data["draft_s_median"] / data["extractor_only_s_median"]
+        if data["extractor_only_s_median"]
+        else float("nan")
+    )
     lines = [
         f"Drafting with {name} ({data['threads']} threads), {len(cases)} recorded transcripts "
         f"× {runs} runs (medians)",
@@ -130,7 +134,7 @@ def draft_run(
         f"  schema-valid JSON        {outcomes['ok']}/{total} generations {dict(outcomes)}",
         f"  model items kept         {kept}/{kept + dropped} after grounding",
         f"  primary reason from      {dict(primary)}",
-    ]  # fmt: skip
+    ]
     return "\n".join(lines) + "\n", data
 
 

@@ -25,17 +25,25 @@ from typing import Any
 from ..config import Config
 from ..services import briefing, indexing
 from ..services.memories import record_outcome, save_decision
-from ..services.retrieval import Embedder
+from ..services.retrieval import EmbeddingModel
 from ..storage import Store
 from .latency import PROJECT, build, percentile
 from .startup import bare_python
 from .stdio import StdioServer
 from .synthetic import QUERIES
 
-UNRELATED = ("yes", "run the tests", "fix the typo in the README", "thanks, looks good",
-             "rename tmp to result in utils.py", "add a docstring to parse_date",
-             "commit this with a good message", "explain what a decorator is",
-             "format the code", "why is the sky blue?")  # fmt: skip
+UNRELATED = (
+    "yes",
+    "run the tests",
+    "fix the typo in the README",
+    "thanks, looks good",
+    "rename tmp to result in utils.py",
+    "add a docstring to parse_date",
+    "commit this with a good message",
+    "explain what a decorator is",
+    "format the code",
+    "why is the sky blue?",
+)
 TARGETS_MS = {"session_start": 150, "user_prompt_submit": 30, "stop": 50}
 LABELLED = Path(__file__).with_name("recall_prompts.json")
 
@@ -43,9 +51,14 @@ LABELLED = Path(__file__).with_name("recall_prompts.json")
 def _spawn_hook(event: dict[str, Any], env: dict[str, str]) -> tuple[float, str]:
     started = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "mama_plugin.hooks", "session-start"], input=json.dumps(event),
-        capture_output=True, text=True, env=env, check=True, timeout=60,
-    )  # fmt: skip
+        [sys.executable, "-m", "mama_plugin.hooks", "session-start"],
+        input=json.dumps(event),
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=60,
+    )
     elapsed = (time.perf_counter() - started) * 1000
     if not proc.stdout:
         return elapsed, ""
@@ -61,7 +74,7 @@ def _stats(values: list[float]) -> dict[str, float]:
     return {"p50": round(percentile(values, 50), 1), "p95": round(percentile(values, 95), 1)}
 
 
-def relevance_check(embedder: Embedder | None) -> dict[str, Any]:
+def relevance_check(embedder: EmbeddingModel | None) -> dict[str, Any]:
     """Recall and silence of the prompt-time bar on the labelled prompt set."""
     from ..services.recall import prompt_context
 
@@ -77,8 +90,10 @@ def relevance_check(embedder: Embedder | None) -> dict[str, Any]:
                 item["supersedes"] = ids[m["supersedes"]]
             ids.append(save_decision(store, "/labelled", item).memory.id)
             if "outcome" in m:
-                record_outcome(store, {"memory_id": ids[-1], "outcome": m["outcome"][0],
-                                           "details": m["outcome"][1]})  # fmt: skip
+                record_outcome(
+                    store,
+                    {"memory_id": ids[-1], "outcome": m["outcome"][0], "details": m["outcome"][1]},
+                )
         if embedder is not None:
             indexing.drain(store, embedder)
         config = Config(Path(home))
@@ -93,12 +108,16 @@ def relevance_check(embedder: Embedder | None) -> dict[str, Any]:
         unrelated = [p for p in data["prompts"] if not p[1]]
         recalled = sum(f", {t}, " in injected(p) for p, t in related)
         silent = sum(not injected(p) for p, _ in unrelated)
-    return {"related": len(related), "recalled": recalled, "unrelated": len(unrelated),
-            "silent": silent}  # fmt: skip
+    return {
+        "related": len(related),
+        "recalled": recalled,
+        "unrelated": len(unrelated),
+        "silent": silent,
+    }
 
 
 def hooks_run(
-    size: int, embedder: Embedder | None, *, runs: int = 30, progress: Any = None
+    size: int, embedder: EmbeddingModel | None, *, runs: int = 30, progress: Any = None
 ) -> tuple[str, dict[str, Any]]:
     """Measure the three hooks at ``size`` memories; return the report and its figures."""
     from ..demo import write_transcript
@@ -136,33 +155,47 @@ def hooks_run(
             prompts = [*QUERIES, *UNRELATED]
             prompt_ms, prompt_tokens = [], []
             for i in range(max(runs, len(prompts))):
-                ms, result = server.call("observe_prompt", {"prompt": prompts[i % len(prompts)],
-                                                            "session_id": "bench"})  # fmt: skip
+                ms, result = server.call(
+                    "observe_prompt", {"prompt": prompts[i % len(prompts)], "session_id": "bench"}
+                )
                 prompt_ms.append(ms)
                 prompt_tokens.append(briefing.estimate_tokens(_context(result)))
             transcript = write_transcript(Path(home))
             stop_ms = []
             for i in range(runs):
-                ms, _ = server.call("checkpoint_turn", {
-                    "session_id": "bench", "transcript_path": str(transcript), "cwd": PROJECT,
-                    "last_assistant_message": f"Turn {i}: load test holds. Next: failover.",
-                    "stop_hook_active": "false"})  # fmt: skip
+                ms, _ = server.call(
+                    "checkpoint_turn",
+                    {
+                        "session_id": "bench",
+                        "transcript_path": str(transcript),
+                        "cwd": PROJECT,
+                        "last_assistant_message": f"Turn {i}: load test holds. Next: failover.",
+                        "stop_hook_active": "false",
+                    },
+                )
                 stop_ms.append(ms)
         finally:
             server.close()
     silent_share = sum(1 for t in prompt_tokens if t == 0) / len(prompt_tokens)
     data: dict[str, Any] = {
-        "memories": size, "runs": runs, "embedder": embedder.name if embedder else None,
+        "memories": size,
+        "runs": runs,
+        "embedder": embedder.name if embedder else None,
         "model_warm": warm,
-        "session_start_cached_ms": _stats(cached), "session_start_rendered_ms": _stats(cold),
-        "bare_python_ms": _stats(bare), "user_prompt_submit_ms": _stats(prompt_ms),
+        "session_start_cached_ms": _stats(cached),
+        "session_start_rendered_ms": _stats(cold),
+        "bare_python_ms": _stats(bare),
+        "user_prompt_submit_ms": _stats(prompt_ms),
         "stop_ms": _stats(stop_ms),
         "tokens_session_start": tokens,
-        "tokens_per_prompt": {"median": percentile(prompt_tokens, 50),
-                              "p95": percentile(prompt_tokens, 95),
-                              "silent_share": round(silent_share, 2)},
-        "relevance": relevance_check(embedder), "targets_p95_ms": TARGETS_MS,
-    }  # fmt: skip
+        "tokens_per_prompt": {
+            "median": percentile(prompt_tokens, 50),
+            "p95": percentile(prompt_tokens, 95),
+            "silent_share": round(silent_share, 2),
+        },
+        "relevance": relevance_check(embedder),
+        "targets_p95_ms": TARGETS_MS,
+    }
     return _report(data), data
 
 

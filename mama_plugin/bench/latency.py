@@ -19,7 +19,7 @@ from typing import Any
 from ..config import Config
 from ..services.graph import traverse
 from ..services.memories import record_outcome, save_checkpoint, save_decision
-from ..services.retrieval import Embedder, search_by_context
+from ..services.retrieval import EmbeddingModel, search_by_context
 from ..storage import Store
 from .synthetic import QUERIES, generate
 
@@ -37,7 +37,7 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-def build(store: Store, n: int, embedder: Embedder | None) -> list[str]:
+def build(store: Store, n: int, embedder: EmbeddingModel | None) -> list[str]:
     """Save ``n`` synthetic memories (with links and outcomes) and give every one a vector."""
     ids: list[str] = []
     with store.transaction():
@@ -53,19 +53,30 @@ def build(store: Store, n: int, embedder: Embedder | None) -> list[str]:
             if item.supersedes is not None:
                 data["supersedes"] = ids[item.supersedes]
             if item.relates_to is not None:
-                data["links"] = [{"to_id": ids[item.relates_to], "relationship": "relates_to",
-                                  "reason": "same service, shared failure mode"}]  # fmt: skip
+                data["links"] = [
+                    {
+                        "to_id": ids[item.relates_to],
+                        "relationship": "relates_to",
+                        "reason": "same service, shared failure mode",
+                    }
+                ]
             memory_id = save_decision(store, PROJECT, data).memory.id
             ids.append(memory_id)
             if item.outcome:
-                record_outcome(store, {"memory_id": memory_id, "outcome": item.outcome[0],
-                                       "details": item.outcome[1]})  # fmt: skip
+                record_outcome(
+                    store,
+                    {
+                        "memory_id": memory_id,
+                        "outcome": item.outcome[0],
+                        "details": item.outcome[1],
+                    },
+                )
     if embedder is not None:
         _fill_vectors(store, embedder)
     return ids
 
 
-def _fill_vectors(store: Store, embedder: Embedder) -> None:
+def _fill_vectors(store: Store, embedder: EmbeddingModel) -> None:
     store.vectors.check_model(embedder.name, embedder.dim)
     rng = random.Random(11)
     pending = store.vectors.pending(1_000_000)
@@ -92,7 +103,7 @@ def _timed(fn: Callable[[], object], runs: int) -> list[float]:
     return out
 
 
-def measure(n: int, embedder: Embedder | None, *, queries: int = 200) -> dict[str, Any]:
+def measure(n: int, embedder: EmbeddingModel | None, *, queries: int = 200) -> dict[str, Any]:
     """Build a store of ``n`` memories and time search, traversal and save on it."""
     with tempfile.TemporaryDirectory(prefix="mama-latency-") as tmp:
         home = Path(tmp)
@@ -112,11 +123,21 @@ def measure(n: int, embedder: Embedder | None, *, queries: int = 200) -> dict[st
                 )
 
             def one_save() -> object:
-                link = {"to_id": rng.choice(ids), "relationship": "relates_to",
-                        "reason": "shares the cache tier"}  # fmt: skip
-                return save_decision(store, PROJECT, {
-                    "topic": "bench_save", "decision": "Use Redis for the bench cache",
-                    "reasoning": "p99 4 ms at 10K req/s", "links": [link]})  # fmt: skip
+                link = {
+                    "to_id": rng.choice(ids),
+                    "relationship": "relates_to",
+                    "reason": "shares the cache tier",
+                }
+                return save_decision(
+                    store,
+                    PROJECT,
+                    {
+                        "topic": "bench_save",
+                        "decision": "Use Redis for the bench cache",
+                        "reasoning": "p99 4 ms at 10K req/s",
+                        "links": [link],
+                    },
+                )
 
             search = _timed(one_search, queries)
             starts = iter(rng.sample(ids, min(queries, len(ids))))
@@ -139,7 +160,7 @@ def measure(n: int, embedder: Embedder | None, *, queries: int = 200) -> dict[st
     }
 
 
-def embedding_rate(embedder: Embedder, *, texts: int = 500, runs: int = 3) -> float:
+def embedding_rate(embedder: EmbeddingModel, *, texts: int = 500, runs: int = 3) -> float:
     """Short texts embedded per second (median of ``runs``), batched as the indexer does."""
     sample = [f"{q} — variant {i}" for i, q in enumerate(QUERIES * (texts // len(QUERIES) + 1))][
         :texts

@@ -24,7 +24,7 @@ from ..config import Config
 from ..errors import MamaError
 from ..services.indexing import drain
 from ..services.memories import save_context
-from ..services.retrieval import Embedder, search_by_context
+from ..services.retrieval import EmbeddingModel, search_by_context
 from ..storage import Store
 from . import metrics
 
@@ -158,7 +158,7 @@ class Run:
 
 def run(
     conversations: list[Conversation],
-    embedder: Embedder | None,
+    embedder: EmbeddingModel | None,
     *,
     depth: int = 50,
     systems: Sequence[str] = tuple(SYSTEMS),

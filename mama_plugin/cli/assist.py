@@ -39,18 +39,34 @@ def cmd_draft(args: argparse.Namespace) -> int:
     from ..transcript import Digest, read_transcript
 
     if args.transcript and not os.path.isfile(args.transcript):
-        raise MamaError(f"no transcript at {args.transcript!r}: pass a Claude Code session's "
-                        "JSONL (~/.claude/projects/<project>/<session>.jsonl)")  # fmt: skip
-    request = parse(DraftRequest, {"decision": args.decision, "topic": args.topic or "",
-                                   "context": args.context or "", "draft": True})  # fmt: skip
+        raise MamaError(
+            f"no transcript at {args.transcript!r}: pass a Claude Code session's "
+            "JSONL (~/.claude/projects/<project>/<session>.jsonl)"
+        )
+    request = parse(
+        DraftRequest,
+        {
+            "decision": args.decision,
+            "topic": args.topic or "",
+            "context": args.context or "",
+            "draft": True,
+        },
+    )
     digest = read_transcript(args.transcript) if args.transcript else Digest()
     draft = draft_narrative(request, digest, assistant=optional_assistant(args))
     if args.json:
         print_json(draft.as_data())
         return 0
-    print(render("draft.md.j2", p=draft.proposal, sources=draft.sources, model=draft.model,
-                 dropped=draft.dropped,
-                 proposal_json=json.dumps(draft.proposal, ensure_ascii=False)).strip())  # fmt: skip
+    print(
+        render(
+            "draft.md.j2",
+            p=draft.proposal,
+            sources=draft.sources,
+            model=draft.model,
+            dropped=draft.dropped,
+            proposal_json=json.dumps(draft.proposal, ensure_ascii=False),
+        ).strip()
+    )
     return 0
 
 
@@ -84,11 +100,16 @@ def cmd_links(args: argparse.Namespace) -> int:
                 print(f"Rejected suggestion #{record.id}; it will not be proposed again.")
                 return 0
             record, link = suggest.accept(
-                store, number, decided_by="user", relationship=args.relationship,
+                store,
+                number,
+                decided_by="user",
+                relationship=args.relationship,
                 reason=args.reason,
-            )  # fmt: skip
-            print(f"Linked {link.from_id} --{link.relationship}--> {link.to_id} "
-                  f"(link #{link.id}, reason by {link.created_by}): {link.reason}")  # fmt: skip
+            )
+            print(
+                f"Linked {link.from_id} --{link.relationship}--> {link.to_id} "
+                f"(link #{link.id}, reason by {link.created_by}): {link.reason}"
+            )
             return 0
         project = project_of(args)
         if args.action == "suggest":
@@ -96,8 +117,12 @@ def cmd_links(args: argparse.Namespace) -> int:
                 raise MamaError("links suggest needs a memory id (see `mama search`)")
             memory = store.memories.require(args.target)
             project = memory.project
-            made = suggest.suggest_for(store, memory.id, assistant=optional_assistant(args),
-                                       embedder=_embedder(args.config))  # fmt: skip
+            made = suggest.suggest_for(
+                store,
+                memory.id,
+                assistant=optional_assistant(args),
+                embedder=_embedder(args.config),
+            )
             print(f"Judged candidates for {memory.id}: {len(made)} new suggestion(s).")
         status = None if args.all else "pending"
         rows = store.suggestions.of_project(project, status=status, limit=args.limit)
@@ -105,18 +130,25 @@ def cmd_links(args: argparse.Namespace) -> int:
             print_json([r.as_dict() for r in rows])
             return 0
         if not rows:
-            print("No pending link suggestions in this project." if status else
-                  "No link suggestions in this project.")  # fmt: skip
+            print(
+                "No pending link suggestions in this project."
+                if status
+                else "No link suggestions in this project."
+            )
             return 0
         found = store.memories.get_many([i for r in rows for i in (r.from_id, r.to_id)])
         for r in rows:
             newer, older = found.get(r.from_id), found.get(r.to_id)
-            print(f"#{r.id} [{r.status}] {r.from_id} --{r.relationship}--> {r.to_id} "
-                  f"(judged by {r.judged_by}; {', '.join(r.sources)})")  # fmt: skip
+            print(
+                f"#{r.id} [{r.status}] {r.from_id} --{r.relationship}--> {r.to_id} "
+                f"(judged by {r.judged_by}; {', '.join(r.sources)})"
+            )
             if r.reason:
                 print(f"    why: {r.reason}")
-            print(f"    newer: {newer.content if newer else '?'}\n    older: "
-                  f"{older.content if older else '?'}")  # fmt: skip
+            print(
+                f"    newer: {newer.content if newer else '?'}\n    older: "
+                f"{older.content if older else '?'}"
+            )
     return 0
 
 

@@ -65,8 +65,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
             raise MamaError("bench retrieval needs --dataset PATH (LoCoMo-10's locomo10.json)")
         dataset = Path(args.dataset)
         audit = Path(args.audit) if args.audit else dataset.with_name("locomo_audit_errors.json")
-        text, data = commands.retrieval(dataset, audit if audit.is_file() else None, embedder,
-                                        depth=args.depth, progress=progress)  # fmt: skip
+        text, data = commands.retrieval(
+            dataset,
+            audit if audit.is_file() else None,
+            embedder,
+            depth=args.depth,
+            progress=progress,
+        )
     else:
         sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
         text, data = commands.latency_run(sizes, embedder, queries=args.queries, progress=progress)

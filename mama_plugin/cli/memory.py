@@ -61,8 +61,13 @@ def cmd_show(args: argparse.Namespace) -> int:
         links = store.links.of(memory.id)
         successor = current_of(store, memory.id) if memory.status == "superseded" else None
         if args.json:
-            print_json({"memory": memory.as_dict(), "links": [ln.as_dict() for ln in links],
-                         "current": successor.id if successor else memory.id})  # fmt: skip
+            print_json(
+                {
+                    "memory": memory.as_dict(),
+                    "links": [ln.as_dict() for ln in links],
+                    "current": successor.id if successor else memory.id,
+                }
+            )
             return 0
         print(render("memory.md.j2", m=memory, links=links, successor=successor), end="")
     return 0
@@ -82,8 +87,9 @@ def cmd_search(args: argparse.Namespace) -> int:
     embedder = optional_embedder(args, without="searching by keywords")
     project = None if args.all_projects else project_of(args)
     with open_store(args) as store:
-        result = search_by_context(store, args.text, embedder=embedder, project=project,
-                                   k=args.limit, record_usage=False)  # fmt: skip
+        result = search_by_context(
+            store, args.text, embedder=embedder, project=project, k=args.limit, record_usage=False
+        )
     if args.json:
         print_json(result.as_dict())
         return 0

@@ -19,14 +19,28 @@ MARKER = "<!-- mama-alias: written by the MAMA plugin; `mama commands remove` de
 SERVER = "mcp__plugin_mama_mama__"
 ALIASES: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
     # alias: (plugin command, description, argument hint, MCP tools it may call)
-    "mama-resume": ("resume", "Resume where the last session stopped (MAMA checkpoint)",
-                    "[checkpoint id]", ("load_checkpoint", "load_context", "search_by_context")),
-    "mama-save": ("save", "Save the current decision or checkpoint with its full story (MAMA)",
-                  "[what to save]", ("save_decision", "save_checkpoint", "evolve_supersede",
-                                     "search_by_context", "search_by_topic", "suggest_links",
-                                     "evolve_link")),
+    "mama-resume": (
+        "resume",
+        "Resume where the last session stopped (MAMA checkpoint)",
+        "[checkpoint id]",
+        ("load_checkpoint", "load_context", "search_by_context"),
+    ),
+    "mama-save": (
+        "save",
+        "Save the current decision or checkpoint with its full story (MAMA)",
+        "[what to save]",
+        (
+            "save_decision",
+            "save_checkpoint",
+            "evolve_supersede",
+            "search_by_context",
+            "search_by_topic",
+            "suggest_links",
+            "evolve_link",
+        ),
+    ),
     "mama-configure": ("configure", "Show or change MAMA's settings", "[key value]", ()),
-}  # fmt: skip
+}
 
 
 def commands_dir() -> Path:

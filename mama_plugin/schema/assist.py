@@ -36,9 +36,15 @@ class DraftedNarrative(Strict):
 
 
 Relationship = Literal[
-    "supersedes", "refines", "implements", "addresses_failure_of", "motivated_by",
-    "depends_on", "challenges", "none",
-]  # fmt: skip
+    "supersedes",
+    "refines",
+    "implements",
+    "addresses_failure_of",
+    "motivated_by",
+    "depends_on",
+    "challenges",
+    "none",
+]
 
 
 class LinkJudgement(Strict):
@@ -55,9 +61,12 @@ class DraftRequest(DecisionInput):
     reasoning: Reasoning | None = None  # type: ignore[assignment]
     transcript_path: Annotated[
         str,
-        Field(max_length=4096, description="Transcript to take evidence from (default: this "
-              "session's, as the hooks reported it)."),
-    ] = ""  # fmt: skip
+        Field(
+            max_length=4096,
+            description="Transcript to take evidence from (default: this "
+            "session's, as the hooks reported it).",
+        ),
+    ] = ""
 
     @model_validator(mode="after")
     def _is_draft(self) -> DraftRequest:
@@ -71,9 +80,11 @@ class SuggestLinksInput(Strict):
 
     memory_id: Annotated[
         MemoryId | None,
-        Field(description="Find links for this memory now (runs the judge; may take seconds). "
-              "Omit to list the project's pending suggestions."),
-    ] = None  # fmt: skip
+        Field(
+            description="Find links for this memory now (runs the judge; may take seconds). "
+            "Omit to list the project's pending suggestions."
+        ),
+    ] = None
     limit: Annotated[int, Field(ge=1, le=50)] = 10
 
 
@@ -87,9 +98,11 @@ class EvolveLinkInput(Strict):
     ] = None
     reason: Annotated[
         str | None,
-        Field(max_length=ITEM_MAX, description="Accept with this reason instead (one sentence "
-              "with a concrete fact)."),
-    ] = None  # fmt: skip
+        Field(
+            max_length=ITEM_MAX,
+            description="Accept with this reason instead (one sentence with a concrete fact).",
+        ),
+    ] = None
 
     @model_validator(mode="before")
     @classmethod

@@ -33,9 +33,13 @@ def do_draft_decision(env: Env, args: DraftRequest) -> Answer:
     draft = draft_narrative(args, digest, assistant=env.assistant)
     data = draft.as_data()
     text = render(
-        "draft.md.j2", p=draft.proposal, sources=draft.sources, model=draft.model,
-        dropped=draft.dropped, proposal_json=json.dumps(draft.proposal, ensure_ascii=False),
-    ).strip()  # fmt: skip
+        "draft.md.j2",
+        p=draft.proposal,
+        sources=draft.sources,
+        model=draft.model,
+        dropped=draft.dropped,
+        proposal_json=json.dumps(draft.proposal, ensure_ascii=False),
+    ).strip()
     return Answer(text, data | {"transcript": path or None, "transcript_wait_s": round(waited, 3)})
 
 
@@ -45,9 +49,12 @@ def do_suggest_links(env: Env, args: SuggestLinksInput) -> Answer:
     if args.memory_id is not None:
         env.store.memories.require(args.memory_id)
         made = suggest.suggest_for(
-            env.store, args.memory_id, assistant=env.assistant, embedder=env.embedder,
+            env.store,
+            args.memory_id,
+            assistant=env.assistant,
+            embedder=env.embedder,
             limit=min(args.limit, suggest.MAX_PAIRS),
-        )  # fmt: skip
+        )
         note = f"Judged candidates for {args.memory_id}: {len(made)} new suggestion(s).\n"
     with env.store.snapshot():
         pending = env.store.suggestions.of_project(
@@ -70,15 +77,22 @@ def do_evolve_link(env: Env, args: EvolveLinkInput) -> Answer:
     """Accept a suggestion (it becomes a link) or reject it (never proposed again)."""
     if args.verdict == "reject":
         record = suggest.reject(env.store, args.suggestion_id, decided_by="claude")
-        return Answer(f"Rejected suggestion #{record.id}; it will not be proposed again.",
-                      {"suggestion": record.as_dict(), "link": None})  # fmt: skip
+        return Answer(
+            f"Rejected suggestion #{record.id}; it will not be proposed again.",
+            {"suggestion": record.as_dict(), "link": None},
+        )
     record, link = suggest.accept(
-        env.store, args.suggestion_id, decided_by="claude",
-        relationship=args.relationship, reason=args.reason,
-    )  # fmt: skip
+        env.store,
+        args.suggestion_id,
+        decided_by="claude",
+        relationship=args.relationship,
+        reason=args.reason,
+    )
     env.session.brief_stale(env.project)
-    text = (f"Linked {link.from_id} --{link.relationship}--> {link.to_id} "
-            f"(link #{link.id}, reason by {link.created_by}): {link.reason}")  # fmt: skip
+    text = (
+        f"Linked {link.from_id} --{link.relationship}--> {link.to_id} "
+        f"(link #{link.id}, reason by {link.created_by}): {link.reason}"
+    )
     return Answer(text, {"suggestion": record.as_dict(), "link": link.as_dict()})
 
 

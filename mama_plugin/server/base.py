@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..config import Config
-from ..services.retrieval import Embedder
+from ..services.retrieval import EmbeddingModel
 from ..storage import Store
 from ..transcript import Reader
 from .queues import Handoff
@@ -61,7 +61,7 @@ class Env:
 
     store: Store
     project: str
-    embedder: Embedder | None = None
+    embedder: EmbeddingModel | None = None
     observe: Callable[[str], tuple[str | None, list[str]]] = field(
         default=lambda prompt: (None, [])
     )

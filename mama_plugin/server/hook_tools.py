@@ -61,15 +61,22 @@ def do_checkpoint_turn(env: Env, args: TurnInput) -> Answer:
         return Answer(SILENT, {"checkpoint": None})
     digest = env.session.reader(args.transcript_path).read() if args.transcript_path else Digest()
     saved = autosave.checkpoint_turn(
-        env.store, env.project, session_id=args.session_id, digest=digest,
-        last_message=args.last_assistant_message, cwd=args.cwd,
+        env.store,
+        env.project,
+        session_id=args.session_id,
+        digest=digest,
+        last_message=args.last_assistant_message,
+        cwd=args.cwd,
         request=env.session.prompts.get(args.session_id, ""),
-    )  # fmt: skip
+    )
     env.session.brief_stale(env.project)  # re-rendered in the background
     data = {"checkpoint": saved.id if saved else None}
     if mode == "ask" and not args.continuing and digest.changed():
-        written = [m for m in env.store.memories.of_session(args.session_id, type="checkpoint")
-                   if not m.metadata.get("auto")]  # fmt: skip
+        written = [
+            m
+            for m in env.store.memories.of_session(args.session_id, type="checkpoint")
+            if not m.metadata.get("auto")
+        ]
         if not written:
             return Answer(json.dumps({"decision": "block", "reason": ASK_REASON}), data)
     return Answer(SILENT, data)

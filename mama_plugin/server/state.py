@@ -70,8 +70,16 @@ class State:
             self.config = fresh
             for problem in fresh.problems:
                 log.error("%s — fix it with `mama config set`", problem)
-        return Env(self.store, self.project, self.embedder, self.observe, self.config,
-                   self.session, lambda: self.assistant, call_id)  # fmt: skip
+        return Env(
+            self.store,
+            self.project,
+            self.embedder,
+            self.observe,
+            self.config,
+            self.session,
+            lambda: self.assistant,
+            call_id,
+        )
 
     def observe(self, prompt: str) -> tuple[str | None, list[str]]:
         """Detect the prompt's context and grow the tool list for it; return both."""

@@ -55,10 +55,16 @@ def checkpoint_turn(
             if all(getattr(old, k) == v for k, v in layers.items()):
                 return old
             return store.memories.update(old.id, expected_version=old.version, **layers)[0]
-        return store.memories.insert(NewMemory(
-            type="checkpoint", project=project, topic="checkpoint", tags=[TAG],
-            session_id=session_id, **layers,
-        ))[0]  # fmt: skip
+        return store.memories.insert(
+            NewMemory(
+                type="checkpoint",
+                project=project,
+                topic="checkpoint",
+                tags=[TAG],
+                session_id=session_id,
+                **layers,
+            )
+        )[0]
 
 
 def _layers(
@@ -78,19 +84,29 @@ def _layers(
         done.append("Ran " + "; ".join(clip(c.description or c.command, 120) for c in ran[-4:]))
     open_tasks = digest.open_tasks()
     next_steps = [
-        {"step": clip(t.subject, MAX_TEXT),
-         "priority": "HIGH" if t.status == "in_progress" else "MEDIUM",
-         "context": "in progress" if t.status == "in_progress" else ""}
+        {
+            "step": clip(t.subject, MAX_TEXT),
+            "priority": "HIGH" if t.status == "in_progress" else "MEDIUM",
+            "context": "in progress" if t.status == "in_progress" else "",
+        }
         for t in open_tasks
-    ] + [{"step": clip(s, MAX_TEXT), "priority": "MEDIUM", "context": "from Claude's last message"}
-         for s in sentences if NEXT.match(s)]  # fmt: skip
+    ] + [
+        {"step": clip(s, MAX_TEXT), "priority": "MEDIUM", "context": "from Claude's last message"}
+        for s in sentences
+        if NEXT.match(s)
+    ]
     concerns = [clip(c.failure(), MAX_TEXT) for c in digest.commands[-MAX_ITEMS:] if c.failed] + [
         clip(s, MAX_TEXT) for s in sentences if TENSION.search(s) and not NEXT.match(s)
     ]
     evidence = [{"source": t.cite(cwd), "kind": "file", "detail": t.action} for t in changed]
-    evidence += [{"source": clip(c.command, 300), "kind": "command",
-                  "detail": c.description + (f" ({c.outcome})" if c.failed else "")}
-                 for c in digest.commands[-4:]]  # fmt: skip
+    evidence += [
+        {
+            "source": clip(c.command, 300),
+            "kind": "command",
+            "detail": c.description + (f" ({c.outcome})" if c.failed else ""),
+        }
+        for c in digest.commands[-4:]
+    ]
     return {
         "content": summary,
         "continuity": {

@@ -39,8 +39,14 @@ DAY_MS = 86_400_000
 def ago(ms: int, now: int) -> str:
     """How long ago ``ms`` was, in the largest sensible unit ("3 weeks ago")."""
     seconds = max(0, (now - ms) // 1000)
-    for unit, size in (("year", 31_536_000), ("month", 2_592_000), ("week", 604_800),
-                       ("day", 86_400), ("hour", 3_600), ("minute", 60)):  # fmt: skip
+    for unit, size in (
+        ("year", 31_536_000),
+        ("month", 2_592_000),
+        ("week", 604_800),
+        ("day", 86_400),
+        ("hour", 3_600),
+        ("minute", 60),
+    ):
         if seconds >= size:
             n = seconds // size
             return f"{n} {unit}{'s' if n > 1 else ''} ago"
@@ -58,8 +64,11 @@ def gather(store: Store, project: str, *, followup_days: int, now: int) -> dict[
     checkpoint, since = resume_point(store, project)
     ids: list[str] = []
     if checkpoint is not None:
-        ids += [ln.to_id for ln in store.links.of(checkpoint.id, direction="out")
-                if ln.relationship == "implements"]  # fmt: skip
+        ids += [
+            ln.to_id
+            for ln in store.links.of(checkpoint.id, direction="out")
+            if ln.relationship == "implements"
+        ]
         ids += [str(i) for i in checkpoint.metadata.get("decisions") or []]
     if not ids:
         ids = [m.id for m in store.memories.latest(project=project, type="decision", limit=3)]
@@ -77,9 +86,16 @@ def gather(store: Store, project: str, *, followup_days: int, now: int) -> dict[
     proposed, proposed_total = pending_links(store, project, limit=3)
     if checkpoint is None and not decisions and not waiting and not proposed:
         return None
-    return {"cp": checkpoint, "since": since, "decisions": decisions, "waiting": waiting,
-            "waiting_total": waiting_total, "followup_days": followup_days,
-            "proposed": proposed, "proposed_total": proposed_total}  # fmt: skip
+    return {
+        "cp": checkpoint,
+        "since": since,
+        "decisions": decisions,
+        "waiting": waiting,
+        "waiting_total": waiting_total,
+        "followup_days": followup_days,
+        "proposed": proposed,
+        "proposed_total": proposed_total,
+    }
 
 
 def pending_links(store: Store, project: str, *, limit: int) -> tuple[list[dict[str, Any]], int]:
@@ -91,8 +107,11 @@ def pending_links(store: Store, project: str, *, limit: int) -> tuple[list[dict[
     found = store.suggestions.of_project(project, status="pending", limit=limit)
     total = store.suggestions.counts(project)["pending"]
     memories = store.memories.get_many([i for s in found for i in (s.from_id, s.to_id)])
-    shown = [{"s": s, "a": memories[s.from_id], "b": memories[s.to_id]}
-             for s in found if s.from_id in memories and s.to_id in memories]  # fmt: skip
+    shown = [
+        {"s": s, "a": memories[s.from_id], "b": memories[s.to_id]}
+        for s in found
+        if s.from_id in memories and s.to_id in memories
+    ]
     return shown, total
 
 
@@ -113,8 +132,11 @@ def resume_point(store: Store, project: str) -> tuple[MemoryRecord | None, Memor
 
 def predecessors(store: Store, memory: MemoryRecord) -> list[MemoryRecord]:
     """The decisions ``memory`` superseded, most recent first (the story behind it)."""
-    ids = [ln.to_id for ln in store.links.of(memory.id, direction="out")
-           if ln.relationship == "supersedes"]  # fmt: skip
+    ids = [
+        ln.to_id
+        for ln in store.links.of(memory.id, direction="out")
+        if ln.relationship == "supersedes"
+    ]
     return sorted(store.memories.get_many(ids).values(), key=lambda m: -m.created_at)[:2]
 
 

@@ -81,8 +81,17 @@ def traverse(
         raise ValueError("direction must be forward, backward or both")
     cats = tuple(sorted(set(categories))) if categories is not None else CATEGORIES
     now = now if now is not None else now_ms()
-    key = (store.meta("links_version"), start, cats, direction, max_depth, min_confidence,
-           since, until, now // 60_000)  # fmt: skip
+    key = (
+        store.meta("links_version"),
+        start,
+        cats,
+        direction,
+        max_depth,
+        min_confidence,
+        since,
+        until,
+        now // 60_000,
+    )
     with _guard:
         cache = _caches.setdefault(store, OrderedDict())
         cached = cache.get(key)

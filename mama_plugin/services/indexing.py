@@ -7,11 +7,11 @@ and ``mama reindex`` drains it (or rebuilds every vector for a new model) on dem
 from __future__ import annotations
 
 from ..storage import Store
-from .retrieval import Embedder
+from .retrieval import EmbeddingModel
 
 
 def drain(
-    store: Store, embedder: Embedder, *, batch_size: int = 64, limit: int | None = None
+    store: Store, embedder: EmbeddingModel, *, batch_size: int = 64, limit: int | None = None
 ) -> int:
     """Embed queued memories in batches until the queue is empty (or ``limit``); return how many."""
     store.vectors.check_model(embedder.name, embedder.dim)
@@ -25,7 +25,7 @@ def drain(
     return done
 
 
-def embed_batch(store: Store, embedder: Embedder, size: int) -> int:
+def embed_batch(store: Store, embedder: EmbeddingModel, size: int) -> int:
     """Embed up to ``size`` queued memories; return how many (0: the queue is empty).
 
     The caller checks the model first (:func:`vectors.check_model`): a batch does not.
@@ -37,7 +37,7 @@ def embed_batch(store: Store, embedder: Embedder, size: int) -> int:
     return len(batch)
 
 
-def reindex(store: Store, embedder: Embedder, *, batch_size: int = 64) -> int:
+def reindex(store: Store, embedder: EmbeddingModel, *, batch_size: int = 64) -> int:
     """Re-embed every memory; a different model or dimension replaces the whole index."""
     name, dim = store.vectors.recorded_model()
     if name != embedder.name or dim != embedder.dim or name is None:

@@ -33,7 +33,7 @@ from . import vector_index
 from .briefing import predecessors
 from .evolution import current_of
 from .render import clip, render
-from .retrieval import Embedder
+from .retrieval import EmbeddingModel
 
 # Calibrated on mama_plugin/bench/recall_prompts.json (see `mama bench hooks`).
 COSINE_BAR = 0.5
@@ -91,7 +91,7 @@ def recall(
     prompt: str,
     *,
     project: str,
-    embedder: Embedder | None = None,
+    embedder: EmbeddingModel | None = None,
     max_hits: int = MAX_HITS,
     cosine_bar: float = COSINE_BAR,
 ) -> Recall:
@@ -112,8 +112,13 @@ def recall(
     for seq, memory in store.memories.get_by_seq([*seqs, *cosines]).items():
         if memory.type == "checkpoint":  # where work stood is for session start, not prompts
             continue
-        text = " ".join([memory.topic.replace("_", " "), memory.content,
-                         str(memory.reasoning.get("primary") or "")])  # fmt: skip
+        text = " ".join(
+            [
+                memory.topic.replace("_", " "),
+                memory.content,
+                str(memory.reasoning.get("primary") or ""),
+            ]
+        )
         have = {stem(w) for w in content_words(text)}
         matched = [w for s, w in stems.items() if s in have]
         coverage = len(matched) / len(words)
@@ -160,12 +165,16 @@ def as_data(hit: Hit, *, short: bool = False) -> dict[str, Any]:
     limit = 120 if short else 300
     m, head = hit.memory, hit.current
     return _excerpt(m, limit) | {
-        "type": m.type, "topic": m.topic, "status": m.status, "created_at": m.created_at,
+        "type": m.type,
+        "topic": m.topic,
+        "status": m.status,
+        "created_at": m.created_at,
         "current": None if head.id == m.id else _excerpt(head, limit),
         "replaced": None if hit.replaced is None else _excerpt(hit.replaced, limit),
         "cosine": None if hit.cosine is None else round(hit.cosine, 3),
-        "coverage": round(hit.coverage, 3), "matched": hit.matched,
-    }  # fmt: skip
+        "coverage": round(hit.coverage, 3),
+        "matched": hit.matched,
+    }
 
 
 def prompt_context(
@@ -175,7 +184,7 @@ def prompt_context(
     project: str,
     budget: int,
     bar: float = COSINE_BAR,
-    embedder: Embedder | None = None,
+    embedder: EmbeddingModel | None = None,
 ) -> Injection:
     """The memories ``prompt`` clearly touches, fenced as data within ``budget`` tokens.
 

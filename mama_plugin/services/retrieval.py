@@ -39,7 +39,7 @@ NEIGHBOUR_WEIGHT = 0.3
 SESSION_WEIGHT = 0.2
 
 
-class Embedder(Protocol):
+class EmbeddingModel(Protocol):
     """What retrieval needs from an embedding model."""
 
     @property
@@ -65,7 +65,7 @@ def retrieve(
     store: Store,
     query: str,
     *,
-    embedder: Embedder | None = None,
+    embedder: EmbeddingModel | None = None,
     project: str | None = None,
     k: int = 10,
     retrievers: Sequence[str] = RETRIEVERS,
@@ -192,7 +192,7 @@ def search_by_context(
     store: Store,
     query: str,
     *,
-    embedder: Embedder | None = None,
+    embedder: EmbeddingModel | None = None,
     project: str | None = None,
     k: int = 10,
     include_evolution: bool = True,

@@ -61,8 +61,11 @@ def project_stats(store: Store, project: str) -> Stats:
     stats.link_reasons = _by_quality(ln.reason for ln in links)
     stats.links_by = dict(Counter(ln.created_by for ln in links))
     stats.suggestions = store.suggestions.counts(project)
-    judged = [s for s in store.suggestions.of_project(project, status=None, limit=1_000_000)
-              if s.status != "no_link"]  # fmt: skip
+    judged = [
+        s
+        for s in store.suggestions.of_project(project, status=None, limit=1_000_000)
+        if s.status != "no_link"
+    ]
     stats.suggestion_reasons = _by_quality(s.reason for s in judged)
     verdicts = stats.suggestions["accepted"] + stats.suggestions["rejected"]
     if verdicts:

@@ -78,9 +78,19 @@ class Links(Repository):
             self.conn.execute(
                 "INSERT INTO memory_links(from_id, to_id, relationship, reason, evidence, context, "
                 "link_category, confidence, created_by, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (from_id, to_id, word, text["reason"], text["evidence"], text["context"],
-                 category, confidence, created_by, created),
-            )  # fmt: skip
+                (
+                    from_id,
+                    to_id,
+                    word,
+                    text["reason"],
+                    text["evidence"],
+                    text["context"],
+                    category,
+                    confidence,
+                    created_by,
+                    created,
+                ),
+            )
             link_id = self.conn.last_insert_rowid()
             self.conn.execute(
                 "INSERT INTO relationship_usage(relationship, link_category, uses, first_used, "

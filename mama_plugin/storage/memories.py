@@ -27,9 +27,20 @@ _ID_PREFIX = {"decision": "dec", "checkpoint": "chk", "insight": "ins", "context
 _ALPHABET = string.digits + string.ascii_lowercase
 # Fields a caller may change on an existing memory; the rest are identity or bookkeeping.
 _EDITABLE = frozenset(
-    {"topic", "content", "specifics", "evidence", "reasoning", "tension", "continuity",
-     "confidence", "tags", "metadata", "session_id"}
-)  # fmt: skip
+    {
+        "topic",
+        "content",
+        "specifics",
+        "evidence",
+        "reasoning",
+        "tension",
+        "continuity",
+        "confidence",
+        "tags",
+        "metadata",
+        "session_id",
+    }
+)
 _JSON_FIELDS = ("specifics", "evidence", "reasoning", "tension", "continuity", "tags", "metadata")
 
 
@@ -161,9 +172,13 @@ class Memories(Repository):
     ) -> MemoryRecord:
         """Record what happened after a memory (SUCCESS / PARTIAL / FAILED / SUPERSEDED)."""
         body, _ = redact_tree(
-            {"details": details, "evidence": list(evidence), "learned": list(learned),
-             "recorded_at": now_ms()}
-        )  # fmt: skip
+            {
+                "details": details,
+                "evidence": list(evidence),
+                "learned": list(learned),
+                "recorded_at": now_ms(),
+            }
+        )
         with self.transaction():
             current = self.require(memory_id)
             if expected_version is not None and current.version != expected_version:
@@ -183,8 +198,11 @@ class Memories(Repository):
         """
         with self.transaction():
             seq = self.require(memory_id).seq
-            replaced = [ln.to_id for ln in self._store.links.of(memory_id, direction="out")
-                        if ln.relationship in REPLACING]  # fmt: skip
+            replaced = [
+                ln.to_id
+                for ln in self._store.links.of(memory_id, direction="out")
+                if ln.relationship in REPLACING
+            ]
             self.conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
             self.conn.execute("DELETE FROM memory_vectors WHERE rowid = ?", (seq,))
             self.conn.execute("DELETE FROM vector_log")  # in-memory copies must reload

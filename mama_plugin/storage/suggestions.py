@@ -52,9 +52,19 @@ class Suggestions(Repository):
                 "INSERT OR IGNORE INTO link_suggestions(project, from_id, to_id, relationship, "
                 "reason, sources, score, judged_by, status, created_at) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (project, from_id, to_id, relationship, reason, json.dumps(list(sources)),
-                 float(score), judged_by, status, now_ms()),
-            )  # fmt: skip
+                (
+                    project,
+                    from_id,
+                    to_id,
+                    relationship,
+                    reason,
+                    json.dumps(list(sources)),
+                    float(score),
+                    judged_by,
+                    status,
+                    now_ms(),
+                ),
+            )
             if not self.conn.changes():
                 return None
             return self.require(self.conn.last_insert_rowid())
@@ -104,8 +114,20 @@ class Suggestions(Repository):
 
         Raises ValueError naming the field to fix for a row the table refuses.
         """
-        columns = ("project", "from_id", "to_id", "relationship", "reason", "sources", "score",
-                   "judged_by", "status", "created_at", "decided_at", "decided_by")  # fmt: skip
+        columns = (
+            "project",
+            "from_id",
+            "to_id",
+            "relationship",
+            "reason",
+            "sources",
+            "score",
+            "judged_by",
+            "status",
+            "created_at",
+            "decided_at",
+            "decided_by",
+        )
         missing = [c for c in (*columns[:4], "judged_by", "created_at") if c not in fields]
         if missing:
             raise ValueError(f"missing {', '.join(missing)}")
@@ -145,9 +167,13 @@ class Suggestions(Repository):
                 "UPDATE link_suggestions SET link_id = (SELECT id FROM memory_links "
                 "WHERE from_id = ? AND to_id = ? AND relationship = ? ORDER BY id DESC LIMIT 1) "
                 "WHERE id = ?",
-                (values["from_id"], values["to_id"], values["relationship"],
-                 self.conn.last_insert_rowid()),
-            )  # fmt: skip
+                (
+                    values["from_id"],
+                    values["to_id"],
+                    values["relationship"],
+                    self.conn.last_insert_rowid(),
+                ),
+            )
         return True
 
     def judged_pairs(self, from_ids: Iterable[str]) -> set[tuple[str, str]]:

@@ -22,5 +22,11 @@ def export_markdown(store: Store, *, project: str | None = None) -> str:
         links_of.setdefault(link.from_id, []).append(link)
         links_of.setdefault(link.to_id, []).append(link)
     total = sum(len(v) for v in groups.values())
-    return render("export.md.j2", exported_at=now_ms(), groups=groups, links_of=links_of,
-                  successors=successors, total=total)  # fmt: skip
+    return render(
+        "export.md.j2",
+        exported_at=now_ms(),
+        groups=groups,
+        links_of=links_of,
+        successors=successors,
+        total=total,
+    )

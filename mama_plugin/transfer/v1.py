@@ -29,8 +29,17 @@ KNOWN = ("decisions", "decision_edges", "checkpoints", "sessions")
 _BOOKKEEPING = {"schema_version": "MAMA v1.0 migration bookkeeping"}
 _DERIVED = {"embeddings": "stored embeddings: MAMA re-embeds every memory with its own model"}
 # Columns carried over one to one; every other non-null column lands in metadata.legacy.
-_DECISION_DIRECT = {"id", "topic", "decision", "reasoning", "confidence", "created_at",
-                    "updated_at", "session_id", "usage_count"}  # fmt: skip
+_DECISION_DIRECT = {
+    "id",
+    "topic",
+    "decision",
+    "reasoning",
+    "confidence",
+    "created_at",
+    "updated_at",
+    "session_id",
+    "usage_count",
+}
 NO_REASONING = "(no reasoning was recorded in MAMA v1.0)"
 
 
