@@ -16,6 +16,7 @@ tie). Nothing is saved: the result is a proposal for a person or Claude to revie
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,6 +63,19 @@ class Draft:
     generation: Generation[DraftedNarrative] | None = None
     dropped: list[str] = field(default_factory=list)  # model items not grounded in the text
     missing: list[str] = field(default_factory=list)  # layers nothing could fill
+
+    def as_text(self) -> str:
+        """The draft for a person or a model to review (``templates/draft.md.j2``)."""
+        from ..services.render import render
+
+        return render(
+            "draft.md.j2",
+            p=self.proposal,
+            sources=self.sources,
+            model=self.model,
+            dropped=self.dropped,
+            proposal_json=json.dumps(self.proposal, ensure_ascii=False),
+        ).strip()
 
     def as_data(self) -> dict[str, Any]:
         """The draft as plain data (what the tool returns)."""

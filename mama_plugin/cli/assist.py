@@ -6,7 +6,6 @@ Nothing heavy is imported until a command runs.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from typing import Any
 
@@ -35,7 +34,6 @@ def cmd_draft(args: argparse.Namespace) -> int:
     from ..assist.draft import draft_narrative
     from ..schema import parse
     from ..schema.assist import DraftRequest
-    from ..services.render import render
     from ..transcript import Digest, read_transcript
 
     if args.transcript and not os.path.isfile(args.transcript):
@@ -57,16 +55,7 @@ def cmd_draft(args: argparse.Namespace) -> int:
     if args.json:
         print_json(draft.as_data())
         return 0
-    print(
-        render(
-            "draft.md.j2",
-            p=draft.proposal,
-            sources=draft.sources,
-            model=draft.model,
-            dropped=draft.dropped,
-            proposal_json=json.dumps(draft.proposal, ensure_ascii=False),
-        ).strip()
-    )
+    print(draft.as_text())
     return 0
 
 

@@ -6,14 +6,13 @@ Drafting and judging may take seconds, so these handlers run in a worker thread
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..assist import suggest
 from ..assist.draft import draft_narrative
 from ..schema.assist import DraftRequest, EvolveLinkInput, SuggestLinksInput
 from ..services.quality import reason_quality
-from ..services.render import clip, render
+from ..services.render import clip
 from ..storage import Store, SuggestionRecord
 from ..transcript import Digest
 from .base import Answer, Env
@@ -32,15 +31,9 @@ def do_draft_decision(env: Env, args: DraftRequest) -> Answer:
         digest = reader.copy()
     draft = draft_narrative(args, digest, assistant=env.assistant)
     data = draft.as_data()
-    text = render(
-        "draft.md.j2",
-        p=draft.proposal,
-        sources=draft.sources,
-        model=draft.model,
-        dropped=draft.dropped,
-        proposal_json=json.dumps(draft.proposal, ensure_ascii=False),
-    ).strip()
-    return Answer(text, data | {"transcript": path or None, "transcript_wait_s": round(waited, 3)})
+    return Answer(
+        draft.as_text(), data | {"transcript": path or None, "transcript_wait_s": round(waited, 3)}
+    )
 
 
 def do_suggest_links(env: Env, args: SuggestLinksInput) -> Answer:
