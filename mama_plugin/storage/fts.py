@@ -23,9 +23,3 @@ def quoted(word: str) -> str:
 def any_of(words: Iterable[str]) -> str:
     """An FTS5 MATCH expression matching any of ``words`` (each quoted)."""
     return " OR ".join(quoted(w) for w in words)
-
-
-def match_query(text: str) -> str | None:
-    """Return an FTS5 MATCH expression OR-ing the words of ``text``, or None if none remain."""
-    words = query_words(text)
-    return any_of(words) if words else None
