@@ -153,6 +153,31 @@ def test_launchers_and_python_choose_the_same_environment(
             _wait_until(lambda: _log(mama_home).count("holds the lock") == 2, "the bootstraps")
 
 
+def test_bin_mama_without_claude_codes_variables_uses_the_recorded_environment(
+    plugin: Path, data: Path, env: dict[str, str], mama_home: Path
+) -> None:
+    """Claude Code's Bash tool (and a terminal) has no CLAUDE_PLUGIN_DATA: no second venv."""
+    _mark_core_ready(_fake_venv(data / "venv", "data"))
+    hook = _launch(plugin, "mama-hook", env, "user-prompt", stdin='{"prompt": "hi"}')
+    assert hook.stdout.splitlines()[0] == "venv=data"
+    assert (mama_home / "plugin-data").read_text().strip() == str(data)
+
+    bash_tool = {k: v for k, v in env.items() if k != "CLAUDE_PLUGIN_DATA"}
+    ran = _launch(plugin, "mama", bash_tool, "config", "list")
+    assert ran.stdout.splitlines()[:6] == [
+        "venv=data", f"path={plugin}", "-P", "-m", "mama_plugin.cli", "config"]  # fmt: skip
+    assert ran.stderr == ""  # nothing was prepared
+    probe = "from mama_plugin.bootstrap import paths; print(paths.venv_dir())"
+    python = subprocess.run([SYSTEM_PYTHON, "-P", "-c", probe], env={**bash_tool, "PYTHONPATH": str(plugin)},
+                            capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    assert python == str(data / "venv")
+
+    shutil.rmtree(data)  # the plugin was uninstalled: the record no longer counts
+    python = subprocess.run([SYSTEM_PYTHON, "-P", "-c", probe], env={**bash_tool, "PYTHONPATH": str(plugin)},
+                            capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    assert python == str(mama_home / "plugin-env" / "venv")
+
+
 def test_bin_mama_runs_the_cli_from_the_plugin_root_whatever_the_cwd(
     plugin: Path, env: dict[str, str], tmp_path: Path, mama_home: Path
 ) -> None:

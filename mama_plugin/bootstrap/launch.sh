@@ -1,8 +1,28 @@
 # Shared by bin/mama-hook, bin/mama-server and bin/mama (sourced, POSIX sh; ROOT is set).
 # The same rules as mama_plugin/bootstrap/paths.py: keep the two in step.
 
-MAMA_DATA=${CLAUDE_PLUGIN_DATA:-${MAMA_HOME:-$HOME/.mama}/plugin-env}
 MAMA_LOGS=${MAMA_HOME:-$HOME/.mama}/logs
+# Claude Code exports CLAUDE_PLUGIN_DATA to hooks and servers, but not to its Bash tool or to a
+# terminal: the launchers record it here, so that `bin/mama` run from either uses the
+# environment already built there instead of building a second one.
+MAMA_DATA_RECORD=${MAMA_HOME:-$HOME/.mama}/plugin-data
+if [ -n "${CLAUDE_PLUGIN_DATA:-}" ]; then
+  MAMA_DATA=$CLAUDE_PLUGIN_DATA
+  recorded=
+  [ -r "$MAMA_DATA_RECORD" ] && read -r recorded <"$MAMA_DATA_RECORD"
+  if [ "$recorded" != "$MAMA_DATA" ] && mkdir -p "${MAMA_DATA_RECORD%/*}" 2>/dev/null; then
+    printf '%s\n' "$MAMA_DATA" >"$MAMA_DATA_RECORD.$$" 2>/dev/null &&
+      mv -f "$MAMA_DATA_RECORD.$$" "$MAMA_DATA_RECORD" 2>/dev/null
+  fi
+else
+  recorded=
+  [ -r "$MAMA_DATA_RECORD" ] && read -r recorded <"$MAMA_DATA_RECORD"
+  if [ -n "$recorded" ] && [ -d "$recorded" ]; then
+    MAMA_DATA=$recorded
+  else
+    MAMA_DATA=${MAMA_HOME:-$HOME/.mama}/plugin-env
+  fi
+fi
 MAMA_REQS=$ROOT/mama_plugin/bootstrap
 
 # Sets VENV and VENV_KIND (env, dev, data), or leaves VENV empty while nothing is ready.

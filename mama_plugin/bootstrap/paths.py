@@ -8,7 +8,8 @@ bridge and the bootstrap agree with them about which environment runs MAMA:
 3. ``DATA/venv`` when it is ready: its core marker is byte-identical to the shipped
    ``requirements-core.txt``, so a plugin update that changes dependencies rebuilds it.
 
-``DATA`` is ``$CLAUDE_PLUGIN_DATA`` (Claude Code sets it for plugins), else
+``DATA`` is ``$CLAUDE_PLUGIN_DATA`` (Claude Code sets it for plugins' hooks and servers), else
+the directory the launchers recorded in ``$MAMA_HOME/plugin-data`` when it exists, else
 ``$MAMA_HOME/plugin-env``. The data venv holds dependencies only: MAMA's code always runs
 from ``ROOT`` through ``PYTHONPATH``, so an update that changes only code needs no rebuild.
 """
@@ -29,9 +30,27 @@ LOCAL_MARKER = "mama-local.txt"
 
 
 def data_dir() -> Path:
-    """The plugin's persistent directory: ``$CLAUDE_PLUGIN_DATA``, else under MAMA_HOME."""
+    """The plugin's persistent directory: ``$CLAUDE_PLUGIN_DATA``, else the one the launchers
+    recorded in ``$MAMA_HOME/plugin-data`` (when it still exists), else under MAMA_HOME.
+
+    Claude Code's Bash tool and a terminal have no ``CLAUDE_PLUGIN_DATA``: the record lets
+    ``bin/mama`` run from them use the environment the hooks and the server already use.
+    """
     env = os.environ.get("CLAUDE_PLUGIN_DATA")
-    return Path(env) if env else mama_home() / "plugin-env"
+    if env:
+        return Path(env)
+    try:
+        recorded = data_record().read_text(encoding="utf-8").splitlines()[0].strip()
+    except (OSError, IndexError, UnicodeDecodeError):
+        recorded = ""
+    if recorded and os.path.isdir(recorded):
+        return Path(recorded)
+    return mama_home() / "plugin-env"
+
+
+def data_record() -> Path:
+    """Where the launchers record ``$CLAUDE_PLUGIN_DATA`` for the processes that lack it."""
+    return mama_home() / "plugin-data"
 
 
 def venv_dir() -> Path:
