@@ -59,7 +59,13 @@ def do_checkpoint_turn(env: Env, args: TurnInput) -> Answer:
     mode = env.config.settings.stop_mode
     if mode == "off" or not env.config.project_enabled(env.project):
         return Answer(SILENT, {"checkpoint": None})
-    digest = env.session.reader(args.transcript_path).read() if args.transcript_path else Digest()
+    digest = Digest()
+    if args.transcript_path:
+        # A copy: the reader is the session's, and a draft may read on into it meanwhile
+        # (the store lock that once serialised the two is gone).
+        reader = env.session.reader(args.transcript_path)
+        reader.read()
+        digest = reader.copy()
     saved = autosave.checkpoint_turn(
         env.store,
         env.project,
