@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -14,8 +15,9 @@ from conftest import CLAUDE, DESKTOP, connect
 from conftest import text_result as text
 
 from mama_plugin.config import Config
+from mama_plugin.server.catalogue import CORE
 from mama_plugin.server.state import State
-from mama_plugin.server.tools import BY_NAME, CLAUDE_PREFIX, CORE, NAME_PATTERN, TOOLS
+from mama_plugin.server.tools import BY_NAME, CLAUDE_PREFIX, NAME_PATTERN, TOOLS
 
 
 def names(result: types.ListToolsResult) -> list[str]:
@@ -216,3 +218,18 @@ def test_server_module_stays_out_of_hooks() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
     assert BY_NAME["observe_prompt"].hidden
+
+
+def test_the_tool_list_is_known_without_pydantic_or_the_handlers() -> None:
+    # A light front answers tools/list before the heavy imports: exposure and its catalogue
+    # must stand on the standard library alone.
+    code = (
+        "import sys; from mama_plugin.server.exposure import Exposure; "
+        "names = Exposure().listed('claude-code'); "
+        "heavy = sorted(m for m in ('pydantic', 'mcp', 'mama_plugin.server.tools', 'jinja2') "
+        "if m in sys.modules); print(names, heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})  # fmt: skip
+    assert out.stdout.strip().endswith("[]"), out.stdout
+    assert "save_decision" in out.stdout

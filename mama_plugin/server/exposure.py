@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from .tools import CONTEXT_TOOLS, CORE, TOOLS
+from .catalogue import CONTEXT_TOOLS, CORE, load
 
 log = logging.getLogger("mama.server")
 DYNAMIC_CLIENTS = frozenset({"claude-code"})
@@ -37,14 +37,9 @@ class Exposure:
     def listed(self, client: str | None) -> list[str]:
         """Names to list now, in the table's order."""
         dynamic = self.dynamic(client)
-        names = []
-        for tool in TOOLS:
-            if tool.replaced_by:
-                if self.legacy_listed:
-                    names.append(tool.name)
-            elif not tool.hidden and (not dynamic or tool.name in self.visible):
-                names.append(tool.name)
-        return names
+        catalogue = load()
+        names = [n for n in catalogue.listed if not dynamic or n in self.visible]
+        return names + list(catalogue.legacy) if self.legacy_listed else names
 
     def grow(self, context: str | None) -> list[str]:
         """Add the tools of ``context``; return what was added (nothing twice)."""

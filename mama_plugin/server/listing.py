@@ -8,17 +8,16 @@ or mcp, so it answers ``tools/list`` from this file. Regenerate it after changin
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from .app import tool_definition
+from .catalogue import TOOLS_JSON
 from .tools import TOOLS
-
-TOOLS_JSON = Path(__file__).resolve().parents[1] / "bootstrap" / "tools.json"
 
 
 def static_listing() -> dict[str, Any]:
-    """Every listed tool as ``tools/list`` serializes it, and the hidden hook tools' names.
+    """Every listed tool as ``tools/list`` serializes it, the hidden hook tools' names, and the
+    MAMA v1.0 tools (served, listed only when ``legacy_tools_listed`` is on).
 
     Hook tools are the hidden ones that are not MAMA v1.0 names: while the environment is
     not ready the bridge answers them with ``{}`` so hooks stay silent.
@@ -29,7 +28,12 @@ def static_listing() -> dict[str, Any]:
         if not t.hidden
     ]
     hooks = [t.name for t in TOOLS if t.hidden and not t.replaced_by]
-    return {"tools": tools, "hook_tools": hooks}
+    legacy = [
+        tool_definition(t).model_dump(by_alias=True, exclude_none=True, mode="json")
+        for t in TOOLS
+        if t.replaced_by
+    ]
+    return {"tools": tools, "hook_tools": hooks, "legacy_tools": legacy}
 
 
 def render() -> str:

@@ -336,24 +336,3 @@ TOOLS: tuple[Tool, ...] = (
          read_only=False, hidden=True, replaced_by="evolve_outcome"),
 )  # fmt: skip
 BY_NAME = {tool.name: tool for tool in TOOLS}
-
-# Always listed; each context adds its tools (expand-only within a session).
-CORE = ("save_decision", "search_by_context", "load_checkpoint")
-CONTEXT_TOOLS: dict[str, tuple[str, ...]] = {
-    "resuming": ("load_context", "search_recent", "save_checkpoint"),
-    "deciding": (
-        "search_by_topic",
-        "evolve_supersede",
-        "save_insight",
-        "suggest_links",
-        "evolve_link",
-    ),
-    "searching": ("search_by_topic", "load_context", "search_recent"),
-    "tracking": (
-        "evolve_outcome",
-        "save_checkpoint",
-        "search_recent",
-        "suggest_links",
-        "evolve_link",
-    ),
-}
