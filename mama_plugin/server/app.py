@@ -31,16 +31,12 @@ from ..project import project_key
 from ..schema import parse
 from .background import index_in_background, refresh_briefs_in_background, suggest_in_background
 from .base import Tool
+from .catalogue import INSTRUCTIONS
 from .hook_tools import SILENT
 from .state import State
 from .tools import BY_NAME
 
 log = logging.getLogger("mama.server")
-INSTRUCTIONS = (
-    "MAMA is this project's memory of decisions. Before deciding, ask search_by_context; when "
-    "you decide, save_decision with the WHY; when work pauses, save_checkpoint; when a "
-    "decision turns out well or badly, evolve_outcome. Results say what is current."
-)
 HOOK_DEADLINE_S = 3.0  # the hooks' own timeouts are 5 s and 10 s (hooks/hooks.json)
 
 

@@ -16,6 +16,12 @@ from typing import Any
 
 TOOLS_JSON = Path(__file__).resolve().parents[1] / "bootstrap" / "tools.json"
 
+# What the server tells a client at initialize.
+INSTRUCTIONS = (
+    "MAMA is this project's memory of decisions. Before deciding, ask search_by_context; when "
+    "you decide, save_decision with the WHY; when work pauses, save_checkpoint; when a "
+    "decision turns out well or badly, evolve_outcome. Results say what is current."
+)
 # Always listed; each context adds its tools (expand-only within a session).
 CORE = ("save_decision", "search_by_context", "load_checkpoint")
 CONTEXT_TOOLS: dict[str, tuple[str, ...]] = {
