@@ -11,8 +11,8 @@ from typing import Any
 from ..config import KEYS, Config
 from ..storage import Store
 from .base import Env, Session
-from .context import detect
-from .exposure import Exposure
+from .context import CONTEXTS, detect, detect_all
+from .exposure import Exposure, seed_contexts
 
 log = logging.getLogger("mama.server")
 
@@ -42,11 +42,48 @@ class State:
 
     @property
     def store(self) -> Store:
-        """The store, opened (and migrated) on first use."""
+        """The store, opened (and migrated) on first use; the tool list is seeded from it."""
         with self._opening:
+            opened = self._store is None
             if self._store is None:
                 self._store = Store.open(self.db, config=self.config)
-            return self._store
+            store = self._store
+        if opened:
+            self._seed()
+        return store
+
+    def exposure_ready(self) -> Exposure:
+        """The exposure, seeded from the store's state: call it before answering tools/list.
+
+        Opens the store (apsw only, tens of milliseconds). Fails open: a store that cannot
+        be read seeds every context, so no tool is missing.
+        """
+        if not self.exposure.started:
+            self._seed()  # once: start() ignores a second seeding
+        return self.exposure
+
+    def _seed(self) -> None:
+        contexts = self._possible()
+        with self._observing:
+            self.exposure.start(contexts)
+
+    def wrote(self) -> list[str]:
+        """After the model wrote to the store: list what the project's new state makes possible.
+
+        The server calls it after every successful write by a listed tool (not the hooks': a
+        rolling checkpoint is the session's own and needs no tool). Returns what was added.
+        """
+        possible = self._possible()
+        with self._observing:
+            return self.exposure.grow(possible)
+
+    def _possible(self) -> list[str]:
+        """The contexts the project's memory makes possible; every one if it cannot be read."""
+        try:
+            return seed_contexts(self.store, self.project)
+        except Exception as exc:  # a damaged store must not take tools away
+            log.error("the project's memory could not be read for the tool list (%s)", exc)
+            return list(CONTEXTS)
 
     @property
     def assistant(self) -> Any:
@@ -82,10 +119,19 @@ class State:
         )
 
     def observe(self, prompt: str) -> tuple[str | None, list[str]]:
-        """Detect the prompt's context and grow the tool list for it; return both."""
-        context = detect(prompt)
+        """Detect the prompt's contexts and grow the tool list for those the store allows.
+
+        Returns the strongest context and the tools added. What this prompt's own turn
+        needs must already be listed (Claude Code reads a new list one request late): a
+        growth here serves the turns after it, once another process has changed the
+        project's memory since the session started. A context the memory does not make
+        possible (tracking in a project without decisions) changes nothing.
+        """
+        self.exposure_ready()
+        possible = self._possible()
+        detected = [c for c in detect_all(prompt) if c in possible]
         with self._observing:
-            return context, self.exposure.grow(context)
+            return detect(prompt), self.exposure.grow(detected)
 
     def close(self) -> None:
         """Close the store if it was opened, and free the assist model if it was loaded."""
