@@ -208,3 +208,33 @@ def test_bench_exposure_on_the_scripted_sessions(mama_home: Path) -> None:
     assert seeded_run["changes_max"] <= 1
     assert figures["today"]["first_request_availability"] < 1.0  # the trial's failure, replayed
     assert "first-request availability" in text
+
+
+def test_mama_bench_exposure_writes_its_figures(
+    tmp_path: Path, mama_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mama_plugin.cli import main
+
+    out = tmp_path / "exposure.json"
+    assert main(["bench", "exposure", "--json", str(out)]) == 0
+    figures = json.loads(out.read_text(encoding="utf-8"))
+    assert figures["seeded"]["turns_available"] == figures["turns"]
+    assert "today (main)" in capsys.readouterr().out
+
+
+def test_the_server_state_lists_tools_before_pydantic(tmp_path: Path, mama_home: Path) -> None:
+    # What a light front calls before answering initialize and tools/list.
+    code = (
+        "import sys, json; from mama_plugin.config import Config; "
+        "from mama_plugin.server.state import State; "
+        "from mama_plugin.server.catalogue import instructions; "
+        f"s = State(Config(), 'p', {str(tmp_path / 'x.db')!r}); "
+        "names = s.exposure_ready().listed('claude-code'); said = instructions(names); "
+        "heavy = sorted(m for m in ('pydantic', 'mcp', 'jinja2', 'numpy', 'anyio') "
+        "if m in sys.modules); print(json.dumps([names, heavy]))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MAMA_HOME": str(mama_home)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=env)  # fmt: skip
+    names, heavy = json.loads(out.stdout)
+    assert heavy == [] and names == [n for n in EVERY if n in CORE]

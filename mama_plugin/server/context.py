@@ -35,7 +35,8 @@ _RULES: dict[str, tuple[str, ...]] = {
         r"\b(why did we|what did we (decide|choose|pick)|remind me|look up|history of)\b",
         r"\b(find|search|recall|previously|earlier decision|did we ever|do you remember|"
         r"what was the reason)\b",
-        r"왜 .*(했|었|았|골랐|정했|선택|바꿨|옮겼)|찾아|검색|기억나|뭐였|전에 .*(했|정했)|이력|이유가 뭐",
+        r"왜 .*(했|었|았|골랐|정했|선택|바꿨|옮겼)|찾아|검색|기억나|뭐였|전에 .*(했|정했)|"
+        r"이력|이유가 뭐",
     ),
     "tracking": (
         r"\b(it (worked|failed|broke)|turned out|outcome|results? (are|were|of)|regression)\b",

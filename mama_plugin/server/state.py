@@ -6,13 +6,15 @@ import logging
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import KEYS, Config
 from ..storage import Store
-from .base import Env, Session
 from .context import CONTEXTS, detect, detect_all
 from .exposure import Exposure, seed_contexts
+
+if TYPE_CHECKING:
+    from .base import Env, Session
 
 log = logging.getLogger("mama.server")
 
@@ -23,6 +25,9 @@ class State:
     Shared by the event loop and worker threads (hook tools, slow tools, background work).
     The store gives each thread its own connection, so no lock is held around store work; the
     small locks here only make the lazy opening and the tool-list growth happen once.
+    Building it and seeding its tool list (``exposure_ready``) import the standard library,
+    the config and storage only: the handler contract (pydantic) loads with the first
+    ``env()`` or ``session``, so a light front can list tools before it.
     """
 
     def __init__(self, config: Config, project: str, db: Path | None = None) -> None:
@@ -35,10 +40,20 @@ class State:
         self._store: Store | None = None
         self.embedder: Any = None
         self._assistant: Any = None
-        self.session = Session()
+        self._session: Session | None = None
         self._opening = threading.Lock()  # the store opens once, whichever thread asks first
-        self._making = threading.Lock()  # likewise the assistant
+        self._making = threading.Lock()  # likewise the assistant and the session
         self._observing = threading.Lock()  # a context grows the tool list once
+
+    @property
+    def session(self) -> Session:
+        """What the server learns about the Claude Code session (made on first use)."""
+        with self._making:
+            if self._session is None:
+                from .base import Session
+
+                self._session = Session()
+            return self._session
 
     @property
     def store(self) -> Store:
@@ -102,6 +117,8 @@ class State:
 
     def env(self, *, call_id: str = "") -> Env:
         """What the tool handlers need (with config.json re-read if it changed)."""
+        from .base import Env
+
         fresh = self.config.refreshed()
         if fresh is not self.config:
             self.config = fresh
