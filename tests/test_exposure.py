@@ -45,6 +45,19 @@ def test_the_seed_follows_the_projects_memory(store: Store, project: str) -> Non
     assert seed_contexts(store, "another/project") == []  # rows are scoped by project
 
 
+def test_the_sessions_own_rolling_checkpoint_is_not_earlier_work(
+    store: Store, project: str
+) -> None:
+    from mama_plugin.services.autosave import checkpoint_turn
+    from mama_plugin.transcript import Digest
+
+    saved = checkpoint_turn(store, project, session_id="s1", digest=Digest(),
+                            last_message="Renamed the helper.", cwd="", request="rename it")  # fmt: skip
+    assert saved is not None and saved.metadata.get("auto")
+    assert seed_contexts(store, project, session_id="s1") == []  # this session's own
+    assert seed_contexts(store, project, session_id="s2") == MEMORIES  # a later session's past
+
+
 def test_the_initial_list_for_each_state_of_the_memory() -> None:
     core = [n for n in EVERY if n in CORE]
     assert seeded([]) == core

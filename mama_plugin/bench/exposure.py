@@ -3,8 +3,9 @@
 Replays the scripted sessions of ``exposure_sessions.json`` through the server's own path:
 each session gets a temporary store built by an earlier session (the story's state), a fresh
 ``State`` seeded as ``tools/list`` seeds it (``exposure_ready``), the prompt hook's
-``observe`` on every prompt, and the model's writes through the real tool handlers followed
-by ``State.wrote`` as the server calls it. Claude Code reads a changed list only from the
+``observe_prompt`` on every prompt, the model's writes through the real tool handlers
+followed by ``State.wrote`` as the server calls it, and the Stop hook's ``checkpoint_turn``
+(the rolling checkpoint) after every turn. Claude Code reads a changed list only from the
 request after the next one, so a turn's first request shows the list as it stood before the
 turn's prompt. The exposure MAMA shipped before (``exposure_today``) is replayed on the same
 prompts. Tool-definition tokens are estimated from the ``tools/list`` JSON (4 characters a
@@ -89,6 +90,12 @@ def _write(
         ids[write["as"]] = made
 
 
+def _hook(state: State, name: str, arguments: dict[str, Any]) -> None:
+    """A hook's call of a hidden tool, as the server runs it (its answer is the hook's)."""
+    tool = BY_NAME[name]
+    tool.handler(state.env(), parse(tool.model, arguments))
+
+
 def _prompt(text: str, ids: dict[str, Any]) -> str:
     for name, value in ids.items():
         text = text.replace(f"${name}", str(value))
@@ -141,10 +148,13 @@ def _replay_session(
             whole[0] &= _score(ours, session, number, turn["needs"], first)
             listed_today = [n for n in load().listed if n in baseline.visible]
             whole[1] &= _score(today, session, number, turn["needs"], listed_today)
-            state.observe(prompt)
+            _hook(state, "observe_prompt", {"prompt": prompt, "session_id": session["id"]})
             baseline.observe(prompt)
             for write in turn["writes"]:
                 _write(state, write, data["payloads"], ids)
+            # Stop: the session's rolling checkpoint (its own record, not earlier work).
+            done = {"session_id": session["id"], "last_assistant_message": "Done: " + prompt}
+            _hook(state, "checkpoint_turn", done)
         ours.changes.append(state.exposure.changes)
         today.changes.append(baseline.changes)
         ours.sessions_whole += whole[0]

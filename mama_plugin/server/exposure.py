@@ -27,17 +27,24 @@ log = logging.getLogger("mama.server")
 DYNAMIC_CLIENTS = frozenset({"claude-code"})
 
 
-def seed_contexts(store: Any, project: str) -> list[str]:
+def seed_contexts(store: Any, project: str, *, session_id: str = "") -> list[str]:
     """The contexts the project's memory makes possible now, from a few indexed look-ups.
 
     Any memory: resuming, searching, deciding against earlier memories, and linking (a save
     in such a project may be proposed links, and pending proposals are shown at session
     start). Any decision: tracking too (its outcome, its replacement — a decision with an
-    outcome can still be superseded). ``store`` is a storage ``Store`` (apsw only).
+    outcome can still be superseded). The rolling checkpoint of ``session_id`` (the session
+    being served) is its own record, not earlier work: it counts for nothing. ``store`` is a
+    storage ``Store`` (apsw only).
     """
 
     def has(kind: str) -> bool:
-        return bool(store.memories.recent(project=project, type=kind, limit=1))
+        # A session has one rolling checkpoint at most: two rows tell whether there is more.
+        newest = store.memories.recent(project=project, type=kind, limit=2)
+        return any(
+            not (session_id and m.session_id == session_id and m.metadata.get("auto"))
+            for m in newest
+        )
 
     if has("decision"):
         return ["resuming", "searching", "deciding", "linking", "tracking"]

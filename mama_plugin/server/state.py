@@ -94,8 +94,9 @@ class State:
 
     def _possible(self) -> list[str]:
         """The contexts the project's memory makes possible; every one if it cannot be read."""
+        session = self._session.id if self._session is not None else ""
         try:
-            return seed_contexts(self.store, self.project)
+            return seed_contexts(self.store, self.project, session_id=session)
         except Exception as exc:  # a damaged store must not take tools away
             log.error("the project's memory could not be read for the tool list (%s)", exc)
             return list(CONTEXTS)
