@@ -27,6 +27,7 @@ from fake_anthropic import FakeAnthropic, claude_env, text, tool_use
 
 from mama_plugin.config import Config
 from mama_plugin.project import project_key
+from mama_plugin.server.catalogue import CORE
 from mama_plugin.storage import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,10 +114,11 @@ def test_save_then_search_across_two_claude_code_sessions(tmp_path: Path, mama_h
     )
     first, second = fake.main_requests[:2]
     listed = tool_names(first)
-    # clientInfo is claude-code and dynamic_tools is auto: the core set only, grown later.
-    assert sorted(n for n in listed if n.startswith(SERVER)) == [
-        f"{SERVER}__load_checkpoint", SAVE, SEARCH]  # fmt: skip
-    assert f"{SERVER}__evolve_outcome" not in listed
+    # clientInfo is claude-code and dynamic_tools is auto, in a new project: the core set only.
+    assert sorted(n for n in listed if n.startswith(SERVER)) == sorted(
+        f"{SERVER}__{n}" for n in CORE
+    )
+    assert f"{SERVER}__evolve_supersede" not in listed
     seen = json.dumps([first.get("system"), first["messages"]])
     assert "MAMA is this project's memory of decisions" in seen  # the server's instructions
     saved = result_of(second, SAVE)

@@ -33,6 +33,7 @@ from test_claude_code import (
 
 from mama_plugin.config import Config
 from mama_plugin.project import project_key
+from mama_plugin.server.catalogue import CORE
 from mama_plugin.storage import Store
 
 pytestmark = needs_claude
@@ -150,16 +151,17 @@ def test_mama_save_and_mama_configure_work_verbatim(tmp_path: Path, mama_home: P
 
 
 def test_dynamic_exposure_grows_the_tool_list_once_and_it_is_counted(tmp_path: Path) -> None:
+    # A new project lists the core; its first decision makes the outcome, supersede and link
+    # tools possible: the list grows once, to every tool, seen from the request after next.
     search = tool_use(T + "search_by_context", {"query": "auth outcome"})
-    fake = run_claude([search, search, search, text("Recorded.")],
-                      "The Redis rollout failed in production, what was the outcome of auth?",
+    fake = run_claude([tool_use(T + "save_decision", JWT), search, search, text("Recorded.")],
+                      "Record our API auth decision: JWT, and check what we know about auth",
                       tmp_path, "dynamic")  # fmt: skip
     lists = [sorted(n for n in tool_names(r) if n.startswith(SERVER)) for r in fake.main_requests]
     changes = sum(1 for a, b in itertools.pairwise(lists) if a != b)
     print(f"tool lists over {len(lists)} requests: {changes} change(s): {lists[0]} → {lists[-1]}")
-    assert lists[0] == sorted(T + n for n in ("load_checkpoint", "save_decision",
-                                              "search_by_context"))  # fmt: skip
-    assert T + "evolve_outcome" in lists[-1] and set(lists[0]) < set(lists[-1])  # expand-only
+    assert lists[0] == sorted(T + n for n in CORE)
+    assert T + "evolve_supersede" in lists[-1] and set(lists[0]) < set(lists[-1])  # expand-only
     assert changes == 1
 
 

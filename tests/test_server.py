@@ -11,13 +11,14 @@ from pathlib import Path
 import anyio
 import mcp_types as types
 import pytest
-from conftest import CLAUDE, DESKTOP, connect
+from conftest import CLAUDE, DESKTOP, JWT, connect, tell_story
 from conftest import text_result as text
 
 from mama_plugin.config import Config
 from mama_plugin.server.catalogue import CORE
 from mama_plugin.server.state import State
 from mama_plugin.server.tools import BY_NAME, CLAUDE_PREFIX, NAME_PATTERN, TOOLS
+from mama_plugin.storage import Store
 
 
 def names(result: types.ListToolsResult) -> list[str]:
@@ -152,11 +153,18 @@ async def test_claude_code_gets_a_core_set_that_grows_legacy_era(state: State) -
         assert names(await c.list_tools()) == [t.name for t in TOOLS if t.name in CORE]
         observed = await c.call_tool("observe_prompt", {"prompt": "어제 작업 이어서 하자"})
         assert observed.structured_content["context"] == "resuming"
+        # A new project has nothing to resume: the context changes nothing.
+        assert observed.structured_content["tools_added"] == [] and state.exposure.changes == 0
+        saved = await c.call_tool("save_decision", JWT)
+        assert not saved.is_error
         with anyio.fail_after(2):
             await got.wait()
+        # The project now has a decision: its outcome, its replacement, links — every tool.
         grown = names(await c.list_tools())
-        assert set(grown) == set(CORE) | {"load_context", "search_recent", "save_checkpoint"}
-        again = await c.call_tool("observe_prompt", {"prompt": "let's resume"})
+        assert grown == [t.name for t in TOOLS if not t.hidden]
+        again = await c.call_tool(
+            "observe_prompt", {"prompt": "the JWT rollout failed, move us to sessions"}
+        )
         assert again.structured_content["tools_added"] == []  # expand-only, no second change
         assert (await c.call_tool("observe_prompt", {"prompt": "fix the typo"})).structured_content[
             "context"
@@ -165,7 +173,7 @@ async def test_claude_code_gets_a_core_set_that_grows_legacy_era(state: State) -
         hidden = await c.call_tool(
             "evolve_outcome", {"memory_id": "x", "outcome": "FAILED", "details": "d"}
         )
-        assert hidden.is_error and "unknown memory_id" in text(hidden)  # unlisted tools still work
+        assert hidden.is_error and "unknown memory_id" in text(hidden)
 
 
 @pytest.mark.anyio
@@ -174,10 +182,38 @@ async def test_claude_code_gets_the_change_on_the_2026_protocol(state: State) ->
         assert c.server_capabilities.tools.list_changed is True
         assert set(names(await c.list_tools())) == set(CORE)
         async with c.listen(tools_list_changed=True) as events:
-            await c.call_tool("observe_prompt", {"prompt": "Should we use Kafka or RabbitMQ?"})
+            await c.call_tool("save_decision", JWT)
             with anyio.fail_after(2):
                 await events.__aiter__().__anext__()
         assert {"search_by_topic", "evolve_supersede"} <= set(names(await c.list_tools()))
+
+
+@pytest.mark.anyio
+async def test_a_project_with_decisions_lists_their_tools_from_the_first_list(
+    tmp_path: Path, mama_home: Path, project: str
+) -> None:
+    db = tmp_path / "known.db"
+    with Store.open(db, config=Config(mama_home)) as store:
+        tell_story(store, project)  # JWT FAILED, superseded by sessions
+    s = State(Config(mama_home), project, db)
+    try:
+        async with connect(s, CLAUDE) as c:
+            first = set(names(await c.list_tools()))
+            assert {
+                "evolve_outcome",
+                "evolve_supersede",
+                "search_by_topic",
+                "load_context",
+            } <= first
+            await c.call_tool(
+                "observe_prompt", {"prompt": "The load test failed. Move us to Redis"}
+            )
+            await c.call_tool(
+                "evolve_outcome", {"memory_id": "x", "outcome": "FAILED", "details": "d"}
+            )
+        assert s.exposure.changes == 0  # seeded before the first list: nothing to change
+    finally:
+        s.close()
 
 
 @pytest.mark.anyio
@@ -205,9 +241,8 @@ async def test_a_failed_notification_falls_back_to_every_tool(
 
     monkeypatch.setattr(InMemorySubscriptionBus, "publish", broken)
     async with connect(state, CLAUDE) as c:
-        await c.call_tool(
-            "observe_prompt", {"prompt": "the migration failed in production, we rolled back"}
-        )
+        assert set(names(await c.list_tools())) == set(CORE)
+        await c.call_tool("save_decision", JWT)  # grows the list: the notification fails
         assert set(names(await c.list_tools())) == {t.name for t in TOOLS if not t.hidden}
     assert state.exposure.failed
 

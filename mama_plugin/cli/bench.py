@@ -14,7 +14,7 @@ from .options import argument, command, keyword_only_option
 @command("bench", "benchmarks: retrieval quality on LoCoMo, latency at scale")
 @argument(
     "kind",
-    choices=("retrieval", "latency", "startup", "hooks", "draft"),
+    choices=("retrieval", "latency", "startup", "hooks", "draft", "exposure"),
     help="which benchmark",
 )
 @argument("--dataset", help="retrieval: path to LoCoMo's locomo10.json")
@@ -39,7 +39,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from ..bench import commands
 
     embedder = None
-    if not args.keyword_only and args.kind not in ("startup", "draft"):
+    if not args.keyword_only and args.kind not in ("startup", "draft", "exposure"):
         from ..embeddings import open_embedder
 
         embedder = open_embedder(args.config)
@@ -47,7 +47,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     def progress(line: str) -> None:
         print(f"  … {line}", file=sys.stderr, flush=True)
 
-    if args.kind == "startup":
+    if args.kind == "exposure":
+        from ..bench.exposure import exposure_run
+
+        text, data = exposure_run(args.config)
+    elif args.kind == "startup":
         from ..bench.startup import startup_run
 
         text, data = startup_run(args.runs or 30)

@@ -113,7 +113,7 @@ def build_server(state: State) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        names = state.exposure.listed(_client(ctx))
+        names = state.exposure_ready().listed(_client(ctx))
         return types.ListToolsResult(tools=[tool_definition(BY_NAME[n]) for n in names])
 
     async def call_tool(
@@ -147,6 +147,8 @@ def build_server(state: State) -> Server[Any]:
                 f"{tool.name} failed inside MAMA (nothing was saved); details are in "
                 f"{mama_home() / 'logs' / 'server.log'}"
             )
+        if not tool.read_only:
+            state.wrote()  # the project's new state may need tools the session lacks
         if state.exposure.pending:
             await _notify(ctx, bus, state)
         text, data = answer.text, dict(answer.data)

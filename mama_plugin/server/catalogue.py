@@ -3,12 +3,14 @@
 ``bootstrap/tools.json`` holds every tool's ``tools/list`` definition, generated from the
 tool table (``python -m mama_plugin.server.listing``; a test fails while it is stale), so a
 server can list tools before it has imported pydantic or the handlers. The exposure sets
-(the core, and what each conversational context adds) live here for the same reason.
+(the core, what each conversational context needs) and the initialize instructions, written
+from the names a session lists, live here for the same reason.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -16,32 +18,61 @@ from typing import Any
 
 TOOLS_JSON = Path(__file__).resolve().parents[1] / "bootstrap" / "tools.json"
 
-# What the server tells a client at initialize.
-INSTRUCTIONS = (
-    "MAMA is this project's memory of decisions. Before deciding, ask search_by_context; when "
-    "you decide, save_decision with the WHY; when work pauses, save_checkpoint; when a "
-    "decision turns out well or badly, evolve_outcome. Results say what is current."
+# Always listed: what a turn in any project may need before the server knows anything about
+# it — a decision, checkpoint or lesson to save, a question, a resume, an outcome to record
+# (`/mama:outcome` names its tool: an unlisted one answers "No such tool available").
+CORE = (
+    "save_decision",
+    "save_checkpoint",
+    "save_insight",
+    "load_checkpoint",
+    "search_by_context",
+    "evolve_outcome",
 )
-# Always listed; each context adds its tools (expand-only within a session).
-CORE = ("save_decision", "search_by_context", "load_checkpoint")
+# What each context needs. The store's state seeds a session with the contexts it makes
+# possible (exposure.seed_contexts); a context detected later whose tools are not all
+# listed grows the list, once, to every tool.
 CONTEXT_TOOLS: dict[str, tuple[str, ...]] = {
-    "resuming": ("load_context", "search_recent", "save_checkpoint"),
-    "deciding": (
-        "search_by_topic",
-        "evolve_supersede",
-        "save_insight",
-        "suggest_links",
-        "evolve_link",
-    ),
+    "resuming": ("load_context", "search_recent"),
     "searching": ("search_by_topic", "load_context", "search_recent"),
-    "tracking": (
-        "evolve_outcome",
-        "save_checkpoint",
-        "search_recent",
-        "suggest_links",
-        "evolve_link",
-    ),
+    "deciding": ("search_by_topic", "load_context"),
+    "tracking": ("evolve_outcome", "evolve_supersede", "search_by_topic"),
+    "linking": ("suggest_links", "evolve_link"),
 }
+# The sentences of the initialize instructions, each said only when its tools are listed.
+_ADVICE: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("search_by_context",), "Before deciding, ask search_by_context"),
+    (
+        ("save_decision",),
+        "when you decide, save_decision with the WHY (supersedes=<id> when it replaces an "
+        "earlier decision)",
+    ),
+    (("save_checkpoint",), "when work pauses, save_checkpoint"),
+    (("load_checkpoint",), "to pick work up again, load_checkpoint"),
+    (("evolve_outcome",), "when a decision turns out well or badly, evolve_outcome"),
+    (("save_insight",), "a lesson worth keeping is a save_insight"),
+    (("load_context",), "load_context tells one memory's story"),
+    (
+        ("suggest_links", "evolve_link"),
+        "accept or reject the links MAMA proposes (suggest_links) with evolve_link",
+    ),
+)
+
+
+def instructions(listed: Iterable[str]) -> str:
+    """What the server tells a client at initialize, naming only tools in ``listed``."""
+    names = set(listed)
+    said = [text for tools, text in _ADVICE if names.issuperset(tools)]
+    advice = "; ".join(said)
+    return (
+        "MAMA is this project's memory of decisions."
+        + (f" {advice[0].upper()}{advice[1:]}." if advice else "")
+        + " Results say what is current."
+    )
+
+
+# For callers that cannot know the session's list yet: the core is always listed.
+INSTRUCTIONS = instructions(CORE)
 
 
 @dataclass(frozen=True)

@@ -1,20 +1,61 @@
-"""Which tools the server lists, per session: a core set, grown by the conversation's context.
+"""Which tools the server lists, per session: the core, seeded from the store, grown once.
 
-A changed tool list throws away the client's prompt cache, so within a session the list only
-grows, and each change is counted and logged. Clients that do not reliably refresh their list
-(anything but the Claude Code CLI, in ``auto``) get every tool from the start, as does any
-session where notifying a change failed.
+Claude Code reads a changed tool list only from the model request after the next one, so a
+tool a turn needs must be listed before the turn starts. The list is therefore chosen from
+what the project's memory makes possible when the session starts (``seed_contexts``): the
+core for an empty project; the search, resume and link tools once it has memories; the
+tracking tools once it has decisions. When a later prompt or write needs a tool that is not
+listed, the list grows — once — to every tool: a changed list throws away the client's
+prompt cache, so it changes at most once per session, only ever growing, and each change is
+counted and logged. Clients that do not reliably refresh their list (anything but the Claude
+Code CLI, in ``auto``) get every tool from the start, as does any session where notifying a
+change failed.
+
+Standard library only: a light front lists tools with it before pydantic loads.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from .catalogue import CONTEXT_TOOLS, CORE, load
 
 log = logging.getLogger("mama.server")
 DYNAMIC_CLIENTS = frozenset({"claude-code"})
+
+
+def seed_contexts(store: Any, project: str, *, session_id: str = "") -> list[str]:
+    """The contexts the project's memory makes possible now, from a few indexed look-ups.
+
+    Any memory: resuming, searching, deciding against earlier memories, and linking (a save
+    in such a project may be proposed links, and pending proposals are shown at session
+    start). Any decision: tracking too (its outcome, its replacement — a decision with an
+    outcome can still be superseded). The rolling checkpoint of ``session_id`` (the session
+    being served) is its own record, not earlier work: it counts for nothing. ``store`` is a
+    storage ``Store`` (apsw only).
+    """
+
+    def has(kind: str) -> bool:
+        # A session has one rolling checkpoint at most: two rows tell whether there is more.
+        newest = store.memories.recent(project=project, type=kind, limit=2)
+        return any(
+            not (session_id and m.session_id == session_id and m.metadata.get("auto"))
+            for m in newest
+        )
+
+    if has("decision"):
+        return ["resuming", "searching", "deciding", "linking", "tracking"]
+    if any(has(kind) for kind in ("checkpoint", "insight", "context")):
+        return ["resuming", "searching", "deciding", "linking"]
+    return []
+
+
+def needs(contexts: Iterable[str | None]) -> set[str]:
+    """Every tool the given contexts need."""
+    return {name for c in contexts if c for name in CONTEXT_TOOLS.get(c, ())}
 
 
 @dataclass
@@ -27,9 +68,11 @@ class Exposure:
     changes: int = 0
     failed: bool = False
     pending: bool = False
+    started: bool = False  # seeded from the store's state
+    shown: bool = False  # a dynamic list has been handed to the client
 
     def dynamic(self, client: str | None) -> bool:
-        """Whether this client gets the context-grown list rather than every tool."""
+        """Whether this client gets the seeded, growing list rather than every tool."""
         if self.failed or self.mode == "force_static":
             return False
         return self.mode == "force_dynamic" or (client or "") in DYNAMIC_CLIENTS
@@ -37,18 +80,48 @@ class Exposure:
     def listed(self, client: str | None) -> list[str]:
         """Names to list now, in the table's order."""
         dynamic = self.dynamic(client)
+        self.shown = self.shown or dynamic
         catalogue = load()
         names = [n for n in catalogue.listed if not dynamic or n in self.visible]
         return names + list(catalogue.legacy) if self.legacy_listed else names
 
-    def grow(self, context: str | None) -> list[str]:
-        """Add the tools of ``context``; return what was added (nothing twice)."""
-        added = [n for n in CONTEXT_TOOLS.get(context or "", ()) if n not in self.visible]
-        if added:
-            self.visible.update(added)
-            self.changes += 1
-            self.pending = True
-            log.info("tool list grows for context %s: %s (change %d)", context, added, self.changes)
+    def start(self, contexts: Iterable[str]) -> list[str]:
+        """Seed the list with the tools of ``contexts``, once; return what was added.
+
+        Before the client has seen a list this is the session's first list, not a change;
+        after, it is a growth like any other (counted, notified).
+        """
+        if self.started:
+            return []
+        self.started = True
+        contexts = list(contexts)
+        if self.shown:
+            return self.grow(contexts)
+        wanted = needs(contexts)
+        added = [n for n in load().listed if n in wanted and n not in self.visible]
+        self.visible.update(added)
+        log.info("tool list seeded with %s for contexts %s", added, contexts)
+        return added
+
+    def grow(self, contexts: str | Iterable[str | None] | None) -> list[str]:
+        """Make the tools of ``contexts`` listed; return what was added (nothing twice).
+
+        A context whose tools are all listed changes nothing. Otherwise the list grows to
+        every tool at once, so that no later context needs a second change.
+        """
+        named = [contexts] if contexts is None or isinstance(contexts, str) else list(contexts)
+        if needs(named) <= self.visible:
+            return []
+        every = load().listed
+        added = [n for n in every if n not in self.visible]
+        self.visible = set(every)
+        if self.failed or self.mode == "force_static":
+            return added  # the client already lists every tool: nothing changes for it
+        self.changes += 1
+        self.pending = True
+        log.info(
+            "tool list grows to every tool for %s: +%s (change %d)", named, added, self.changes
+        )
         return added
 
     def fall_back(self, reason: str) -> None:

@@ -6,13 +6,15 @@ import logging
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import KEYS, Config
 from ..storage import Store
-from .base import Env, Session
-from .context import detect
-from .exposure import Exposure
+from .context import CONTEXTS, detect, detect_all
+from .exposure import Exposure, seed_contexts
+
+if TYPE_CHECKING:
+    from .base import Env, Session
 
 log = logging.getLogger("mama.server")
 
@@ -23,6 +25,9 @@ class State:
     Shared by the event loop and worker threads (hook tools, slow tools, background work).
     The store gives each thread its own connection, so no lock is held around store work; the
     small locks here only make the lazy opening and the tool-list growth happen once.
+    Building it and seeding its tool list (``exposure_ready``) import the standard library,
+    the config and storage only: the handler contract (pydantic) loads with the first
+    ``env()`` or ``session``, so a light front can list tools before it.
     """
 
     def __init__(self, config: Config, project: str, db: Path | None = None) -> None:
@@ -35,18 +40,66 @@ class State:
         self._store: Store | None = None
         self.embedder: Any = None
         self._assistant: Any = None
-        self.session = Session()
+        self._session: Session | None = None
         self._opening = threading.Lock()  # the store opens once, whichever thread asks first
-        self._making = threading.Lock()  # likewise the assistant
+        self._making = threading.Lock()  # likewise the assistant and the session
         self._observing = threading.Lock()  # a context grows the tool list once
 
     @property
+    def session(self) -> Session:
+        """What the server learns about the Claude Code session (made on first use)."""
+        with self._making:
+            if self._session is None:
+                from .base import Session
+
+                self._session = Session()
+            return self._session
+
+    @property
     def store(self) -> Store:
-        """The store, opened (and migrated) on first use."""
+        """The store, opened (and migrated) on first use; the tool list is seeded from it."""
         with self._opening:
+            opened = self._store is None
             if self._store is None:
                 self._store = Store.open(self.db, config=self.config)
-            return self._store
+            store = self._store
+        if opened:
+            self._seed()
+        return store
+
+    def exposure_ready(self) -> Exposure:
+        """The exposure, seeded from the store's state: call it before answering tools/list.
+
+        Opens the store (apsw only, tens of milliseconds). Fails open: a store that cannot
+        be read seeds every context, so no tool is missing.
+        """
+        if not self.exposure.started:
+            self._seed()  # once: start() ignores a second seeding
+        return self.exposure
+
+    def _seed(self) -> None:
+        contexts = self._possible()
+        with self._observing:
+            self.exposure.start(contexts)
+
+    def wrote(self) -> list[str]:
+        """After the model wrote to the store: list what the project's new state makes possible.
+
+        The server calls it after every successful write by a listed tool (not the hooks': a
+        rolling checkpoint is the session's own and needs no tool). Returns what was added.
+        """
+        possible = self._possible()
+        with self._observing:
+            return self.exposure.grow(possible)
+
+    def _possible(self) -> list[str]:
+        """The contexts the project's memory makes possible; every one if it cannot be read."""
+        session = self._session.id if self._session is not None else ""
+        try:
+            return seed_contexts(self.store, self.project, session_id=session)
+        except Exception as exc:  # a damaged store must not take tools away
+            log.error("the project's memory could not be read for the tool list (%s)", exc)
+            return list(CONTEXTS)
 
     @property
     def assistant(self) -> Any:
@@ -65,6 +118,8 @@ class State:
 
     def env(self, *, call_id: str = "") -> Env:
         """What the tool handlers need (with config.json re-read if it changed)."""
+        from .base import Env
+
         fresh = self.config.refreshed()
         if fresh is not self.config:
             self.config = fresh
@@ -82,10 +137,19 @@ class State:
         )
 
     def observe(self, prompt: str) -> tuple[str | None, list[str]]:
-        """Detect the prompt's context and grow the tool list for it; return both."""
-        context = detect(prompt)
+        """Detect the prompt's contexts and grow the tool list for those the store allows.
+
+        Returns the strongest context and the tools added. What this prompt's own turn
+        needs must already be listed (Claude Code reads a new list one request late): a
+        growth here serves the turns after it, once another process has changed the
+        project's memory since the session started. A context the memory does not make
+        possible (tracking in a project without decisions) changes nothing.
+        """
+        self.exposure_ready()
+        possible = self._possible()
+        detected = [c for c in detect_all(prompt) if c in possible]
         with self._observing:
-            return context, self.exposure.grow(context)
+            return detect(prompt), self.exposure.grow(detected)
 
     def close(self) -> None:
         """Close the store if it was opened, and free the assist model if it was loaded."""
