@@ -175,6 +175,38 @@ def test_a_killed_catchups_claim_is_replayed_and_one_catchup_runs_at_a_time(
     assert [len(_checkpoints(mama_home, s)) for s in ("s1", "s2")] == [1, 1]
 
 
+def test_a_bridge_that_hands_over_catches_up_the_turns_it_recorded(
+    plugin: Path,  # noqa: F811
+    data: Path,  # noqa: F811
+    env: dict[str, str],  # noqa: F811
+    tmp_path: Path,
+    mama_home: Path,
+) -> None:
+    with held_lock(data):  # no bootstrap runs: the test makes the core "ready" itself
+        wire = _BridgeWire(plugin, env, tmp_path)
+        try:
+            _initialize(wire, "claude-code")
+            turn = {"name": "checkpoint_turn", "arguments": _turn("s1", tmp_path)}
+            assert wire.request("tools/call", turn)["result"]["content"][0]["text"] == "{}"
+            assert not _checkpoints(mama_home, "s1")
+            venv = data / "venv"  # the core is ready: a data venv running the tests' Python
+            (venv / "bin").mkdir(parents=True)
+            (venv / "bin" / "python").write_text(f'#!/bin/sh\nexec "{DEV_VENV}/bin/python" "$@"\n')
+            (venv / "bin" / "python").chmod(0o755)
+            (venv / paths.CORE_MARKER).write_bytes(paths.CORE_REQUIREMENTS.read_bytes())
+            later = {"name": "checkpoint_turn", "arguments": _turn("s2", tmp_path)}
+            assert wire.request("tools/call", later)["result"]["content"][0]["text"] == "{}"
+            assert len(_checkpoints(mama_home, "s2")) == 1  # the real server answered this one
+            _wait_until(lambda: bool(_checkpoints(mama_home, "s1")), "the hand-over's catch-up",
+                        timeout=120)  # fmt: skip
+        finally:
+            errors = wire.close()
+        assert "Traceback" not in errors, errors
+    _wait_until(lambda: "mama catchup: 1 session(s), 1 checkpoint(s) saved" in _log(mama_home),
+                "the catch-up's report")  # fmt: skip
+    assert not (data / pending.PENDING).exists() and not (data / pending.CLAIMED).exists()
+
+
 def test_the_bin_mama_catchup_command_and_its_json(
     plugin_data: Path, mama_home: Path, tmp_path: Path
 ) -> None:

@@ -133,6 +133,10 @@ def test_the_first_session_after_a_marketplace_install_is_checkpointed(
     print(f"the model is told: {context.split(chr(10))[0]}")
     assert context.startswith(f"SessionStart hook additional context: {NOTICE}")
     assert all(sent(r).count(NOTICE) == 1 for r in requests)  # once, not per request or hook
+    # The bridge's initialize instructions say the same in the server's words.
+    assert "work is checkpointed from its transcript once the environment is ready" in sent(
+        requests[0]
+    )
     assert hook["systemMessage"] not in sent(requests[0])  # the user's message is not the model's
     assert not _checkpoints(mama_home, session)  # nothing could be saved yet
 
