@@ -207,6 +207,21 @@ def test_a_bridge_that_hands_over_catches_up_the_turns_it_recorded(
     assert not (data / pending.PENDING).exists() and not (data / pending.CLAIMED).exists()
 
 
+def test_a_turn_whose_replay_fails_is_kept_for_the_next_catchup_then_dropped(
+    plugin_data: Path, mama_home: Path, tmp_path: Path
+) -> None:
+    pending.record("checkpoint_turn", _turn("s1", tmp_path), str(tmp_path))
+    not_a_database = tmp_path / "a folder"
+    not_a_database.mkdir()
+    for tries in (1, 2):
+        done = catch_up(Config(mama_home), not_a_database)
+        assert (done["failed"], done["checkpoints"]) == (1, [])
+        [kept], _ = pending.read(pending.pending_path())
+        assert kept["tries"] == tries and kept["args"]["session_id"] == "s1"
+    assert catch_up(Config(mama_home), not_a_database)["failed"] == 1
+    assert not pending.waiting()  # given up after three tries: nothing loops forever
+
+
 def test_the_bin_mama_catchup_command_and_its_json(
     plugin_data: Path, mama_home: Path, tmp_path: Path
 ) -> None:

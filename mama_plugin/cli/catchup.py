@@ -77,20 +77,20 @@ class _Replay:
         turn = kinds.get("turn")
         if turn is None:
             return  # a prompt whose turn never ended here: nothing the Stop hook would save
-        state = self.state(project_key(turn["project_dir"] or None))
-        newer = [
-            m
-            for m in state.store.memories.of_session(session_id, type="checkpoint")
-            if m.metadata.get("auto") and m.updated_at >= turn["at"]
-        ]
-        if newer:  # the running server checkpointed this session after that turn
-            self.done["skipped"] += 1
-            return
-        if "prompt" in kinds:
-            state.session.prompts[session_id] = kinds["prompt"]["args"]["prompt"]
         try:
+            state = self.state(project_key(turn["project_dir"] or None))
+            newer = [
+                m
+                for m in state.store.memories.of_session(session_id, type="checkpoint")
+                if m.metadata.get("auto") and m.updated_at >= turn["at"]
+            ]
+            if newer:  # the running server checkpointed this session after that turn
+                self.done["skipped"] += 1
+                return
+            if "prompt" in kinds:
+                state.session.prompts[session_id] = kinds["prompt"]["args"]["prompt"]
             answer = do_checkpoint_turn(state.env(), TurnInput(**turn["args"]))
-        except Exception as exc:  # one bad turn must not cost the others theirs
+        except Exception as exc:  # one bad turn (or a busy store) must not cost the others
             print(f"mama catchup: {session_id}: {type(exc).__name__}: {exc}", file=sys.stderr)
             self.done["failed"] += 1
             self.retry += [{**e, "tries": e.get("tries", 0) + 1} for e in kinds.values()]
@@ -145,9 +145,10 @@ def cmd_catchup(args: argparse.Namespace) -> int:
     """Replay the recorded turns and say what was saved."""
     # Its own composition root: run unattended, a typo in config.json must not lose the turns.
     done = catch_up(Config(strict=False), Path(args.db) if args.db else None)
+    status = 1 if done["failed"] else 0  # the failed turns are kept for the next catch-up
     if args.json:
         print_json(done)
-        return 0
+        return status
     if done["busy"]:
         print("mama catchup: another catch-up is running")
         return 0
@@ -157,4 +158,4 @@ def cmd_catchup(args: argparse.Namespace) -> int:
         f"{done['skipped']} already saved by the server, {done['failed']} failed, "
         f"{done['skipped_lines']} unreadable line(s) skipped, in {done['seconds']:.2f} s"
     )
-    return 0
+    return status
