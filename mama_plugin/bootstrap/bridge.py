@@ -50,7 +50,9 @@ def not_ready_text() -> str:
     """What a tool call answers while the core environment is still being built."""
     return (
         "MAMA is installing its Python environment (first run: about a minute for the core; "
-        f"progress in {paths.log_path()}). Nothing was saved. Try again shortly."
+        f"progress in {paths.log_path()}). Nothing was saved or looked up by this call. This "
+        "session's work will be checkpointed automatically once the environment is ready: carry "
+        "on with the task, and try MAMA's tools again later."
     )
 
 
