@@ -157,7 +157,7 @@ def test_the_first_session_after_a_marketplace_install_is_checkpointed(
     with FakeAnthropic([text("We were writing the release plan.")]) as fake:
         _claude(["-p", "Where were we?"], project, claude_env(fake, home, **mama))
         story = injected(fake.main_requests[0], "SessionStart")
-    print(f"the next session starts with: {story[:1200]}")
+    print("the next session starts with: " + story[:1200].replace("\n", " | "))
     assert prompt in story and "notes.md" in story
     assert NOTICE not in sent(fake.main_requests[0])
 
