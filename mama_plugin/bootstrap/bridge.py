@@ -4,10 +4,12 @@
 when no environment is ready. It starts the bootstrap and answers at once (Claude Code 2.1.197
 waits only ~2 s for a plugin's server): ``initialize``, ``ping``, and ``tools/list`` from the
 shipped ``tools.json`` (the real server's full static list). ``tools/call`` before the core is
-ready answers a hook tool with ``{}`` (hooks stay silent) and any other tool with an error that
+ready answers a hook tool with ``{}`` (hooks stay silent), recording the Stop and prompt
+hooks' calls for ``mama catchup`` (:mod:`.pending`), and any other tool with an error that
 says nothing was saved. The first ``tools/call`` after the core is ready starts the real
 server, replays the client's ``initialize`` to it (its answer is swallowed: the client has
-one), and from then on the bridge is a transparent pipe, one thread per direction.
+one), and from then on the bridge is a transparent pipe, one thread per direction; the turns
+recorded until then are caught up in the background, and again when the session ends.
 
 Newline-delimited JSON-RPC (the MCP stdio transport). A line that is not JSON gets a -32700
 error; the bridge never crashes on input. Unknown methods get -32601, which is also what an
@@ -26,8 +28,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .. import __version__
-from . import paths
-from .run import spawn_detached
+from . import paths, pending
+from .run import spawn_catchup, spawn_detached
 
 # What mcp 2.3.0 negotiates through initialize (mcp_types.version.HANDSHAKE_PROTOCOL_VERSIONS);
 # like the real server, the bridge answers any other offer with the newest.
@@ -37,8 +39,9 @@ HANDOVER_TIMEOUT_S = 30.0
 BOOTSTRAP_RETRY_S = 60.0
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND = -32700, -32600, -32601
 INSTRUCTIONS = (
-    "MAMA is preparing its Python environment (first run, about a minute); its memory tools "
-    "work as soon as it is ready."
+    "MAMA is preparing its Python environment (first run, about a minute): its memory tools "
+    "are not ready yet and answer that they are installing. Nothing is lost: this session's "
+    "work is checkpointed from its transcript once the environment is ready."
 )
 INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
 
@@ -47,7 +50,9 @@ def not_ready_text() -> str:
     """What a tool call answers while the core environment is still being built."""
     return (
         "MAMA is installing its Python environment (first run: about a minute for the core; "
-        f"progress in {paths.log_path()}). Nothing was saved. Try again shortly."
+        f"progress in {paths.log_path()}). Nothing was saved or looked up by this call. This "
+        "session's work will be checkpointed automatically once the environment is ready: carry "
+        "on with the task, and try MAMA's tools again later."
     )
 
 
@@ -168,14 +173,35 @@ class Bridge:
             problem = self.hand_over(chosen[0])
             if problem is None:
                 self.forward(line)
+                self.catch_up()  # the turns this session took before the hand-over
                 return
             self.reply(ident, _tool_result(problem, error=True))
             return
         self.start_bootstrap()
         if params.get("name") in self.hook_tools:
+            self.record(params)
             self.reply(ident, _tool_result("{}", error=False))
         else:
             self.reply(ident, _tool_result(not_ready_text(), error=True))
+
+    def record(self, params: dict[str, Any]) -> None:
+        """Keep a Stop or prompt hook's call for ``mama catchup`` (the hook gets ``{}``)."""
+        arguments = params.get("arguments")
+        arguments = arguments if isinstance(arguments, dict) else {}
+        project_dir = os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()  # as `mama serve`
+        problem = pending.record(str(params.get("name")), arguments, project_dir)
+        if problem is not None:
+            print(f"mama: this turn will not be checkpointed: {problem}", file=sys.stderr)
+
+    def catch_up(self) -> None:
+        """Start ``mama catchup`` when the core is ready and recorded turns wait."""
+        try:
+            process = spawn_catchup()
+        except OSError as exc:
+            print(f"mama: cannot start the catch-up: {exc}", file=sys.stderr)
+            return
+        if process is not None:
+            threading.Thread(target=process.wait, daemon=True).start()  # reap it, no zombie
 
     # -- the hand-over --------------------------------------------------------------------
 
@@ -247,6 +273,8 @@ class Bridge:
     def finish(self) -> None:
         """The client closed stdin: close the real server's, let it finish, then return."""
         self.closing = True
+        # A turn recorded just as the core became ready, after the bootstrap's catch-up ran.
+        self.catch_up()
         if self.child is None:
             return
         try:

@@ -71,6 +71,19 @@ mama_kick_local() {
   fi
 }
 
+# With an environment ready, starts `mama catchup` detached when a bridge recorded turns while
+# it was being built (see mama_plugin/bootstrap/pending.py; the catch-up runs one at a time).
+mama_kick_catchup() {
+  if [ -s "$MAMA_DATA/pending-turns.jsonl" ] || [ -e "$MAMA_DATA/pending-turns.claimed.jsonl" ]; then
+    mkdir -p "$MAMA_LOGS" 2>/dev/null
+    if command -v setsid >/dev/null 2>&1; then
+      PYTHONPATH=$ROOT setsid "$VENV/bin/python" -P -m mama_plugin.cli catchup </dev/null >>"$MAMA_LOGS/bootstrap.log" 2>&1 &
+    else
+      PYTHONPATH=$ROOT nohup "$VENV/bin/python" -P -m mama_plugin.cli catchup </dev/null >>"$MAMA_LOGS/bootstrap.log" 2>&1 &
+    fi
+  fi
+}
+
 mama_no_python_message() {
   printf '%s\n' "MAMA needs Python 3.11 or newer and found none (tried \$MAMA_PYTHON, python3.13, python3.12, python3.11, python3). Install one, or set MAMA_PYTHON to its path (e.g. export MAMA_PYTHON=/usr/local/bin/python3.12) where Claude Code starts."
 }

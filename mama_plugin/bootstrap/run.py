@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import IO
 
 from ..errors import BootstrapError
-from . import build, paths
+from . import build, paths, pending
 
 FOREGROUND_WAIT_S = 1800.0
 POLL_S = 0.5
@@ -38,6 +38,25 @@ def spawn_detached(python: str, *args: str) -> subprocess.Popen[bytes]:
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
+
+
+def spawn_catchup() -> subprocess.Popen[bytes] | None:
+    """Start ``mama catchup`` detached in the ready environment when turns wait for it, its
+    output appended to the bootstrap log; None when nothing waits or nothing is ready."""
+    chosen = paths.select_venv()
+    if chosen is None or not pending.waiting():
+        return None
+    log = paths.log_path()
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab") as out:
+        return subprocess.Popen(
+            [str(paths.venv_python(chosen[0])), "-P", "-m", "mama_plugin.cli", "catchup"],
+            env={**os.environ, "PYTHONPATH": str(paths.ROOT)},
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+        )
 
 
 def _try_lock(handle: IO[bytes]) -> bool:
@@ -76,6 +95,8 @@ def _work(args: argparse.Namespace, log: build.Log) -> tuple[int, bool]:
             log(f"core environment ready in {paths.venv_dir()}")
         else:
             build.install_core(log)
+        if spawn_catchup() is not None:
+            log("checkpointing the turns taken while the environment was built (mama catchup)")
         reason = build.local_skip_reason(args.core_only)
         if reason is not None:
             log(f"local model runtime: skipped ({reason})")

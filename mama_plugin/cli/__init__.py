@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from ..config import Config
 from ..errors import MamaError
-from . import assist, bench, memory, runtime, settings, transfer
+from . import assist, bench, catchup, memory, runtime, settings, transfer
 from .options import Command
 
 __all__ = ["build_parser", "main"]
@@ -36,6 +36,7 @@ COMMANDS: tuple[Command, ...] = (
     settings.cmd_config,
     settings.cmd_commands,
     runtime.cmd_hook,
+    catchup.cmd_catchup,
 )
 
 
@@ -55,14 +56,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Processes with a composition root of their own, which reads the config leniently: a typo in
 # config.json must not take memory away from a session.
-_OWN_ROOT = frozenset({"serve", "hook"})
+_OWN_ROOT = frozenset({"serve", "hook", "catchup"})
 
 
 def _config(command: str) -> Config | None:
     """The command's one Config, read strictly: a bad value stops it with the fix to make.
 
-    ``mama config`` only reads the file it edits (so it can repair a bad value); ``serve`` and
-    ``hook`` build their own.
+    ``mama config`` only reads the file it edits (so it can repair a bad value); ``serve``,
+    ``hook`` and ``catchup`` (run unattended) build their own.
     """
     if command in _OWN_ROOT:
         return None
