@@ -14,7 +14,7 @@ from .options import argument, command, keyword_only_option
 @command("bench", "benchmarks: retrieval quality on LoCoMo, latency at scale")
 @argument(
     "kind",
-    choices=("retrieval", "latency", "startup", "hooks", "draft"),
+    choices=("retrieval", "latency", "startup", "hooks", "draft", "warm"),
     help="which benchmark",
 )
 @argument("--dataset", help="retrieval: path to LoCoMo's locomo10.json")
@@ -26,7 +26,7 @@ from .options import argument, command, keyword_only_option
     help="latency: store sizes (default 1000,10000,100000)",
 )
 @argument("--queries", type=int, default=200, help="latency: searches per size (default 200)")
-@argument("--runs", type=int, help="runs to time (default: startup, hooks 30; draft 3)")
+@argument("--runs", type=int, help="runs to time (default: startup, hooks 30; draft 3; warm 5)")
 @argument(
     "--transcripts", help="draft: a folder of Claude Code transcripts (default: the fixtures)"
 )
@@ -39,7 +39,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from ..bench import commands
 
     embedder = None
-    if not args.keyword_only and args.kind not in ("startup", "draft"):
+    if not args.keyword_only and args.kind not in ("startup", "draft", "warm"):
         from ..embeddings import open_embedder
 
         embedder = open_embedder(args.config)
@@ -56,6 +56,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         folder = Path(args.transcripts) if args.transcripts else None
         text, data = draft_run(args.runs or 3, folder=folder, config=args.config)
+    elif args.kind == "warm":
+        from ..bench.warm import warm_run
+        from ..embeddings import resolve_model
+
+        text, data = warm_run(args.runs or 5, resolve_model(args.config).path, progress=progress)
     elif args.kind == "hooks":
         from ..bench.hooks import hooks_run
 
