@@ -44,7 +44,7 @@ class Gate:
     def __init__(self, embedder: Any) -> None:
         self.embedder, self.release, self.asked = embedder, threading.Event(), threading.Event()
 
-    def __call__(self, config: Config) -> Any:
+    def __call__(self, config: Config, *, threads: int | None = None) -> Any:
         self.asked.set()
         assert self.release.wait(LIMIT_S), "the test never released the model"
         if self.embedder is None:
@@ -163,7 +163,7 @@ def test_a_save_wakes_the_indexer_without_waiting_for_the_poll(
     state: State, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(background, "DRAIN_IDLE_S", 3600.0)  # only a wake-up can explain it
-    monkeypatch.setattr(embeddings, "open_embedder", lambda config: embedder)
+    monkeypatch.setattr(embeddings, "open_embedder", lambda config, threads=None: embedder)
     embedded = threading.Event()
     embed_batch = indexing.embed_batch
 
@@ -281,3 +281,19 @@ def test_mama_serve_drains_on_sigint_and_exits(tmp_path: Path, built_model: Path
     assert "signal 2: embedding what is queued" in log.read_text()
     with Store.open(config=Config(home)) as store:
         assert store.vectors.count_pending() == 0 and store.vectors.count() == 1
+
+
+def test_a_save_and_the_stop_hooks_checkpoint_both_wake_the_indexer(
+    state: State, project: str
+) -> None:
+    """While no indexer runs, the wake-ups wait in the session's backlog (one per project)."""
+    from mama_plugin.schema import DecisionInput, TurnInput
+    from mama_plugin.server.hook_tools import do_checkpoint_turn
+    from mama_plugin.server.tools import do_save_decision
+
+    do_save_decision(state.env(), DecisionInput.model_validate(CACHE))
+    assert state.session.embed_wanted == {project}
+    state.session.embed_wanted.clear()
+    turn = TurnInput(session_id="s", last_assistant_message="Done.")
+    assert do_checkpoint_turn(state.env(), turn).data["checkpoint"]
+    assert state.session.embed_wanted == {project}

@@ -286,22 +286,28 @@ def one_run(index: int, model: Path, *, wait: bool = False) -> Run:
 
 
 def warm_run(
-    runs: int, model: Path, *, progress: Callable[[str], None] | None = None
+    runs: int,
+    model: Path,
+    *,
+    wait: bool = False,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[str, dict[str, object]]:
-    """``runs`` pairs of sessions; the report's text and its figures."""
+    """``runs`` pairs of sessions (``wait``: ``-p`` waits for servers); the report and figures."""
     if runs < 1:
         raise MamaError("bench warm needs --runs of at least 1")
     results: list[Run] = []
     for i in range(runs):
-        results.append(one_run(i, model))
+        results.append(one_run(i, model, wait=wait))
         if progress is not None:
             progress(f"run {i + 1}/{runs}: {asdict(results[-1])}")
     load = os.getloadavg()
     to_vector = [r.save_to_vector_s for r in results if r.save_to_vector_s is not None]
     by_vectors = [r for r in results if r.first_prompt_path == "vectors" and r.injected]
     waits = [r.model_wait_s for r in results if r.model_wait_s is not None]
+    settings = "-p waiting for servers" if wait else "default settings"
     data: dict[str, object] = {
         "runs": runs,
+        "settings": settings,
         "saved": sum(r.saved for r in results),
         "save_to_vector_p50_s": round(percentile(to_vector, 50), 3) if to_vector else None,
         "save_to_vector_p95_s": round(percentile(to_vector, 95), 3) if to_vector else None,
@@ -317,15 +323,16 @@ def warm_run(
         "results": [asdict(r) for r in results],
     }
     text = (
-        f"mama bench warm: {runs} runs of two real `claude -p` sessions (default settings), "
+        f"mama bench warm: {runs} runs of two real `claude -p` sessions ({settings}), "
         f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}\n"
         f"  save → vector: p50 {data['save_to_vector_p50_s']} s, p95 "
         f"{data['save_to_vector_p95_s']} s ({len(to_vector)}/{runs} vectors seen; "
-        f"{data['saved']}/{runs} decisions saved)\n"
+        f"{data['saved']}/{runs} decisions saved: the others' server was not connected in time)\n"
         f"  queued when claude exited: {data['queued_at_exit_total']} in all; after the server "
         f"exited: {data['queued_after_server_total']}\n"
         f"  next session's first prompt (a paraphrase) recalled by vectors and injected: "
-        f"{len(by_vectors)}/{runs} (hook skipped: {data['first_prompt_hook_skipped']}; model "
+        f"{len(by_vectors)}/{runs} (hook skipped, server not connected in time: "
+        f"{data['first_prompt_hook_skipped']}; model "
         f"wait p50 {data['first_prompt_model_wait_p50_s']} s); keywords alone (baseline, same "
         f"store): {data['keyword_baseline_recalled']}/{runs}\n"
         f"  claude -p wall time p50 {data['session_wall_p50_s']} s a session\n"

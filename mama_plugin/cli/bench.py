@@ -31,6 +31,11 @@ from .options import argument, command, keyword_only_option
     "--transcripts", help="draft: a folder of Claude Code transcripts (default: the fixtures)"
 )
 @argument("--size", type=int, default=10_000, help="hooks: memories in the store (default 10000)")
+@argument(
+    "--wait-for-servers",
+    action="store_true",
+    help="warm: -p waits for MCP servers (MCP_CONNECTION_NONBLOCKING=false), as a user would",
+)
 @keyword_only_option()
 # Not the shared --json flag: here --json names a file the figures are written to.
 @argument("--json", metavar="OUT", help="also write every figure to this JSON file")
@@ -60,7 +65,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from ..bench.warm import warm_run
         from ..embeddings import resolve_model
 
-        text, data = warm_run(args.runs or 5, resolve_model(args.config).path, progress=progress)
+        model = resolve_model(args.config).path
+        wait = args.wait_for_servers
+        text, data = warm_run(args.runs or 5, model, wait=wait, progress=progress)
     elif args.kind == "hooks":
         from ..bench.hooks import hooks_run
 

@@ -41,8 +41,13 @@ class Session:
         self._readers_guard = threading.Lock()
 
     def brief_stale(self, project: str) -> None:
-        """Have ``project``'s cliffhanger re-rendered off the request path (after a write)."""
+        """Have ``project``'s cliffhanger re-rendered off the request path (after a write).
+
+        The write may have queued a memory for its vector (the Stop hook's checkpoint): the
+        indexer is woken too, as by :meth:`embed_soon`.
+        """
         self.briefs.put(project)
+        self.embeds.put(project)
 
     def suggest_later(self, memory_id: str) -> None:
         """Have link candidates judged for a saved memory off the request path."""
