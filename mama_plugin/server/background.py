@@ -76,7 +76,7 @@ async def index_in_background(state: State) -> None:
                 await anyio.sleep(30)
             with anyio.move_on_after(DRAIN_IDLE_S):  # a save here wakes it sooner
                 await wakes.receive()
-            _with_waiting("", wakes)  # the wake-ups that came meanwhile are all served now
+                _with_waiting("", wakes)  # the next step serves every wake-up waiting now
 
 
 def _load(state: State) -> None:
@@ -161,12 +161,16 @@ async def exit_on_signal(state: State) -> None:
     process is then ended with :func:`_end_process`, as the thread blocked reading stdin can
     neither be cancelled nor joined. Must run on the main thread's event loop (signals).
     """
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async for received in signals:
-            log.info("signal %s: embedding what is queued, then exiting", received)
-            await drain_before_exit(state, SIGNAL_DRAIN_S)
-            _end_process(state)
-            return
+    try:
+        receiver = anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM)
+        with receiver as signals:
+            async for received in signals:
+                log.info("signal %s: embedding what is queued, then exiting", received)
+                await drain_before_exit(state, SIGNAL_DRAIN_S)
+                _end_process(state)
+                return
+    except NotImplementedError:  # an event loop without signal handlers (Windows)
+        log.info("no signal handling here: the queue is drained when stdin closes")
 
 
 def _end_process(state: State) -> None:

@@ -44,9 +44,8 @@ def do_observe_prompt(env: Env, args: ObservePromptInput) -> Answer:
     if not env.config.project_enabled(env.project):
         return Answer(SILENT, {"context": context, "tools_added": added, "memories": []})
     started = time.monotonic()
-    embedder = env.embedder
-    if embedder is None and env.embedder_within is not None:
-        embedder = env.embedder_within(EMBEDDER_WAIT_S)
+    # At once when the model is ready (or absent); bounded while it still loads.
+    embedder = env.embedder if env.embedder_within is None else env.embedder_within(EMBEDDER_WAIT_S)
     waited = time.monotonic() - started
     # The prompt is embedded here, in the hook's call: its vector is never deferred.
     injected = recall.prompt_context(
