@@ -91,7 +91,8 @@ class Run:
     queued_at_exit: int  # the project's memories without a vector when claude exited
     queued_after_server: int  # the same once the server had exited too
     saved: bool  # the decision reached the store
-    first_prompt_path: str | None  # "vectors" / "keywords" from server.log; None: hook skipped
+    # "vectors" / "keywords" / "past the deadline" from server.log; None: no call logged
+    first_prompt_path: str | None
     model_wait_s: float | None  # how long observe_prompt waited for the model
     injected: bool  # the decision was in the UserPromptSubmit context Claude Code sent
     keyword_baseline: bool  # the same prompt, keywords only, on the same store, recalls it
@@ -123,8 +124,9 @@ def run_session(
     *,
     wait: bool = False,
     during: Callable[[], None] | None = None,
+    plugin: Path = ROOT,
 ) -> tuple[FakeAnthropic, float, int]:
-    """One ``claude -p`` session; returns the stopped fake, its wall time and claude's pid.
+    """One ``claude -p`` session with ``plugin``; returns the stopped fake, wall time, pid.
 
     ``during`` is called repeatedly while claude runs (the store poll). Raises MamaError when
     claude fails or runs over ``RUN_TIMEOUT_S``; claude and its children are killed then.
@@ -132,7 +134,7 @@ def run_session(
     home, project, mama_home = workdir / "home", workdir / "project", workdir / "mama"
     for folder in (home, project, mama_home):
         folder.mkdir(exist_ok=True)
-    command = [str(claude_path()), "-p", prompt, "--plugin-dir", str(ROOT)]
+    command = [str(claude_path()), "-p", prompt, "--plugin-dir", str(plugin)]
     command += ["--allowedTools", "mcp__plugin_mama_mama"]
     with FakeAnthropic(script) as fake:
         started = time.monotonic()
@@ -229,12 +231,18 @@ def _observed(log: Path, offset: int) -> tuple[str | None, float | None]:
         return None, None
     with log.open(encoding="utf-8", errors="replace") as f:
         f.seek(offset)
-        found = OBSERVED.search(f.read())
-    return (found.group(2), float(found.group(3))) if found else (None, None)
+        written = f.read()
+    found = OBSERVED.search(written)
+    if found:
+        return found.group(2), float(found.group(3))
+    return ("past the deadline" if "observe_prompt ran past" in written else None), None
 
 
-def one_run(index: int, model: Path, *, wait: bool = False) -> Run:
-    """Save a decision in one short session, then open the next with a paraphrase of it."""
+def one_run(index: int, model: Path, *, wait: bool = False, plugin: Path = ROOT) -> Run:
+    """Save a decision in one short session, then open the next with a paraphrase of it.
+
+    ``plugin`` is the checkout Claude Code loads (another one gives a baseline).
+    """
     decision, paraphrase = PAIRS[index % len(PAIRS)]
     with tempfile.TemporaryDirectory(prefix="mama-warm-") as tmp:
         workdir = Path(tmp)
@@ -246,7 +254,9 @@ def one_run(index: int, model: Path, *, wait: bool = False) -> Run:
         try:
             script = [tool_use(SAVE, decision), text("Saved.")]
             ask = f"Record our decision: {decision['decision']}"
-            _, first_s, pid = run_session(script, ask, workdir, wait=wait, during=poll)
+            _, first_s, pid = run_session(
+                script, ask, workdir, wait=wait, during=poll, plugin=plugin
+            )
             poll()
             with Store.open(config=poll.config) as store:
                 at_exit = store.vectors.count_pending(project=project)
@@ -261,7 +271,9 @@ def one_run(index: int, model: Path, *, wait: bool = False) -> Run:
                 baseline = recall.prompt_context(store, paraphrase, project=project, budget=300)
             log = mama_home / "logs" / "server.log"
             offset = log.stat().st_size if log.exists() else 0
-            fake, second_s, pid = run_session([text("Noted.")], paraphrase, workdir, wait=wait)
+            fake, second_s, pid = run_session(
+                [text("Noted.")], paraphrase, workdir, wait=wait, plugin=plugin
+            )
             _wait_group(pid, AFTER_EXIT_S)
         finally:
             poll.close()
@@ -290,14 +302,20 @@ def warm_run(
     model: Path,
     *,
     wait: bool = False,
+    plugin: Path = ROOT,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[str, dict[str, object]]:
-    """``runs`` pairs of sessions (``wait``: ``-p`` waits for servers); the report and figures."""
+    """``runs`` pairs of sessions (``wait``: ``-p`` waits for servers); the report and figures.
+
+    ``plugin`` is the checkout Claude Code loads: this one, or an older one as a baseline.
+    """
+    if not (plugin / ".mcp.json").is_file():
+        raise MamaError(f"{plugin} is not a MAMA checkout (no .mcp.json): pass the plugin's root")
     if runs < 1:
         raise MamaError("bench warm needs --runs of at least 1")
     results: list[Run] = []
     for i in range(runs):
-        results.append(one_run(i, model, wait=wait))
+        results.append(one_run(i, model, wait=wait, plugin=plugin))
         if progress is not None:
             progress(f"run {i + 1}/{runs}: {asdict(results[-1])}")
     load = os.getloadavg()
@@ -305,9 +323,12 @@ def warm_run(
     by_vectors = [r for r in results if r.first_prompt_path == "vectors" and r.injected]
     waits = [r.model_wait_s for r in results if r.model_wait_s is not None]
     settings = "-p waiting for servers" if wait else "default settings"
+    if plugin != ROOT:
+        settings += f", plugin {plugin}"
     data: dict[str, object] = {
         "runs": runs,
         "settings": settings,
+        "plugin": str(plugin),
         "saved": sum(r.saved for r in results),
         "save_to_vector_p50_s": round(percentile(to_vector, 50), 3) if to_vector else None,
         "save_to_vector_p95_s": round(percentile(to_vector, 95), 3) if to_vector else None,
@@ -315,7 +336,11 @@ def warm_run(
         "queued_at_exit_total": sum(r.queued_at_exit for r in results),
         "queued_after_server_total": sum(r.queued_after_server for r in results),
         "first_prompt_by_vectors_injected": len(by_vectors),
-        "first_prompt_hook_skipped": sum(r.first_prompt_path is None for r in results),
+        "first_prompt_not_logged": sum(r.first_prompt_path is None for r in results),
+        "first_prompt_past_deadline": sum(
+            r.first_prompt_path == "past the deadline" for r in results
+        ),
+        "first_prompt_by_keywords": sum(r.first_prompt_path == "keywords" for r in results),
         "first_prompt_model_wait_p50_s": round(percentile(waits, 50), 3) if waits else None,
         "keyword_baseline_recalled": sum(r.keyword_baseline for r in results),
         "session_wall_p50_s": round(percentile([sum(r.wall_s) / 2 for r in results], 50), 2),
@@ -325,16 +350,19 @@ def warm_run(
     text = (
         f"mama bench warm: {runs} runs of two real `claude -p` sessions ({settings}), "
         f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}\n"
+        f"  decisions saved: {data['saved']}/{runs} (none when the server was not connected "
+        "in time)\n"
         f"  save → vector: p50 {data['save_to_vector_p50_s']} s, p95 "
-        f"{data['save_to_vector_p95_s']} s ({len(to_vector)}/{runs} vectors seen; "
-        f"{data['saved']}/{runs} decisions saved: the others' server was not connected in time)\n"
+        f"{data['save_to_vector_p95_s']} s ({len(to_vector)} vectors seen)\n"
         f"  queued when claude exited: {data['queued_at_exit_total']} in all; after the server "
         f"exited: {data['queued_after_server_total']}\n"
         f"  next session's first prompt (a paraphrase) recalled by vectors and injected: "
-        f"{len(by_vectors)}/{runs} (hook skipped, server not connected in time: "
-        f"{data['first_prompt_hook_skipped']}; model "
-        f"wait p50 {data['first_prompt_model_wait_p50_s']} s); keywords alone (baseline, same "
-        f"store): {data['keyword_baseline_recalled']}/{runs}\n"
+        f"{len(by_vectors)}/{runs}; by keywords {data['first_prompt_by_keywords']}, past the "
+        f"hook's deadline {data['first_prompt_past_deadline']}, no observe_prompt call logged "
+        f"{data['first_prompt_not_logged']}; model wait p50 "
+        f"{data['first_prompt_model_wait_p50_s']} s\n"
+        f"  keywords alone on the same prompts and stores (baseline): "
+        f"{data['keyword_baseline_recalled']}/{runs} recalled\n"
         f"  claude -p wall time p50 {data['session_wall_p50_s']} s a session\n"
     )
     return text, data

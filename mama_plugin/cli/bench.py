@@ -36,6 +36,7 @@ from .options import argument, command, keyword_only_option
     action="store_true",
     help="warm: -p waits for MCP servers (MCP_CONNECTION_NONBLOCKING=false), as a user would",
 )
+@argument("--plugin-dir", help="warm: the MAMA checkout Claude Code loads (default: this one)")
 @keyword_only_option()
 # Not the shared --json flag: here --json names a file the figures are written to.
 @argument("--json", metavar="OUT", help="also write every figure to this JSON file")
@@ -62,12 +63,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
         folder = Path(args.transcripts) if args.transcripts else None
         text, data = draft_run(args.runs or 3, folder=folder, config=args.config)
     elif args.kind == "warm":
-        from ..bench.warm import warm_run
+        from ..bench.warm import ROOT, warm_run
         from ..embeddings import resolve_model
 
         model = resolve_model(args.config).path
-        wait = args.wait_for_servers
-        text, data = warm_run(args.runs or 5, model, wait=wait, progress=progress)
+        plugin = Path(args.plugin_dir).resolve() if args.plugin_dir else ROOT
+        text, data = warm_run(
+            args.runs or 5, model, wait=args.wait_for_servers, plugin=plugin, progress=progress
+        )
     elif args.kind == "hooks":
         from ..bench.hooks import hooks_run
 
