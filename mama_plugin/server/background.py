@@ -108,7 +108,7 @@ def _load(state: State) -> None:
             time.monotonic() - warm,
         )
     except MamaError as exc:  # no model (keyword search only), or a model mismatch
-        log.warning("embedding model unavailable or unusable, keyword search only: %s", exc)
+        log.warning("embedding model unavailable or unusable: %s", exc)
     except Exception:
         log.error("embedding model failed to load:\n%s", traceback.format_exc())
     finally:
