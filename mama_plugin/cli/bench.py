@@ -14,7 +14,7 @@ from .options import argument, command, keyword_only_option
 @command("bench", "benchmarks: retrieval quality on LoCoMo, latency at scale")
 @argument(
     "kind",
-    choices=("retrieval", "latency", "startup", "hooks", "draft", "exposure"),
+    choices=("retrieval", "latency", "startup", "hooks", "draft", "exposure", "warm"),
     help="which benchmark",
 )
 @argument("--dataset", help="retrieval: path to LoCoMo's locomo10.json")
@@ -26,11 +26,17 @@ from .options import argument, command, keyword_only_option
     help="latency: store sizes (default 1000,10000,100000)",
 )
 @argument("--queries", type=int, default=200, help="latency: searches per size (default 200)")
-@argument("--runs", type=int, help="runs to time (default: startup, hooks 30; draft 3)")
+@argument("--runs", type=int, help="runs to time (default: startup, hooks 30; draft 3; warm 5)")
 @argument(
     "--transcripts", help="draft: a folder of Claude Code transcripts (default: the fixtures)"
 )
 @argument("--size", type=int, default=10_000, help="hooks: memories in the store (default 10000)")
+@argument(
+    "--wait-for-servers",
+    action="store_true",
+    help="warm: -p waits for MCP servers (MCP_CONNECTION_NONBLOCKING=false), as a user would",
+)
+@argument("--plugin-dir", help="warm: the MAMA checkout Claude Code loads (default: this one)")
 @keyword_only_option()
 # Not the shared --json flag: here --json names a file the figures are written to.
 @argument("--json", metavar="OUT", help="also write every figure to this JSON file")
@@ -39,7 +45,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from ..bench import commands
 
     embedder = None
-    if not args.keyword_only and args.kind not in ("startup", "draft", "exposure"):
+    if not args.keyword_only and args.kind not in ("startup", "draft", "exposure", "warm"):
         from ..embeddings import open_embedder
 
         embedder = open_embedder(args.config)
@@ -60,6 +66,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         folder = Path(args.transcripts) if args.transcripts else None
         text, data = draft_run(args.runs or 3, folder=folder, config=args.config)
+    elif args.kind == "warm":
+        from ..bench.warm import ROOT, warm_run
+        from ..embeddings import resolve_model
+
+        model = resolve_model(args.config).path
+        plugin = Path(args.plugin_dir).resolve() if args.plugin_dir else ROOT
+        text, data = warm_run(
+            args.runs or 5, model, wait=args.wait_for_servers, plugin=plugin, progress=progress
+        )
     elif args.kind == "hooks":
         from ..bench.hooks import hooks_run
 

@@ -82,9 +82,13 @@ def _positive_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
-def open_embedder(config: Config) -> Any:
-    """Resolve the configured model (building it if needed) and load it; returns an Embedder."""
+def open_embedder(config: Config, *, threads: int | None = None) -> Any:
+    """Resolve the configured model (building it if needed) and load it; returns an Embedder.
+
+    ``threads`` overrides ``embedding_threads`` (None: the config's; 0: all cores).
+    """
     from .embedder import Embedder
 
     resolved = resolve_model(config)
-    return Embedder(resolved.path, threads=config.settings.embedding_threads)
+    chosen = config.settings.embedding_threads if threads is None else threads
+    return Embedder(resolved.path, threads=chosen)

@@ -29,7 +29,13 @@ from ..config import Config, mama_home
 from ..errors import MamaError
 from ..project import project_key
 from ..schema import parse
-from .background import index_in_background, refresh_briefs_in_background, suggest_in_background
+from .background import (
+    drain_before_exit,
+    exit_on_signal,
+    index_in_background,
+    refresh_briefs_in_background,
+    suggest_in_background,
+)
 from .base import Tool
 from .catalogue import INSTRUCTIONS
 from .hook_tools import SILENT
@@ -244,7 +250,9 @@ def serve(*, db: Path | None = None, cwd: str | None = None) -> None:
             tasks.start_soon(index_in_background, state)
             tasks.start_soon(refresh_briefs_in_background, state)
             tasks.start_soon(suggest_in_background, state)
+            tasks.start_soon(exit_on_signal, state)  # drains, then ends the process
             await server.run(read, write, server.create_initialization_options())
+            await drain_before_exit(state)  # a short session leaves no memory unembedded
             tasks.cancel_scope.cancel()
 
     try:

@@ -2,13 +2,20 @@
 
 Each runs on the event loop for the server's lifetime and does its work in worker threads. The
 link suggester and the cliffhanger refresher wait on the session's queues (anyio memory object
-streams, see :mod:`.queues`); the embedding queue is a table other processes add to too (the
-CLI, the hooks), so it is looked at again after ``DRAIN_IDLE_S`` of nothing to do.
+streams, see :mod:`.queues`). The indexer loads the embedding model as the server starts, then
+embeds a memory saved in this process at once (the save wakes it through
+``session.embeds``); the embedding queue is a table other processes add to too (the CLI, the
+hooks), so it is looked at again after ``DRAIN_IDLE_S`` of nothing to do. Before the server
+exits (stdin closed, or the SIGINT Claude Code stops it with: :func:`exit_on_signal`),
+:func:`drain_before_exit` embeds what is still queued for its project, for a bounded time.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import signal
+import time
 import traceback
 from collections.abc import Callable
 
@@ -23,7 +30,14 @@ from .state import State
 log = logging.getLogger("mama.server")
 DRAIN_BATCH = 16
 DRAIN_IDLE_S = 2.0
-STARTUP_GRACE_S = 1.0
+# Embedding the project's leftovers (memories an earlier session left queued) before a prompt
+# may use the vectors: a short session's shutdown drain normally leaves none.
+LEFTOVERS_S = 1.0
+SERVER_THREADS = 1  # the server's embedder, while embedding_threads is 0 (auto)
+EXIT_DRAIN_S = 1.0  # after the client closed stdin
+# Claude Code sends SIGKILL 0.5 s after its SIGINT (see exit_on_signal): the drain stops well
+# before, leaving time to close the store.
+SIGNAL_DRAIN_S = 0.3
 # After work arrives, the request that queued it (and the next one, often right behind it)
 # answers first.
 BRIEF_AFTER_S = 0.5
@@ -31,32 +45,142 @@ SUGGEST_AFTER_S = 1.0
 
 
 async def index_in_background(state: State) -> None:
-    """Load the embedding model off the event loop, then keep the embedding queue drained."""
-    from ..embeddings import open_embedder
+    """Load the embedding model at once (off the event loop), then keep the queue drained.
 
-    await anyio.sleep(STARTUP_GRACE_S)  # let initialize and tools/list go first
-    try:
-        state.embedder = await anyio.to_thread.run_sync(open_embedder, state.config)
-    except Exception as exc:  # no model: search stays keyword-only
-        log.warning("embedding model unavailable, keyword search only: %s", exc)
+    ``state.embedder_ready`` is set when the model is loaded and the project's leftovers are
+    embedded, or when it cannot load (``state.embedder`` stays None: keyword search only).
+    """
+    state.embedder_loading = True
+    await anyio.to_thread.run_sync(_load, state)
+    if state.embedder is None:
         return
 
     def step() -> int:
         store, embedder = state.store, state.embedder
         store.vectors.check_model(embedder.name, embedder.dim)
-        return indexing.embed_batch(store, embedder, DRAIN_BATCH)
+        # This project's memories first: a backlog elsewhere must not hold up a fresh save.
+        return indexing.embed_batch(
+            store, embedder, DRAIN_BATCH, project=state.project
+        ) or indexing.embed_batch(store, embedder, DRAIN_BATCH)
 
-    while True:
-        try:
-            if await anyio.to_thread.run_sync(step):
-                continue  # more may wait: the next batch at once
-        except MamaError as exc:  # e.g. a model mismatch: needs `mama reindex`
-            log.warning("embedding paused: %s", exc)
-            await anyio.sleep(60)
-        except Exception:
-            log.error("embedding failed:\n%s", traceback.format_exc())
-            await anyio.sleep(30)
-        await anyio.sleep(DRAIN_IDLE_S)
+    async with state.session.embeds.serving() as wakes:
+        while True:
+            try:
+                if await anyio.to_thread.run_sync(step):
+                    continue  # more may wait: the next batch at once
+            except MamaError as exc:  # e.g. a model mismatch: needs `mama reindex`
+                log.warning("embedding paused: %s", exc)
+                await anyio.sleep(60)
+            except Exception:
+                log.error("embedding failed:\n%s", traceback.format_exc())
+                await anyio.sleep(30)
+            with anyio.move_on_after(DRAIN_IDLE_S):  # a save here wakes it sooner
+                await wakes.receive()
+                _with_waiting("", wakes)  # the next step serves every wake-up waiting now
+
+
+def _load(state: State) -> None:
+    """Load the embedder, then embed the project's leftovers; set readiness whatever happens."""
+    from ..embeddings import open_embedder
+
+    started = time.monotonic()
+    try:
+        # One short text at a time: one thread unless embedding_threads says otherwise. With
+        # two on a busy two-core machine (load 7.9) llama.cpp's spinning barrier made an
+        # embedding 4x slower (median 110 vs 25 ms) and the first one take 2.8 s (vs 0.03 s).
+        threads = state.config.settings.embedding_threads or SERVER_THREADS
+        embedder = open_embedder(state.config, threads=threads)
+        loaded = time.monotonic()
+        # llama.cpp's first call sets up its compute graph (~0.1 s, ~0.8 s on a busy machine):
+        # paid here, not by the first prompt or the first save.
+        embedder.embed(["warm up"])
+        state.embedder = embedder
+        warm = time.monotonic()
+        done = indexing.drain_until(
+            state.store, embedder, time.monotonic() + LEFTOVERS_S, project=state.project
+        )
+        log.info(
+            "embedding model loaded in %.2f s, warm in %.2f s; %d queued memories embedded "
+            "in %.2f s",
+            loaded - started,
+            warm - loaded,
+            done,
+            time.monotonic() - warm,
+        )
+    except MamaError as exc:  # no model (keyword search only), or a model mismatch
+        log.warning("embedding model unavailable or unusable: %s", exc)
+    except Exception:
+        log.error("embedding model failed to load:\n%s", traceback.format_exc())
+    finally:
+        state.embedder_ready.set()
+
+
+def drain_now(state: State, budget_s: float = EXIT_DRAIN_S) -> tuple[int, int]:
+    """Embed what is still queued for the server's project, for about ``budget_s`` at most.
+
+    Blocking, for a worker thread (or a front's own shutdown path). Waits for a model still
+    loading within the same budget; without a model it does nothing. Returns (embedded, still
+    queued); still queued is -1 when there is no model. Raises what the store raises.
+    """
+    deadline = time.monotonic() + budget_s
+    if state.embedder_loading:
+        state.embedder_ready.wait(max(0.0, deadline - time.monotonic()))
+    embedder = state.embedder
+    if embedder is None:  # no model: nothing can be embedded (and no store to open)
+        return 0, -1
+    store = state.store
+    done = indexing.drain_until(store, embedder, deadline, project=state.project)
+    return done, store.vectors.count_pending(project=state.project)
+
+
+async def drain_before_exit(state: State, budget_s: float = EXIT_DRAIN_S) -> int:
+    """:func:`drain_now` off the event loop, once the client is done; never raises.
+
+    So a short ``-p`` session leaves no memory waiting for its vector. Returns how many
+    memories it embedded.
+    """
+    done = 0
+    try:
+        # A batch already running may overrun the budget a little; past this, it is left.
+        with anyio.move_on_after(budget_s + 0.5):
+            done, left = await anyio.to_thread.run_sync(
+                drain_now, state, budget_s, abandon_on_cancel=True
+            )
+            if left >= 0:
+                log.info("before exit: embedded %d memories, %d still queued", done, left)
+    except Exception as exc:
+        log.warning("embedding before exit failed: %s", exc)
+    return done
+
+
+async def exit_on_signal(state: State) -> None:
+    """On SIGINT or SIGTERM: :func:`drain_before_exit`, then end the process at once.
+
+    Claude Code (2.1.197) stops a stdio server with SIGINT, SIGTERM 100 ms later and SIGKILL
+    400 ms after that, without closing stdin first: the drain has ``SIGNAL_DRAIN_S``. The
+    process is then ended with :func:`_end_process`, as the thread blocked reading stdin can
+    neither be cancelled nor joined. Must run on the main thread's event loop (signals).
+    """
+    try:
+        receiver = anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM)
+        with receiver as signals:
+            async for received in signals:
+                log.info("signal %s: embedding what is queued, then exiting", received)
+                await drain_before_exit(state, SIGNAL_DRAIN_S)
+                _end_process(state)
+                return
+    except NotImplementedError:  # an event loop without signal handlers (Windows)
+        log.info("no signal handling here: the queue is drained when stdin closes")
+
+
+def _end_process(state: State) -> None:
+    """Close the store (its WAL checkpoints) and the log, then exit with status 0 at once."""
+    try:
+        state.close()
+    except Exception as exc:  # a worker thread may still hold its connection: SQLite copes
+        log.warning("closing the store at exit: %s", exc)
+    logging.shutdown()
+    os._exit(0)
 
 
 async def suggest_in_background(state: State) -> None:

@@ -31,19 +31,31 @@ class Session:
     transcripts: dict[str, str] = field(default_factory=dict)
     # Memories saved while no background link suggester takes them, oldest first.
     suggest_queue: list[str] = field(default_factory=list)
+    # Projects with a memory saved here while no background indexer takes the wake-up.
+    embed_wanted: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.briefs = Handoff(self.stale_briefs)  # consumed by server.background
         self.suggestions = Handoff(self.suggest_queue)
+        self.embeds = Handoff(self.embed_wanted)  # wakes server.background's indexer
         self._readers_guard = threading.Lock()
 
     def brief_stale(self, project: str) -> None:
-        """Have ``project``'s cliffhanger re-rendered off the request path (after a write)."""
+        """Have ``project``'s cliffhanger re-rendered off the request path (after a write).
+
+        The write may have queued a memory for its vector (the Stop hook's checkpoint): the
+        indexer is woken too, as by :meth:`embed_soon`.
+        """
         self.briefs.put(project)
+        self.embeds.put(project)
 
     def suggest_later(self, memory_id: str) -> None:
         """Have link candidates judged for a saved memory off the request path."""
         self.suggestions.put(memory_id)
+
+    def embed_soon(self, project: str) -> None:
+        """Wake the background indexer: a memory of ``project`` waits for its vector."""
+        self.embeds.put(project)
 
     def reader(self, path: str) -> Reader:
         """The incremental reader of ``path`` (one per transcript, kept for the session)."""
@@ -73,6 +85,9 @@ class Env:
     # The client's id for the call being answered (Claude Code's tool_use id, from the request's
     # _meta), so a handler can find the call in the session's transcript; "" when not given.
     call_id: str = ""
+    # Gives the embedder, waiting up to the given seconds while it still loads (None when
+    # there is none); a handler without it uses ``embedder`` as it is.
+    embedder_within: Callable[[float], EmbeddingModel | None] | None = None
 
     @property
     def assistant(self) -> Any:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 
 from ..envelope import SILENT, answer
 from ..schema import ObservePromptInput, TurnInput
@@ -26,6 +27,10 @@ ASK_REASON = (
     "one with save_checkpoint (what was done, what remains, the next step with its context, "
     "the unresolved tension; implements=[decision ids]), then stop. Do not start new work."
 )
+# A session's first prompt may arrive while the embedding model still loads (~0.3 s after the
+# server starts): it waits this long for it, well inside the hook's deadline (3 s), so it is
+# matched by meaning and not by keywords alone.
+EMBEDDER_WAIT_S = 1.5
 
 
 def do_observe_prompt(env: Env, args: ObservePromptInput) -> Answer:
@@ -38,13 +43,25 @@ def do_observe_prompt(env: Env, args: ObservePromptInput) -> Answer:
     context, added = env.observe(args.prompt)
     if not env.config.project_enabled(env.project):
         return Answer(SILENT, {"context": context, "tools_added": added, "memories": []})
+    started = time.monotonic()
+    # At once when the model is ready (or absent); bounded while it still loads.
+    embedder = env.embedder if env.embedder_within is None else env.embedder_within(EMBEDDER_WAIT_S)
+    waited = time.monotonic() - started
+    # The prompt is embedded here, in the hook's call: its vector is never deferred.
     injected = recall.prompt_context(
         env.store,
         args.prompt,
         project=env.project,
         budget=env.config.settings.prompt_tokens,
         bar=env.config.settings.relevance_bar,
-        embedder=env.embedder,
+        embedder=embedder,
+    )
+    log.info(
+        "observe_prompt: %d memories recalled by %s (waited %.2f s for the model, %.2f s in all)",
+        len(injected.hits),
+        "vectors" if injected.used_vectors else "keywords",
+        waited,
+        time.monotonic() - started,
     )
     data = {"context": context, "tools_added": added, "memories": injected.hits}
     return Answer(answer("UserPromptSubmit", injected.text), data)

@@ -38,7 +38,11 @@ class State:
             mode=_dynamic_tools(config), legacy_listed=config.settings.legacy_tools_listed
         )
         self._store: Store | None = None
-        self.embedder: Any = None
+        self.embedder: Any = None  # None until loaded, and for good when there is no model
+        # Set once the embedder is loaded (and this project's leftovers embedded) or cannot
+        # load; a prompt waits on it, bounded, only while a loader runs (embedder_loading).
+        self.embedder_ready = threading.Event()
+        self.embedder_loading = False
         self._assistant: Any = None
         self._session: Session | None = None
         self._opening = threading.Lock()  # the store opens once, whichever thread asks first
@@ -134,7 +138,17 @@ class State:
             self.session,
             lambda: self.assistant,
             call_id,
+            self.embedder_within,
         )
+
+    def embedder_within(self, timeout_s: float) -> Any:
+        """The embedder, waiting up to ``timeout_s`` while it loads; None when unavailable.
+
+        Returns at once when no loader runs (no background task, or it finished or failed).
+        """
+        if self.embedder_loading:
+            self.embedder_ready.wait(timeout_s)
+        return self.embedder
 
     def observe(self, prompt: str) -> tuple[str | None, list[str]]:
         """Detect the prompt's contexts and grow the tool list for those the store allows.

@@ -47,6 +47,8 @@ S = TypeVar("S", DecisionInput, CheckpointInput, InsightInput, SupersedeInput)
 
 def _saved(result: SaveResult, env: Env | None = None) -> Answer:
     m = result.memory
+    if env is not None:
+        env.session.embed_soon(env.project)  # its vector within moments, not at the next poll
     if env is not None and env.config.settings.link_suggestions:
         env.session.suggest_later(m.id)  # judged in the background
     return Answer(

@@ -1,10 +1,13 @@
 """Embedding after the write: drain the queue of memories that have no vector yet.
 
 Saving never waits for a model; the long-running server drains the queue in the background
-and ``mama reindex`` drains it (or rebuilds every vector for a new model) on demand.
+(a save in the server wakes it at once) and before it exits, and ``mama reindex`` drains it
+(or rebuilds every vector for a new model) on demand.
 """
 
 from __future__ import annotations
+
+import time
 
 from ..storage import Store
 from .retrieval import EmbeddingModel
@@ -25,12 +28,34 @@ def drain(
     return done
 
 
-def embed_batch(store: Store, embedder: EmbeddingModel, size: int) -> int:
-    """Embed up to ``size`` queued memories; return how many (0: the queue is empty).
+def drain_until(
+    store: Store, embedder: EmbeddingModel, deadline: float, *, project: str, batch_size: int = 8
+) -> int:
+    """Embed ``project``'s queued memories until none is left or ``deadline`` passes.
 
-    The caller checks the model first (:func:`vectors.check_model`): a batch does not.
+    ``deadline`` is a :func:`time.monotonic` instant, checked between batches: small batches
+    keep the overrun short (one batch of ~10 ms an embedding). Returns how many were embedded.
+    Raises the store's mismatch error when the model is not the one the vectors came from.
     """
-    batch = store.vectors.pending(size)
+    store.vectors.check_model(embedder.name, embedder.dim)
+    done = 0
+    while time.monotonic() < deadline:
+        embedded = embed_batch(store, embedder, batch_size, project=project)
+        if not embedded:
+            break
+        done += embedded
+    return done
+
+
+def embed_batch(
+    store: Store, embedder: EmbeddingModel, size: int, *, project: str | None = None
+) -> int:
+    """Embed up to ``size`` queued memories (``project``'s only, when given); return how many.
+
+    0 means nothing of that kind is queued. The caller checks the model first
+    (:func:`vectors.check_model`): a batch does not.
+    """
+    batch = store.vectors.pending(size, project=project)
     if batch:
         vectors = embedder.embed([text for _, text in batch])
         store.vectors.put(list(zip((seq for seq, _ in batch), vectors, strict=True)))

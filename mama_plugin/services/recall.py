@@ -79,6 +79,7 @@ class Injection:
 
     text: str
     hits: list[dict[str, Any]]
+    used_vectors: bool = False  # the prompt was embedded and matched against the vectors
 
 
 def content_words(text: str) -> list[str]:
@@ -196,13 +197,13 @@ def prompt_context(
     while hits:
         text = render("prompt_context.md.j2", hits=hits, fence=FENCE).strip()
         if estimate_tokens(text) <= budget:
-            return Injection(text, hits)
+            return Injection(text, hits, found.used_vectors)
         hits = hits[:-1]
         if not hits:  # even one memory is over budget: shorten it instead of dropping it
             hits = [_defang(as_data(found.hits[0], short=True))]
             text = render("prompt_context.md.j2", hits=hits, fence=FENCE).strip()
-            return Injection(text[: budget * 4], hits)
-    return Injection("", [])
+            return Injection(text[: budget * 4], hits, found.used_vectors)
+    return Injection("", [], found.used_vectors)
 
 
 def _defang(value: Any) -> Any:

@@ -104,18 +104,31 @@ class Vectors(Repository):
         value = self.conn.execute("SELECT count(*) FROM memory_vectors").fetchall()[0][0]
         return int(value or 0)
 
-    def count_pending(self) -> int:
-        """How many memories wait for an embedding."""
-        value = self.conn.execute("SELECT count(*) FROM embedding_queue").fetchall()[0][0]
+    def count_pending(self, *, project: str | None = None) -> int:
+        """How many memories (of ``project``, or of any) wait for an embedding."""
+        if project is None:
+            value = self.conn.execute("SELECT count(*) FROM embedding_queue").fetchall()[0][0]
+        else:
+            value = self.conn.execute(
+                "SELECT count(*) FROM embedding_queue q JOIN memories m ON m.seq = q.seq "
+                "WHERE m.project = ?",
+                (project,),
+            ).fetchall()[0][0]
         return int(value or 0)
 
-    def pending(self, limit: int) -> list[tuple[int, str]]:
-        """Up to ``limit`` queued memories as (seq, text to embed), oldest first."""
-        rows = self.conn.execute(
+    def pending(self, limit: int, *, project: str | None = None) -> list[tuple[int, str]]:
+        """Up to ``limit`` queued memories (of ``project``, or any) as (seq, text), oldest first."""
+        sql = (
             "SELECT m.seq, m.topic, m.content, m.reasoning FROM embedding_queue q "
-            "JOIN memories m ON m.seq = q.seq ORDER BY q.seq LIMIT ?",
-            (limit,),
-        ).fetchall()
+            "JOIN memories m ON m.seq = q.seq "
+        )
+        if project is None:
+            found = self.conn.execute(sql + "ORDER BY q.seq LIMIT ?", (limit,))
+        else:
+            found = self.conn.execute(
+                sql + "WHERE m.project = ? ORDER BY q.seq LIMIT ?", (project, limit)
+            )
+        rows = found.fetchall()
         return [
             (int(seq), embedding_text(str(topic), str(content), json.loads(str(reasoning))))  # type: ignore[arg-type]
             for seq, topic, content, reasoning in rows

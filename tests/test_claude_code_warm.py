@@ -1,0 +1,41 @@
+"""Real Claude Code, fake model: the index is warm when a short ``-p`` session needs it.
+
+Runs ``mama bench warm``'s scenario (mama_plugin/bench/warm.py): one session saves a decision,
+the next opens with a paraphrase of it that keywords alone miss. ``MAMA_WARM_RUNS`` sets how
+many pairs of sessions (1 by default); ``mama bench warm`` runs more, with default settings.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from test_claude_code import needs_claude
+
+from mama_plugin.bench import warm
+from mama_plugin.server import hook_tools
+
+pytestmark = needs_claude
+RUNS = int(os.environ.get("MAMA_WARM_RUNS", "1"))
+
+
+@pytest.mark.parametrize("index", range(RUNS))
+def test_a_saved_decision_is_embedded_and_the_next_first_prompt_recalls_it_by_meaning(
+    index: int, built_model: Path
+) -> None:
+    # -p waits for the server, as a user typing later would: the server's start race is
+    # mama bench startup's business; this is about the index once the server is there.
+    run = warm.one_run(index, built_model, wait=True)
+    assert run.saved, run
+    # The vector was there before the session's server was gone (the save woke the indexer,
+    # or the drain on Claude Code's SIGINT embedded it).
+    assert run.save_to_vector_s is not None, run
+    assert not run.keyword_baseline, run  # keywords alone miss the paraphrase
+    if run.first_prompt_path == "keywords" and (run.model_wait_s or 0) >= (
+        hook_tools.EMBEDDER_WAIT_S - 0.02
+    ):
+        pytest.skip(f"the model took over {hook_tools.EMBEDDER_WAIT_S} s to load (load "
+                    f"average {os.getloadavg()[0]:.1f}): the prompt fell back to keywords")  # fmt: skip
+    assert run.first_prompt_path == "vectors", run
+    assert run.injected, run  # in the UserPromptSubmit context Claude Code sent the model
