@@ -59,8 +59,22 @@ _ADVICE: tuple[tuple[tuple[str, ...], str], ...] = (
 )
 
 
-def instructions(listed: Iterable[str]) -> str:
-    """What the server tells a client at initialize, naming only tools in ``listed``."""
+# A project switched off (`mama config disable`): the tools save nothing, the hooks say nothing.
+OFF = (
+    "MAMA (the memory plugin) is switched off for this project: it recalls nothing here, saves "
+    "nothing, and its tools refuse to save. Do not try to save decisions or checkpoints. The "
+    "user can switch it back on with /mama-configure, or `mama config enable` in the "
+    "project's directory."
+)
+
+
+def instructions(listed: Iterable[str], *, enabled: bool = True) -> str:
+    """What the server tells a client at initialize, naming only tools in ``listed``.
+
+    In a project switched off, it says so and how to switch MAMA back on, and nothing else.
+    """
+    if not enabled:
+        return OFF
     names = set(listed)
     said = [text for tools, text in _ADVICE if names.issuperset(tools)]
     advice = "; ".join(said)
