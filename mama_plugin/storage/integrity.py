@@ -1,0 +1,156 @@
+"""Is the database file sound? The checks, and the cursor that notices damage while reading.
+
+SQLite reports a damaged file as ``SQLITE_CORRUPT`` (any extended code: apsw raises
+``CorruptError``) or ``SQLITE_NOTADB`` (``NotADBError``), only when a statement reaches a bad
+page: a store can look healthy to the statements that miss it and take writes into a file that
+is already broken. The checks here are what the store runs to say what is wrong before anything
+is written; :class:`GuardedCursor` turns the error of any statement into the store's
+:class:`~mama_plugin.errors.StoreDamaged`. Standard library and apsw only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, NoReturn
+
+import apsw
+
+DAMAGE = (apsw.CorruptError, apsw.NotADBError)
+HEADER = b"SQLite format 3\x00"
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite saying the file is damaged (not busy, full or misused)."""
+    return isinstance(exc, DAMAGE)
+
+
+def quick_check(conn: apsw.Connection, *, limit: int = 5) -> list[str]:
+    """The problems ``PRAGMA quick_check`` finds (its first ``limit`` lines); [] when sound.
+
+    O(size of the database): every page is read once, indexes are not compared with their
+    tables (``integrity_check`` does that, several times slower).
+    """
+    return _pragma(conn, f"quick_check({int(limit)})")
+
+
+def integrity_check(conn: apsw.Connection, *, limit: int = 20) -> list[str]:
+    """The problems ``PRAGMA integrity_check`` finds (its first ``limit`` lines); [] when sound."""
+    return _pragma(conn, f"integrity_check({int(limit)})")
+
+
+def _pragma(conn: apsw.Connection, pragma: str) -> list[str]:
+    try:
+        rows = conn.execute(f"PRAGMA {pragma}").fetchall()
+    except DAMAGE as exc:  # too broken to walk at all
+        return [str(exc)]
+    # Rows may hold several lines and start with "*** in database main ***".
+    lines = [
+        line.strip()
+        for row in rows
+        for line in str(row[0]).splitlines()
+        if line.strip() and not line.startswith("***")
+    ]
+    return [] if lines == ["ok"] else lines
+
+
+def sanity_read(conn: apsw.Connection) -> None:
+    """Read the header and the whole schema (cheap at any size); raises on a damaged file."""
+    conn.execute("SELECT count(*), max(rootpage) FROM sqlite_schema").fetchall()
+    conn.execute("PRAGMA user_version").fetchall()
+
+
+def header_problem(path: Path) -> str | None:
+    """What is wrong with the file's first 100 bytes or its length, or None.
+
+    The header records the database's size in pages (valid when its change counter matches
+    the "version valid for" field); a file shorter than that was cut off (a copy interrupted,
+    a disk full). Only judged while the write-ahead log is empty: a checkpoint in progress
+    writes page 1 before the pages that make the file longer.
+    """
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(100)
+        size = os.path.getsize(path)
+    except OSError as exc:
+        return f"the file cannot be read: {exc.strerror or exc}"
+    if not head:
+        return None  # an empty file is a new database
+    if len(head) < 100 or not head.startswith(HEADER):
+        return (
+            "the file does not start with an SQLite header "
+            "(it is not a database, or its first page was overwritten)"
+        )
+    page_size = int.from_bytes(head[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    counter, pages, valid_for = (int.from_bytes(head[i : i + 4], "big") for i in (24, 28, 92))
+    if page_size < 512 or page_size & (page_size - 1):
+        return f"the header gives an impossible page size ({page_size})"
+    if counter == valid_for and pages and size < pages * page_size and not _wal_frames(path):
+        return (
+            f"the file is cut short: {size // page_size} of the {pages} pages its header "
+            "records are there"
+        )
+    return None
+
+
+def _wal_frames(path: Path) -> bool:
+    try:
+        return os.path.getsize(f"{path}-wal") > 0
+    except OSError:
+        return False
+
+
+class GuardedCursor(apsw.Cursor):
+    """A cursor that hands damage errors to ``on_damage`` (which raises the store's error).
+
+    Install with :func:`guarded_cursor`. ``fetchall`` and ``fetchone`` stay in C; only an
+    explicit ``for row in cursor`` goes through a Python generator.
+    """
+
+    @staticmethod
+    def on_damage(exc: BaseException) -> NoReturn:
+        raise exc
+
+    def execute(self, statements: str, bindings: Any = None, **kwargs: Any) -> apsw.Cursor:
+        try:
+            return super().execute(statements, bindings, **kwargs)
+        except DAMAGE as exc:
+            self.on_damage(exc)
+
+    def executemany(self, statements: str, sequenceofbindings: Any, **kwargs: Any) -> apsw.Cursor:
+        try:
+            return super().executemany(statements, sequenceofbindings, **kwargs)
+        except DAMAGE as exc:
+            self.on_damage(exc)
+
+    def fetchall(self) -> list[tuple[apsw.SQLiteValue, ...]]:
+        try:
+            return super().fetchall()
+        except DAMAGE as exc:
+            self.on_damage(exc)
+
+    def fetchone(self) -> Any:
+        try:
+            return super().fetchone()
+        except DAMAGE as exc:
+            self.on_damage(exc)
+
+    def __iter__(self) -> Iterator[Any]:  # type: ignore[override]
+        return self._rows()
+
+    def _rows(self) -> Iterator[Any]:
+        while True:
+            try:
+                row = apsw.Cursor.__next__(self)
+            except StopIteration:
+                return
+            except DAMAGE as exc:
+                self.on_damage(exc)
+            yield row
+
+
+def guarded_cursor(on_damage: Callable[[BaseException], NoReturn]) -> type[GuardedCursor]:
+    """A cursor class for ``Connection.cursor_factory`` that calls ``on_damage`` on damage."""
+    return type("StoreCursor", (GuardedCursor,), {"on_damage": staticmethod(on_damage)})
