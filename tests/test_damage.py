@@ -341,3 +341,31 @@ def test_a_store_restored_underneath_a_running_process_is_usable_again(
         assert store.memories.counts()["memories"] == 301
     finally:
         store.close()
+
+
+def test_verify_finds_damage_no_statement_met_and_refuses_writes(
+    mama_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store too large to check on open: ``verify`` (the server's background check) finds
+    a broken page nothing read, and the cliffhanger cache write is refused afterwards."""
+    monkeypatch.setattr(store_module, "QUICK_CHECK_BYTES", 0)
+    db = build(mama_home)
+    with Store.open(config=Config(mama_home)) as store:
+        assert store.verify() is None
+        store.set_meta("sound", "yes")  # a sound store takes writes
+    broken_index_page(db)
+    before = fingerprint(db)
+    with Store.open(config=Config(mama_home)) as store:
+        damage = store.verify()
+        assert damage is not None and "btreeInitPage" in str(damage)
+        with pytest.raises(StoreDamaged):
+            store.set_meta("brief:full:/work/example-project", "{}")
+    assert fingerprint(db) == before
+
+
+def test_the_session_start_notice_is_one_short_line_naming_the_fix() -> None:
+    damage = StoreDamaged("/home/u/.mama/mama.db", ["database disk image is malformed"], None)
+    assert damage.notice == (
+        "MAMA's memory store (/home/u/.mama/mama.db) is damaged: nothing can be saved or "
+        "recalled until it is repaired. Tell the user to run `mama doctor` in a terminal."
+    )

@@ -35,6 +35,34 @@ def quick_check(conn: apsw.Connection, *, limit: int = 5) -> list[str]:
     return _pragma(conn, f"quick_check({int(limit)})")
 
 
+def structure_check(conn: apsw.Connection, *, limit: int = 5) -> list[str]:
+    """The problems ``PRAGMA quick_check`` finds in every b-tree, without its slow parts.
+
+    Each ordinary table with its indexes is walked page by page, as quick_check does, but
+    without evaluating CHECK constraints (a JSON parse per memory) or asking virtual tables
+    to check themselves (FTS5 compares its index with its content): a third to a sixth of the
+    cost, and still every page read, so a zeroed or overwritten page is found.
+    """
+    tables = [
+        str(row[0])
+        for row in conn.execute(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' "
+            "AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'"
+        ).fetchall()
+    ]
+    problems: list[str] = []
+    conn.execute("PRAGMA ignore_check_constraints = ON")
+    try:
+        for table in tables:
+            quoted = table.replace('"', '""')
+            problems += _pragma(conn, f'quick_check("{quoted}")')
+            if len(problems) >= limit:
+                break
+    finally:
+        conn.execute("PRAGMA ignore_check_constraints = OFF")
+    return problems[:limit]
+
+
 def integrity_check(conn: apsw.Connection, *, limit: int = 20) -> list[str]:
     """The problems ``PRAGMA integrity_check`` finds (its first ``limit`` lines); [] when sound."""
     return _pragma(conn, f"integrity_check({int(limit)})")

@@ -28,7 +28,14 @@ from ..config import Config
 from ..errors import StoreBusyError, StoreDamaged
 from .backup import backups
 from .connection import PerThread, connect
-from .integrity import guarded_cursor, header_problem, is_damage, quick_check, sanity_read
+from .integrity import (
+    guarded_cursor,
+    header_problem,
+    is_damage,
+    quick_check,
+    sanity_read,
+    structure_check,
+)
 from .links import Links
 from .memories import Memories
 from .migrations import migrate, user_version
@@ -36,9 +43,10 @@ from .search import Search
 from .suggestions import Suggestions
 from .vectors import Vectors
 
-# Up to this size the open runs a full ``PRAGMA quick_check``; above it, the header and schema
-# read only. See ``mama bench integrity`` for what each costs (docs/architecture.md).
-QUICK_CHECK_BYTES = 64 * 1024 * 1024
+# Up to this size the open walks every b-tree (``structure_check``: ~50 ms at 28 MB, 10k
+# memories); above it, the header and schema read only. ``mama bench integrity`` prints what
+# each check costs (figures in docs/architecture.md).
+QUICK_CHECK_BYTES = 32 * 1024 * 1024
 Check = Literal["auto", "quick", "none"]
 
 
@@ -90,9 +98,10 @@ class Store:
 
         ``busy_timeout_ms`` (default: the configured one) bounds every wait for another
         writer's lock, on each thread's connection. ``check`` is what is verified first:
-        ``auto`` the header and schema always and ``PRAGMA quick_check`` too for a file up to
-        ``QUICK_CHECK_BYTES``; ``quick`` the quick_check at any size; ``none`` only what
-        opening reads anyway. Raises StoreDamaged (nothing written) when the file is damaged.
+        ``auto`` the header and schema always, and every b-tree page too (``structure_check``)
+        for a file up to ``QUICK_CHECK_BYTES``; ``quick`` a full ``PRAGMA quick_check`` at any
+        size; ``none`` only what opening reads anyway. Raises StoreDamaged (nothing written)
+        when the file is damaged.
         """
         db = Path(path) if path is not None else config.db_path
         timeout = (
@@ -137,6 +146,17 @@ class Store:
         damage = damage_of(self.path, [])
         self._damage, self._damaged_file = damage, _identity(self.path)
         raise damage from exc
+
+    def verify(self) -> StoreDamaged | None:
+        """Run ``PRAGMA quick_check`` over the whole file now; the damage found, or None.
+
+        Reads every page (see ``mama bench integrity`` for the cost), on a connection of its
+        own: a long-running process can call it once from a worker thread for a store too
+        large to check when opened. Damage found marks the store: its writes are refused.
+        """
+        if problems := _diagnose(self.path):
+            self._damage, self._damaged_file = damage_of(self.path, problems), _identity(self.path)
+        return self.damage
 
     @property
     def damage(self) -> StoreDamaged | None:
@@ -262,7 +282,11 @@ def damage_of(path: Path, problems: list[str]) -> StoreDamaged:
 
 
 def _diagnose(path: Path) -> list[str]:
-    """What is wrong with the file at ``path`` ([] when it checks sound), read-only."""
+    """What is wrong with the file at ``path`` ([] when it checks sound), read-only.
+
+    The b-tree walk first (fast, and it finds the common damage), the full quick_check only
+    when that found nothing.
+    """
     if problem := header_problem(path):
         return [problem]
     try:
@@ -270,7 +294,7 @@ def _diagnose(path: Path) -> list[str]:
     except apsw.Error as exc:
         return [str(exc)]
     try:
-        return quick_check(conn, limit=3)
+        return structure_check(conn, limit=3) or quick_check(conn, limit=3)
     except apsw.Error as exc:
         return [str(exc)]
     finally:
@@ -279,9 +303,13 @@ def _diagnose(path: Path) -> list[str]:
 
 def _check_on_open(conn: apsw.Connection, path: Path, *, full: bool) -> None:
     sanity_read(conn)
-    if (full or os.path.getsize(path) <= QUICK_CHECK_BYTES) and (
-        problems := quick_check(conn, limit=3)
-    ):
+    if full:
+        problems = quick_check(conn, limit=3)
+    elif os.path.getsize(path) <= QUICK_CHECK_BYTES:
+        problems = structure_check(conn, limit=3)
+    else:
+        return
+    if problems:
         raise damage_of(path, problems)
 
 
