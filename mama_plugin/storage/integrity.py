@@ -11,6 +11,7 @@ is written; :class:`GuardedCursor` turns the error of any statement into the sto
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
@@ -69,18 +70,43 @@ def integrity_check(conn: apsw.Connection, *, limit: int = 20) -> list[str]:
 
 
 def _pragma(conn: apsw.Connection, pragma: str) -> list[str]:
+    """The lines a check pragma reports ([] for "ok"), the b-trees named by table.
+
+    A check can report a few problems and then fail on a page it cannot step over: the lines
+    it gave are kept, then the error's message.
+    """
+    rows: list[str] = []
     try:
-        rows = conn.execute(f"PRAGMA {pragma}").fetchall()
-    except DAMAGE as exc:  # too broken to walk at all
-        return [str(exc)]
-    # Rows may hold several lines and start with "*** in database main ***".
+        for row in conn.execute(f"PRAGMA {pragma}"):
+            rows.append(str(row[0]))
+    except DAMAGE as exc:
+        rows.append(str(exc))
+    # A row may hold several lines and start with "*** in database main ***".
     lines = [
         line.strip()
         for row in rows
-        for line in str(row[0]).splitlines()
+        for line in row.splitlines()
         if line.strip() and not line.startswith("***")
     ]
-    return [] if lines == ["ok"] else lines
+    if lines == ["ok"]:
+        return []
+    names = _tree_names(conn) if any(_TREE.match(line) for line in lines) else {}
+    return [
+        _TREE.sub(lambda m: f"{names.get(int(m[1]), 'tree')} (tree {m[1]})", line, count=1)
+        for line in lines
+    ]
+
+
+_TREE = re.compile(r"^Tree (\d+)")
+
+
+def _tree_names(conn: apsw.Connection) -> dict[int, str]:
+    """Root page → table or index name, to say which one a damaged page belongs to."""
+    try:
+        rows = conn.execute("SELECT rootpage, name FROM sqlite_schema WHERE rootpage > 0")
+        return {int(root): str(name) for root, name in rows.fetchall()}  # type: ignore[arg-type]
+    except apsw.Error:
+        return {}
 
 
 def sanity_read(conn: apsw.Connection) -> None:
