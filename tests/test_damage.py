@@ -369,3 +369,18 @@ def test_the_session_start_notice_is_one_short_line_naming_the_fix() -> None:
         "MAMA's memory store (/home/u/.mama/mama.db) is damaged: nothing can be saved or "
         "recalled until it is repaired. Tell the user to run `mama doctor` in a terminal."
     )
+
+
+def test_a_db_path_that_names_no_file_is_refused_not_created(mama_home: Path) -> None:
+    """A typo in db_path must not hide every memory behind a new, empty store."""
+    build(mama_home, n=3)
+    typo = mama_home / "mama-typo" / "mama.db"
+    (mama_home / "config.json").write_text(json.dumps({"db_path": str(typo)}))
+    proc = mama(mama_home, "status")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith(f"mama: error: db_path in {mama_home / 'config.json'} names")
+    assert f"touch {typo}" in proc.stderr
+    assert not typo.exists() and not typo.parent.exists()
+    typo.parent.mkdir()
+    typo.touch()  # the way to ask for a new store there
+    assert mama(mama_home, "status").returncode == 0

@@ -25,7 +25,7 @@ from typing import Literal, NoReturn
 import apsw
 
 from ..config import Config
-from ..errors import StoreBusyError, StoreDamaged
+from ..errors import ConfigError, StoreBusyError, StoreDamaged
 from .backup import backups
 from .connection import PerThread, connect
 from .integrity import (
@@ -109,6 +109,7 @@ class Store:
         )
         if check != "none" and db.exists() and (problem := header_problem(db)):
             raise damage_of(db, [problem])
+        _refuse_a_new_store_at_a_configured_path(db, config)
         conn: apsw.Connection | None = None
         try:
             conn = connect(db, busy_timeout_ms=timeout)
@@ -311,6 +312,23 @@ def _check_on_open(conn: apsw.Connection, path: Path, *, full: bool) -> None:
         return
     if problems:
         raise damage_of(path, problems)
+
+
+def _refuse_a_new_store_at_a_configured_path(db: Path, config: Config) -> None:
+    """A ``db_path`` naming no file is far likelier a typo than a wish for an empty store.
+
+    Creating one there would hide every memory behind a silently empty store, so MAMA creates
+    a database only at its default place, or where the user made the (empty) file first.
+    """
+    configured = config.settings.db_path
+    if not configured or db.exists() or db != config.db_path:
+        return
+    raise ConfigError(
+        f"db_path in {config.path} names {db}, which does not exist; MAMA creates a new "
+        "database only at its default place. If that is a typo, fix it with `mama config set "
+        f"db_path PATH` (or `mama config unset db_path`); to start a new store there, create "
+        f"the empty file first: touch {db}"
+    )
 
 
 def _identity(path: Path) -> tuple[int, ...]:
