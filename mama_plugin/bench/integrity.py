@@ -111,6 +111,6 @@ def integrity_run(
         )
     lines.append(
         "(ms; open = Store.open without a check, the baseline; an open walks the b-trees up "
-        f"to {QUICK_CHECK_BYTES / 1e6:.1f} MB, above that it reads the header and schema only)"
+        f"to {QUICK_CHECK_BYTES >> 20} MiB, above that it reads the header and schema only)"
     )
     return "\n".join(lines) + "\n", {"load_average": load, "sizes": rows, "runs": runs}

@@ -218,8 +218,8 @@ class Store:
             finally:
                 self._depth -= 1
             return
-        if self.damage is not None:
-            raise self.damage
+        if (damage := self.damage) is not None:  # a fresh instance: tracebacks do not pile up
+            raise StoreDamaged(damage.path, damage.problems, damage.backup)
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except apsw.BusyError as exc:
