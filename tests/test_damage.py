@@ -384,3 +384,20 @@ def test_a_db_path_that_names_no_file_is_refused_not_created(mama_home: Path) ->
     typo.parent.mkdir()
     typo.touch()  # the way to ask for a new store there
     assert mama(mama_home, "status").returncode == 0
+
+
+def test_doctor_skips_a_damaged_backup_and_takes_a_named_one(mama_home: Path) -> None:
+    db = build(mama_home, n=10, backup=True)
+    older = backups(db)[0]
+    with Store.open(config=Config(mama_home)) as store:
+        save_decision(store, PROJECT, decision(11))
+        newer = back_up(store, "later")
+    newer = newer.rename(newer.with_name(newer.name.replace("-later", "-zlater")))
+    garbage_header(newer)
+    zero_middle(db)
+    named = mama(mama_home, "doctor", "--restore", newer.name)
+    assert named.returncode == 1 and f"the backup {newer} is damaged too" in named.stderr
+    fix = mama(mama_home, "doctor", "--restore")
+    assert fix.returncode == 0, fix.stdout + fix.stderr
+    assert f"skipped    {newer.name}: damaged too" in fix.stdout
+    assert f"restored   {older.path} → {db}: quick_check ok, 10 memories" in fix.stdout
