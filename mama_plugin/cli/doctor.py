@@ -23,7 +23,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     Exit status 0 when the database is sound (or was restored), 1 when it is damaged.
     """
-    from ..storage.backup import backups, check_file
+    from ..storage.backup import backups
+    from ..storage.integrity import check_file
 
     db = Path(args.db) if args.db else args.config.db_path
     if not db.exists():
@@ -97,7 +98,8 @@ def _choose(db: Path, wanted: str) -> Path:
 
     Only a backup that checks sound is chosen.
     """
-    from ..storage.backup import backups, check_file
+    from ..storage.backup import backups
+    from ..storage.integrity import check_file
 
     if wanted:
         chosen = Path(wanted).expanduser()

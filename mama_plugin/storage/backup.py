@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import apsw
 
-from .integrity import header_problem, integrity_check, quick_check
+from .integrity import quick_check
 
 if TYPE_CHECKING:
     from .store import Store
@@ -108,28 +108,6 @@ def restore(store: Store, source: Path) -> None:
     store.set_meta("vectors_epoch", str(epoch + 1))
     with store.transaction():
         store.conn.execute("DELETE FROM vector_log")
-
-
-def check_file(path: Path, *, limit: int = 20, full: bool = False) -> list[str]:
-    """What is wrong with the database file at ``path`` ([] when sound); opens it read-only.
-
-    ``PRAGMA quick_check`` first; with ``full``, ``integrity_check`` too when that found
-    nothing (indexes compared with their tables).
-    """
-    if problem := header_problem(path):
-        return [problem]
-    try:
-        conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
-    except apsw.Error as exc:
-        return [str(exc)]
-    try:
-        # integrity_check stops at the first page it cannot read; quick_check says which.
-        found = quick_check(conn, limit=limit)
-        return found if found or not full else integrity_check(conn, limit=limit)
-    except apsw.Error as exc:
-        return [str(exc)]
-    finally:
-        conn.close()
 
 
 def set_aside(db: Path) -> Path:

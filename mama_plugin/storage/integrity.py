@@ -149,6 +149,28 @@ def header_problem(path: Path) -> str | None:
     return None
 
 
+def check_file(path: Path, *, limit: int = 20, full: bool = False) -> list[str]:
+    """What is wrong with the database file at ``path`` ([] when sound); opens it read-only.
+
+    The header, then the b-tree walk (fast, and it finds the common damage), then the full
+    quick_check only when that found nothing; with ``full``, ``integrity_check`` too (indexes
+    compared with their tables).
+    """
+    if problem := header_problem(path):
+        return [problem]
+    try:
+        conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    except apsw.Error as exc:
+        return [str(exc)]
+    try:
+        found = structure_check(conn, limit=limit) or quick_check(conn, limit=limit)
+        return found if found or not full else integrity_check(conn, limit=limit)
+    except apsw.Error as exc:
+        return [str(exc)]
+    finally:
+        conn.close()
+
+
 def _wal_frames(path: Path) -> bool:
     try:
         return os.path.getsize(f"{path}-wal") > 0

@@ -29,6 +29,7 @@ from ..errors import ConfigError, StoreBusyError, StoreDamaged
 from .backup import backups
 from .connection import PerThread, connect
 from .integrity import (
+    check_file,
     guarded_cursor,
     header_problem,
     is_damage,
@@ -283,23 +284,8 @@ def damage_of(path: Path, problems: list[str]) -> StoreDamaged:
 
 
 def _diagnose(path: Path) -> list[str]:
-    """What is wrong with the file at ``path`` ([] when it checks sound), read-only.
-
-    The b-tree walk first (fast, and it finds the common damage), the full quick_check only
-    when that found nothing.
-    """
-    if problem := header_problem(path):
-        return [problem]
-    try:
-        conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
-    except apsw.Error as exc:
-        return [str(exc)]
-    try:
-        return structure_check(conn, limit=3) or quick_check(conn, limit=3)
-    except apsw.Error as exc:
-        return [str(exc)]
-    finally:
-        conn.close()
+    """What is wrong with the file at ``path`` ([] when it checks sound), read-only."""
+    return check_file(path, limit=3)
 
 
 def _check_on_open(conn: apsw.Connection, path: Path, *, full: bool) -> None:
