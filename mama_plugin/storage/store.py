@@ -44,7 +44,7 @@ from .search import Search
 from .suggestions import Suggestions
 from .vectors import Vectors
 
-# Up to this size the open walks every b-tree (``structure_check``: ~50 ms at 28 MB, 10k
+# Up to this size the open walks every b-tree (``structure_check``: 36-188 ms at 28 MB, 10k
 # memories); above it, the header and schema read only. ``mama bench integrity`` prints what
 # each check costs (figures in docs/architecture.md).
 QUICK_CHECK_BYTES = 32 * 1024 * 1024
