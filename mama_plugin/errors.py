@@ -41,3 +41,35 @@ class LegacyImportError(MamaError):
 
 class BootstrapError(MamaError):
     """Raised when the plugin's Python environment cannot be built; the bootstrap log says why."""
+
+
+class StoreDamaged(MamaError):
+    """Raised when the database file is damaged; MAMA then writes nothing into it."""
+
+    def __init__(self, path: str, problems: list[str], backup: tuple[str, str] | None) -> None:
+        self.path = path
+        self.problems = list(problems) or ["database disk image is malformed"]
+        self.backup = backup  # (file, when it was taken) of the newest backup, if any
+        more = len(self.problems) - 1
+        what = self.problems[0] + (f"; {more} more problem(s)" if more else "")
+        if backup:
+            fix = (
+                f"run `mama doctor` to check it, then `mama doctor --restore` to put back the "
+                f"newest backup ({backup[0]}, taken {backup[1]}); the damaged file is kept aside"
+            )
+        else:
+            fix = (
+                "run `mama doctor` to check it (there is no backup to restore: it says what to do)"
+            )
+        super().__init__(
+            f"the memory store {path} is damaged ({what}). MAMA writes nothing into it until "
+            f"it is repaired: {fix}"
+        )
+
+    @property
+    def notice(self) -> str:
+        """One short line for the model at session start: what is wrong and what to say."""
+        return (
+            f"MAMA's memory store ({self.path}) is damaged: nothing can be saved or recalled "
+            "until it is repaired. Tell the user to run `mama doctor` in a terminal."
+        )

@@ -1,6 +1,8 @@
 """The ``mama`` command line. Thin: parse arguments, call a service, print.
 
 Errors from MAMA become one ``mama: error: …`` line and exit code 1; usage errors exit 2.
+Nothing else prints a traceback: an unexpected error is one line naming the log file its
+traceback went to (``$MAMA_HOME/logs/cli.log``), exit code 1.
 Each command lives with its kin (memory, transfer, settings, runtime, assist, bench) and
 declares its arguments with the shared decorators of ``options``.
 """
@@ -13,7 +15,8 @@ from collections.abc import Sequence
 
 from ..config import Config
 from ..errors import MamaError
-from . import assist, bench, catchup, memory, runtime, settings, transfer
+from . import assist, bench, catchup, doctor, memory, runtime, settings, transfer
+from .failure import unexpected
 from .options import Command
 
 __all__ = ["build_parser", "main"]
@@ -29,6 +32,7 @@ COMMANDS: tuple[Command, ...] = (
     runtime.cmd_serve,
     runtime.cmd_models,
     runtime.cmd_reindex,
+    doctor.cmd_doctor,
     assist.cmd_draft,
     assist.cmd_links,
     assist.cmd_stats,
@@ -87,3 +91,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # a bug or the environment: one line, the traceback to a log
+        print(f"mama: error: {unexpected(exc, args)}", file=sys.stderr)
+        return 1

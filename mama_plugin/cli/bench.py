@@ -14,7 +14,7 @@ from .options import argument, command, keyword_only_option
 @command("bench", "benchmarks: retrieval quality on LoCoMo, latency at scale")
 @argument(
     "kind",
-    choices=("retrieval", "latency", "startup", "hooks", "draft", "exposure", "warm"),
+    choices=("retrieval", "latency", "startup", "hooks", "draft", "exposure", "warm", "integrity"),
     help="which benchmark",
 )
 @argument("--dataset", help="retrieval: path to LoCoMo's locomo10.json")
@@ -23,10 +23,14 @@ from .options import argument, command, keyword_only_option
 @argument(
     "--sizes",
     default="1000,10000,100000",
-    help="latency: store sizes (default 1000,10000,100000)",
+    help="latency, integrity: store sizes (default 1000,10000,100000)",
 )
 @argument("--queries", type=int, default=200, help="latency: searches per size (default 200)")
-@argument("--runs", type=int, help="runs to time (default: startup, hooks 30; draft 3; warm 5)")
+@argument(
+    "--runs",
+    type=int,
+    help="runs to time (default: startup, hooks 30; draft 3; warm, integrity 5)",
+)
 @argument(
     "--transcripts", help="draft: a folder of Claude Code transcripts (default: the fixtures)"
 )
@@ -45,7 +49,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from ..bench import commands
 
     embedder = None
-    if not args.keyword_only and args.kind not in ("startup", "draft", "exposure", "warm"):
+    if not args.keyword_only and args.kind not in ("startup", "draft", "exposure", "warm", "integrity"):
         from ..embeddings import open_embedder
 
         embedder = open_embedder(args.config)
@@ -61,6 +65,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from ..bench.startup import startup_run
 
         text, data = startup_run(args.runs or 30)
+    elif args.kind == "integrity":
+        from ..bench.integrity import integrity_run
+
+        sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
+        text, data = integrity_run(sizes, runs=args.runs or 5, progress=progress)
     elif args.kind == "draft":
         from ..bench.draft import draft_run
 

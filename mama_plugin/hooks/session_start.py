@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..config import Config
+from ..errors import StoreDamaged
 from ..project import project_key
 from ..services import briefing
 from ..storage import Store
@@ -28,6 +29,11 @@ def session_start(event: dict[str, Any], config: Config) -> str:
     if not config.db_path.exists():  # never create a database just to say nothing
         return ""
     source = str(event.get("source") or "startup")
-    with Store.open(config=config, busy_timeout_ms=BUSY_TIMEOUT_MS) as store:
-        text = briefing.brief(store, project, config, source)
+    try:
+        with Store.open(config=config, busy_timeout_ms=BUSY_TIMEOUT_MS) as store:
+            text = briefing.brief(store, project, config, source)
+            if store.damage is not None:  # met while reading, or the cache write refused
+                return store.damage.notice
+    except StoreDamaged as exc:
+        return exc.notice
     return briefing.finish(text)

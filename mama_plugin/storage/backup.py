@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import calendar
+import os
+import re
+import shutil
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import apsw
 
-from .store import Store
+from .integrity import quick_check
+
+if TYPE_CHECKING:
+    from .store import Store
 
 
 def backup_to(conn: apsw.Connection, dest: Path) -> Path:
@@ -49,6 +58,40 @@ def backup_path(db: Path, label: str) -> Path:
     return candidate
 
 
+@dataclass(frozen=True)
+class Backup:
+    """One backup file and when it was taken (UTC, from its name; else its modification time)."""
+
+    path: Path
+    taken: float  # seconds since the epoch
+
+    @property
+    def when(self) -> str:
+        """When it was taken, as a person reads it: ``2026-11-23 15:04 UTC``."""
+        return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(self.taken))
+
+
+_STAMP = re.compile(r"-(\d{8}T\d{6})-")
+
+
+def backups(db: Path) -> list[Backup]:
+    """The backups of ``db`` in ``<db dir>/backups`` (see :func:`backup_path`), newest first."""
+    folder = db.parent / "backups"
+    found = []
+    for path in folder.glob(f"{db.stem}-*.db") if folder.is_dir() else ():
+        match = _STAMP.search(path.name[len(db.stem) :])
+        try:
+            taken = (
+                calendar.timegm(time.strptime(match.group(1), "%Y%m%dT%H%M%S"))
+                if match
+                else path.stat().st_mtime
+            )
+        except (OSError, ValueError):
+            continue
+        found.append(Backup(path, taken))
+    return sorted(found, key=lambda b: (b.taken, b.path.name), reverse=True)
+
+
 def back_up(store: Store, label: str) -> Path:
     """Back the store up into a new file beside it (see :func:`backup_path`); its path."""
     return backup_to(store.conn, backup_path(store.path, label))
@@ -63,5 +106,67 @@ def restore(store: Store, source: Path) -> None:
     epoch = int(store.meta("vectors_epoch") or 0)
     restore_from(store.conn, source)
     store.set_meta("vectors_epoch", str(epoch + 1))
+    with store.transaction():
+        store.conn.execute("DELETE FROM vector_log")
+
+
+def set_aside(db: Path) -> Path:
+    """Copy a damaged ``db`` (and its write-ahead log) into ``<db dir>/damaged/``; the copy.
+
+    Nothing is deleted: the copy is what a later repair (or a person) can still read from.
+    """
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    folder = db.parent / "damaged"
+    folder.mkdir(parents=True, exist_ok=True)
+    dest = folder / f"{db.stem}-{stamp}.db"
+    n = 1
+    while dest.exists():
+        n += 1
+        dest = folder / f"{db.stem}-{stamp}-{n}.db"
+    shutil.copy2(db, dest)
+    wal = Path(f"{db}-wal")
+    if wal.is_file() and wal.stat().st_size:
+        shutil.copy2(wal, Path(f"{dest}-wal"))
+    return dest
+
+
+def restore_file(db: Path, source: Path) -> bool:
+    """Put the backup ``source`` in place of the (damaged) ``db``; True when done in place.
+
+    In place means through SQLite's backup API, under its locks, so processes that have the
+    database open see the restored content. When the damaged file cannot take that (its header
+    is gone, it is cut short) it is replaced instead: a new file, its log and shared memory
+    removed — processes holding the old one must reopen it. Set the damaged file aside first
+    (:func:`set_aside`).
+    """
+    try:
+        target = apsw.Connection(str(db))
+        try:
+            target.set_busy_timeout(5000)
+            restore_from(target, source)
+            if not quick_check(target, limit=1):
+                return True
+        finally:
+            target.close()
+    except apsw.Error:
+        pass
+    fresh = db.with_name(f".{db.name}.restoring")
+    shutil.copyfile(source, fresh)
+    for leftover in (Path(f"{db}-wal"), Path(f"{db}-shm")):
+        leftover.unlink(missing_ok=True)
+    os.replace(fresh, db)
+    return False
+
+
+def forget_vectors(store: Store) -> None:
+    """After a restore: in-memory vector indexes must reload (they may hold newer vectors).
+
+    ``vectors_epoch`` takes the time in ms, unlike any value a counter reached before, and
+    the restored vector log is emptied.
+    """
+    store.set_meta(
+        "vectors_epoch",
+        str(max(int(store.meta("vectors_epoch") or 0) + 1, int(time.time() * 1000))),
+    )
     with store.transaction():
         store.conn.execute("DELETE FROM vector_log")

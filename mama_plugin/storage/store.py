@@ -4,27 +4,51 @@ The only place that writes SQL. A :class:`Store` owns the connections (one per t
 transactions (``BEGIN IMMEDIATE``: the write lock is taken up front, so two writers never
 deadlock upgrading a read lock); its repositories — ``memories``, ``links``, ``suggestions``,
 ``search``, ``vectors`` — run their statements inside them. It migrates itself when opened.
+
+A damaged file is named, never written into: the store checks the file when opened (see
+:meth:`Store.open`), and any statement that meets a damaged page raises
+:class:`~mama_plugin.errors.StoreDamaged`; from then on every transaction of this store raises
+it too, until the file is replaced (``mama doctor --restore``) and checks sound again.
 Imports: standard library, apsw, sqlite-vec.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Literal, NoReturn
 
 import apsw
 
 from ..config import Config
-from ..errors import StoreBusyError
+from ..errors import ConfigError, StoreBusyError, StoreDamaged
+from .backup import backups
 from .connection import PerThread, connect
+from .integrity import (
+    check_file,
+    guarded_cursor,
+    header_problem,
+    is_damage,
+    quick_check,
+    sanity_read,
+    structure_check,
+)
 from .links import Links
 from .memories import Memories
 from .migrations import migrate, user_version
 from .search import Search
 from .suggestions import Suggestions
 from .vectors import Vectors
+
+# Up to this size the open walks every b-tree (``structure_check``: 36-188 ms at 28 MB, 10k
+# memories); above it, the header and schema read only. ``mama bench integrity`` prints what
+# each check costs (figures in docs/architecture.md).
+QUICK_CHECK_BYTES = 32 * 1024 * 1024
+Check = Literal["auto", "quick", "none"]
 
 
 class Store:
@@ -37,6 +61,8 @@ class Store:
     def __init__(self, conns: PerThread, path: Path) -> None:
         self._conns = conns
         self.path = path
+        self._damage: StoreDamaged | None = None
+        self._damaged_file: tuple[int, ...] = ()  # the file's identity when found damaged
         self._local = threading.local()  # the transaction depth, per thread like its connection
         self.memories = Memories(self)
         self.links = Links(self)
@@ -67,26 +93,85 @@ class Store:
         *,
         config: Config,
         busy_timeout_ms: int | None = None,
+        check: Check = "auto",
     ) -> Store:
         """Open the database at ``path`` (or the configured one), creating and migrating it.
 
         ``busy_timeout_ms`` (default: the configured one) bounds every wait for another
-        writer's lock, on each thread's connection.
+        writer's lock, on each thread's connection. ``check`` is what is verified first:
+        ``auto`` the header and schema always, and every b-tree page too (``structure_check``)
+        for a file up to ``QUICK_CHECK_BYTES``; ``quick`` a full ``PRAGMA quick_check`` at any
+        size; ``none`` only what opening reads anyway. Raises StoreDamaged (nothing written)
+        when the file is damaged.
         """
         db = Path(path) if path is not None else config.db_path
         timeout = (
             busy_timeout_ms if busy_timeout_ms is not None else config.settings.busy_timeout_ms
         )
-        conn = connect(db, busy_timeout_ms=timeout)
+        if check != "none" and db.exists() and (problem := header_problem(db)):
+            raise damage_of(db, [problem])
+        _refuse_a_new_store_at_a_configured_path(db, config)
+        conn: apsw.Connection | None = None
         try:
+            conn = connect(db, busy_timeout_ms=timeout)
+            if check != "none":
+                _check_on_open(conn, db, full=check == "quick")
             migrate(conn, embedding_dim=config.settings.embedding_dim)
         except apsw.BusyError as exc:
-            conn.close()
+            _close(conn)
             raise StoreBusyError(_busy_message(db)) from exc
-        except BaseException:
-            conn.close()
+        except BaseException as exc:
+            _close(conn)
+            if is_damage(exc):
+                raise damage_of(db, []) from exc
             raise
-        return cls(PerThread(conn, lambda: connect(db, busy_timeout_ms=timeout)), db)
+        store = cls(PerThread(conn, lambda: store._connect(db, timeout)), db)
+        conn.cursor_factory = store._cursor
+        return store
+
+    def _connect(self, db: Path, timeout: int) -> apsw.Connection:
+        conn = connect(db, busy_timeout_ms=timeout)
+        conn.cursor_factory = self._cursor
+        return conn
+
+    @property
+    def _cursor(self) -> type[apsw.Cursor]:
+        cursor: type[apsw.Cursor] | None = self.__dict__.get("_cursor_class")
+        if cursor is None:
+            cursor = self.__dict__["_cursor_class"] = guarded_cursor(self._damaged)
+        return cursor
+
+    # -- damage ----------------------------------------------------------------------------
+
+    def _damaged(self, exc: BaseException) -> NoReturn:
+        """A statement met a damaged page: say what is wrong and refuse every later write."""
+        damage = damage_of(self.path, [])
+        self._damage, self._damaged_file = damage, _identity(self.path)
+        raise damage from exc
+
+    def verify(self) -> StoreDamaged | None:
+        """Run ``PRAGMA quick_check`` over the whole file now; the damage found, or None.
+
+        Reads every page (see ``mama bench integrity`` for the cost), on a connection of its
+        own: a long-running process can call it once from a worker thread for a store too
+        large to check when opened. Damage found marks the store: its writes are refused.
+        """
+        if problems := _diagnose(self.path):
+            self._damage, self._damaged_file = damage_of(self.path, problems), _identity(self.path)
+        return self.damage
+
+    @property
+    def damage(self) -> StoreDamaged | None:
+        """The damage this store met (its writes are refused), or None while it is sound.
+
+        A file replaced or changed since (``mama doctor --restore``) is checked again.
+        """
+        if self._damage is not None and _identity(self.path) != self._damaged_file:
+            if not _diagnose(self.path):
+                self._damage, self._damaged_file = None, ()
+            else:
+                self._damaged_file = _identity(self.path)
+        return self._damage
 
     def close(self) -> None:
         """Close every thread's connection; the store is unusable afterwards."""
@@ -134,6 +219,8 @@ class Store:
             finally:
                 self._depth -= 1
             return
+        if (damage := self.damage) is not None:  # a fresh instance: tracebacks do not pile up
+            raise StoreDamaged(damage.path, damage.problems, damage.backup)
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except apsw.BusyError as exc:
@@ -141,13 +228,17 @@ class Store:
         self._depth = 1
         try:
             yield self
-        except BaseException:
+            # Only a COMMIT that succeeded returns: a damaged page found while committing
+            # raises StoreDamaged here, and the block's writes are rolled back below.
+            self.conn.execute("COMMIT")
+        except BaseException as exc:
             # SQLite may have rolled back already (disk full, I/O error): keep the real error.
             if not self.conn.getautocommit():
-                self.conn.execute("ROLLBACK")
+                with contextlib.suppress(StoreDamaged, apsw.Error):
+                    self.conn.execute("ROLLBACK")
+            if is_damage(exc):  # met outside the guarded cursor (an extension, a backup)
+                self._damaged(exc)
             raise
-        else:
-            self.conn.execute("COMMIT")
         finally:
             self._depth = 0
 
@@ -178,6 +269,70 @@ class Store:
             (project,),
         ).fetchall()[0]
         return f"{count}:{changed}:{self.meta('links_version')}:{judged}:{decided}"
+
+
+def damage_of(path: Path, problems: list[str]) -> StoreDamaged:
+    """The error naming what is wrong with ``path`` and the newest backup to restore.
+
+    ``path`` is checked now unless ``problems`` says what is wrong already.
+    """
+    found = problems or _diagnose(path)
+    newest = next(iter(backups(path)), None)
+    return StoreDamaged(
+        str(path), found, (newest.path.name, newest.when) if newest is not None else None
+    )
+
+
+def _diagnose(path: Path) -> list[str]:
+    """What is wrong with the file at ``path`` ([] when it checks sound), read-only."""
+    return check_file(path, limit=3)
+
+
+def _check_on_open(conn: apsw.Connection, path: Path, *, full: bool) -> None:
+    sanity_read(conn)
+    if full:
+        problems = quick_check(conn, limit=3)
+    elif os.path.getsize(path) <= QUICK_CHECK_BYTES:
+        problems = structure_check(conn, limit=3)
+    else:
+        return
+    if problems:
+        raise damage_of(path, problems)
+
+
+def _refuse_a_new_store_at_a_configured_path(db: Path, config: Config) -> None:
+    """A ``db_path`` naming no file is far likelier a typo than a wish for an empty store.
+
+    Creating one there would hide every memory behind a silently empty store, so MAMA creates
+    a database only at its default place, or where the user made the (empty) file first.
+    """
+    configured = config.settings.db_path
+    if not configured or db.exists() or db != config.db_path:
+        return
+    raise ConfigError(
+        f"db_path in {config.path} names {db}, which does not exist; MAMA creates a new "
+        "database only at its default place. If that is a typo, fix it with `mama config set "
+        f"db_path PATH` (or `mama config unset db_path`); to start a new store there, create "
+        f"the empty file first: touch {db}"
+    )
+
+
+def _identity(path: Path) -> tuple[int, ...]:
+    """What changes when the file is replaced or written (its log included)."""
+    out: tuple[int, ...] = ()
+    for name in (str(path), f"{path}-wal"):
+        try:
+            st = os.stat(name)
+        except OSError:
+            out += (0, 0, 0)
+        else:
+            out += (st.st_ino, st.st_size, st.st_mtime_ns)
+    return out
+
+
+def _close(conn: apsw.Connection | None) -> None:
+    if conn is not None:
+        conn.close()
 
 
 def _busy_message(path: Path) -> str:

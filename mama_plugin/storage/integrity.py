@@ -1,0 +1,232 @@
+"""Is the database file sound? The checks, and the cursor that notices damage while reading.
+
+SQLite reports a damaged file as ``SQLITE_CORRUPT`` (any extended code: apsw raises
+``CorruptError``) or ``SQLITE_NOTADB`` (``NotADBError``), only when a statement reaches a bad
+page: a store can look healthy to the statements that miss it and take writes into a file that
+is already broken. The checks here are what the store runs to say what is wrong before anything
+is written; :class:`GuardedCursor` turns the error of any statement into the store's
+:class:`~mama_plugin.errors.StoreDamaged`. Standard library and apsw only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, NoReturn
+
+import apsw
+
+DAMAGE = (apsw.CorruptError, apsw.NotADBError)
+HEADER = b"SQLite format 3\x00"
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite saying the file is damaged (not busy, full or misused)."""
+    return isinstance(exc, DAMAGE)
+
+
+def quick_check(conn: apsw.Connection, *, limit: int = 5) -> list[str]:
+    """The problems ``PRAGMA quick_check`` finds (its first ``limit`` lines); [] when sound.
+
+    O(size of the database): every page is read once, indexes are not compared with their
+    tables (``integrity_check`` does that, several times slower).
+    """
+    return _pragma(conn, f"quick_check({int(limit)})")
+
+
+def structure_check(conn: apsw.Connection, *, limit: int = 5) -> list[str]:
+    """The problems ``PRAGMA quick_check`` finds in every b-tree, without its slow parts.
+
+    Each ordinary table with its indexes is walked page by page, as quick_check does, but
+    without evaluating CHECK constraints (a JSON parse per memory) or asking virtual tables
+    to check themselves (FTS5 compares its index with its content): a third to a sixth of the
+    cost, and still every page read, so a zeroed or overwritten page is found.
+    """
+    tables = [
+        str(row[0])
+        for row in conn.execute(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' "
+            "AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'"
+        ).fetchall()
+    ]
+    problems: list[str] = []
+    conn.execute("PRAGMA ignore_check_constraints = ON")
+    try:
+        for table in tables:
+            quoted = table.replace('"', '""')
+            problems += _pragma(conn, f'quick_check("{quoted}")')
+            if len(problems) >= limit:
+                break
+    finally:
+        conn.execute("PRAGMA ignore_check_constraints = OFF")
+    return problems[:limit]
+
+
+def integrity_check(conn: apsw.Connection, *, limit: int = 20) -> list[str]:
+    """The problems ``PRAGMA integrity_check`` finds (its first ``limit`` lines); [] when sound."""
+    return _pragma(conn, f"integrity_check({int(limit)})")
+
+
+def _pragma(conn: apsw.Connection, pragma: str) -> list[str]:
+    """The lines a check pragma reports ([] for "ok"), the b-trees named by table.
+
+    A check can report a few problems and then fail on a page it cannot step over: the lines
+    it gave are kept, then the error's message.
+    """
+    rows: list[str] = []
+    try:
+        for row in conn.execute(f"PRAGMA {pragma}"):
+            rows.append(str(row[0]))
+    except DAMAGE as exc:
+        rows.append(str(exc))
+    # A row may hold several lines and start with "*** in database main ***".
+    lines = [
+        line.strip()
+        for row in rows
+        for line in row.splitlines()
+        if line.strip() and not line.startswith("***")
+    ]
+    if lines == ["ok"]:
+        return []
+    names = _tree_names(conn) if any(_TREE.match(line) for line in lines) else {}
+    return [
+        _TREE.sub(lambda m: f"{names.get(int(m[1]), 'tree')} (tree {m[1]})", line, count=1)
+        for line in lines
+    ]
+
+
+_TREE = re.compile(r"^Tree (\d+)")
+
+
+def _tree_names(conn: apsw.Connection) -> dict[int, str]:
+    """Root page → table or index name, to say which one a damaged page belongs to."""
+    try:
+        rows = conn.execute("SELECT rootpage, name FROM sqlite_schema WHERE rootpage > 0")
+        return {int(root): str(name) for root, name in rows.fetchall()}  # type: ignore[arg-type]
+    except apsw.Error:
+        return {}
+
+
+def sanity_read(conn: apsw.Connection) -> None:
+    """Read the header and the whole schema (cheap at any size); raises on a damaged file."""
+    conn.execute("SELECT count(*), max(rootpage) FROM sqlite_schema").fetchall()
+    conn.execute("PRAGMA user_version").fetchall()
+
+
+def header_problem(path: Path) -> str | None:
+    """What is wrong with the file's first 100 bytes or its length, or None.
+
+    The header records the database's size in pages (valid when its change counter matches
+    the "version valid for" field); a file shorter than that was cut off (a copy interrupted,
+    a disk full). Only judged while the write-ahead log is empty: a checkpoint in progress
+    writes page 1 before the pages that make the file longer.
+    """
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(100)
+        size = os.path.getsize(path)
+    except OSError as exc:
+        return f"the file cannot be read: {exc.strerror or exc}"
+    if not head:
+        return None  # an empty file is a new database
+    if len(head) < 100 or not head.startswith(HEADER):
+        return (
+            "the file does not start with an SQLite header "
+            "(it is not a database, or its first page was overwritten)"
+        )
+    page_size = int.from_bytes(head[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    counter, pages, valid_for = (int.from_bytes(head[i : i + 4], "big") for i in (24, 28, 92))
+    if page_size < 512 or page_size & (page_size - 1):
+        return f"the header gives an impossible page size ({page_size})"
+    if counter == valid_for and pages and size < pages * page_size and not _wal_frames(path):
+        return (
+            f"the file is cut short: {size // page_size} of the {pages} pages its header "
+            "records are there"
+        )
+    return None
+
+
+def check_file(path: Path, *, limit: int = 20, full: bool = False) -> list[str]:
+    """What is wrong with the database file at ``path`` ([] when sound); opens it read-only.
+
+    The header, then the b-tree walk (fast, and it finds the common damage), then the full
+    quick_check only when that found nothing; with ``full``, ``integrity_check`` too (indexes
+    compared with their tables).
+    """
+    if problem := header_problem(path):
+        return [problem]
+    try:
+        conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    except apsw.Error as exc:
+        return [str(exc)]
+    try:
+        found = structure_check(conn, limit=limit) or quick_check(conn, limit=limit)
+        return found if found or not full else integrity_check(conn, limit=limit)
+    except apsw.Error as exc:
+        return [str(exc)]
+    finally:
+        conn.close()
+
+
+def _wal_frames(path: Path) -> bool:
+    try:
+        return os.path.getsize(f"{path}-wal") > 0
+    except OSError:
+        return False
+
+
+class GuardedCursor(apsw.Cursor):
+    """A cursor that hands damage errors to ``on_damage`` (which raises the store's error).
+
+    Install with :func:`guarded_cursor`. ``fetchall`` and ``fetchone`` stay in C; only an
+    explicit ``for row in cursor`` goes through a Python generator.
+    """
+
+    @staticmethod
+    def on_damage(exc: BaseException) -> NoReturn:
+        raise exc
+
+    def execute(self, statements: str, bindings: Any = None, **kwargs: Any) -> apsw.Cursor:
+        try:
+            return super().execute(statements, bindings, **kwargs)
+        except DAMAGE as exc:
+            self.on_damage(exc)
+
+    def executemany(self, statements: str, sequenceofbindings: Any, **kwargs: Any) -> apsw.Cursor:
+        try:
+            return super().executemany(statements, sequenceofbindings, **kwargs)
+        except DAMAGE as exc:
+            self.on_damage(exc)
+
+    def fetchall(self) -> list[tuple[apsw.SQLiteValue, ...]]:
+        try:
+            return super().fetchall()
+        except DAMAGE as exc:
+            self.on_damage(exc)
+
+    def fetchone(self) -> Any:
+        try:
+            return super().fetchone()
+        except DAMAGE as exc:
+            self.on_damage(exc)
+
+    def __iter__(self) -> Iterator[Any]:  # type: ignore[override]
+        return self._rows()
+
+    def _rows(self) -> Iterator[Any]:
+        while True:
+            try:
+                row = apsw.Cursor.__next__(self)
+            except StopIteration:
+                return
+            except DAMAGE as exc:
+                self.on_damage(exc)
+            yield row
+
+
+def guarded_cursor(on_damage: Callable[[BaseException], NoReturn]) -> type[GuardedCursor]:
+    """A cursor class for ``Connection.cursor_factory`` that calls ``on_damage`` on damage."""
+    return type("StoreCursor", (GuardedCursor,), {"on_damage": staticmethod(on_damage)})
