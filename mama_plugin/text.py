@@ -66,8 +66,10 @@ TENSION = re.compile(
     r"\b(but|however|risk|concern|not yet|unresolved|trade-?off|fail(?:s|ed|ing|ures?)?|"
     r"broke|broken|breaks|did(?: not|n't) (?:work|pass|help)|does(?: not|n't) (?:work|pass)|"
     r"not working|regress(?:ed|es|ions?)?|exit(?:ed)?(?: with)?(?: code| status)? [1-9]\d*|"
-    r"timed out|times out|crash(?:ed|es|ing)?|flaky|traceback|blocked|downside|caveat|"
-    r"unbounded|leak(?:s|ing)?|spof|single point of failure)\b",
+    r"timed out|times out|crash(?:ed|es|ing)?|flaky|traceback|downside|caveat|"
+    r"unbounded|leak(?:s|ing)?|spof|single point of failure|problem|cannot|can't|"
+    r"(?:has|have|there (?:is|are)) no|unexplained|block(?:s|ed|ing|er)|"
+    r"still (?:needs?|fails?|failing|broken|missing|open|red))\b",
     re.I,
 )
 # A failure reported as dealt with ("the failing test now passes") is not unresolved, unless

@@ -9,6 +9,7 @@ separate memories, and the cliffhanger prefers the newest of either kind.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..storage import MemoryRecord, NewMemory, Store
@@ -17,6 +18,7 @@ from ..transcript import Command, Digest
 from .render import clip
 
 TAG = "auto"
+_ASSIGNMENTS = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|\"[^\"]*\"|\S*)\s+)+")
 MAX_ITEMS = 8
 MAX_TEXT = 400
 
@@ -149,13 +151,18 @@ def layers_of(
 
 
 def unresolved(commands: list[Command]) -> list[Command]:
-    """The failed commands, newest last, that no later run of the same command made good."""
+    """The failed commands, newest last, that no later run of the same command made good.
+
+    "The same command" ignores spacing and leading variable assignments: after
+    ``python -m app --check`` failed for want of ``PRICE_DB``, ``PRICE_DB=… python -m app
+    --check`` passing settles it.
+    """
     later_ok: set[str] = set()
-    kept: list[Command] = []
+    kept: dict[str, Command] = {}
     for command in reversed(commands):
-        key = " ".join(command.command.split())
+        key = _ASSIGNMENTS.sub("", " ".join(command.command.split()))
         if not command.failed:
             later_ok.add(key)
-        elif key not in later_ok and key not in {" ".join(c.command.split()) for c in kept}:
-            kept.append(command)
-    return kept[::-1][-MAX_ITEMS:]
+        elif key not in later_ok and key not in kept:
+            kept[key] = command
+    return list(kept.values())[::-1][-MAX_ITEMS:]
