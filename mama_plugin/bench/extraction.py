@@ -142,13 +142,14 @@ def extraction_run(labels: Path = LABELS, folder: Path = FIXTURES) -> tuple[str,
         "before": _score(before),
     }
     lines = [
-        f"Tension and next step of the rolling checkpoint, {len(turns)} labelled turns ({labels.name})"
+        f"Tension and next step of the rolling checkpoint: {len(turns)} labelled turns, "
+        f"{labels.name}"
     ]
     lines.append(
         f"  {'':8} {'tension P':>9} {'tension R':>9} {'next P':>7} {'next R':>7} {'cue left':>8}"
     )
     for arm in ("before", "now"):
-        s = data[arm]
+        s: dict[str, Any] = data[arm]
         lines.append(
             f"  {arm:8} {s['tension_precision']:9.2f} {s['tension_recall']:9.2f} "
             f"{s['next_precision']:7.2f} {s['next_recall']:7.2f} {s['next_with_cue']:8d}"
