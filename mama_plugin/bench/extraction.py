@@ -135,7 +135,7 @@ def extraction_run(labels: Path = LABELS, folder: Path = FIXTURES) -> tuple[str,
         now.append((layers["tension"]["concerns"], steps[0]["step"] if steps else "", t["expect"]))
         old_concerns, old_steps = baseline(digest, last)
         before.append((old_concerns, old_steps[0] if old_steps else "", t["expect"]))
-    data = {
+    data: dict[str, Any] = {
         "turns": len(turns),
         "labels": str(labels),
         "now": _score(now),
@@ -149,7 +149,7 @@ def extraction_run(labels: Path = LABELS, folder: Path = FIXTURES) -> tuple[str,
         f"  {'':8} {'tension P':>9} {'tension R':>9} {'next P':>7} {'next R':>7} {'cue left':>8}"
     )
     for arm in ("before", "now"):
-        s: dict[str, Any] = data[arm]
+        s = data[arm]
         lines.append(
             f"  {arm:8} {s['tension_precision']:9.2f} {s['tension_recall']:9.2f} "
             f"{s['next_precision']:7.2f} {s['next_recall']:7.2f} {s['next_with_cue']:8d}"
