@@ -28,7 +28,8 @@ from ..errors import MamaError
 from ..services.autosave import layers_of
 from ..services.render import clip
 from ..text import NEXT_STEP, REMAINS, split
-from ..transcript import Digest, turn_digests
+from ..transcript import Digest
+from ..transcript.turns import turn_digests
 
 LABELS = Path(__file__).with_name("extraction_labels.json")
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "transcripts"

@@ -32,7 +32,6 @@ __all__ = [
     "Task",
     "read_transcript",
     "settle",
-    "turn_digests",
 ]
 
 MAX_BYTES = 4 * 1024 * 1024
@@ -60,35 +59,6 @@ def settle(
 ) -> float:
     """Wait until the transcript at ``path`` has caught up (see :meth:`Reader.settle`)."""
     return Reader(path).settle(marker, quiet_s=quiet_s, limit_s=limit_s)
-
-
-def turn_digests(path: str | os.PathLike[str]) -> list[Digest]:
-    """The digest of the whole transcript as it stood at the end of each turn, oldest first.
-
-    A turn ends where the user's next request begins (tool results do not start one). Reads
-    the whole file; never raises (an unreadable file gives no turns).
-    """
-    digest, calls, seen = Digest(), {}, set()  # type: ignore[var-annotated]
-    turns: list[Digest] = []
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except OSError:
-        return []
-    for line in raw.split(b"\n"):
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(entry, dict):
-            continue
-        before, asked = deepcopy(digest), len(digest.user_requests)
-        _take(entry, digest, calls, seen)
-        if asked and len(digest.user_requests) > asked:
-            turns.append(before)
-    if digest.user_requests:
-        turns.append(digest)
-    return turns
 
 
 def read_transcript(path: str | os.PathLike[str] | None, *, max_bytes: int = MAX_BYTES) -> Digest:
