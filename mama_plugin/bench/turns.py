@@ -34,6 +34,7 @@ from ..errors import MamaError
 from ..project import project_key
 from ..server.hook_tools import TURN_WAIT_ENV
 from ..storage import Store
+from .latency import percentile
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAUDE = ROOT / ".tools" / "node_modules" / ".bin" / "claude"
@@ -132,12 +133,16 @@ def _session(
                         "type": "user",
                         "message": {"role": "user", "content": f"run smoke test {n}"},
                     }
+                    started = time.monotonic()
                     proc.stdin.write(json.dumps(line) + "\n")
                     proc.stdin.flush()
                     _result(events)
+                    took = time.monotonic() - started
                     closing = turn_script(fake_module, n)[1]["text"]
                     cp = _stored(config, key, closing)
-                    rows.append({"turn": n, "stored": cp is not None, "carried": carries(cp, n)})
+                    rows.append(
+                        {"turn": n, "stored": cp is not None, "carried": carries(cp, n), "s": took}
+                    )
                 proc.stdin.close()
                 proc.wait(timeout=TURN_TIMEOUT_S)
             except (MamaError, subprocess.TimeoutExpired, OSError) as exc:
@@ -204,9 +209,13 @@ def turns_run(
     for arm, found in rows.items():
         missing = sum(not r["carried"] for r in found)
         unstored = sum(not r["stored"] for r in found)
-        data[arm] = {"missing": missing, "total": len(found), "no_checkpoint": unstored}
+        times = [r["s"] for r in found]
+        median, p95 = percentile(times, 50), percentile(times, 95)
+        data[arm] = {"missing": missing, "total": len(found), "no_checkpoint": unstored,
+                     "turn_median_s": median, "turn_p95_s": p95}  # fmt: skip
         lines.append(
-            f"  {arm:8} missing {missing}/{len(found)}"
+            f"  {arm:8} missing {missing}/{len(found)}, turn (prompt → result) median "
+            f"{median:.2f} s, p95 {p95:.2f} s"
             + (f" ({unstored} without a checkpoint for the turn)" if unstored else "")
         )
     return "\n".join(lines) + "\n", data

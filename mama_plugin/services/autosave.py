@@ -74,9 +74,9 @@ def layers_of(
 ) -> dict[str, Any]:
     """The checkpoint's layers for a session so far (no model: what it did and said last).
 
-    Unresolved: the failed commands no later run of the same command made good, the
-    sentences of Claude's last message that state a failure, risk or gap, and the open
-    concerns of this session's current decisions. The next steps, first the one to show: the
+    Unresolved: the failed commands no later run of the same command made good (the newest
+    four, newest first), the sentences of Claude's last message that state a failure, risk
+    or gap, and the open concerns of this session's current decisions. The next steps, first the one to show: the
     explicit one ("Next: …"), a task in progress, a current decision's HIGH next step, a
     pending task. What remains ("Remaining: …") is never taken for a next step.
     ``decisions`` are memory records (or anything with ``id``, ``status``, ``topic``,
@@ -111,7 +111,8 @@ def layers_of(
         if isinstance(n, dict) and n.get("priority") == "HIGH" and n.get("step")
     ]
     next_steps += [step(t.subject, "MEDIUM", "") for t in open_tasks if t.status != "in_progress"]
-    concerns = [clip(c.failure(), MAX_TEXT) for c in unresolved(digest.commands)]
+    # Newest failure first: a list cut to its first items keeps the one this turn hit.
+    concerns = [clip(c.failure(), MAX_TEXT) for c in unresolved(digest.commands)[::-1][:4]]
     concerns += [clip(s, MAX_TEXT) for s in sentences if tension(s)]
     concerns += [
         clip(f"{c} ({d.id})", MAX_TEXT)
