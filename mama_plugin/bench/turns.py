@@ -214,8 +214,8 @@ def turns_run(
         data[arm] = {"missing": missing, "total": len(found), "no_checkpoint": unstored,
                      "turn_median_s": median, "turn_p95_s": p95}  # fmt: skip
         lines.append(
-            f"  {arm:8} missing {missing}/{len(found)}, turn (prompt → result) median "
-            f"{median:.2f} s, p95 {p95:.2f} s"
-            + (f" ({unstored} without a checkpoint for the turn)" if unstored else "")
+            f"  {arm:8} missing {missing}/{len(found)} ({missing - unstored} checkpoints "
+            f"without it, {unstored} turns without a checkpoint within {STORED_TIMEOUT_S:.0f} s); "
+            f"turn (prompt → result) median {median:.2f} s, p95 {p95:.2f} s"
         )
     return "\n".join(lines) + "\n", data

@@ -76,9 +76,9 @@ def layers_of(
 
     Unresolved: the failed commands no later run of the same command made good (the newest
     four, newest first), the sentences of Claude's last message that state a failure, risk
-    or gap, and the open concerns of this session's current decisions. The next steps, first the one to show: the
-    explicit one ("Next: …"), a task in progress, a current decision's HIGH next step, a
-    pending task. What remains ("Remaining: …") is never taken for a next step.
+    or gap, and the open concerns of this session's current decisions. The next steps, first
+    the one to show: the explicit one ("Next: …"), a task in progress, a current decision's
+    HIGH next step, a pending task. What remains ("Remaining: …") is never a next step.
     ``decisions`` are memory records (or anything with ``id``, ``status``, ``topic``,
     ``tension`` and ``continuity``), oldest first.
     """
