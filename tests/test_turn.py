@@ -260,7 +260,7 @@ def test_the_label_set_is_real_turns_and_the_rules_beat_the_old_ones() -> None:
     turns = labelled_turns()
     assert len(turns) >= 60 and all(t["last"] for t in turns)
     _, data = extraction_run()
-    now, before = data["now"], data["before"]
+    now, before = data["now, all"], data["before, all"]
     assert now["next_with_cue"] == 0 < before["next_with_cue"]
     assert now["tension_recall"] > before["tension_recall"]
     assert now["next_recall"] > before["next_recall"]

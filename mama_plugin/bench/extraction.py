@@ -63,17 +63,17 @@ def labelled_turns(labels: Path = LABELS, folder: Path = FIXTURES) -> list[dict[
         spec = json.loads(labels.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise MamaError(f"cannot read the label set {labels}: {exc}") from exc
-    wanted: list[tuple[str, int, dict[str, Any], list[dict[str, Any]]]] = []
+    wanted: list[tuple[str, int, dict[str, Any], list[dict[str, Any]], bool]] = []
     for name, session in spec["sessions"].items():
         decisions = session.get("decisions") or []
+        held_out = bool(session.get("held_out"))
         for number, turn in enumerate(session["turns"], 1):
             current = [d for d in decisions if d["from_turn"] <= number]
-            wanted.append(
-                (f"{name}.jsonl", number, {**turn["expect"], "say": turn["say"]}, current)
-            )
-    wanted += [(e["transcript"], e["turn"], e["expect"], []) for e in spec["existing"]]
+            expect = {**turn["expect"], "say": turn["say"]}
+            wanted.append((f"{name}.jsonl", number, expect, current, held_out))
+    wanted += [(e["transcript"], e["turn"], e["expect"], [], False) for e in spec["existing"]]
     turns, cache = [], {}
-    for transcript, number, expect, decisions in wanted:
+    for transcript, number, expect, decisions, held_out in wanted:
         if transcript not in cache:
             cache[transcript] = turn_digests(folder / transcript)
         digests = cache[transcript]
@@ -87,8 +87,8 @@ def labelled_turns(labels: Path = LABELS, folder: Path = FIXTURES) -> list[dict[
         if expect.get("say") and expect["say"] != last:
             raise MamaError(f"{transcript} turn {number} does not end as labelled: re-record it")
         turns.append(
-            {"ref": f"{transcript}#{number}", "digest": digest, "last": last,
-             "expect": expect, "decisions": [SimpleNamespace(**d) for d in decisions]}
+            {"ref": f"{transcript}#{number}", "digest": digest, "last": last, "expect": expect,
+             "decisions": [SimpleNamespace(**d) for d in decisions], "held_out": held_out}
         )  # fmt: skip
     return turns
 
@@ -126,33 +126,33 @@ def _score(rows: list[tuple[list[str], str, dict[str, Any]]]) -> dict[str, Any]:
 
 
 def extraction_run(labels: Path = LABELS, folder: Path = FIXTURES) -> tuple[str, dict[str, Any]]:
-    """Score today's rules and the baseline on the label set; the report and its figures."""
+    """Score today's rules and the baseline on the label set; the report and its figures.
+
+    Every figure is given for all turns, then for the held-out session alone.
+    """
     turns = labelled_turns(labels, folder)
-    now, before = [], []
+    rows: dict[str, list[tuple[list[str], str, dict[str, Any]]]] = {}
     for t in turns:
         digest, last = t["digest"], t["last"]
         layers = layers_of(digest, digest.last_request, last, digest.cwd, t["decisions"])
         steps = layers["continuity"]["next_steps"]
-        now.append((layers["tension"]["concerns"], steps[0]["step"] if steps else "", t["expect"]))
+        new = (layers["tension"]["concerns"], steps[0]["step"] if steps else "", t["expect"])
         old_concerns, old_steps = baseline(digest, last)
-        before.append((old_concerns, old_steps[0] if old_steps else "", t["expect"]))
-    data: dict[str, Any] = {
-        "turns": len(turns),
-        "labels": str(labels),
-        "now": _score(now),
-        "before": _score(before),
-    }
+        old = (old_concerns, old_steps[0] if old_steps else "", t["expect"])
+        for group in ("all", "held out") if t["held_out"] else ("all",):
+            rows.setdefault(f"before, {group}", []).append(old)
+            rows.setdefault(f"now, {group}", []).append(new)
+    held = sum(t["held_out"] for t in turns)
+    data: dict[str, Any] = {"turns": len(turns), "held_out": held, "labels": str(labels)}
     lines = [
-        f"Tension and next step of the rolling checkpoint: {len(turns)} labelled turns, "
-        f"{labels.name}"
+        f"Tension and next step of the rolling checkpoint: {len(turns)} labelled turns "
+        f"({held} held out), {labels.name}",
+        f"  {'':19} {'tension P':>9} {'tension R':>9} {'next P':>7} {'next R':>7} {'cue left':>8}",
     ]
-    lines.append(
-        f"  {'':8} {'tension P':>9} {'tension R':>9} {'next P':>7} {'next R':>7} {'cue left':>8}"
-    )
-    for arm in ("before", "now"):
-        s = data[arm]
+    for arm, found in rows.items():
+        s = data[arm] = _score(found)
         lines.append(
-            f"  {arm:8} {s['tension_precision']:9.2f} {s['tension_recall']:9.2f} "
+            f"  {arm:19} {s['tension_precision']:9.2f} {s['tension_recall']:9.2f} "
             f"{s['next_precision']:7.2f} {s['next_recall']:7.2f} {s['next_with_cue']:8d}"
         )
     return "\n".join(lines) + "\n", data
