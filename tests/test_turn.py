@@ -285,3 +285,13 @@ def test_load_checkpoint_shows_a_step_once_and_the_decisions_open_ends(
         "  unresolved: a cold start evicts everything · next (HIGH): switch to an OrderedDict"
         in text
     )
+
+
+def test_a_long_message_cut_by_the_hook_still_closes_its_turn(tmp_path: Path) -> None:
+    closing = "word " * 6000  # 30,000 characters: the hook forwards the first 20,000
+    path = tmp_path / "t.jsonl"
+    early, late = turn_lines(1, closing.strip())
+    path.write_text(early + late)
+    message = TurnInput(last_assistant_message=closing).last_assistant_message
+    assert len(message) == 20_000
+    assert Reader(path).settle_turn(message, limit_s=30) < 30  # caught up, not timed out

@@ -192,8 +192,16 @@ def _norm(text: str) -> str:
 
 
 def _closes(text: str, message: str) -> bool:
-    """Whether a transcript text block is the end of Claude's last message (either clipped)."""
-    return bool(text) and (message.endswith(text) or text.endswith(message))
+    """Whether a transcript text block ends Claude's last message (as Stop forwards it).
+
+    The message may hold several text blocks (the block is its end) or be cut short by the
+    hook's input limit (the block then begins the same way, for a long message).
+    """
+    if not text:
+        return False
+    if message.endswith(text) or text.endswith(message):
+        return True
+    return len(message) >= 10_000 and text.startswith(message[:2000])
 
 
 def _take(
