@@ -44,14 +44,44 @@ STOPWORDS = frozenset(
 PHRASING = frozenset(("also", "less", "may", "might", "must", "use", "used", "using", "yes"))
 
 SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(*])|\n+")
+# A sentence about what comes next or remains (the draft extractor's cue). The checkpoint
+# wants only an explicit next step (NEXT_STEP) and keeps what remains apart (REMAINS).
 NEXT = re.compile(
     r"^(next( step)?s?\b|then\b|todo\b|still (need|to)\b|remaining\b|follow[- ]up\b)", re.I
 )
-TENSION = re.compile(
-    r"\b(but|however|risk|concern|not yet|unresolved|trade-?off|fails?|failing|blocked|"
-    r"downside|caveat|spof|single point of failure)\b",
+# "Next: …", "Next step: …", "Next, I'll …", "The next step is to …", "TODO: …", "Follow-up: …"
+NEXT_STEP = re.compile(
+    r"^(?:(?:the |my |our )?next(?: steps?| up| task)?(?:\s*[:,—–-]\s*|\s+(?:is|would be|will be)"
+    r"\s+(?:to\s+)?|\s+(?=(?:I|we)\b))|to-?do\s*[:—–-]\s*|follow[- ]up\s*[:—–-]\s*"
+    r"|then\s*:\s*)(?:(?:I|we)(?:'ll| will| should| would| can)?\s+)?",
     re.I,
 )
+# "Remaining: …", "Still to do: …", "Left to do: …", "Still missing: …"
+REMAINS = re.compile(
+    r"^(?:remaining|what remains|still (?:to do|open|missing|left|needed|need(?:s)? to)|"
+    r"left to do|open (?:issues?|questions?))\b\s*(?:is\s+|are\s+)?[:,—–-]?\s*",
+    re.I,
+)
+TENSION = re.compile(
+    r"\b(but|however|risk|concern|not yet|unresolved|trade-?off|fail(?:s|ed|ing|ures?)?|"
+    r"broke|broken|breaks|did(?: not|n't) (?:work|pass|help)|does(?: not|n't) (?:work|pass)|"
+    r"not working|regress(?:ed|es|ions?)?|exit(?:ed)?(?: with)?(?: code| status)? [1-9]\d*|"
+    r"timed out|times out|crash(?:ed|es|ing)?|flaky|traceback|downside|caveat|"
+    r"unbounded|leak(?:s|ing)?|spof|single point of failure|problem|cannot|can't|"
+    r"(?:has|have|there (?:is|are)) no|unexplained|block(?:s|ed|ing|er)|"
+    r"still (?:needs?|fails?|failing|broken|missing|open|red))\b",
+    re.I,
+)
+# A failure reported as dealt with ("the failing test now passes") is not unresolved, unless
+# the sentence also says something still is ("fixed the crash, but the cache still leaks").
+RESOLVED = re.compile(
+    r"\b(now pass(?:es)?|pass(?:es)? (?:now|again)|fixed|resolved|no longer \w+|is green|"
+    r"are green|all \d* ?(?:tests? )?pass(?:ed)?)\b",
+    re.I,
+)
+_STILL = re.compile(r"\b(but|however|still|not yet|yet)\b", re.I)
+# What a "remaining" sentence says is missing, which makes it a concern too.
+_OPEN = re.compile(r"\b(no|not|without|missing|yet|unbounded|never)\b", re.I)
 CAUSAL = re.compile(
     r"\b(because|since|due to|so that|therefore|thus|as a result|in order to|which means|"
     r"caused|causes|led to|leads to|fails?|failed|failing|breaks|broke|avoids?|prevents?|"
@@ -108,6 +138,55 @@ def split(text: str) -> list[str]:
     """The sentences of ``text``, markdown emphasis and list markers removed, blanks dropped."""
     plain = _MARKUP.sub("", text or "")
     return [s.strip(" \t-*") for s in SENTENCE.split(plain) if len(s.strip(" \t-*")) > 1]
+
+
+def next_step(sentence: str) -> str:
+    """The step an explicit next-step sentence names, its cue removed ("" when it is not one).
+
+    "Next: cap _entries at 1,000." → "cap _entries at 1,000"; a sentence about what remains
+    ("Remaining: …") or a question is not a next step.
+    """
+    cue = NEXT_STEP.match(sentence.strip())
+    if cue is None or sentence.rstrip().endswith("?"):
+        return ""
+    step = strip_cue(sentence.strip()[cue.end() :]).rstrip(".")
+    return step if len(step) > 1 else ""
+
+
+def strip_cue(step: str) -> str:
+    """``step`` without a leading "Next:"/"Next step:"/"Remaining:" cue (older checkpoints)."""
+    text = step.strip()
+    for _ in range(3):  # "Next step: Next: …"
+        found = NEXT_STEP.match(text) or REMAINS.match(text)
+        if not found or found.end() >= len(text):
+            break
+        text = text[found.end() :].strip()
+    return text
+
+
+def remains(sentence: str) -> str:
+    """What a "Remaining: …" sentence says is left, its cue removed ("" when it is not one)."""
+    cue = REMAINS.match(sentence.strip())
+    if cue is None:
+        return ""
+    rest = sentence.strip()[cue.end() :].strip().rstrip(".")
+    return rest if len(rest) > 1 else ""
+
+
+def tension(sentence: str) -> bool:
+    """Whether a sentence states something unresolved: a failure, a risk, a catch, a gap.
+
+    A question is not; nor is a failure reported as fixed, unless something still is open.
+    "Remaining: X has no bound yet" is (what is missing); "Remaining: write the docs" is not.
+    """
+    text = sentence.strip()
+    if not text or text.endswith("?") or NEXT_STEP.match(text):
+        return False
+    if REMAINS.match(text):
+        return bool(_OPEN.search(text[REMAINS.match(text).end() :]))  # type: ignore[union-attr]
+    if not TENSION.search(text):
+        return False
+    return not (RESOLVED.search(text) and not _STILL.search(text))
 
 
 def words(text: str) -> set[str]:

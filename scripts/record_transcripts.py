@@ -398,6 +398,32 @@ FIXTURES: dict[str, Callable[[], Fixture]] = {
     "cache_invalidation": cache_invalidation,
 }
 
+# -- the labelled turns of `mama bench extraction` ------------------------------------------------
+LABELS = ROOT / "mama_plugin" / "bench" / "extraction_labels.json"
+
+
+def labelled(name: str) -> Callable[[], Fixture]:
+    """A session of the label set: its files, and per turn the prompt, the calls, the closing."""
+
+    def build() -> Fixture:
+        spec = json.loads(LABELS.read_text())
+        session = spec["sessions"][name]
+        fixture = Fixture(name, files=spec["files"], turns=[])
+        place = str(fixture.project)
+        for turn in session["turns"]:
+            replies = [
+                tool_use(call["tool"], json.loads(json.dumps(call["input"]).replace("{p}", place)))
+                for call in turn["calls"]
+            ]
+            fixture.turns.append((turn["prompt"], [*replies, text(turn["say"])]))
+            fixture.expected_errors += sum(bool(call.get("fails")) for call in turn["calls"])
+        return fixture
+
+    return build
+
+
+FIXTURES.update({name: labelled(name) for name in json.loads(LABELS.read_text())["sessions"]})
+
 
 # -- recording ------------------------------------------------------------------------------------
 

@@ -49,7 +49,7 @@ def test_demo_tells_the_whole_story(capsys: pytest.CaptureFixture[str]) -> None:
     # What Claude will see, from the real hook code.
     seen = out.split("=== What Claude will see")[1]
     assert "Stop hook, after a turn: rolling checkpoint chk_" in seen
-    assert "Next step: Fail over to the replica" in seen
+    assert "Next step: rehearse a failover" in seen  # Claude's explicit step, before a task
     assert "replaced dec_" in seen and "FAILED: Token refresh hit Postgres" in seen
     related, unrelated = seen.split('UserPromptSubmit hook, prompt "')[1:]
     assert "<mama-memory>" in related and "[SUPERSEDED, FAILED]" in related

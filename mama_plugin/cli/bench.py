@@ -14,7 +14,18 @@ from .options import argument, command, keyword_only_option
 @command("bench", "benchmarks: retrieval quality on LoCoMo, latency at scale")
 @argument(
     "kind",
-    choices=("retrieval", "latency", "startup", "hooks", "draft", "exposure", "warm", "integrity"),
+    choices=(
+        "retrieval",
+        "latency",
+        "startup",
+        "hooks",
+        "draft",
+        "exposure",
+        "warm",
+        "integrity",
+        "turns",
+        "extraction",
+    ),
     help="which benchmark",
 )
 @argument("--dataset", help="retrieval: path to LoCoMo's locomo10.json")
@@ -29,7 +40,7 @@ from .options import argument, command, keyword_only_option
 @argument(
     "--runs",
     type=int,
-    help="runs to time (default: startup, hooks 30; draft 3; warm, integrity 5)",
+    help="runs to time (default: startup, hooks 30; draft 3; warm, integrity 5; turns 200)",
 )
 @argument(
     "--transcripts", help="draft: a folder of Claude Code transcripts (default: the fixtures)"
@@ -49,7 +60,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from ..bench import commands
 
     embedder = None
-    if not args.keyword_only and args.kind not in ("startup", "draft", "exposure", "warm", "integrity"):
+    light = ("startup", "draft", "exposure", "warm", "integrity", "turns", "extraction")
+    if not args.keyword_only and args.kind not in light:
         from ..embeddings import open_embedder
 
         embedder = open_embedder(args.config)
@@ -61,6 +73,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from ..bench.exposure import exposure_run
 
         text, data = exposure_run(args.config)
+    elif args.kind == "turns":
+        from ..bench.turns import turns_run
+
+        text, data = turns_run(args.runs or 200, progress=progress)
+    elif args.kind == "extraction":
+        from ..bench.extraction import extraction_run
+
+        text, data = extraction_run()
     elif args.kind == "startup":
         from ..bench.startup import startup_run
 

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 
 from ..envelope import SILENT, answer
 from ..schema import ObservePromptInput, TurnInput
 from ..services import autosave, recall
-from ..transcript import Digest
+from ..transcript import TURN_LIMIT_S, Digest
 from .base import Answer, Env
 
 log = logging.getLogger("mama.hooks")
@@ -31,6 +32,10 @@ ASK_REASON = (
 # server starts): it waits this long for it, well inside the hook's deadline (3 s), so it is
 # matched by meaning and not by keywords alone.
 EMBEDDER_WAIT_S = 1.5
+
+# Seconds the Stop hook waits for the turn's last transcript entries; MAMA_TURN_WAIT_S=0 reads
+# once without waiting (what `mama bench turns` compares against).
+TURN_WAIT_ENV = "MAMA_TURN_WAIT_S"
 
 
 def do_observe_prompt(env: Env, args: ObservePromptInput) -> Answer:
@@ -81,7 +86,9 @@ def do_checkpoint_turn(env: Env, args: TurnInput) -> Answer:
         # A copy: the reader is the session's, and a draft may read on into it meanwhile
         # (the store lock that once serialised the two is gone).
         reader = env.session.reader(args.transcript_path)
-        reader.read()
+        waited = reader.settle_turn(args.last_assistant_message, limit_s=_turn_wait())
+        if waited >= 0.5:
+            log.info("checkpoint_turn waited %.2f s for the transcript", waited)
         digest = reader.copy()
     saved = autosave.checkpoint_turn(
         env.store,
@@ -103,3 +110,11 @@ def do_checkpoint_turn(env: Env, args: TurnInput) -> Answer:
         if not written:
             return Answer(json.dumps({"decision": "block", "reason": ASK_REASON}), data)
     return Answer(SILENT, data)
+
+
+def _turn_wait() -> float:
+    """The Stop hook's bound on waiting for the transcript (``TURN_WAIT_ENV``, else the default)."""
+    try:
+        return min(max(float(os.environ.get(TURN_WAIT_ENV, TURN_LIMIT_S)), 0.0), TURN_LIMIT_S * 2)
+    except ValueError:
+        return TURN_LIMIT_S

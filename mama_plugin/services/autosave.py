@@ -9,14 +9,16 @@ separate memories, and the cliffhanger prefers the newest of either kind.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..storage import MemoryRecord, NewMemory, Store
-from ..text import NEXT, TENSION, split
-from ..transcript import Digest
+from ..text import next_step, remains, split, tension, unique
+from ..transcript import Command, Digest
 from .render import clip
 
 TAG = "auto"
+_ASSIGNMENTS = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|\"[^\"]*\"|\S*)\s+)+")
 MAX_ITEMS = 8
 MAX_TEXT = 400
 
@@ -42,8 +44,8 @@ def checkpoint_turn(
     request = digest.last_request or request.strip()
     if not (request or last_message) or not session_id:
         return None
-    decisions = [m.id for m in store.memories.of_session(session_id, type="decision")]
-    layers = _layers(digest, request, last_message, cwd, decisions)
+    decisions = store.memories.of_session(session_id, type="decision")
+    layers = layers_of(digest, request, last_message, cwd, decisions)
     with store.transaction():
         existing = [
             m
@@ -67,9 +69,19 @@ def checkpoint_turn(
         )[0]
 
 
-def _layers(
-    digest: Digest, request: str, last: str, cwd: str, decisions: list[str]
+def layers_of(
+    digest: Digest, request: str, last: str, cwd: str, decisions: list[Any]
 ) -> dict[str, Any]:
+    """The checkpoint's layers for a session so far (no model: what it did and said last).
+
+    Unresolved: the failed commands no later run of the same command made good (the newest
+    four, newest first), the sentences of Claude's last message that state a failure, risk
+    or gap, and the open concerns of this session's current decisions. The next steps, first
+    the one to show: the explicit one ("Next: …"), a task in progress, a current decision's
+    HIGH next step, a pending task. What remains ("Remaining: …") is never a next step.
+    ``decisions`` are memory records (or anything with ``id``, ``status``, ``topic``,
+    ``tension`` and ``continuity``), oldest first.
+    """
     sentences = split(last)
     request = clip(request, MAX_TEXT)
     summary = f"Working on: {request}" if request else "Session in progress"
@@ -83,21 +95,33 @@ def _layers(
     if ran:
         done.append("Ran " + "; ".join(clip(c.description or c.command, 120) for c in ran[-4:]))
     open_tasks = digest.open_tasks()
-    next_steps = [
-        {
-            "step": clip(t.subject, MAX_TEXT),
-            "priority": "HIGH" if t.status == "in_progress" else "MEDIUM",
-            "context": "in progress" if t.status == "in_progress" else "",
-        }
-        for t in open_tasks
-    ] + [
-        {"step": clip(s, MAX_TEXT), "priority": "MEDIUM", "context": "from Claude's last message"}
-        for s in sentences
-        if NEXT.match(s)
+    current = [d for d in decisions if getattr(d, "status", "active") != "superseded"]
+
+    def step(text: str, priority: str, context: str) -> dict[str, str]:
+        return {"step": clip(text, MAX_TEXT), "priority": priority, "context": context}
+
+    said = [x for x in (next_step(s) for s in sentences) if x]
+    next_steps = [step(x, "HIGH", "from Claude's last message") for x in said]
+    next_steps += [step(t.subject, "HIGH", "in progress") for t in open_tasks
+                   if t.status == "in_progress"]  # fmt: skip
+    next_steps += [
+        step(str(n.get("step", "")), "HIGH", f"next step of {d.id}")
+        for d in current
+        for n in (d.continuity or {}).get("next_steps") or []
+        if isinstance(n, dict) and n.get("priority") == "HIGH" and n.get("step")
     ]
-    concerns = [clip(c.failure(), MAX_TEXT) for c in digest.commands[-MAX_ITEMS:] if c.failed] + [
-        clip(s, MAX_TEXT) for s in sentences if TENSION.search(s) and not NEXT.match(s)
+    next_steps += [step(t.subject, "MEDIUM", "") for t in open_tasks if t.status != "in_progress"]
+    # Newest failure first: a list cut to its first items keeps the one this turn hit.
+    concerns = [clip(c.failure(), MAX_TEXT) for c in unresolved(digest.commands)[::-1][:4]]
+    concerns += [clip(s, MAX_TEXT) for s in sentences if tension(s)]
+    concerns += [
+        clip(f"{c} ({d.id})", MAX_TEXT)
+        for d in current
+        for key in ("concerns", "risks")
+        for c in (d.tension or {}).get(key) or []
     ]
+    left = [clip(t.subject, MAX_TEXT) for t in open_tasks]
+    left += [clip(x, MAX_TEXT) for x in (remains(s) for s in sentences) if x]
     evidence = [{"source": t.cite(cwd), "kind": "file", "detail": t.action} for t in changed]
     evidence += [
         {
@@ -111,17 +135,35 @@ def _layers(
         "content": summary,
         "continuity": {
             "done": done[-MAX_ITEMS:],
-            "remains": [clip(t.subject, MAX_TEXT) for t in open_tasks][:MAX_ITEMS],
-            "next_steps": next_steps[:MAX_ITEMS],
+            "remains": unique(left)[:MAX_ITEMS],
+            "next_steps": unique(next_steps, key=lambda n: n["step"].lower())[:MAX_ITEMS],
             "open_files": [t.cite(cwd) for t in changed][-MAX_ITEMS:],
         },
-        "tension": {"concerns": concerns[:MAX_ITEMS]},
+        "tension": {"concerns": unique(concerns)[:MAX_ITEMS]},
         "evidence": evidence[-MAX_ITEMS:],
         "metadata": {
             "auto": True,
             "request": request,
             "last_message": clip(last, 1200),
-            "decisions": decisions,
+            "decisions": [d.id for d in decisions],
             "tool_calls": digest.tool_calls,
         },
     }
+
+
+def unresolved(commands: list[Command]) -> list[Command]:
+    """The failed commands, newest last, that no later run of the same command made good.
+
+    "The same command" ignores spacing and leading variable assignments: after
+    ``python -m app --check`` failed for want of ``PRICE_DB``, ``PRICE_DB=… python -m app
+    --check`` passing settles it.
+    """
+    later_ok: set[str] = set()
+    kept: dict[str, Command] = {}
+    for command in reversed(commands):
+        key = _ASSIGNMENTS.sub("", " ".join(command.command.split()))
+        if not command.failed:
+            later_ok.add(key)
+        elif key not in later_ok and key not in kept:
+            kept[key] = command
+    return list(kept.values())[::-1][-MAX_ITEMS:]

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..config import Config, mama_home
 from ..storage import MemoryRecord, Store, now_ms
-from ..text import estimate_tokens
+from ..text import estimate_tokens, strip_cue
 from .evolution import current_of
 
 VARIANTS = {"startup": "full", "clear": "full", "resume": "short", "compact": "short"}
@@ -86,8 +86,11 @@ def gather(store: Store, project: str, *, followup_days: int, now: int) -> dict[
     proposed, proposed_total = pending_links(store, project, limit=3)
     if checkpoint is None and not decisions and not waiting and not proposed:
         return None
+    step, unresolved = _open_ends(checkpoint, decisions)
     return {
         "cp": checkpoint,
+        "next": step,
+        "unresolved": unresolved,
         "since": since,
         "decisions": decisions,
         "waiting": waiting,
@@ -96,6 +99,46 @@ def gather(store: Store, project: str, *, followup_days: int, now: int) -> dict[
         "proposed": proposed,
         "proposed_total": proposed_total,
     }
+
+
+def _open_ends(
+    checkpoint: MemoryRecord | None, decisions: list[dict[str, Any]]
+) -> tuple[dict[str, Any] | None, list[str]]:
+    """The next step to show and what is unresolved; each decision gets its own open ends.
+
+    The next step is the checkpoint's first (its cue, "Next:", left out: the line says it),
+    else the first HIGH next step of a current decision. Unresolved is the checkpoint's
+    tension. Each decision entry gains ``open`` (its concerns and risks the checkpoint does not
+    already list) and ``high`` (its HIGH next steps other than the one shown).
+    """
+    unresolved: list[str] = []
+    step: dict[str, Any] | None = None
+    if checkpoint is not None:
+        tension = checkpoint.tension or {}
+        for key in ("concerns", "risks", "trade_offs"):
+            unresolved += [str(x) for x in tension.get(key) or []]
+        steps = [s for s in (checkpoint.continuity or {}).get("next_steps") or [] if s]
+        if steps:
+            step = {**steps[0], "step": strip_cue(str(steps[0].get("step", "")))}
+    shown = " ".join(unresolved).lower()
+    for d in decisions:
+        m = d["m"]
+        tension = m.tension or {}
+        d["open"] = [
+            str(x)
+            for key in ("concerns", "risks")
+            for x in tension.get(key) or []
+            if str(x).lower() not in shown
+        ]
+        high = [
+            strip_cue(str(n.get("step", "")))
+            for n in (m.continuity or {}).get("next_steps") or []
+            if isinstance(n, dict) and n.get("priority") == "HIGH" and n.get("step")
+        ]
+        if step is None and high:
+            step = {"step": high[0], "priority": "HIGH", "context": f"next step of {m.id}"}
+        d["high"] = [h for h in high if step is None or h != step["step"]]
+    return step, unresolved
 
 
 def pending_links(store: Store, project: str, *, limit: int) -> tuple[list[dict[str, Any]], int]:

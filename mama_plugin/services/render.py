@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import mama_home
+from ..text import strip_cue
 
 _PACKAGE = Path(__file__).resolve().parents[1]
 
@@ -71,6 +72,7 @@ def _environment(user_dir: str, _overrides: tuple[str, ...]) -> Any:
     env.filters["day"] = day
     env.filters["clip"] = clip
     env.filters["ago"] = ago_marker
+    env.filters["step"] = strip_cue  # a next step without its "Next:" cue
     return env
 
 

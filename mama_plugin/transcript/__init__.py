@@ -23,13 +23,26 @@ from typing import Any
 
 from .digest import Command, Digest, FileTouch, Task
 
-__all__ = ["Command", "Digest", "FileTouch", "Reader", "Task", "read_transcript", "settle"]
+__all__ = [
+    "TURN_LIMIT_S",
+    "Command",
+    "Digest",
+    "FileTouch",
+    "Reader",
+    "Task",
+    "read_transcript",
+    "settle",
+]
 
 MAX_BYTES = 4 * 1024 * 1024
 # Claude Code queues transcript entries and appends them in batches (every 100 ms when its
 # event loop is free; measured lagging a turn by 0.4 s in 2.1.197): see Reader.settle().
 QUIET_S = 0.25
 SETTLE_LIMIT_S = 3.0
+# The Stop hook's wait for the turn it closes: the server answers a hook within 3 s
+# (server/app.HOOK_DEADLINE_S) and the checkpoint needs the rest of that.
+TURN_LIMIT_S = 1.5
+POLL_S = 0.02
 _EDITORS = {"Edit", "MultiEdit", "NotebookEdit"}
 _TAG = re.compile(r"<(command-name|command-message|command-args)>(.*?)</\1>", re.S)
 _EXIT = re.compile(r"^(?:Error: )?Exit code (\d+)$")
@@ -95,6 +108,32 @@ class Reader:
                 return time.monotonic() - started
             time.sleep(min(pause, left))
 
+    def settle_turn(self, last_message: str, *, limit_s: float = TURN_LIMIT_S) -> float:
+        """Read until the turn that ``last_message`` closed is in the file, at most ``limit_s``.
+
+        When the Stop hook fires, Claude Code has not yet appended the turn's last entries (its
+        final tool results and what Claude said last; on a first turn not even the file).
+        Entries are appended in order, so once the turn's final assistant text — the one that
+        ends ``last_message`` — has been read, every tool result before it has been too. Without
+        ``last_message`` (an interrupted turn), caught up means nothing was written for
+        :data:`QUIET_S`. Returns the seconds waited; after ``limit_s`` the caller takes what is
+        there. Each read holds the reader's lock; the waits do not.
+        """
+        started = time.monotonic()
+        wanted = _norm(last_message)
+        while True:
+            with self._lock:
+                self.read()
+                if wanted:
+                    texts = self.digest.assistant_texts[self.digest.turn_start :]
+                    pause = 0.0 if texts and _closes(_norm(texts[-1]), wanted) else POLL_S
+                else:
+                    pause = self._behind("", QUIET_S) if self.readable else POLL_S
+            left = limit_s - (time.monotonic() - started)
+            if pause <= 0 or left <= 0:
+                return time.monotonic() - started
+            time.sleep(min(pause, left))
+
     def copy(self) -> Digest:
         """A copy of the digest so far, which later reads (from any thread) leave alone."""
         with self._lock:
@@ -148,6 +187,23 @@ class Reader:
         return self.digest
 
 
+def _norm(text: str) -> str:
+    return " ".join(str(text or "").split())
+
+
+def _closes(text: str, message: str) -> bool:
+    """Whether a transcript text block ends Claude's last message (as Stop forwards it).
+
+    The message may hold several text blocks (the block is its end) or be cut short by the
+    hook's input limit (the block then begins the same way, for a long message).
+    """
+    if not text:
+        return False
+    if message.endswith(text) or text.endswith(message):
+        return True
+    return len(message) >= 10_000 and text.startswith(message[:2000])
+
+
 def _take(
     entry: dict[str, Any], digest: Digest, calls: dict[str, dict[str, Any]], seen: set[str]
 ) -> None:
@@ -179,6 +235,7 @@ def _take(
         request = _request_text(content, blocks)
         if request:
             digest.user_requests.append(request)
+            digest.turn_start = len(digest.assistant_texts)
 
 
 def _request_text(content: Any, blocks: list[dict[str, Any]]) -> str:

@@ -69,6 +69,7 @@ class Digest:
     tasks: dict[str, Task] = field(default_factory=dict)
     tool_calls: int = 0
     cwd: str = ""  # the session's working directory, as the transcript records it
+    turn_start: int = 0  # where the latest request's turn begins in assistant_texts
 
     @property
     def last_request(self) -> str:
