@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import select
+import queue
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -29,6 +30,15 @@ class Wire:
         self.proc = subprocess.Popen(SERVE, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, env=_env(mama_home), cwd=cwd)  # fmt: skip
         self.next_id = 0
+        # A reading thread: a notification and an answer often arrive in one read.
+        self.lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in iter(self.proc.stdout.readline, ""):
+            self.lines.put(line)
+        self.lines.put("")
 
     def send(self, payload: dict | str) -> None:
         line = payload if isinstance(payload, str) else json.dumps(payload)
@@ -42,13 +52,12 @@ class Wire:
         return self.wait_for(self.next_id)
 
     def wait_for(self, ident: int) -> dict:
-        assert self.proc.stdout is not None
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([self.proc.stdout], [], [], deadline - time.monotonic())
-            if not ready:
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                line = self.lines.get(timeout=left)
+            except queue.Empty:
                 break
-            line = self.proc.stdout.readline()
             if not line:
                 raise AssertionError(
                     f"server exited: {self.proc.stderr.read() if self.proc.stderr else ''}"

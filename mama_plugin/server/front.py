@@ -1,0 +1,350 @@
+"""The plugin's MCP server over stdio: answers at once, imports the heavy parts meanwhile.
+
+Claude Code 2.1.197 waits ~2 s for a plugin's server in ``-p``, and calls the
+UserPromptSubmit hook's tool ~0.1 s after ``tools/list``. So this module imports only the
+standard library and MAMA's leaves: ``initialize``, ``ping`` and ``tools/list`` (from the light
+catalogue, filtered by the session's exposure) are answered by the reading thread before
+pydantic, the store or the handlers exist. Right after ``initialize`` a warm-up thread imports
+them, builds the :class:`~.state.State` and starts an anyio event loop in a background thread
+(a blocking portal) that runs the tool calls (:func:`.dispatch.call`, concurrently) and the
+background tasks of :mod:`.background`. A call arriving before that waits for it.
+
+Newline-delimited JSON-RPC 2.0 (the MCP stdio transport). A line that is not JSON gets a
+-32700 error, a non-object -32600, an unknown method -32601 (which is also what makes a
+client's ``server/discover`` probe fall back to ``initialize``); notifications are ignored.
+stdout carries the protocol only: fd 1 is pointed at stderr, so a library that prints cannot
+corrupt it. At the end of stdin the calls under way get ``DRAIN_S`` to finish, then the
+store closes and the process exits 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import sys
+import threading
+import time
+import traceback
+from functools import partial
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from .. import __version__
+from ..config import KEYS, Config, mama_home
+from ..project import project_key
+from .catalogue import INSTRUCTIONS, load
+from .exposure import Exposure
+
+log = logging.getLogger("mama.server")
+# What mcp 2.3.0 negotiates through initialize; any other offer gets the newest.
+PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
+DRAIN_S = 5.0  # at the end of stdin, what the calls under way get to finish
+WARM_UP_TIMEOUT_S = 60.0  # a call waits this long for the heavy imports at most
+LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+
+
+def configure_logging() -> None:
+    """Send the ``mama`` loggers to ``$MAMA_HOME/logs/server.log``."""
+    folder = mama_home() / "logs"
+    folder.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(folder / "server.log", encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("mama")
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+
+
+def composition_root(cwd: str | None) -> tuple[Config, str]:
+    """A server process's logging, lenient config and project (``cwd``, else Claude Code's).
+
+    Lenient: a typo in config.json must not take memory away from a session; each problem is
+    logged with the fix.
+    """
+    configure_logging()
+    config = Config(strict=False)
+    for problem in config.problems:
+        log.error("%s — fix it with `mama config set`", problem)
+    # Claude Code exports the project's directory to plugin servers.
+    return config, project_key(cwd or os.environ.get("CLAUDE_PROJECT_DIR") or None)
+
+
+def _early_exposure(config: Config) -> Exposure:
+    """The exposure ``State`` will build from the same config, before ``State`` is imported."""
+    mode = str(config.settings.dynamic_tools)
+    override = os.environ.get("MAMA_DYNAMIC_TOOLS", "").strip()
+    if override:
+        with contextlib.suppress(ValueError):  # State logs it
+            mode = str(KEYS["dynamic_tools"].parse(override))
+    return Exposure(mode=mode, legacy_listed=config.settings.legacy_tools_listed)
+
+
+def _tool_result(text: str, *, error: bool) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": error}
+
+
+class Front:
+    """One stdio session: the reading thread answers, calls run on the warm event loop."""
+
+    def __init__(
+        self, stdin: BinaryIO, stdout: BinaryIO, config: Config, project: str, db: Path | None
+    ) -> None:
+        self.stdin, self.stdout = stdin, stdout
+        self.config, self.project, self.db = config, project, db
+        self.early = _early_exposure(config)
+        self.client: str | None = None
+        self.served: list[str] | None = None  # the last list answered, by name
+        self.write_lock = threading.Lock()
+        self.ready = threading.Event()  # set when the warm-up is over, done or failed
+        self.state: Any = None  # server.state.State once warm
+        self.portal: Any = None  # anyio BlockingPortal once warm
+        self._portal_cm: Any = None
+        self._dispatch: Any = None  # the server.dispatch module once imported
+        self._warming: threading.Thread | None = None
+        self._calls: set[threading.Thread] = set()
+        self._calls_lock = threading.Lock()
+
+    # -- output ---------------------------------------------------------------------------
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Write one protocol message (any thread); raises OSError when the client is gone."""
+        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        with self.write_lock:
+            self.stdout.write(line)
+            self.stdout.flush()
+
+    def reply(self, ident: Any, result: dict[str, Any]) -> None:
+        self._send_quietly({"jsonrpc": "2.0", "id": ident, "result": result})
+
+    def fail(self, ident: Any, code: int, message: str) -> None:
+        error = {"code": code, "message": message}
+        self._send_quietly({"jsonrpc": "2.0", "id": ident, "error": error})
+
+    def _send_quietly(self, message: dict[str, Any]) -> None:
+        try:
+            self.send(message)
+        except (OSError, ValueError) as exc:  # the client went away; stdin's end follows
+            log.warning("could not answer the client: %s", exc)
+
+    # -- the session ----------------------------------------------------------------------
+
+    def run(self) -> int:
+        """Serve until the client closes stdin; return the exit status."""
+        try:
+            while line := self.stdin.readline():
+                self.handle(line)
+        finally:
+            self.finish()
+        return 0
+
+    def handle(self, line: bytes) -> None:
+        """Answer one client line (the reading thread)."""
+        try:
+            message = json.loads(line)
+        except ValueError:
+            if line.strip():
+                self.fail(None, PARSE_ERROR, "Parse error: each line must be one JSON object")
+            return
+        if not isinstance(message, dict):
+            self.fail(None, INVALID_REQUEST, "Invalid request: expected a JSON object")
+            return
+        if "id" not in message:
+            return  # a notification (initialized, cancelled…), or a response to nothing
+        ident, method = message["id"], message.get("method")
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        if not isinstance(method, str):
+            self.fail(ident, INVALID_REQUEST, "Invalid request: no method")
+        elif method == "initialize":
+            self.initialize(ident, params)
+        elif method == "ping":
+            self.reply(ident, {})
+        elif method == "tools/list":
+            self.reply(ident, {"tools": self.tool_list()})
+        elif method == "tools/call":
+            self.call(ident, params)
+        else:
+            self.fail(ident, METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    def initialize(self, ident: Any, params: dict[str, Any]) -> None:
+        info = params.get("clientInfo")
+        name = info.get("name") if isinstance(info, dict) else None
+        self.client = name if isinstance(name, str) else None
+        offered = params.get("protocolVersion")
+        version = offered if offered in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1]
+        self.reply(
+            ident,
+            {
+                "protocolVersion": version,
+                "capabilities": {"tools": {"listChanged": True}},
+                "serverInfo": {"name": "mama", "version": __version__},
+                "instructions": INSTRUCTIONS,
+            },
+        )
+        self.warm_up()
+
+    def exposure(self) -> Exposure:
+        """The session's exposure: the State's once warm, the early one until then."""
+        state = self.state
+        return state.exposure if state is not None else self.early
+
+    def tool_list(self) -> list[dict[str, Any]]:
+        names = self.exposure().listed(self.client)
+        self.served = names
+        catalogue = load()
+        return [catalogue.definition(n) for n in names]
+
+    # -- warming up -----------------------------------------------------------------------
+
+    def warm_up(self) -> None:
+        """Start importing the heavy parts and building the State (once)."""
+        if self._warming is None:
+            self._warming = threading.Thread(target=self._warm, name="mama-warm-up", daemon=True)
+            self._warming.start()
+
+    def _warm(self) -> None:
+        try:
+            from anyio.from_thread import start_blocking_portal
+
+            from . import dispatch  # pydantic, the schema, the services, the handlers
+            from .background import (
+                index_in_background,
+                refresh_briefs_in_background,
+                suggest_in_background,
+            )
+            from .state import State
+
+            state = State(self.config, self.project, self.db)
+            self._portal_cm = start_blocking_portal(name="mama-loop")
+            portal = self._portal_cm.__enter__()
+            for task in (index_in_background, refresh_briefs_in_background, suggest_in_background):
+                portal.start_task_soon(task, state)
+            self._dispatch, self.portal, self.state = dispatch, portal, state
+            if self.served is not None and state.exposure.listed(self.client) != self.served:
+                state.exposure.pending = True  # listed before the State: tell the client
+                self.notify_if_pending()
+        except BaseException:
+            log.error("the server could not load:\n%s", traceback.format_exc())
+        finally:
+            self.ready.set()
+
+    # -- tool calls -----------------------------------------------------------------------
+
+    def call(self, ident: Any, params: dict[str, Any]) -> None:
+        """Run one ``tools/call`` in its own thread, so calls answer concurrently."""
+        name, arguments = params.get("name"), params.get("arguments")
+        if not isinstance(name, str):
+            self.fail(ident, INVALID_PARAMS, "Invalid params: tools/call needs a tool name")
+            return
+        if arguments is not None and not isinstance(arguments, dict):
+            self.fail(ident, INVALID_PARAMS, "Invalid params: arguments must be an object")
+            return
+        meta = params.get("_meta")
+        call_id = meta.get("claudecode/toolUseId") if isinstance(meta, dict) else None
+        worker = threading.Thread(
+            target=self._call,
+            args=(ident, name, arguments, call_id if isinstance(call_id, str) else ""),
+            name=f"mama-call-{name}",
+            daemon=True,
+        )
+        with self._calls_lock:
+            self._calls.add(worker)
+        self.warm_up()  # a client that skipped initialize
+        worker.start()
+
+    def _call(self, ident: Any, name: str, arguments: dict[str, Any] | None, call_id: str) -> None:
+        try:
+            self.reply(ident, self._answer(name, arguments, call_id))
+        finally:
+            with self._calls_lock:
+                self._calls.discard(threading.current_thread())
+
+    def _answer(self, name: str, arguments: dict[str, Any] | None, call_id: str) -> dict[str, Any]:
+        self.ready.wait(WARM_UP_TIMEOUT_S)
+        if self.state is None:
+            if name in load().hook_tools:
+                return _tool_result("{}", error=False)  # hooks fail open
+            where = mama_home() / "logs" / "server.log"
+            return _tool_result(
+                f"MAMA's server could not load (details in {where}); nothing was saved.",
+                error=True,
+            )
+        try:
+            run = self._dispatch.call
+            reply = self.portal.call(
+                partial(run, self.state, name, arguments, client=self.client, call_id=call_id)
+            )
+        except Exception:  # the loop is gone (shutting down): dispatch itself never raises
+            log.error("tool %s could not run:\n%s", name, traceback.format_exc())
+            return _tool_result(f"{name} could not run: MAMA's server is stopping.", error=True)
+        self.notify_if_pending()
+        return dict(reply.result())
+
+    def notify_if_pending(self) -> None:
+        """Tell the client its tool list changed, if it did; on failure list every tool."""
+        exposure = self.exposure()
+        if not exposure.pending:
+            return
+        exposure.pending = False
+        try:
+            self.send(LIST_CHANGED)
+        except (OSError, ValueError) as exc:
+            exposure.fall_back(f"{type(exc).__name__}: {exc}")
+
+    # -- the end --------------------------------------------------------------------------
+
+    def finish(self) -> None:
+        """stdin ended: let the calls under way finish (bounded), stop the loop, close."""
+        deadline = time.monotonic() + DRAIN_S
+        with self._calls_lock:
+            calls = list(self._calls)
+        for worker in calls:
+            worker.join(max(0.0, deadline - time.monotonic()))
+        if any(worker.is_alive() for worker in calls):
+            log.warning("stdin closed with calls still running after %.0f s", DRAIN_S)
+        if self._warming is not None:
+            self._warming.join(max(0.0, deadline - time.monotonic()))
+        if self.portal is not None:
+            with contextlib.suppress(RuntimeError):  # already stopped
+                self.portal.call(self.portal.stop, True)  # cancels the background tasks
+            self._portal_cm.__exit__(None, None, None)
+        if self.state is not None:
+            self.state.close()
+
+
+def serve(*, db: Path | None = None, cwd: str | None = None) -> int:
+    """Run the front on stdin/stdout until the client closes stdin; return the exit status."""
+    # stdout is the protocol's: keep a private copy of it and point fd 1 at stderr, so that
+    # whatever prints (llama.cpp, a library) cannot corrupt the stream.
+    sys.stdout.flush()
+    protocol = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    config, project = composition_root(cwd)
+    front = Front(sys.stdin.buffer, protocol, config, project, db)
+    status = front.run()
+    stuck = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+    if stuck:  # e.g. a hook's abandoned worker still in SQLite: do not hold the client up
+        log.warning("exiting with %d worker thread(s) still running", len(stuck))
+        logging.shutdown()
+        os._exit(status)
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m mama_plugin.server.front`` (bin/mama-server)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="mama-server", description=__doc__.partition("\n")[0])
+    parser.add_argument("--project", help="project directory (default: $CLAUDE_PROJECT_DIR)")
+    parser.add_argument("--db", help="database file (default: the configured one)")
+    args = parser.parse_args(argv)
+    try:
+        return serve(db=Path(args.db) if args.db else None, cwd=args.project)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
