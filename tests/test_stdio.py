@@ -26,8 +26,8 @@ def _env(mama_home: Path) -> dict[str, str]:
 class Wire:
     """A `mama serve` process spoken to in newline-delimited JSON-RPC."""
 
-    def __init__(self, mama_home: Path, cwd: Path) -> None:
-        self.proc = subprocess.Popen(SERVE, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    def __init__(self, mama_home: Path, cwd: Path, command: list[str] = SERVE) -> None:
+        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, env=_env(mama_home), cwd=cwd)  # fmt: skip
         self.next_id = 0
         # A reading thread: a notification and an answer often arrive in one read.

@@ -14,7 +14,7 @@ from .options import argument, command, keyword_only_option
 @command("bench", "benchmarks: retrieval quality on LoCoMo, latency at scale")
 @argument(
     "kind",
-    choices=("retrieval", "latency", "startup", "hooks", "draft"),
+    choices=("retrieval", "latency", "startup", "hooks", "draft", "presence"),
     help="which benchmark",
 )
 @argument("--dataset", help="retrieval: path to LoCoMo's locomo10.json")
@@ -26,7 +26,9 @@ from .options import argument, command, keyword_only_option
     help="latency: store sizes (default 1000,10000,100000)",
 )
 @argument("--queries", type=int, default=200, help="latency: searches per size (default 200)")
-@argument("--runs", type=int, help="runs to time (default: startup, hooks 30; draft 3)")
+@argument(
+    "--runs", type=int, help="runs to time (default: startup, hooks 30; presence 20; draft 3)"
+)
 @argument(
     "--transcripts", help="draft: a folder of Claude Code transcripts (default: the fixtures)"
 )
@@ -39,7 +41,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from ..bench import commands
 
     embedder = None
-    if not args.keyword_only and args.kind not in ("startup", "draft"):
+    if not args.keyword_only and args.kind not in ("startup", "draft", "presence"):
         from ..embeddings import open_embedder
 
         embedder = open_embedder(args.config)
@@ -51,6 +53,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from ..bench.startup import startup_run
 
         text, data = startup_run(args.runs or 30)
+    elif args.kind == "presence":
+        from ..bench.presence import presence_run
+
+        text, data = presence_run(args.runs or 20, progress=progress)
     elif args.kind == "draft":
         from ..bench.draft import draft_run
 

@@ -25,7 +25,7 @@ from . import dispatch
 from .background import index_in_background, refresh_briefs_in_background, suggest_in_background
 from .base import Tool
 from .catalogue import INSTRUCTIONS
-from .front import composition_root
+from .process import composition_root
 from .state import State
 from .tools import BY_NAME
 

@@ -20,15 +20,25 @@ import anyio
 
 from ..config import mama_home
 from ..errors import MamaError
-from ..schema import parse
+from ..schema import ObservePromptInput, TurnInput, parse
 from .base import Answer, Tool
-from .hook_tools import SILENT
+from .hook_tools import SILENT, do_checkpoint_turn, do_observe_prompt
 from .state import State
-from .tools import BY_NAME
 
 log = logging.getLogger("mama.server")
 HOOK_DEADLINE_S = 3.0  # the hooks' own timeouts are 5 s and 10 s (hooks/hooks.json)
 CLAUDE_CODE = "claude-code"
+# The hook tools as the table in .tools has them (a test keeps the two equal): a hook's call
+# must not wait for the whole table, whose import pulls in the local model's libraries.
+HOOK_TOOLS = {
+    tool.name: tool
+    for tool in (
+        Tool("observe_prompt", "", ObservePromptInput, do_observe_prompt, read_only=True,
+             hidden=True, hook=True),
+        Tool("checkpoint_turn", "", TurnInput, do_checkpoint_turn, read_only=False,
+             hidden=True, hook=True),
+    )
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -78,6 +88,10 @@ async def call(
     ``hook_deadline_s`` and ``run`` are parameters so the SDK server can pass its own (a test
     shrinks the deadline there).
     """
+    if name in HOOK_TOOLS:
+        return await _run_hook_tool(HOOK_TOOLS[name], arguments or {}, state, hook_deadline_s, run)
+    from .tools import BY_NAME  # the whole table: imported on the first other call
+
     tool = BY_NAME.get(name)
     if tool is None:
         known = ", ".join(state.exposure.listed(None))

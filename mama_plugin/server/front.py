@@ -20,6 +20,7 @@ store closes and the process exits 0.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import logging
 import os
@@ -27,58 +28,27 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from .. import __version__
-from ..config import KEYS, Config, mama_home
-from ..project import project_key
+from ..config import Config, mama_home
 from .catalogue import INSTRUCTIONS, load
 from .exposure import Exposure
+from .process import composition_root, early_exposure
 
+STARTED = time.monotonic()  # the front is the process's first import (python -m)
 log = logging.getLogger("mama.server")
 # What mcp 2.3.0 negotiates through initialize; any other offer gets the newest.
 PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 DRAIN_S = 5.0  # at the end of stdin, what the calls under way get to finish
-WARM_UP_TIMEOUT_S = 60.0  # a call waits this long for the heavy imports at most
+INTERRUPTED_DRAIN_S = 0.05  # after SIGINT
+WARM_UP_TIMEOUT_S = 60.0
+READ_SIZE = 1 << 16  # a call waits this long for the heavy imports at most
 LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
-
-
-def configure_logging() -> None:
-    """Send the ``mama`` loggers to ``$MAMA_HOME/logs/server.log``."""
-    folder = mama_home() / "logs"
-    folder.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(folder / "server.log", encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger("mama")
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
-
-
-def composition_root(cwd: str | None) -> tuple[Config, str]:
-    """A server process's logging, lenient config and project (``cwd``, else Claude Code's).
-
-    Lenient: a typo in config.json must not take memory away from a session; each problem is
-    logged with the fix.
-    """
-    configure_logging()
-    config = Config(strict=False)
-    for problem in config.problems:
-        log.error("%s — fix it with `mama config set`", problem)
-    # Claude Code exports the project's directory to plugin servers.
-    return config, project_key(cwd or os.environ.get("CLAUDE_PROJECT_DIR") or None)
-
-
-def _early_exposure(config: Config) -> Exposure:
-    """The exposure ``State`` will build from the same config, before ``State`` is imported."""
-    mode = str(config.settings.dynamic_tools)
-    override = os.environ.get("MAMA_DYNAMIC_TOOLS", "").strip()
-    if override:
-        with contextlib.suppress(ValueError):  # State logs it
-            mode = str(KEYS["dynamic_tools"].parse(override))
-    return Exposure(mode=mode, legacy_listed=config.settings.legacy_tools_listed)
 
 
 def _tool_result(text: str, *, error: bool) -> dict[str, Any]:
@@ -89,11 +59,16 @@ class Front:
     """One stdio session: the reading thread answers, calls run on the warm event loop."""
 
     def __init__(
-        self, stdin: BinaryIO, stdout: BinaryIO, config: Config, project: str, db: Path | None
+        self,
+        stdin: io.BufferedIOBase,
+        stdout: BinaryIO,
+        config: Config,
+        project: str,
+        db: Path | None,
     ) -> None:
         self.stdin, self.stdout = stdin, stdout
         self.config, self.project, self.db = config, project, db
-        self.early = _early_exposure(config)
+        self.early = early_exposure(config)
         self.client: str | None = None
         self.served: list[str] | None = None  # the last list answered, by name
         self.write_lock = threading.Lock()
@@ -102,6 +77,7 @@ class Front:
         self.portal: Any = None  # anyio BlockingPortal once warm
         self._portal_cm: Any = None
         self._dispatch: Any = None  # the server.dispatch module once imported
+        self._warm_wanted = False
         self._warming: threading.Thread | None = None
         self._calls: set[threading.Thread] = set()
         self._calls_lock = threading.Lock()
@@ -130,14 +106,32 @@ class Front:
 
     # -- the session ----------------------------------------------------------------------
 
-    def run(self) -> int:
-        """Serve until the client closes stdin; return the exit status."""
+    def run(self) -> tuple[int, bool]:
+        """Serve until stdin ends or SIGINT; return the exit status and whether all stopped.
+
+        Claude Code ends a session with SIGINT and sends SIGTERM 0.1 s later: after SIGINT
+        only ``INTERRUPTED_DRAIN_S`` is given to what runs.
+        """
+        status, drain = 0, DRAIN_S
         try:
-            while line := self.stdin.readline():
+            for line, more in self._lines():
                 self.handle(line)
-        finally:
-            self.finish()
-        return 0
+                if self._warm_wanted and not more:  # what the client already sent goes first
+                    self._start_warm_up()
+        except KeyboardInterrupt:
+            status, drain = 130, INTERRUPTED_DRAIN_S
+        return status, self.finish(drain)
+
+    def _lines(self) -> Iterator[tuple[bytes, bool]]:
+        """Each line from stdin, with whether another complete line is already waiting."""
+        buffer = b""
+        while chunk := self.stdin.read1(READ_SIZE):
+            buffer += chunk
+            while b"\n" in buffer:
+                line, _, buffer = buffer.partition(b"\n")
+                yield line, b"\n" in buffer
+        if buffer.strip():
+            yield buffer, False
 
     def handle(self, line: bytes) -> None:
         """Answer one client line (the reading thread)."""
@@ -199,7 +193,11 @@ class Front:
     # -- warming up -----------------------------------------------------------------------
 
     def warm_up(self) -> None:
-        """Start importing the heavy parts and building the State (once)."""
+        """Have the heavy parts imported and the State built, once the lines waiting are
+        answered (so a ``tools/list`` sent with ``initialize`` does not wait for them)."""
+        self._warm_wanted = True
+
+    def _start_warm_up(self) -> None:
         if self._warming is None:
             self._warming = threading.Thread(target=self._warm, name="mama-warm-up", daemon=True)
             self._warming.start()
@@ -221,14 +219,18 @@ class Front:
             portal = self._portal_cm.__enter__()
             for task in (index_in_background, refresh_briefs_in_background, suggest_in_background):
                 portal.start_task_soon(task, state)
+            _ = state.store  # opened (and migrated) here rather than by the first call
             self._dispatch, self.portal, self.state = dispatch, portal, state
             if self.served is not None and state.exposure.listed(self.client) != self.served:
                 state.exposure.pending = True  # listed before the State: tell the client
                 self.notify_if_pending()
         except BaseException:
             log.error("the server could not load:\n%s", traceback.format_exc())
+            return
         finally:
             self.ready.set()
+        log.info("ready %.0f ms after start", (time.monotonic() - STARTED) * 1000)
+        import jinja2  # noqa: F401  # the first recall and cliffhanger render need it: pay now
 
     # -- tool calls -----------------------------------------------------------------------
 
@@ -251,7 +253,7 @@ class Front:
         )
         with self._calls_lock:
             self._calls.add(worker)
-        self.warm_up()  # a client that skipped initialize
+        self._start_warm_up()  # the call waits for it anyway
         worker.start()
 
     def _call(self, ident: Any, name: str, arguments: dict[str, Any] | None, call_id: str) -> None:
@@ -295,23 +297,39 @@ class Front:
 
     # -- the end --------------------------------------------------------------------------
 
-    def finish(self) -> None:
-        """stdin ended: let the calls under way finish (bounded), stop the loop, close."""
-        deadline = time.monotonic() + DRAIN_S
+    def finish(self, drain_s: float = DRAIN_S) -> bool:
+        """Let the calls under way finish (bounded), stop the loop, close the store.
+
+        Returns False when something still runs past ``drain_s`` (a call, or a background
+        task in a thread that cannot be cancelled, such as a model load): the store is then
+        left to SQLite's crash safety and the caller should exit without waiting.
+        """
+        deadline = time.monotonic() + drain_s
         with self._calls_lock:
             calls = list(self._calls)
         for worker in calls:
             worker.join(max(0.0, deadline - time.monotonic()))
         if any(worker.is_alive() for worker in calls):
-            log.warning("stdin closed with calls still running after %.0f s", DRAIN_S)
+            log.warning("ending with tool calls still running after %.1f s", drain_s)
+            return False
         if self._warming is not None:
             self._warming.join(max(0.0, deadline - time.monotonic()))
+            if self._warming.is_alive():
+                return False
         if self.portal is not None:
-            with contextlib.suppress(RuntimeError):  # already stopped
-                self.portal.call(self.portal.stop, True)  # cancels the background tasks
-            self._portal_cm.__exit__(None, None, None)
+            stopping = threading.Thread(target=self._stop_loop, daemon=True)
+            stopping.start()
+            stopping.join(max(0.0, deadline - time.monotonic()))
+            if stopping.is_alive():
+                return False
         if self.state is not None:
             self.state.close()
+        return True
+
+    def _stop_loop(self) -> None:
+        with contextlib.suppress(RuntimeError):  # already stopped
+            self.portal.call(self.portal.stop, True)  # cancels the background tasks
+        self._portal_cm.__exit__(None, None, None)
 
 
 def serve(*, db: Path | None = None, cwd: str | None = None) -> int:
@@ -322,11 +340,14 @@ def serve(*, db: Path | None = None, cwd: str | None = None) -> int:
     protocol = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     config, project = composition_root(cwd)
-    front = Front(sys.stdin.buffer, protocol, config, project, db)
-    status = front.run()
-    stuck = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
-    if stuck:  # e.g. a hook's abandoned worker still in SQLite: do not hold the client up
-        log.warning("exiting with %d worker thread(s) still running", len(stuck))
+    front = Front(cast(io.BufferedIOBase, sys.stdin.buffer), protocol, config, project, db)
+    status, stopped = front.run()
+    if not stopped or any(
+        t.is_alive() and not t.daemon
+        for t in threading.enumerate()
+        if t is not threading.main_thread()
+    ):  # a model load or a hook's abandoned worker still running: do not hold the client up
+        log.info("exiting without waiting for work still running")
         logging.shutdown()
         os._exit(status)
     return status
