@@ -138,29 +138,38 @@ needs_inspector = pytest.mark.skipif(
 )
 
 
-def _inspector(mama_home: Path, cwd: Path, *args: str) -> dict:
+# What Claude Code runs (.mcp.json: the light front), and the same tools on the mcp SDK.
+SERVERS = {"bin/mama-server": ["sh", str(ROOT / "bin" / "mama-server")],
+           "serve --sdk": [*SERVE, "--sdk"]}  # fmt: skip
+
+
+def _inspector(mama_home: Path, cwd: Path, *args: str, server: str = "bin/mama-server") -> dict:
     assert INSPECTOR.exists(), (
         "run scripts/setup.sh --dev: it installs the MCP Inspector into .tools/"
     )
-    out = subprocess.run([str(INSPECTOR), "--cli", *SERVE, *args], capture_output=True, text=True,
-                         env=_env(mama_home), cwd=cwd, timeout=120)  # fmt: skip
+    out = subprocess.run([str(INSPECTOR), "--cli", *SERVERS[server], *args], capture_output=True,
+                         text=True, env=_env(mama_home), cwd=cwd, timeout=120)  # fmt: skip
     assert out.returncode == 0, out.stderr + out.stdout
     return json.loads(out.stdout)
 
 
 @needs_inspector
-def test_mcp_inspector_lists_and_calls_the_tools(tmp_path: Path, mama_home: Path) -> None:
-    listed = _inspector(mama_home, tmp_path, "--method", "tools/list")
+@pytest.mark.parametrize("server", SERVERS)
+def test_mcp_inspector_lists_and_calls_the_tools(
+    tmp_path: Path, mama_home: Path, server: str
+) -> None:
+    listed = _inspector(mama_home, tmp_path, "--method", "tools/list", server=server)
     names = [t["name"] for t in listed["tools"]]
     assert {"save_decision", "search_by_context", "evolve_outcome", "load_context"} <= set(names)
     first = next(t for t in listed["tools"] if t["name"] == "save_decision")
     assert list(first["inputSchema"]["properties"])[:3] == ["topic", "decision", "reasoning"]
     saved = _inspector(mama_home, tmp_path, "--method", "tools/call", "--tool-name", "save_decision",
                        "--tool-arg", "topic=auth", "--tool-arg", "decision=Use sessions",
-                       "--tool-arg", "reasoning=JWT refresh hit the DB at 10K req/s")  # fmt: skip
+                       "--tool-arg", "reasoning=JWT refresh hit the DB at 10K req/s",
+                       server=server)  # fmt: skip
     assert saved["isError"] is False and saved["structuredContent"]["topic"] == "auth"
     found = _inspector(mama_home, tmp_path, "--method", "tools/call", "--tool-name", "search_by_topic",
-                       "--tool-arg", "topic=auth")  # fmt: skip
+                       "--tool-arg", "topic=auth", server=server)  # fmt: skip
     assert "Use sessions" in found["content"][0]["text"]
 
 

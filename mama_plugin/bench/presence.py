@@ -61,12 +61,14 @@ class Run:
 
 def fake_model() -> ModuleType:
     """tests/fake_anthropic.py, the scripted Messages API (a development checkout has it)."""
+    if "fake_anthropic" in sys.modules:  # the tests import it too
+        return sys.modules["fake_anthropic"]
     spec = importlib.util.spec_from_file_location("fake_anthropic", FAKE)
     if spec is None or spec.loader is None or not FAKE.exists():
         raise MamaError(f"bench presence needs a development checkout: {FAKE} is missing")
     module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("fake_anthropic", module)
     spec.loader.exec_module(module)
+    sys.modules["fake_anthropic"] = module
     return module
 
 
@@ -123,6 +125,7 @@ def run_once(home: Path, project: Path, mama_home: Path, *, plugin: bool) -> Run
     with fake.FakeAnthropic([fake.text("Let me check.")]) as model:
         env = fake.claude_env(model, home, MAMA_HOME=str(mama_home))
         env.pop("MCP_CONNECTION_NONBLOCKING", None)  # the default settings
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # as on a user's machine: bytecode is kept
         started = time.perf_counter()
         proc = subprocess.Popen(command, cwd=project, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
