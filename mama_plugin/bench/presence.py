@@ -67,8 +67,8 @@ def fake_model() -> ModuleType:
     if spec is None or spec.loader is None or not FAKE.exists():
         raise MamaError(f"bench presence needs a development checkout: {FAKE} is missing")
     module = importlib.util.module_from_spec(spec)
+    sys.modules["fake_anthropic"] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
-    sys.modules["fake_anthropic"] = module
     return module
 
 

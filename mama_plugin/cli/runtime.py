@@ -49,7 +49,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 0
     from ..server.front import serve
 
-    return serve(db=db, cwd=args.project)
+    serve(db=db, cwd=args.project)  # exits the process
 
 
 @command("models", "show the embedding model in use; build it if missing")

@@ -24,6 +24,7 @@ import io
 import json
 import logging
 import os
+import signal
 import sys
 import threading
 import time
@@ -31,7 +32,7 @@ import traceback
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
-from typing import Any, BinaryIO, cast
+from typing import Any, BinaryIO, NoReturn, cast
 
 from .. import __version__
 from ..config import Config, mama_home
@@ -49,6 +50,16 @@ INTERRUPTED_DRAIN_S = 0.05  # after SIGINT
 WARM_UP_TIMEOUT_S = 60.0
 READ_SIZE = 1 << 16  # a call waits this long for the heavy imports at most
 LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+
+
+def _leave_signals_to_the_main_thread() -> None:
+    """Block SIGINT in the calling thread (and the threads it starts).
+
+    The kernel hands a process's signal to any thread that does not block it; only the main
+    thread, blocked reading stdin, turns SIGINT into an exit, and its read is interrupted
+    only when the signal is delivered to it.
+    """
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
 
 def _tool_result(text: str, *, error: bool) -> dict[str, Any]:
@@ -203,6 +214,7 @@ class Front:
             self._warming.start()
 
     def _warm(self) -> None:
+        _leave_signals_to_the_main_thread()  # and to the loop and workers started from here
         try:
             from anyio.from_thread import start_blocking_portal
 
@@ -230,7 +242,11 @@ class Front:
         finally:
             self.ready.set()
         log.info("ready %.0f ms after start", (time.monotonic() - STARTED) * 1000)
-        import jinja2  # noqa: F401  # the first recall and cliffhanger render need it: pay now
+        # Then what the first calls would otherwise pay for: the tool table (the local
+        # model's libraries) and jinja2 (a recall with hits, the cliffhanger's refresh).
+        import jinja2  # noqa: F401
+
+        from . import tools  # noqa: F401
 
     # -- tool calls -----------------------------------------------------------------------
 
@@ -257,6 +273,7 @@ class Front:
         worker.start()
 
     def _call(self, ident: Any, name: str, arguments: dict[str, Any] | None, call_id: str) -> None:
+        _leave_signals_to_the_main_thread()
         try:
             self.reply(ident, self._answer(name, arguments, call_id))
         finally:
@@ -332,8 +349,8 @@ class Front:
         self._portal_cm.__exit__(None, None, None)
 
 
-def serve(*, db: Path | None = None, cwd: str | None = None) -> int:
-    """Run the front on stdin/stdout until the client closes stdin; return the exit status."""
+def serve(*, db: Path | None = None, cwd: str | None = None) -> NoReturn:
+    """Run the front on stdin/stdout until the client closes stdin (or SIGINT), then exit."""
     # stdout is the protocol's: keep a private copy of it and point fd 1 at stderr, so that
     # whatever prints (llama.cpp, a library) cannot corrupt the stream.
     sys.stdout.flush()
@@ -342,15 +359,13 @@ def serve(*, db: Path | None = None, cwd: str | None = None) -> int:
     config, project = composition_root(cwd)
     front = Front(cast(io.BufferedIOBase, sys.stdin.buffer), protocol, config, project, db)
     status, stopped = front.run()
-    if not stopped or any(
-        t.is_alive() and not t.daemon
-        for t in threading.enumerate()
-        if t is not threading.main_thread()
-    ):  # a model load or a hook's abandoned worker still running: do not hold the client up
+    if not stopped:  # a model load, an abandoned hook worker: do not hold the client up
         log.info("exiting without waiting for work still running")
-        logging.shutdown()
-        os._exit(status)
-    return status
+    # Everything is closed: exit without the interpreter's teardown (modules, idle worker
+    # threads), which Claude Code would wait for.
+    logging.shutdown()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 def main(argv: list[str] | None = None) -> int:
