@@ -48,6 +48,7 @@ PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600,
 DRAIN_S = 5.0  # at the end of stdin, what the calls under way get to finish
 INTERRUPTED_DRAIN_S = 0.05  # after SIGINT
 WARM_UP_TIMEOUT_S = 60.0
+HOOK_WAIT_S = 3.0  # a hook call's wait for the warm-up (the hooks' timeouts are 5 s and 10 s)
 READ_SIZE = 1 << 16  # a call waits this long for the heavy imports at most
 LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
 
@@ -281,10 +282,14 @@ class Front:
                 self._calls.discard(threading.current_thread())
 
     def _answer(self, name: str, arguments: dict[str, Any] | None, call_id: str) -> dict[str, Any]:
-        self.ready.wait(WARM_UP_TIMEOUT_S)
+        hook, asked = name in load().hook_tools, time.monotonic()
+        # A hook holds up the prompt: past its deadline it answers {} (fail open).
+        self.ready.wait(HOOK_WAIT_S if hook else WARM_UP_TIMEOUT_S)
+        waited = time.monotonic() - asked
         if self.state is None:
-            if name in load().hook_tools:
-                return _tool_result("{}", error=False)  # hooks fail open
+            if hook:
+                log.warning("%s answered {}: not ready after %.1f s", name, waited)
+                return _tool_result("{}", error=False)
             where = mama_home() / "logs" / "server.log"
             return _tool_result(
                 f"MAMA's server could not load (details in {where}); nothing was saved.",
@@ -299,6 +304,10 @@ class Front:
             log.error("tool %s could not run:\n%s", name, traceback.format_exc())
             return _tool_result(f"{name} could not run: MAMA's server is stopping.", error=True)
         self.notify_if_pending()
+        if hook:  # what the hooks cost the prompt, for anyone wondering
+            took = time.monotonic() - asked
+            log.info("%s answered in %.0f ms (%.0f ms waiting for the warm-up)", name,
+                     took * 1000, waited * 1000)  # fmt: skip
         return dict(reply.result())
 
     def notify_if_pending(self) -> None:
