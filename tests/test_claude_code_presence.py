@@ -35,10 +35,10 @@ def test_mama_is_there_in_every_default_claude_p_run(
     # no local extra, keyword recall finds the seeded decision too.
     with contextlib.suppress(pytest.skip.Exception):
         Config().set("embedding_model_path", str(request.getfixturevalue("built_model")))
-    project = tmp_path / "project"
-    presence.seed(mama_home, project)
     failed = []
     for i in range(RUNS):
+        project = tmp_path / f"project-{i}"  # see presence_run: a project per run
+        presence.seed(mama_home, project)
         run = presence.run_once(tmp_path / f"home-{i}", project, mama_home, plugin=True)
         print(f"run {i + 1}/{RUNS}: {run}")
         shown = (run.exit_code == 0, run.tools_on_first_request, run.prompt_hook_injected,

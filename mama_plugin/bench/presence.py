@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -45,6 +46,7 @@ DECISION = {
     "reasoning": "no session store to run: the API must serve 10K req/s on two nodes",
 }
 PROMPT = "Should the new API use JWT tokens for auth?"
+OBSERVED = re.compile(r"observe_prompt answered in (\d+) ms \((\d+) ms waiting")
 
 
 @dataclass
@@ -57,6 +59,9 @@ class Run:
     tools_on_first_request: bool = False
     prompt_hook_injected: bool = False
     stop_checkpoint_written: bool = False
+    # From the server's log: observe_prompt's answer time and how much of it was the warm-up.
+    observe_ms: float | None = None
+    observe_wait_ms: float | None = None
 
 
 def fake_model() -> ModuleType:
@@ -118,6 +123,8 @@ def run_once(home: Path, project: Path, mama_home: Path, *, plugin: bool) -> Run
     fake = fake_model()
     home.mkdir(parents=True, exist_ok=True)
     project.mkdir(parents=True, exist_ok=True)
+    log = mama_home / "logs" / "server.log"
+    log_start = log.stat().st_size if log.exists() else 0
     session_id = str(uuid.uuid4())
     command = [str(CLAUDE), "-p", PROMPT, "--session-id", session_id]
     if plugin:
@@ -146,6 +153,12 @@ def run_once(home: Path, project: Path, mama_home: Path, *, plugin: bool) -> Run
         context = _injected(first)
         run.prompt_hook_injected = "<mama-memory>" in context and DECISION["decision"] in context
         run.stop_checkpoint_written = _checkpoint_written(mama_home, session_id)
+        if log.exists():
+            with log.open("rb") as lines:
+                lines.seek(log_start)
+                found = OBSERVED.search(lines.read().decode("utf-8", "replace"))
+            if found:
+                run.observe_ms, run.observe_wait_ms = float(found[1]), float(found[2])
     return run
 
 
@@ -158,9 +171,13 @@ def presence_run(runs: int = 20, *, progress: Any = None) -> tuple[str, dict[str
     without: list[Run] = []
     with tempfile.TemporaryDirectory(prefix="mama-presence-") as folder:
         base = Path(folder)
-        mama_home, project = base / "mama-home", base / "project"
-        seed(mama_home, project)
+        mama_home = base / "mama-home"
         for i in range(runs):
+            # A project per round: each run's rolling checkpoint repeats the prompt, and
+            # prompt recall looks at 12 text candidates before it drops checkpoints, so in a
+            # shared project the decision falls out after ~12 runs (services/recall.py).
+            project = base / f"project-{i}"
+            seed(mama_home, project)
             for plugin in (True, False):
                 home = base / f"home-{i}-{'with' if plugin else 'without'}"
                 run = run_once(home, project, mama_home, plugin=plugin)
@@ -190,6 +207,8 @@ def _report(
         "without_plugin_p50_s": round(percentile(bare, 50), 2),
         "without_plugin_p95_s": round(percentile(bare, 95), 2),
         "added_p50_s": round(added, 2),
+        "observe_prompt_p50_ms": _p50([r.observe_ms for r in with_plugin]),
+        "observe_prompt_warm_up_wait_p50_ms": _p50([r.observe_wait_ms for r in with_plugin]),
         "load_average": [round(x, 2) for x in (*load_before, *load_after)],
         "runs_detail": [asdict(r) for r in [*with_plugin, *without]],
     }
@@ -204,7 +223,14 @@ def _report(
         f"  wall time with MAMA p50 {data['with_plugin_p50_s']} s, p95 "
         f"{data['with_plugin_p95_s']} s; without p50 {data['without_plugin_p50_s']} s, p95 "
         f"{data['without_plugin_p95_s']} s; added p50 {data['added_p50_s']} s\n"
+        f"  observe_prompt answered in p50 {data['observe_prompt_p50_ms']} ms, of which "
+        f"{data['observe_prompt_warm_up_wait_p50_ms']} ms waiting for the server's warm-up\n"
         f"  failed runs: {data['failed_runs']}; load average {load_before[0]:.2f} before, "
         f"{load_after[0]:.2f} after ({os.cpu_count()} CPUs)\n"
     )
     return text, data
+
+
+def _p50(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return round(percentile(known, 50), 1) if known else None

@@ -48,7 +48,9 @@ PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600,
 DRAIN_S = 5.0  # at the end of stdin, what the calls under way get to finish
 INTERRUPTED_DRAIN_S = 0.05  # after SIGINT
 WARM_UP_TIMEOUT_S = 60.0
-HOOK_WAIT_S = 3.0  # a hook call's wait for the warm-up (the hooks' timeouts are 5 s and 10 s)
+# A hook call's whole budget (the shorter hook timeout in hooks/hooks.json is 5 s), and how
+# much of it may go to waiting for the warm-up; past either it answers {} (fail open).
+HOOK_BUDGET_S, HOOK_WAIT_S = 4.5, 4.0
 READ_SIZE = 1 << 16  # a call waits this long for the heavy imports at most
 LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
 
@@ -243,11 +245,10 @@ class Front:
         finally:
             self.ready.set()
         log.info("ready %.0f ms after start", (time.monotonic() - STARTED) * 1000)
-        # Then what the first calls would otherwise pay for: the tool table (the local
-        # model's libraries) and jinja2 (a recall with hits, the cliffhanger's refresh).
+        # What the first recall with hits (and the cliffhanger's refresh) would pay for. The
+        # tool table (the local model's libraries) loads on the first call of a listed tool,
+        # so that it does not compete with the hook calls that come first.
         import jinja2  # noqa: F401
-
-        from . import tools  # noqa: F401
 
     # -- tool calls -----------------------------------------------------------------------
 
@@ -283,7 +284,6 @@ class Front:
 
     def _answer(self, name: str, arguments: dict[str, Any] | None, call_id: str) -> dict[str, Any]:
         hook, asked = name in load().hook_tools, time.monotonic()
-        # A hook holds up the prompt: past its deadline it answers {} (fail open).
         self.ready.wait(HOOK_WAIT_S if hook else WARM_UP_TIMEOUT_S)
         waited = time.monotonic() - asked
         if self.state is None:
@@ -296,10 +296,11 @@ class Front:
                 error=True,
             )
         try:
-            run = self._dispatch.call
-            reply = self.portal.call(
-                partial(run, self.state, name, arguments, client=self.client, call_id=call_id)
-            )
+            dispatch = self._dispatch
+            left = max(0.5, min(dispatch.HOOK_DEADLINE_S, HOOK_BUDGET_S - waited))
+            call = partial(dispatch.call, self.state, name, arguments, client=self.client,
+                           call_id=call_id, hook_deadline_s=left)  # fmt: skip
+            reply = self.portal.call(call)
         except Exception:  # the loop is gone (shutting down): dispatch itself never raises
             log.error("tool %s could not run:\n%s", name, traceback.format_exc())
             return _tool_result(f"{name} could not run: MAMA's server is stopping.", error=True)
