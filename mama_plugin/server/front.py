@@ -14,7 +14,8 @@ Newline-delimited JSON-RPC 2.0 (the MCP stdio transport). A line that is not JSO
 client's ``server/discover`` probe fall back to ``initialize``); notifications are ignored.
 stdout carries the protocol only: fd 1 is pointed at stderr, so a library that prints cannot
 corrupt it. At the end of stdin the calls under way get ``DRAIN_S`` to finish, then the
-store closes and the process exits 0.
+store closes and the process exits 0; on SIGINT (how Claude Code ends a session) it exits at
+once.
 """
 
 from __future__ import annotations
@@ -40,18 +41,18 @@ from .catalogue import INSTRUCTIONS, load
 from .exposure import Exposure
 from .process import composition_root, early_exposure
 
-STARTED = time.monotonic()  # the front is the process's first import (python -m)
+STARTED = time.monotonic()  # about the process's start under bin/mama-server (python -m)
 log = logging.getLogger("mama.server")
 # What mcp 2.3.0 negotiates through initialize; any other offer gets the newest.
 PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 DRAIN_S = 5.0  # at the end of stdin, what the calls under way get to finish
 INTERRUPTED_DRAIN_S = 0.05  # after SIGINT
-WARM_UP_TIMEOUT_S = 60.0
+WARM_UP_TIMEOUT_S = 60.0  # a call waits this long for the heavy imports at most
 # A hook call's whole budget (the shorter hook timeout in hooks/hooks.json is 5 s), and how
 # much of it may go to waiting for the warm-up; past either it answers {} (fail open).
 HOOK_BUDGET_S, HOOK_WAIT_S = 4.5, 4.0
-READ_SIZE = 1 << 16  # a call waits this long for the heavy imports at most
+READ_SIZE = 1 << 16
 LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
 
 
@@ -234,7 +235,10 @@ class Front:
             portal = self._portal_cm.__enter__()
             for task in (index_in_background, refresh_briefs_in_background, suggest_in_background):
                 portal.start_task_soon(task, state)
-            _ = state.store  # opened (and migrated) here rather than by the first call
+            try:  # opened (and migrated) here rather than by the first call
+                _ = state.store
+            except Exception as exc:  # each call will say what is wrong, as it tries again
+                log.error("the store did not open: %s", exc)
             self._dispatch, self.portal, self.state = dispatch, portal, state
             if self.served is not None and state.exposure.listed(self.client) != self.served:
                 state.exposure.pending = True  # listed before the State: tell the client
