@@ -43,7 +43,7 @@ def _until(wire: Wire, ident: int | None) -> list[dict[str, Any]]:
     seen, deadline = [], time.monotonic() + 30
     while (left := deadline - time.monotonic()) > 0:
         try:
-            line = wire.lines.get(timeout=left)
+            line = wire.received().get(timeout=left)
         except queue.Empty:
             break
         assert line, "the server exited"

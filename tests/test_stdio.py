@@ -30,9 +30,14 @@ class Wire:
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, env=_env(mama_home), cwd=cwd)  # fmt: skip
         self.next_id = 0
-        # A reading thread: a notification and an answer often arrive in one read.
-        self.lines: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+
+    def received(self) -> queue.Queue[str]:
+        """The server's lines, as a reading thread gets them (started on first use): a
+        notification and an answer often arrive in one read."""
+        if "lines" not in vars(self):
+            self.lines: queue.Queue[str] = queue.Queue()
+            threading.Thread(target=self._read, daemon=True).start()
+        return self.lines
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -55,7 +60,7 @@ class Wire:
         deadline = time.monotonic() + 30
         while (left := deadline - time.monotonic()) > 0:
             try:
-                line = self.lines.get(timeout=left)
+                line = self.received().get(timeout=left)
             except queue.Empty:
                 break
             if not line:

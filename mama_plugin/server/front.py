@@ -25,7 +25,6 @@ import io
 import json
 import logging
 import os
-import signal
 import sys
 import threading
 import time
@@ -39,7 +38,7 @@ from .. import __version__
 from ..config import Config, mama_home
 from .catalogue import INSTRUCTIONS, load
 from .exposure import Exposure
-from .process import composition_root, early_exposure
+from .process import composition_root, early_exposure, leave_signals_to_the_main_thread
 
 STARTED = time.monotonic()  # about the process's start under bin/mama-server (python -m)
 log = logging.getLogger("mama.server")
@@ -54,16 +53,6 @@ WARM_UP_TIMEOUT_S = 60.0  # a call waits this long for the heavy imports at most
 HOOK_BUDGET_S, HOOK_WAIT_S = 4.5, 4.0
 READ_SIZE = 1 << 16
 LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
-
-
-def _leave_signals_to_the_main_thread() -> None:
-    """Block SIGINT in the calling thread (and the threads it starts).
-
-    The kernel hands a process's signal to any thread that does not block it; only the main
-    thread, blocked reading stdin, turns SIGINT into an exit, and its read is interrupted
-    only when the signal is delivered to it.
-    """
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
 
 def _tool_result(text: str, *, error: bool) -> dict[str, Any]:
@@ -218,7 +207,7 @@ class Front:
             self._warming.start()
 
     def _warm(self) -> None:
-        _leave_signals_to_the_main_thread()  # and to the loop and workers started from here
+        leave_signals_to_the_main_thread()  # and to the loop and workers started from here
         try:
             from anyio.from_thread import start_blocking_portal
 
@@ -279,7 +268,7 @@ class Front:
         worker.start()
 
     def _call(self, ident: Any, name: str, arguments: dict[str, Any] | None, call_id: str) -> None:
-        _leave_signals_to_the_main_thread()
+        leave_signals_to_the_main_thread()
         try:
             self.reply(ident, self._answer(name, arguments, call_id))
         finally:

@@ -1,4 +1,4 @@
-"""What a server process builds first: its log, its lenient config, its project.
+"""What a server process builds first: its log, its lenient config, its project, its signals.
 
 Standard library only: the light front (:mod:`.front`) calls these before it answers
 ``initialize``; the SDK server (:mod:`.app`) calls the same.
@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 
 from ..config import KEYS, Config, mama_home
 from ..project import project_key
@@ -50,3 +51,13 @@ def early_exposure(config: Config) -> Exposure:
         with contextlib.suppress(ValueError):  # State logs it
             mode = str(KEYS["dynamic_tools"].parse(override))
     return Exposure(mode=mode, legacy_listed=config.settings.legacy_tools_listed)
+
+
+def leave_signals_to_the_main_thread() -> None:
+    """Block SIGINT in the calling thread (and the threads it starts).
+
+    The kernel hands a process's signal to any thread that does not block it; only the main
+    thread, blocked reading stdin, turns SIGINT into an exit, and its read is interrupted
+    only when the signal is delivered to it.
+    """
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
