@@ -364,8 +364,8 @@ def serve(*, db: Path | None = None, cwd: str | None = None) -> NoReturn:
     status, stopped = front.run()
     if not stopped:  # a model load, an abandoned hook worker: do not hold the client up
         log.info("exiting without waiting for work still running")
-    # Everything is closed: exit without the interpreter's teardown (modules, idle worker
-    # threads), which Claude Code would wait for.
+    # What could close has closed: exit without the interpreter's teardown (modules, idle
+    # worker threads), which Claude Code would wait for.
     logging.shutdown()
     sys.stderr.flush()
     os._exit(status)
