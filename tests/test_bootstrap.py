@@ -144,7 +144,7 @@ def test_launchers_and_python_choose_the_same_environment(
         hook = _launch(plugin, "mama-hook", env, "user-prompt", stdin='{"prompt": "hi"}')
         if expected:
             assert server.stdout.splitlines() == [
-                f"venv={expected}", f"path={plugin}", "-P", "-m", "mama_plugin.cli", "serve"]  # fmt: skip
+                f"venv={expected}", f"path={plugin}", "-P", "-m", "mama_plugin.server.front"]  # fmt: skip
             assert hook.stdout.splitlines()[:5] == [
                 f"venv={expected}", f"path={plugin}", "-P", "-m", "mama_plugin.hooks"]  # fmt: skip
         else:  # not ready: the hook is silent and starts the bootstrap

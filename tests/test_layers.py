@@ -99,6 +99,8 @@ CONNECTION_ROOMS = ("storage",)
 CONNECTION_EXEMPT = ("mama_plugin.bench",)
 
 MAX_LINES = 400
+# The MCP front answers initialize and tools/list before its warm-up imports anything heavy.
+FRONT = "mama_plugin.server.front"
 # What the SessionStart hook loads on a cold start: the entry point and the handler the runner
 # imports for it. Neither may reach these packages at module level.
 COLD_ROOTS = ("mama_plugin.hooks.__main__", "mama_plugin.hooks.session_start")
@@ -328,13 +330,13 @@ def test_no_module_is_over_the_limit() -> None:
     )
 
 
-def _cold_closure() -> dict[str, tuple[str, ...]]:
-    """Every module a cold hook loads at module level, with the chain of imports that got there.
+def _cold_closure(roots: tuple[str, ...] = COLD_ROOTS) -> dict[str, tuple[str, ...]]:
+    """Every module ``roots`` load at module level, with the chain of imports that got there.
 
     Importing ``a.b.c`` runs ``a/__init__`` and ``a/b/__init__`` too, so parents count.
     """
     chains: dict[str, tuple[str, ...]] = {}
-    todo = [(root, (root,)) for root in COLD_ROOTS]
+    todo = [(root, (root,)) for root in roots]
     while todo:
         module, chain = todo.pop()
         if module in chains:
@@ -386,6 +388,40 @@ def test_a_cold_session_start_loads_nothing_heavy_at_run_time(mama_home: Path) -
     }
     assert "apsw" in loaded
     assert not loaded & HEAVY, sorted(loaded & HEAVY)
+
+
+def test_the_front_loads_nothing_heavy_at_module_level() -> None:
+    reached = _cold_closure((FRONT,))
+    _report(
+        "heavy imports at module level under the MCP front",
+        [" -> ".join(chain) for name, chain in reached.items() if name in HEAVY],
+    )
+
+
+def test_the_front_lists_tools_before_anything_heavy_loads(mama_home: Path) -> None:
+    """The real front: ``-X importtime`` and the protocol share one pipe, in the order written.
+
+    The warm-up imports pydantic and the rest right after the lines already sent are answered,
+    so everything heavy must show up after the ``tools/list`` answer, and some of it does.
+    """
+    hello = {"protocolVersion": "2025-11-25", "capabilities": {},
+             "clientInfo": {"name": "claude-code", "version": "1"}}  # fmt: skip
+    lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+             {"jsonrpc": "2.0", "method": "notifications/initialized"},
+             {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]  # fmt: skip
+    command = [sys.executable, "-X", "importtime", "-m", FRONT, "--project", str(mama_home)]
+    proc = subprocess.run(command, input="".join(json.dumps(x) + "\n" for x in lines),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=120, check=True)  # fmt: skip
+    before, after, listed = set(), set(), False
+    for line in proc.stdout.splitlines():
+        if line.startswith("import time:"):
+            (after if listed else before).add(line.rpartition("|")[2].strip().split(".")[0])
+        elif line.startswith("{") and json.loads(line).get("id") == 2:
+            listed = bool(json.loads(line)["result"]["tools"])
+    assert listed, proc.stdout[-2000:]
+    assert not before & HEAVY, sorted(before & HEAVY)
+    assert "pydantic" in after  # the warm-up ran, after the answer
 
 
 def test_the_architecture_doc_shows_the_rooms() -> None:

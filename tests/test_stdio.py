@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import select
+import queue
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -27,10 +28,24 @@ def _env(mama_home: Path) -> dict[str, str]:
 class Wire:
     """A `mama serve` process spoken to in newline-delimited JSON-RPC."""
 
-    def __init__(self, mama_home: Path, cwd: Path) -> None:
-        self.proc = subprocess.Popen(SERVE, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    def __init__(self, mama_home: Path, cwd: Path, command: list[str] = SERVE) -> None:
+        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, env=_env(mama_home), cwd=cwd)  # fmt: skip
         self.next_id = 0
+
+    def received(self) -> queue.Queue[str]:
+        """The server's lines, as a reading thread gets them (started on first use): a
+        notification and an answer often arrive in one read."""
+        if "lines" not in vars(self):
+            self.lines: queue.Queue[str] = queue.Queue()
+            threading.Thread(target=self._read, daemon=True).start()
+        return self.lines
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in iter(self.proc.stdout.readline, ""):
+            self.lines.put(line)
+        self.lines.put("")
 
     def send(self, payload: dict | str) -> None:
         line = payload if isinstance(payload, str) else json.dumps(payload)
@@ -44,13 +59,12 @@ class Wire:
         return self.wait_for(self.next_id)
 
     def wait_for(self, ident: int) -> dict:
-        assert self.proc.stdout is not None
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([self.proc.stdout], [], [], deadline - time.monotonic())
-            if not ready:
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                line = self.received().get(timeout=left)
+            except queue.Empty:
                 break
-            line = self.proc.stdout.readline()
             if not line:
                 raise AssertionError(
                     f"server exited: {self.proc.stderr.read() if self.proc.stderr else ''}"
@@ -135,29 +149,38 @@ needs_inspector = pytest.mark.skipif(
 )
 
 
-def _inspector(mama_home: Path, cwd: Path, *args: str) -> dict:
+# What Claude Code runs (.mcp.json: the light front), and the same tools on the mcp SDK.
+SERVERS = {"bin/mama-server": ["sh", str(ROOT / "bin" / "mama-server")],
+           "serve --sdk": [*SERVE, "--sdk"]}  # fmt: skip
+
+
+def _inspector(mama_home: Path, cwd: Path, *args: str, server: str = "bin/mama-server") -> dict:
     assert INSPECTOR.exists(), (
         "run scripts/setup.sh --dev: it installs the MCP Inspector into .tools/"
     )
-    out = subprocess.run([str(INSPECTOR), "--cli", *SERVE, *args], capture_output=True, text=True,
-                         env=_env(mama_home), cwd=cwd, timeout=120)  # fmt: skip
+    out = subprocess.run([str(INSPECTOR), "--cli", *SERVERS[server], *args], capture_output=True,
+                         text=True, env=_env(mama_home), cwd=cwd, timeout=120)  # fmt: skip
     assert out.returncode == 0, out.stderr + out.stdout
     return json.loads(out.stdout)
 
 
 @needs_inspector
-def test_mcp_inspector_lists_and_calls_the_tools(tmp_path: Path, mama_home: Path) -> None:
-    listed = _inspector(mama_home, tmp_path, "--method", "tools/list")
+@pytest.mark.parametrize("server", SERVERS)
+def test_mcp_inspector_lists_and_calls_the_tools(
+    tmp_path: Path, mama_home: Path, server: str
+) -> None:
+    listed = _inspector(mama_home, tmp_path, "--method", "tools/list", server=server)
     names = [t["name"] for t in listed["tools"]]
     assert {"save_decision", "search_by_context", "evolve_outcome", "load_context"} <= set(names)
     first = next(t for t in listed["tools"] if t["name"] == "save_decision")
     assert list(first["inputSchema"]["properties"])[:3] == ["topic", "decision", "reasoning"]
     saved = _inspector(mama_home, tmp_path, "--method", "tools/call", "--tool-name", "save_decision",
                        "--tool-arg", "topic=auth", "--tool-arg", "decision=Use sessions",
-                       "--tool-arg", "reasoning=JWT refresh hit the DB at 10K req/s")  # fmt: skip
+                       "--tool-arg", "reasoning=JWT refresh hit the DB at 10K req/s",
+                       server=server)  # fmt: skip
     assert saved["isError"] is False and saved["structuredContent"]["topic"] == "auth"
     found = _inspector(mama_home, tmp_path, "--method", "tools/call", "--tool-name", "search_by_topic",
-                       "--tool-arg", "topic=auth")  # fmt: skip
+                       "--tool-arg", "topic=auth", server=server)  # fmt: skip
     assert "Use sessions" in found["content"][0]["text"]
 
 

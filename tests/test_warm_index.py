@@ -258,16 +258,21 @@ def test_sigint_drains_then_ends_the_server(
     assert state.store.vectors.count_pending() == 0 and state.store.vectors.count() == 1
 
 
-def test_mama_serve_drains_on_sigint_and_exits(tmp_path: Path, built_model: Path) -> None:
-    """`mama serve` for real: stopped the way Claude Code stops it, it exits 0, nothing queued."""
-    from mama_plugin.bench.stdio import StdioServer
+@pytest.mark.parametrize("sdk", [False, True], ids=["front", "sdk"])
+def test_mama_serve_drains_on_sigint_and_exits(
+    sdk: bool, tmp_path: Path, built_model: Path
+) -> None:
+    """`mama serve` (the front, and the SDK server) for real: stopped the way Claude Code stops
+    it, it exits (130 for the front's interrupted read, 0 for the SDK's), nothing queued."""
+    from mama_plugin.bench.stdio import SERVE, StdioServer
     from mama_plugin.storage import Store
 
     home = tmp_path / "mama"
     home.mkdir()
     Config(home).set("embedding_model_path", str(built_model))
     log = home / "logs" / "server.log"
-    server = StdioServer({**os.environ, "MAMA_HOME": str(home)}, cwd=str(tmp_path))
+    command = (*SERVE, "--sdk") if sdk else SERVE
+    server = StdioServer({**os.environ, "MAMA_HOME": str(home)}, cwd=str(tmp_path), command=command)
     try:
         deadline = time.monotonic() + LIMIT_S
         while "embedding model loaded" not in (log.read_text() if log.exists() else ""):
@@ -275,10 +280,11 @@ def test_mama_serve_drains_on_sigint_and_exits(tmp_path: Path, built_model: Path
             time.sleep(0.05)
         server.request("tools/call", {"name": "save_decision", "arguments": CACHE})
         server.proc.send_signal(signal.SIGINT)
-        assert server.proc.wait(LIMIT_S) == 0
+        assert server.proc.wait(LIMIT_S) == (0 if sdk else 130)
     finally:
         server.close()
-    assert "signal 2: embedding what is queued" in log.read_text()
+    if sdk:
+        assert "signal 2: embedding what is queued" in log.read_text()
     with Store.open(config=Config(home)) as store:
         assert store.vectors.count_pending() == 0 and store.vectors.count() == 1
 

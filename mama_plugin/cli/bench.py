@@ -25,6 +25,7 @@ from .options import argument, command, keyword_only_option
         "integrity",
         "turns",
         "extraction",
+        "presence",
     ),
     help="which benchmark",
 )
@@ -40,7 +41,8 @@ from .options import argument, command, keyword_only_option
 @argument(
     "--runs",
     type=int,
-    help="runs to time (default: startup, hooks 30; draft 3; warm, integrity 5; turns 200)",
+    help="runs to time (default: startup, hooks 30; presence 20; draft 3; warm, integrity 5; "
+    "turns 200)",
 )
 @argument(
     "--transcripts", help="draft: a folder of Claude Code transcripts (default: the fixtures)"
@@ -60,7 +62,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from ..bench import commands
 
     embedder = None
-    light = ("startup", "draft", "exposure", "warm", "integrity", "turns", "extraction")
+    light = ("startup", "draft", "exposure", "warm", "integrity", "turns", "extraction", "presence")
     if not args.keyword_only and args.kind not in light:
         from ..embeddings import open_embedder
 
@@ -90,6 +92,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
         text, data = integrity_run(sizes, runs=args.runs or 5, progress=progress)
+    elif args.kind == "presence":
+        from ..bench.presence import presence_run
+
+        text, data = presence_run(args.runs or 20, progress=progress)
     elif args.kind == "draft":
         from ..bench.draft import draft_run
 

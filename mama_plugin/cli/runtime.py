@@ -34,12 +34,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 @command("serve", "run the MCP server on stdin/stdout (Claude Code starts it)")
 @project_option("project directory (default: $CLAUDE_PROJECT_DIR or here)")
+@argument(
+    "--sdk",
+    action="store_true",
+    help="the mcp SDK's server (slower to start; speaks the 2026-07-28 protocol too)",
+)
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve MCP on stdin/stdout until the client closes it."""
-    from ..server.app import serve
+    db = Path(args.db) if args.db else None
+    if args.sdk:
+        from ..server.app import serve as serve_sdk
 
-    serve(db=Path(args.db) if args.db else None, cwd=args.project)
-    return 0
+        serve_sdk(db=db, cwd=args.project)
+        return 0
+    from ..server.front import serve
+
+    serve(db=db, cwd=args.project)  # exits the process
 
 
 @command("models", "show the embedding model in use; build it if missing")

@@ -1,18 +1,14 @@
-"""The MCP server: tools over stdio on the ``mcp`` 2.x low-level ``Server``.
+"""The SDK server: MAMA's tools over the ``mcp`` 2.x low-level ``Server`` (``mama serve --sdk``).
 
-``mama serve`` imports this module; nothing else should (``import mcp`` alone costs ~0.5 s).
-The store opens on the first tool call and the embedding model loads in the background, so
-``initialize`` and ``tools/list`` answer as soon as Python and ``mcp`` are loaded. Until the
-model is warm, search runs on keywords. The background tasks (:mod:`.background`) drain the
-embedding queue and the session's work queues.
+Claude Code runs the light front (:mod:`.front`), which answers ``initialize`` before anything
+heavy loads; this server speaks the same tools through the SDK, for clients of the 2026-07-28
+protocol era (``subscriptions/listen``) and for in-process tests (``mcp.Client``). Importing
+it costs ~1 s (``import mcp``). Tool calls go through :mod:`.dispatch`, like the front's.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import os
-import traceback
 from copy import deepcopy
 from functools import cache
 from pathlib import Path
@@ -25,10 +21,7 @@ from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 
 from .. import __version__
-from ..config import Config, mama_home
-from ..errors import MamaError
-from ..project import project_key
-from ..schema import parse
+from . import dispatch
 from .background import (
     drain_before_exit,
     exit_on_signal,
@@ -37,13 +30,15 @@ from .background import (
     suggest_in_background,
 )
 from .base import Tool
-from .catalogue import INSTRUCTIONS
-from .hook_tools import SILENT
+from .catalogue import INSTRUCTIONS, OFF
+from .process import composition_root
 from .state import State
 from .tools import BY_NAME
 
+__all__ = ["HOOK_DEADLINE_S", "State", "build_server", "serve", "tool_definition"]
 log = logging.getLogger("mama.server")
-HOOK_DEADLINE_S = 3.0  # the hooks' own timeouts are 5 s and 10 s (hooks/hooks.json)
+HOOK_DEADLINE_S = dispatch.HOOK_DEADLINE_S
+_handle = dispatch.run_hook
 
 
 class _Server(Server[Any]):
@@ -96,10 +91,6 @@ def tool_definition(tool: Tool) -> types.Tool:
     )
 
 
-def _error(message: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
-
-
 def _client(ctx: ServerRequestContext[Any, Any]) -> str | None:
     params = ctx.session.client_params
     return params.client_info.name if params is not None else None
@@ -125,90 +116,32 @@ def build_server(state: State) -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        tool = BY_NAME.get(params.name)
-        if tool is None:
-            known = ", ".join(state.exposure.listed(None))
-            return _error(f"unknown tool {params.name!r}; the tools are: {known}")
-        if tool.hook:
-            result = await _run_hook_tool(tool, params.arguments or {}, state)
-            if state.exposure.pending:
-                await _notify(ctx, bus, state)
-            return result
-        arguments = params.arguments if params.arguments is not None else {}
-        model, handler, slow = tool.model, tool.handler, tool.slow
-        if tool.drafted is not None and str(arguments.get("draft")).lower() == "true":
-            (model, handler), slow = tool.drafted, True
-        try:
-            args = parse(model, arguments)
-            env = state.env(call_id=_call_id(params))
-            if slow:  # a model may run for seconds: off the event loop
-                answer = await anyio.to_thread.run_sync(handler, env, args)
-            else:
-                answer = handler(env, args)
-        except MamaError as exc:
-            return _error(f"{tool.name}: {exc}")
-        except Exception:
-            log.error("tool %s failed:\n%s", tool.name, traceback.format_exc())
-            return _error(
-                f"{tool.name} failed inside MAMA (nothing was saved); details are in "
-                f"{mama_home() / 'logs' / 'server.log'}"
-            )
-        if not tool.read_only:
-            state.wrote()  # the project's new state may need tools the session lacks
+        # The deadline and the runner are read here, at call time, so a test can patch them.
+        reply = await dispatch.call(
+            state,
+            params.name,
+            params.arguments,
+            client=_client(ctx),
+            call_id=_call_id(params),
+            hook_deadline_s=HOOK_DEADLINE_S,
+            run=_handle,
+        )
         if state.exposure.pending:
             await _notify(ctx, bus, state)
-        text, data = answer.text, dict(answer.data)
-        if tool.replaced_by:
-            notice = f"[deprecated: {tool.name} is MAMA v1.0; use {tool.replaced_by}]"
-            text, data["deprecated"] = f"{notice}\n{text}", notice
-        structured: dict[str, Any] | None = data
-        if not text:
-            text = json.dumps(data, ensure_ascii=False)
-        elif _client(ctx) == "claude-code":
-            # Claude Code shows the model JSON.stringify(structuredContent) *instead of* the
-            # text whenever a result carries it (seen in tests/test_claude_code.py): the text
-            # is written for the model, so Claude Code gets the text alone.
-            structured = None
         return types.CallToolResult(
-            content=[types.TextContent(text=text)], structured_content=structured
+            content=[types.TextContent(text=reply.text)],
+            structured_content=reply.structured,
+            is_error=reply.is_error,
         )
 
     return _Server(
         "mama",
         version=__version__,
-        instructions=INSTRUCTIONS,
+        instructions=INSTRUCTIONS if state.config.project_enabled(state.project) else OFF,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_subscriptions_listen=ListenHandler(bus),
     )
-
-
-def _handle(state: State, tool: Tool, args: Any) -> Any:
-    return tool.handler(state.env(), args)
-
-
-async def _run_hook_tool(
-    tool: Tool, arguments: dict[str, Any], state: State
-) -> types.CallToolResult:
-    """Run a hook's tool off the event loop under a deadline; any failure answers ``{}``.
-
-    A hook must never hold up the prompt: past the deadline the answer is ``{}`` while the
-    worker thread finishes on its own (SQLite work cannot be interrupted safely).
-    """
-    text, data = SILENT, None
-    try:
-        args = parse(tool.model, arguments)
-        with anyio.fail_after(HOOK_DEADLINE_S):
-            answer = await anyio.to_thread.run_sync(
-                _handle, state, tool, args, abandon_on_cancel=True
-            )
-        text, data = answer.text or SILENT, answer.data
-    except TimeoutError:
-        log.warning("%s ran past %.1f s: answered {} (fail open)", tool.name, HOOK_DEADLINE_S)
-    except Exception:
-        log.error("%s failed, answered {} (fail open):\n%s", tool.name, traceback.format_exc())
-    # Hooks read only the text; the structured copy is for other clients and tests.
-    return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=data)
 
 
 async def _notify(
@@ -223,26 +156,12 @@ async def _notify(
         state.exposure.fall_back(f"{type(exc).__name__}: {exc}")
 
 
-def _configure_logging() -> None:
-    folder = mama_home() / "logs"
-    folder.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(folder / "server.log", encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger("mama")
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
-
-
 def serve(*, db: Path | None = None, cwd: str | None = None) -> None:
-    """Run the server on stdin/stdout until the client closes the stream."""
+    """Run the SDK server on stdin/stdout until the client closes the stream."""
     from mcp.server.stdio import stdio_server
 
-    _configure_logging()
-    # Claude Code exports the project's directory to plugin servers.
-    config = Config(strict=False)
-    state = State(config, project_key(cwd or os.environ.get("CLAUDE_PROJECT_DIR") or None), db)
-    for problem in config.problems:
-        log.error("%s — fix it with `mama config set`", problem)
+    config, project = composition_root(cwd)
+    state = State(config, project, db)
     server = build_server(state)
 
     async def main() -> None:

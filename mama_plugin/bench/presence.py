@@ -1,0 +1,236 @@
+"""Is MAMA there in a real ``claude -p`` run with the default settings, and what does it cost?
+
+Claude Code 2.1.197 in ``-p`` waits ~2 s for a plugin's MCP server: a server slower than that
+is missing for the whole run — no MAMA tools for the model, and the UserPromptSubmit and Stop
+``mcp_tool`` hooks skipped. Each round runs ``claude -p`` twice against a scripted fake model
+(tests/fake_anthropic.py, in a development checkout with Claude Code in ``.tools/``), once with
+``--plugin-dir`` on this checkout and once without, each in a fresh HOME, taking turns, and
+with Claude Code's default settings (no ``MCP_CONNECTION_NONBLOCKING``). With the plugin it
+records per run whether the first model request listed MAMA's tools, whether the
+UserPromptSubmit hook injected the decision seeded in the store (the prompt is about it), and
+whether the Stop hook wrote the session's rolling checkpoint.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from ..config import Config
+from ..errors import MamaError
+from ..project import project_key
+from ..services.memories import save_decision
+from ..storage import Store
+from .latency import percentile
+
+ROOT = Path(__file__).resolve().parents[2]
+CLAUDE = ROOT / ".tools" / "node_modules" / ".bin" / "claude"
+FAKE = ROOT / "tests" / "fake_anthropic.py"
+TOOL_PREFIX = "mcp__plugin_mama_mama__"
+RUN_TIMEOUT_S = 120
+DECISION = {
+    "topic": "auth_strategy",
+    "decision": "Use stateless JWT access tokens for API auth",
+    "reasoning": "no session store to run: the API must serve 10K req/s on two nodes",
+}
+PROMPT = "Should the new API use JWT tokens for auth?"
+OBSERVED = re.compile(r"observe_prompt answered in (\d+) ms \((\d+) ms waiting")
+
+
+@dataclass
+class Run:
+    """One ``claude -p`` run and what it showed."""
+
+    plugin: bool
+    wall_s: float
+    exit_code: int
+    tools_on_first_request: bool = False
+    prompt_hook_injected: bool = False
+    stop_checkpoint_written: bool = False
+    # From the server's log: observe_prompt's answer time and how much of it was the warm-up.
+    observe_ms: float | None = None
+    observe_wait_ms: float | None = None
+
+
+def fake_model() -> ModuleType:
+    """tests/fake_anthropic.py, the scripted Messages API (a development checkout has it)."""
+    if "fake_anthropic" in sys.modules:  # the tests import it too
+        return sys.modules["fake_anthropic"]
+    spec = importlib.util.spec_from_file_location("fake_anthropic", FAKE)
+    if spec is None or spec.loader is None or not FAKE.exists():
+        raise MamaError(f"bench presence needs a development checkout: {FAKE} is missing")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["fake_anthropic"] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def check_claude() -> None:
+    """Raise with the fix when Claude Code is not installed in ``.tools/``."""
+    if not CLAUDE.exists():
+        raise MamaError(
+            f"bench presence needs Claude Code at {CLAUDE}: run scripts/setup.sh --dev "
+            "(it installs @anthropic-ai/claude-code with npm)"
+        )
+
+
+def seed(mama_home: Path, project: Path) -> None:
+    """Save the decision the prompt is about, so the prompt hook has something to inject, and
+    build the embedding model as a user's install has it (else the servers would build it)."""
+    from ..embeddings import resolve_model
+
+    project.mkdir(parents=True, exist_ok=True)
+    config = Config(mama_home)
+    with Store.open(config=config) as store:
+        save_decision(store, project_key(project), DECISION)
+    with contextlib.suppress(MamaError):  # no local extra: keyword search, nothing to build
+        resolve_model(config)
+
+
+def _injected(request: dict[str, Any]) -> str:
+    """The UserPromptSubmit hook's additional context in one model request ("" if none)."""
+    for message in request.get("messages", []):
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        for block in blocks:
+            body = block.get("text", "") if isinstance(block, dict) else ""
+            if "UserPromptSubmit hook additional context" in str(body):
+                return str(body)
+    return ""
+
+
+def _checkpoint_written(mama_home: Path, session_id: str) -> bool:
+    with Store.open(config=Config(mama_home)) as store:
+        return any(
+            m.metadata.get("auto") for m in store.memories.of_session(session_id, type="checkpoint")
+        )
+
+
+def run_once(home: Path, project: Path, mama_home: Path, *, plugin: bool) -> Run:
+    """One ``claude -p`` of ``PROMPT`` in ``project``, in its own ``home``, with MAMA or not."""
+    fake = fake_model()
+    home.mkdir(parents=True, exist_ok=True)
+    project.mkdir(parents=True, exist_ok=True)
+    log = mama_home / "logs" / "server.log"
+    log_start = log.stat().st_size if log.exists() else 0
+    session_id = str(uuid.uuid4())
+    command = [str(CLAUDE), "-p", PROMPT, "--session-id", session_id]
+    if plugin:
+        command += ["--plugin-dir", str(ROOT), "--allowedTools", TOOL_PREFIX.rstrip("_")]
+    with fake.FakeAnthropic([fake.text("Let me check.")]) as model:
+        env = fake.claude_env(model, home, MAMA_HOME=str(mama_home))
+        env.pop("MCP_CONNECTION_NONBLOCKING", None)  # the default settings
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # as on a user's machine: bytecode is kept
+        started = time.perf_counter()
+        proc = subprocess.Popen(command, cwd=project, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)  # fmt: skip
+        try:
+            code = proc.wait(timeout=RUN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):  # Claude Code and its server
+                os.killpg(proc.pid, signal.SIGKILL)
+            code = proc.wait()
+        wall = time.perf_counter() - started
+        requests = model.main_requests
+    run = Run(plugin, round(wall, 3), code)
+    if plugin and requests:
+        first = requests[0]
+        names = [t.get("name", "") for t in first.get("tools", [])]
+        run.tools_on_first_request = any(n.startswith(TOOL_PREFIX) for n in names)
+        context = _injected(first)
+        run.prompt_hook_injected = "<mama-memory>" in context and DECISION["decision"] in context
+        run.stop_checkpoint_written = _checkpoint_written(mama_home, session_id)
+        if log.exists():
+            with log.open("rb") as lines:
+                lines.seek(log_start)
+                found = OBSERVED.search(lines.read().decode("utf-8", "replace"))
+            if found:
+                run.observe_ms, run.observe_wait_ms = float(found[1]), float(found[2])
+    return run
+
+
+def presence_run(runs: int = 20, *, progress: Any = None) -> tuple[str, dict[str, object]]:
+    """``runs`` rounds of with and without the plugin; counts, medians, p95, the added time."""
+    check_claude()
+    fake_model()
+    load_before = os.getloadavg()
+    with_plugin: list[Run] = []
+    without: list[Run] = []
+    with tempfile.TemporaryDirectory(prefix="mama-presence-") as folder:
+        base = Path(folder)
+        mama_home = base / "mama-home"
+        for i in range(runs):
+            # A project per round: each run's rolling checkpoint repeats the prompt, and
+            # prompt recall looks at 12 text candidates before it drops checkpoints, so in a
+            # shared project the decision falls out after ~12 runs (services/recall.py).
+            project = base / f"project-{i}"
+            seed(mama_home, project)
+            for plugin in (True, False):
+                home = base / f"home-{i}-{'with' if plugin else 'without'}"
+                run = run_once(home, project, mama_home, plugin=plugin)
+                (with_plugin if plugin else without).append(run)
+                if progress is not None:
+                    progress(f"run {i + 1}/{runs} {'with' if plugin else 'without'} MAMA: "
+                             f"{run.wall_s:.2f} s")  # fmt: skip
+    load_after = os.getloadavg()
+    return _report(with_plugin, without, load_before, load_after)
+
+
+def _report(
+    with_plugin: list[Run], without: list[Run], load_before: Any, load_after: Any
+) -> tuple[str, dict[str, object]]:
+    n = len(with_plugin)
+    walls = [r.wall_s for r in with_plugin]
+    bare = [r.wall_s for r in without]
+    added = percentile(walls, 50) - percentile(bare, 50)
+    data: dict[str, object] = {
+        "runs": n,
+        "tools_on_first_request": sum(r.tools_on_first_request for r in with_plugin),
+        "prompt_hook_injected": sum(r.prompt_hook_injected for r in with_plugin),
+        "stop_checkpoint_written": sum(r.stop_checkpoint_written for r in with_plugin),
+        "failed_runs": sum(r.exit_code != 0 for r in [*with_plugin, *without]),
+        "with_plugin_p50_s": round(percentile(walls, 50), 2),
+        "with_plugin_p95_s": round(percentile(walls, 95), 2),
+        "without_plugin_p50_s": round(percentile(bare, 50), 2),
+        "without_plugin_p95_s": round(percentile(bare, 95), 2),
+        "added_p50_s": round(added, 2),
+        "observe_prompt_p50_ms": _p50([r.observe_ms for r in with_plugin]),
+        "observe_prompt_warm_up_wait_p50_ms": _p50([r.observe_wait_ms for r in with_plugin]),
+        "load_average": [round(x, 2) for x in (*load_before, *load_after)],
+        "runs_detail": [asdict(r) for r in [*with_plugin, *without]],
+    }
+    text = (
+        f"claude -p with the default settings, {n} runs with MAMA and {n} without (taking "
+        "turns, fake model):\n"
+        f"  MAMA's tools on the first model request: {data['tools_on_first_request']}/{n}\n"
+        f"  UserPromptSubmit (observe_prompt) injected the seeded decision: "
+        f"{data['prompt_hook_injected']}/{n}\n"
+        f"  Stop (checkpoint_turn) wrote the rolling checkpoint: "
+        f"{data['stop_checkpoint_written']}/{n}\n"
+        f"  wall time with MAMA p50 {data['with_plugin_p50_s']} s, p95 "
+        f"{data['with_plugin_p95_s']} s; without p50 {data['without_plugin_p50_s']} s, p95 "
+        f"{data['without_plugin_p95_s']} s; added p50 {data['added_p50_s']} s\n"
+        f"  observe_prompt answered in p50 {data['observe_prompt_p50_ms']} ms, of which "
+        f"{data['observe_prompt_warm_up_wait_p50_ms']} ms waiting for the server's warm-up\n"
+        f"  failed runs: {data['failed_runs']}; load average {load_before[0]:.2f} before, "
+        f"{load_after[0]:.2f} after ({os.cpu_count()} CPUs)\n"
+    )
+    return text, data
+
+
+def _p50(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return round(percentile(known, 50), 1) if known else None

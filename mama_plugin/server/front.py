@@ -1,0 +1,400 @@
+"""The plugin's MCP server over stdio: answers at once, imports the heavy parts meanwhile.
+
+Claude Code 2.1.197 waits ~2 s for a plugin's server in ``-p``, and calls the
+UserPromptSubmit hook's tool ~0.1 s after ``tools/list``. So this module imports only the
+standard library and MAMA's leaves: ``initialize``, ``ping`` and ``tools/list`` (from the light
+catalogue, filtered by the session's exposure) are answered by the reading thread before
+pydantic, the store or the handlers exist. Right after ``initialize`` a warm-up thread imports
+them, builds the :class:`~.state.State` and starts an anyio event loop in a background thread
+(a blocking portal) that runs the tool calls (:func:`.dispatch.call`, concurrently) and the
+background tasks of :mod:`.background`. A call arriving before that waits for it.
+
+The wire is :mod:`.wire`: a line that is not JSON gets -32700, a non-object -32600, an unknown
+method -32601 (what makes a ``server/discover`` probe fall back to ``initialize``);
+notifications are ignored. stdout carries the protocol only (fd 1 points at stderr). At the end
+of stdin, or on SIGINT (how Claude Code ends a session), what the project still has queued is
+embedded (1 s, or 0.3 s before Claude Code's SIGKILL), then the process exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from functools import partial
+from pathlib import Path
+from typing import Any, BinaryIO, NoReturn, cast
+
+from .. import __version__
+from ..config import Config, mama_home
+from .catalogue import instructions, load
+from .exposure import Exposure
+from .process import composition_root, early_exposure, leave_signals_to_the_main_thread
+from .wire import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    LIST_CHANGED,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    PROTOCOL_VERSIONS,
+    LineSession,
+)
+from .wire import (
+    tool_result as _tool_result,
+)
+
+STARTED = time.monotonic()  # about the process's start under bin/mama-server (python -m)
+log = logging.getLogger("mama.server")
+DRAIN_S = 5.0  # at the end of stdin, what the calls under way get to finish
+INTERRUPTED_DRAIN_S = 0.05  # after SIGINT
+# Embedding what the session saved before exiting: Claude Code sends SIGKILL 0.5 s after its
+# SIGINT, so the drain then stops at 0.3 s; a client closing stdin allows a second.
+SIGNAL_DRAIN_S, EXIT_DRAIN_S = 0.3, 1.0
+WARM_UP_TIMEOUT_S = 60.0  # a call waits this long for the heavy imports at most
+# A hook call's whole budget (the shorter hook timeout in hooks/hooks.json is 5 s), and how
+# much of it may go to waiting for the warm-up; past either it answers {} (fail open).
+HOOK_BUDGET_S, HOOK_WAIT_S = 4.5, 4.0
+
+
+class Front(LineSession):
+    """One stdio session: the reading thread answers, calls run on the warm event loop."""
+
+    def __init__(
+        self,
+        stdin: io.BufferedIOBase,
+        stdout: BinaryIO,
+        config: Config,
+        project: str,
+        db: Path | None,
+    ) -> None:
+        self.stdin, self.stdout = stdin, stdout
+        self.config, self.project, self.db = config, project, db
+        self.early = early_exposure(config)
+        self.client: str | None = None
+        self.served: list[str] | None = None  # the last list answered, by name
+        self.write_lock = threading.Lock()
+        self.ready = threading.Event()  # set when the warm-up is over, done or failed
+        self.state: Any = None  # server.state.State once warm
+        # The same State, built light (config and storage, no pydantic) to seed the tool list
+        # from the project's memory before the first list is answered; the warm-up adopts it.
+        self.light: Any = None
+        self._light_lock = threading.Lock()
+        self.portal: Any = None  # anyio BlockingPortal once warm
+        self._portal_cm: Any = None
+        self._dispatch: Any = None  # the server.dispatch module once imported
+        self._warm_wanted = False
+        self._warming: threading.Thread | None = None
+        self._calls: set[threading.Thread] = set()
+        self._calls_lock = threading.Lock()
+
+    # -- the session ----------------------------------------------------------------------
+
+    def run(self) -> tuple[int, bool]:
+        """Serve until stdin ends or SIGINT; return the exit status and whether all stopped.
+
+        Claude Code ends a session with SIGINT and sends SIGTERM 0.1 s later: after SIGINT
+        only ``INTERRUPTED_DRAIN_S`` is given to what runs.
+        """
+        status, drain = 0, DRAIN_S
+        try:
+            for line, more in self._lines():
+                self.handle(line)
+                if self._warm_wanted and not more:  # what the client already sent goes first
+                    self._start_warm_up()
+        except KeyboardInterrupt:
+            status, drain = 130, INTERRUPTED_DRAIN_S
+        if status:  # SIGTERM follows 0.1 s later: let it not cut the drain short
+            with contextlib.suppress(ValueError):  # not the main thread (a test)
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        self.drain(SIGNAL_DRAIN_S if status else EXIT_DRAIN_S)
+        return status, self.finish(drain)
+
+    def handle(self, line: bytes) -> None:
+        """Answer one client line (the reading thread)."""
+        try:
+            message = json.loads(line)
+        except ValueError:
+            if line.strip():
+                self.fail(None, PARSE_ERROR, "Parse error: each line must be one JSON object")
+            return
+        if not isinstance(message, dict):
+            self.fail(None, INVALID_REQUEST, "Invalid request: expected a JSON object")
+            return
+        if "id" not in message:
+            return  # a notification (initialized, cancelled…), or a response to nothing
+        ident, method = message["id"], message.get("method")
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        if not isinstance(method, str):
+            self.fail(ident, INVALID_REQUEST, "Invalid request: no method")
+        elif method == "initialize":
+            self.initialize(ident, params)
+        elif method == "ping":
+            self.reply(ident, {})
+        elif method == "tools/list":
+            self.reply(ident, {"tools": self.tool_list()})
+        elif method == "tools/call":
+            self.call(ident, params)
+        else:
+            self.fail(ident, METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    def initialize(self, ident: Any, params: dict[str, Any]) -> None:
+        info = params.get("clientInfo")
+        name = info.get("name") if isinstance(info, dict) else None
+        self.client = name if isinstance(name, str) else None
+        offered = params.get("protocolVersion")
+        version = offered if offered in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1]
+        self.reply(
+            ident,
+            {
+                "protocolVersion": version,
+                "capabilities": {"tools": {"listChanged": True}},
+                "serverInfo": {"name": "mama", "version": __version__},
+                "instructions": instructions(
+                    self.exposure().listed(self.client),
+                    enabled=self.config.project_enabled(self.project),
+                ),
+            },
+        )
+        self.warm_up()
+
+    def exposure(self) -> Exposure:
+        """The session's exposure, seeded from the project's memory (the State's).
+
+        The first call builds the State light and opens the store (apsw, tens of ms), so the
+        first list already holds every tool the memory makes possible; the early, unseeded
+        exposure answers only if that fails.
+        """
+        with self._light_lock:
+            if self.light is None:
+                try:
+                    from .state import State
+
+                    self.light = State(self.config, self.project, self.db)
+                except Exception:
+                    log.error("the tool list could not be seeded:\n%s", traceback.format_exc())
+                    return self.early
+            state = self.light
+        return state.exposure_ready()
+
+    def tool_list(self) -> list[dict[str, Any]]:
+        names = self.exposure().listed(self.client)
+        self.served = names
+        catalogue = load()
+        return [catalogue.definition(n) for n in names]
+
+    # -- warming up -----------------------------------------------------------------------
+
+    def warm_up(self) -> None:
+        """Have the heavy parts imported and the State built, once the lines waiting are
+        answered (so a ``tools/list`` sent with ``initialize`` does not wait for them)."""
+        self._warm_wanted = True
+
+    def _start_warm_up(self) -> None:
+        if self._warming is None:
+            self._warming = threading.Thread(target=self._warm, name="mama-warm-up", daemon=True)
+            self._warming.start()
+
+    def _warm(self) -> None:
+        leave_signals_to_the_main_thread()  # and to the loop and workers started from here
+        try:
+            from anyio.from_thread import start_blocking_portal
+
+            from . import dispatch  # pydantic, the schema, the services, the handlers
+            from .background import (
+                index_in_background,
+                refresh_briefs_in_background,
+                suggest_in_background,
+            )
+            from .state import State
+
+            with self._light_lock:
+                if self.light is None:
+                    self.light = State(self.config, self.project, self.db)
+                state = self.light
+            self._portal_cm = start_blocking_portal(name="mama-loop")
+            portal = self._portal_cm.__enter__()
+            for task in (index_in_background, refresh_briefs_in_background, suggest_in_background):
+                portal.start_task_soon(task, state)
+            try:  # opened (and migrated) here rather than by the first call
+                _ = state.store
+            except Exception as exc:  # each call will say what is wrong, as it tries again
+                log.error("the store did not open: %s", exc)
+            self._dispatch, self.portal, self.state = dispatch, portal, state
+            if self.served is not None and state.exposure.listed(self.client) != self.served:
+                state.exposure.pending = True  # listed before the State: tell the client
+                self.notify_if_pending()
+        except BaseException:
+            log.error("the server could not load:\n%s", traceback.format_exc())
+            return
+        finally:
+            self.ready.set()
+        log.info("ready %.0f ms after start", (time.monotonic() - STARTED) * 1000)
+        # What the first recall with hits (and the cliffhanger's refresh) would pay for. The
+        # tool table (the local model's libraries) loads on the first call of a listed tool,
+        # so that it does not compete with the hook calls that come first.
+        import jinja2  # noqa: F401
+
+    # -- tool calls -----------------------------------------------------------------------
+
+    def call(self, ident: Any, params: dict[str, Any]) -> None:
+        """Run one ``tools/call`` in its own thread, so calls answer concurrently."""
+        name, arguments = params.get("name"), params.get("arguments")
+        if not isinstance(name, str):
+            self.fail(ident, INVALID_PARAMS, "Invalid params: tools/call needs a tool name")
+            return
+        if arguments is not None and not isinstance(arguments, dict):
+            self.fail(ident, INVALID_PARAMS, "Invalid params: arguments must be an object")
+            return
+        meta = params.get("_meta")
+        call_id = meta.get("claudecode/toolUseId") if isinstance(meta, dict) else None
+        worker = threading.Thread(
+            target=self._call,
+            args=(ident, name, arguments, call_id if isinstance(call_id, str) else ""),
+            name=f"mama-call-{name}",
+            daemon=True,
+        )
+        with self._calls_lock:
+            self._calls.add(worker)
+        self._start_warm_up()  # the call waits for it anyway
+        worker.start()
+
+    def _call(self, ident: Any, name: str, arguments: dict[str, Any] | None, call_id: str) -> None:
+        leave_signals_to_the_main_thread()
+        try:
+            self.reply(ident, self._answer(name, arguments, call_id))
+        finally:
+            with self._calls_lock:
+                self._calls.discard(threading.current_thread())
+
+    def _answer(self, name: str, arguments: dict[str, Any] | None, call_id: str) -> dict[str, Any]:
+        hook, asked = name in load().hook_tools, time.monotonic()
+        self.ready.wait(HOOK_WAIT_S if hook else WARM_UP_TIMEOUT_S)
+        waited = time.monotonic() - asked
+        if self.state is None:
+            if hook:
+                log.warning("%s answered {}: not ready after %.1f s", name, waited)
+                return _tool_result("{}", error=False)
+            where = mama_home() / "logs" / "server.log"
+            return _tool_result(
+                f"MAMA's server could not load (details in {where}); nothing was saved.",
+                error=True,
+            )
+        try:
+            dispatch = self._dispatch
+            left = max(0.5, min(dispatch.HOOK_DEADLINE_S, HOOK_BUDGET_S - waited))
+            call = partial(dispatch.call, self.state, name, arguments, client=self.client,
+                           call_id=call_id, hook_deadline_s=left)  # fmt: skip
+            reply = self.portal.call(call)
+        except Exception:  # the loop is gone (shutting down): dispatch itself never raises
+            log.error("tool %s could not run:\n%s", name, traceback.format_exc())
+            return _tool_result(f"{name} could not run: MAMA's server is stopping.", error=True)
+        self.notify_if_pending()
+        if hook:  # what the hooks cost the prompt, for anyone wondering
+            took = time.monotonic() - asked
+            log.info("%s answered in %.0f ms (%.0f ms waiting for the warm-up)", name,
+                     took * 1000, waited * 1000)  # fmt: skip
+        return dict(reply.result())
+
+    def notify_if_pending(self) -> None:
+        """Tell the client its tool list changed, if it did; on failure list every tool."""
+        exposure = self.exposure()
+        if not exposure.pending:
+            return
+        exposure.pending = False
+        try:
+            self.send(LIST_CHANGED)
+        except (OSError, ValueError) as exc:
+            exposure.fall_back(f"{type(exc).__name__}: {exc}")
+
+    # -- the end --------------------------------------------------------------------------
+
+    def finish(self, drain_s: float = DRAIN_S) -> bool:
+        """Let the calls under way finish (bounded), stop the loop, close the store.
+
+        Returns False when something still runs past ``drain_s`` (a call, or a background
+        task in a thread that cannot be cancelled, such as a model load): the store is then
+        left to SQLite's crash safety and the caller should exit without waiting.
+        """
+        deadline = time.monotonic() + drain_s
+        with self._calls_lock:
+            calls = list(self._calls)
+        for worker in calls:
+            worker.join(max(0.0, deadline - time.monotonic()))
+        if any(worker.is_alive() for worker in calls):
+            log.warning("ending with tool calls still running after %.1f s", drain_s)
+            return False
+        if self._warming is not None:
+            self._warming.join(max(0.0, deadline - time.monotonic()))
+            if self._warming.is_alive():
+                return False
+        if self.portal is not None:
+            stopping = threading.Thread(target=self._stop_loop, daemon=True)
+            stopping.start()
+            stopping.join(max(0.0, deadline - time.monotonic()))
+            if stopping.is_alive():
+                return False
+        if self.state is not None:
+            self.state.close()
+        return True
+
+    def drain(self, budget_s: float) -> None:
+        """Embed what this project still has queued, for ``budget_s`` at most (never raises):
+        a short ``-p`` session leaves no memory waiting for its vector."""
+        if self.state is None:
+            return
+        try:
+            from .background import drain_now
+
+            drain_now(self.state, budget_s)
+        except Exception:
+            log.error("the exit drain failed:\n%s", traceback.format_exc())
+
+    def _stop_loop(self) -> None:
+        with contextlib.suppress(RuntimeError):  # already stopped
+            self.portal.call(self.portal.stop, True)  # cancels the background tasks
+        self._portal_cm.__exit__(None, None, None)
+
+
+def serve(*, db: Path | None = None, cwd: str | None = None) -> NoReturn:
+    """Run the front on stdin/stdout until the client closes stdin (or SIGINT), then exit."""
+    # stdout is the protocol's: keep a private copy of it and point fd 1 at stderr, so that
+    # whatever prints (llama.cpp, a library) cannot corrupt the stream.
+    sys.stdout.flush()
+    protocol = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    config, project = composition_root(cwd)
+    front = Front(cast(io.BufferedIOBase, sys.stdin.buffer), protocol, config, project, db)
+    status, stopped = front.run()
+    if not stopped:  # a model load, an abandoned hook worker: do not hold the client up
+        log.info("exiting without waiting for work still running")
+    # What could close has closed: exit without the interpreter's teardown (modules, idle
+    # worker threads), which Claude Code would wait for.
+    logging.shutdown()
+    sys.stderr.flush()
+    os._exit(status)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m mama_plugin.server.front`` (bin/mama-server)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="mama-server", description=__doc__.partition("\n")[0])
+    parser.add_argument("--project", help="project directory (default: $CLAUDE_PROJECT_DIR)")
+    parser.add_argument("--db", help="database file (default: the configured one)")
+    args = parser.parse_args(argv)
+    try:
+        return serve(db=Path(args.db) if args.db else None, cwd=args.project)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""What a server process builds first: its log, its lenient config, its project, its signals.
+
+Standard library only: the light front (:mod:`.front`) calls these before it answers
+``initialize``; the SDK server (:mod:`.app`) calls the same.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+
+from ..config import KEYS, Config, mama_home
+from ..project import project_key
+from .exposure import Exposure
+
+log = logging.getLogger("mama.server")
+
+
+def configure_logging() -> None:
+    """Send the ``mama`` loggers to ``$MAMA_HOME/logs/server.log``."""
+    folder = mama_home() / "logs"
+    folder.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(folder / "server.log", encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("mama")
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+
+
+def composition_root(cwd: str | None) -> tuple[Config, str]:
+    """A server process's logging, lenient config and project (``cwd``, else Claude Code's).
+
+    Lenient: a typo in config.json must not take memory away from a session; each problem is
+    logged with the fix.
+    """
+    configure_logging()
+    config = Config(strict=False)
+    for problem in config.problems:
+        log.error("%s — fix it with `mama config set`", problem)
+    # Claude Code exports the project's directory to plugin servers.
+    return config, project_key(cwd or os.environ.get("CLAUDE_PROJECT_DIR") or None)
+
+
+def early_exposure(config: Config) -> Exposure:
+    """The exposure ``State`` will build from the same config, before ``State`` is imported."""
+    mode = str(config.settings.dynamic_tools)
+    override = os.environ.get("MAMA_DYNAMIC_TOOLS", "").strip()
+    if override:
+        with contextlib.suppress(ValueError):  # State logs it
+            mode = str(KEYS["dynamic_tools"].parse(override))
+    return Exposure(mode=mode, legacy_listed=config.settings.legacy_tools_listed)
+
+
+def leave_signals_to_the_main_thread() -> None:
+    """Block SIGINT in the calling thread (and the threads it starts).
+
+    The kernel hands a process's signal to any thread that does not block it; only the main
+    thread, blocked reading stdin, turns SIGINT into an exit, and its read is interrupted
+    only when the signal is delivered to it.
+    """
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})

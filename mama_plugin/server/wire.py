@@ -1,0 +1,66 @@
+"""Newline-delimited JSON-RPC 2.0 over a byte stream (the MCP stdio transport), stdlib only.
+
+What the front writes and reads, kept apart from what it answers: the protocol constants, one
+writer lock for every thread that answers, and the reading of whole lines.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import threading
+from collections.abc import Iterator
+from typing import Any, BinaryIO
+
+log = logging.getLogger("mama.server")
+# What mcp 2.3.0 negotiates through initialize; any other offer gets the newest.
+PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
+READ_SIZE = 1 << 16
+LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+
+
+def tool_result(text: str, *, error: bool) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": error}
+
+
+class LineSession:
+    """One client on ``stdin``/``stdout``: whole lines in, one JSON message per line out."""
+
+    stdin: io.BufferedIOBase
+    stdout: BinaryIO
+    write_lock: threading.Lock
+
+    # -- output ---------------------------------------------------------------------------
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Write one protocol message (any thread); raises OSError when the client is gone."""
+        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        with self.write_lock:
+            self.stdout.write(line)
+            self.stdout.flush()
+
+    def reply(self, ident: Any, result: dict[str, Any]) -> None:
+        self._send_quietly({"jsonrpc": "2.0", "id": ident, "result": result})
+
+    def fail(self, ident: Any, code: int, message: str) -> None:
+        error = {"code": code, "message": message}
+        self._send_quietly({"jsonrpc": "2.0", "id": ident, "error": error})
+
+    def _send_quietly(self, message: dict[str, Any]) -> None:
+        try:
+            self.send(message)
+        except (OSError, ValueError) as exc:  # the client went away; stdin's end follows
+            log.warning("could not answer the client: %s", exc)
+
+    def _lines(self) -> Iterator[tuple[bytes, bool]]:
+        """Each line from stdin, with whether another complete line is already waiting."""
+        buffer = b""
+        while chunk := self.stdin.read1(READ_SIZE):
+            buffer += chunk
+            while b"\n" in buffer:
+                line, _, buffer = buffer.partition(b"\n")
+                yield line, b"\n" in buffer
+        if buffer.strip():
+            yield buffer, False
