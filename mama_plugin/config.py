@@ -163,7 +163,9 @@ class Settings:
         True, _boolean, "propose links to earlier memories after each save (pending until accepted)"
     )
     disabled_projects: tuple[str, ...] = _setting(
-        (), _paths, "projects where hooks stay silent (list; `mama config disable`)"
+        (),
+        _paths,
+        "projects where MAMA is off: hooks silent, nothing saved (list; `mama config disable`)",
     )
 
 
