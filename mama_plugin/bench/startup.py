@@ -7,6 +7,8 @@ hook's tool ~0.1 s after ``tools/list``. Each round starts, in a fresh temporary
 - the SDK server (``mama serve --sdk``),
 - a bare Python that answers each line with an empty result (the floor: interpreter start and
   a pipe round trip, measured the same way),
+- the front again in a MAMA_HOME holding a store of 1,000 memories of the project (a returning
+  user: the first list is seeded from the project's memory, which opens the store),
 
 sends ``initialize``, ``notifications/initialized`` and ``tools/list``, and reads the times the
 answers arrived, from just before the process was spawned. The three take turns, so the
@@ -16,6 +18,7 @@ machine's load falls on each alike; ``python -c pass`` is timed too, and the loa
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -37,17 +40,40 @@ ECHO = (
     "        print(json.dumps({'jsonrpc': '2.0', 'id': m['id'], 'result': {}}), flush=True)\n"
 )
 BARE = (sys.executable, "-c", ECHO)
-SERVERS = {"front": FRONT, "sdk": SDK, "bare_stdio": BARE}
+SERVERS = {"front": FRONT, "sdk": SDK, "bare_stdio": BARE, "front_store": FRONT}
+STORED = 1000  # memories in the returning user's store
 
 
-def _one_start(command: tuple[str, ...]) -> tuple[float, float]:
+def _store_template(folder: Path) -> tuple[Path, Path]:
+    """A MAMA_HOME with ``STORED`` memories of a project, and that project's directory."""
+    from ..config import Config
+    from ..project import project_key
+    from ..storage import Store
+    from .latency import build
+
+    home, project = folder / "home", folder / "project"
+    project.mkdir(parents=True)
+    with Store.open(config=Config(home)) as store:
+        build(store, STORED, None)
+        with store.transaction():  # the synthetic memories, moved into this project
+            store.conn.execute("UPDATE memories SET project = ?", (project_key(project),))
+    return home, project
+
+
+def _one_start(
+    command: tuple[str, ...], template: tuple[Path, Path] | None = None
+) -> tuple[float, float]:
     """Milliseconds from spawn to ``initialize`` answered and to ``tools/list`` answered."""
     with tempfile.TemporaryDirectory(prefix="mama-startup-") as home:
+        cwd = home
+        if template is not None:  # a copy of the store, so no start sees another's writes
+            shutil.copytree(template[0], home, dirs_exist_ok=True)
+            cwd = str(template[1])
         env = {**os.environ, "MAMA_HOME": home, "PYTHONPATH": str(ROOT)}
         # As a user's machine runs it: Python writes (and then reads) MAMA's bytecode.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         started = time.perf_counter()
-        server = StdioServer(env, cwd=home, command=command)
+        server = StdioServer(env, cwd=cwd, command=command)
         try:
             server.request("tools/list", {})
             at = server.answered_at
@@ -69,20 +95,32 @@ def _figures(name: str, values: list[float]) -> dict[str, float]:
     }
 
 
+def _one_round(
+    times: dict[str, tuple[list[float], list[float]]], template: tuple[Path, Path]
+) -> None:
+    """One cold start of each server, taking turns."""
+    for name, command in SERVERS.items():
+        initialize_ms, tools_list_ms = _one_start(
+            command, template if name == "front_store" else None
+        )
+        times[name][0].append(initialize_ms)
+        times[name][1].append(tools_list_ms)
+
+
 def startup_run(runs: int = 30) -> tuple[str, dict[str, object]]:
     """Time ``runs`` cold starts of each server and of the baselines; medians and p95."""
     load_before = os.getloadavg()
     times: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in SERVERS}
     bare: list[float] = []
-    for command in SERVERS.values():  # untimed: the bytecode is written, the disk cache warm
-        _one_start(command)
-    for _ in range(runs):
-        for name, command in SERVERS.items():
-            initialize_ms, tools_list_ms = _one_start(command)
-            times[name][0].append(initialize_ms)
-            times[name][1].append(tools_list_ms)
-        bare.append(bare_python())
+    with tempfile.TemporaryDirectory(prefix="mama-startup-store-") as folder:
+        template = _store_template(Path(folder))
+        for name, command in SERVERS.items():  # untimed: bytecode written, disk cache warm
+            _one_start(command, template if name == "front_store" else None)
+        for _ in range(runs):
+            _one_round(times, template)
+            bare.append(bare_python())
     load_after = os.getloadavg()
+
     data: dict[str, object] = {"runs": runs}
     for name, (initialized, listed) in times.items():
         data |= _figures(f"{name}_initialize", initialized)
@@ -96,6 +134,7 @@ def startup_run(runs: int = 30) -> tuple[str, dict[str, object]]:
         ("front (sh bin/mama-server)", "front"),
         ("mama serve --sdk", "sdk"),
         ("bare Python answering stdio", "bare_stdio"),
+        (f"front, store of {STORED} memories", "front_store"),
     ]
     lines = [
         f"process start → first tools/list answered ({runs} cold starts each, fresh MAMA_HOME, "

@@ -166,14 +166,12 @@ class Front(LineSession):
         self.warm_up()
 
     def exposure(self) -> Exposure:
-        """The session's exposure, seeded from the project's memory (the State's).
-
-        The first call builds the State light and opens the store (apsw, tens of ms), so the
-        first list already holds every tool the memory makes possible; the early, unseeded
-        exposure answers only if that fails.
-        """
+        """The session's exposure, seeded from the project's memory: the first call builds the
+        State light and opens the store (apsw, tens of ms); without a store, the core."""
         with self._light_lock:
             if self.light is None:
+                if not (self.db or self.config.db_path).exists():
+                    return self.early  # no memory yet: the core, and no store to create here
                 try:
                     from .state import State
 
