@@ -46,6 +46,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from fake_anthropic import DONE_TEXT, FakeAnthropic, claude_env, text, tool_use  # noqa: E402
 
+from mama_plugin.bench.stream import next_result, read_events  # noqa: E402
+from mama_plugin.errors import MamaError  # noqa: E402
+
 RECORDED_WITH = "2.1.197"
 TOOLS = "Read,Edit,Write,Bash,TaskCreate,TaskUpdate"
 TX = Path("/tmp/tx")
@@ -503,7 +506,7 @@ def _run_streaming(command: list[str], fixture: Fixture, env: dict[str, str]) ->
                                 stdin=pipe, stdout=pipe, stderr=err)  # fmt: skip
         assert proc.stdin is not None and proc.stdout is not None
         events: queue.Queue[dict[str, Any] | None] = queue.Queue()
-        threading.Thread(target=_read_events, args=(proc.stdout, events), daemon=True).start()
+        threading.Thread(target=read_events, args=(proc.stdout, events), daemon=True).start()
         try:
             for prompt, _ in fixture.turns:
                 line = {"type": "user", "message": {"role": "user", "content": prompt}}
@@ -522,30 +525,14 @@ def _run_streaming(command: list[str], fixture: Fixture, env: dict[str, str]) ->
             raise RecordingError(f"claude -p exited {proc.returncode}\nstderr: {err.read()}")
 
 
-def _read_events(stream: Any, events: queue.Queue[dict[str, Any] | None]) -> None:
-    for line in stream:
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict):
-            events.put(event)
-    events.put(None)  # end of output
-
-
 def _wait_for_result(events: queue.Queue[dict[str, Any] | None]) -> None:
-    deadline = time.monotonic() + TURN_TIMEOUT_S
-    while True:
-        try:
-            event = events.get(timeout=max(0.0, deadline - time.monotonic()))
-        except queue.Empty:
-            raise RecordingError(f"no result within {TURN_TIMEOUT_S} s") from None
-        if event is None:
-            raise RecordingError("Claude Code closed its output before the turn's result")
-        if event.get("type") == "result":
-            if event.get("is_error"):
-                raise RecordingError(f"the turn ended in an error: {event}")
-            return
+    """The turn's result, or RecordingError (none in time, or the turn ended in an error)."""
+    try:
+        event = next_result(events, TURN_TIMEOUT_S)
+    except MamaError as exc:
+        raise RecordingError(str(exc)) from None
+    if event.get("is_error"):
+        raise RecordingError(f"the turn ended in an error: {event}")
 
 
 def _tool_errors(transcript: str) -> list[str]:

@@ -35,6 +35,7 @@ from ..project import project_key
 from ..server.hook_tools import TURN_WAIT_ENV
 from ..storage import Store
 from .latency import percentile
+from .stream import next_result, read_events
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAUDE = ROOT / ".tools" / "node_modules" / ".bin" / "claude"
@@ -126,7 +127,7 @@ def _session(
             )
             assert proc.stdin is not None and proc.stdout is not None
             events: queue.Queue[dict[str, Any] | None] = queue.Queue()
-            threading.Thread(target=_events, args=(proc.stdout, events), daemon=True).start()
+            threading.Thread(target=read_events, args=(proc.stdout, events), daemon=True).start()
             try:
                 for n in numbers:
                     line = {
@@ -136,7 +137,7 @@ def _session(
                     started = time.monotonic()
                     proc.stdin.write(json.dumps(line) + "\n")
                     proc.stdin.flush()
-                    _result(events)
+                    next_result(events, TURN_TIMEOUT_S)
                     took = time.monotonic() - started
                     closing = turn_script(fake_module, n)[1]["text"]
                     cp = _stored(config, key, closing)
@@ -151,30 +152,6 @@ def _session(
                 err.seek(0)
                 raise MamaError(f"claude -p: {exc}\nstderr: {err.read()[-2000:]}") from exc
     return rows
-
-
-def _events(stream: Any, events: queue.Queue[dict[str, Any] | None]) -> None:
-    for line in stream:
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict):
-            events.put(event)
-    events.put(None)
-
-
-def _result(events: queue.Queue[dict[str, Any] | None]) -> None:
-    deadline = time.monotonic() + TURN_TIMEOUT_S
-    while True:
-        try:
-            event = events.get(timeout=max(0.0, deadline - time.monotonic()))
-        except queue.Empty:
-            raise MamaError(f"no result within {TURN_TIMEOUT_S} s") from None
-        if event is None:
-            raise MamaError("Claude Code closed its output before the turn's result")
-        if event.get("type") == "result":
-            return
 
 
 def turns_run(
