@@ -1,7 +1,9 @@
 """Newline-delimited JSON-RPC 2.0 over a byte stream (the MCP stdio transport), stdlib only.
 
-What the front writes and reads, kept apart from what it answers: the protocol constants, one
-writer lock for every thread that answers, and the reading of whole lines.
+What the two hand-written MCP servers (the front, ``server/front.py``, and the bootstrap's
+bridge) read and write, kept apart from what they answer: the protocol constants, a client
+line read as a request, the version answered to ``initialize``, a tool result, and (for the
+front) one writer lock for every thread that answers and the reading of whole lines.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import json
 import logging
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 log = logging.getLogger("mama.server")
@@ -19,6 +22,49 @@ PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 READ_SIZE = 1 << 16
 LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+
+
+@dataclass(frozen=True)
+class Request:
+    """A client line that asks for an answer."""
+
+    ident: Any
+    method: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A client line that gets an error instead (``ident`` None when it has none)."""
+
+    ident: Any
+    code: int
+    message: str
+
+
+def request(line: bytes) -> Request | Problem | None:
+    """Read one client line: a request, a problem to answer, or None (a notification, a
+    response to nothing asked, a blank line): nothing to answer."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        if line.strip():
+            return Problem(None, PARSE_ERROR, "Parse error: each line must be one JSON object")
+        return None
+    if not isinstance(message, dict):
+        return Problem(None, INVALID_REQUEST, "Invalid request: expected a JSON object")
+    if "id" not in message:
+        return None
+    ident, method = message["id"], message.get("method")
+    if not isinstance(method, str):
+        return Problem(ident, INVALID_REQUEST, "Invalid request: no method")
+    params = message.get("params")
+    return Request(ident, method, params if isinstance(params, dict) else {})
+
+
+def protocol_version(offered: Any) -> str:
+    """The version answered to ``initialize``: the offered one if known, else the newest."""
+    return offered if offered in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1]
 
 
 def tool_result(text: str, *, error: bool) -> dict[str, Any]:

@@ -19,8 +19,9 @@ from conftest import JWT
 from test_stdio import Wire
 
 from mama_plugin.config import Config
+from mama_plugin.jsonrpc import PROTOCOL_VERSIONS
 from mama_plugin.server.catalogue import CONTEXT_TOOLS, CORE, INSTRUCTIONS, load
-from mama_plugin.server.front import DRAIN_S, PROTOCOL_VERSIONS
+from mama_plugin.server.front import DRAIN_S
 
 FRONT = [sys.executable, "-m", "mama_plugin.server.front"]
 LIST_CHANGED = "notifications/tools/list_changed"

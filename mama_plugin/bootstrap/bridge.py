@@ -28,16 +28,13 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .. import __version__
+from ..jsonrpc import METHOD_NOT_FOUND, Problem, protocol_version, request, tool_result
 from . import paths, pending
 from .run import spawn_catchup, spawn_detached
 
-# What mcp 2.3.0 negotiates through initialize (mcp_types.version.HANDSHAKE_PROTOCOL_VERSIONS);
-# like the real server, the bridge answers any other offer with the newest.
-PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 TOOLS_JSON = paths.HERE / "tools.json"
 HANDOVER_TIMEOUT_S = 30.0
 BOOTSTRAP_RETRY_S = 60.0
-PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND = -32700, -32600, -32601
 INSTRUCTIONS = (
     "MAMA is preparing its Python environment (first run, about a minute): its memory tools "
     "are not ready yet and answer that they are installing. Nothing is lost: this session's "
@@ -127,27 +124,16 @@ class Bridge:
 
     def handle(self, line: bytes) -> None:
         """Answer one client line while no real server runs."""
-        try:
-            message = json.loads(line)
-        except ValueError:
-            if line.strip():
-                self.fail(None, PARSE_ERROR, "Parse error: each line must be one JSON object")
-            return
-        if not isinstance(message, dict):
-            self.fail(None, INVALID_REQUEST, "Invalid request: expected a JSON object")
-            return
-        method = message.get("method")
-        if "id" not in message:
+        found = request(line)
+        if found is None:
             return  # a notification, or a response to nothing the bridge asked
-        ident = message["id"]
-        params = message.get("params")
-        params = params if isinstance(params, dict) else {}
-        if not isinstance(method, str):
-            self.fail(ident, INVALID_REQUEST, "Invalid request: no method")
-        elif method == "initialize":
+        if isinstance(found, Problem):
+            self.fail(found.ident, found.code, found.message)
+            return
+        ident, method, params = found.ident, found.method, found.params
+        if method == "initialize":
             self.init_line, self.init_id = line, ident
-            offered = params.get("protocolVersion")
-            version = offered if offered in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1]
+            version = protocol_version(params.get("protocolVersion"))
             self.reply(
                 ident,
                 {
@@ -175,14 +161,14 @@ class Bridge:
                 self.forward(line)
                 self.catch_up()  # the turns this session took before the hand-over
                 return
-            self.reply(ident, _tool_result(problem, error=True))
+            self.reply(ident, tool_result(problem, error=True))
             return
         self.start_bootstrap()
         if params.get("name") in self.hook_tools:
             self.record(params)
-            self.reply(ident, _tool_result("{}", error=False))
+            self.reply(ident, tool_result("{}", error=False))
         else:
-            self.reply(ident, _tool_result(not_ready_text(), error=True))
+            self.reply(ident, tool_result(not_ready_text(), error=True))
 
     def record(self, params: dict[str, Any]) -> None:
         """Keep a Stop or prompt hook's call for ``mama catchup`` (the hook gets ``{}``)."""
@@ -300,10 +286,6 @@ def _response(line: bytes, ident: Any) -> dict[str, Any] | None:
     if isinstance(message, dict) and "method" not in message and message.get("id") == ident:
         return message
     return None
-
-
-def _tool_result(text: str, *, error: bool) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": text}], "isError": error}
 
 
 def main() -> int:

@@ -9,18 +9,18 @@ them, builds the :class:`~.state.State` and starts an anyio event loop in a back
 (a blocking portal) that runs the tool calls (:func:`.dispatch.call`, concurrently) and the
 background tasks of :mod:`.background`. A call arriving before that waits for it.
 
-The wire is :mod:`.wire`: a line that is not JSON gets -32700, a non-object -32600, an unknown
-method -32601 (what makes a ``server/discover`` probe fall back to ``initialize``);
-notifications are ignored. stdout carries the protocol only (fd 1 points at stderr). At the end
-of stdin, or on SIGINT (how Claude Code ends a session), what the project still has queued is
-embedded (1 s, or 0.3 s before Claude Code's SIGKILL), then the process exits.
+The wire is :mod:`mama_plugin.jsonrpc` (shared with the bootstrap's bridge): a line that is not
+JSON gets -32700, a non-object -32600, an unknown method -32601 (what makes a
+``server/discover`` probe fall back to ``initialize``); notifications are ignored. stdout
+carries the protocol only (fd 1 points at stderr). At the end of stdin, or on SIGINT (how
+Claude Code ends a session), what the project still has queued is embedded (1 s, or 0.3 s
+before Claude Code's SIGKILL), then the process exits.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
-import json
 import logging
 import os
 import signal
@@ -34,21 +34,21 @@ from typing import Any, BinaryIO, NoReturn, cast
 
 from .. import __version__
 from ..config import Config, mama_home
+from ..jsonrpc import (
+    INVALID_PARAMS,
+    LIST_CHANGED,
+    METHOD_NOT_FOUND,
+    LineSession,
+    Problem,
+    protocol_version,
+    request,
+)
+from ..jsonrpc import (
+    tool_result as _tool_result,
+)
 from .catalogue import instructions, load
 from .exposure import Exposure
 from .process import composition_root, early_exposure, leave_signals_to_the_main_thread
-from .wire import (
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    LIST_CHANGED,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
-    PROTOCOL_VERSIONS,
-    LineSession,
-)
-from .wire import (
-    tool_result as _tool_result,
-)
 
 STARTED = time.monotonic()  # about the process's start under bin/mama-server (python -m)
 log = logging.getLogger("mama.server")
@@ -118,23 +118,14 @@ class Front(LineSession):
 
     def handle(self, line: bytes) -> None:
         """Answer one client line (the reading thread)."""
-        try:
-            message = json.loads(line)
-        except ValueError:
-            if line.strip():
-                self.fail(None, PARSE_ERROR, "Parse error: each line must be one JSON object")
-            return
-        if not isinstance(message, dict):
-            self.fail(None, INVALID_REQUEST, "Invalid request: expected a JSON object")
-            return
-        if "id" not in message:
+        found = request(line)
+        if found is None:
             return  # a notification (initialized, cancelled…), or a response to nothing
-        ident, method = message["id"], message.get("method")
-        params = message.get("params")
-        params = params if isinstance(params, dict) else {}
-        if not isinstance(method, str):
-            self.fail(ident, INVALID_REQUEST, "Invalid request: no method")
-        elif method == "initialize":
+        if isinstance(found, Problem):
+            self.fail(found.ident, found.code, found.message)
+            return
+        ident, method, params = found.ident, found.method, found.params
+        if method == "initialize":
             self.initialize(ident, params)
         elif method == "ping":
             self.reply(ident, {})
@@ -149,8 +140,7 @@ class Front(LineSession):
         info = params.get("clientInfo")
         name = info.get("name") if isinstance(info, dict) else None
         self.client = name if isinstance(name, str) else None
-        offered = params.get("protocolVersion")
-        version = offered if offered in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1]
+        version = protocol_version(params.get("protocolVersion"))
         self.reply(
             ident,
             {
