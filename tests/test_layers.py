@@ -40,6 +40,7 @@ ROOMS: dict[str, tuple[str, ...]] = {
         "blas",
         "text",
         "envelope",
+        "fence",
         "jsonrpc",
         "transcript",
         "bootstrap",

@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..fence import TAG, defang
 from ..storage import MemoryRecord, Store
 from ..text import content_words as _content_words
 from ..text import estimate_tokens, stem
@@ -45,7 +46,7 @@ MIN_WORDS = 2  # shorter prompts ("yes", "go on") never recall anything
 CANDIDATES = 12
 MAX_HITS = 3
 MIN_LENGTH = 3  # one- and two-letter words ("db", "ok") match too much by accident
-FENCE = "mama-memory"  # the tag the injected memories are fenced in, as data
+FENCE = TAG  # the tag the injected memories are fenced in, as data
 
 
 @dataclass
@@ -209,7 +210,7 @@ def prompt_context(
 def _defang(value: Any) -> Any:
     """Memory text cannot close the fence it is shown in."""
     if isinstance(value, str):
-        return value.replace(f"</{FENCE}", f"</ {FENCE}").replace(f"<{FENCE}", f"< {FENCE}")
+        return defang(value)
     if isinstance(value, dict):
         return {k: _defang(v) for k, v in value.items()}
     if isinstance(value, list):
