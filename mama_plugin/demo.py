@@ -19,11 +19,12 @@ from typing import Any
 
 from .config import Config
 from .services import briefing
+from .services.answers import search_by_context
 from .services.evolution import chain
 from .services.indexing import drain
 from .services.memories import record_outcome, save_checkpoint, save_decision, save_insight
 from .services.render import render
-from .services.retrieval import EmbeddingModel, search_by_context
+from .services.retrieval import EmbeddingModel
 from .storage import Store
 
 PROJECT = "/demo/checkout-service"

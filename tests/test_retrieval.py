@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mama_plugin.services import ranking
+from mama_plugin.services.answers import search_by_context, search_by_topic, search_recent
 from mama_plugin.services.indexing import drain, reindex
 from mama_plugin.services.memories import (
     record_outcome,
@@ -23,13 +24,7 @@ from mama_plugin.services.memories import (
     save_decision,
     save_insight,
 )
-from mama_plugin.services.retrieval import (
-    VECTOR_WEIGHT,
-    retrieve,
-    search_by_context,
-    search_by_topic,
-    search_recent,
-)
+from mama_plugin.services.retrieval import VECTOR_WEIGHT, retrieve
 from mama_plugin.storage import Store
 from mama_plugin.storage.vectors import EmbeddingMismatchError
 

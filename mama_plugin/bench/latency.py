@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config
+from ..services.answers import search_by_context
 from ..services.graph import traverse
 from ..services.memories import record_outcome, save_checkpoint, save_decision
-from ..services.retrieval import EmbeddingModel, search_by_context
+from ..services.retrieval import EmbeddingModel
 from ..storage import Store
 from .synthetic import QUERIES, generate
 

@@ -82,7 +82,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 @json_option()
 def cmd_search(args: argparse.Namespace) -> int:
     """Print the best matches with their outcome and the story around them."""
-    from ..services.retrieval import search_by_context
+    from ..services.answers import search_by_context
 
     embedder = optional_embedder(args, without="searching by keywords")
     project = None if args.all_projects else project_of(args)

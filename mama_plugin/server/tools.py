@@ -27,13 +27,13 @@ from ..schema import (
     parse,
 )
 from ..schema.assist import DraftRequest, EvolveLinkInput, SuggestLinksInput
+from ..services.answers import search_by_context, search_by_topic, search_recent
 from ..services.briefing import resume_point
 from ..services.evolution import current_of
 from ..services.graph import traverse
 from ..services.memories import SaveResult, save_checkpoint, save_decision, save_insight
 from ..services.outcomes import record_outcome_event
 from ..services.render import render
-from ..services.retrieval import search_by_context, search_by_topic, search_recent
 from ..storage import MemoryRecord, Store
 from .assist_tools import do_draft_decision, do_evolve_link, do_suggest_links
 from .base import Answer, Env, Tool
