@@ -26,6 +26,7 @@ from .options import argument, command, keyword_only_option
         "turns",
         "extraction",
         "presence",
+        "kills",
     ),
     help="which benchmark",
 )
@@ -42,7 +43,7 @@ from .options import argument, command, keyword_only_option
     "--runs",
     type=int,
     help="runs to time (default: startup, hooks 30; presence 20; draft 3; warm, integrity 5; "
-    "turns 200)",
+    "turns 200; kills 200 writers and half as many servers)",
 )
 @argument(
     "--transcripts", help="draft: a folder of Claude Code transcripts (default: the fixtures)"
@@ -62,7 +63,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from ..bench import commands
 
     embedder = None
-    light = ("startup", "draft", "exposure", "warm", "integrity", "turns", "extraction", "presence")
+    light = (
+        "startup",
+        "draft",
+        "exposure",
+        "warm",
+        "integrity",
+        "turns",
+        "extraction",
+        "presence",
+        "kills",
+    )
     if not args.keyword_only and args.kind not in light:
         from ..embeddings import open_embedder
 
@@ -92,6 +103,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
         text, data = integrity_run(sizes, runs=args.runs or 5, progress=progress)
+    elif args.kind == "kills":
+        from ..bench.faults import kills_run
+
+        writers = args.runs or 200
+        text, data = kills_run(writers, max(1, writers // 2), progress=progress)
     elif args.kind == "presence":
         from ..bench.presence import presence_run
 
