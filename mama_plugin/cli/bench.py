@@ -27,6 +27,7 @@ from .options import argument, command, keyword_only_option
         "extraction",
         "presence",
         "kills",
+        "fuzz",
     ),
     help="which benchmark",
 )
@@ -43,7 +44,7 @@ from .options import argument, command, keyword_only_option
     "--runs",
     type=int,
     help="runs to time (default: startup, hooks 30; presence 20; draft 3; warm, integrity 5; "
-    "turns 200; kills 200 writers and half as many servers)",
+    "turns 200; kills 200 writers and half as many servers; fuzz 10000 calls)",
 )
 @argument(
     "--transcripts", help="draft: a folder of Claude Code transcripts (default: the fixtures)"
@@ -103,6 +104,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
         text, data = integrity_run(sizes, runs=args.runs or 5, progress=progress)
+    elif args.kind == "fuzz":
+        from ..bench.fuzz import fuzz_run
+
+        text, data = fuzz_run(args.runs or 10_000, progress=progress)
     elif args.kind == "kills":
         from ..bench.faults import kills_run
 
