@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-
 from mama_plugin.config import Config
 from mama_plugin.project import project_key
 from mama_plugin.services.memories import save_decision
@@ -129,8 +128,14 @@ def test_hooks_answer_within_their_deadlines_while_another_process_holds_the_loc
     env.pop("MAMA_TURN_WAIT_S", None)
     front = Pipelined(env, project)
     try:
-        front.send("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                  "clientInfo": {"name": "claude-code", "version": "test"}})
+        front.send(
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "claude-code", "version": "test"},
+            },
+        )
         warm = front.call("observe_prompt", prompt)  # the server is warm before the lock
         assert warm in front.collect({warm}, 60)
         holder = _hold_write_lock(mama_home / "mama.db", HOLD_S)
@@ -139,8 +144,14 @@ def test_hooks_answer_within_their_deadlines_while_another_process_holds_the_loc
         session_start: list[tuple[float, subprocess.CompletedProcess[str]]] = []
         for round_ in range(3):
             # A write tool waits for the lock (the configured busy timeout) beside the hooks.
-            front.call("save_decision", {"topic": f"cache_{round_}", "decision": "Use Redis",
-                                         "reasoning": "sessions must survive a restart"})
+            front.call(
+                "save_decision",
+                {
+                    "topic": f"cache_{round_}",
+                    "decision": "Use Redis",
+                    "reasoning": "sessions must survive a restart",
+                },
+            )
             time.sleep(0.2)
             timed.append((front.call("observe_prompt", prompt), _timeout_s("UserPromptSubmit")))
             timed.append((front.send("ping", {}), _timeout_s("UserPromptSubmit")))
@@ -170,4 +181,3 @@ def test_hooks_answer_within_their_deadlines_while_another_process_holds_the_loc
     took, ran = session_start[0]
     assert ran.returncode == 0 and took < _timeout_s("SessionStart"), (took, ran.stderr)
     assert not ran.stdout or "hookSpecificOutput" in json.loads(ran.stdout)
-
