@@ -4,7 +4,8 @@ Both servers answer ``tools/call`` through :func:`call`: the light stdio front
 (:mod:`.front`) and the SDK wrapper (:mod:`.app`). It validates the arguments, runs the
 handler (in a worker thread, so the event loop never waits on the store; a hook's under a
 deadline that fails open to ``{}`` and bounds its lock waits), and turns what went wrong into
-a tool error the model can act on. It never raises. Notifying a tool-list change is the transport's job: it looks at ``state.exposure.pending``.
+a tool error the model can act on. It never raises. Notifying a tool-list change is the
+transport's job: it looks at ``state.exposure.pending``.
 """
 
 from __future__ import annotations
