@@ -26,6 +26,7 @@ from .options import argument, command, keyword_only_option
         "turns",
         "extraction",
         "presence",
+        "writers",
     ),
     help="which benchmark",
 )
@@ -42,7 +43,7 @@ from .options import argument, command, keyword_only_option
     "--runs",
     type=int,
     help="runs to time (default: startup, hooks 30; presence 20; draft 3; warm, integrity 5; "
-    "turns 200)",
+    "turns 200; writers: saves per writer, 200)",
 )
 @argument(
     "--transcripts", help="draft: a folder of Claude Code transcripts (default: the fixtures)"
@@ -62,7 +63,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from ..bench import commands
 
     embedder = None
-    light = ("startup", "draft", "exposure", "warm", "integrity", "turns", "extraction", "presence")
+    light = ("startup", "draft", "exposure", "warm", "integrity", "turns", "extraction", "presence",
+             "writers")  # fmt: skip
     if not args.keyword_only and args.kind not in light:
         from ..embeddings import open_embedder
 
@@ -92,6 +94,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
         text, data = integrity_run(sizes, runs=args.runs or 5, progress=progress)
+    elif args.kind == "writers":
+        from ..bench.writers import writers_run
+
+        text, data = writers_run(args.runs or 200)
     elif args.kind == "presence":
         from ..bench.presence import presence_run
 
