@@ -28,6 +28,7 @@ from .options import argument, command, keyword_only_option
         "presence",
         "kills",
         "fuzz",
+        "writers",
     ),
     help="which benchmark",
 )
@@ -44,7 +45,8 @@ from .options import argument, command, keyword_only_option
     "--runs",
     type=int,
     help="runs to time (default: startup, hooks 30; presence 20; draft 3; warm, integrity 5; "
-    "turns 200; kills 200 writers and half as many servers; fuzz 10000 calls)",
+    "turns 200; kills 200 writers and half as many servers; fuzz 10000 calls; writers: saves "
+    "per writer, 200)",
 )
 @argument(
     "--transcripts", help="draft: a folder of Claude Code transcripts (default: the fixtures)"
@@ -64,17 +66,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from ..bench import commands
 
     embedder = None
-    light = (
-        "startup",
-        "draft",
-        "exposure",
-        "warm",
-        "integrity",
-        "turns",
-        "extraction",
-        "presence",
-        "kills",
-    )
+    light = ("startup", "draft", "exposure", "warm", "integrity", "turns", "extraction",
+             "presence", "kills", "fuzz", "writers")  # fmt: skip
     if not args.keyword_only and args.kind not in light:
         from ..embeddings import open_embedder
 
@@ -113,6 +106,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         writers = args.runs or 200
         text, data = kills_run(writers, max(1, writers // 2), progress=progress)
+    elif args.kind == "writers":
+        from ..bench.writers import writers_run
+
+        text, data = writers_run(args.runs or 200)
     elif args.kind == "presence":
         from ..bench.presence import presence_run
 
