@@ -4,19 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..text import content_words, tokens
+from ..text import PREFIX, search_terms, tokens
 
 
 def query_words(text: str) -> list[str]:
-    """The distinct words of ``text`` worth matching: lower case, stopwords dropped.
+    """The distinct terms of ``text`` worth matching (:func:`~mama_plugin.text.search_terms`):
+    lower case, stopwords dropped, a Korean word as its stem marked as a prefix ("캐시*").
 
     A text of stopwords only ("what is it") keeps them all rather than matching nothing.
     """
-    return content_words(text) or list(dict.fromkeys(tokens(text)))
+    return search_terms(text) or list(dict.fromkeys(tokens(text)))
 
 
 def quoted(word: str) -> str:
-    """One word as an FTS5 string: operators in user text (NEAR, AND, ``*``, ``:``) are inert."""
+    """One term as an FTS5 string: operators in user text (NEAR, AND, ``:``) are inert.
+
+    A term ending in ``PREFIX`` (only :func:`query_words` makes one: words never hold it)
+    becomes a prefix query, ``"캐시"*``, matching "캐시는", "캐시를" and "캐시".
+    """
+    if word.endswith(PREFIX) and len(word) > 1:
+        return '"' + word[:-1].replace('"', '""') + '"' + PREFIX
     return '"' + word.replace('"', '""') + '"'
 
 
