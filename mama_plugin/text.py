@@ -320,5 +320,5 @@ def matched_terms(terms: Iterable[str], keys: set[str]) -> list[str]:
     for term in terms:
         mine = term_keys(term)
         if mine and len(mine & keys) * 2 >= len(mine) + (1 if len(mine) == 1 else 0):
-            found.append(term.removesuffix(PREFIX))
+            found.append(term)
     return found

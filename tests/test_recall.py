@@ -40,7 +40,7 @@ def test_korean_words_are_stems_matched_as_prefixes() -> None:
 def test_korean_terms_match_other_forms_and_compounds() -> None:
     keys = text_keys("price cache: 가격캐시를 write-through에서 60초 TTL로 바꿨다")
     terms = search_terms("가격 캐시는 왜 TTL로 바꿨지?", min_length=3)
-    assert matched_terms(terms, keys) == ["가격", "캐시", "ttl", "바꿨지"]
+    assert matched_terms(terms, keys) == ["가격*", "캐시*", "ttl*", "바꿨지*"]
     assert matched_terms(search_terms("파이썬 리스트 뒤집기"), keys) == []
 
 
@@ -67,10 +67,22 @@ def test_a_korean_paraphrase_recalls_and_an_unrelated_korean_prompt_does_not(
 
 def test_relevance_reads_each_model_on_its_own_scale() -> None:
     assert recall.relevance(0.5, "all-MiniLM-L6-v2") == 0.5
-    floor = recall.FLOORS["multilingual-e5-small-q4"]
-    assert recall.relevance(floor, "multilingual-e5-small-q4") == 0.0
-    assert recall.judge(0.45, 1, 4, bar=0.5) and not recall.judge(0.45, 0, 4, bar=0.5)
-    assert recall.judge(None, 2, 3, bar=0.5) and not recall.judge(None, 1, 3, bar=0.5)
+    e5 = "multilingual-e5-small-q4"
+    assert recall.relevance(recall.SCALES[e5].floor, e5) == 0.0
+    # Meaning needs the prompt's words too, unless the model's scale lets it stand alone.
+    assert recall.judge(0.55, 0.5, 2, bar=0.5) and not recall.judge(0.55, 0.2, 1, bar=0.5)
+    assert not recall.judge(0.95, 0.0, 0, bar=0.5)
+    assert recall.judge(0.95, 0.0, 0, bar=0.5, model=e5)
+    # No vectors: the weight and two terms.
+    assert recall.judge(None, 0.6, 2, bar=0.5) and not recall.judge(None, 0.6, 1, bar=0.5)
+
+
+def test_a_term_no_memory_holds_weighs_most(store: Store, project: str) -> None:
+    save_decision(store, project, PRICE)
+    save_decision(store, project, {"topic": "cache", "decision": "Cache product pages",
+                                   "reasoning": "cache hits cut latency"})  # fmt: skip
+    weight = recall.weights(store, ["cache", "jonathan"])
+    assert weight["jonathan"] > weight["cache"] > 0
 
 
 def _chain(store: Store, project: str) -> tuple[str, str]:
@@ -190,3 +202,22 @@ def test_the_bench_runs_on_a_slice_without_a_model() -> None:
 def test_short_prompts_recall_nothing(store: Store, project: str, prompt: str) -> None:
     save_decision(store, project, PRICE)
     assert recall.recall(store, prompt, project=project).hits == []
+
+
+def test_the_prompt_hook_does_not_repeat_itself_within_a_session(
+    store: Store, project: str
+) -> None:
+    from mama_plugin.schema import ObservePromptInput
+    from mama_plugin.server.base import Env
+    from mama_plugin.server.hook_tools import do_observe_prompt
+
+    _jwt, redis = _chain(store, project)
+    env = Env(store, project, None)
+
+    def ask(prompt: str, session: str) -> str:
+        answer = do_observe_prompt(env, ObservePromptInput(prompt=prompt, session_id=session))
+        return answer.text
+
+    assert redis in ask("Should we switch the API back to JWT access tokens?", "one")
+    assert ask("JWT access tokens for the API again?", "one") == "{}"
+    assert redis in ask("JWT access tokens for the API again?", "two")

@@ -90,31 +90,33 @@ def _ask_all(cases: Sequence[Case], ask: Callable[[str], list[str]]) -> Row:
     return Row("", injected, ms)
 
 
-def _candidates(
-    store: Store, prompt: str, embedder: EmbeddingModel | None
-) -> list[tuple[str, float | None, int, int]]:
-    """Every chain's candidate as (id, relevance, matched terms, terms), before any bar."""
+Candidate = tuple[str, float | None, float, int, int]  # id, relevance, weight, matched, terms
+
+
+def _candidates(store: Store, prompt: str, embedder: EmbeddingModel | None) -> list[Candidate]:
+    """Every chain's candidate, before any bar (see :data:`Candidate`)."""
     found = recall.recall(
-        store, prompt, project=PROJECT, embedder=embedder, cosine_bar=-9.0, max_hits=99
+        store, prompt, project=PROJECT, embedder=embedder, judged=False, max_hits=99
     )
     name = embedder.name if embedder is not None else ""
-    terms = len(found.words)
     return [
         (
             h.memory.id,
             recall.relevance(h.cosine or 0.0, name) if found.used_vectors else None,
+            h.coverage,
             len(h.matched),
-            terms,
+            len(found.words),
         )
         for h in found.hits
     ]
 
 
-def _judged(candidates: list[tuple[str, float | None, int, int]], bar: float) -> list[str]:
+def _judged(candidates: list[Candidate], bar: float, model: str) -> list[str]:
     passed = [
         memory_id
-        for memory_id, relevant, matched, terms in candidates
-        if terms >= recall.MIN_TERMS and recall.judge(relevant, matched, terms, bar=bar)
+        for memory_id, relevant, weight, matched, terms in candidates
+        if terms >= recall.MIN_TERMS
+        and recall.judge(relevant, weight, matched, bar=bar, model=model)
     ]
     return passed[: recall.MAX_HITS]
 
@@ -160,7 +162,7 @@ def _rows(
         )
         out["rows"]["today"] = _figures(cases, asked, keys)
     say(f"hybrid/{model}: {len(cases)} prompts")
-    seen: list[list[tuple[str, float | None, int, int]]] = []
+    seen: list[list[Candidate]] = []
 
     def ask(prompt: str) -> list[str]:
         seen.append(_candidates(store, prompt, embedder))
@@ -168,11 +170,11 @@ def _rows(
 
     timed = _ask_all(cases, ask)
     out["candidates"][model] = [[(keys.get(i, i), *rest) for i, *rest in c] for c in seen]
-    judged = Row("", [_judged(c, bar) for c in seen], timed.ms)
+    judged = Row("", [_judged(c, bar, model) for c in seen], timed.ms)
     out["rows"][f"hybrid/{model}"] = _figures(cases, judged, keys)
     out["sweeps"][f"hybrid/{model}"] = {
         str(b): {
-            split: score(cases, _keyed([_judged(c, b) for c in seen], keys), split)["all"]
+            split: score(cases, _keyed([_judged(c, b, model) for c in seen], keys), split)["all"]
             for split in ("calibration", "held-out")
         }
         for b in SWEEP

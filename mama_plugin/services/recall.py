@@ -11,14 +11,16 @@ hit; recall must also say *whether* anything is related, so each candidate is ju
 absolute evidence (:func:`judge`):
 
 - **meaning**: the prompt's cosine with the memory's vector, read on the model's own scale
-  (``relevance``: 0 at the model's floor, see ``FLOORS``) against ``relevance_bar``;
-- **words**: the prompt's terms the memory holds (:func:`~mama_plugin.text.matched_terms`:
-  English stems, Korean syllable pairs).
+  (``relevance``: 0 at the model's floor, see ``SCALES``) against ``relevance_bar``;
+- **words**: the share of the prompt's term weight the memory holds (:func:`weights`: a
+  term's inverse document frequency in the store; terms compared by English stem or Korean
+  syllable pairs, :func:`~mama_plugin.text.matched_terms`). A prompt about another person or
+  another service names something no memory holds, and that term weighs most.
 
-A memory passes on meaning alone at the bar, or just under it (``SUPPORT_BAND``) when it
-also holds ``SUPPORT_MATCHED`` of the prompt's terms; with no vectors (the model still
-loading, or none) most of the prompt's terms (``COVERAGE_BAR``, at least ``MIN_MATCHED``) must
-be there. ``mama bench recall`` measures these rules on public data, beside the old ones.
+A memory passes when it is at the bar *and* holds ``WEIGHT_BAR`` of the weight; with a model
+whose scale says so (multilingual-e5), far above the bar on meaning alone; with no vectors
+(the model still loading, or none), on the weight and ``MIN_MATCHED`` terms. Measured by
+``mama bench recall`` on public data beside the old rules (README, "Prompt recall").
 
 Nothing twice (:class:`Shown`): what the session start injected and what an earlier prompt of
 the same session injected is not injected again unless it changed (its row version moved).
@@ -28,6 +30,7 @@ Read-only.
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 from collections import OrderedDict
@@ -39,7 +42,8 @@ from ..config import Config
 from ..errors import MamaError
 from ..fence import TAG, defang
 from ..storage import MemoryRecord, Store
-from ..text import estimate_tokens, matched_terms, search_terms, text_keys
+from ..storage.fts import Terms
+from ..text import PREFIX, estimate_tokens, matched_terms, search_terms, text_keys
 from . import vector_index
 from .briefing import cached_brief, predecessors
 from .evolution import current_of
@@ -47,15 +51,28 @@ from .render import clip, render
 from .retrieval import EmbeddingModel, retrieve
 
 COSINE_BAR = 0.5  # relevance_bar's default
-# Cosine at which a model's unrelated texts sit: relevance = (cosine - floor) / (1 - floor).
-# MiniLM's cosines spread over 0–1; multilingual-e5's crowd into 0.7–1 (any two texts ≥ ~0.75).
-FLOORS = {"multilingual-e5-small-q4": 0.76}
-SUPPORT_BAND = 0.1
-SUPPORT_MATCHED = 1
-COVERAGE_BAR = 0.5
-MIN_MATCHED = 2
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How to read one embedding model's cosines.
+
+    ``floor``: the cosine its unrelated texts sit at (relevance = (cosine - floor) / (1 -
+    floor)); ``alone``: how far above the bar meaning alone suffices, without the prompt's
+    words (None: never — MiniLM puts any Korean text near any other).
+    """
+
+    floor: float = 0.0
+    alone: float | None = None
+
+
+# Read off the calibration half of `mama bench recall` (the held-out half reports).
+SCALES = {"multilingual-e5-small-q4": Scale(floor=0.712, alone=0.25)}
+WEIGHT_BAR = 0.4  # the share of the prompt's term weight a memory must hold
+MIN_MATCHED = 2  # with no vectors, at least this many of the prompt's terms
 MIN_TERMS = 2  # fewer terms ("yes", "go on", "ok do it") never recall anything
 MIN_TERM = 3  # an ASCII word shorter than this ("db", "ok") matches too much by accident
+DF_CAP = 2000  # a term in more memories than this weighs as if in this many
 CANDIDATES = 10
 KNN_DEPTH = 50
 MAX_HITS = 3
@@ -70,7 +87,7 @@ class Hit:
     memory: MemoryRecord
     current: MemoryRecord
     cosine: float | None
-    coverage: float
+    coverage: float  # the share of the prompt's term weight the memory holds
     matched: list[str]
     replaced: MemoryRecord | None = None  # the failed or superseded decision it replaced
 
@@ -104,17 +121,38 @@ class Injection:
     skipped: tuple[str, ...] = ()
 
 
+def scale(model: str) -> Scale:
+    """How ``model``'s cosines are read (an unknown model: as cosines, words always needed)."""
+    return SCALES.get(model, Scale())
+
+
 def relevance(cosine: float, model: str) -> float:
     """A cosine on the 0–1 scale ``relevance_bar`` is set on, for ``model``."""
-    floor = FLOORS.get(model, 0.0)
+    floor = scale(model).floor
     return (cosine - floor) / (1.0 - floor)
 
 
-def judge(relevant: float | None, matched: int, terms: int, *, bar: float) -> bool:
-    """Whether a memory is related to a prompt (see the module docstring for the rules)."""
-    if relevant is not None:
-        return relevant >= bar or (relevant >= bar - SUPPORT_BAND and matched >= SUPPORT_MATCHED)
-    return matched >= MIN_MATCHED and matched >= COVERAGE_BAR * terms
+def judge(
+    relevant: float | None, weighted: float, matched: int, *, bar: float, model: str = ""
+) -> bool:
+    """Whether a memory is related to a prompt (see the module docstring for the rules).
+
+    ``relevant``: the cosine on the model's scale (None: no vectors); ``weighted``: the share
+    of the prompt's term weight (IDF) the memory holds; ``matched``: how many terms it holds.
+    """
+    if relevant is None:
+        return matched >= MIN_MATCHED and weighted >= WEIGHT_BAR
+    alone = scale(model).alone
+    if alone is not None and relevant >= bar + alone:
+        return True
+    return relevant >= bar and weighted >= WEIGHT_BAR
+
+
+def weights(store: Store, terms: list[str]) -> dict[str, float]:
+    """Each term's weight, its inverse document frequency in the store: a term no memory holds
+    (another person's name, another service) weighs most, so a memory that lacks it is far."""
+    count, frequency = Terms(store).statistics(terms, cap=DF_CAP)
+    return {t: math.log((count + 1) / (frequency.get(t, 0) + 0.5)) + 0.01 for t in terms}
 
 
 def recall(
@@ -126,11 +164,13 @@ def recall(
     max_hits: int = MAX_HITS,
     cosine_bar: float = COSINE_BAR,
     shown: Shown | None = None,
+    judged: bool = True,
 ) -> Recall:
     """The memories of ``project`` that ``prompt`` clearly touches, best first.
 
     ``shown`` (this session's): a hit it already holds, unchanged, is left out (and listed in
     ``skipped``). Recording what was injected is the caller's (:func:`prompt_context`).
+    ``judged=False`` keeps every candidate (``mama bench recall`` judges them at many bars).
     """
     terms = search_terms(prompt, min_length=MIN_TERM)
     found = Recall([t.rstrip("*") for t in terms])
@@ -157,16 +197,20 @@ def recall(
     if vector is not None:
         near = dict(vector_index.knn(store, vector, KNN_DEPTH, project=project))
         cosines = {s.memory.id: 1.0 - near[s.memory.seq] for s in ranked if s.memory.seq in near}
+    weight = weights(store, terms)
+    total = sum(weight.values())
     hits: list[Hit] = []
     for scored in ranked:
         memory = scored.memory
         if memory.type == "checkpoint":  # where work stood is for session start, not prompts
             continue
         matched = matched_terms(terms, text_keys(_memory_text(memory)))
+        held = sum(weight[t] for t in matched) / total
         cosine = cosines.get(memory.id)
         relevant = None if vector is None else relevance(cosine or 0.0, model)
-        if judge(relevant, len(matched), len(terms), bar=cosine_bar):
-            hits.append(Hit(memory, memory, cosine, len(matched) / len(terms), matched))
+        if not judged or judge(relevant, held, len(matched), bar=cosine_bar, model=model):
+            shown_terms = [t.removesuffix(PREFIX) for t in matched]
+            hits.append(Hit(memory, memory, cosine, held, shown_terms))
     _chains(store, hits, found, max_hits, shown)
     return found
 

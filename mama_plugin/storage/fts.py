@@ -1,10 +1,12 @@
-"""Build safe FTS5 queries from free text. Pure functions; the words come from :mod:`..text`."""
+"""Build safe FTS5 queries from free text (the words come from :mod:`..text`), and read how
+common a term is (:func:`term_statistics`, which prompt recall weighs terms by)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ..text import PREFIX, search_terms, tokens
+from .repository import Repository
 
 
 def query_words(text: str) -> list[str]:
@@ -30,3 +32,21 @@ def quoted(word: str) -> str:
 def any_of(words: Iterable[str]) -> str:
     """An FTS5 MATCH expression matching any of ``words`` (each quoted)."""
     return " OR ".join(quoted(w) for w in words)
+
+
+class Terms(Repository):
+    """How common terms are in one store: ``Terms(store)`` (prompt recall weighs terms by it)."""
+
+    def statistics(self, terms: Sequence[str], *, cap: int) -> tuple[int, dict[str, int]]:
+        """How many memories the store holds (its highest row number: O(1)) and, for each
+        term, how many contain it (matched as :func:`quoted` makes it, counted up to ``cap``)."""
+        row = self.conn.execute("SELECT coalesce(max(seq), 0) FROM memories").fetchall()[0]
+        frequency: dict[str, int] = {}
+        for term in dict.fromkeys(terms):
+            found = self.conn.execute(
+                "SELECT count(*) FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? "
+                "LIMIT ?)",
+                (quoted(term), cap),
+            ).fetchall()[0]
+            frequency[term] = int(found[0] or 0)
+        return int(row[0] or 0), frequency
