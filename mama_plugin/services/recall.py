@@ -14,11 +14,14 @@ absolute evidence (:func:`judge`):
   (``relevance``: 0 at the model's floor, see ``SCALES``) against ``relevance_bar``;
 - **words**: the share of the prompt's term weight the memory holds (:func:`weights`: a
   term's inverse document frequency in the store; terms compared by English stem or Korean
-  syllable pairs, :func:`~mama_plugin.text.matched_terms`). A prompt about another person or
-  another service names something no memory holds, and that term weighs most.
+  syllable pairs, :func:`~mama_plugin.text.matched_terms`, in the memory's narrative, the
+  text it is embedded as: a decision with what it replaced and what happened to it). A
+  prompt about another person or another service names something no memory holds, and that
+  term weighs most.
 
-A memory passes when it is at the bar *and* holds ``WEIGHT_BAR`` of the weight; with a model
-whose scale says so (multilingual-e5), far above the bar on meaning alone; with no vectors
+A memory passes when it is at the bar *and* holds ``WEIGHT_BAR`` of the weight, or a little
+under the bar holding most of it (``STRONG_WEIGHT``); with a model whose scale says so
+(multilingual-e5), far above the bar on meaning alone; with no vectors
 (the model still loading, or none), on the weight and ``MIN_MATCHED`` terms. Measured by
 ``mama bench recall`` on public data beside the old rules (README, "Prompt recall").
 
@@ -47,6 +50,7 @@ from ..text import PREFIX, estimate_tokens, matched_terms, search_terms, text_ke
 from . import vector_index
 from .briefing import cached_brief, predecessors
 from .evolution import current_of
+from .indexing import narrative_text
 from .render import clip, render
 from .retrieval import EmbeddingModel, retrieve
 
@@ -69,6 +73,10 @@ class Scale:
 # Read off the calibration half of `mama bench recall` (the held-out half reports).
 SCALES = {"multilingual-e5-small-q4": Scale(floor=0.712, alone=0.25)}
 WEIGHT_BAR = 0.4  # the share of the prompt's term weight a memory must hold
+# Most of the weight (STRONG_WEIGHT) lets a memory pass STRONG_BAND under the bar: a decision
+# embedded as its whole story sits lower in cosine than its own words say (MiniLM).
+STRONG_WEIGHT = 0.75
+STRONG_BAND = 0.2
 MIN_MATCHED = 2  # with no vectors, at least this many of the prompt's terms
 MIN_TERMS = 2  # fewer terms ("yes", "go on", "ok do it") never recall anything
 MIN_TERM = 3  # an ASCII word shorter than this ("db", "ok") matches too much by accident
@@ -145,6 +153,8 @@ def judge(
     alone = scale(model).alone
     if alone is not None and relevant >= bar + alone:
         return True
+    if relevant >= bar - STRONG_BAND and weighted >= STRONG_WEIGHT:
+        return True
     return relevant >= bar and weighted >= WEIGHT_BAR
 
 
@@ -204,7 +214,7 @@ def recall(
         memory = scored.memory
         if memory.type == "checkpoint":  # where work stood is for session start, not prompts
             continue
-        matched = matched_terms(terms, text_keys(_memory_text(memory)))
+        matched = matched_terms(terms, text_keys(narrative_text(store, memory)))
         held = sum(weight[t] for t in matched) / total
         cosine = cosines.get(memory.id)
         relevant = None if vector is None else relevance(cosine or 0.0, model)
@@ -213,16 +223,6 @@ def recall(
             hits.append(Hit(memory, memory, cosine, held, shown_terms))
     _chains(store, hits, found, max_hits, shown)
     return found
-
-
-def _memory_text(memory: MemoryRecord) -> str:
-    return " ".join(
-        [
-            memory.topic.replace("_", " "),
-            memory.content,
-            str(memory.reasoning.get("primary") or ""),
-        ]
-    )
 
 
 def _chains(
