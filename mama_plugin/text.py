@@ -43,6 +43,41 @@ STOPWORDS = frozenset(
 # Prompt recall and BM25 keep them: its bar is calibrated with them (mama bench hooks).
 PHRASING = frozenset(("also", "less", "may", "might", "must", "use", "used", "using", "yes"))
 
+# Korean writes particles and endings onto the word ("캐시는", "TTL로", "바꿨지"): a Korean word
+# is matched by its stem (one particle or ending removed) as a prefix in the full-text index,
+# and by its syllable pairs (bigrams) when compared with a memory's text, so "가격 캐시는" finds
+# "가격 캐시를 TTL로 바꿨다" and a compound ("가격캐시") still shares pairs with its parts.
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+_HANGUL_RUN = re.compile(r"[\uac00-\ud7a3]+")
+KOREAN_SUFFIXES = tuple(
+    sorted(
+        {
+            "은", "는", "이", "가", "을", "를", "의", "에", "로", "와", "과", "도", "만", "랑",
+            "으로", "에서", "에게", "한테", "까지", "부터", "처럼", "보다", "라는", "라고",
+            "이나", "이랑", "에는", "에도", "으로는", "에서는", "에서도", "이라는", "이라고",
+            "하다", "했다", "했지", "했어", "했나", "했던", "하자", "해줘", "하는", "하기",
+            "하고", "한다", "해서", "하면", "해야", "합니다", "했습니다", "해요", "했어요",
+            "할까", "할지", "했는지", "하려면", "되다", "됐다", "됐지", "되는", "된", "할",
+            "들", "들은", "들이", "들을", "들의", "들도", "들과", "들에게",
+        },
+        key=len,
+        reverse=True,
+    )
+)  # fmt: skip
+# Korean function words and the question words of a prompt, which say nothing about its subject.
+KOREAN_STOPWORDS = frozenset(
+    (
+        "왜", "뭐", "뭘", "무엇", "어떻게", "어떤", "언제", "어디", "누가", "이거", "그거", "저거",
+        "이것", "그것", "저것", "이제", "지금", "그냥", "좀", "더", "또", "및", "등", "수", "것",
+        "때", "우리", "저희", "제가", "내가", "너무", "정말", "진짜", "그리고", "하지만", "그래서",
+        "알려줘", "알려주세요", "해줘", "해주세요", "하자", "있어", "있나", "있는", "없어", "없는",
+        "같은", "같이", "대해", "대한", "위해", "위한", "어제", "오늘", "내일", "방법",
+        "매우", "아주", "많이", "다시", "모두", "모든", "잘", "다", "안", "못", "이런", "그런",
+    )
+)  # fmt: skip
+MIN_TERM = 3  # an ASCII word shorter than this ("db", "ok") matches too much by accident
+PREFIX = "*"  # a search term ending in it matches every indexed word it begins
+
 SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(*])|\n+")
 # A sentence about what comes next or remains (the draft extractor's cue). The checkpoint
 # wants only an explicit next step (NEXT_STEP) and keeps what remains apart (REMAINS).
@@ -212,3 +247,78 @@ def unique(items: Iterable[T], key: Callable[[T], str] | None = None, *, drop: s
             seen.add(mark)
             kept.append(item)
     return kept
+
+
+def hangul(word: str) -> bool:
+    """Whether ``word`` has a Hangul syllable."""
+    return bool(_HANGUL.search(word))
+
+
+def korean_stem(word: str) -> str:
+    """``word`` without one trailing particle or ending ("캐시는" → "캐시", "ttl로" → "ttl").
+
+    Two syllables stay at least; a Latin or digit head ("ttl") may stand alone.
+    """
+    for suffix in KOREAN_SUFFIXES:
+        if word.endswith(suffix):
+            rest = word[: -len(suffix)]
+            if len(rest) >= 2 or (rest and not hangul(rest[-1])):
+                return rest
+    return word
+
+
+def search_terms(text: str, *, min_length: int = 1) -> list[str]:
+    """The distinct terms of ``text`` a search or recall matches, in order.
+
+    A word with no Hangul: itself, unless a stopword or shorter than ``min_length``. A Korean
+    word: its stem (:func:`korean_stem`) followed by ``PREFIX``, so the index matches every
+    form of it, unless the stem is a Korean stopword or a single syllable.
+    """
+    out: list[str] = []
+    for word in tokens(text):
+        if word in STOPWORDS or word in KOREAN_STOPWORDS:
+            continue
+        if hangul(word):
+            root = korean_stem(word)
+            if root in KOREAN_STOPWORDS or len(root) < 2:
+                continue
+            term = root + PREFIX
+        elif len(word) >= min_length:
+            term = word
+        else:
+            continue
+        if term not in out:
+            out.append(term)
+    return out
+
+
+def term_keys(term: str) -> set[str]:
+    """What a term is compared by: its English stem, or a Korean stem's syllable pairs."""
+    word = term.removesuffix(PREFIX)
+    if not hangul(word):
+        return {stem(word)}
+    pairs = {run[i : i + 2] for run in _HANGUL_RUN.findall(word) for i in range(len(run) - 1)}
+    latin = _HANGUL_RUN.sub(" ", word).split()
+    return pairs | {stem(w) for w in latin if len(w) >= MIN_TERM} or {word}
+
+
+def text_keys(text: str) -> set[str]:
+    """Every key a memory's text offers: English stems and Korean syllable pairs."""
+    keys: set[str] = set()
+    for word in tokens(text):
+        if hangul(word):
+            keys |= {r[i : i + 2] for r in _HANGUL_RUN.findall(word) for i in range(len(r) - 1)}
+            keys |= {stem(w) for w in _HANGUL_RUN.sub(" ", word).split() if len(w) >= MIN_TERM}
+        elif len(word) >= MIN_TERM and word not in STOPWORDS:
+            keys.add(stem(word))
+    return keys
+
+
+def matched_terms(terms: Iterable[str], keys: set[str]) -> list[str]:
+    """The terms most of whose keys (all, for an English word) are among ``keys``."""
+    found: list[str] = []
+    for term in terms:
+        mine = term_keys(term)
+        if mine and len(mine & keys) * 2 >= len(mine) + (1 if len(mine) == 1 else 0):
+            found.append(term)
+    return found

@@ -29,10 +29,14 @@ from .options import argument, command, keyword_only_option
         "kills",
         "fuzz",
         "writers",
+        "recall",
     ),
     help="which benchmark",
 )
-@argument("--dataset", help="retrieval: path to LoCoMo's locomo10.json")
+@argument(
+    "--dataset",
+    help="retrieval, recall: path to LoCoMo's locomo10.json (recall: default shared/bench's)",
+)
 @argument("--audit", help="retrieval: audit errors (default: locomo_audit_errors.json beside it)")
 @argument("--depth", type=int, default=50, help="retrieval: results per question (default 50)")
 @argument(
@@ -132,6 +136,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from ..bench.hooks import hooks_run
 
         text, data = hooks_run(args.size, embedder, runs=args.runs or 30, progress=progress)
+    elif args.kind == "recall":
+        from ..bench.recall import recall_run
+
+        dataset = Path(args.dataset) if args.dataset else None
+        text, data = recall_run(args.config, embedder, dataset, progress=progress)
     elif args.kind == "retrieval":
         if not args.dataset:
             raise MamaError("bench retrieval needs --dataset PATH (LoCoMo-10's locomo10.json)")

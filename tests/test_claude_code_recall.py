@@ -1,0 +1,120 @@
+"""Real Claude Code, fake model: prompt-time recall inside one session, nothing twice.
+
+One `claude -p` process reads three user turns (``--input-format stream-json``), so the three
+prompts share one session and one MAMA server, as in an interactive session. The store holds
+an auth decision (Redis sessions) that replaced a FAILED JWT one, older than the decisions the
+session start shows. Asserted on the request bodies Claude Code sent the model: a paraphrased
+related prompt gets the chain (the current decision and its FAILED predecessor), an unrelated
+Korean prompt gets nothing, a second related prompt does not repeat the chain.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from fake_anthropic import FakeAnthropic, claude_env, text
+from test_claude_code import CLAUDE, ROOT, SERVER, needs_claude
+
+from mama_plugin.bench.stream import next_result, read_events
+from mama_plugin.config import Config
+from mama_plugin.project import project_key
+from mama_plugin.services.memories import record_outcome, save_decision
+from mama_plugin.storage import Store
+
+pytestmark = needs_claude
+TURN_TIMEOUT_S = 180
+OTHERS = [
+    ("logging", "Ship service logs to Loki with a request id on every line", "one place to grep"),
+    ("queue", "Keep order events on RabbitMQ", "the team runs it already; Kafka is overkill"),
+    ("css", "Use Tailwind for the dashboard styles", "no runtime cost, consistent spacing"),
+    ("search", "Postgres full-text search for products", "no Elasticsearch cluster to run"),
+    ("deploy", "Deploy with docker compose on two VMs", "Kubernetes is more than we need"),
+    ("ci", "Run the integration tests on hosted runners", "self-hosted runners kept breaking"),
+]
+
+
+def _seed(project: Path, home: Path) -> tuple[str, str]:
+    """The JWT → Redis chain, then newer decisions the session start shows instead."""
+    key = project_key(project)
+    with Store.open(config=Config(home)) as store:
+        jwt = save_decision(store, key, {
+            "topic": "auth_strategy", "decision": "Use stateless JWT access tokens for API auth",
+            "reasoning": "no session store to run: the API must serve 10K req/s"}).memory.id  # fmt: skip
+        record_outcome(store, {"memory_id": jwt, "outcome": "FAILED",
+                               "details": "token refresh hit the DB: p99 380 ms at 10K req/s"})  # fmt: skip
+        redis = save_decision(store, key, {
+            "topic": "auth_strategy", "decision": "Server-side sessions in Redis for API auth",
+            "reasoning": "refresh without a DB round trip: p99 41 ms at 10K req/s",
+            "supersedes": jwt}).memory.id  # fmt: skip
+        for topic, decision, why in OTHERS:
+            save_decision(store, key, {"topic": topic, "decision": decision, "reasoning": why})
+    return jwt, redis
+
+
+def _prompt_context(request: dict[str, Any]) -> str:
+    """What the UserPromptSubmit hook added after the newest user prompt of ``request``."""
+    found = ""
+    for message in request["messages"]:
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        texts = [str(b.get("text", "")) for b in blocks if isinstance(b, dict)]
+        if message["role"] == "user" and any(
+            t.strip() and not t.startswith("<system-reminder>") for t in texts
+        ):
+            found = ""  # a new user turn: only its own hook context counts
+        found += "".join(t for t in texts if "UserPromptSubmit hook additional context" in t)
+    return found
+
+
+def _session(project: Path, home: Path, prompts: list[str]) -> FakeAnthropic:
+    """One Claude Code process, one session, one user turn per prompt."""
+    command = [str(CLAUDE), "-p", "--plugin-dir", str(ROOT), "--allowedTools", SERVER,
+               "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]  # fmt: skip
+    script = [text(f"Answer {n}.") for n in range(len(prompts))]
+    with FakeAnthropic(script) as fake, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(command, cwd=project, env=claude_env(fake, home), text=True,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)  # fmt: skip
+        assert proc.stdin is not None and proc.stdout is not None
+        events: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        threading.Thread(target=read_events, args=(proc.stdout, events), daemon=True).start()
+        try:
+            for prompt in prompts:
+                line = {"type": "user", "message": {"role": "user", "content": prompt}}
+                proc.stdin.write(json.dumps(line) + "\n")
+                proc.stdin.flush()
+                next_result(events, TURN_TIMEOUT_S)
+            proc.stdin.close()
+            proc.wait(timeout=TURN_TIMEOUT_S)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+    return fake
+
+
+def test_a_session_recalls_the_chain_once_and_stays_silent_on_unrelated_korean(
+    tmp_path: Path, mama_home: Path
+) -> None:
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    jwt, redis = _seed(project, mama_home)
+    fake = _session(project, home, [
+        "For the payment API, should we use JWT access tokens for auth again?",
+        "파이썬에서 리스트를 뒤집는 방법 알려줘",
+        "Remind me why the API auth moved off JWT access tokens?",
+    ])  # fmt: skip
+    first, korean, again = (_prompt_context(r) for r in fake.main_requests[:3])
+    started = json.dumps(fake.main_requests[0]["messages"][0], ensure_ascii=False)
+    assert redis not in started  # the session start showed the newer decisions
+    assert "<mama-memory>" in first and redis in first and jwt in first
+    assert "FAILED" in first and "p99 380 ms" in first
+    assert korean == ""
+    assert redis not in again and jwt not in again

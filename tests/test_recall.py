@@ -1,0 +1,223 @@
+"""Prompt-time recall: Korean-aware terms, one path with search, nothing twice, the bench."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mama_plugin.bench import recall as bench_recall
+from mama_plugin.bench import recall_data
+from mama_plugin.config import Config
+from mama_plugin.services import briefing, indexing, recall
+from mama_plugin.services.memories import record_outcome, save_checkpoint, save_decision
+from mama_plugin.storage import Store
+from mama_plugin.storage.fts import query_words, quoted
+from mama_plugin.text import matched_terms, search_terms, text_keys
+
+PRICE = {
+    "topic": "price_cache",
+    "decision": "가격 캐시를 write-through에서 60초 TTL로 바꿨다",
+    "reasoning": "write-through 때 재고 불일치가 잦았다",
+}
+
+
+# -- one tokenizer, Korean-aware -----------------------------------------------------------
+
+
+def test_korean_words_are_stems_matched_as_prefixes() -> None:
+    assert search_terms("가격 캐시는 왜 TTL로 바꿨지?", min_length=3) == [
+        "가격*", "캐시*", "ttl*", "바꿨지*",
+    ]  # fmt: skip
+    # "어제 … 하자": the time word and the ending say nothing about a subject.
+    assert search_terms("어제 작업 이어서 하자") == ["작업*", "이어서*"]
+    assert search_terms("run the db tests", min_length=3) == ["run", "tests"]
+    assert quoted("캐시*") == '"캐시"*' and quoted('a"b') == '"a""b"'
+    # User text never makes a prefix query: "*" is not part of any word.
+    assert query_words("cache* OR drop") == ["cache", "drop"]
+
+
+def test_korean_terms_match_other_forms_and_compounds() -> None:
+    keys = text_keys("price cache: 가격캐시를 write-through에서 60초 TTL로 바꿨다")
+    terms = search_terms("가격 캐시는 왜 TTL로 바꿨지?", min_length=3)
+    assert matched_terms(terms, keys) == ["가격*", "캐시*", "ttl*", "바꿨지*"]
+    assert matched_terms(search_terms("파이썬 리스트 뒤집기"), keys) == []
+
+
+def test_search_finds_a_korean_memory_by_another_form(store: Store, project: str) -> None:
+    saved = save_decision(store, project, PRICE).memory
+    found = store.search.text("가격 캐시는 왜 TTL로 바꿨지?", project=project)
+    assert [m.id for m, _ in found] == [saved.id]
+    assert store.search.text("파이썬에서 리스트를 뒤집는 방법", project=project) == []
+
+
+# -- the recall path -------------------------------------------------------------------------
+
+
+def test_a_korean_paraphrase_recalls_and_an_unrelated_korean_prompt_does_not(
+    store: Store, project: str
+) -> None:
+    saved = save_decision(store, project, PRICE).memory
+    hits = recall.recall(store, "가격 캐시는 왜 TTL로 바꿨지?", project=project).hits
+    assert [h.memory.id for h in hits] == [saved.id]
+    assert (
+        recall.recall(store, "파이썬에서 리스트를 뒤집는 방법 알려줘", project=project).hits == []
+    )
+
+
+def test_relevance_reads_each_model_on_its_own_scale() -> None:
+    assert recall.relevance(0.5, "all-MiniLM-L6-v2") == 0.5
+    e5 = "multilingual-e5-small-q4"
+    assert recall.relevance(recall.SCALES[e5].floor, e5) == 0.0
+    # Meaning needs the prompt's words too, unless the model's scale lets it stand alone.
+    assert recall.judge(0.55, 0.5, 2, bar=0.5) and not recall.judge(0.55, 0.2, 1, bar=0.5)
+    assert not recall.judge(0.95, 0.0, 0, bar=0.5)
+    assert recall.judge(0.95, 0.0, 0, bar=0.5, model=e5)
+    # No vectors: the weight and two terms.
+    assert recall.judge(None, 0.6, 2, bar=0.5) and not recall.judge(None, 0.6, 1, bar=0.5)
+
+
+def test_a_term_no_memory_holds_weighs_most(store: Store, project: str) -> None:
+    save_decision(store, project, PRICE)
+    save_decision(store, project, {"topic": "cache", "decision": "Cache product pages",
+                                   "reasoning": "cache hits cut latency"})  # fmt: skip
+    weight = recall.weights(store, ["cache", "jonathan"])
+    assert weight["jonathan"] > weight["cache"] > 0
+
+
+def _chain(store: Store, project: str) -> tuple[str, str]:
+    jwt = save_decision(store, project, {
+        "topic": "auth", "decision": "Use stateless JWT access tokens for the API",
+        "reasoning": "no session store to run"}).memory  # fmt: skip
+    record_outcome(store, {"memory_id": jwt.id, "outcome": "FAILED",
+                           "details": "token refresh hit the database under heavy traffic"})  # fmt: skip
+    redis = save_decision(store, project, {
+        "topic": "auth", "decision": "Server-side sessions in Redis", "supersedes": jwt.id,
+        "reasoning": "one Redis lookup per request, no refresh storms"}).memory  # fmt: skip
+    return jwt.id, redis.id
+
+
+def test_a_decision_is_embedded_as_its_narrative(store: Store, project: str) -> None:
+    jwt, redis = _chain(store, project)
+    text = indexing.narrative_text(store, store.memories.require(redis))
+    assert text.startswith("auth. Server-side sessions in Redis. one Redis lookup")
+    assert "replaces: Use stateless JWT access tokens for the API (FAILED: token refresh" in text
+    old = indexing.narrative_text(store, store.memories.require(jwt))
+    assert "FAILED: token refresh" in old and "replaced by: Server-side sessions in Redis" in old
+
+
+# -- nothing twice -----------------------------------------------------------------------------
+
+
+def test_a_memory_injected_once_is_not_injected_again_unless_it_changed(
+    store: Store, project: str
+) -> None:
+    jwt, redis = _chain(store, project)
+    shown = recall.Shown()
+    ask = "Should we switch the API back to JWT access tokens?"
+    first = recall.prompt_context(store, ask, project=project, budget=300, shown=shown)
+    assert redis in first.text and jwt in first.text
+    again = recall.prompt_context(store, "JWT access tokens for the API?", project=project,
+                                  budget=300, shown=shown)  # fmt: skip
+    assert again.text == "" and again.skipped == (jwt,)
+    store.memories.update(redis, content="Server-side sessions in Redis, 30 min idle timeout")
+    changed = recall.prompt_context(store, ask, project=project, budget=300, shown=shown)
+    assert "30 min idle timeout" in changed.text
+    # Another session has its own record.
+    other = recall.prompt_context(store, ask, project=project, budget=300, shown=recall.Shown())
+    assert redis in other.text
+
+
+def test_what_the_session_start_showed_is_not_injected_at_a_prompt(
+    store: Store, project: str
+) -> None:
+    _jwt, redis = _chain(store, project)
+    save_checkpoint(store, project, {"summary": "Moved auth to Redis sessions",
+                                     "next_steps": "load-test the login path"})  # fmt: skip
+    config = Config()
+    started = briefing.brief(store, project, config, "startup")
+    assert redis in started
+    shown = recall.session_shown(store, project, "session-a", config)
+    assert shown is not None and shown is recall.session_shown(store, project, "session-a", config)
+    ask = "Should we switch the API back to JWT access tokens?"
+    injected = recall.prompt_context(store, ask, project=project, budget=300, shown=shown)
+    assert redis not in injected.text
+    assert recall.session_shown(store, project, "", config) is None
+
+
+def test_sessions_keep_only_the_newest() -> None:
+    sessions = recall.Sessions(limit=2)
+    a = sessions.get("a", lambda: "dec_000001abcde")
+    assert a.holds({"dec_000001abcde": 7})
+    sessions.get("b", lambda: None)
+    sessions.get("c", lambda: None)
+    assert sessions.get("a", lambda: None) is not a
+
+
+# -- the bench -----------------------------------------------------------------------------------
+
+
+def test_the_labelled_set_is_public_and_large_enough() -> None:
+    memories, cases, line = recall_data.klue()
+    assert "CC BY-SA 4.0" in line and "KLUE" in line
+    assert len(memories) == sum(c.related for c in cases) >= 150
+    assert sum(not c.related for c in cases) >= 150
+    assert {c.split for c in cases} == {"calibration", "held-out"}
+    locomo = Path(__file__).parents[2] / "shared" / "bench" / "locomo10.json"
+    for candidate in (locomo, Path("/work/shared/bench/locomo10.json")):
+        if candidate.is_file():
+            data = recall_data.labelled(candidate)
+            assert sum(c.related for c in data.cases) >= 300
+            assert sum(not c.related for c in data.cases) >= 300
+            break
+
+
+def test_the_bench_scores_what_each_row_injects() -> None:
+    cases = [
+        recall_data.Case("a", frozenset({"m1"}), "ko", "klue-sts", "held-out"),
+        recall_data.Case("b", frozenset({"m2"}), "en", "locomo", "held-out"),
+        recall_data.Case("c", frozenset(), "ko", "klue-sts", "held-out"),
+        recall_data.Case("d", frozenset(), "en", "locomo", "calibration"),
+    ]
+    figures = bench_recall.score(cases, [["m1", "x"], ["x"], [], ["m1"]], "held-out")
+    assert figures["all"] == {"recall": 0.5, "silence": 1.0, "related": 2, "unrelated": 1}
+    assert figures["ko"]["recall"] == 1.0 and figures["en"]["recall"] == 0.0
+
+
+def test_the_bench_runs_on_a_slice_without_a_model() -> None:
+    memories, cases, line = recall_data.klue()
+    related = [c for c in cases if c.related][:6]
+    unrelated = [c for c in cases if not c.related][:6]
+    keep = {k for c in related for k in c.meant}
+    data = recall_data.Labelled([m for m in memories if m.key in keep], related + unrelated, [line])
+    figures = bench_recall.run(data, {}, bar=0.5)
+    assert set(figures["rows"]) == {"today", "hybrid/keywords"}
+    text = bench_recall.report(figures, load="1.0")
+    assert "hybrid/keywords" in text and "held-out" in text and "CC BY-SA 4.0" in text
+    row = figures["rows"]["hybrid/keywords"]
+    assert row["held-out"]["all"]["related"] + row["calibration"]["all"]["related"] == 6
+
+
+@pytest.mark.parametrize("prompt", ["yes", "ok do it", "네", "좋아"])
+def test_short_prompts_recall_nothing(store: Store, project: str, prompt: str) -> None:
+    save_decision(store, project, PRICE)
+    assert recall.recall(store, prompt, project=project).hits == []
+
+
+def test_the_prompt_hook_does_not_repeat_itself_within_a_session(
+    store: Store, project: str
+) -> None:
+    from mama_plugin.schema import ObservePromptInput
+    from mama_plugin.server.base import Env
+    from mama_plugin.server.hook_tools import do_observe_prompt
+
+    _jwt, redis = _chain(store, project)
+    env = Env(store, project, None)
+
+    def ask(prompt: str, session: str) -> str:
+        answer = do_observe_prompt(env, ObservePromptInput(prompt=prompt, session_id=session))
+        return answer.text
+
+    assert redis in ask("Should we switch the API back to JWT access tokens?", "one")
+    assert ask("JWT access tokens for the API again?", "one") == "{}"
+    assert redis in ask("JWT access tokens for the API again?", "two")
