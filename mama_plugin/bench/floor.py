@@ -2,10 +2,10 @@
 
 A search must embed its query, run a full-text query and a vector KNN. Each is timed bare
 (no ranking, no reads of the rows found): the query embedding alone, one FTS5 ``MATCH`` of
-the query's words ordered by BM25 (the same depth the search asks for), one KNN with the
-in-memory index's layout. The floor of a query is the sum of the three, timed back to back;
-a search is reported as a ratio to the floor's p95 in the same run, so that a busy machine
-slows both alike.
+the words the search keeps (:func:`kept_words`) ordered by BM25, as deep as the search asks,
+and one KNN with the in-memory index's layout. The floor of a query is the sum of the three,
+timed back to back; a search is reported as a ratio to the floor's p95 in the same run, so
+that a busy machine slows both alike.
 
 The vector layouts are timed side by side on the same vectors (exact float product, sign bits
 with a float re-rank, sqlite-vec's float scan), and the quantised search is checked against
@@ -21,14 +21,29 @@ from typing import Any, TypeVar
 from ..services import vector_index
 from ..services.retrieval import CANDIDATES, EmbeddingModel
 from ..storage import Store
-from ..storage.fts import any_of, query_words
+from ..storage.fts import any_of, query_words, quoted
+from ..storage.search import COMMON_WORD_MIN
 
 T = TypeVar("T")
 
 
-def bare_text(store: Store, query: str, limit: int = CANDIDATES) -> list[int]:
-    """One FTS5 MATCH of the query's words, best BM25 first: no pruning, no project filter."""
+def kept_words(store: Store, query: str) -> list[str]:
+    """The words of ``query`` the search matches: ``storage.search``'s rule, computed untimed.
+
+    A word in more than half of the memories (and in ``COMMON_WORD_MIN`` or more) is left
+    out unless every word is; matching it would cost the bare query what the search avoids.
+    """
+    conn = store.conn
     words = query_words(query)
+    total = int(conn.execute("SELECT count(*) FROM memories").fetchall()[0][0])  # type: ignore[arg-type]
+    count = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
+    frequency = {w: int(conn.execute(count, (quoted(w),)).fetchall()[0][0]) for w in words}  # type: ignore[arg-type]
+    common = {w for w, n in frequency.items() if n >= COMMON_WORD_MIN and n > total / 2}
+    return [w for w in words if w not in common and frequency[w]] or words
+
+
+def bare_text(store: Store, words: Sequence[str], limit: int = CANDIDATES) -> list[int]:
+    """One FTS5 MATCH of any of ``words``, best BM25 first: nothing else (no project filter)."""
     if not words:
         return []
     rows = store.conn.execute(
@@ -54,7 +69,7 @@ def floor_times(
     """Per query: the embedding, the bare MATCH, the bare KNN and their sum (ms)."""
     out: dict[str, list[float]] = {"embed": [], "fts": [], "knn": [], "floor": []}
     for query in queries:
-        fts, _ = clocked(bare_text, store, query)
+        fts, _ = clocked(bare_text, store, kept_words(store, query))
         embed = knn = 0.0
         if embedder is not None:
             embed, vectors = clocked(embedder.embed, [query])

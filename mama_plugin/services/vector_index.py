@@ -9,7 +9,7 @@ removed) reloads everything. Without numpy, queries go to sqlite-vec directly.
 A large partition is searched in two passes (``mama bench latency`` prints the figures behind
 this; docs/architecture.md quotes them): the sign bits of every vector (48 bytes at 384
 dimensions, 1/32 of the floats) are compared with the query's by Hamming distance, and the
-``OVERSAMPLE × k`` nearest by bits are re-ranked by their exact float cosine. Every returned
+``max(OVERSAMPLE × k, RERANK_MIN)`` nearest by bits are re-ranked by their exact float cosine. Every returned
 distance is exact; only which rows are re-ranked is approximate. A partition of at most
 ``EXACT_UP_TO`` vectors is multiplied whole, exactly as before.
 
@@ -29,8 +29,9 @@ from ..storage import Store
 
 # Below this many vectors in a partition the whole float matrix costs less than two passes.
 EXACT_UP_TO = 20_000
-# Rows re-ranked per row wanted: 4 kept R@10 at 1.0 against exact search in the bench.
+# Rows re-ranked: OVERSAMPLE per row wanted, at least RERANK_MIN (a few ms of floats at most).
 OVERSAMPLE = 4
+RERANK_MIN = 1_000
 
 
 @dataclass
@@ -161,10 +162,11 @@ def knn(
     query = np.asarray(vector, dtype=np.float32)
     found_seqs, found_sims = [], []
     for seqs, matrix, bits in picked:
-        if exact or len(seqs) <= max(EXACT_UP_TO, OVERSAMPLE * k):
+        deep = max(OVERSAMPLE * k, RERANK_MIN)
+        if exact or len(seqs) <= max(EXACT_UP_TO, deep):
             rows, sims = None, matrix @ query
         else:
-            rows = _nearest_by_bits(bits, sign_bits(query[None, :], np)[:, 0], OVERSAMPLE * k, np)
+            rows = _nearest_by_bits(bits, sign_bits(query[None, :], np)[:, 0], deep, np)
             sims = matrix[rows] @ query
         top = _top(sims, k, np)
         found_seqs.append(seqs[top if rows is None else rows[top]])
