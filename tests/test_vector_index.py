@@ -145,3 +145,54 @@ def test_a_commit_during_a_sync_is_not_loaded_twice(
     monkeypatch.setattr(vec.Vectors, "load", real)
     hits = [s for s, _ in vector_index.knn(store, target, 10, project="/a")]
     assert hits.count(interloper[0]) == 1 and hits[0] == interloper[0]
+
+
+def _clustered(rng: random.Random, centres: list[list[float]]) -> list[float]:
+    base = rng.choice(centres)
+    v = [x + rng.gauss(0, 0.05) for x in base]
+    norm = sum(x * x for x in v) ** 0.5
+    return [x / norm for x in v]
+
+
+def test_the_two_pass_search_finds_the_exact_nearest_with_exact_distances(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(7)
+    centres = [_unit(rng, 128) for _ in range(8)]  # clusters, as embeddings of like texts
+    store.vectors.reset("test-model", 128)
+    seqs = [save_insight(store, "/a", {"content": f"m {i}"}).memory.seq for i in range(600)]
+    store.vectors.put([(seq, _clustered(rng, centres)) for seq in seqs])
+    monkeypatch.setattr(vector_index, "EXACT_UP_TO", 50)  # 600 rows: two passes,
+    monkeypatch.setattr(vector_index, "RERANK_MIN", 100)  # re-ranking a sixth of them
+    calls: list[int] = []
+    real = vector_index._nearest_by_bits
+    monkeypatch.setattr(
+        vector_index, "_nearest_by_bits", lambda *a: calls.append(a[2]) or real(*a)
+    )
+    for _ in range(10):
+        query = _clustered(rng, centres)
+        fast = vector_index.knn(store, query, 10, project="/a")
+        exact = vector_index.knn(store, query, 10, project="/a", exact=True)
+        assert [s for s, _ in fast] == [s for s, _ in exact]
+        assert [d for _, d in fast] == pytest.approx([d for _, d in exact], abs=1e-6)
+        # every distance is the float cosine, not a Hamming estimate
+        theirs = dict(store.vectors.knn(query, 600, project="/a"))
+        assert all(d == pytest.approx(theirs[s], abs=1e-5) for s, d in fast)
+    assert calls == [100] * 10  # the first pass ran
+
+
+def test_sign_bits_pack_every_dimension() -> None:
+    np = pytest.importorskip("numpy")
+    matrix = np.asarray([[1.0, -1.0] * 50, [-1.0] * 100], dtype=np.float32)  # 100 dims: 2 words
+    bits = vector_index.sign_bits(matrix, np)
+    assert bits.shape == (2, 2)
+    assert [int(np.bitwise_count(bits[:, row]).sum()) for row in range(2)] == [50, 0]
+
+
+def test_a_small_partition_is_searched_exactly(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(8)
+    _fill(store, "/a", 30, rng)
+    monkeypatch.setattr(vector_index, "_nearest_by_bits", lambda *a: pytest.fail("two passes"))
+    assert len(vector_index.knn(store, _unit(rng), 5, project="/a")) == 5

@@ -84,7 +84,7 @@ def latency_run(
     queries: int = 200,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[str, dict[str, Any]]:
-    """Time search, traversal and save on synthetic stores; report p50/p95 and DB size."""
+    """Time search beside its floor, traversal and save on synthetic stores (p50/p95, size)."""
     rows = []
     data: dict[str, Any] = {"embedding_model": embedder.name if embedder else None, "sizes": {}}
     for n in sizes:
@@ -92,34 +92,16 @@ def latency_run(
         rows.append(result)
         label = _label(n)
         data["sizes"][label] = result
-        for key in (
-            "search_p50_ms",
-            "search_p95_ms",
-            "traverse5_p50_ms",
-            "traverse5_p95_ms",
-            "save_p50_ms",
-            "save_p95_ms",
-        ):
+        for key in ("search_p50_ms", "search_p95_ms", "traverse5_p50_ms", "traverse5_p95_ms",
+                    "save_p50_ms", "save_p95_ms"):  # fmt: skip
             data[key.replace("traverse5", "traverse").replace("_ms", f"_ms_{label}")] = result[key]
         if progress:
             progress(f"{n} memories: built in {result['build_s']} s")
+    text = latency.report(rows, data["embedding_model"], queries)
     if embedder is not None:
         data["embed_texts_per_s"] = round(latency.embedding_rate(embedder), 1)
-    lines = [
-        f"Latency (warm, model load excluded; {queries} searches per size; "
-        f"embedding model: {data['embedding_model'] or 'none (keyword only)'})",
-        f"{'memories':>9} {'search p50':>11} {'p95':>8} {'traverse5 p50':>14} {'p95':>8} "
-        f"{'save p50':>9} {'p95':>8} {'DB MB':>8}",
-    ]
-    for r in rows:
-        lines.append(
-            f"{r['memories']:>9} {r['search_p50_ms']:>11.2f} {r['search_p95_ms']:>8.2f} "
-            f"{r['traverse5_p50_ms']:>14.3f} {r['traverse5_p95_ms']:>8.3f} "
-            f"{r['save_p50_ms']:>9.2f} {r['save_p95_ms']:>8.2f} {r['db_bytes'] / 1e6:>8.1f}"
-        )
-    if "embed_texts_per_s" in data:
-        lines.append(f"embedding: {data['embed_texts_per_s']} short texts/s (batches of 64)")
-    return "\n".join(lines) + "\n", data
+        text += f"embedding: {data['embed_texts_per_s']} short texts/s (batches of 64)\n"
+    return text, data
 
 
 def _label(n: int) -> str:

@@ -8,6 +8,7 @@ embedded by the real model inside the timed search, warm, model load excluded.
 
 from __future__ import annotations
 
+import os
 import random
 import statistics
 import tempfile
@@ -17,15 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config
+from ..services import vector_index
 from ..services.answers import search_by_context
 from ..services.graph import traverse
 from ..services.memories import record_outcome, save_checkpoint, save_decision
-from ..services.retrieval import EmbeddingModel
+from ..services.retrieval import CANDIDATES, EmbeddingModel
 from ..storage import Store
+from . import bulk, floor
 from .synthetic import QUERIES, generate
 
 PROJECT = "/bench/synthetic"
-POOL = 512
+SAVED = 10_000  # memories saved through the save path; a larger store grows by copies
+LAYOUT_QUERIES = 100
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -38,11 +42,16 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-def build(store: Store, n: int, embedder: EmbeddingModel | None) -> list[str]:
-    """Save ``n`` synthetic memories (with links and outcomes) and give every one a vector."""
+def build(store: Store, n: int, embedder: EmbeddingModel | None) -> tuple[list[str], Any]:
+    """``n`` synthetic memories, every one with a vector; returns the saved ids and the pool.
+
+    Up to ``SAVED`` memories go through the product's save path (with links and outcomes);
+    past that the store grows by copies (:mod:`bulk`). The pool is the real embeddings the
+    synthetic vectors are blended from (None without an embedder).
+    """
     ids: list[str] = []
     with store.transaction():
-        for item in generate(n):
+        for item in generate(min(n, SAVED)):
             if item.kind == "checkpoint":
                 data = {
                     **item.data,
@@ -72,27 +81,10 @@ def build(store: Store, n: int, embedder: EmbeddingModel | None) -> list[str]:
                         "details": item.outcome[1],
                     },
                 )
-    if embedder is not None:
-        _fill_vectors(store, embedder)
-    return ids
-
-
-def _fill_vectors(store: Store, embedder: EmbeddingModel) -> None:
-    store.vectors.check_model(embedder.name, embedder.dim)
-    rng = random.Random(11)
-    pending = store.vectors.pending(1_000_000)
-    pool = embedder.embed([text for _, text in pending[:POOL]])
-    batch: list[tuple[int, list[float]]] = []
-    for i, (seq, _) in enumerate(pending):
-        base = pool[i % len(pool)]
-        noisy = [x + rng.gauss(0, 0.02) for x in base]
-        norm = sum(x * x for x in noisy) ** 0.5
-        batch.append((seq, [x / norm for x in noisy]))
-        if len(batch) == 2000:
-            store.vectors.put(batch)
-            batch = []
-    if batch:
-        store.vectors.put(batch)
+    if n > SAVED:
+        bulk.grow(store, n)
+    pool = bulk.fill_vectors(store, embedder) if embedder is not None else None
+    return ids, pool
 
 
 def _timed(fn: Callable[[], object], runs: int) -> list[float]:
@@ -105,23 +97,36 @@ def _timed(fn: Callable[[], object], runs: int) -> list[float]:
 
 
 def measure(n: int, embedder: EmbeddingModel | None, *, queries: int = 200) -> dict[str, Any]:
-    """Build a store of ``n`` memories and time search, traversal and save on it."""
+    """Build a store of ``n`` memories; time search beside its floor, traversal and save."""
     with tempfile.TemporaryDirectory(prefix="mama-latency-") as tmp:
         home = Path(tmp)
         with Store.open(home / "mama.db", config=Config(home)) as store:
             started = time.perf_counter()
-            ids = build(store, n, embedder)
+            ids, pool = build(store, n, embedder)
+            store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
             build_s = time.perf_counter() - started
+            size = sum(p.stat().st_size for p in home.glob("mama.db*"))
+            started = time.perf_counter()
+            vector_index.load(store)
+            load_s = time.perf_counter() - started
             rng = random.Random(3)
             asked = [rng.choice(QUERIES) for _ in range(queries)]
             for q in QUERIES:  # warm: page cache, statements, model
                 search_by_context(store, q, embedder=embedder, project=PROJECT, record_usage=False)
-            it = iter(asked)
-
-            def one_search() -> object:
-                return search_by_context(
-                    store, next(it), embedder=embedder, project=PROJECT, record_usage=False
-                )
+                floor.floor_times(store, [q], embedder, PROJECT)
+            search: list[float] = []
+            below: dict[str, list[float]] = {}
+            load = os.getloadavg()[0]
+            for q in asked:  # interleaved: a burst of load slows both alike
+                took, _ = floor.clocked(
+                    search_by_context, store, q, embedder=embedder, project=PROJECT,
+                    record_usage=False,
+                )  # fmt: skip
+                search.append(took)
+                for key, values in floor.floor_times(store, [q], embedder, PROJECT).items():
+                    below.setdefault(key, []).extend(values)
+            load = (load + os.getloadavg()[0]) / 2
+            layout = _layouts(store, embedder, pool, rng)
 
             def one_save() -> object:
                 link = {
@@ -140,25 +145,52 @@ def measure(n: int, embedder: EmbeddingModel | None, *, queries: int = 200) -> d
                     },
                 )
 
-            search = _timed(one_search, queries)
             starts = iter(rng.sample(ids, min(queries, len(ids))))
             walk = _timed(
                 lambda: traverse(store, next(starts), max_depth=5), min(queries, len(ids))
             )
             saves = _timed(one_save, 100)
-            store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-            size = sum(p.stat().st_size for p in home.glob("mama.db*"))
-    return {
+    result: dict[str, Any] = {
         "memories": n,
         "build_s": round(build_s, 2),
-        "search_p50_ms": round(percentile(search, 50), 3),
-        "search_p95_ms": round(percentile(search, 95), 3),
-        "traverse5_p50_ms": round(percentile(walk, 50), 3),
-        "traverse5_p95_ms": round(percentile(walk, 95), 3),
-        "save_p50_ms": round(percentile(saves, 50), 3),
-        "save_p95_ms": round(percentile(saves, 95), 3),
+        "index_load_s": round(load_s, 2),
         "db_bytes": size,
+        "load_avg": round(load, 2),
     }
+    for name, values in (("search", search), *below.items(), ("traverse5", walk), ("save", saves)):
+        result[f"{name}_p50_ms"] = round(percentile(values, 50), 3)
+        result[f"{name}_p95_ms"] = round(percentile(values, 95), 3)
+    result["floor_ratio_p95"] = round(result["search_p95_ms"] / result["floor_p95_ms"], 2)
+    result["floor_ratio_p50"] = round(result["search_p50_ms"] / result["floor_p50_ms"], 2)
+    result.update(layout)
+    return result
+
+
+def _layouts(
+    store: Store, embedder: EmbeddingModel | None, pool: Any, rng: random.Random
+) -> dict[str, Any]:
+    """Vector layouts timed on the same store, and recall of the quantised KNN against exact.
+
+    Query vectors: the real embeddings of the bench's questions, then vectors drawn the way
+    the memories' were (:func:`bulk.blend`), ``LAYOUT_QUERIES`` in all.
+    """
+    if embedder is None or pool is None:
+        return {}
+    import numpy as np
+
+    vectors = embedder.embed(list(QUERIES))
+    drawn = bulk.blend(
+        pool, LAYOUT_QUERIES - len(vectors), np.random.default_rng(rng.randrange(2**32))
+    )
+    timed = floor.layouts(store, [*vectors, *drawn.tolist()], PROJECT)
+    out: dict[str, Any] = {
+        "knn_recall_at_10": round(timed["recall_at_10"], 4),
+        "knn_recall_at_depth": round(timed["recall_at_depth"], 4),
+    }
+    for name in ("exact", "quantised", "sqlite_vec"):
+        out[f"knn_{name}_p50_ms"] = round(percentile(timed[f"{name}_ms"], 50), 3)
+        out[f"knn_{name}_p95_ms"] = round(percentile(timed[f"{name}_ms"], 95), 3)
+    return out
 
 
 def embedding_rate(embedder: EmbeddingModel, *, texts: int = 500, runs: int = 3) -> float:
@@ -173,3 +205,46 @@ def embedding_rate(embedder: EmbeddingModel, *, texts: int = 500, runs: int = 3)
             embedder.embed(sample[i : i + 64])
         rates.append(len(sample) / (time.perf_counter() - started))
     return statistics.median(rates)
+
+
+def report(rows: Sequence[dict[str, Any]], embedder_name: str | None, queries: int) -> str:
+    """The figures of :func:`measure` at each size, as the text ``mama bench latency`` prints."""
+    lines = [
+        f"Latency (warm, model load excluded; {queries} searches per size; embedding model: "
+        f"{embedder_name or 'none (keyword only)'}; ms unless said)",
+        "Search against its floor (embed + bare FTS5 MATCH + bare KNN, timed per query in turn):",
+        f"{'memories':>9} {'build s':>8} {'index s':>8} {'DB MB':>8} {'load':>5} "
+        f"{'search p50':>11} {'p95':>8} {'floor p50':>10} {'p95':>8} {'ratio p95':>10} "
+        f"{'embed p95':>10} {'fts p95':>8} {'knn p95':>8}",
+    ]
+    for r in rows:
+        lines.append(
+            f"{r['memories']:>9} {r['build_s']:>8.1f} {r['index_load_s']:>8.2f} "
+            f"{r['db_bytes'] / 1e6:>8.1f} {r['load_avg']:>5.1f} "
+            f"{r['search_p50_ms']:>11.2f} {r['search_p95_ms']:>8.2f} "
+            f"{r['floor_p50_ms']:>10.2f} {r['floor_p95_ms']:>8.2f} {r['floor_ratio_p95']:>9.2f}x "
+            f"{r['embed_p95_ms']:>10.2f} {r['fts_p95_ms']:>8.2f} {r['knn_p95_ms']:>8.2f}"
+        )
+    if any("knn_recall_at_10" in r for r in rows):
+        lines += [
+            f"Vector layouts on the same store ({LAYOUT_QUERIES} query vectors, "
+            f"{CANDIDATES} deep): recall is the quantised KNN's against the exact one",
+            f"{'memories':>9} {'exact p50':>10} {'p95':>8} {'bits+rerank p50':>16} {'p95':>8} "
+            f"{'sqlite-vec p50':>15} {'p95':>8} {'R@10':>6} {f'R@{CANDIDATES}':>6}",
+        ]
+        for r in rows:
+            if "knn_recall_at_10" not in r:
+                continue
+            lines.append(
+                f"{r['memories']:>9} {r['knn_exact_p50_ms']:>10.2f} {r['knn_exact_p95_ms']:>8.2f} "
+                f"{r['knn_quantised_p50_ms']:>16.2f} {r['knn_quantised_p95_ms']:>8.2f} "
+                f"{r['knn_sqlite_vec_p50_ms']:>15.2f} {r['knn_sqlite_vec_p95_ms']:>8.2f} "
+                f"{r['knn_recall_at_10']:>6.3f} {r['knn_recall_at_depth']:>6.3f}"
+            )
+    lines.append(f"{'memories':>9} {'traverse5 p50':>14} {'p95':>8} {'save p50':>9} {'p95':>8}")
+    for r in rows:
+        lines.append(
+            f"{r['memories']:>9} {r['traverse5_p50_ms']:>14.3f} {r['traverse5_p95_ms']:>8.3f} "
+            f"{r['save_p50_ms']:>9.2f} {r['save_p95_ms']:>8.2f}"
+        )
+    return "\n".join(lines) + "\n"

@@ -75,7 +75,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if not args.keyword_only and args.kind not in light:
         from ..embeddings import open_embedder
 
-        embedder = open_embedder(args.config)
+        # Latency embeds one query at a time, as the MCP server does: with its thread count.
+        one = args.kind == "latency" and not args.config.settings.embedding_threads
+        embedder = open_embedder(args.config, threads=1 if one else None)
 
     def progress(line: str) -> None:
         print(f"  … {line}", file=sys.stderr, flush=True)

@@ -1,12 +1,20 @@
-"""A warm in-memory copy of the store's vectors, for exact KNN in a few milliseconds.
+"""A warm in-memory copy of the store's vectors: KNN in a few milliseconds, exact at the top.
 
-sqlite-vec holds the vectors durably, but its brute-force scan costs ~90 ms per query at
-100k memories on this kind of machine, where a numpy matrix product over the same vectors
-takes ~5 ms. A long-running process (the MCP server, a benchmark) therefore keeps one matrix
-per project, loaded once and then kept in step cheaply: new vectors are read from
-``vector_log``; a move of ``vectors_epoch`` (vectors replaced or removed) reloads everything.
-Without numpy, queries go to sqlite-vec directly. Read-only. Safe to share between threads:
-the copies are brought up to date and picked under one lock, the products computed outside it.
+sqlite-vec holds the vectors durably, but its brute-force scan reads every float of every
+vector (~150 MB, ~90 ms at 100k memories here). A long-running process (the MCP server, a
+benchmark) therefore keeps one matrix per project, loaded once and then kept in step cheaply:
+new vectors are read from ``vector_log``; a move of ``vectors_epoch`` (vectors replaced or
+removed) reloads everything. Without numpy, queries go to sqlite-vec directly.
+
+A large partition is searched in two passes (``mama bench latency`` prints the figures behind
+this; docs/architecture.md quotes them): the sign bits of every vector (48 bytes at 384
+dimensions, 1/32 of the floats) are compared with the query's by Hamming distance, and the
+``max(OVERSAMPLE × k, RERANK_MIN)`` nearest by bits are re-ranked by their exact float
+cosine. Every returned distance is exact; only which rows are re-ranked is approximate. A partition of at most
+``EXACT_UP_TO`` vectors is multiplied whole, exactly as before.
+
+Read-only. Safe to share between threads: the copies are brought up to date and picked under
+one lock, the products computed outside it.
 """
 
 from __future__ import annotations
@@ -19,17 +27,41 @@ from typing import Any
 
 from ..storage import Store
 
+# Below this many vectors in a partition the whole float matrix costs less than two passes.
+EXACT_UP_TO = 20_000
+# Rows re-ranked: OVERSAMPLE per row wanted, at least RERANK_MIN (a few ms of floats at most).
+OVERSAMPLE = 4
+RERANK_MIN = 1_000
+
+
+@dataclass
+class _Part:
+    """One project's vectors: row numbers, float matrix, sign bits (word-major), in chunks."""
+
+    seqs: list[Any] = field(default_factory=list)
+    rows: list[Any] = field(default_factory=list)
+    bits: list[Any] = field(default_factory=list)
+
+    def size(self) -> int:
+        return sum(len(chunk) for chunk in self.seqs)
+
+    def joined(self, np: Any) -> tuple[Any, Any, Any]:
+        """(seqs, matrix, bits), appended chunks joined once."""
+        if len(self.rows) > 1:
+            self.seqs = [np.concatenate(self.seqs)]
+            self.rows = [np.vstack(self.rows)]
+            self.bits = [np.hstack(self.bits)]
+        return self.seqs[0], self.rows[0], self.bits[0]
+
 
 @dataclass
 class _Index:
     epoch: int = -1
     log_id: int = 0
-    # project -> (seqs, matrix); appended chunks are joined on first use
-    seqs: dict[str, list[Any]] = field(default_factory=dict)
-    rows: dict[str, list[Any]] = field(default_factory=dict)
+    parts: dict[str, _Part] = field(default_factory=dict)
 
     def size(self) -> int:
-        return sum(len(chunk) for chunks in self.seqs.values() for chunk in chunks)
+        return sum(part.size() for part in self.parts.values())
 
 
 _indexes: weakref.WeakKeyDictionary[Store, _Index] = weakref.WeakKeyDictionary()
@@ -42,6 +74,19 @@ def _numpy() -> Any:
     except ImportError:  # the local-model extra is not installed
         return None
     return numpy
+
+
+def sign_bits(matrix: Any, np: Any) -> Any:
+    """The sign bit of every component, packed into 64-bit words: shape (words, rows).
+
+    Word-major, so that the Hamming pass reads each word of every row as one contiguous run.
+    Dimensions are padded with zero bits to a multiple of 64 (equal in query and rows).
+    """
+    packed = np.packbits(matrix > 0, axis=1)
+    pad = -packed.shape[1] % 8
+    if pad:
+        packed = np.pad(packed, ((0, 0), (0, pad)))
+    return np.ascontiguousarray(packed.view("<u8").T)
 
 
 def _sync(store: Store, np: Any) -> _Index:
@@ -65,16 +110,11 @@ def _sync(store: Store, np: Any) -> _Index:
         blobs.append(blob)
     for project, (seqs, blobs) in by_project.items():
         matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
-        index.seqs.setdefault(project, []).append(np.asarray(seqs, dtype=np.int64))
-        index.rows.setdefault(project, []).append(matrix)
+        part = index.parts.setdefault(project, _Part())
+        part.seqs.append(np.asarray(seqs, dtype=np.int64))
+        part.rows.append(matrix)
+        part.bits.append(sign_bits(matrix, np))
     return index
-
-
-def _matrix(index: _Index, project: str, np: Any) -> tuple[Any, Any]:
-    if len(index.rows[project]) > 1:  # join appended chunks once
-        index.seqs[project] = [np.concatenate(index.seqs[project])]
-        index.rows[project] = [np.vstack(index.rows[project])]
-    return index.seqs[project][0], index.rows[project][0]
 
 
 def has_vectors(store: Store) -> bool:
@@ -86,24 +126,50 @@ def has_vectors(store: Store) -> bool:
         return _sync(store, np).size() > 0
 
 
+def load(store: Store) -> int:
+    """Bring the copy up to date now (a full load the first time); returns how many vectors."""
+    np = _numpy()
+    if np is None:
+        return store.vectors.count()
+    with _guard:
+        index = _sync(store, np)
+        for part in index.parts.values():
+            part.joined(np)
+        return index.size()
+
+
 def knn(
-    store: Store, vector: Sequence[float], k: int, *, project: str | None = None
+    store: Store,
+    vector: Sequence[float],
+    k: int,
+    *,
+    project: str | None = None,
+    exact: bool = False,
 ) -> list[tuple[int, float]]:
-    """The ``k`` nearest memories as (seq, cosine distance), nearest first."""
+    """The ``k`` nearest memories as (seq, cosine distance), nearest first.
+
+    ``exact`` multiplies every vector whatever the partition's size (the benchmark's yardstick).
+    """
     np = _numpy()
     if np is None:
         return store.vectors.knn(vector, k, project=project)
+    if k <= 0:
+        return []
     with _guard:
         index = _sync(store, np)
-        names = [project] if project is not None else list(index.rows)
-        picked = [_matrix(index, name, np) for name in names if name in index.rows]
+        names = [project] if project is not None else list(index.parts)
+        picked = [index.parts[name].joined(np) for name in names if name in index.parts]
     query = np.asarray(vector, dtype=np.float32)
     found_seqs, found_sims = [], []
-    for seqs, matrix in picked:
-        sims = matrix @ query
-        take = min(k, len(sims))
-        top = np.argpartition(-sims, take - 1)[:take] if take < len(sims) else np.arange(len(sims))
-        found_seqs.append(seqs[top])
+    for seqs, matrix, bits in picked:
+        deep = max(OVERSAMPLE * k, RERANK_MIN)
+        if exact or len(seqs) <= max(EXACT_UP_TO, deep):
+            rows, sims = None, matrix @ query
+        else:
+            rows = _nearest_by_bits(bits, sign_bits(query[None, :], np)[:, 0], deep, np)
+            sims = matrix[rows] @ query
+        top = _top(sims, k, np)
+        found_seqs.append(seqs[top if rows is None else rows[top]])
         found_sims.append(sims[top])
     if not found_seqs:
         return []
@@ -111,3 +177,18 @@ def knn(
     sims = np.concatenate(found_sims)
     order = np.argsort(-sims, kind="stable")[:k]
     return [(int(seqs[i]), float(1.0 - sims[i])) for i in order]
+
+
+def _top(values: Any, k: int, np: Any) -> Any:
+    """Positions of the ``k`` largest values (in no particular order)."""
+    if k >= len(values):
+        return np.arange(len(values))
+    return np.argpartition(-values, k - 1)[:k]
+
+
+def _nearest_by_bits(bits: Any, query: Any, m: int, np: Any) -> Any:
+    """Positions of the ``m`` rows whose sign bits differ least from the query's."""
+    distance = np.bitwise_count(bits[0] ^ query[0]).astype(np.uint16)
+    for word in range(1, len(query)):
+        distance += np.bitwise_count(bits[word] ^ query[word])
+    return np.argpartition(distance, m - 1)[:m]

@@ -116,6 +116,11 @@ class Vectors(Repository):
             ).fetchall()[0][0]
         return int(value or 0)
 
+    def queued(self) -> list[int]:
+        """Row numbers of every memory waiting for an embedding, in order (no text read)."""
+        rows = self.conn.execute("SELECT seq FROM embedding_queue ORDER BY seq").fetchall()
+        return [int(seq) for (seq,) in rows]  # type: ignore[arg-type]
+
     def pending(self, limit: int, *, project: str | None = None) -> list[tuple[int, str]]:
         """Up to ``limit`` queued memories (of ``project``, or any) as (seq, text), oldest first."""
         sql = (
