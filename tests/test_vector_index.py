@@ -166,9 +166,7 @@ def test_the_two_pass_search_finds_the_exact_nearest_with_exact_distances(
     monkeypatch.setattr(vector_index, "RERANK_MIN", 100)  # re-ranking a sixth of them
     calls: list[int] = []
     real = vector_index._nearest_by_bits
-    monkeypatch.setattr(
-        vector_index, "_nearest_by_bits", lambda *a: calls.append(a[2]) or real(*a)
-    )
+    monkeypatch.setattr(vector_index, "_nearest_by_bits", lambda *a: calls.append(a[2]) or real(*a))
     for _ in range(10):
         query = _clustered(rng, centres)
         fast = vector_index.knn(store, query, 10, project="/a")

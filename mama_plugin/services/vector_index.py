@@ -10,8 +10,8 @@ A large partition is searched in two passes (``mama bench latency`` prints the f
 this; docs/architecture.md quotes them): the sign bits of every vector (48 bytes at 384
 dimensions, 1/32 of the floats) are compared with the query's by Hamming distance, and the
 ``max(OVERSAMPLE × k, RERANK_MIN)`` nearest by bits are re-ranked by their exact float
-cosine. Every returned distance is exact; only which rows are re-ranked is approximate. A partition of at most
-``EXACT_UP_TO`` vectors is multiplied whole, exactly as before.
+cosine. Every returned distance is exact; only which rows are re-ranked is approximate. A
+partition of at most ``EXACT_UP_TO`` vectors is multiplied whole, exactly as before.
 
 Read-only. Safe to share between threads: the copies are brought up to date and picked under
 one lock, the products computed outside it.
