@@ -16,6 +16,10 @@ _EMAIL = re.compile(
     r"(?P<domain>(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+(?P<tld>[A-Za-z]{2,24}))"
     r"(?![\w-])"
 )
+# What a clip leaves of an address: "ada.lovelace@exam…".
+_EMAIL_CLIPPED = re.compile(
+    r"(?<![\w.+%-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9.-]*(?:…|\.\.\.)"
+)
 # Addresses that name a service, not a person; file names such as icon@2x.png.
 _SERVICE_LOCALS = frozenset({"git", "noreply", "no-reply", "donotreply", "mailer-daemon"})
 _FILE_TLDS = frozenset(
@@ -59,7 +63,7 @@ def luhn_valid(digits: str) -> bool:
 def is_card_number(candidate: str) -> bool:
     """True for a payment card number: an issuer's prefix and length, and a valid Luhn digit."""
     digits = re.sub(r"[ -]", "", candidate)
-    if not digits.isdigit() or len(set(digits)) < 3:
+    if not digits.isdigit() or len(set(digits)) < 2:
         return False
     return luhn_valid(digits) and any(
         prefix.match(digits) and len(digits) in lengths for prefix, lengths in _ISSUERS
@@ -81,6 +85,7 @@ def find(text: str) -> list[tuple[int, int, str]]:
             )
             if not service and tld not in _FILE_TLDS:
                 spans.append((m.start(), m.end(), "email"))
+        spans += [(m.start(), m.end(), "email") for m in _EMAIL_CLIPPED.finditer(text)]
     if _digit_count(text) < 7:
         return spans
     for m in _CARD.finditer(text):

@@ -78,13 +78,24 @@ _CLI = re.compile(
 # NAME <sep> value, the name in quotes or not; the value quoted or bare.
 _ASSIGNMENT = re.compile(
     r"(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z_][A-Za-z0-9_.-]*+)[\"']?\s*(?P<sep>:=|=>|=|:)\s*"
-    r"(?:(?P<q>[\"'`])(?P<quoted>[^\"'`\n]{1,400})(?P=q)|(?P<bare>[^\s\"'`;&,<>]+))"
-)
+    r"(?=(?P<q>[\"'`])(?P<quoted>[^\"'`\n]{1,400}?)(?:(?P=q)|(?=…))|(?P<bare>[^\s\"'`;&,<>]+))"
+)  # the value is looked at, not consumed: "Learned: DB_PASS: x" holds a second assignment
 _STRONG = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "secret", "token"})
 _STRONG_PAIRS = frozenset({"apikey", "accesskey", "privatekey", "accountkey", "secretkey"})
 _WEAK = frozenset({"key", "auth", "credential", "credentials", "sig", "signature", "salt"})
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _CODE_VALUE = re.compile(r"[()\[\]{}$%]|^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+$|^<.*>$")
+# A run cut by an ellipsis (what a clip leaves): judged on what is left of it.
+_CLIPPED = re.compile(r"(?P<v>[^\s\"'`,;<>(){}\[\]]{6,})(?:…|\.\.\.)")
+_CLIPPED_PREFIX = re.compile(
+    r"(?i)gh[pousr]_|github_pat_|glpat-|xox[a-z]-|sk-|sk_|rk_|whsec_|aiza|gocspx-|sg\.|hv[sbr]\."
+    r"|pypi-|npm_|hf_|dop_v1_|shp[a-z]{2}_|dapi|akia|asia|eyj|hooks\.slack\.com|://[^/\s]*:"
+    r"|(?<![a-z])sk[0-9a-f]{8}"
+)
+_NAMED_BEFORE = re.compile(
+    r"(?i)(?:pass|pwd|secret|token|key|auth|credential)[\w.-]*[\"']?\s*[:=]\s*[\"'`]?$"
+)
+_HEX = frozenset("0123456789abcdefABCDEF")
 _TOKEN = re.compile(r"(?<![\w+/=.-])[A-Za-z0-9+/_=-]{32,}(?![\w+/=.-])")
 _CSV_HEADER = re.compile(r"(?i)password|secret|token|access key|api key|private key")
 
@@ -172,6 +183,24 @@ def _secret_spans(text: str) -> list[tuple[int, int, str]]:
     spans += [
         (m.start(), m.end(), "high_entropy") for m in _TOKEN.finditer(text) if _random(m.group())
     ]
+    if "…" in text or "..." in text:
+        spans += _clipped(text)
+    return spans
+
+
+def _clipped(text: str) -> list[tuple[int, int, str]]:
+    """What is left of a credential that a clip cut short (``ghp_abc…``, ``'django-ins…``)."""
+    spans = []
+    for m in _CLIPPED.finditer(text):
+        run = m.group("v")
+        cut = (
+            _CLIPPED_PREFIX.search(run)
+            or _NAMED_BEFORE.search(text, max(0, m.start() - 60), m.start())
+            or _random(run, min_entropy=3.5, min_digits=1)
+            or (len(run) >= 16 and set(run) <= _HEX and not run.isdigit() and not run.isalpha())
+        )
+        if cut:
+            spans.append((m.start(), m.end("v"), "clipped_secret"))
     return spans
 
 
@@ -208,14 +237,16 @@ def _is_basic_credential(value: str) -> bool:
     return b":" in decoded and decoded.isascii() and decoded.decode("ascii").isprintable()
 
 
-def _random(token: str) -> bool:
-    """True for a long token that looks random: mixed case and digits, high entropy."""
+def _random(token: str, *, min_entropy: float = 4.0, min_digits: int = 2) -> bool:
+    """True for a token that looks random: mixed case and digits, high entropy."""
     core = token.strip("=")
+    if len(core) < 12:
+        return False
     if not (any(c.isupper() for c in core) and any(c.islower() for c in core)):
         return False
-    if sum(c.isdigit() for c in core) < 2 or core.count("/") > len(core) // 8:
+    if sum(c.isdigit() for c in core) < min_digits or core.count("/") > len(core) // 8:
         return False
-    return secret_rules.entropy(core) >= 4.0
+    return secret_rules.entropy(core) >= min_entropy
 
 
 def _name_words(name: str) -> set[str]:
@@ -270,7 +301,7 @@ def _csv_columns(text: str) -> list[tuple[int, int, str]]:
             for f in fields[:-1]:
                 starts.append(starts[-1] + len(f) + 1)
             for i in columns:
-                if fields[i].strip():
+                if fields[i].strip() and not secret_rules.is_placeholder(fields[i].strip()):
                     spans.append(
                         (offset + starts[i], offset + starts[i] + len(fields[i]), "credential_csv")
                     )

@@ -26,10 +26,11 @@ from .options import argument, command, keyword_only_option
         "turns",
         "extraction",
         "presence",
+        "secrets",
     ),
     help="which benchmark",
 )
-@argument("--dataset", help="retrieval: path to LoCoMo's locomo10.json")
+@argument("--dataset", help="retrieval, secrets: path to LoCoMo's locomo10.json")
 @argument("--audit", help="retrieval: audit errors (default: locomo_audit_errors.json beside it)")
 @argument("--depth", type=int, default=50, help="retrieval: results per question (default 50)")
 @argument(
@@ -62,7 +63,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from ..bench import commands
 
     embedder = None
-    light = ("startup", "draft", "exposure", "warm", "integrity", "turns", "extraction", "presence")
+    light = (
+        "startup",
+        "draft",
+        "exposure",
+        "warm",
+        "integrity",
+        "turns",
+        "extraction",
+        "presence",
+        "secrets",
+    )
     if not args.keyword_only and args.kind not in light:
         from ..embeddings import open_embedder
 
@@ -83,6 +94,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from ..bench.extraction import extraction_run
 
         text, data = extraction_run()
+    elif args.kind == "secrets":
+        from ..bench.secrets import secrets_run
+
+        dataset = Path(args.dataset) if args.dataset else None
+        text, data = secrets_run(dataset, progress=progress)
     elif args.kind == "startup":
         from ..bench.startup import startup_run
 
