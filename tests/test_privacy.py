@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from mama_plugin import personal
 from mama_plugin.assist.draft import draft_narrative
-from mama_plugin.bench.secrets import CLIPS, _cut_at, _holds, false_positives, leak_run
+from mama_plugin.bench.secrets import _holds, false_positives, leak_run
 from mama_plugin.bench.secrets_corpus import PRIVATE_VARIANTS, corpus
+from mama_plugin.bench.secrets_paths import CLIPS, cut_at
 from mama_plugin.config import Config
 from mama_plugin.privacy import redact_text, redact_tree
 from mama_plugin.schema.assist import DraftRequest
@@ -134,7 +135,7 @@ def test_a_secret_cut_by_a_clip_is_masked_all_the_same(limit) -> None:
     # moved ahead of clipping is read through the filter again, so a cut token must still go.
     leaks = []
     for case in corpus(3):
-        command = _cut_at(case, limit)
+        command = cut_at(case, limit)
         clipped = clip(command, limit)
         if command and _holds(redact_text(clipped)[0].encode(), case.secret):
             leaks.append((case.kind, clipped[-60:]))
