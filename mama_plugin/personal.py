@@ -31,6 +31,7 @@ _PHONE_INTERNATIONAL = re.compile(
     r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(\d{1,4}\))?(?:[ .-]?\d{1,5}){2,5}(?![\w-])"
 )
 _PHONE_GROUPED = re.compile(r"(?<![\w.-])(?:\(\d{3}\) ?|\d{3}[-.])\d{3}[-.]\d{4}(?![\w-])")
+_PHONE_WORDS = ("phone", "tel", "mobile", "cell", "fax", "whatsapp", "sms")
 _PHONE_NAMED = re.compile(
     r"(?i)\b(?:phone|tel|telephone|mobile|cell|fax|whatsapp|sms)\b[^\d\n+]{0,12}"
     r"(?P<number>\+?\d[\d ().-]{5,18}\d)(?![\w-])"
@@ -91,12 +92,14 @@ def find(text: str) -> list[tuple[int, int, str]]:
     for m in _CARD.finditer(text):
         if is_card_number(m.group()):
             spans.append((m.start(), m.end(), "card"))
-    for m in _PHONE_INTERNATIONAL.finditer(text):
-        if 8 <= _digit_count(m.group()) <= 15:
-            spans.append((m.start(), m.end(), "phone"))
-    for m in _PHONE_GROUPED.finditer(text):
-        spans.append((m.start(), m.end(), "phone"))
-    for m in _PHONE_NAMED.finditer(text):
-        if 7 <= _digit_count(m.group("number")) <= 15:
-            spans.append((m.start("number"), m.end("number"), "phone"))
+    if "+" in text:
+        for m in _PHONE_INTERNATIONAL.finditer(text):
+            if 8 <= _digit_count(m.group()) <= 15:
+                spans.append((m.start(), m.end(), "phone"))
+    spans += [(m.start(), m.end(), "phone") for m in _PHONE_GROUPED.finditer(text)]
+    lowered = text.lower()
+    if any(word in lowered for word in _PHONE_WORDS):
+        for m in _PHONE_NAMED.finditer(text):
+            if 7 <= _digit_count(m.group("number")) <= 15:
+                spans.append((m.start("number"), m.end("number"), "phone"))
     return spans

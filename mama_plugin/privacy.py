@@ -102,6 +102,12 @@ _CSV_HEADER = re.compile(r"(?i)password|secret|token|access key|api key|private 
 _TYPED = {"jwt": "jwt", "private-key": "private_key"}
 # Words one of which a text must hold for a detector to run at all (most text holds none).
 _GATES = {
+    "tokens": (
+        *("sk", "akia", "asia", "gh", "xox", "aiza", "gocspx", "glpat", "k_", "whsec", "sg."),
+        *("hv", "pypi-", "npm_"),
+    ),
+    "url": ("://",),
+    "basic": ("basic",),
     "assignment": ("pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "salt"),
     "header": ("authoriz", "bearer", "token"),
     "cli": (" -", "\t-", "\n-", "login"),
@@ -164,25 +170,31 @@ def _secret_spans(text: str) -> list[tuple[int, int, str]]:
     lowered = text.lower()
     found = secret_rules.find(text, lowered)
     spans = [(a, b, _TYPED.get(rule, "api_key")) for a, b, rule in found]
-    spans += [(m.start(), m.end(), "api_key") for m in _TOKENS.finditer(text)]
-    spans += _valued(_URL_PASSWORD, text, "url_password")
     gates = {name: any(w in lowered for w in words) for name, words in _GATES.items()}
+    if gates["tokens"]:
+        spans += [(m.start(), m.end(), "api_key") for m in _TOKENS.finditer(text)]
+    if gates["url"]:
+        spans += _valued(_URL_PASSWORD, text, "url_password")
     if gates["header"]:
         spans += _valued(_HEADER, text, "bearer_token")
-    spans += [
-        (m.start("v"), m.end("v"), "bearer_token")
-        for m in _BASIC.finditer(text)
-        if _is_basic_credential(m.group("v"))
-    ]
+    if gates["basic"]:
+        spans += [
+            (m.start("v"), m.end("v"), "bearer_token")
+            for m in _BASIC.finditer(text)
+            if _is_basic_credential(m.group("v"))
+        ]
     if gates["cli"]:
         spans += _valued(_CLI, text, "command_line")
     if gates["assignment"]:
         spans += _assignments(text)
     if gates["csv"] and "," in text:
         spans += _csv_columns(text)
-    spans += [
-        (m.start(), m.end(), "high_entropy") for m in _TOKEN.finditer(text) if _random(m.group())
-    ]
+    if any(len(word) >= 32 for word in text.split()):
+        spans += [
+            (m.start(), m.end(), "high_entropy")
+            for m in _TOKEN.finditer(text)
+            if _random(m.group())
+        ]
     if "…" in text or "..." in text:
         spans += _clipped(text)
     return spans
