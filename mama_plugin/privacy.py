@@ -35,7 +35,7 @@ from . import secret_rules
 
 # An unclosed <private> hides everything after it: failing towards privacy.
 _PRIVATE = re.compile(
-    r"(?:<|&lt;|\\u003c)\s*private\b(?:[^>&\n]|&(?!gt;))*?(?:>|&gt;|\\u003e)"
+    r"(?:<|&lt;|\\u003c)\s*private\b(?:[^>&\n]|&(?!gt;)){0,200}?(?:>|&gt;|\\u003e)"
     r".*?(?:(?:<|&lt;|\\u003c)\s*[/\\]+\s*private\s*(?:>|&gt;|\\u003e)|\Z)",
     re.IGNORECASE | re.DOTALL,
 )
@@ -86,7 +86,9 @@ _WEAK = frozenset({"key", "auth", "credential", "credentials", "sig", "signature
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _CODE_VALUE = re.compile(r"[()\[\]{}$%]|^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+$|^<.*>$")
 # A run cut by an ellipsis (what a clip leaves): judged on what is left of it.
-_CLIPPED = re.compile(r"(?P<v>[^\s\"'`,;<>(){}\[\]]{6,})(?:…|\.\.\.)")
+_CLIPPED = re.compile(
+    r"(?<![^\s\"'`,;<>(){}\[\]])(?P<v>[^\s\"'`,;<>(){}\[\]]{6,300})(?:…|\.\.\.)"
+)  # bounded and anchored at a run's start: a long run costs linear time, not quadratic
 _CLIPPED_PREFIX = re.compile(
     r"(?i)gh[pousr]_|github_pat_|glpat-|xox[a-z]-|sk-|sk_|rk_|whsec_|aiza|gocspx-|sg\.|hv[sbr]\."
     r"|pypi-|npm_|hf_|dop_v1_|shp[a-z]{2}_|dapi|akia|asia|eyj|hooks\.slack\.com|://[^/\s]*:"

@@ -41,12 +41,31 @@ _POSIX = {
 }
 
 
+_LEAD = r"[\w.-]{0,50}?"
+
+
 def python_regex(go: str) -> str:
     """The Python spelling of one gitleaks (Go RE2) regex."""
     for posix, python in _POSIX.items():
         go = go.replace(posix, python)
     go = go.replace(r"\z", r"\Z")
-    return _scope_inline_flags(go)
+    return _without_lead(_scope_inline_flags(go))
+
+
+def _without_lead(pattern: str) -> str:
+    """Drop the optional, lazy identifier prefix most keyword rules open with.
+
+    ``[\w.-]{0,50}?`` matches nothing the secret group needs (it only widens the match to
+    the left); RE2 scans it in linear time, Python's backtracking retries it 50 times at every
+    position, which made a text stuffed with keywords take seconds.
+    """
+    while True:
+        for head, kept in ((_LEAD, ""), ("(?i)" + _LEAD, "(?i)"), ("(?i:" + _LEAD, "(?i:")):
+            if pattern.startswith(head):
+                pattern = kept + pattern[len(head) :]
+                break
+        else:
+            return pattern
 
 
 def _scope_inline_flags(pattern: str) -> str:
