@@ -254,6 +254,7 @@ def test_no_secret_reaches_any_file_through_any_write_path() -> None:
     assert figures["credential_kinds"] >= 40
     assert figures["tool_errors"] == figures["expected_tool_errors"]
     assert figures["memories_exported"] >= 4 * figures["cases"]  # the saves really happened
+    assert figures["reason_characters_accepted"] > 0  # and suggested links got their reasons
     assert {"mama/mama.db", "mama/mama.db-wal"} <= set(figures["canary_found_in"])
     assert any(p.endswith("export.json") for p in figures["canary_found_in"])
 

@@ -66,7 +66,7 @@ def leak_run(seed: int = 7, *, progress: Any = None) -> dict[str, Any]:
         say(f"{len(everything)} cases through the tools of mama serve")
         server = StdioServer(env, project=str(project), cwd=str(project))
         try:
-            calls = through_tools(server, everything, project, Path(tmp), answers, errors)
+            calls, accepted = through_tools(server, everything, project, Path(tmp), answers, errors)
             live = _files(home)  # the WAL is there only while the server runs
         finally:
             server.close()
@@ -111,6 +111,7 @@ def leak_run(seed: int = 7, *, progress: Any = None) -> dict[str, Any]:
         "masks_in_export": json.dumps(exported).count("[REDACTED"),
         "canary_found_in": found_canary,
         "tool_errors": dict(errors),
+        "reason_characters_accepted": accepted,
         "expected_tool_errors": {"save_decision": len(everything)},
     }
 
@@ -229,7 +230,9 @@ def secrets_run(dataset: Path | None, *, progress: Any = None) -> tuple[str, dic
     )
     lines.append(
         f"written: {leaks['memories_exported']} memories, {leaks['links_exported']} links, "
-        f"{leaks['masks_in_export']} masks in the export; the canary (plain words) was found in "
+        f"{leaks['masks_in_export']} masks in the export, "
+        f"{leaks['reason_characters_accepted']} characters of cases accepted as suggested links' "
+        "reasons; the canary (plain words) was found in "
         f"{len(leaks['canary_found_in'])} files ({', '.join(leaks['canary_found_in'])})"
     )
     for name, figures in fp.items():

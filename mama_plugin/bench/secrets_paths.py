@@ -8,6 +8,7 @@ checkpoint clips them (:data:`CLIPS`), so a credential cut short is tried too.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import Counter
 from pathlib import Path
@@ -26,7 +27,7 @@ def through_tools(
     tmp: Path,
     answers: list[str],
     errors: Counter[str],
-) -> int:
+) -> tuple[int, int]:
     calls = 0
 
     def call(tool: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -46,7 +47,7 @@ def through_tools(
             "reasoning": {"primary": "Anchor for links in this run"},
         },
     )
-    base = (first.get("structuredContent") or {}).get("id") or _id_in(first)
+    base = _id_in(first)
     for case in cases:
         t = case.text
         link = {
@@ -74,7 +75,7 @@ def through_tools(
                 "links": [link],
             },
         )
-        decision = (saved.get("structuredContent") or {}).get("id") or _id_in(saved)
+        decision = _id_in(saved)
         call(
             "save_checkpoint",
             {
@@ -136,13 +137,43 @@ def through_tools(
             "last_assistant_message": "\n".join(c.text for c in cases),
         },
     )
-    call("suggest_links", {})
-    return calls
+    # Link suggestions: decisions on one topic within minutes are proposed as linked (a rule
+    # of the seeds); each is accepted with a reason made of cases, until every case was one.
+    pair = ""
+    for n in range(6):
+        step = {"primary": f"Step {n} of the pair"}
+        saved = call(
+            "save_decision", {"topic": "bench_pair", "decision": f"Pair {n}", "reasoning": step}
+        )
+        pair = _id_in(saved) or pair
+    if pair:
+        call("suggest_links", {"memory_id": pair, "limit": 50})
+    listed = call("suggest_links", {"limit": 50})
+    ids = [int(n) for n in re.findall(r"^#(\d+) ", _text(listed), re.MULTILINE)]
+    reasons = _chunks([case.text for case in cases], 1_900)
+    for suggestion, reason in zip(ids, reasons, strict=False):
+        call("evolve_link", {"suggestion_id": suggestion, "verdict": "accept", "reason": reason})
+    return calls, sum(len(r) for r in reasons[: len(ids)])
+
+
+def _text(result: dict[str, Any]) -> str:
+    return " ".join(c.get("text", "") for c in result.get("content") or [])
+
+
+def _chunks(texts: list[str], limit: int) -> list[str]:
+    """``texts`` joined into reasons of at most ``limit`` characters."""
+    chunks: list[str] = []
+    for text in texts:
+        if chunks and len(chunks[-1]) + len(text) + 2 <= limit:
+            chunks[-1] += "; " + text
+        else:
+            chunks.append(text[:limit])
+    return chunks
 
 
 def _id_in(result: dict[str, Any]) -> str:
-    text = " ".join(c.get("text", "") for c in result.get("content") or [])
-    for word in text.replace("`", " ").split():
+    """The decision id a save's answer names (the stdio front answers in text)."""
+    for word in _text(result).replace("`", " ").split():
         if word.startswith("dec_"):
             return word.strip(".,:;()")
     return ""
