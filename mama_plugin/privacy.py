@@ -185,7 +185,7 @@ def _secret_spans(text: str) -> list[tuple[int, int, str]]:
             for m in _BASIC.finditer(text)
             if _is_basic_credential(m.group("v"))
         ]
-    if gates["cli"]:
+    if gates["cli"] or text.startswith("-"):
         spans += _valued(_CLI, text, "command_line")
     if gates["assignment"]:
         spans += _assignments(text)

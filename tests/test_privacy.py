@@ -156,6 +156,7 @@ def test_private_variants_are_dropped(variant) -> None:
     "machine h login bob password bluebattery", "  POSTGRES_PASSWORD: riverlantern29",
 ])  # fmt: skip
 def test_passwords_without_digits_or_prefixes_are_masked(text) -> None:
+    assert "staplegun" not in redact_text("--password staplegun")[0]
     clean, _ = redact_text(text)
     assert not any(
         w in clean
