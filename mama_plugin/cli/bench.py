@@ -63,18 +63,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from ..bench import commands
 
     embedder = None
-    light = (
-        "startup",
-        "draft",
-        "exposure",
-        "warm",
-        "integrity",
-        "turns",
-        "extraction",
-        "presence",
-        "secrets",
-    )
-    if not args.keyword_only and args.kind not in light:
+    light = ("startup", "draft", "exposure", "warm", "integrity", "turns", "extraction", "presence")
+    if not args.keyword_only and args.kind not in (*light, "secrets"):
         from ..embeddings import open_embedder
 
         embedder = open_embedder(args.config)
