@@ -168,6 +168,11 @@ class Settings:
     link_suggestions: bool = _setting(
         True, _boolean, "propose links to earlier memories after each save (pending until accepted)"
     )
+    keep_personal_data: bool = _setting(
+        False,
+        _boolean,
+        "keep e-mail addresses, phone numbers and card numbers in memories (false: masked)",
+    )
     disabled_projects: tuple[str, ...] = _setting(
         (),
         _paths,

@@ -36,6 +36,8 @@ ROOMS: dict[str, tuple[str, ...]] = {
         "config",
         "project",
         "privacy",
+        "personal",
+        "secret_rules",
         "relationships",
         "blas",
         "text",

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..privacy import redact_tree
 from ..schema.assist import DraftedNarrative, DraftRequest
 from ..services.quality import RANK, reason_quality
 from ..text import numbers, split, tokens, unique, words
@@ -107,11 +108,13 @@ def draft_narrative(
     *,
     assistant: Assistant | None = None,
     timeout_s: float | None = None,
+    personal: bool = True,
 ) -> Draft:
     """Draft ``request``'s narrative from its context and the session's ``digest``.
 
     Never raises for model trouble: without a model, past the timeout, or when the model's
-    output stays invalid, the extractor's draft stands and ``model`` says why.
+    output stays invalid, the extractor's draft stands and ``model`` says why. Secrets (and
+    personal data, unless ``personal=False``) the draft quotes are masked.
     """
     digest = digest or Digest()
     found = extract(request.decision, request.context, digest)
@@ -127,6 +130,9 @@ def draft_narrative(
     model_note = _model_note(assistant, generation)
     draft = _merge(request, found, proposed, conversation)
     draft.model, draft.generation = model_note, generation
+    # A draft is shown and then saved as it stands: what it quotes passes the privacy filter.
+    draft.proposal, _ = redact_tree(draft.proposal, personal=personal)
+    draft.dropped, _ = redact_tree(draft.dropped, personal=personal)
     return draft
 
 

@@ -30,12 +30,14 @@ from .options import argument, command, keyword_only_option
         "fuzz",
         "writers",
         "recall",
+        "secrets",
     ),
     help="which benchmark",
 )
 @argument(
     "--dataset",
-    help="retrieval, recall: path to LoCoMo's locomo10.json (recall: default shared/bench's)",
+    help="retrieval, recall, secrets: path to LoCoMo's locomo10.json (recall: default "
+    "shared/bench's)",
 )
 @argument("--audit", help="retrieval: audit errors (default: locomo_audit_errors.json beside it)")
 @argument("--depth", type=int, default=50, help="retrieval: results per question (default 50)")
@@ -71,7 +73,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     embedder = None
     light = ("startup", "draft", "exposure", "warm", "integrity", "turns", "extraction",
-             "presence", "kills", "fuzz", "writers")  # fmt: skip
+             "presence", "kills", "fuzz", "writers", "secrets")  # fmt: skip
     if not args.keyword_only and args.kind not in light:
         from ..embeddings import open_embedder
 
@@ -94,6 +96,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from ..bench.extraction import extraction_run
 
         text, data = extraction_run()
+    elif args.kind == "secrets":
+        from ..bench.secrets import secrets_run
+
+        dataset = Path(args.dataset) if args.dataset else None
+        text, data = secrets_run(dataset, progress=progress)
     elif args.kind == "startup":
         from ..bench.startup import startup_run
 

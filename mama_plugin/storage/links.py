@@ -47,7 +47,8 @@ class Links(Repository):
         if not 0.0 <= confidence <= 1.0:
             raise ValidationError([f"confidence must be between 0 and 1 (got {confidence!r})"])
         text, found = redact_tree(
-            {"reason": (reason or "").strip(), "evidence": evidence, "context": context}
+            {"reason": (reason or "").strip(), "evidence": evidence, "context": context},
+            personal=self.masks_personal,
         )
         # Checked after redaction: a reason that was all <private> leaves nothing to store.
         if not text["reason"].strip():
@@ -73,7 +74,7 @@ class Links(Repository):
                 (from_id, to_id, word),
             ).fetchall()
             if existing:
-                return LinkRecord.from_row(existing[0]), Redactions()
+                return LinkRecord.from_row(existing[0], personal=self.masks_personal), Redactions()
             category = category_of(word)
             self.conn.execute(
                 "INSERT INTO memory_links(from_id, to_id, relationship, reason, evidence, context, "
@@ -103,7 +104,7 @@ class Links(Repository):
             row = self.conn.execute(f"{SELECT_LINK} WHERE id = ?", (link_id,)).fetchall()[0]
         redactions = Redactions()
         redactions.add(dict(found))
-        return LinkRecord.from_row(row), redactions
+        return LinkRecord.from_row(row, personal=self.masks_personal), redactions
 
     def _replaces(self, start: str, target: str) -> bool:
         """True if ``start`` reaches ``target`` by following replacing links forward."""
@@ -159,7 +160,7 @@ class Links(Repository):
             where += " AND link_category IN (" + ",".join(f":c{i}" for i in range(len(cats))) + ")"
             params.update({f"c{i}": c for i, c in enumerate(cats)})
         rows = self.conn.execute(f"{SELECT_LINK} WHERE {where} ORDER BY created_at, id", params)
-        return [LinkRecord.from_row(r) for r in rows.fetchall()]
+        return [LinkRecord.from_row(r, personal=self.masks_personal) for r in rows.fetchall()]
 
     def among(self, memory_ids: Iterable[str], *, direction: str) -> list[LinkRecord]:
         """Every link leaving (``out``) or entering (``in``) any of ``memory_ids``."""
@@ -169,7 +170,7 @@ class Links(Repository):
         column = "from_id" if direction == "out" else "to_id"
         marks = ",".join("?" * len(ids))
         rows = self.conn.execute(f"{SELECT_LINK} WHERE {column} IN ({marks})", ids)
-        return [LinkRecord.from_row(r) for r in rows.fetchall()]
+        return [LinkRecord.from_row(r, personal=self.masks_personal) for r in rows.fetchall()]
 
     def of_project(self, project: str) -> list[LinkRecord]:
         """Every link leaving a memory of ``project``, oldest first."""
@@ -178,12 +179,12 @@ class Links(Repository):
             "ORDER BY id",
             (project,),
         )
-        return [LinkRecord.from_row(r) for r in rows.fetchall()]
+        return [LinkRecord.from_row(r, personal=self.masks_personal) for r in rows.fetchall()]
 
     def iter(self) -> Iterator[LinkRecord]:
         """Every link, oldest first."""
         for row in self.conn.execute(f"{SELECT_LINK} ORDER BY id").fetchall():
-            yield LinkRecord.from_row(row)
+            yield LinkRecord.from_row(row, personal=self.masks_personal)
 
     def usage(self) -> list[tuple[str, str, int]]:
         """(relationship, category, uses), most used first: candidates for promotion."""

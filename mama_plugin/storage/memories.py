@@ -81,7 +81,8 @@ class Memories(Repository):
                 "outcome": dict(new.outcome or {}),
                 "tags": list(new.tags),
                 "metadata": dict(new.metadata or {}),
-            }
+            },
+            personal=self.masks_personal,
         )
         outcome_body = layers["outcome"]
         outcome_status = str(outcome_body.pop("status", None) or "PENDING")
@@ -132,7 +133,7 @@ class Memories(Repository):
         unknown = set(changes) - _EDITABLE
         if unknown:
             raise ValidationError([f"cannot change {', '.join(sorted(unknown))}"])
-        clean, found = redact_tree(changes)
+        clean, found = redact_tree(changes, personal=self.masks_personal)
         sets = {
             k: json.dumps(v, ensure_ascii=False) if k in _JSON_FIELDS else v
             for k, v in clean.items()
@@ -177,7 +178,8 @@ class Memories(Repository):
                 "evidence": list(evidence),
                 "learned": list(learned),
                 "recorded_at": now_ms(),
-            }
+            },
+            personal=self.masks_personal,
         )
         with self.transaction():
             current = self.require(memory_id)
@@ -252,19 +254,19 @@ class Memories(Repository):
     def get_many(self, memory_ids: Iterable[str]) -> dict[str, MemoryRecord]:
         """The stored memories among ``memory_ids``, by id."""
         rows = select_in(self.conn, SELECT_MEMORY + " WHERE id IN ({})", memory_ids)
-        return {str(r[1]): MemoryRecord.from_row(r) for r in rows}
+        return {str(r[1]): MemoryRecord.from_row(r, personal=self.masks_personal) for r in rows}
 
     def get_by_seq(self, seqs: Iterable[int]) -> dict[int, MemoryRecord]:
         """The stored memories among row numbers ``seqs``, by seq."""
         rows = select_in(self.conn, SELECT_MEMORY + " WHERE seq IN ({})", seqs)
-        return {int(r[0]): MemoryRecord.from_row(r) for r in rows}
+        return {int(r[0]): MemoryRecord.from_row(r, personal=self.masks_personal) for r in rows}
 
     # -- reads -----------------------------------------------------------------------------
 
     def get(self, memory_id: str) -> MemoryRecord | None:
         """The memory with this id, or None."""
         rows = self.conn.execute(f"{SELECT_MEMORY} WHERE id = ?", (memory_id,)).fetchall()
-        return MemoryRecord.from_row(rows[0]) if rows else None
+        return MemoryRecord.from_row(rows[0], personal=self.masks_personal) if rows else None
 
     def require(self, memory_id: str) -> MemoryRecord:
         """The memory with this id; raises NotFoundError naming the id otherwise."""
@@ -304,7 +306,10 @@ class Memories(Repository):
     # -- lists -----------------------------------------------------------------------------
 
     def _records(self, sql: str, params: tuple[Any, ...]) -> list[MemoryRecord]:
-        return [MemoryRecord.from_row(r) for r in self.conn.execute(sql, params).fetchall()]
+        return [
+            MemoryRecord.from_row(r, personal=self.masks_personal)
+            for r in self.conn.execute(sql, params).fetchall()
+        ]
 
     def recent(
         self, *, project: str | None = None, limit: int = 10, type: str | None = None
@@ -363,7 +368,7 @@ class Memories(Repository):
         """Every memory, oldest first, optionally of one project."""
         where, params = scope(project, None)
         for row in self.conn.execute(f"{SELECT_MEMORY}{where} ORDER BY seq", params).fetchall():
-            yield MemoryRecord.from_row(row)
+            yield MemoryRecord.from_row(row, personal=self.masks_personal)
 
 
 def _memory_constraint(exc: apsw.ConstraintError, memory_id: str) -> str:

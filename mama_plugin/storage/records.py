@@ -1,11 +1,18 @@
-"""Rows as the store hands them back: plain dataclasses, no pydantic (hooks read these)."""
+"""Rows as the store hands them back: plain dataclasses, no pydantic (hooks read these).
+
+Every text a row holds passes the privacy filter again as it is decoded: a memory, link or
+suggestion written before a rule of the filter existed is read masked, whatever surface
+reads it (search, session start, export). ``personal=False`` keeps personal data.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, NamedTuple
+
+from ..privacy import redact_text, redact_tree
 
 MEMORY_COLUMNS = (
     "seq", "id", "type", "project", "topic", "content", "specifics", "evidence", "reasoning",
@@ -15,6 +22,11 @@ MEMORY_COLUMNS = (
 JSON_COLUMNS = frozenset(
     {"specifics", "evidence", "reasoning", "tension", "continuity", "outcome", "tags", "metadata"}
 )
+# The columns that hold what was said (everything but ids, numbers and bookkeeping).
+TEXT_FIELDS = (
+    "topic", "content", "specifics", "evidence", "reasoning", "tension", "continuity",
+    "outcome", "tags", "metadata",
+)  # fmt: skip
 LINK_COLUMNS = (
     "id", "from_id", "to_id", "relationship", "reason", "evidence", "context", "link_category",
     "confidence", "created_by", "created_at",
@@ -81,12 +93,13 @@ class MemoryRecord:
     version: int
 
     @classmethod
-    def from_row(cls, row: tuple[Any, ...]) -> MemoryRecord:
-        """Build a record from a ``SELECT`` of :data:`MEMORY_COLUMNS`, in that order."""
+    def from_row(cls, row: tuple[Any, ...], *, personal: bool = True) -> MemoryRecord:
+        """Build a record from a ``SELECT`` of :data:`MEMORY_COLUMNS`, in that order, masked."""
         values = {
             name: json.loads(value) if name in JSON_COLUMNS else value
             for name, value in zip(MEMORY_COLUMNS, row, strict=True)
         }
+        values.update(masked({k: values[k] for k in TEXT_FIELDS}, personal=personal))
         return cls(**values)
 
     def as_dict(self) -> dict[str, Any]:
@@ -111,9 +124,14 @@ class LinkRecord:
     created_at: int
 
     @classmethod
-    def from_row(cls, row: tuple[Any, ...]) -> LinkRecord:
-        """Build a record from a ``SELECT`` of :data:`LINK_COLUMNS`, in that order."""
-        return cls(*row)
+    def from_row(cls, row: tuple[Any, ...], *, personal: bool = True) -> LinkRecord:
+        """Build a record from a ``SELECT`` of :data:`LINK_COLUMNS`, in that order, masked."""
+        record = cls(*row)
+        texts = masked(
+            {"reason": record.reason, "evidence": record.evidence, "context": record.context},
+            personal=personal,
+        )
+        return replace(record, **texts) if texts else record
 
     def as_dict(self) -> dict[str, Any]:
         """Every column (the export format's link entry)."""
@@ -146,10 +164,11 @@ class SuggestionRecord:
     link_id: int | None
 
     @classmethod
-    def from_row(cls, row: tuple[Any, ...]) -> SuggestionRecord:
-        """Build a record from a ``SELECT`` of :data:`SUGGESTION_COLUMNS`, in that order."""
+    def from_row(cls, row: tuple[Any, ...], *, personal: bool = True) -> SuggestionRecord:
+        """Build a record from a ``SELECT`` of :data:`SUGGESTION_COLUMNS`, in that order, masked."""
         values = list(row)
         values[6] = json.loads(values[6])
+        values[5] = redact_text(str(values[5] or ""), personal=personal)[0]
         return cls(*values)
 
     def as_dict(self) -> dict[str, Any]:
@@ -183,3 +202,27 @@ class Redactions:
     def total(self) -> int:
         """How many spans were dropped or masked."""
         return sum(self.counts.values())
+
+
+def masked(fields: dict[str, Any], *, personal: bool = True) -> dict[str, Any]:
+    """``fields`` through the privacy filter; ``{}`` when it finds nothing (the common case).
+
+    The strings are checked together first, so a clean row costs one pass of the filter.
+    """
+    strings: list[str] = []
+
+    def collect(item: Any) -> None:
+        if isinstance(item, str):
+            strings.append(item)
+        elif isinstance(item, dict):
+            for value in item.values():
+                collect(value)
+        elif isinstance(item, list | tuple):
+            for value in item:
+                collect(value)
+
+    collect(fields)
+    if not redact_text("\n".join(strings), personal=personal)[1]:
+        return {}
+    clean: dict[str, Any] = redact_tree(fields, personal=personal)[0]
+    return clean

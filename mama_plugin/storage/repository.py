@@ -26,6 +26,11 @@ class Repository:
         """The calling thread's connection of the store."""
         return self._store.conn
 
+    @property
+    def masks_personal(self) -> bool:
+        """Whether personal data is masked on write and read (``keep_personal_data`` off)."""
+        return self._store.masks_personal_data
+
     def transaction(self) -> AbstractContextManager[Store]:
         """The store's transaction (a savepoint when one is open already)."""
         return self._store.transaction()

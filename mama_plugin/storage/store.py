@@ -64,6 +64,7 @@ class Store:
         self._damage: StoreDamaged | None = None
         self._damaged_file: tuple[int, ...] = ()  # the file's identity when found damaged
         self._local = threading.local()  # the transaction depth, per thread like its connection
+        self.masks_personal_data = True  # keep_personal_data off (Store.open reads the setting)
         self.memories = Memories(self)
         self.links = Links(self)
         self.suggestions = Suggestions(self)
@@ -126,6 +127,7 @@ class Store:
                 raise damage_of(db, []) from exc
             raise
         store = cls(PerThread(conn, lambda: store._connect(db, timeout)), db)
+        store.masks_personal_data = not config.settings.keep_personal_data
         conn.cursor_factory = store._cursor
         return store
 

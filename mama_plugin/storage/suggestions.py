@@ -44,7 +44,7 @@ class Suggestions(Repository):
         turned down (kept so it is not judged again). The reason goes through the privacy
         filter like every other text the store writes.
         """
-        reason = redact_text(reason.strip())[0]
+        reason = redact_text(reason.strip(), personal=self.masks_personal)[0]
         with self.transaction():
             # A concurrent judge may have recorded the pair since it was chosen as a
             # candidate; INSERT OR IGNORE on UNIQUE(from_id, to_id) settles it.
@@ -77,7 +77,7 @@ class Suggestions(Repository):
                 f"no link suggestion #{suggestion_id}; list the pending ones with suggest_links "
                 "(or `mama links`)"
             )
-        return SuggestionRecord.from_row(rows[0])
+        return SuggestionRecord.from_row(rows[0], personal=self.masks_personal)
 
     def of_project(
         self,
@@ -100,13 +100,13 @@ class Suggestions(Repository):
             "ORDER BY score DESC, created_at DESC, id DESC LIMIT ?",
             (*params, limit),
         ).fetchall()
-        return [SuggestionRecord.from_row(r) for r in rows]
+        return [SuggestionRecord.from_row(r, personal=self.masks_personal) for r in rows]
 
     def iter(self, *, project: str | None = None) -> list[SuggestionRecord]:
         """Every suggestion (of one project, or all), oldest first."""
         where, params = (" WHERE project = ?", (project,)) if project is not None else ("", ())
         rows = self.conn.execute(f"{SELECT_SUGGESTION}{where} ORDER BY id", params).fetchall()
-        return [SuggestionRecord.from_row(r) for r in rows]
+        return [SuggestionRecord.from_row(r, personal=self.masks_personal) for r in rows]
 
     def restore(self, fields: dict[str, Any]) -> bool:
         """Write a suggestion from an export as it was, verdict included; False if the pair
@@ -144,7 +144,7 @@ class Suggestions(Repository):
             raise ValueError(f"score must be a number, not {values['score']!r}") from None
         values["status"] = values["status"] or "pending"
         values["decided_by"] = values["decided_by"] or ""
-        values["reason"] = redact_text(str(values["reason"] or ""))[0]
+        values["reason"] = redact_text(str(values["reason"] or ""), personal=self.masks_personal)[0]
         judged = self.conn.execute(
             "SELECT 1 FROM link_suggestions WHERE from_id = ? AND to_id = ?",
             (values["from_id"], values["to_id"]),

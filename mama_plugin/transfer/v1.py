@@ -314,6 +314,8 @@ def _archive(
 ) -> None:
     """Keep a source row that has no memory or link form; the same row is kept only once."""
     table = table or label.split(" (")[0]
-    clean, _ = redact_tree({k: old.jsonable(v) for k, v in row.items()})
+    clean, _ = redact_tree(
+        {k: old.jsonable(v) for k, v in row.items()}, personal=store.memories.masks_personal
+    )
     text = json.dumps(clean, ensure_ascii=False, sort_keys=True)
     result.tally(table, kind if keep_row(store, import_id, label, text) else "already_present")
