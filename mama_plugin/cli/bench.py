@@ -26,6 +26,7 @@ from .options import argument, command, keyword_only_option
         "turns",
         "extraction",
         "presence",
+        "answers",
     ),
     help="which benchmark",
 )
@@ -79,6 +80,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from ..bench.turns import turns_run
 
         text, data = turns_run(args.runs or 200, progress=progress)
+    elif args.kind == "answers":
+        from ..bench.answers import answers_run
+
+        text, data = answers_run(embedder)
     elif args.kind == "extraction":
         from ..bench.extraction import extraction_run
 

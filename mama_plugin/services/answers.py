@@ -24,7 +24,7 @@ from ..fence import fenced
 from ..storage import MemoryRecord, Store
 from ..text import estimate_tokens
 from . import ranking, vector_index
-from .evolution import chain, current_of, outcome_events
+from .evolution import chain, current_of
 from .freshness import is_auto, one_per_session, open_steps, outcomes_on_their_memory
 from .graph import traverse
 from .render import render
@@ -298,8 +298,8 @@ def search_by_topic(
 ) -> list[dict[str, Any]]:
     """Every memory of exactly this topic, newest first, each labelled with what stands now.
 
-    An outcome event whose memory is listed too is left out (that row carries the outcome);
-    a session's checkpoints are one row, the one updated last (``collapsed`` names the rest).
+    An outcome event is the row of the memory it judges (that row carries the outcome); a
+    session's checkpoints are one row, the one updated last (``collapsed`` names the rest).
     """
     found = _fresh(store, store.memories.by_topic(topic, project=project))
     out = []
@@ -319,15 +319,13 @@ def search_recent(
     """The ``n`` newest memories (optionally of one type): browsing, no graph work.
 
     A session's checkpoints count once (the one updated last, where the session's newest
-    stands); an outcome event whose memory is listed too is left out.
+    stands); an outcome event is listed as the memory it judges, which carries the verdict.
     """
     newest = store.memories.recent(project=project, limit=min(4 * n, n + 200), type=type)
     return [m for m, _ in _fresh(store, newest)][:n]
 
 
 def _fresh(store: Store, newest: list[MemoryRecord]) -> list[tuple[MemoryRecord, list[str]]]:
-    """``newest`` without outcome events whose memory is listed, one checkpoint a session."""
-    events = outcome_events(store, newest)
-    listed = {m.id for m in newest}
-    kept = [(m, None) for m in newest if events.get(m.id) not in listed]
+    """``newest`` with outcome events as the memory they judge, one checkpoint a session."""
+    kept = outcomes_on_their_memory(store, [(m, None) for m in newest])
     return [(m, collapsed) for m, _, collapsed in one_per_session(kept)]
