@@ -52,10 +52,11 @@ class ContextResult:
     text: str = ""
     left_out: list[str] = field(default_factory=list)
     budget: int | None = None
+    ranked: list[str] = field(default_factory=list)
 
     def ids(self) -> list[str]:
-        """Ids of every ranked result, in rank order (those the budget left out last)."""
-        return [r["id"] for r in self.primary_results] + self.left_out
+        """Ids of every ranked result in rank order, those the budget left out included."""
+        return self.ranked or [r["id"] for r in self.primary_results]
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form (structured content of the MCP tool)."""
@@ -113,23 +114,32 @@ def search_by_context(
     holders = [records[i] for i in live if not _serves_only_the_past(store, i)]
     steps = open_steps(store, holders)
     keep = {c["current_id"] for c in every_chain}  # never cut a chain's current decision
-    told = list(primary)
-    while True:
-        story, text, status, learned, chains = _compose(store, query, told, records,
-                                                        every_chain, steps, primary)  # fmt: skip
-        if budget is None or estimate_tokens(text) <= budget:
-            break
-        cut = next((r for r in reversed(told) if r["id"] not in keep), None)
-        if cut is None:
-            break
-        told.remove(cut)
+    cuttable = [r["id"] for r in primary if r["id"] not in keep]
+
+    def compose(n: int) -> tuple[Any, ...]:
+        """The answer telling the chains' heads and the ``n`` most relevant other results."""
+        told = [r for r in primary if r["id"] in keep or r["id"] in cuttable[:n]]
+        return told, *_compose(store, query, told, records, every_chain, steps, primary)
+
+    # The most results that fit, found by halving (text grows with every result told).
+    answer, low, high = compose(len(cuttable)), 0, len(cuttable)
+    if budget is not None and estimate_tokens(answer[2]) > budget:
+        high -= 1
+        while low < high:
+            middle = (low + high + 1) // 2
+            if estimate_tokens(compose(middle)[2]) <= budget:
+                low = middle
+            else:
+                high = middle - 1
+        answer = compose(low)
+    told, story, text, status, learned, chains = answer
     left_out = [r["id"] for r in primary if r not in told]
     if record_usage and told:
         # Bookkeeping: never fail a search because another process holds the write lock.
         with contextlib.suppress(StoreBusyError):
             store.memories.touch(r["id"] for r in told)
     return ContextResult(query, told, chains, status, learned, story, used, text, left_out,
-                         budget)  # fmt: skip
+                         budget, [r["id"] for r in primary])  # fmt: skip
 
 
 def _compose(
