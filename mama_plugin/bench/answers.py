@@ -25,9 +25,11 @@ rules, after reading the transcripts: a smoke test of those rules, not a measure
 from __future__ import annotations
 
 import json
+import os
 import re
 import statistics
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,6 +51,7 @@ from .answers_today import answer_today
 from .extraction import FIXTURES
 
 PROJECT = "/bench/price-service"
+REPEATS = 5  # timed answers per question and session (the first is judged)
 QUESTIONS = (
     "Where did we leave the price service?",
     "How does the cache evict entries?",
@@ -148,6 +151,8 @@ def answers_run(
     server does between sessions, and both answers search by keywords and meaning.
     """
     rows: list[dict[str, Any]] = []
+    times: dict[str, list[float]] = {"before": [], "after": []}
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         with Store.open(home / "mama.db", config=Config(home)) as store:
@@ -170,13 +175,28 @@ def answers_run(
                     drain(store, embedder)
                 done = [d for d, s, t in labels if (s, t) in happened]
                 row: dict[str, Any] = {"session": number, "name": name}
-                for label, ask in (("before", _before), ("after", _after)):
-                    judged = [judge(store, *ask(store, q, embedder), done) for q in QUESTIONS]
-                    row[label] = _sum(judged)
+                answers: dict[str, list[Judged]] = {"before": [], "after": []}
+                for question in QUESTIONS:
+                    for repeat in range(REPEATS):  # the two answers take turns, same load
+                        for label, ask in (("before", _before), ("after", _after)):
+                            started = time.perf_counter()
+                            text, ranked = ask(store, question, embedder)
+                            times[label].append((time.perf_counter() - started) * 1000)
+                            if not repeat:
+                                answers[label].append(judge(store, text, ranked, done))
+                row |= {label: _sum(judged) for label, judged in answers.items()}
                 rows.append(row)
     model: str | None = getattr(embedder, "name", None)
-    data = {"budget": ANSWER_TOKENS, "questions": QUESTIONS, "sessions": rows, "embedder": model}
-    return _report(rows, model), data
+    timing: dict[str, Any] = {label: {"median_ms": statistics.median(ms), "p95_ms": _p95(ms)}
+                              for label, ms in times.items()}  # fmt: skip
+    timing["load_average"] = [load, os.getloadavg()[0]]
+    data = {"budget": ANSWER_TOKENS, "questions": QUESTIONS, "sessions": rows, "embedder": model,
+            "timing": timing}  # fmt: skip
+    return _report(rows, model, timing), data
+
+
+def _p95(values: list[float]) -> float:
+    return statistics.quantiles(values, n=20)[-1] if len(values) > 1 else values[0]
 
 
 def _before(store: Store, question: str, embedder: Any) -> tuple[str, list[str]]:
@@ -203,7 +223,7 @@ def _share(n: int, of: int) -> str:
     return f"{n}/{of}" + (f" ({n / of:.0%})" if of else "")
 
 
-def _report(rows: list[dict[str, Any]], model: str | None) -> str:
+def _report(rows: list[dict[str, Any]], model: str | None, timing: dict[str, Any]) -> str:
     out = [
         f"search_by_context default answers ({len(QUESTIONS)} questions a session; budget "
         f"{ANSWER_TOKENS} tokens; {'vectors: ' + model if model else 'keywords only'}), "
@@ -225,4 +245,11 @@ def _report(rows: list[dict[str, Any]], model: str | None) -> str:
             f"{_share(b['repeated'], b['listed'])} → {_share(a['repeated'], a['listed'])} | "
             f"{_share(b['stale'], b['entries'])} → {_share(a['stale'], a['entries'])} |"
         )
+    b, a = timing["before"], timing["after"]
+    out += [
+        "",
+        f"time per answer: before median {b['median_ms']:.1f} ms (p95 {b['p95_ms']:.1f}), "
+        f"after median {a['median_ms']:.1f} ms (p95 {a['p95_ms']:.1f}); load average "
+        f"{timing['load_average'][0]:.1f} at the start, {timing['load_average'][1]:.1f} at the end",
+    ]
     return "\n".join(out) + "\n"

@@ -10,6 +10,7 @@ after the story (as the MCP tool wrote it). The graph steps it shares with today
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from ..services import answers
@@ -60,12 +61,19 @@ On {{ c.topic or 'this question' }}: {% for s in c.steps %}{{ s.content }}\
 """
 
 
+@cache
+def _template() -> Any:
+    """The template, compiled once (as main's cached environment did)."""
+    import jinja2
+
+    env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True, autoescape=False)
+    return env.from_string(TEMPLATE)
+
+
 def answer_today(
     store: Store, query: str, *, embedder: EmbeddingModel | None, project: str, k: int = 10
 ) -> tuple[str, list[str]]:
     """The text main's ``search_by_context`` tool answered, and the ids it listed in order."""
-    import jinja2
-
     hits = retrieve(store, query, embedder=embedder, project=project, k=k)
     ordered = answers._with_successors(store, [(h.memory, h.score) for h in hits], k)
     primary = [answers._present(store, m, score, True, True) for m, score in ordered]
@@ -79,8 +87,7 @@ def answer_today(
         ],
     }
     learned = answers._learned(store, [m for m, _ in ordered], chains)
-    env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True, autoescape=False)
-    summary = env.from_string(TEMPLATE).render(
+    summary = _template().render(
         query=query, results=primary, chains=chains, status=status, learned=learned
     )
     lines = [summary.strip(), ""] if primary else [summary.strip()]
