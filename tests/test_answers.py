@@ -100,9 +100,40 @@ def test_a_later_decision_closes_the_step_it_settles(store: Store, project: str)
     assert result.status["next_steps"] == []
 
 
-@given(step=st.text(alphabet="abcdefghij ", min_size=1, max_size=40))
-def test_a_step_covers_itself_and_nothing_covers_an_empty_step(step: str) -> None:
-    assert covers(step, step) == bool(covers(step, step) and step.split())
+VOCABULARY = (
+    "cache",
+    "bound",
+    "service",
+    "smoke",
+    "ttlcache",
+    "price",
+    "evict",
+    "flag",
+    "readme",
+    "latency",
+    "budget",
+    "profile",
+    "staging",
+    "health",
+    "handler",
+    "redis",
+)
+
+
+@given(picked=st.lists(st.sampled_from(VOCABULARY), min_size=2, max_size=6, unique=True),
+       extra=st.lists(st.sampled_from(VOCABULARY), max_size=4), cut=st.integers(0, 5))  # fmt: skip
+def test_done_text_covers_a_step_when_it_holds_most_of_its_words(
+    picked: list[str], extra: list[str], cut: int
+) -> None:
+    step = "add the " + " ".join(picked)
+    wanted = {*picked, "add"}
+    assert covers(" ".join([*extra, "added", *picked]), step)  # everything, in any words around
+    kept = picked[: min(cut, len(picked))]
+    others = [w for w in extra if w not in wanted]
+    shared = len(kept)
+    expected = shared >= 2 and shared / len(wanted) >= 0.6
+    assert covers(" ".join([*kept, *others]), step) == expected
+    assert not covers(" ".join(others), step)
     assert not covers("anything at all was done", "")
 
 
