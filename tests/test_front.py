@@ -271,3 +271,55 @@ def test_the_hook_tools_are_the_tables() -> None:
     table = {n: (t.model, t.handler, t.read_only) for n, t in BY_NAME.items() if t.hook}
     assert {n: (t.model, t.handler, t.read_only) for n, t in HOOK_TOOLS.items()} == table
     assert set(HOOK_TOOLS) == set(load().hook_tools)
+
+
+def _first_list(mama_home: Path, project: Path) -> tuple[list[str], set[str]]:
+    """The front's first tools/list for ``project``, and the top-level modules imported
+    before it was answered (``-X importtime`` and the protocol share one pipe, in order)."""
+    hello = {"protocolVersion": "2025-11-25", "capabilities": {},
+             "clientInfo": {"name": "claude-code", "version": "1"}}  # fmt: skip
+    lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+             {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]  # fmt: skip
+    env = {**os.environ, "MAMA_HOME": str(mama_home)}
+    proc = subprocess.run([sys.executable, "-X", "importtime", *FRONT[1:], "--project",
+                           str(project)], input="".join(json.dumps(x) + "\n" for x in lines),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                          timeout=120, check=True)  # fmt: skip
+    before: set[str] = set()
+    for line in proc.stdout.splitlines():
+        if line.startswith("import time:"):
+            before.add(line.rpartition("|")[2].strip().split(".")[0])
+        elif line.startswith("{") and json.loads(line).get("id") == 2:
+            return [t["name"] for t in json.loads(line)["result"]["tools"]], before
+    raise AssertionError(proc.stdout[-2000:])
+
+
+def test_a_returning_users_first_list_is_seeded_before_the_store_opens(
+    tmp_path: Path, mama_home: Path
+) -> None:
+    from mama_plugin.project import project_key
+    from mama_plugin.services.memories import save_decision
+    from mama_plugin.storage import Store
+
+    project = tmp_path / "project"
+    project.mkdir()
+    with Store.open(config=Config(mama_home)) as store:
+        save_decision(store, project_key(project), {"topic": "auth", "decision": "Use JWT",
+                                                    "reasoning": "no session store to run"})  # fmt: skip
+    listed, before = _first_list(mama_home, project)
+    # A project with decisions gets the tracking tools (and the rest) on its first list...
+    wanted = {n for c in CONTEXT_TOOLS.values() for n in c} | set(CORE)
+    assert set(listed) == wanted, listed
+    # ...read with the standard library's sqlite3: apsw and the store load in the warm-up.
+    assert "sqlite3" in before and "apsw" not in before, sorted(before)
+    # Another project of the same store starts from the core.
+    other = tmp_path / "other"
+    other.mkdir()
+    assert _first_list(mama_home, other)[0] == [n for n in load().listed if n in CORE]
+
+
+def test_an_unreadable_database_lists_every_tool(tmp_path: Path, mama_home: Path) -> None:
+    mama_home.mkdir(parents=True)
+    (mama_home / "mama.db").write_bytes(b"not a database" * 100)
+    listed, _ = _first_list(mama_home, tmp_path)
+    assert listed == list(load().listed)  # a damaged store must not take tools away

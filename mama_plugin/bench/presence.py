@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 import uuid
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -34,6 +34,7 @@ from ..project import project_key
 from ..services.memories import save_decision
 from ..storage import Store
 from .latency import percentile
+from .phases import PHASES, marks, phases
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAUDE = ROOT / ".tools" / "node_modules" / ".bin" / "claude"
@@ -47,6 +48,7 @@ DECISION = {
 }
 PROMPT = "Should the new API use JWT tokens for auth?"
 OBSERVED = re.compile(r"observe_prompt answered in (\d+) ms \((\d+) ms waiting")
+RECALLED = re.compile(r"observe_prompt: \d+ memories recalled by (vectors|keywords)")
 
 
 @dataclass
@@ -62,6 +64,9 @@ class Run:
     # From the server's log: observe_prompt's answer time and how much of it was the warm-up.
     observe_ms: float | None = None
     observe_wait_ms: float | None = None
+    prompt_by_vectors: bool = False  # the first prompt was matched by meaning (the model ready)
+    # Where the time went, from Claude Code's debug log (bench/phases.py), in milliseconds.
+    phases: dict[str, float] = field(default_factory=dict)
 
 
 def fake_model() -> ModuleType:
@@ -126,7 +131,9 @@ def run_once(home: Path, project: Path, mama_home: Path, *, plugin: bool) -> Run
     log = mama_home / "logs" / "server.log"
     log_start = log.stat().st_size if log.exists() else 0
     session_id = str(uuid.uuid4())
-    command = [str(CLAUDE), "-p", PROMPT, "--session-id", session_id]
+    debug_log = home / "claude-debug.txt"
+    command = [str(CLAUDE), "-p", PROMPT, "--session-id", session_id, "--debug-file",
+               str(debug_log)]  # fmt: skip
     if plugin:
         command += ["--plugin-dir", str(ROOT), "--allowedTools", TOOL_PREFIX.rstrip("_")]
     with fake.FakeAnthropic([fake.text("Let me check.")]) as model:
@@ -146,6 +153,8 @@ def run_once(home: Path, project: Path, mama_home: Path, *, plugin: bool) -> Run
         wall = time.perf_counter() - started
         requests = model.main_requests
     run = Run(plugin, round(wall, 3), code)
+    if debug_log.exists():
+        run.phases = phases(marks(debug_log))
     if plugin and requests:
         first = requests[0]
         names = [t.get("name", "") for t in first.get("tools", [])]
@@ -156,7 +165,10 @@ def run_once(home: Path, project: Path, mama_home: Path, *, plugin: bool) -> Run
         if log.exists():
             with log.open("rb") as lines:
                 lines.seek(log_start)
-                found = OBSERVED.search(lines.read().decode("utf-8", "replace"))
+                logged = lines.read().decode("utf-8", "replace")
+            found = OBSERVED.search(logged)
+            recalled = RECALLED.search(logged)
+            run.prompt_by_vectors = recalled is not None and recalled[1] == "vectors"
             if found:
                 run.observe_ms, run.observe_wait_ms = float(found[1]), float(found[2])
     return run
@@ -201,6 +213,7 @@ def _report(
         "tools_on_first_request": sum(r.tools_on_first_request for r in with_plugin),
         "prompt_hook_injected": sum(r.prompt_hook_injected for r in with_plugin),
         "stop_checkpoint_written": sum(r.stop_checkpoint_written for r in with_plugin),
+        "prompt_by_vectors": sum(r.prompt_by_vectors for r in with_plugin),
         "failed_runs": sum(r.exit_code != 0 for r in [*with_plugin, *without]),
         "with_plugin_p50_s": round(percentile(walls, 50), 2),
         "with_plugin_p95_s": round(percentile(walls, 95), 2),
@@ -217,7 +230,7 @@ def _report(
         "turns, fake model):\n"
         f"  MAMA's tools on the first model request: {data['tools_on_first_request']}/{n}\n"
         f"  UserPromptSubmit (observe_prompt) injected the seeded decision: "
-        f"{data['prompt_hook_injected']}/{n}\n"
+        f"{data['prompt_hook_injected']}/{n} (by vectors: {data['prompt_by_vectors']}/{n})\n"
         f"  Stop (checkpoint_turn) wrote the rolling checkpoint: "
         f"{data['stop_checkpoint_written']}/{n}\n"
         f"  wall time with MAMA p50 {data['with_plugin_p50_s']} s, p95 "
@@ -225,10 +238,26 @@ def _report(
         f"{data['without_plugin_p95_s']} s; added p50 {data['added_p50_s']} s\n"
         f"  observe_prompt answered in p50 {data['observe_prompt_p50_ms']} ms, of which "
         f"{data['observe_prompt_warm_up_wait_p50_ms']} ms waiting for the server's warm-up\n"
-        f"  failed runs: {data['failed_runs']}; load average {load_before[0]:.2f} before, "
+        + _phase_lines(with_plugin, without, data)
+        + f"  failed runs: {data['failed_runs']}; load average {load_before[0]:.2f} before, "
         f"{load_after[0]:.2f} after ({os.cpu_count()} CPUs)\n"
     )
     return text, data
+
+
+def _phase_lines(with_plugin: list[Run], without: list[Run], data: dict[str, object]) -> str:
+    """The median of each phase with and without MAMA (Claude Code's debug log), one a line."""
+    lines, table = ["  phases, p50 ms (with MAMA | without), from Claude Code's debug log:\n"], {}
+    for name, _, _ in PHASES:
+        mine = _p50([r.phases.get(name) for r in with_plugin])
+        bare = _p50([r.phases.get(name) for r in without])
+        if mine is None and bare is None:
+            continue
+        table[name] = {"with": mine, "without": bare}
+        lines.append(f"    {name:<36} {mine if mine is not None else '—':>8} | "
+                     f"{bare if bare is not None else '—'}\n")  # fmt: skip
+    data["phases_p50_ms"] = table
+    return "".join(lines)
 
 
 def _p50(values: list[float | None]) -> float | None:

@@ -26,6 +26,9 @@ from .options import argument, command, keyword_only_option
         "turns",
         "extraction",
         "presence",
+        "kills",
+        "fuzz",
+        "writers",
         "answers",
     ),
     help="which benchmark",
@@ -43,7 +46,8 @@ from .options import argument, command, keyword_only_option
     "--runs",
     type=int,
     help="runs to time (default: startup, hooks 30; presence 20; draft 3; warm, integrity 5; "
-    "turns 200)",
+    "turns 200; kills 200 writers and half as many servers; fuzz 10000 calls; writers: saves "
+    "per writer, 200)",
 )
 @argument(
     "--transcripts", help="draft: a folder of Claude Code transcripts (default: the fixtures)"
@@ -63,7 +67,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from ..bench import commands
 
     embedder = None
-    light = ("startup", "draft", "exposure", "warm", "integrity", "turns", "extraction", "presence")
+    light = ("startup", "draft", "exposure", "warm", "integrity", "turns", "extraction",
+             "presence", "kills", "fuzz", "writers")  # fmt: skip
     if not args.keyword_only and args.kind not in light:
         from ..embeddings import open_embedder
 
@@ -97,6 +102,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
         text, data = integrity_run(sizes, runs=args.runs or 5, progress=progress)
+    elif args.kind == "fuzz":
+        from ..bench.fuzz import fuzz_run
+
+        text, data = fuzz_run(args.runs or 10_000, progress=progress)
+    elif args.kind == "kills":
+        from ..bench.faults import kills_run
+
+        writers = args.runs or 200
+        text, data = kills_run(writers, max(1, writers // 2), progress=progress)
+    elif args.kind == "writers":
+        from ..bench.writers import writers_run
+
+        text, data = writers_run(args.runs or 200)
     elif args.kind == "presence":
         from ..bench.presence import presence_run
 

@@ -18,12 +18,14 @@ import signal
 import time
 import traceback
 from collections.abc import Callable
+from typing import Any
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from ..errors import MamaError
+from ..errors import MamaError, StoreBusyError
 from ..services import indexing
+from ..storage.connection import waits_until
 from .queues import Handoff
 from .state import State
 
@@ -96,9 +98,7 @@ def _load(state: State) -> None:
         embedder.embed(["warm up"])
         state.embedder = embedder
         warm = time.monotonic()
-        done = indexing.drain_until(
-            state.store, embedder, time.monotonic() + LEFTOVERS_S, project=state.project
-        )
+        done = _leftovers(state, embedder)
         log.info(
             "embedding model loaded in %.2f s, warm in %.2f s; %d queued memories embedded "
             "in %.2f s",
@@ -115,6 +115,18 @@ def _load(state: State) -> None:
         state.embedder_ready.set()
 
 
+def _leftovers(state: State, embedder: Any) -> int:
+    """Embed the project's leftovers for ``LEFTOVERS_S`` at most, lock waits included (a
+    prompt waits for this); what another writer's lock keeps queued waits for the drain."""
+    deadline = time.monotonic() + LEFTOVERS_S
+    try:
+        with waits_until(deadline):
+            return indexing.drain_until(state.store, embedder, deadline, project=state.project)
+    except StoreBusyError as exc:
+        log.info("leftovers left queued for now: %s", exc)
+        return 0
+
+
 def drain_now(state: State, budget_s: float = EXIT_DRAIN_S) -> tuple[int, int]:
     """Embed what is still queued for the server's project, for about ``budget_s`` at most.
 
@@ -128,8 +140,9 @@ def drain_now(state: State, budget_s: float = EXIT_DRAIN_S) -> tuple[int, int]:
     embedder = state.embedder
     if embedder is None:  # no model: nothing can be embedded (and no store to open)
         return 0, -1
-    store = state.store
-    done = indexing.drain_until(store, embedder, deadline, project=state.project)
+    with waits_until(deadline):  # another writer's lock must not hold the exit up
+        store = state.store
+        done = indexing.drain_until(store, embedder, deadline, project=state.project)
     return done, store.vectors.count_pending(project=state.project)
 
 

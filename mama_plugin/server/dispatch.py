@@ -2,15 +2,17 @@
 
 Both servers answer ``tools/call`` through :func:`call`: the light stdio front
 (:mod:`.front`) and the SDK wrapper (:mod:`.app`). It validates the arguments, runs the
-handler (a model-running one in a worker thread, a hook's under a deadline that fails open to
-``{}``), and turns what went wrong into a tool error the model can act on. It never raises.
-Notifying a tool-list change is the transport's job: it looks at ``state.exposure.pending``.
+handler (in a worker thread, so the event loop never waits on the store; a hook's under a
+deadline that fails open to ``{}`` and bounds its lock waits), and turns what went wrong into
+a tool error the model can act on. It never raises. Notifying a tool-list change is the
+transport's job: it looks at ``state.exposure.pending``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,7 +23,8 @@ import anyio
 from ..config import mama_home
 from ..errors import MamaError
 from ..schema import ObservePromptInput, TurnInput, parse
-from .base import Answer, Tool
+from ..storage.connection import waits_until
+from .base import Answer, Env, Tool
 from .hook_tools import SILENT, do_checkpoint_turn, do_observe_prompt
 from .state import State
 
@@ -99,18 +102,15 @@ async def call(
     if tool.hook:
         return await _run_hook_tool(tool, arguments or {}, state, hook_deadline_s, run)
     arguments = arguments if arguments is not None else {}
-    model, handler, slow = tool.model, tool.handler, tool.slow
+    model, handler = tool.model, tool.handler
     if tool.drafted is not None and str(arguments.get("draft")).lower() == "true":
-        (model, handler), slow = tool.drafted, True
+        model, handler = tool.drafted
     try:
         args = parse(model, arguments)
-        env = state.env(call_id=call_id)
-        if not tool.read_only and not env.config.project_enabled(env.project):
-            return Reply(off_text(env.project), None, True)
-        if slow:  # a model may run for seconds: off the event loop
-            answer = await anyio.to_thread.run_sync(handler, env, args)
-        else:
-            answer = handler(env, args)
+        # Every handler runs in a worker thread: store work may wait for another process's
+        # write lock (the busy timeout), and the event loop must stay free meanwhile — it
+        # runs the hooks' deadlines and the background tasks.
+        answer = await anyio.to_thread.run_sync(_run_tool, state, tool, handler, args, call_id)
     except MamaError as exc:
         return Reply(f"{tool.name}: {exc}", None, True)
     except Exception:
@@ -121,8 +121,8 @@ async def call(
             None,
             True,
         )
-    if not tool.read_only:
-        state.wrote()  # the project's new state may need tools the session lacks
+    if answer is None:
+        return Reply(off_text(state.project), None, True)
     text, data = answer.text, dict(answer.data)
     if tool.replaced_by:
         notice = f"[deprecated: {tool.name} is MAMA v1.0; use {tool.replaced_by}]"
@@ -138,6 +138,28 @@ async def call(
     return Reply(text, structured)
 
 
+def _run_tool(
+    state: State, tool: Tool, handler: Callable[[Env, Any], Answer], args: Any, call_id: str
+) -> Answer | None:
+    """A listed tool's handler, in a worker thread; None when the project is switched off."""
+    env = state.env(call_id=call_id)
+    if not tool.read_only and not env.config.project_enabled(env.project):
+        return None
+    answer = handler(env, args)
+    if not tool.read_only:
+        state.wrote()  # the project's new state may need tools the session lacks
+    return answer
+
+
+def _bounded(
+    run: Callable[[State, Tool, Any], Answer], state: State, tool: Tool, args: Any, until: float
+) -> Answer:
+    """``run`` with every lock wait of this worker thread ending at ``until`` (monotonic): a
+    worker abandoned at the hook's deadline stops waiting then, and holds nothing."""
+    with waits_until(until):
+        return run(state, tool, args)
+
+
 async def _run_hook_tool(
     tool: Tool,
     arguments: dict[str, Any],
@@ -148,13 +170,17 @@ async def _run_hook_tool(
     """Run a hook's tool off the event loop under a deadline; any failure answers ``{}``.
 
     A hook must never hold up the prompt: past the deadline the answer is ``{}`` while the
-    worker thread finishes on its own (SQLite work cannot be interrupted safely).
+    worker thread finishes on its own (SQLite work cannot be interrupted safely); its waits
+    for another process's write lock end at the same deadline, so it gives up then too.
     """
     text, data = SILENT, None
+    until = time.monotonic() + deadline_s
     try:
         args = parse(tool.model, arguments)
         with anyio.fail_after(deadline_s):
-            answer = await anyio.to_thread.run_sync(run, state, tool, args, abandon_on_cancel=True)
+            answer = await anyio.to_thread.run_sync(
+                _bounded, run, state, tool, args, until, abandon_on_cancel=True
+            )
         text, data = answer.text or SILENT, answer.data
     except TimeoutError:
         log.warning("%s ran past %.1f s: answered {} (fail open)", tool.name, deadline_s)

@@ -46,9 +46,20 @@ def seed_contexts(store: Any, project: str, *, session_id: str = "") -> list[str
             for m in newest
         )
 
-    if has("decision"):
+    found = {kind for kind in MEMORY_KINDS if has(kind)}
+    return contexts_of(found)
+
+
+# The memory types whose presence seeds a session's list (contexts_of says how).
+MEMORY_KINDS = ("decision", "checkpoint", "insight", "context")
+
+
+def contexts_of(kinds: Iterable[str]) -> list[str]:
+    """The contexts a project's memory makes possible, from the memory types it holds."""
+    found = set(kinds)
+    if "decision" in found:
         return ["resuming", "searching", "deciding", "linking", "tracking"]
-    if any(has(kind) for kind in ("checkpoint", "insight", "context")):
+    if found & {"checkpoint", "insight", "context"}:
         return ["resuming", "searching", "deciding", "linking"]
     return []
 

@@ -46,8 +46,8 @@ from ..jsonrpc import (
 from ..jsonrpc import (
     tool_result as _tool_result,
 )
-from .catalogue import instructions, load
-from .exposure import Exposure
+from .catalogue import CONTEXT_TOOLS, instructions, load
+from .exposure import MEMORY_KINDS, Exposure, contexts_of
 from .process import composition_root, early_exposure, leave_signals_to_the_main_thread
 
 STARTED = time.monotonic()  # about the process's start under bin/mama-server (python -m)
@@ -76,16 +76,15 @@ class Front(LineSession):
     ) -> None:
         self.stdin, self.stdout = stdin, stdout
         self.config, self.project, self.db = config, project, db
+        # The session's exposure: seeded from a glance at the project's memory before the
+        # first list (storage.peek, the standard library's sqlite3), then the State's own.
         self.early = early_exposure(config)
+        self._seeding = threading.Lock()
         self.client: str | None = None
         self.served: list[str] | None = None  # the last list answered, by name
         self.write_lock = threading.Lock()
         self.ready = threading.Event()  # set when the warm-up is over, done or failed
         self.state: Any = None  # server.state.State once warm
-        # The same State, built light (config and storage, no pydantic) to seed the tool list
-        # from the project's memory before the first list is answered; the warm-up adopts it.
-        self.light: Any = None
-        self._light_lock = threading.Lock()
         self.portal: Any = None  # anyio BlockingPortal once warm
         self._portal_cm: Any = None
         self._dispatch: Any = None  # the server.dispatch module once imported
@@ -156,21 +155,29 @@ class Front(LineSession):
         self.warm_up()
 
     def exposure(self) -> Exposure:
-        """The session's exposure, seeded from the project's memory: the first call builds the
-        State light and opens the store (apsw, tens of ms); without a store, the core."""
-        with self._light_lock:
-            if self.light is None:
-                if not (self.db or self.config.db_path).exists():
-                    return self.early  # no memory yet: the core, and no store to create here
-                try:
-                    from .state import State
+        """The session's exposure, seeded once from the project's memory.
 
-                    self.light = State(self.config, self.project, self.db)
-                except Exception:
-                    log.error("the tool list could not be seeded:\n%s", traceback.format_exc())
-                    return self.early
-            state = self.light
-        return state.exposure_ready()
+        The first call reads which kinds of memory the project has (``storage.peek``: the
+        standard library's sqlite3, read-only, a few index probes) — not the store, whose
+        opening (apsw, the integrity walk) waits for the warm-up. No database: the core.
+        A database that cannot be read: every tool (a damaged store must not take tools away).
+        """
+        with self._seeding:
+            if not self.early.started:
+                self.early.start(self._first_contexts())
+        return self.early
+
+    def _first_contexts(self) -> list[str]:
+        db = self.db or self.config.db_path
+        if not db.exists():
+            return []  # no memory yet: the core, and no store to create here
+        try:
+            from ..storage.peek import kinds_present
+
+            return contexts_of(kinds_present(db, self.project, MEMORY_KINDS))
+        except Exception as exc:
+            log.error("the tool list could not be seeded from %s (%s): every tool", db, exc)
+            return list(CONTEXT_TOOLS)
 
     def tool_list(self) -> list[dict[str, Any]]:
         names = self.exposure().listed(self.client)
@@ -203,10 +210,8 @@ class Front(LineSession):
             )
             from .state import State
 
-            with self._light_lock:
-                if self.light is None:
-                    self.light = State(self.config, self.project, self.db)
-                state = self.light
+            state = State(self.config, self.project, self.db)
+            state.exposure = self.exposure()  # the session keeps the list it was shown
             self._portal_cm = start_blocking_portal(name="mama-loop")
             portal = self._portal_cm.__enter__()
             for task in (index_in_background, refresh_briefs_in_background, suggest_in_background):

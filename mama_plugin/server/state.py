@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import KEYS, Config
+from ..errors import StoreBusyError
 from ..storage import Store
+from ..storage.connection import wait_left_s
 from .context import CONTEXTS, detect, detect_all
 from .exposure import Exposure, seed_contexts
 
@@ -61,12 +63,23 @@ class State:
 
     @property
     def store(self) -> Store:
-        """The store, opened (and migrated) on first use; the tool list is seeded from it."""
-        with self._opening:
+        """The store, opened (and migrated) on first use; the tool list is seeded from it.
+
+        A thread with a lock-wait deadline (a hook's worker) waits for another thread's
+        opening only until then: StoreBusyError past it.
+        """
+        if self._store is not None:
+            return self._store
+        left = wait_left_s()
+        if not self._opening.acquire(timeout=-1 if left is None else left):
+            raise StoreBusyError("the store is still being opened (another writer holds it)")
+        try:
             opened = self._store is None
             if self._store is None:
                 self._store = Store.open(self.db, config=self.config)
             store = self._store
+        finally:
+            self._opening.release()
         if opened:
             self._seed()
         return store

@@ -9,7 +9,9 @@ import contextlib
 import importlib.util
 import os
 import threading
-from collections.abc import Callable
+import time
+import weakref
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import apsw
@@ -17,10 +19,45 @@ import apsw
 from ..errors import SchemaError
 
 MIN_SQLITE = (3, 38, 0)  # JSON functions built in, FTS5 with bm25()
+DEFAULT_BUSY_MS = 5000
+# The calling thread's deadline for lock waits (``waits_until``): a hook's worker thread sets
+# it, so no busy timeout outlives the hook's own deadline.
+_waits = threading.local()
+# The busy timeout each connection was opened with, which a deadline only shortens for a while.
+_configured: weakref.WeakKeyDictionary[apsw.Connection, int] = weakref.WeakKeyDictionary()
+
+
+@contextlib.contextmanager
+def waits_until(deadline: float) -> Iterator[None]:
+    """Bound every wait for another writer's lock on this thread by ``deadline``.
+
+    ``deadline`` is a ``time.monotonic()`` time. Inside the block each connection this thread
+    opens or gets from a :class:`PerThread` waits for a lock only until then (past it, at
+    once: SQLite answers "busy" and the work gives up, holding nothing); the thread's
+    connections get their own busy timeout back afterwards. Nested blocks keep the earlier
+    deadline.
+    """
+    previous: float | None = getattr(_waits, "until", None)
+    _waits.until = deadline if previous is None else min(previous, deadline)
+    try:
+        yield
+    finally:
+        _waits.until = previous
+
+
+def wait_left_s() -> float | None:
+    """Seconds left before the calling thread's lock-wait deadline (None: no deadline)."""
+    until: float | None = getattr(_waits, "until", None)
+    return None if until is None else max(0.0, until - time.monotonic())
+
+
+def _bounded_ms(busy_timeout_ms: int) -> int:
+    left = wait_left_s()
+    return busy_timeout_ms if left is None else min(busy_timeout_ms, int(left * 1000))
 
 
 def connect(
-    path: Path | str, *, busy_timeout_ms: int = 5000, readonly: bool = False
+    path: Path | str, *, busy_timeout_ms: int = DEFAULT_BUSY_MS, readonly: bool = False
 ) -> apsw.Connection:
     """Return a configured connection to ``path`` (created when missing unless ``readonly``)."""
     if not readonly and str(path) != ":memory:":
@@ -32,7 +69,8 @@ def connect(
     )
     conn = apsw.Connection(str(path), flags=flags | apsw.SQLITE_OPEN_URI)
     check_sqlite_version()
-    set_busy_timeout(conn, busy_timeout_ms)
+    _configured[conn] = busy_timeout_ms
+    set_busy_timeout(conn, _bounded_ms(busy_timeout_ms))
     if not readonly:
         enable_wal(conn)
     enable_foreign_keys(conn)
@@ -50,8 +88,8 @@ def check_sqlite_version() -> None:
 
 
 def set_busy_timeout(conn: apsw.Connection, ms: int) -> None:
-    """Wait up to ``ms`` for another writer's lock instead of failing at once."""
-    conn.set_busy_timeout(ms)
+    """Wait up to ``ms`` for another writer's lock instead of failing at once (0: never wait)."""
+    conn.set_busy_timeout(max(0, ms))
 
 
 def enable_wal(conn: apsw.Connection) -> None:
@@ -93,7 +131,8 @@ class PerThread:
     loop and every worker thread get a connection of their own, and each thread's transactions
     are its own. (One connection behind a lock made every reader wait for any writer in the
     process, the event loop included.) A ``:memory:`` database would be a different, empty one
-    in each thread: nothing opens one.
+    in each thread: nothing opens one. Inside :func:`waits_until` a thread's connection waits
+    for locks only until that deadline.
     """
 
     def __init__(self, first: apsw.Connection, opener: Callable[[], apsw.Connection]) -> None:
@@ -108,6 +147,7 @@ class PerThread:
         """The calling thread's connection, opened now if this thread has none yet."""
         conn: apsw.Connection | None = getattr(self._local, "conn", None)
         if conn is not None and not self._closed:
+            self._bound(conn)
             return conn
         if conn is not None:  # closed while this thread was busy with it: close it now
             conn.close()
@@ -115,6 +155,18 @@ class PerThread:
         if self._closed:
             raise apsw.ConnectionClosedError("the store is closed")
         return self._adopt(self._opener())
+
+    def _bound(self, conn: apsw.Connection) -> apsw.Connection:
+        """Give ``conn`` what is left of this thread's lock-wait deadline, or its own timeout
+        back once the deadline is over."""
+        left = wait_left_s()
+        if left is not None:
+            set_busy_timeout(conn, _bounded_ms(_configured.get(conn, DEFAULT_BUSY_MS)))
+            self._local.bounded = True
+        elif getattr(self._local, "bounded", False):
+            set_busy_timeout(conn, _configured.get(conn, DEFAULT_BUSY_MS))
+            self._local.bounded = False
+        return conn
 
     def close(self) -> None:
         """Close every thread's connection; one busy in another thread closes when it is next
@@ -137,4 +189,4 @@ class PerThread:
                 self._conns.pop(thread).close()
             self._conns[threading.current_thread()] = conn
         self._local.conn = conn
-        return conn
+        return self._bound(conn)
