@@ -31,6 +31,7 @@ from .options import argument, command, keyword_only_option
         "writers",
         "recall",
         "secrets",
+        "answers",
     ),
     help="which benchmark",
 )
@@ -92,6 +93,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from ..bench.turns import turns_run
 
         text, data = turns_run(args.runs or 200, progress=progress)
+    elif args.kind == "answers":
+        from ..bench.answers import answers_run
+
+        text, data = answers_run(embedder)
     elif args.kind == "extraction":
         from ..bench.extraction import extraction_run
 

@@ -88,8 +88,9 @@ def cmd_search(args: argparse.Namespace) -> int:
     project = None if args.all_projects else project_of(args)
     with open_store(args) as store:
         result = search_by_context(
-            store, args.text, embedder=embedder, project=project, k=args.limit, record_usage=False
-        )
+            store, args.text, embedder=embedder, project=project, k=args.limit, record_usage=False,
+            budget=None,  # a person asked for --limit results: no answer budget
+        )  # fmt: skip
     if args.json:
         print_json(result.as_dict())
         return 0

@@ -12,6 +12,7 @@ from typing import Annotated, Any, TypeVar
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from ..errors import NotFoundError
+from ..fence import fenced
 from ..schema import (
     CheckpointInput,
     DecisionInput,
@@ -178,7 +179,7 @@ def do_search_by_topic(env: Env, args: SearchByTopicInput) -> Answer:
         mark = r["status"] if r["current_id"] == r["id"] else f"superseded → {r['current_id']}"
         extra = f" — {r['outcome']}: {r['failure_reason']}" if r["failure_reason"] else ""
         lines.append(f"- [{mark}] {r['id']} ({r['type']}) {r['content']}{extra}")
-    return Answer("\n".join(lines), {"topic": args.topic, "chain": rows})
+    return Answer(fenced("\n".join(lines)), {"topic": args.topic, "chain": rows})
 
 
 def do_search_by_context(env: Env, args: SearchByContextInput) -> Answer:
@@ -188,11 +189,7 @@ def do_search_by_context(env: Env, args: SearchByContextInput) -> Answer:
         include_evolution=args.include_evolution, include_evidence=args.include_evidence,
         include_tensions=args.include_tensions, min_confidence=args.min_confidence,
     )  # fmt: skip
-    lines = [result.narrative_summary, ""] if result.primary_results else [result.narrative_summary]
-    for i, r in enumerate(result.primary_results, 1):
-        mark = r["status"] if r["current_id"] == r["id"] else f"superseded → {r['current_id']}"
-        lines.append(f"{i}. [{mark}, {r['role']}] {r['id']} ({r['type']}) {r['content']}")
-    return Answer("\n".join(lines).strip(), result.as_dict())
+    return Answer(result.text or result.narrative_summary, result.as_dict())
 
 
 def do_search_recent(env: Env, args: SearchRecentInput) -> Answer:
@@ -204,7 +201,7 @@ def do_search_recent(env: Env, args: SearchRecentInput) -> Answer:
     for b in briefs:
         mark = f"superseded → {b['current_id']}" if "current_id" in b else b["status"]
         lines.append(f"- {b['id']} ({b['type']}, {mark}) {b['content']}")
-    return Answer("\n".join(lines), {"memories": briefs})
+    return Answer(fenced("\n".join(lines)), {"memories": briefs})
 
 
 # -- MAMA v1.0 names ---------------------------------------------------------------------

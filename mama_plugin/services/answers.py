@@ -1,8 +1,13 @@
 """What the search tools answer: the ranked memories, then the chain of how each came to be.
 
 Graph expansion: a superseded hit brings the decision that replaced it, ranked right above it;
-decisions bring their evolution chain and their implementation/outcome neighbours; the answer
-ends with what stands now and a story to read (``context_summary.md.j2``).
+decisions bring their evolution chain and their implementation/outcome neighbours. What is
+no longer news is left out (``services/freshness.py``): an outcome event gives way to the
+memory it judges, a session's checkpoints collapse into one entry, next steps a later memory
+says were done are not "remaining". The answer is a story to read (``context_summary.md.j2``:
+the chains, what stands now, lessons, work per session, what is unresolved, what remains)
+fenced as data, within :data:`ANSWER_TOKENS` tokens: the least relevant results go first,
+never a chain's current decision.
 
 Read-only except for usage counters (``record_usage``).
 """
@@ -15,17 +20,27 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import StoreBusyError
+from ..fence import fenced
 from ..storage import MemoryRecord, Store
+from ..text import estimate_tokens
 from . import ranking, vector_index
 from .evolution import chain, current_of
+from .freshness import is_auto, one_per_session, open_steps, outcomes_on_their_memory
 from .graph import traverse
 from .render import render
-from .retrieval import RETRIEVERS, EmbeddingModel, Scored, retrieve
+from .retrieval import RETRIEVERS, EmbeddingModel, retrieve
+
+ANSWER_TOKENS = 600  # the default answer's text, fence and header included (estimate_tokens)
 
 
 @dataclass
 class ContextResult:
-    """What ``search_by_context`` answers: results, chains, current state, a story to read."""
+    """What ``search_by_context`` answers: results, chains, current state, a story to read.
+
+    ``primary_results`` are the results the answer tells, within its token budget;
+    ``left_out`` the ids of less relevant ones it had to leave out; ``text`` the answer a
+    model reads (the story and the ranked ids, fenced as data).
+    """
 
     query: str
     primary_results: list[dict[str, Any]]
@@ -34,10 +49,14 @@ class ContextResult:
     learned_patterns: list[str]
     narrative_summary: str
     retrievers: list[str] = field(default_factory=list)
+    text: str = ""
+    left_out: list[str] = field(default_factory=list)
+    budget: int | None = None
+    ranked: list[str] = field(default_factory=list)
 
     def ids(self) -> list[str]:
-        """Ids of the primary results, in rank order."""
-        return [r["id"] for r in self.primary_results]
+        """Ids of every ranked result in rank order, those the budget left out included."""
+        return self.ranked or [r["id"] for r in self.primary_results]
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form (structured content of the MCP tool)."""
@@ -49,6 +68,8 @@ class ContextResult:
             "learned_patterns": self.learned_patterns,
             "narrative_summary": self.narrative_summary,
             "retrievers": self.retrievers,
+            "left_out": self.left_out,
+            "token_budget": self.budget,
         }
 
 
@@ -66,40 +87,98 @@ def search_by_context(
     retrievers: Sequence[str] = RETRIEVERS,
     record_usage: bool = True,
     now: int | None = None,
+    budget: int | None = ANSWER_TOKENS,
 ) -> ContextResult:
     """Hybrid search plus graph expansion; every decision is labelled current or superseded.
 
     ``project=None`` searches every project. A superseded hit is always preceded by the
-    decision that replaced it. ``record_usage`` counts a use of each primary result.
+    decision that replaced it. ``budget`` bounds the answer's text in tokens (None: no
+    bound); ``record_usage`` counts a use of each result told.
     """
     hits = retrieve(store, query, embedder=embedder, project=project, k=k, retrievers=retrievers,
                     min_confidence=min_confidence, now=now)  # fmt: skip
-    ordered = _with_successors(store, hits, k)
+    ranked = outcomes_on_their_memory(store, [(h.memory, h.score) for h in hits])
+    entries = one_per_session(_with_successors(store, ranked, k))
     used = ["keyword"] if "keyword" in retrievers else []
     if "vector" in retrievers and embedder is not None and vector_index.has_vectors(store):
         used.append("vector")
-    primary = [
-        _present(store, m, score, include_evidence, include_tensions) for m, score in ordered
-    ]
-    chains = _chains(store, [m for m, _ in ordered]) if include_evolution else []
-    current = [r for r in primary if r["status"] == "current" and r["type"] == "decision"]
-    status = {
-        "current": [{"id": r["id"], "topic": r["topic"], "content": r["content"]} for r in current],
-        "next_steps": [
-            s
-            for r in primary
-            if r["status"] == "current" and not _serves_only_the_past(store, r["id"])
-            for s in r.get("next_steps", [])
-        ],
-    }
-    learned = _learned(store, [m for m, _ in ordered], chains)
-    summary = render("context_summary.md.j2", query=query, results=primary, chains=chains,
-                     status=status, learned=learned)  # fmt: skip
-    if record_usage and primary:
+    primary = []
+    for m, score, collapsed in entries:
+        item = _present(store, m, score, include_evidence, include_tensions)
+        if collapsed:
+            item["collapsed"] = collapsed
+        primary.append(item)
+    records = {m.id: m for m, _, _ in entries}
+    every_chain = _chains(store, list(records.values())) if include_evolution else []
+    live = [r["id"] for r in primary if r["status"] == "current"]
+    holders = [records[i] for i in live if not _serves_only_the_past(store, i)]
+    steps = open_steps(store, holders)
+    keep = {c["current_id"] for c in every_chain}  # never cut a chain's current decision
+    cuttable = [r["id"] for r in primary if r["id"] not in keep]
+
+    def compose(n: int) -> tuple[Any, ...]:
+        """The answer telling the chains' heads and the ``n`` most relevant other results."""
+        told = [r for r in primary if r["id"] in keep or r["id"] in cuttable[:n]]
+        return told, *_compose(store, query, told, records, every_chain, steps, primary)
+
+    # The most results that fit, found by halving (text grows with every result told).
+    answer, low, high = compose(len(cuttable)), 0, len(cuttable)
+    if budget is not None and estimate_tokens(answer[2]) > budget:
+        high -= 1
+        while low < high:
+            middle = (low + high + 1) // 2
+            if estimate_tokens(compose(middle)[2]) <= budget:
+                low = middle
+            else:
+                high = middle - 1
+        answer = compose(low)
+    told, story, text, status, learned, chains = answer
+    left_out = [r["id"] for r in primary if r not in told]
+    if record_usage and told:
         # Bookkeeping: never fail a search because another process holds the write lock.
         with contextlib.suppress(StoreBusyError):
-            store.memories.touch(r["id"] for r in primary)
-    return ContextResult(query, primary, chains, status, learned, summary.strip(), used)
+            store.memories.touch(r["id"] for r in told)
+    return ContextResult(query, told, chains, status, learned, story, used, text, left_out,
+                         budget, [r["id"] for r in primary])  # fmt: skip
+
+
+def _compose(
+    store: Store,
+    query: str,
+    told: list[dict[str, Any]],
+    records: dict[str, MemoryRecord],
+    every_chain: list[dict[str, Any]],
+    steps: list[dict[str, Any]],
+    primary: list[dict[str, Any]],
+) -> tuple[str, str, dict[str, Any], list[str], list[dict[str, Any]]]:
+    """The story and the fenced text for the results ``told``: (story, text, status, …)."""
+    ids = {r["id"] for r in told}
+    chains = [c for c in every_chain if any(s["id"] in ids for s in c["steps"])]
+    on_chains = {s["id"] for c in chains for s in c["steps"]}
+    current = [r for r in told if r["status"] == "current" and r["type"] == "decision"]
+    work = sorted((r for r in told if r["type"] == "checkpoint"),
+                  key=lambda r: records[r["id"]].updated_at, reverse=True)  # fmt: skip
+    status = {
+        "current": [{"id": r["id"], "topic": r["topic"], "content": r["content"]} for r in current],
+        "next_steps": [s for s in steps if s["from"] in ids],
+    }
+    learned = _learned(store, [records[i] for i in ids], chains)
+    story = render(
+        "context_summary.md.j2", query=query, results=told, chains=chains, status=status,
+        learned=learned, stands=[r for r in current if r["role"] == "advice"],
+        lessons=[r for r in told if r["role"] == "lesson" and r["id"] not in on_chains],
+        also=[r for r in told if r["type"] in ("insight", "context") and r["role"] == "advice"],
+        work=work, auto={r["id"] for r in work if is_auto(records[r["id"]])},
+        concerned=current + work[:1],
+    ).strip()  # fmt: skip
+    lines = [f"{i}. {r['id']} ({r['type']}) " + (r["status"] if r["current_id"] == r["id"]
+             else f"superseded → {r['current_id']}") + f", {r['role']}"
+             for i, r in enumerate(told, 1)]  # fmt: skip
+    if len(told) < len(primary):
+        lines.append(f"({len(primary) - len(told)} less relevant results left out to keep this "
+                     "answer short: ask a narrower question to see them.)")  # fmt: skip
+    body = story + ("\n\nRanked:\n" + "\n".join(lines) if told else "")
+    return story, fenced(body), status, learned, chains
 
 
 def _serves_only_the_past(store: Store, memory_id: str) -> bool:
@@ -114,20 +193,21 @@ def _serves_only_the_past(store: Store, memory_id: str) -> bool:
     return all(m.status == "superseded" for m in found.values())
 
 
-def _with_successors(store: Store, hits: list[Scored], k: int) -> list[tuple[MemoryRecord, float]]:
+def _with_successors(
+    store: Store, hits: list[tuple[MemoryRecord, float]], k: int
+) -> list[tuple[MemoryRecord, float]]:
     """Rank order, with each superseded hit's current successor placed right above it."""
     out: list[tuple[MemoryRecord, float]] = []
     placed: set[str] = set()
-    for hit in hits:
-        memory = hit.memory
+    for memory, score in hits:
         if memory.id in placed:
             continue
         if memory.status == "superseded":
             head = current_of(store, memory.id)
             if head.id != memory.id and head.id not in placed:
-                out.append((head, hit.score))
+                out.append((head, score))
                 placed.add(head.id)
-        out.append((memory, hit.score))
+        out.append((memory, score))
         placed.add(memory.id)
     # A successor may take a slot: the k results still always say what is current.
     return out[:k]
@@ -226,19 +306,36 @@ def _learned(store: Store, memories: list[MemoryRecord], chains: list[dict[str, 
 def search_by_topic(
     store: Store, topic: str, *, project: str | None = None
 ) -> list[dict[str, Any]]:
-    """Every memory of exactly this topic, newest first, each labelled with what stands now."""
+    """Every memory of exactly this topic, newest first, each labelled with what stands now.
+
+    An outcome event is the row of the memory it judges (that row carries the outcome); a
+    session's checkpoints are one row, the one updated last (``collapsed`` names the rest).
+    """
+    found = _fresh(store, store.memories.by_topic(topic, project=project))
     out = []
-    for m in store.memories.by_topic(topic, project=project):
+    for m, collapsed in found:
         head = current_of(store, m.id) if m.status == "superseded" else m
-        out.append({"id": m.id, "type": m.type, "content": m.content, "status": m.status,
-                    "current_id": head.id, "outcome": m.outcome_status,
-                    "failure_reason": _failure(m), "reason": m.reasoning.get("primary", ""),
-                    "created_at": m.created_at})  # fmt: skip
+        row = {"id": m.id, "type": m.type, "content": m.content, "status": m.status,
+               "current_id": head.id, "outcome": m.outcome_status,
+               "failure_reason": _failure(m), "reason": m.reasoning.get("primary", ""),
+               "created_at": m.created_at}  # fmt: skip
+        out.append(row | ({"collapsed": collapsed} if collapsed else {}))
     return out
 
 
 def search_recent(
     store: Store, n: int = 10, *, type: str | None = None, project: str | None = None
 ) -> list[MemoryRecord]:
-    """The ``n`` newest memories (optionally of one type): browsing, no graph work."""
-    return store.memories.recent(project=project, limit=n, type=type)
+    """The ``n`` newest memories (optionally of one type): browsing, no graph work.
+
+    A session's checkpoints count once (the one updated last, where the session's newest
+    stands); an outcome event is listed as the memory it judges, which carries the verdict.
+    """
+    newest = store.memories.recent(project=project, limit=min(4 * n, n + 200), type=type)
+    return [m for m, _ in _fresh(store, newest)][:n]
+
+
+def _fresh(store: Store, newest: list[MemoryRecord]) -> list[tuple[MemoryRecord, list[str]]]:
+    """``newest`` with outcome events as the memory they judge, one checkpoint a session."""
+    kept = outcomes_on_their_memory(store, [(m, None) for m in newest])
+    return [(m, collapsed) for m, _, collapsed in one_per_session(kept)]

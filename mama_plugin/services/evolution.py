@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ..storage import MemoryRecord, Store
 
 EVOLUTION = ("evolution",)
@@ -41,3 +43,20 @@ def chain(store: Store, memory_id: str) -> list[MemoryRecord]:
         ordered.extend(step)
         frontier = step
     return list(reversed(ordered))
+
+
+def outcome_events(store: Store, memories: Iterable[MemoryRecord]) -> dict[str, str]:
+    """Which of ``memories`` are outcome events: event id → id of the memory it judges.
+
+    An outcome event is the insight ``evolve_outcome`` writes beside the verdict, linked
+    ``outcome_of`` to the memory; everything it says, that memory already carries.
+    """
+    out: dict[str, str] = {}
+    for m in memories:
+        if m.type != "insight":
+            continue
+        for link in store.links.of(m.id, direction="out", categories=("implementation",)):
+            if link.relationship == "outcome_of":
+                out[m.id] = link.to_id
+                break
+    return out

@@ -2,8 +2,11 @@
 
 Composes :func:`~.memories.record_outcome` and :func:`~.memories.save_insight` in one
 transaction, so the memory's outcome and the event that tells it are written together or not
-at all. Raises :class:`~mama_plugin.errors.ValidationError` (nothing written) for an unknown
-memory or invalid input.
+at all. The event is for finding the verdict (its words are indexed) and dating it; the memory
+carries the verdict itself, so neither the event's link reason nor the answers that find the
+event repeat it (:func:`~.evolution.outcome_events`). Raises
+:class:`~mama_plugin.errors.ValidationError` (nothing written) for an unknown memory or
+invalid input.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from ..schema import OutcomeInput
 from ..storage import MemoryRecord, Store
 from .evolution import current_of
 from .memories import record_outcome, save_insight
+
+TAG = "outcome"  # every outcome event carries it
 
 
 @dataclass(frozen=True)
@@ -36,7 +41,7 @@ def record_outcome_event(store: Store, args: OutcomeInput) -> OutcomeEvent:
         link = {
             "to_id": target.id,
             "relationship": "outcome_of",
-            "reason": f"{args.outcome}: {args.details[:300]}",
+            "reason": f"the {args.outcome} outcome, recorded as an event",
         }
         event = save_insight(
             store,
@@ -44,6 +49,7 @@ def record_outcome_event(store: Store, args: OutcomeInput) -> OutcomeEvent:
             {
                 "topic": target.topic,
                 "content": content,
+                "tags": [TAG],
                 "evidence": list(args.evidence),
                 "links": [link],
             },
