@@ -42,6 +42,8 @@ ROOMS: dict[str, tuple[str, ...]] = {
         "envelope",
         "fence",
         "jsonrpc",
+        "home",
+        "logs",
         "transcript",
         "bootstrap",
     ),

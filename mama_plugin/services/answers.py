@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import StoreBusyError
+from ..errors import StoreUnwritable
 from ..storage import MemoryRecord, Store
 from . import ranking, vector_index
 from .evolution import chain, current_of
@@ -96,8 +96,8 @@ def search_by_context(
     summary = render("context_summary.md.j2", query=query, results=primary, chains=chains,
                      status=status, learned=learned)  # fmt: skip
     if record_usage and primary:
-        # Bookkeeping: never fail a search because another process holds the write lock.
-        with contextlib.suppress(StoreBusyError):
+        # Bookkeeping: never fail a search for a write lock held, a read-only store, a full disk.
+        with contextlib.suppress(StoreUnwritable):
             store.memories.touch(r["id"] for r in primary)
     return ContextResult(query, primary, chains, status, learned, summary.strip(), used)
 
