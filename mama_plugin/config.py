@@ -234,6 +234,21 @@ class Config:
             )
         return data
 
+    @property
+    def notice(self) -> str:
+        """One short line for the model when part of the file was set aside ("" when none).
+
+        Lenient readers log each problem and surface this one (at session start).
+        """
+        if not self.problems:
+            return ""
+        more = f" (and {len(self.problems) - 1} more)" if len(self.problems) > 1 else ""
+        return (
+            f"MAMA's settings could not all be used: {self.problems[0]}{more}. MAMA runs on "
+            "its defaults for those; tell the user to fix the file (`mama config list` shows "
+            "what is in effect)."
+        )
+
     def refreshed(self) -> Config:
         """This config, or a lenient re-read of the file if it changed since it was read.
 

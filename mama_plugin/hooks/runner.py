@@ -58,7 +58,10 @@ def run(name: str, stdin: TextIO, stdout: TextIO, *, deadline_s: float = DEADLIN
         config = Config(strict=False)
         for problem in config.problems:
             log(f"{name}: {problem}")
-        answer = envelope(EVENTS.get(name, name), _handler(name)(event, config))
+        text = _handler(name)(event, config)
+        if config.notice:  # logged above, and said where the model can tell the user
+            text = f"{text}\n\n{config.notice}".strip()
+        answer = envelope(EVENTS.get(name, name), text)
         if answer:
             stdout.write(answer)
             stdout.flush()

@@ -231,8 +231,9 @@ class Store:
             try:
                 yield self
             except BaseException:
-                self.conn.execute(f"ROLLBACK TO {name}")
-                self.conn.execute(f"RELEASE {name}")
+                if not self.conn.getautocommit():  # else SQLite rolled back all (disk full)
+                    self.conn.execute(f"ROLLBACK TO {name}")
+                    self.conn.execute(f"RELEASE {name}")
                 raise
             else:
                 self.conn.execute(f"RELEASE {name}")
@@ -333,11 +334,13 @@ def _refuse_a_new_store_at_a_configured_path(db: Path, config: Config) -> None:
     configured = config.settings.db_path
     if not configured or db.exists() or db != config.db_path:
         return
+    missing = db if db.parent.is_dir() else db.parent
+    start = f"touch {db}" if missing == db else f"mkdir -p {db.parent} && touch {db}"
     raise ConfigError(
-        f"db_path in {config.path} names {db}, which does not exist; MAMA creates a new "
-        "database only at its default place. If that is a typo, fix it with `mama config set "
-        f"db_path PATH` (or `mama config unset db_path`); to start a new store there, create "
-        f"the empty file first: touch {db}"
+        f"db_path in {config.path} names {db}, but {missing} does not exist; MAMA creates a "
+        "new database only at its default place. If that is a typo, fix it with `mama config "
+        f"set db_path PATH` (or `mama config unset db_path`); to start a new store there, "
+        f"create the empty file first: {start}"
     )
 
 
