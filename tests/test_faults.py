@@ -9,6 +9,7 @@ and a config that is not UTF-8.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -166,6 +167,9 @@ def test_the_cli_reads_a_read_only_home_and_refuses_writes_with_the_fix(
     assert changed.returncode == 1 and "Traceback" not in changed.stderr
     assert changed.stderr.startswith(f"mama: error: cannot write {read_only_home}/config.json")
     assert "nothing was changed" in changed.stderr
+    doctor = mama(read_only_home, "doctor")
+    assert doctor.returncode == 0 and "integrity  ok" in doctor.stdout
+    assert "writable   no (Permission denied): MAMA reads it but saves nothing" in doctor.stdout
 
 
 def test_session_start_recalls_and_says_nothing_can_be_saved(
@@ -298,6 +302,42 @@ def test_a_save_on_a_full_disk_raises_store_full_and_keeps_what_was_saved(store:
         save_decision(store, "/p", BIG)
     assert str(raised.value).startswith(f"the disk holding MAMA's memory store {store.path} is ")
     assert [m.id for m in store.memories.recent(project="/p", limit=5)] == [kept]
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 2 MiB tmpfs (needs the right to mount: root here, skipped elsewhere)."""
+    disk = tmp_path / "tiny"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)],
+                             capture_output=True, text=True)  # fmt: skip
+    if mounted.returncode != 0:
+        pytest.skip(f"no tmpfs can be mounted here: {mounted.stderr.strip()}")
+    yield disk
+    subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def test_the_real_front_says_the_disk_is_full(tiny_disk: Path, tmp_path: Path) -> None:
+    """ENOSPC for real: the database and the log on a full tmpfs."""
+    home = tiny_disk / "home"
+    with Store.open(config=Config(home)) as store:
+        save_decision(store, "/p", DECISION)
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    wire = Wire(home, tmp_path, [*FRONT, "--project", str(tmp_path)])
+    try:
+        _initialize(wire, "claude-code")
+        assert "result" in wire.request("tools/list")
+        with open(tiny_disk / "filler", "wb") as filler, contextlib.suppress(OSError):
+            while True:  # now fill the disk
+                filler.write(b"\0" * 65536)
+                filler.flush()
+        answers = [_call(wire, "save_decision", {**BIG, "topic": f"t{i}"}) for i in range(3)]
+    finally:
+        wire.close()
+    said = [a["content"][0]["text"] for a in answers if a["isError"]]
+    assert said, answers
+    assert all(f"the disk holding MAMA's memory store {home}/mama.db is full" in t for t in said)
+    assert all("server.log" not in t for t in said)
 
 
 @pytest.mark.anyio

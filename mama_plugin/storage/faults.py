@@ -9,6 +9,7 @@ database's ``-wal`` and ``-shm`` the database file's own mode. Standard library 
 
 from __future__ import annotations
 
+import errno
 import urllib.parse
 from pathlib import Path
 
@@ -40,6 +41,8 @@ def prepare(db: Path) -> None:
         private_folder(db.parent)
         create_private(db)  # empty: SQLite makes it a database, and its log takes its mode
     except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise StoreFull(str(db)) from exc
         if is_unwritable(exc):
             raise StoreReadOnly(str(db), exc.strerror or str(exc), creating=True) from exc
         raise
