@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from functools import cached_property
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .home import private_folder, write_private
 
 CONFIG_FILE = "config.json"
 
@@ -209,22 +209,56 @@ class Config:
             self._data = {}
 
     def _read(self) -> dict[str, Any]:
+        """The file's object of key: value ({} without a file); ConfigError says what to fix."""
         try:
-            raw = self.path.read_text(encoding="utf-8")
+            raw = self.path.read_bytes()
         except FileNotFoundError:
             return {}
         except OSError as exc:
-            raise ConfigError(f"cannot read {self.path}: {exc}") from exc
+            raise ConfigError(
+                f"cannot read {self.path} ({exc.strerror or exc}); fix its permissions or "
+                "delete it to return to the defaults"
+            ) from exc
         try:
-            data = json.loads(raw)
+            text = raw.decode("utf-8-sig")  # a byte-order mark is not worth refusing
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                f"{self.path} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
+                f"{exc.start}); fix it or delete it to return to the defaults"
+            ) from exc
+        try:
+            data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ConfigError(
                 f"{self.path} is not valid JSON ({exc.msg} at line {exc.lineno}); "
                 "fix it or delete it to return to the defaults"
             ) from exc
+        except (ValueError, RecursionError) as exc:  # a 5,000-digit number, deep nesting
+            raise ConfigError(
+                f"{self.path} cannot be read as JSON ({exc}); fix it or delete it to return "
+                "to the defaults"
+            ) from exc
         if not isinstance(data, dict):
-            raise ConfigError(f"{self.path} must hold a JSON object of key: value")
+            raise ConfigError(
+                f"{self.path} must hold a JSON object of key: value, not {_json_kind(data)}; "
+                "fix it or delete it to return to the defaults"
+            )
         return data
+
+    @property
+    def notice(self) -> str:
+        """One short line for the model when part of the file was set aside ("" when none).
+
+        Lenient readers log each problem and surface this one (at session start).
+        """
+        if not self.problems:
+            return ""
+        more = f" (and {len(self.problems) - 1} more)" if len(self.problems) > 1 else ""
+        return (
+            f"MAMA's settings could not all be used: {self.problems[0]}{more}. MAMA runs on "
+            "its defaults for those; tell the user to fix the file (`mama config list` shows "
+            "what is in effect)."
+        )
 
     def refreshed(self) -> Config:
         """This config, or a lenient re-read of the file if it changed since it was read.
@@ -252,9 +286,10 @@ class Config:
             return key.default
         raw = self._data[name]
         try:
+            _check_kind(key, raw)
             return key.parse(raw if isinstance(raw, list) else str(raw))
         except (TypeError, ValueError) as exc:
-            problem = f"config {name}={raw!r} in {self.path}: {exc}"
+            problem = f"config {name}={_shown(raw)} in {self.path}: {exc}"
             if self.strict:
                 raise ConfigError(problem) from exc
             self.problems.append(f"{problem}; using the default {key.default!r}")
@@ -280,12 +315,15 @@ class Config:
             self.__dict__.pop("settings", None)
 
     def _write(self) -> None:
-        self.home.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".config.", dir=self.home)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(self._data, handle, indent=2, sort_keys=True)
-            handle.write("\n")
-        os.replace(tmp, self.path)
+        text = json.dumps(self._data, indent=2, sort_keys=True) + "\n"
+        try:
+            private_folder(self.home)
+            write_private(self.path, text)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot write {self.path} ({exc.strerror or exc}): nothing was changed. "
+                f"Make {self.home} writable, or point MAMA_HOME at a folder that is"
+            ) from exc
 
     def as_dict(self) -> dict[str, Any]:
         """Return every known key with its effective value."""
@@ -317,3 +355,40 @@ def _key(name: str) -> Key:
     except KeyError:
         known = ", ".join(sorted(KEYS))
         raise ConfigError(f"unknown config key {name!r}; known keys: {known}") from None
+
+
+def _check_kind(key: Key, raw: Any) -> None:
+    """Refuse a JSON value of the wrong kind (``null``, an object…) before it is parsed.
+
+    ``str(None)`` would otherwise make ``db_path`` the relative path ``None``.
+    """
+    default = key.default
+    if isinstance(default, bool):
+        ok, want = isinstance(raw, bool | str | int), "true or false"
+    elif isinstance(default, int | float):
+        ok, want = isinstance(raw, int | float | str) and not isinstance(raw, bool), "a number"
+    elif isinstance(default, tuple):
+        ok, want = isinstance(raw, list | str), "a list of paths"
+    else:
+        ok, want = isinstance(raw, str), "a string"
+    if not ok:
+        raise ValueError(f"must be {want}, not {_json_kind(raw)}")
+
+
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, as its author wrote it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+def _shown(raw: Any) -> str:
+    """``raw`` for a message: at most 80 characters of it."""
+    text = repr(raw)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 
 class MamaError(Exception):
     """Raised for every failure MAMA reports to a person; the message says what to fix."""
@@ -27,8 +29,52 @@ class SchemaError(MamaError):
     """Raised when the database schema is newer than this code or cannot be migrated."""
 
 
-class StoreBusyError(MamaError):
+class StoreUnwritable(MamaError):
+    """Raised when the store cannot take a write now; what it holds can still be read."""
+
+
+class StoreBusyError(StoreUnwritable):
     """Raised when the database stayed locked by other writers past the retry deadline."""
+
+
+class StoreReadOnly(StoreUnwritable):
+    """Raised when the database (or the folder it needs) is read-only: MAMA works read-only."""
+
+    def __init__(self, path: str, reason: str, *, creating: bool = False) -> None:
+        self.path, self.reason = path, reason
+        folder = os.path.dirname(path) or "."
+        what = (
+            f"MAMA cannot create its memory store {path} ({reason}), so"
+            if creating
+            else f"MAMA's memory store {path} is read-only ({reason}): searching and recall "
+            "still work, but"
+        )
+        super().__init__(
+            f"{what} nothing can be saved. To save again, make {folder} writable "
+            f"(`chmod u+w {folder}`, or remount it read-write), or point MAMA at a writable "
+            "place (`mama config set db_path PATH`, or MAMA_HOME)"
+        )
+
+    @property
+    def notice(self) -> str:
+        """One short line for the model at session start: what is wrong and what to say."""
+        return (
+            f"MAMA's memory store ({self.path}) is read-only: memories can be recalled but not "
+            "saved. Tell the user to make its folder writable to save again."
+        )
+
+
+class StoreFull(StoreUnwritable):
+    """Raised when the disk holding the database is full; the write was rolled back."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        folder = os.path.dirname(path) or "."
+        super().__init__(
+            f"the disk holding MAMA's memory store {path} is full: nothing was saved (what was "
+            f"saved before is intact). Free some space there (`df -h {folder}` shows it), "
+            "then save again"
+        )
 
 
 class ConfigError(MamaError):

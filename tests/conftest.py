@@ -42,6 +42,14 @@ def mama_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+@pytest.fixture(autouse=True)
+def _umask() -> Iterator[None]:
+    """Every test starts under the common umask 022; ``mama`` run in-process narrows it."""
+    before = os.umask(0o022)
+    yield
+    os.umask(before)
+
+
 @pytest.fixture
 def store(mama_home: Path) -> Iterator[Store]:
     """A freshly migrated store in the per-test MAMA_HOME."""

@@ -44,6 +44,8 @@ ROOMS: dict[str, tuple[str, ...]] = {
         "envelope",
         "fence",
         "jsonrpc",
+        "home",
+        "logs",
         "transcript",
         "bootstrap",
     ),

@@ -13,8 +13,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ..config import Config
+from ..config import Config, mama_home
 from ..errors import MamaError
+from ..home import keep_private
 from . import assist, bench, catchup, doctor, memory, runtime, settings, transfer
 from .failure import unexpected
 from .options import Command
@@ -83,6 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "config":
         settings.check_config_args(parser, args)
+    keep_private(mama_home())  # new files 0600; an install made before that put right
     try:
         args.config = _config(args.command)
         return int(args.handler(args))

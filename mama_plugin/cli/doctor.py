@@ -1,4 +1,5 @@
-"""``mama doctor``: check the database for damage, list the backups, restore one."""
+"""``mama doctor``: check the database for damage (and whether it can be written), list the
+backups, restore one."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 from ..config import Config
 from ..errors import MamaError
+from ..home import unwritable
 from .options import argument, command
 
 
@@ -31,6 +33,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(f"database   {db} does not exist yet (MAMA creates it on the first save)")
         return 0
     print(f"database   {db} ({db.stat().st_size / 1e6:.1f} MB)")
+    if why := unwritable(db.parent):
+        print(
+            f"writable   no ({why}): MAMA reads it but saves nothing; make {db.parent} "
+            "writable to save again"
+        )
     problems = check_file(db, full=True)
     _print_problems(problems)
     found = backups(db)

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import time
 import traceback
 from pathlib import Path
 
-from ..config import mama_home
+from ..home import is_unwritable
+from ..logs import append, problem
 
-LOG = "cli.log"
+LOG = "cli"  # $MAMA_HOME/logs/cli.log
 
 
 def unexpected(exc: BaseException, args: argparse.Namespace) -> str:
@@ -30,22 +29,19 @@ def unexpected(exc: BaseException, args: argparse.Namespace) -> str:
         db = Path(args.db) if getattr(args, "db", None) else config.db_path if config else None
         if db is not None:
             return str(damage_of(db, []))
-    where = f"the traceback is in {logged}" if logged else "the traceback could not be logged"
-    return (
-        f"unexpected {type(exc).__name__}: {exc or 'no message'} ({where}; "
-        "please report it with that file)"
+    if isinstance(exc, OSError) and is_unwritable(exc):  # the machine, not a bug
+        name = f" {exc.filename}" if exc.filename else ""
+        return f"cannot write{name}: {exc.strerror or exc}; nothing more was done"
+    where = (
+        f"the traceback is in {logged}; please report it with that file"
+        if logged
+        else f"its traceback could not be logged: {problem(LOG)}"
     )
+    return f"unexpected {type(exc).__name__}: {exc or 'no message'} ({where})"
 
 
 def _log(exc: BaseException) -> Path | None:
-    """Append the traceback of ``exc`` to ``$MAMA_HOME/logs/cli.log``; its path, or None."""
-    path = mama_home() / "logs" / LOG
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a", encoding="utf-8") as handle:
-            stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-            handle.write(f"{stamp} pid={os.getpid()} mama {' '.join(sys.argv[1:])}\n")
-            handle.write("".join(traceback.format_exception(exc)))
-    except OSError:
-        return None
-    return path
+    """Append the traceback of ``exc`` to the CLI log (rotated); its path, or None."""
+    command = " ".join(sys.argv[1:])
+    trace = "".join(traceback.format_exception(exc))
+    return append(LOG, f"mama {command}\n{trace}", or_stderr=False)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..errors import MamaError
+from ..home import write_private
 from ..project import project_key
 from .options import argument, command, json_option, project_option
 from .shared import open_store, print_json, project_of
@@ -64,7 +65,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         else:
             text = export_markdown(store, project=project)
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        write_private(Path(args.output), text)  # memory is private: 0600 whatever the umask
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)

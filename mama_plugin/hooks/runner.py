@@ -19,21 +19,16 @@ from typing import Any, TextIO
 
 from ..config import Config, mama_home
 from ..envelope import envelope
+from ..home import keep_private
+from ..logs import append
 
 DEADLINE_S = 2.0  # Claude Code's timeout for these hooks is 10 s (hooks/hooks.json)
 EVENTS: dict[str, str] = {"session-start": "SessionStart"}
 
 
 def log(message: str) -> None:
-    """Append one line to the hook log; logging itself never raises."""
-    try:
-        folder = mama_home() / "logs"
-        folder.mkdir(parents=True, exist_ok=True)
-        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-        with open(folder / "hooks.log", "a", encoding="utf-8") as handle:
-            handle.write(f"{stamp} pid={os.getpid()} {message.rstrip()}\n")
-    except OSError:
-        pass
+    """Append one line to the hook log (rotated; stderr when it cannot be written); never raises."""
+    append("hooks", message)
 
 
 def _handler(name: str) -> Callable[[dict[str, Any], Config], str]:
@@ -52,6 +47,7 @@ def run(name: str, stdin: TextIO, stdout: TextIO, *, deadline_s: float = DEADLIN
     watchdog = threading.Timer(deadline_s, _give_up, args=(name, deadline_s))
     watchdog.daemon = True
     watchdog.start()
+    keep_private(mama_home())  # new files 0600; an install made before that put right
     try:
         raw = stdin.read()
         event = json.loads(raw) if raw.strip() else {}
@@ -62,7 +58,10 @@ def run(name: str, stdin: TextIO, stdout: TextIO, *, deadline_s: float = DEADLIN
         config = Config(strict=False)
         for problem in config.problems:
             log(f"{name}: {problem}")
-        answer = envelope(EVENTS.get(name, name), _handler(name)(event, config))
+        text = _handler(name)(event, config)
+        if config.notice:  # logged above, and said where the model can tell the user
+            text = f"{text}\n\n{config.notice}".strip()
+        answer = envelope(EVENTS.get(name, name), text)
         if answer:
             stdout.write(answer)
             stdout.flush()

@@ -34,6 +34,8 @@ def session_start(event: dict[str, Any], config: Config) -> str:
             text = briefing.brief(store, project, config, source)
             if store.damage is not None:  # met while reading, or the cache write refused
                 return store.damage.notice
+            if store.read_only is not None and text:  # recalled, but nothing can be saved
+                text = f"{text}\n\n{store.read_only.notice}"
     except StoreDamaged as exc:
         return exc.notice
     return briefing.finish(text)

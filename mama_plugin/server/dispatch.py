@@ -20,8 +20,8 @@ from typing import Any
 
 import anyio
 
-from ..config import mama_home
 from ..errors import MamaError
+from ..logs import where
 from ..schema import ObservePromptInput, TurnInput, parse
 from ..storage.connection import waits_until
 from .base import Answer, Env, Tool
@@ -117,7 +117,7 @@ async def call(
         log.error("tool %s failed:\n%s", tool.name, traceback.format_exc())
         return Reply(
             f"{tool.name} failed inside MAMA (nothing was saved); details are in "
-            f"{mama_home() / 'logs' / 'server.log'}",
+            f"{where('server')}",  # the log, or why it could not be written (a full disk)
             None,
             True,
         )

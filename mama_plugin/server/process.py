@@ -11,22 +11,12 @@ import logging
 import os
 import signal
 
-from ..config import KEYS, Config, mama_home
+from ..config import KEYS, Config
+from ..logs import start
 from ..project import project_key
 from .exposure import Exposure
 
 log = logging.getLogger("mama.server")
-
-
-def configure_logging() -> None:
-    """Send the ``mama`` loggers to ``$MAMA_HOME/logs/server.log``."""
-    folder = mama_home() / "logs"
-    folder.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(folder / "server.log", encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger("mama")
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
 
 
 def composition_root(cwd: str | None) -> tuple[Config, str]:
@@ -35,7 +25,7 @@ def composition_root(cwd: str | None) -> tuple[Config, str]:
     Lenient: a typo in config.json must not take memory away from a session; each problem is
     logged with the fix.
     """
-    configure_logging()
+    start("server")  # private files, the rotated log (stderr when it cannot be written)
     config = Config(strict=False)
     for problem in config.problems:
         log.error("%s — fix it with `mama config set`", problem)

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import StoreBusyError
+from ..errors import StoreUnwritable
 from ..fence import fenced
 from ..storage import MemoryRecord, Store
 from ..text import estimate_tokens
@@ -135,8 +135,8 @@ def search_by_context(
     told, story, text, status, learned, chains = answer
     left_out = [r["id"] for r in primary if r not in told]
     if record_usage and told:
-        # Bookkeeping: never fail a search because another process holds the write lock.
-        with contextlib.suppress(StoreBusyError):
+        # Bookkeeping: never fail a search on a busy, read-only or full store.
+        with contextlib.suppress(StoreUnwritable):
             store.memories.touch(r["id"] for r in told)
     return ContextResult(query, told, chains, status, learned, story, used, text, left_out,
                          budget, [r["id"] for r in primary])  # fmt: skip

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import apsw
 
+from ..home import FILE_MODE, create_private, private_folder
 from .integrity import quick_check
 
 if TYPE_CHECKING:
@@ -20,8 +21,9 @@ if TYPE_CHECKING:
 
 
 def backup_to(conn: apsw.Connection, dest: Path) -> Path:
-    """Copy the live database behind ``conn`` into a new file ``dest``."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    """Copy the live database behind ``conn`` into a new file ``dest`` (0600, its folder 0700)."""
+    private_folder(dest.parent)
+    create_private(dest)  # SQLite would create it with the umask's mode
     target = apsw.Connection(str(dest))
     try:
         _copy(conn, into=target)
@@ -116,18 +118,25 @@ def set_aside(db: Path) -> Path:
     Nothing is deleted: the copy is what a later repair (or a person) can still read from.
     """
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-    folder = db.parent / "damaged"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = private_folder(db.parent / "damaged")
     dest = folder / f"{db.stem}-{stamp}.db"
     n = 1
     while dest.exists():
         n += 1
         dest = folder / f"{db.stem}-{stamp}-{n}.db"
-    shutil.copy2(db, dest)
+    _private_copy(db, dest)
     wal = Path(f"{db}-wal")
     if wal.is_file() and wal.stat().st_size:
-        shutil.copy2(wal, Path(f"{dest}-wal"))
+        _private_copy(wal, Path(f"{dest}-wal"))
     return dest
+
+
+def _private_copy(source: Path, dest: Path) -> None:
+    """Copy ``source`` into a new 0600 file ``dest`` (``shutil.copy2`` would copy its mode)."""
+    create_private(dest)
+    shutil.copyfile(source, dest)
+    shutil.copystat(source, dest)
+    os.chmod(dest, FILE_MODE)
 
 
 def restore_file(db: Path, source: Path) -> bool:
@@ -151,7 +160,7 @@ def restore_file(db: Path, source: Path) -> bool:
     except apsw.Error:
         pass
     fresh = db.with_name(f".{db.name}.restoring")
-    shutil.copyfile(source, fresh)
+    _private_copy(source, fresh)
     for leftover in (Path(f"{db}-wal"), Path(f"{db}-shm")):
         leftover.unlink(missing_ok=True)
     os.replace(fresh, db)

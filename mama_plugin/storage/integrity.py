@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import urllib.parse
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
@@ -158,17 +159,25 @@ def check_file(path: Path, *, limit: int = 20, full: bool = False) -> list[str]:
     """
     if problem := header_problem(path):
         return [problem]
-    try:
-        conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
-    except apsw.Error as exc:
-        return [str(exc)]
-    try:
-        found = structure_check(conn, limit=limit) or quick_check(conn, limit=limit)
-        return found if found or not full else integrity_check(conn, limit=limit)
-    except apsw.Error as exc:
-        return [str(exc)]
-    finally:
-        conn.close()
+    # In a folder MAMA cannot write, a WAL database without its -shm file can be read only
+    # as immutable: "attempt to write a readonly database" is not damage.
+    immutable = f"file:{urllib.parse.quote(str(path))}?immutable=1"
+    for name in (str(path), immutable):
+        try:
+            conn = apsw.Connection(name, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+        except apsw.Error as exc:
+            return [str(exc)]
+        try:
+            found = structure_check(conn, limit=limit) or quick_check(conn, limit=limit)
+            return found if found or not full else integrity_check(conn, limit=limit)
+        except (apsw.ReadOnlyError, apsw.CantOpenError) as exc:
+            if name == immutable:
+                return [str(exc)]
+        except apsw.Error as exc:
+            return [str(exc)]
+        finally:
+            conn.close()
+    return []  # not reached: the immutable attempt returns
 
 
 def _wal_frames(path: Path) -> bool:

@@ -25,9 +25,10 @@ from typing import Literal, NoReturn
 import apsw
 
 from ..config import Config
-from ..errors import ConfigError, StoreBusyError, StoreDamaged
+from ..errors import ConfigError, StoreBusyError, StoreDamaged, StoreReadOnly
 from .backup import backups
 from .connection import PerThread, connect
+from .faults import READ_ONLY, cannot_write, connect_read_only, prepare, refusal
 from .integrity import (
     check_file,
     guarded_cursor,
@@ -62,6 +63,8 @@ class Store:
         self._conns = conns
         self.path = path
         self._damage: StoreDamaged | None = None
+        # Set when the file could only be opened read-only: every write raises it.
+        self.read_only: StoreReadOnly | None = None
         self._damaged_file: tuple[int, ...] = ()  # the file's identity when found damaged
         self._local = threading.local()  # the transaction depth, per thread like its connection
         self.masks_personal_data = True  # keep_personal_data off (Store.open reads the setting)
@@ -113,11 +116,22 @@ class Store:
             raise damage_of(db, [problem])
         _refuse_a_new_store_at_a_configured_path(db, config)
         conn: apsw.Connection | None = None
+        read_only: StoreReadOnly | None = None
         try:
-            conn = connect(db, busy_timeout_ms=timeout)
-            if check != "none":
-                _check_on_open(conn, db, full=check == "quick")
-            migrate(conn, embedding_dim=config.settings.embedding_dim)
+            try:
+                prepare(db)
+                conn = connect(db, busy_timeout_ms=timeout)
+                if check != "none":
+                    _check_on_open(conn, db, full=check == "quick")
+                migrate(conn, embedding_dim=config.settings.embedding_dim)
+            except (*READ_ONLY, OSError) as exc:
+                if not db.exists() or not cannot_write(exc):
+                    raise
+                _close(conn)  # the place is read-only: open it so, every read still works
+                conn = connect_read_only(db, busy_timeout_ms=timeout)
+                if check != "none":
+                    _check_on_open(conn, db, full=check == "quick")
+                read_only = StoreReadOnly(str(db), _why_read_only(exc))
         except apsw.BusyError as exc:
             _close(conn)
             raise StoreBusyError(_busy_message(db)) from exc
@@ -125,14 +139,20 @@ class Store:
             _close(conn)
             if is_damage(exc):
                 raise damage_of(db, []) from exc
+            if (refused := refusal(exc, db)) is not None:
+                raise refused from exc
             raise
         store = cls(PerThread(conn, lambda: store._connect(db, timeout)), db)
         store.masks_personal_data = not config.settings.keep_personal_data
+        store.read_only = read_only
         conn.cursor_factory = store._cursor
         return store
 
     def _connect(self, db: Path, timeout: int) -> apsw.Connection:
-        conn = connect(db, busy_timeout_ms=timeout)
+        if self.read_only is not None:
+            conn = connect_read_only(db, busy_timeout_ms=timeout)
+        else:
+            conn = connect(db, busy_timeout_ms=timeout)
         conn.cursor_factory = self._cursor
         return conn
 
@@ -213,8 +233,9 @@ class Store:
             try:
                 yield self
             except BaseException:
-                self.conn.execute(f"ROLLBACK TO {name}")
-                self.conn.execute(f"RELEASE {name}")
+                if not self.conn.getautocommit():  # else SQLite rolled back all (disk full)
+                    self.conn.execute(f"ROLLBACK TO {name}")
+                    self.conn.execute(f"RELEASE {name}")
                 raise
             else:
                 self.conn.execute(f"RELEASE {name}")
@@ -223,6 +244,8 @@ class Store:
             return
         if (damage := self.damage) is not None:  # a fresh instance: tracebacks do not pile up
             raise StoreDamaged(damage.path, damage.problems, damage.backup)
+        if self.read_only is not None:
+            raise StoreReadOnly(self.read_only.path, self.read_only.reason)
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except apsw.BusyError as exc:
@@ -240,6 +263,8 @@ class Store:
                     self.conn.execute("ROLLBACK")
             if is_damage(exc):  # met outside the guarded cursor (an extension, a backup)
                 self._damaged(exc)
+            if (refused := refusal(exc, self.path)) is not None:  # disk full, made read-only
+                raise refused from exc
             raise
         finally:
             self._depth = 0
@@ -311,12 +336,21 @@ def _refuse_a_new_store_at_a_configured_path(db: Path, config: Config) -> None:
     configured = config.settings.db_path
     if not configured or db.exists() or db != config.db_path:
         return
+    missing = db if db.parent.is_dir() else db.parent
+    start = f"touch {db}" if missing == db else f"mkdir -p {db.parent} && touch {db}"
     raise ConfigError(
-        f"db_path in {config.path} names {db}, which does not exist; MAMA creates a new "
-        "database only at its default place. If that is a typo, fix it with `mama config set "
-        f"db_path PATH` (or `mama config unset db_path`); to start a new store there, create "
-        f"the empty file first: touch {db}"
+        f"db_path in {config.path} names {db}, but {missing} does not exist; MAMA creates a "
+        "new database only at its default place. If that is a typo, fix it with `mama config "
+        f"set db_path PATH` (or `mama config unset db_path`); to start a new store there, "
+        f"create the empty file first: {start}"
     )
+
+
+def _why_read_only(exc: BaseException) -> str:
+    """Why a read-write open failed, in a few words."""
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return f"SQLite: {exc}"
 
 
 def _identity(path: Path) -> tuple[int, ...]:
