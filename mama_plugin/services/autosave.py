@@ -204,11 +204,17 @@ def activity(digest: Digest) -> str:
 
 
 def stopped_at(last: Command | FileTouch | None, cwd: str) -> str:
-    """The session's last piece of work, as it was left ("" when it did none)."""
+    """The session's last piece of work, as it was left ("" when it did none).
+
+    A command is named by what it was for when Claude said so (the command itself and its
+    output are under Unresolved or ✅ already).
+    """
     if isinstance(last, Command):
-        what = f"`{clip(last.command, 120)}`" + (f" ({clip(last.description, 80)})"
-                                                 if last.description else "")  # fmt: skip
-        return f"{what} had just failed" if last.failed else f"{what} had just run without error"
+        what = clip(last.description, 120) if last.description else f"`{clip(last.command, 120)}`"
+        if last.failed:
+            code = last.error.split(",", 1)[0] if last.error.startswith("exit ") else ""
+            return f"{what} had just failed" + (f" ({code})" if code else "")
+        return f"{what} had just passed"
     if isinstance(last, FileTouch):
         return f"I had just {'created' if last.action == 'created' else 'edited'} {last.cite(cwd)}"
     return ""

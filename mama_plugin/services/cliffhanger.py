@@ -128,7 +128,7 @@ def story(point: ResumePoint, decisions: list[dict[str, Any]]) -> dict[str, Any]
     t: dict[str, Any] = (cp.tension or {}) if cp is not None else {}
     out: dict[str, Any] = {"cp": cp, "since": point.since}
     if cp is not None:
-        out["did"] = said.fresh([clip(cp.content, 300)])[:1]
+        out["did"] = said.fresh([clip(_did(cp), 300)])[:1]
         out["date"] = day(cp.updated_at)
         out["stopped"] = said.fresh([clip(c.get("stopped_at", ""), 240)])
         out["now"] = said.fresh([clip(c.get("now", ""), 240)])
@@ -171,6 +171,13 @@ def story(point: ResumePoint, decisions: list[dict[str, Any]]) -> dict[str, Any]
         )
     out["decisions"] = [_decision(i, d, said) for i, d in enumerate(decisions, 1)]
     return out
+
+
+def _did(cp: MemoryRecord) -> str:
+    """What the checkpoint says was done; a rolling one's "Working on: X — last: Y" as "X — Y"."""
+    if cp.metadata.get("auto") and cp.content.startswith("Working on: "):
+        return cp.content[len("Working on: ") :].replace(" — last: ", " — ", 1)
+    return cp.content
 
 
 def _dicts(c: dict[str, Any], key: str) -> list[dict[str, Any]]:
@@ -217,7 +224,7 @@ def _next(c: dict[str, Any], decisions: list[dict[str, Any]], said: _Said) -> di
                 step = {"step": high[0], "priority": "HIGH", "why": f"next step of {d['m'].id}",
                         "files": []}  # fmt: skip
                 break
-    if step is None or not said.fresh([step["step"]]):
+    if step is None or not said.fresh([str(step["step"])]):
         return None
     return step
 
