@@ -88,9 +88,9 @@ def test_decision_failure_and_supersession_come_back_as_the_cliffhanger(
     # A new session: SessionStart carries the cliffhanger and the evolution.
     fake = run_claude([text("Picking up.")], "hello", tmp_path, "next session")
     story = injected(fake.main_requests[0], "SessionStart")
-    assert "Where we stopped" in story and "switch to sessions" in story  # the Stop checkpoint
+    assert "What I did" in story and "switch to sessions" in story  # the Stop checkpoint
     assert f"{sessions} [auth_strategy]: Server-side sessions in Redis" in story
-    assert f"replaced {jwt}" in story and "FAILED: token refresh hit the DB" in story
+    assert f"({jwt}) (" in story and "FAILED: token refresh hit the DB" in story
     with Store.open(config=Config(mama_home)) as store:
         [cp] = [m for m in store.memories.recent(type="checkpoint") if m.metadata.get("auto")][:1]
         assert cp.project == project_key(tmp_path / "project")

@@ -166,7 +166,7 @@ def story(point: ResumePoint, decisions: list[dict[str, Any]]) -> dict[str, Any]
     out["then"] = ""
     if point.then is not None:
         files = point.then.continuity.get("open_files") or []
-        out["then"] = clip(point.then.content, 200) + (
+        out["then"] = clip(_did(point.then), 200) + (
             f"; changed {', '.join(files[:4])}" if files else ""
         )
     out["decisions"] = [_decision(i, d, said) for i, d in enumerate(decisions, 1)]
