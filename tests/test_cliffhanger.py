@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from mama_plugin.bench.extraction import extraction_run
 from mama_plugin.config import Config
 from mama_plugin.hooks.session_start import session_start
 from mama_plugin.services import briefing
@@ -75,11 +76,25 @@ def test_a_rolling_checkpoint_only_gains_within_its_session(store: Store, projec
     )
     assert after.metadata["decisions"] == [decision.id]  # it gained the decision
     assert f"stale prices for up to 60 s ({decision.id})" in after.tension["concerns"]
+    # A question answered in words: the checkpoint gains its concern, keeps the rest.
+    digest.user_requests.append("any risk?")
+    digest.turn_tools = len(digest.tool_names)
+    turn(store, project, "A", digest, "One risk: the eviction scan is O(n) on every put.")
+    gained = store.memories.require(before.id)
+    assert gained.content == before.content
+    assert "One risk: the eviction scan is O(n) on every put." in gained.tension["concerns"]
     # A turn that does work again moves it on.
     digest.user_requests.append("now fix the test")
     digest.turn_work = 1
     turn(store, project, "A", digest, "Fixed it.")
     assert "now fix the test" in store.memories.require(before.id).content
+
+
+def test_quiet_turns_are_told_apart_on_the_labelled_turns() -> None:
+    _, data = extraction_run()
+    now, before = data["moved_on, now"], data["moved_on, before (all moved)"]
+    assert before["quiet_recall"] == 0 < 0.9 <= now["quiet_recall"]
+    assert now["moved_recall"] >= 0.9 and now["quiet_precision"] >= 0.9
 
 
 def test_secrets_are_masked_before_the_text_is_cut(store: Store, project: str) -> None:

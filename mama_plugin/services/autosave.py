@@ -22,27 +22,6 @@ TAG = "auto"
 _ASSIGNMENTS = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|\"[^\"]*\"|\S*)\s+)+")
 MAX_ITEMS = 8
 MAX_TEXT = 400
-# Commands that only look around: passing says nothing worth confirming.
-_LOOKS = frozenset(
-    [
-        "ls",
-        "cat",
-        "cd",
-        "pwd",
-        "echo",
-        "mkdir",
-        "head",
-        "tail",
-        "which",
-        "find",
-        "grep",
-        "rg",
-        "wc",
-        "touch",
-        "sed",
-        "tree",
-    ]
-)
 _SEARCHES = frozenset(("search_by_context", "search_by_topic", "search_recent", "load_context"))
 
 
@@ -83,7 +62,8 @@ def checkpoint_turn(
         if existing:
             old = existing[-1]
             if old.metadata.get("work") and not moved_on(digest, last_message):
-                layers = _kept(old, layers)  # a quiet turn never erases the session's work
+                # A quiet turn never erases the session's work; it only adds to it.
+                layers = _kept(old, layers, echo=bool(digest.memory_tools(turn=True)))
             if all(getattr(old, k) == v for k, v in layers.items()):
                 return old
             return store.memories.update(old.id, expected_version=old.version, **layers)[0]
@@ -171,7 +151,7 @@ def layers_of(
                   for t in digest.tasks.values() if t.subject][:MAX_ITEMS],
         "confirmed": confirmed(digest.commands, failing),
     }  # fmt: skip
-    work = bool(changed or digest.commands or digest.tasks or decisions)
+    work = bool(changed or any(not c.looks for c in digest.commands) or digest.tasks or decisions)
     work = work or bool(said and not digest.memory_tools())  # not an echo of the memory
     return {
         "content": summary,
@@ -229,8 +209,8 @@ def confirmed(commands: list[Command], failing: list[Command]) -> list[dict[str,
     bad = {_key(c) for c in failing}
     kept: dict[str, dict[str, str]] = {}
     for c in reversed(commands):
-        key, words = _key(c), c.command.split()
-        if c.failed or key in bad or key in kept or not words or words[0] in _LOOKS:
+        key = _key(c)
+        if c.failed or key in bad or key in kept or c.looks:
             continue
         command = f"`{clip(c.command, 120)}`"
         claim = clip(c.description, 160) if c.description else command
@@ -240,8 +220,9 @@ def confirmed(commands: list[Command], failing: list[Command]) -> list[dict[str,
 
 
 def moved_on(digest: Digest, last: str) -> bool:
-    """Whether this turn moved the work on: it edited, ran or changed tasks, or said what comes
-    next without only echoing the memory (a turn that read MAMA's memory echoes it).
+    """Whether this turn moved the work on: it edited, ran a command that does more than look
+    around, or changed tasks, or it said what comes next without only echoing the memory (a
+    turn that called MAMA's tools echoes it). ``mama bench extraction`` scores it.
     """
     if digest.turn_work:
         return True
@@ -249,15 +230,30 @@ def moved_on(digest: Digest, last: str) -> bool:
     return said and not digest.memory_tools(turn=True)
 
 
-def _kept(old: MemoryRecord, new: dict[str, Any]) -> dict[str, Any]:
-    """The session's checkpoint as it was, gaining the decisions this quiet turn saved."""
+def _kept(old: MemoryRecord, new: dict[str, Any], echo: bool) -> dict[str, Any]:
+    """The session's checkpoint as it was, gaining what this quiet turn added.
+
+    It gains the decisions the turn saved (their concerns and HIGH next steps) and, unless the
+    turn only echoed the memory (``echo``: it called MAMA's tools), the concerns and next steps
+    of its closing message, after the old ones.
+    """
     ids = new["metadata"]["decisions"]
-    steps = old.continuity.get("next_steps") or []
-    steps += [n for n in new["continuity"]["next_steps"]
-              if str(n.get("context", "")).startswith("next step of ")]  # fmt: skip
-    concerns = (old.tension.get("concerns") or []) + [
-        c for c in new["tension"]["concerns"] if any(c.endswith(f"({i})") for i in ids)
+
+    def gained(item: str, context: str = "") -> bool:
+        from_decision = context.startswith("next step of ") or item.endswith(
+            tuple(f"({i})" for i in ids)
+        )
+        return from_decision or not echo
+
+    steps = (old.continuity.get("next_steps") or []) + [
+        n
+        for n in new["continuity"]["next_steps"]
+        if gained(str(n.get("step", "")), str(n.get("context", "")))
     ]
+    concerns = (old.tension.get("concerns") or []) + [
+        c for c in new["tension"]["concerns"] if gained(c)
+    ]
+    metadata = {**old.metadata, "decisions": ids, "tool_calls": new["metadata"]["tool_calls"]}
     return {
         "content": old.content,
         "continuity": {
@@ -266,7 +262,7 @@ def _kept(old: MemoryRecord, new: dict[str, Any]) -> dict[str, Any]:
         },
         "tension": {**old.tension, "concerns": unique(concerns)[:MAX_ITEMS]},
         "evidence": old.evidence,
-        "metadata": {**old.metadata, "decisions": ids, "tool_calls": new["metadata"]["tool_calls"]},
+        "metadata": metadata,
     }
 
 

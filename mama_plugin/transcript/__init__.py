@@ -266,7 +266,8 @@ def _result(call: dict[str, Any], block: dict[str, Any], meta: Any, digest: Dige
         digest.commands.append(
             Command(args["command"], str(args.get("description", "")), failed, error)
         )
-        digest.last, digest.turn_work = digest.commands[-1], digest.turn_work + 1
+        digest.last = digest.commands[-1]
+        digest.turn_work += not digest.last.looks
         return
     if failed:
         return

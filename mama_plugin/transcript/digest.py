@@ -5,6 +5,30 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# Commands that only look around (list, read, search): running one is not work, and one that
+# passes confirms nothing worth keeping.
+LOOKS = frozenset(
+    [
+        "ls",
+        "cat",
+        "cd",
+        "pwd",
+        "echo",
+        "head",
+        "tail",
+        "which",
+        "find",
+        "grep",
+        "rg",
+        "wc",
+        "tree",
+        "file",
+        "stat",
+        "less",
+        "more",
+    ]
+)
+
 
 @dataclass
 class FileTouch:
@@ -40,6 +64,12 @@ class Command:
         if not self.failed:
             return "ran"
         return f"failed: {self.error}" if self.error else "failed"
+
+    @property
+    def looks(self) -> bool:
+        """Whether the command only looks around (``ls``, ``grep``…, see :data:`LOOKS`)."""
+        words = self.command.split()
+        return not words or words[0] in LOOKS
 
     def failure(self) -> str:
         """The failure as a concern: "`cmd` failed (what it was for): exit 1, why"."""
