@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from mama_plugin.bench.extraction import extraction_run
 from mama_plugin.config import Config
 from mama_plugin.hooks.session_start import session_start
@@ -183,3 +185,31 @@ def test_a_resumed_conversation_gets_no_second_copy(
     path.write_text(_attachment("SessionStart", first) + "\n" + compacted + "\n")
     assert not told_at_start(path, "mama-memory")  # compaction summarised it away
     assert not told_at_start(tmp_path / "missing.jsonl", "mama-memory")
+
+
+def test_claudes_checkpoint_leads_and_later_work_of_its_session_follows(
+    store: Store, project: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mama_plugin.services import autosave
+
+    clock = iter((1_000, 5_000))
+    monkeypatch.setattr(autosave, "now_ms", lambda: next(clock))
+    digest = working()
+    turn(store, project, "A", digest, "Next: bound the cache.")  # moved on at 1,000
+    written = save_checkpoint(store, project, {"summary": "Cache added; bound next",
+                                               "session_id": "A"}, created_at=2_000).memory  # fmt: skip
+    digest.user_requests.append("/mama-save")  # the save's own turn: no work
+    digest.turn_tools, digest.turn_work = len(digest.tool_names), 0
+    digest.tool_names.append("mcp__plugin_mama_mama__save_checkpoint")
+    turn(store, project, "A", digest, "Saved.")
+    point = resume_point(store, project)
+    assert point.checkpoint is not None and point.checkpoint.id == written.id
+    assert point.then is None  # nothing happened after Claude's checkpoint
+    digest.user_requests.append("bound it")
+    digest.turn_tools, digest.turn_work = len(digest.tool_names), 1
+    turn(store, project, "A", digest, "Bounded it at 1,000.")  # moved on at 5,000
+    later = resume_point(store, project)
+    assert later.checkpoint is not None and later.checkpoint.id == written.id
+    assert later.then is not None and later.then.metadata["moved_at"] == 5_000
+    text = briefing.brief(store, project, Config(), "startup")
+    assert "After that, the same session: bound it — Bounded it at 1,000." in text

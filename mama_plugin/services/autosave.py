@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from ..privacy import redact_text
-from ..storage import MemoryRecord, NewMemory, Store
+from ..storage import MemoryRecord, NewMemory, Store, now_ms
 from ..text import next_step, remains, split, tension, unique
 from ..transcript import Command, Digest, FileTouch
 from .render import clip as _clip
@@ -61,12 +61,18 @@ def checkpoint_turn(
         ]
         if existing:
             old = existing[-1]
-            if old.metadata.get("work") and not moved_on(digest, last_message):
+            moved = moved_on(digest, last_message)
+            if old.metadata.get("work") and not moved:
                 # A quiet turn never erases the session's work; it only adds to it.
                 layers = _kept(old, layers, echo=bool(digest.memory_tools(turn=True)))
+            # When the work last moved on: a checkpoint Claude wrote after it says it all.
+            stamp = now_ms() if moved else old.metadata.get("moved_at", old.updated_at)
+            layers["metadata"]["moved_at"] = old.metadata.get("moved_at")
             if all(getattr(old, k) == v for k, v in layers.items()):
                 return old
+            layers["metadata"]["moved_at"] = stamp
             return store.memories.update(old.id, expected_version=old.version, **layers)[0]
+        layers["metadata"]["moved_at"] = now_ms()
         return store.memories.insert(
             NewMemory(
                 type="checkpoint",

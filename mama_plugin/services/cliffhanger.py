@@ -65,8 +65,9 @@ def resume_point(store: Store, project: str) -> ResumePoint:
         written = next((m for m in [lead, *mates] if not m.metadata.get("auto")), None)
         auto = next((m for m in [lead, *mates] if m.metadata.get("auto")), None)
         if written is not None:  # Claude's own words tell the story best
-            if auto is not None and auto.updated_at > written.updated_at and carries_work(auto):
-                then = auto
+            moved = auto.metadata.get("moved_at", auto.updated_at) if auto is not None else 0
+            if auto is not None and moved > written.updated_at and carries_work(auto):
+                then = auto  # the work moved on after Claude wrote its checkpoint
             lead = written
     newer = [
         m
