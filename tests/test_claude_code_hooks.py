@@ -107,7 +107,9 @@ def test_related_prompts_get_memory_and_unrelated_prompts_nothing(tmp_path: Path
     assert "<mama-memory>" in context and jwt in context and "[CURRENT]" in context
     fake = run_claude([text("Fixed.")], "fix the typo in the README", tmp_path, "unrelated")
     assert injected(fake.main_requests[0], "UserPromptSubmit") == ""
-    assert "<mama-memory>" not in sent(fake.main_requests[0])
+    # The only fenced memory is the session start's.
+    assert sent(fake.main_requests[0]).count("<mama-memory>") == 1
+    assert "<mama-memory>" in injected(fake.main_requests[0], "SessionStart")
 
 
 def test_the_stop_checkpoint_comes_back_through_mama_resume_typed_verbatim(
