@@ -244,6 +244,7 @@ def _co_author(
     brief = briefing.brief(store, PROJECT, config, "startup")
     if "\n\nProposed links" in brief:  # what is still pending waits at the next session start
         pending = "Proposed links" + brief.split("\n\nProposed links", 1)[1].split("\n\n")[0]
+        pending = pending.split("\n</mama-memory>")[0]  # the fence closes the story
         out.append("The next SessionStart lists the rest until someone decides:")
         out.append(_indent(pending) + "\n")
     stats = project_stats(store, PROJECT)

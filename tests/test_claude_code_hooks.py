@@ -88,9 +88,9 @@ def test_decision_failure_and_supersession_come_back_as_the_cliffhanger(
     # A new session: SessionStart carries the cliffhanger and the evolution.
     fake = run_claude([text("Picking up.")], "hello", tmp_path, "next session")
     story = injected(fake.main_requests[0], "SessionStart")
-    assert "Where we stopped" in story and "switch to sessions" in story  # the Stop checkpoint
+    assert "What I did" in story and "switch to sessions" in story  # the Stop checkpoint
     assert f"{sessions} [auth_strategy]: Server-side sessions in Redis" in story
-    assert f"replaced {jwt}" in story and "FAILED: token refresh hit the DB" in story
+    assert f"({jwt}) (" in story and "FAILED: token refresh hit the DB" in story
     with Store.open(config=Config(mama_home)) as store:
         [cp] = [m for m in store.memories.recent(type="checkpoint") if m.metadata.get("auto")][:1]
         assert cp.project == project_key(tmp_path / "project")
@@ -107,7 +107,9 @@ def test_related_prompts_get_memory_and_unrelated_prompts_nothing(tmp_path: Path
     assert "<mama-memory>" in context and jwt in context and "[CURRENT]" in context
     fake = run_claude([text("Fixed.")], "fix the typo in the README", tmp_path, "unrelated")
     assert injected(fake.main_requests[0], "UserPromptSubmit") == ""
-    assert "<mama-memory>" not in sent(fake.main_requests[0])
+    # The only fenced memory is the session start's.
+    assert sent(fake.main_requests[0]).count("<mama-memory>") == 1
+    assert "<mama-memory>" in injected(fake.main_requests[0], "SessionStart")
 
 
 def test_the_stop_checkpoint_comes_back_through_mama_resume_typed_verbatim(

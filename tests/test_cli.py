@@ -50,7 +50,8 @@ def test_demo_tells_the_whole_story(capsys: pytest.CaptureFixture[str]) -> None:
     seen = out.split("=== What Claude will see")[1]
     assert "Stop hook, after a turn: rolling checkpoint chk_" in seen
     assert "Next step: rehearse a failover" in seen  # Claude's explicit step, before a task
-    assert "replaced dec_" in seen and "FAILED: Token refresh hit Postgres" in seen
+    assert "> Use stateless JWT access tokens with refresh tokens for API auth (dec_" in seen
+    assert "FAILED: Token refresh hit Postgres" in seen
     related, unrelated = seen.split('UserPromptSubmit hook, prompt "')[1:]
     assert "<mama-memory>" in related and "[SUPERSEDED, FAILED]" in related
     assert "(nothing: below the relevance bar)" in unrelated

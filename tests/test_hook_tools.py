@@ -384,7 +384,7 @@ async def test_the_server_rerenders_the_cliffhanger_after_a_turn(
             await refreshed.wait()
             tasks.cancel_scope.cancel()
     cached = briefing.cached_brief(state.store, project, state.config, "startup")
-    assert cached is not None and "Where we stopped" in cached
+    assert cached is not None and "What I did" in cached
 
 
 def test_the_server_sees_a_config_change_from_the_next_prompt(state: State, project: str) -> None:

@@ -56,16 +56,22 @@ def test_the_cliffhanger_tells_where_we_stopped_and_the_evolution(
 ) -> None:
     ids = story(store, project)
     text = session_start(project)
-    assert "Where we stopped" in text and "Sessions live in Redis; HA is not done" in text
+    assert f"What I did ({time.strftime('%Y-%m-%d', time.gmtime())}, {ids['cp']})" in text
+    assert "Sessions live in Redis; HA is not done" in text
     assert "Redis HA with Sentinel" in text  # remains
     assert "Redis is a single point of failure" in text  # the unresolved tension
     assert "Next step: Set up Redis Sentinel (HIGH) — infra/redis.tf:10-40" in text
-    # The current decision, with the failed one it replaced and why it failed.
-    assert f"{ids['sessions']} [auth_strategy]: Server-side sessions in Redis" in text
-    assert f"replaced {ids['jwt']}" in text and "FAILED: token refresh hit the DB" in text
-    # An old decision without an outcome is asked about, with its age filled in.
-    assert f"3 weeks ago we chose PostgreSQL 16 for orders ({ids['orders']})" in text
-    assert "{ago:" not in text
+    # The current decision over the failed one it replaced, and why that one failed.
+    assert (f"D1 {ids['sessions']} [auth_strategy]: Server-side sessions in Redis > Use "
+            f"stateless JWT access tokens for API auth ({ids['jwt']}) (0.7) — FAILED: token "
+            "refresh hit the DB") in text  # fmt: skip
+    # An old decision without an outcome is asked about, with its date (never "3 weeks ago":
+    # the text stays byte-identical between sessions).
+    day = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 21 * 86_400))
+    assert f"on {day} we chose PostgreSQL 16 for orders ({ids['orders']})" in text
+    assert "ago" not in text
+    body = text.split("<mama-memory>\n", 1)[1]
+    assert body.index("</mama-memory>") > body.index("PostgreSQL")  # all of it fenced
     assert briefing.estimate_tokens(text) <= 600
 
 
@@ -82,7 +88,7 @@ def test_budget_is_configurable_and_respected(store: Store, project: str) -> Non
     Config().set("session_start_tokens", "120")
     text = session_start(project)
     assert 0 < briefing.estimate_tokens(text) <= 120
-    assert "Where we stopped" in text
+    assert "What I did" in text
 
 
 def test_nothing_for_a_project_without_memory(store: Store, project: str, tmp_path: Path) -> None:
@@ -146,8 +152,9 @@ def test_a_user_template_overrides_the_shipped_one(
     (mama_home / "templates" / "session_start.md.j2").write_text(
         "Our story: {{ cp.content }} ({{ decisions|length }} decisions)\n"
     )
+    text = session_start(project)  # the user's words, still inside the fence
     assert (
-        session_start(project) == "Our story: Sessions live in Redis; HA is not done (1 decisions)"
+        "<mama-memory>\nOur story: Sessions live in Redis; HA is not done (1 decisions)\n" in text
     )
 
 

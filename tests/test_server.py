@@ -71,9 +71,10 @@ async def test_the_jwt_story_through_the_tools(state: State) -> None:
         topic = await c.call_tool("search_by_topic", {"topic": "auth_strategy"})
         assert f"superseded → {new.structured_content['id']}" in text(topic)
         loaded = await c.call_tool("load_checkpoint", {})
-        assert "JWT wired" in text(loaded) and f"→ now {new.structured_content['id']}" in text(
-            loaded
-        )
+        # The checkpoint's decision as it stands now, over the one it replaced.
+        new_id = new.structured_content["id"]
+        assert "JWT wired" in text(loaded) and f"D1 {new_id} [auth_strategy]" in text(loaded)
+        assert f"({jwt}) (" in text(loaded)
         context = await c.call_tool("load_context", {"memory_id": jwt})
         assert "supersedes" in text(context) and "outcome_of" in text(context)
         recent = await c.call_tool("search_recent", {"n": 3})

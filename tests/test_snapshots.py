@@ -21,7 +21,7 @@ from mama_plugin.server.app import State
 Snapshot = Callable[[str, Any], None]
 
 _ID = re.compile(r"\b(dec|chk|ins|ctx)_[0-9a-z]{10,}\b")
-_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC\b")
+_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2} UTC)?\b")
 _TIMES = frozenset({"created_at", "updated_at", "last_used", "recorded_at", "decided_at"})
 
 

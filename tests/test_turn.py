@@ -235,8 +235,7 @@ def test_the_cliffhanger_shows_one_cue_and_the_decisions_open_ends(
     assert "Next step: cap _entries at 1,000 (MEDIUM)" in text and "Next: cap" not in text
     assert "Unresolved:\n- the smoke test fails with exit 7" in text
     assert (
-        "  unresolved: LRU adds a dict move on every hit · "
-        "next (HIGH): Switch TTLCache to an OrderedDict"
+        "  open: LRU adds a dict move on every hit · next (HIGH): Switch TTLCache to an OrderedDict"
     ) in text
 
 
@@ -269,22 +268,23 @@ def test_the_label_set_is_real_turns_and_the_rules_beat_the_old_ones() -> None:
 def test_load_checkpoint_shows_a_step_once_and_the_decisions_open_ends(
     store: Store, project: str
 ) -> None:
-    from mama_plugin.services.render import render
+    from mama_plugin.schema import LoadCheckpointInput
+    from mama_plugin.server.tools import do_load_checkpoint
 
     lru = save_decision(store, project, {
         "topic": "cache_eviction", "decision": "Evict in LRU order", "reasoning": "hot SKUs",
         "tension": {"risks": ["a cold start evicts everything"]},
         "next_steps": [{"step": "Next step: switch to an OrderedDict", "priority": "HIGH"}],
     }).memory  # fmt: skip
-    cp = save_checkpoint(store, project, {
+    save_checkpoint(store, project, {
         "summary": "Bounded the cache", "next_steps": [{"step": "Next: cap _entries"}],
-    }).memory  # fmt: skip
-    text = render("checkpoint.md.j2", cp=cp, touched=[{"m": lru, "current": lru}])
-    assert "- cap _entries (MEDIUM)" in text and "Next: cap" not in text
-    assert (
-        "  unresolved: a cold start evicts everything · next (HIGH): switch to an OrderedDict"
-        in text
-    )
+        "implements": [lru.id],
+    })  # fmt: skip
+    env = Env(store, project, None, config=Config())
+    text = do_load_checkpoint(env, LoadCheckpointInput()).text
+    assert "Next step: cap _entries (MEDIUM)" in text and "Next: cap" not in text
+    assert "  open: a cold start evicts everything · next (HIGH): switch to an OrderedDict" in text
+    assert text.count("cap _entries") == 1 and "<mama-memory>" in text
 
 
 def test_a_long_message_cut_by_the_hook_still_closes_its_turn(tmp_path: Path) -> None:

@@ -14,6 +14,11 @@ as the baseline), and scored:
 - next step (the first one, which the cliffhanger shows): precision = right / turns where one
   was shown, recall = right / turns labelled with one. A step still carrying its cue ("Next:
   …", "Remaining: …", shown as "Next step: Next: …") is not right.
+
+It also scores whether a turn moved the work on (``services.autosave.moved_on``: a turn that
+did not keeps the session's rolling checkpoint as it was) against the turns labelled
+``moved_on``, beside the rule before it (every turn rewrote the checkpoint): precision and
+recall of "quiet" (kept) and of "moved on" (rewritten).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from ..errors import MamaError
-from ..services.autosave import layers_of
+from ..services.autosave import layers_of, moved_on
 from ..services.render import clip
 from ..text import NEXT_STEP, REMAINS, split
 from ..transcript import Digest
@@ -155,4 +160,26 @@ def extraction_run(labels: Path = LABELS, folder: Path = FIXTURES) -> tuple[str,
             f"  {arm:19} {s['tension_precision']:9.2f} {s['tension_recall']:9.2f} "
             f"{s['next_precision']:7.2f} {s['next_recall']:7.2f} {s['next_with_cue']:8d}"
         )
+    judged = [(moved_on(t["digest"], t["last"]), bool(t["expect"]["moved_on"]))
+              for t in turns if "moved_on" in t["expect"]]  # fmt: skip
+    lines.append(f"Quiet turns keep the session's checkpoint: {len(judged)} labelled turns")
+    lines.append(f"  {'':19} {'quiet P':>9} {'quiet R':>9} {'moved P':>7} {'moved R':>7}")
+    for arm, said in (("before (all moved)", [True] * len(judged)),
+                      ("now", [j[0] for j in judged])):  # fmt: skip
+        s = data[f"moved_on, {arm}"] = _agreement(said, [j[1] for j in judged])
+        lines.append(
+            f"  {arm:19} {s['quiet_precision']:9.2f} {s['quiet_recall']:9.2f} "
+            f"{s['moved_precision']:7.2f} {s['moved_recall']:7.2f}"
+        )
     return "\n".join(lines) + "\n", data
+
+
+def _agreement(said: list[bool], truth: list[bool]) -> dict[str, float]:
+    """Precision and recall of each answer ("quiet" is False, "moved" is True)."""
+    out: dict[str, float] = {}
+    for name, value in (("quiet", False), ("moved", True)):
+        hits = sum(s == t == value for s, t in zip(said, truth, strict=True))
+        shown, wanted = said.count(value), truth.count(value)
+        out[f"{name}_precision"] = hits / shown if shown else 1.0
+        out[f"{name}_recall"] = hits / wanted if wanted else 1.0
+    return out

@@ -1,8 +1,9 @@
 """SessionStart: the cliffhanger for this project, from the cache or rendered now.
 
 Silent (returns "") when there is no database yet, the project has no memory, or the user
-switched MAMA off for the project. Opens the store with a short busy timeout: a writer
-holding the lock must not keep a session waiting.
+switched MAMA off for the project, and on ``claude --resume`` when the resumed conversation
+already holds MAMA's session start (one copy, not one more per resume). Opens the store with a
+short busy timeout: a writer holding the lock must not keep a session waiting.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from typing import Any
 
 from ..config import Config
 from ..errors import StoreDamaged
+from ..fence import TAG
 from ..project import project_key
 from ..services import briefing
 from ..storage import Store
+from ..transcript.context import told_at_start
 
 BUSY_TIMEOUT_MS = 300
 
@@ -29,6 +32,8 @@ def session_start(event: dict[str, Any], config: Config) -> str:
     if not config.db_path.exists():  # never create a database just to say nothing
         return ""
     source = str(event.get("source") or "startup")
+    if source == "resume" and told_at_start(str(event.get("transcript_path") or ""), TAG):
+        return ""  # the resumed conversation holds it already
     try:
         with Store.open(config=config, busy_timeout_ms=BUSY_TIMEOUT_MS) as store:
             text = briefing.brief(store, project, config, source)

@@ -22,13 +22,20 @@ from .narrative import (
     LIST_MAX,
     TEXT_MAX,
     TOPIC_MAX,
+    Confirmed,
+    Discovery,
     EvidenceItem,
+    FirstAction,
     Item,
     Items,
     NextStep,
+    OpenQuestion,
     Reasoning,
+    Skipped,
     Strict,
+    TaskState,
     Tension,
+    Unknown,
     _listify,
 )
 
@@ -145,10 +152,15 @@ class DecisionInput(_Saves):
 
 
 class CheckpointInput(_Saves):
-    """Where the session stopped: what was done, what remains, the next step."""
+    """Where the session stopped, told so the next session can carry on from that very point.
+
+    Describe the state as it was left (the edit or command in progress, what the code does now
+    and what it was being changed to) rather than a list of orders; give the evidence for what
+    is confirmed so it is not checked again.
+    """
 
     summary: Annotated[
-        str, Field(min_length=1, max_length=TEXT_MAX, description="One paragraph: where we are.")
+        str, Field(min_length=1, max_length=TEXT_MAX, description="One paragraph: what I did.")
     ]
     what_was_done: Items = []
     what_remains: Items = []
@@ -160,10 +172,64 @@ class CheckpointInput(_Saves):
         Field(max_length=LIST_MAX, description="Ids of the decisions this work carries out."),
     ] = []
     topic: Annotated[str, Field(max_length=TOPIC_MAX)] = "checkpoint"
+    stopped_at: Annotated[
+        str,
+        Field(
+            max_length=ITEM_MAX,
+            description="The edit or command in progress, as it was left "
+            "(e.g. 'editing cache.py:40-52, the eviction loop half rewritten').",
+        ),
+    ] = ""
+    current_state: Annotated[
+        str, Field(max_length=ITEM_MAX, description="What the next session will see now.")
+    ] = ""
+    target_state: Annotated[
+        str, Field(max_length=ITEM_MAX, description="What I was changing it to.")
+    ] = ""
+    tasks: Annotated[
+        list[TaskState],
+        Field(
+            max_length=LIST_MAX,
+            description="Tasks in progress: status (pending, in_progress, blocked, done), blocker.",
+        ),
+    ] = []
+    discoveries: Annotated[
+        list[Discovery],
+        Field(max_length=LIST_MAX, description="What was found out, with evidence and impact."),
+    ] = []
+    confirmed: Annotated[
+        list[Confirmed],
+        Field(max_length=LIST_MAX, description="Checked and true, each with its evidence."),
+    ] = []
+    skipped: Annotated[
+        list[Skipped],
+        Field(
+            max_length=LIST_MAX, description="Left out on purpose, with the reason and the risk."
+        ),
+    ] = []
+    unknowns: Annotated[
+        list[Unknown],
+        Field(
+            max_length=LIST_MAX,
+            description="Not known yet: the assumption, and when it gets checked.",
+        ),
+    ] = []
+    open_questions: Annotated[
+        list[OpenQuestion],
+        Field(
+            max_length=LIST_MAX,
+            description="Open tensions: the options, and whether a decision is needed.",
+        ),
+    ] = []
+    first_action: Annotated[
+        FirstAction | None,
+        Field(description="The next session's first action, why it comes first, files to review."),
+    ] = None
 
     _more_lists = field_validator(
-        "what_was_done", "what_remains", "next_steps", "open_files", "implements", mode="before"
-    )(lambda cls, v: _listify(v))
+        "what_was_done", "what_remains", "next_steps", "open_files", "implements", "tasks",
+        "discoveries", "confirmed", "skipped", "unknowns", "open_questions", mode="before",
+    )(lambda cls, v: _listify(v))  # fmt: skip
 
 
 class InsightInput(_Saves):

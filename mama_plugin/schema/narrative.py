@@ -163,3 +163,102 @@ class Outcome(Strict):
         return value.strip().upper() if isinstance(value, str) else value
 
     _lists = field_validator("evidence", "learned", mode="before")(lambda cls, v: _listify(v))
+
+
+# -- what a checkpoint carries for the next session's cliffhanger --------------------------
+
+
+def _from_text(key: str) -> Any:
+    """A model validator that takes a plain string as the model's ``key`` field."""
+    return model_validator(mode="before")(
+        lambda cls, value: {key: value} if isinstance(value, str) else value
+    )
+
+
+class TaskState(Strict):
+    """A task of the work in progress: where it stands and what blocks it."""
+
+    task: Item
+    status: Literal["pending", "in_progress", "blocked", "done"] = "in_progress"
+    blocker: Annotated[str, Field(max_length=ITEM_MAX, description="What it waits on.")] = ""
+
+    _text = _from_text("task")
+
+    @field_validator("status", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = value.strip().lower().replace(" ", "_").replace("-", "_")
+            return {"completed": "done", "todo": "pending", "in_progress": "in_progress"}.get(
+                value, value
+            )
+        return value
+
+
+class Discovery(Strict):
+    """Something found out, how it is known, and what it changes."""
+
+    finding: Item
+    evidence: Annotated[
+        str, Field(max_length=ITEM_MAX, description="How it is known: file:lines, a command.")
+    ] = ""
+    impact: Annotated[str, Field(max_length=ITEM_MAX, description="What it changes.")] = ""
+
+    _text = _from_text("finding")
+
+
+class Confirmed(Strict):
+    """Checked and true, with the evidence, so the next session does not check it again."""
+
+    claim: Item
+    evidence: Annotated[
+        str,
+        Field(
+            max_length=ITEM_MAX, description="The check that showed it: a command and its result."
+        ),
+    ] = ""
+
+    _text = _from_text("claim")
+
+
+class Skipped(Strict):
+    """Left out on purpose: why, and what it risks."""
+
+    item: Item
+    reason: Annotated[str, Field(max_length=ITEM_MAX)] = ""
+    risk: Annotated[str, Field(max_length=ITEM_MAX)] = ""
+
+    _text = _from_text("item")
+
+
+class Unknown(Strict):
+    """Not known yet: what is assumed meanwhile, and when it will be checked."""
+
+    assumption: Item
+    check_when: Annotated[
+        str, Field(max_length=ITEM_MAX, description="When or how it will be checked.")
+    ] = ""
+
+    _text = _from_text("assumption")
+
+
+class OpenQuestion(Strict):
+    """A tension still open: the options, and whether someone has to decide."""
+
+    question: Item
+    options: Items = []
+    decision_needed: bool = False
+
+    _text = _from_text("question")
+    _lists = field_validator("options", mode="before")(lambda cls, v: _listify(v))
+
+
+class FirstAction(Strict):
+    """What the next session does first, why it comes first, and the files to review."""
+
+    action: Item
+    why_first: Annotated[str, Field(max_length=ITEM_MAX)] = ""
+    files: Items = []
+
+    _text = _from_text("action")
+    _lists = field_validator("files", mode="before")(lambda cls, v: _listify(v))

@@ -29,7 +29,8 @@ from ..schema import (
 )
 from ..schema.assist import DraftRequest, EvolveLinkInput, SuggestLinksInput
 from ..services.answers import search_by_context, search_by_topic, search_recent
-from ..services.briefing import resume_point
+from ..services.briefing import current_decisions, render_brief
+from ..services.cliffhanger import ResumePoint, resume_point, story
 from ..services.evolution import current_of
 from ..services.graph import traverse
 from ..services.memories import SaveResult, save_checkpoint, save_decision, save_insight
@@ -126,27 +127,34 @@ def do_outcome(env: Env, args: OutcomeInput) -> Answer:
 
 
 def do_load_checkpoint(env: Env, args: LoadCheckpointInput) -> Answer:
-    since = None
+    """The checkpoint to resume from (or the one asked for), told as the session start tells it."""
     if args.checkpoint_id:
         cp = env.store.memories.require(args.checkpoint_id)
         if cp.type != "checkpoint":
             raise NotFoundError(f"{cp.id} is a {cp.type}, not a checkpoint")
+        point = ResumePoint(cp)
     else:
-        # The one the session-start cliffhanger resumes from (a newer rolling one follows).
-        found, since = resume_point(env.store, env.project)
-        if found is None:
+        # The one the session-start cliffhanger resumes from.
+        point = resume_point(env.store, env.project)
+        if point.checkpoint is None:
             return Answer("No checkpoint saved in this project yet.", {"checkpoint": None})
-        cp = found
-    touched = []
-    for link in env.store.links.of(cp.id, direction="out", categories=("implementation",)):
-        m = env.store.memories.require(link.to_id)
-        touched.append({"m": m, "current": current_of(env.store, m.id)})
-    text = render("checkpoint.md.j2", cp=cp, touched=touched).strip()
-    if since is not None:
-        text += "\n\nSince then (saved automatically after the last turn):\n"
-        text += render("checkpoint.md.j2", cp=since, touched=[]).strip()
-    decisions = [{**_list_item(t["m"], env.store), "current_id": t["current"].id} for t in touched]
-    return Answer(text, {"checkpoint": cp.as_dict(), "decisions": decisions})
+        cp = point.checkpoint
+    ids = [ln.to_id for ln in env.store.links.of(cp.id, direction="out",
+                                                 categories=("implementation",))]  # fmt: skip
+    for m in (cp, point.then):
+        ids += [str(i) for i in (m.metadata.get("decisions") or [])] if m is not None else []
+    decisions = current_decisions(env.store, ids)
+    facts = story(point, decisions)
+    budget = 2 * env.config.settings.session_start_tokens
+    text = render_brief(facts, budget=budget, short=False, template="checkpoint.md.j2",
+                        limits=(8, 5, 3, 2, 1))  # fmt: skip
+    listed = [
+        {**_list_item(d["m"], env.store), "current_id": d["m"].id,
+         "replaced": [r.id for r in d["replaced"]]}
+        for d in decisions
+    ]  # fmt: skip
+    data = {"checkpoint": cp.as_dict(), "decisions": listed, "since": point.since}
+    return Answer(text, data)
 
 
 def do_load_context(env: Env, args: LoadContextInput) -> Answer:

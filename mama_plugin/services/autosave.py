@@ -12,15 +12,22 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..storage import MemoryRecord, NewMemory, Store
+from ..privacy import redact_text
+from ..storage import MemoryRecord, NewMemory, Store, now_ms
 from ..text import next_step, remains, split, tension, unique
-from ..transcript import Command, Digest
-from .render import clip
+from ..transcript import Command, Digest, FileTouch
+from .render import clip as _clip
 
 TAG = "auto"
 _ASSIGNMENTS = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|\"[^\"]*\"|\S*)\s+)+")
 MAX_ITEMS = 8
 MAX_TEXT = 400
+_SEARCHES = frozenset(("search_by_context", "search_by_topic", "search_recent", "load_context"))
+
+
+def clip(text: object, limit: int = 300) -> str:
+    """``text`` masked first (privacy.redact_text), then cut: a cut secret escapes the mask."""
+    return _clip(redact_text(str(text or ""))[0], limit)
 
 
 def checkpoint_turn(
@@ -54,9 +61,18 @@ def checkpoint_turn(
         ]
         if existing:
             old = existing[-1]
+            moved = moved_on(digest, last_message)
+            if old.metadata.get("work") and not moved:
+                # A quiet turn never erases the session's work; it only adds to it.
+                layers = _kept(old, layers, echo=bool(digest.memory_tools(turn=True)))
+            # When the work last moved on: a checkpoint Claude wrote after it says it all.
+            stamp = now_ms() if moved else old.metadata.get("moved_at", old.updated_at)
+            layers["metadata"]["moved_at"] = old.metadata.get("moved_at")
             if all(getattr(old, k) == v for k, v in layers.items()):
                 return old
+            layers["metadata"]["moved_at"] = stamp
             return store.memories.update(old.id, expected_version=old.version, **layers)[0]
+        layers["metadata"]["moved_at"] = now_ms()
         return store.memories.insert(
             NewMemory(
                 type="checkpoint",
@@ -88,12 +104,9 @@ def layers_of(
     if sentences:
         summary += f" — last: {clip(sentences[0], MAX_TEXT)}"
     changed = digest.changed()
-    done = [f"{t.subject}" for t in digest.done_tasks()]
+    done = [clip(t.subject, MAX_TEXT) for t in digest.done_tasks()]
     if changed:
         done.append("Changed " + ", ".join(f"{t.cite(cwd)} ({t.action})" for t in changed))
-    ran = [c for c in digest.commands if not c.failed]
-    if ran:
-        done.append("Ran " + "; ".join(clip(c.description or c.command, 120) for c in ran[-4:]))
     open_tasks = digest.open_tasks()
     current = [d for d in decisions if getattr(d, "status", "active") != "superseded"]
 
@@ -131,14 +144,24 @@ def layers_of(
         }
         for c in digest.commands[-4:]
     ]
+    failing = unresolved(digest.commands)
+    continuity: dict[str, Any] = {
+        "done": done[-MAX_ITEMS:],
+        "remains": unique(left)[:MAX_ITEMS],
+        "next_steps": unique(next_steps, key=lambda n: n["step"].lower())[:MAX_ITEMS],
+        "open_files": [t.cite(cwd) for t in changed][-MAX_ITEMS:],
+    }
+    extra = {
+        "stopped_at": stopped_at(digest.last, cwd),
+        "tasks": [{"task": clip(t.subject, MAX_TEXT), "status": _STATUS.get(t.status, t.status)}
+                  for t in digest.tasks.values() if t.subject][:MAX_ITEMS],
+        "confirmed": confirmed(digest.commands, failing),
+    }  # fmt: skip
+    work = bool(changed or any(not c.looks for c in digest.commands) or digest.tasks or decisions)
+    work = work or bool(said and not digest.memory_tools())  # not an echo of the memory
     return {
         "content": summary,
-        "continuity": {
-            "done": done[-MAX_ITEMS:],
-            "remains": unique(left)[:MAX_ITEMS],
-            "next_steps": unique(next_steps, key=lambda n: n["step"].lower())[:MAX_ITEMS],
-            "open_files": [t.cite(cwd) for t in changed][-MAX_ITEMS:],
-        },
+        "continuity": continuity | {k: v for k, v in extra.items() if v},
         "tension": {"concerns": unique(concerns)[:MAX_ITEMS]},
         "evidence": evidence[-MAX_ITEMS:],
         "metadata": {
@@ -147,8 +170,110 @@ def layers_of(
             "last_message": clip(last, 1200),
             "decisions": [d.id for d in decisions],
             "tool_calls": digest.tool_calls,
+            "work": work,
+            "activity": "worked" if work else activity(digest),
         },
     }
+
+
+_STATUS = {"completed": "done"}
+
+
+def activity(digest: Digest) -> str:
+    """What a session without work did, in a few words ("searched memory")."""
+    tools = set(digest.memory_tools())
+    if tools & _SEARCHES:
+        return "searched memory"
+    if "load_checkpoint" in tools:
+        return "reloaded the checkpoint"
+    return "changed nothing"
+
+
+def stopped_at(last: Command | FileTouch | None, cwd: str) -> str:
+    """The session's last piece of work, as it was left ("" when it did none).
+
+    A command is named by what it was for when Claude said so (the command itself and its
+    output are under Unresolved or ✅ already).
+    """
+    if isinstance(last, Command):
+        what = clip(last.description, 120) if last.description else f"`{clip(last.command, 120)}`"
+        if last.failed:
+            code = last.error.split(",", 1)[0] if last.error.startswith("exit ") else ""
+            return f"{what} had just failed" + (f" ({code})" if code else "")
+        return f"{what} had just passed"
+    if isinstance(last, FileTouch):
+        return f"I had just {'created' if last.action == 'created' else 'edited'} {last.cite(cwd)}"
+    return ""
+
+
+def confirmed(commands: list[Command], failing: list[Command]) -> list[dict[str, str]]:
+    """Checks that passed (the newest three), each with its evidence: the command, exit 0.
+
+    A command that only looks around (``ls``, ``cat``…) confirms nothing; one that failed
+    later is not confirmed.
+    """
+    bad = {_key(c) for c in failing}
+    kept: dict[str, dict[str, str]] = {}
+    for c in reversed(commands):
+        key = _key(c)
+        if c.failed or key in bad or key in kept or c.looks:
+            continue
+        command = f"`{clip(c.command, 120)}`"
+        claim = clip(c.description, 160) if c.description else command
+        kept[key] = {"claim": claim, "evidence": f"{command} exited 0" if c.description
+                     else "exited 0"}  # fmt: skip
+    return list(kept.values())[:3][::-1]
+
+
+def moved_on(digest: Digest, last: str) -> bool:
+    """Whether this turn moved the work on: it edited, ran a command that does more than look
+    around, or changed tasks, or it said what comes next without only echoing the memory (a
+    turn that called MAMA's tools echoes it). ``mama bench extraction`` scores it.
+    """
+    if digest.turn_work:
+        return True
+    said = any(next_step(s) for s in split(last))
+    return said and not digest.memory_tools(turn=True)
+
+
+def _kept(old: MemoryRecord, new: dict[str, Any], echo: bool) -> dict[str, Any]:
+    """The session's checkpoint as it was, gaining what this quiet turn added.
+
+    It gains the decisions the turn saved (their concerns and HIGH next steps) and, unless the
+    turn only echoed the memory (``echo``: it called MAMA's tools), the concerns and next steps
+    of its closing message, after the old ones.
+    """
+    ids = new["metadata"]["decisions"]
+
+    def gained(item: str, context: str = "") -> bool:
+        from_decision = context.startswith("next step of ") or item.endswith(
+            tuple(f"({i})" for i in ids)
+        )
+        return from_decision or not echo
+
+    steps = (old.continuity.get("next_steps") or []) + [
+        n
+        for n in new["continuity"]["next_steps"]
+        if gained(str(n.get("step", "")), str(n.get("context", "")))
+    ]
+    concerns = (old.tension.get("concerns") or []) + [
+        c for c in new["tension"]["concerns"] if gained(c)
+    ]
+    metadata = {**old.metadata, "decisions": ids, "tool_calls": new["metadata"]["tool_calls"]}
+    return {
+        "content": old.content,
+        "continuity": {
+            **old.continuity,
+            "next_steps": unique(steps, key=lambda n: str(n.get("step", "")).lower())[:MAX_ITEMS],
+        },
+        "tension": {**old.tension, "concerns": unique(concerns)[:MAX_ITEMS]},
+        "evidence": old.evidence,
+        "metadata": metadata,
+    }
+
+
+def _key(command: Command) -> str:
+    return _ASSIGNMENTS.sub("", " ".join(command.command.split()))
 
 
 def unresolved(commands: list[Command]) -> list[Command]:
@@ -161,7 +286,7 @@ def unresolved(commands: list[Command]) -> list[Command]:
     later_ok: set[str] = set()
     kept: dict[str, Command] = {}
     for command in reversed(commands):
-        key = _ASSIGNMENTS.sub("", " ".join(command.command.split()))
+        key = _key(command)
         if not command.failed:
             later_ok.add(key)
         elif key not in later_ok and key not in kept:

@@ -124,18 +124,42 @@ def save_checkpoint(
             project=project,
             topic=c.topic,
             content=c.summary,
-            tension=c.tension.model_dump(),
+            tension=c.tension.model_dump() | _given(questions=c.open_questions),
             continuity={
                 "done": list(c.what_was_done),
                 "remains": list(c.what_remains),
                 "next_steps": [s.model_dump() for s in c.next_steps],
                 "open_files": list(c.open_files),
-            },
+            }
+            | _given(
+                stopped_at=c.stopped_at,
+                now=c.current_state,
+                target=c.target_state,
+                tasks=c.tasks,
+                discoveries=c.discoveries,
+                confirmed=c.confirmed,
+                skipped=c.skipped,
+                unknowns=c.unknowns,
+                first_action=c.first_action,
+            ),
             tags=list(c.tags),
             session_id=c.session_id,
         ),
         created_at=created_at,
     )
+
+
+def _given(**fields: Any) -> dict[str, Any]:
+    """The cliffhanger's fields of a checkpoint that were given (older rows lack them all)."""
+
+    def dump(value: Any) -> Any:
+        return value.model_dump() if isinstance(value, BaseModel) else value
+
+    return {
+        key: [dump(v) for v in value] if isinstance(value, list) else dump(value)
+        for key, value in fields.items()
+        if value
+    }
 
 
 def save_insight(

@@ -21,7 +21,7 @@ import time
 from copy import deepcopy
 from typing import Any
 
-from .digest import Command, Digest, FileTouch, Task
+from .digest import Command, Digest, FileTouch, Task, span_of
 
 __all__ = [
     "TURN_LIMIT_S",
@@ -44,6 +44,7 @@ SETTLE_LIMIT_S = 3.0
 TURN_LIMIT_S = 1.5
 POLL_S = 0.02
 _EDITORS = {"Edit", "MultiEdit", "NotebookEdit"}
+_TASKS = {"TaskCreate", "TaskUpdate", "TodoWrite"}
 _TAG = re.compile(r"<(command-name|command-message|command-args)>(.*?)</\1>", re.S)
 _EXIT = re.compile(r"^(?:Error: )?Exit code (\d+)$")
 _SHELL_PREFIX = re.compile(r"^/bin/(?:ba|z)?sh: (?:line \d+: )?")
@@ -223,6 +224,7 @@ def _take(
                 calls[str(block.get("id"))] = block
                 seen.add(str(block.get("id")))
                 digest.tool_calls += 1
+                digest.tool_names.append(str(block.get("name", "")))
         return
     if entry.get("isMeta") or entry.get("isSidechain"):
         return
@@ -236,6 +238,8 @@ def _take(
         if request:
             digest.user_requests.append(request)
             digest.turn_start = len(digest.assistant_texts)
+            digest.turn_tools = len(digest.tool_names)
+            digest.turn_work = 0
 
 
 def _request_text(content: Any, blocks: list[dict[str, Any]]) -> str:
@@ -262,10 +266,14 @@ def _result(call: dict[str, Any], block: dict[str, Any], meta: Any, digest: Dige
         digest.commands.append(
             Command(args["command"], str(args.get("description", "")), failed, error)
         )
+        digest.last = digest.commands[-1]
+        digest.turn_work += not digest.last.looks
         return
     if failed:
         return
     path = args.get("file_path") or args.get("notebook_path")
+    if name in _EDITORS | {"Write"} | _TASKS:
+        digest.turn_work += 1
     if name == "Read" and isinstance(path, str):
         digest.files.append(FileTouch(path, "read", _read_window(args, meta)))
     elif name == "Write" and isinstance(path, str):
@@ -275,11 +283,13 @@ def _result(call: dict[str, Any], block: dict[str, Any], meta: Any, digest: Dige
             if touch.path == path and touch.lines is not None:
                 touch.lines = (1, lines) if touch.action == "created" else None
         digest.files.append(FileTouch(path, action, (1, lines)))
+        digest.last = digest.files[-1]
     elif name in _EDITORS and isinstance(path, str):
         hunks = [h for h in meta.get("structuredPatch") or [] if isinstance(h, dict)]
         _shift([t for t in digest.files if t.path == path], hunks)
         ranges = [_hunk(h) for h in hunks] or [None]
         digest.files.extend(FileTouch(path, "edited", r) for r in ranges)
+        digest.last = span_of(digest.files[-len(ranges) :])
     else:
         _task(name, args, meta, digest)
 

@@ -5,6 +5,30 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# Commands that only look around (list, read, search): running one is not work, and one that
+# passes confirms nothing worth keeping.
+LOOKS = frozenset(
+    [
+        "ls",
+        "cat",
+        "cd",
+        "pwd",
+        "echo",
+        "head",
+        "tail",
+        "which",
+        "find",
+        "grep",
+        "rg",
+        "wc",
+        "tree",
+        "file",
+        "stat",
+        "less",
+        "more",
+    ]
+)
+
 
 @dataclass
 class FileTouch:
@@ -41,6 +65,12 @@ class Command:
             return "ran"
         return f"failed: {self.error}" if self.error else "failed"
 
+    @property
+    def looks(self) -> bool:
+        """Whether the command only looks around (``ls``, ``grep``…, see :data:`LOOKS`)."""
+        words = self.command.split()
+        return not words or words[0] in LOOKS
+
     def failure(self) -> str:
         """The failure as a concern: "`cmd` failed (what it was for): exit 1, why"."""
         command = " ".join(self.command.split())
@@ -70,6 +100,13 @@ class Digest:
     tool_calls: int = 0
     cwd: str = ""  # the session's working directory, as the transcript records it
     turn_start: int = 0  # where the latest request's turn begins in assistant_texts
+    # The tools the session called (names as Claude Code gives them), in order.
+    tool_names: list[str] = field(default_factory=list)
+    turn_tools: int = 0  # where the latest request's turn begins in tool_names
+    # Work (an edit, a command, a task change) done since the latest request.
+    turn_work: int = 0
+    # The last work the session did: where it stopped, as it was left.
+    last: Command | FileTouch | None = None
 
     @property
     def last_request(self) -> str:
@@ -90,9 +127,24 @@ class Digest:
         tasks = [t for t in self.tasks.values() if t.status in ("in_progress", "pending")]
         return sorted(tasks, key=lambda t: t.status != "in_progress")
 
+    def memory_tools(self, *, turn: bool = False) -> list[str]:
+        """MAMA's tools the session (or, with ``turn``, its latest turn) called, short names."""
+        names = self.tool_names[self.turn_tools :] if turn else self.tool_names
+        return [n.rsplit("__", 1)[-1] for n in names if n.startswith("mcp__plugin_mama_")]
+
     def done_tasks(self) -> list[Task]:
         """Tasks marked completed."""
         return [t for t in self.tasks.values() if t.status == "completed"]
+
+
+def span_of(touches: list[FileTouch]) -> FileTouch:
+    """One edit's hunks as one touch: from its first changed line to its last."""
+    ranges = [t.lines for t in touches if t.lines is not None]
+    if not ranges or len(ranges) != len(touches):
+        return FileTouch(touches[0].path, "edited", None)
+    return FileTouch(
+        touches[0].path, "edited", (min(r[0] for r in ranges), max(r[1] for r in ranges))
+    )
 
 
 def _merge(touches: Any) -> list[FileTouch]:

@@ -1,0 +1,268 @@
+"""The resume point and the story told from it: where the work stopped, as it was left.
+
+Shared by the session start (:mod:`.briefing`) and ``load_checkpoint`` (``/mama-resume``).
+
+**The resume point follows the work.** The checkpoint to resume from is the newest one that
+carries work — one Claude wrote, or a rolling one whose session edited, ran commands, changed
+tasks, saved decisions or said what comes next (``metadata.work``). A later session that only
+asked to carry on, searched the memory or reloaded the checkpoint never replaces it: it is
+told in one line ("since then: one session searched memory").
+
+**The story is a cliffhanger, not a status report** (the original design's tests on real
+sessions: describing the interrupted state drew direct action, a list of orders drew "should I
+proceed?", urgency drew suspicion, evidence stopped re-checking): what I did; where I stopped,
+as it was left; what you will see now and what I was changing it to; what is unresolved; a
+context block of ✅ confirmed (with evidence), ⚠️ skipped (reason, risk) and ❓ unknown
+(assumption, when it is checked); the decisions as "D1: choice > alternative (confidence) —
+why not the alternative"; the next step with why it comes first. Each item is said once.
+Read-only; no I/O beyond the store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..storage import MemoryRecord, Store
+from ..text import strip_cue
+from .render import clip, day
+
+RECENT = 30
+_COUNT = {1: "one", 2: "two", 3: "three"}
+_WHY = {"from Claude's last message": "what I said comes next", "in progress": "in progress"}
+
+
+@dataclass(frozen=True)
+class ResumePoint:
+    """The checkpoint to resume from, what its session did after it, and what came since."""
+
+    checkpoint: MemoryRecord | None
+    then: MemoryRecord | None = None  # the same session's rolling checkpoint, newer and with work
+    since: str = ""  # one line: what later sessions without work did
+
+
+def carries_work(m: MemoryRecord) -> bool:
+    """Whether a checkpoint carries work (Claude's own always do)."""
+    if not m.metadata.get("auto"):
+        return True
+    if "work" in m.metadata:
+        return bool(m.metadata["work"])
+    c = m.continuity or {}  # rows written before metadata.work: what they hold
+    commands = any(isinstance(e, dict) and e.get("kind") == "command" for e in m.evidence)
+    return bool(c.get("open_files") or c.get("next_steps") or commands
+                or m.metadata.get("decisions"))  # fmt: skip
+
+
+def resume_point(store: Store, project: str) -> ResumePoint:
+    """Where ``project``'s work stopped (see the module docstring)."""
+    recent = store.memories.latest(project=project, type="checkpoint", limit=RECENT)
+    if not recent:
+        return ResumePoint(None)
+    lead = next((m for m in recent if carries_work(m)), recent[0])
+    then = None
+    if lead.session_id:
+        mates = [m for m in recent if m.session_id == lead.session_id and m.id != lead.id]
+        written = next((m for m in [lead, *mates] if not m.metadata.get("auto")), None)
+        auto = next((m for m in [lead, *mates] if m.metadata.get("auto")), None)
+        if written is not None:  # Claude's own words tell the story best
+            moved = auto.metadata.get("moved_at", auto.updated_at) if auto is not None else 0
+            if auto is not None and moved > written.updated_at and carries_work(auto):
+                then = auto  # the work moved on after Claude wrote its checkpoint
+            lead = written
+    newer = [
+        m
+        for m in recent
+        if m.updated_at > lead.updated_at
+        and m.id != getattr(then, "id", None)
+        and (not lead.session_id or m.session_id != lead.session_id)
+    ]
+    return ResumePoint(lead, then, since_line(newer[::-1]))
+
+
+def since_line(later: list[MemoryRecord]) -> str:
+    """What later checkpoints without work did, in one line ("" when there were none)."""
+    groups: dict[str, list[MemoryRecord]] = {}
+    for m in later:
+        groups.setdefault(str(m.metadata.get("activity") or "changed nothing"), []).append(m)
+    parts = []
+    for what, members in groups.items():
+        n = len(members)
+        request = str(members[0].metadata.get("request") or "")
+        if n == 1 and what == "changed nothing" and request:
+            parts.append(f"one session only asked “{clip(request, 60)}” and changed nothing")
+        else:
+            parts.append(f"{_COUNT.get(n, str(n))} session{'s' if n > 1 else ''} {what}")
+    return "; ".join(parts)
+
+
+class _Said:
+    """Remembers what the story already says, so that nothing is said twice."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def fresh(self, items: list[str]) -> list[str]:
+        kept = []
+        for item in items:
+            norm = _norm(item)
+            if not norm or any(norm == s or (len(norm) >= 20 and norm in s) for s in self.seen):
+                continue
+            self.seen.append(norm)
+            kept.append(item)
+        return kept
+
+
+def _norm(text: str) -> str:
+    return " ".join(strip_cue(str(text)).lower().strip(" .").split())
+
+
+def story(point: ResumePoint, decisions: list[dict[str, Any]]) -> dict[str, Any]:
+    """The cliffhanger's sections for ``point`` and ``decisions`` (current, with predecessors).
+
+    Each decision is ``{"m": current decision, "replaced": [what it superseded]}``; it gains
+    ``line`` ("D1 …") and ``open`` (its own unresolved items and HIGH next step, not said
+    elsewhere). Lists come longest first; the template cuts them to its limit.
+    """
+    said = _Said()
+    cp = point.checkpoint
+    c: dict[str, Any] = (cp.continuity or {}) if cp is not None else {}
+    t: dict[str, Any] = (cp.tension or {}) if cp is not None else {}
+    out: dict[str, Any] = {"cp": cp, "since": point.since}
+    if cp is not None:
+        out["did"] = said.fresh([clip(_did(cp), 300)])[:1]
+        out["date"] = day(cp.updated_at)
+        out["stopped"] = said.fresh([clip(c.get("stopped_at", ""), 240)])
+        out["now"] = said.fresh([clip(c.get("now", ""), 240)])
+        out["to"] = said.fresh([clip(c.get("target", ""), 240)])
+    out["next"] = _next(c, decisions, said)
+    unresolved = [str(x) for key in ("concerns", "risks", "trade_offs") for x in t.get(key) or []]
+    unresolved += [_question(q) for q in t.get("questions") or [] if isinstance(q, dict)]
+    out["unresolved"] = said.fresh([clip(x, 240) for x in unresolved])
+    out["done"] = said.fresh([clip(x, 200) for x in c.get("done") or []][::-1])[::-1]
+    tasks = [x for x in c.get("tasks") or [] if isinstance(x, dict) and x.get("status") != "done"]
+    out["tasks"] = said.fresh([_task(x) for x in tasks])
+    said.fresh([clip(x.get("task", ""), 200) for x in tasks])  # a task is not also "remains"
+    out["remains"] = said.fresh([clip(x, 200) for x in c.get("remains") or []])
+    out["confirmed"] = said.fresh(
+        [_pair("", x.get("claim"), "evidence", x.get("evidence")) for x in _dicts(c, "confirmed")]
+        + [
+            _pair("found: ", x.get("finding"), "evidence", x.get("evidence"))
+            + (f"; impact: {clip(x['impact'], 160)}" if x.get("impact") else "")
+            for x in _dicts(c, "discoveries")
+        ]
+    )
+    out["skipped"] = said.fresh(
+        [
+            _pair("", x.get("item"), "reason", x.get("reason"))
+            + (f"; risk: {clip(x['risk'], 160)}" if x.get("risk") else "")
+            for x in _dicts(c, "skipped")
+        ]
+    )
+    out["unknown"] = said.fresh(
+        [
+            _pair("", x.get("assumption"), "checked", x.get("check_when"))
+            for x in _dicts(c, "unknowns")
+        ]
+    )
+    out["then"] = ""
+    if point.then is not None:
+        files = point.then.continuity.get("open_files") or []
+        out["then"] = clip(_did(point.then), 200) + (
+            f"; changed {', '.join(files[:4])}" if files else ""
+        )
+    out["decisions"] = [_decision(i, d, said) for i, d in enumerate(decisions, 1)]
+    return out
+
+
+def _did(cp: MemoryRecord) -> str:
+    """What the checkpoint says was done; a rolling one's "Working on: X — last: Y" as "X — Y"."""
+    if cp.metadata.get("auto") and cp.content.startswith("Working on: "):
+        return cp.content[len("Working on: ") :].replace(" — last: ", " — ", 1)
+    return cp.content
+
+
+def _dicts(c: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    return [x for x in c.get(key) or [] if isinstance(x, dict)]
+
+
+def _pair(lead: str, what: Any, label: str, detail: Any) -> str:
+    text = lead + clip(what, 200)
+    return text + (f" — {label}: {clip(detail, 200)}" if detail else "")
+
+
+def _task(x: dict[str, Any]) -> str:
+    status = str(x.get("status") or "in_progress").replace("_", " ")
+    blocker = f"; blocked by {clip(x['blocker'], 120)}" if x.get("blocker") else ""
+    return f"{clip(x.get('task', ''), 200)} ({status}{blocker})"
+
+
+def _question(q: dict[str, Any]) -> str:
+    options = " / ".join(str(o) for o in q.get("options") or [])
+    text = str(q.get("question", ""))
+    text += f" — options: {options}" if options else ""
+    return text + ("; a decision is needed" if q.get("decision_needed") else "")
+
+
+def _next(c: dict[str, Any], decisions: list[dict[str, Any]], said: _Said) -> dict[str, Any] | None:
+    """The next step: the first action given, else the checkpoint's first next step, else a
+    current decision's HIGH next step."""
+    first = c.get("first_action")
+    if isinstance(first, dict) and first.get("action"):
+        why, files = str(first.get("why_first", "")), list(first.get("files") or [])
+        step = {"step": strip_cue(str(first["action"])), "priority": "HIGH", "why": why,
+                "files": files}  # fmt: skip
+    else:
+        steps = [s for s in c.get("next_steps") or [] if isinstance(s, dict) and s.get("step")]
+        step = None
+        if steps:
+            why = str(steps[0].get("context", ""))
+            step = {"step": strip_cue(str(steps[0]["step"])),
+                    "priority": steps[0].get("priority") or "MEDIUM",
+                    "why": _WHY.get(why, why), "files": []}  # fmt: skip
+        for d in decisions if step is None else []:
+            high = _high(d["m"])
+            if high:
+                step = {"step": high[0], "priority": "HIGH", "why": f"next step of {d['m'].id}",
+                        "files": []}  # fmt: skip
+                break
+    if step is None or not said.fresh([str(step["step"])]):
+        return None
+    return step
+
+
+def _high(m: MemoryRecord) -> list[str]:
+    return [
+        strip_cue(str(n.get("step", "")))
+        for n in (m.continuity or {}).get("next_steps") or []
+        if isinstance(n, dict) and n.get("priority") == "HIGH" and n.get("step")
+    ]
+
+
+def _decision(i: int, d: dict[str, Any], said: _Said) -> dict[str, Any]:
+    """ "D1 id [topic]: choice > alternative (confidence) — why not the alternative"."""
+    m: MemoryRecord = d["m"]
+    line = f"D{i} {m.id}" + (f" [{m.topic}]" if m.topic else "") + f": {clip(m.content, 160)}"
+    if m.outcome_status != "PENDING":
+        line += f" ({m.outcome_status})"
+    old = (d.get("replaced") or [None])[0]
+    alternatives = [a for a in (m.reasoning or {}).get("alternatives_considered") or []
+                    if isinstance(a, dict) and a.get("option")]  # fmt: skip
+    why = f"chosen because {clip((m.reasoning or {}).get('primary', ''), 160)}"
+    if old is not None:
+        line += f" > {clip(old.content, 100)} ({old.id})"
+        failed = old.outcome_status not in ("PENDING", "SUPERSEDED")
+        details = clip((old.outcome or {}).get("details", ""), 160)
+        if failed:
+            why = f"{old.outcome_status}: {details}; " * bool(details) + why
+    elif alternatives:
+        line += f" > {clip(alternatives[0]['option'], 100)}"
+        if alternatives[0].get("rejected_because"):
+            why = f"not it: {clip(alternatives[0]['rejected_because'], 160)}; {why}"
+    line += f" ({m.confidence:.1f}) — {why}"
+    open_ = said.fresh([clip(x, 160) for key in ("concerns", "risks")
+                        for x in (m.tension or {}).get(key) or []])  # fmt: skip
+    high = said.fresh(_high(m))
+    extra = "; ".join(open_[:2])
+    if high:
+        extra += (" · " if extra else "") + f"next (HIGH): {clip(high[0], 160)}"
+    return {**d, "line": line, "open": extra}
