@@ -25,12 +25,13 @@ def retrieval(
 ) -> tuple[str, dict[str, Any]]:
     """Run LoCoMo through save + search_by_context; print tables, return every figure."""
     conversations, cleaning = locomo.load(dataset, audit)
-    systems = tuple(locomo.SYSTEMS) if embedder is not None else ("bm25",)
+    systems = locomo.systems_for(embedder)
     started = time.perf_counter()
     run = locomo.run(conversations, embedder, depth=depth, systems=systems, progress=progress)
     figures = locomo.score(run)
-    headline_turn = figures["original"][systems[0]]["turn"]["1-4"]
-    headline_session = figures["original"][systems[0]]["session"]["1-4"]
+    headline = "full"
+    headline_turn = figures["original"][headline]["turn"]["1-4"]
+    headline_session = figures["original"][headline]["session"]["1-4"]
     search_ms = {s: round(statistics.median(v), 3) for s, v in run.search_ms.items() if v}
     info = {
         "dataset": str(dataset),
@@ -42,7 +43,7 @@ def retrieval(
         "tokenizer": TOKENIZER,
         "embedding_model": embedder.name if embedder is not None else None,
         "retrieval_depth": depth,
-        "systems": {name: list(locomo.SYSTEMS[name]) for name in systems},
+        "systems": list(systems),
         "cleaning": {
             "rewritten": cleaning.rewritten,
             "dropped": cleaning.dropped,
@@ -70,8 +71,12 @@ def retrieval(
         f"{len(cleaning.questions_without_evidence)} questions without evidence left out",
         f"time: ingest {info['ingest_s']} s, embed {info['embed_s']} s, "
         f"search median {search_ms} ms per question",
-        retrieval_tables(figures),
-        f"headline (categories 1–4, original evidence, {systems[0]}): "
+        retrieval_tables(
+            {e: {n: v for n, v in by.items() if n in ("bm25", "today", "full")}
+             for e, by in figures.items()}
+        ),
+        locomo.ablation_table(figures),
+        f"headline (categories 1–4, original evidence, {headline}): "
         f"turn R@10 {headline_turn['r10']:.3f}, session R@10 {headline_session['r10']:.3f}",
     ]
     return "\n".join(lines) + "\n", data

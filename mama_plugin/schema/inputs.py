@@ -5,6 +5,7 @@ Descriptions teach good use: they become the tools' input schemas.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -260,10 +261,52 @@ class SearchByContextInput(Strict):
     include_evolution: bool = True
     include_evidence: bool = True
     include_tensions: bool = True
-    min_confidence: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0
+    min_confidence: Annotated[
+        float, Field(ge=0.0, le=1.0, description="Leave out memories less sure than this.")
+    ] = 0.6
     all_projects: Annotated[bool, Field(description="Search every project, not just this one.")] = (
         False
     )
+    tags: Annotated[
+        Tags, Field(description="Only memories carrying every one of these tags.")
+    ] = []
+    as_of: Annotated[
+        str | None,
+        Field(
+            max_length=40,
+            description="Search as of this date (ISO 8601, e.g. '2025-03-01'): what was known "
+            "then, newest version first. Default: now.",
+        ),
+    ] = None
+
+    _tag_list = field_validator("tags", mode="before")(lambda cls, v: _listify(v))
+
+    @field_validator("as_of")
+    @classmethod
+    def _instant(cls, value: str | None) -> str | None:
+        if value is not None:
+            instant_ms(value)
+        return value
+
+    def as_of_ms(self) -> int | None:
+        """``as_of`` in milliseconds since the epoch (None: now)."""
+        return instant_ms(self.as_of) if self.as_of is not None else None
+
+
+def instant_ms(text: str) -> int:
+    """An ISO 8601 date or date-time as ms since the epoch (UTC unless it says otherwise).
+
+    Raises ValueError with the form to use.
+    """
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(
+            f"as_of {text!r} is not a date: use ISO 8601, e.g. 2025-03-01 or 2025-03-01T14:30"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp() * 1000)
 
 
 class SearchRecentInput(Strict):

@@ -20,7 +20,7 @@ from . import ranking, vector_index
 from .evolution import chain, current_of
 from .graph import traverse
 from .render import render
-from .retrieval import RETRIEVERS, EmbeddingModel, Scored, retrieve
+from .retrieval import DEFAULT, MIN_CONFIDENCE, RETRIEVERS, EmbeddingModel, Options, Scored, retrieve
 
 
 @dataclass
@@ -62,10 +62,12 @@ def search_by_context(
     include_evolution: bool = True,
     include_evidence: bool = True,
     include_tensions: bool = True,
-    min_confidence: float = 0.0,
+    min_confidence: float = MIN_CONFIDENCE,
     retrievers: Sequence[str] = RETRIEVERS,
     record_usage: bool = True,
-    now: int | None = None,
+    as_of: int | None = None,
+    tags: Sequence[str] = (),
+    options: Options = DEFAULT,
 ) -> ContextResult:
     """Hybrid search plus graph expansion; every decision is labelled current or superseded.
 
@@ -73,7 +75,9 @@ def search_by_context(
     decision that replaced it. ``record_usage`` counts a use of each primary result.
     """
     hits = retrieve(store, query, embedder=embedder, project=project, k=k, retrievers=retrievers,
-                    min_confidence=min_confidence, now=now)  # fmt: skip
+                    min_confidence=min_confidence, as_of=as_of, tags=tags,
+                    options=options)  # fmt: skip
+    updated = {h.memory.id: h.updated_by for h in hits if h.updated_by}
     ordered = _with_successors(store, hits, k)
     used = ["keyword"] if "keyword" in retrievers else []
     if "vector" in retrievers and embedder is not None and vector_index.has_vectors(store):
@@ -81,6 +85,9 @@ def search_by_context(
     primary = [
         _present(store, m, score, include_evidence, include_tensions) for m, score in ordered
     ]
+    for item in primary:
+        if item["id"] in updated:
+            item["updated_by"] = updated[item["id"]]
     chains = _chains(store, [m for m, _ in ordered]) if include_evolution else []
     current = [r for r in primary if r["status"] == "current" and r["type"] == "decision"]
     status = {

@@ -166,6 +166,9 @@ class RankFields(NamedTuple):
     status: str
     created_at: int
     times_used: int
+    type: str = ""
+    last_used: int | None = None
+    project: str = ""
 
 
 @dataclass
