@@ -211,9 +211,9 @@ def test_scoping_and_min_confidence(store: Store, project: str) -> None:
     assert search_by_context(store, "shared word").ids() == [other]
     everything = search_by_context(store, "shared word", min_confidence=0.0)
     assert sorted(everything.ids()) == sorted([guess, other])
-    assert search_by_context(
-        store, "shared word", project=project, min_confidence=0.0
-    ).ids() == [guess]
+    assert search_by_context(store, "shared word", project=project, min_confidence=0.0).ids() == [
+        guess
+    ]
     assert search_by_context(store, "shared word", min_confidence=0.5).ids() == [other]
 
 

@@ -267,9 +267,7 @@ class SearchByContextInput(Strict):
     all_projects: Annotated[bool, Field(description="Search every project, not just this one.")] = (
         False
     )
-    tags: Annotated[
-        Tags, Field(description="Only memories carrying every one of these tags.")
-    ] = []
+    tags: Annotated[Tags, Field(description="Only memories carrying every one of these tags.")] = []
     as_of: Annotated[
         str | None,
         Field(

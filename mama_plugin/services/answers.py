@@ -20,7 +20,15 @@ from . import ranking, vector_index
 from .evolution import chain, current_of
 from .graph import traverse
 from .render import render
-from .retrieval import DEFAULT, MIN_CONFIDENCE, RETRIEVERS, EmbeddingModel, Options, Scored, retrieve
+from .retrieval import (
+    DEFAULT,
+    MIN_CONFIDENCE,
+    RETRIEVERS,
+    EmbeddingModel,
+    Options,
+    Scored,
+    retrieve,
+)
 
 
 @dataclass

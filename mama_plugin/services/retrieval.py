@@ -15,8 +15,8 @@
 5. Signals (:mod:`signals`): a later version of the same fact ranks above the older one, which
    is marked as updated; optionally, links to the top result and type pairs.
 ``Options`` holds every choice the ablation in ``mama bench retrieval`` measures; ``DEFAULT``
-is what the figures kept. Read-only. :mod:`answers` turns the ranked memories into what the search tools answer (the
-graph expansion and the story to read).
+is what the figures kept. Read-only. :mod:`answers` turns the ranked memories into what the
+search tools answer (the graph expansion and the story to read).
 """
 
 from __future__ import annotations

@@ -7,10 +7,10 @@ Both adjust the scores of the best candidates in place (the window near the cut 
   fact when they match the question on the same words and are near-duplicates (at least
   ``SHARED_MIN`` content words in common, covering ``OVERLAP_MIN`` of the shorter one): the
   same subject and attribute, possibly with a changed value. (A decision that replaces
-  another says so with ``supersedes``; that stays the stronger, explicit signal.) Within such a group the newest
-  (by event time) takes the group's best score, the next newest the next, and so on: the
-  group keeps its places in the ranking, newest first, and each older member is marked as
-  updated by the newest. LoCoMo and SituatedQA figures: docs/architecture.md, "Retrieval".
+  another says so with ``supersedes``; that stays the stronger, explicit signal.) Within such
+  a group the newest (by event time) takes the group's best score, the next newest the next,
+  and so on: the group keeps its places in the ranking, newest first, and each older member
+  is marked as updated by the newest. Figures: docs/architecture.md, "Retrieval".
 - **Links** (``boost_linked``). Memories linked to the top result within ``LINK_DEPTH`` hops,
   along links whose decayed confidence is at least ``LINK_MIN_CONFIDENCE``, gain
   ``LINK_BOOST`` and/or the type-pair boost; none passes the top result.
@@ -25,8 +25,8 @@ from ..text import content_words
 from .graph import traverse
 from .ranking import LINK_BOOST, LINK_DEPTH, LINK_MIN_CONFIDENCE, type_pair
 
-SHARED_MIN = 3
-OVERLAP_MIN = 0.6
+SHARED_MIN = 2
+OVERLAP_MIN = 0.5
 
 
 def later_versions(
@@ -42,7 +42,7 @@ def later_versions(
     """
     texts = store.search.texts(window)
     asked = set(content_words(query))
-    words = {seq: set(content_words(f"{topic} {content}")) for seq, (topic, content) in texts.items()}
+    words = {seq: set(content_words(f"{topic} {text}")) for seq, (topic, text) in texts.items()}
     parent = {seq: seq for seq in texts}
 
     def root(seq: int) -> int:
@@ -52,10 +52,18 @@ def later_versions(
         return seq
 
     seqs = list(texts)
-    for i, a in enumerate(seqs):
-        for b in seqs[i + 1 :]:
-            if _same_fact(a, b, fields, words, asked):
-                parent[root(a)] = root(b)
+    # Only memories of one project and type that match the question on the same words can be
+    # versions of one fact: compare within those buckets.
+    buckets: dict[tuple[str, str, frozenset[str]], list[int]] = {}
+    for seq in seqs:
+        matched = frozenset(words[seq] & asked)
+        if matched:
+            buckets.setdefault((fields[seq].project, fields[seq].type, matched), []).append(seq)
+    for members in buckets.values():
+        for i, a in enumerate(members):
+            for b in members[i + 1 :]:
+                if _near_duplicates(words[a], words[b]):
+                    parent[root(a)] = root(b)
     groups: dict[int, list[int]] = {}
     for seq in seqs:
         groups.setdefault(root(seq), []).append(seq)
@@ -73,17 +81,10 @@ def later_versions(
     return updated
 
 
-def _same_fact(
-    a: int, b: int, fields: dict[int, RankFields], words: dict[int, set[str]], asked: set[str]
-) -> bool:
-    fa, fb = fields[a], fields[b]
-    if fa.project != fb.project or fa.type != fb.type:
-        return False
-    wa, wb = words[a], words[b]
-    shared = wa & wb
-    if len(shared) < SHARED_MIN or len(shared) < OVERLAP_MIN * min(len(wa), len(wb)):
-        return False
-    return bool(wa & asked) and wa & asked == wb & asked
+def _near_duplicates(a: set[str], b: set[str]) -> bool:
+    """At least ``SHARED_MIN`` words in common, covering ``OVERLAP_MIN`` of the shorter."""
+    shared = len(a & b)
+    return shared >= SHARED_MIN and shared >= OVERLAP_MIN * min(len(a), len(b))
 
 
 def boost_linked(
