@@ -260,10 +260,10 @@ def test_ranking_formula_values(store: Store, project: str) -> None:
     m = store.memories.require(decide(store, project, "x", confidence=1.0))
     now = m.created_at
     assert ranking.confidence_factor(m) == 1.0
-    assert ranking.recency_factor(m, now) == pytest.approx(1.25)
-    assert ranking.recency_factor(m, now + 30 * DAY) == pytest.approx(1.125)
+    assert ranking.recency_factor(m, now) == pytest.approx(1.1)
+    assert ranking.recency_factor(m, now + 30 * DAY) == pytest.approx(1.05)
     assert ranking.usage_factor(m) == 1.0
-    assert ranking.adjusted(0.5, m, now) == pytest.approx(0.5 * 1.0 * 1.0 * 1.25 * 1.0)
+    assert ranking.adjusted(0.5, m, now) == pytest.approx(0.5 * 1.0 * 1.0 * 1.1 * 1.0)
     assert (
         ranking.OUTCOME_FACTOR["FAILED"]
         < ranking.OUTCOME_FACTOR["PENDING"]

@@ -48,6 +48,8 @@ ABLATION: dict[str, tuple[Options, bool]] = {
     "+links": (replace(DEFAULT, links=True), True),
     "+typepair": (replace(DEFAULT, type_pairs=True), True),
     "+lastuse": (replace(DEFAULT, last_use=True), True),
+    "rec0": (replace(DEFAULT, recency_boost=0.0), True),
+    "rec0.25": (replace(DEFAULT, recency_boost=0.25), True),
     "vw1.5": (replace(DEFAULT, vector_weight=1.5), True),
     "vw3": (replace(DEFAULT, vector_weight=3.0), True),
     "depth200": (replace(DEFAULT, keyword_depth=200, vector_depth=200), True),

@@ -66,6 +66,7 @@ class Options:
     links: bool = False
     type_pairs: bool = False
     last_use: bool = False
+    recency_boost: float = ranking.RECENCY_BOOST
 
 
 DEFAULT = Options()
@@ -133,7 +134,9 @@ def retrieve(
     fields = store.search.rank_fields(relevance, tags=tags)
     now = as_of if as_of is not None else now_ms()
     scores = {
-        seq: ranking.adjusted(relevance[seq], f, now, last_use=options.last_use)
+        seq: ranking.adjusted(
+            relevance[seq], f, now, last_use=options.last_use, recency_boost=options.recency_boost
+        )
         for seq, f in fields.items()
         if f.confidence >= min_confidence and f.created_at <= now
     }
