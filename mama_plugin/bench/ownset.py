@@ -39,16 +39,7 @@ def run(embedder: EmbeddingModel | None) -> dict[str, dict[str, float]]:
     with tempfile.TemporaryDirectory(prefix="mama-ownset-") as tmp:
         home = Path(tmp)
         with Store.open(home / "own.db", config=Config(home)) as store:
-            ids: list[str] = []
-            for m in data["memories"]:
-                item = {"topic": m["topic"], "decision": m["decision"], "reasoning": m["reasoning"]}
-                if "supersedes" in m:
-                    item["supersedes"] = ids[m["supersedes"]]
-                ids.append(save_decision(store, PROJECT, item).memory.id)
-                if "outcome" in m:
-                    outcome = {"memory_id": ids[-1], "outcome": m["outcome"][0],
-                               "details": m["outcome"][1]}  # fmt: skip
-                    record_outcome(store, outcome)
+            save_labelled(store, PROJECT, data["memories"])
             if embedder is not None:
                 drain(store, embedder)
             labelled = [(prompt, topic) for prompt, topic in data["prompts"] if topic]
@@ -67,6 +58,20 @@ def run(embedder: EmbeddingModel | None) -> dict[str, dict[str, float]]:
                 out[name] = {"r1": round(first / len(labelled), 4),
                              "r3": round(top3 / len(labelled), 4), "n": len(labelled)}  # fmt: skip
     return out
+
+
+def save_labelled(store: Store, project: str, memories: list[dict[str, Any]]) -> list[str]:
+    """Save the set's decisions (supersedes and outcomes included); their ids, in order."""
+    ids: list[str] = []
+    for m in memories:
+        item = {"topic": m["topic"], "decision": m["decision"], "reasoning": m["reasoning"]}
+        if "supersedes" in m:
+            item["supersedes"] = ids[m["supersedes"]]
+        ids.append(save_decision(store, project, item).memory.id)
+        if "outcome" in m:
+            status, details = m["outcome"]
+            record_outcome(store, {"memory_id": ids[-1], "outcome": status, "details": details})
+    return ids
 
 
 def table(rates: dict[str, Any]) -> str:
