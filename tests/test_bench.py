@@ -125,8 +125,9 @@ def test_bench_retrieval_keyword_only_end_to_end(
     data = json.loads(out.read_text())
     assert data["headline_questions"] == 3 and data["turns"] == 5
     assert 0.0 < data["turn_r10"] <= 1.0 and data["session_r10"] == 1.0
-    assert set(data["figures"]["original"]) == {"bm25"}
+    assert set(data["figures"]["original"]) == {"bm25", "full", "today"}
     assert data["figures"]["original"]["bm25"]["turn"]["5"]["n"] == 1
+    assert "turn R@5 / R@10 by category" in text and "session R@5 / R@10" in text
 
 
 def test_bench_retrieval_with_the_real_model(
@@ -136,7 +137,9 @@ def test_bench_retrieval_with_the_real_model(
     out = tmp_path / "r.json"
     assert main(["bench", "retrieval", "--dataset", str(dataset), "--json", str(out)]) == 0
     data = json.loads(out.read_text())
-    assert set(data["figures"]["original"]) == {"full", "bm25", "vector"}
+    assert {"full", "today", "bm25", "keyword", "vector", "+links", "-updates"} <= set(
+        data["figures"]["original"]
+    )
     assert data["embedding_model"] == "all-MiniLM-L6-v2"
     assert data["figures"]["original"]["full"]["turn"]["1-4"]["r10"] == 1.0  # 5 turns, k = 10
 

@@ -16,6 +16,7 @@ import pytest
 from conftest import connect
 
 from mama_plugin import bench
+from mama_plugin.bench.ownset import save_labelled
 from mama_plugin.config import Config
 from mama_plugin.embeddings import Embedder
 from mama_plugin.schema import ObservePromptInput, TurnInput
@@ -24,7 +25,7 @@ from mama_plugin.server.base import Env
 from mama_plugin.server.hook_tools import do_checkpoint_turn, do_observe_prompt
 from mama_plugin.server.state import State
 from mama_plugin.services import briefing, indexing
-from mama_plugin.services.memories import record_outcome, save_checkpoint, save_decision
+from mama_plugin.services.memories import save_checkpoint, save_decision
 from mama_plugin.storage import Store
 from mama_plugin.transcript import Reader, read_transcript, settle
 
@@ -36,15 +37,7 @@ LABELLED = json.loads((Path(bench.__file__).parent / "recall_prompts.json").read
 
 
 def load_labelled(store: Store, project: str) -> None:
-    ids: list[str] = []
-    for m in LABELLED["memories"]:
-        data = {"topic": m["topic"], "decision": m["decision"], "reasoning": m["reasoning"]}
-        if "supersedes" in m:
-            data["supersedes"] = ids[m["supersedes"]]
-        ids.append(save_decision(store, project, data).memory.id)
-        if "outcome" in m:
-            status, details = m["outcome"]
-            record_outcome(store, {"memory_id": ids[-1], "outcome": status, "details": details})
+    save_labelled(store, project, LABELLED["memories"])
 
 
 def context_of(answer_text: str) -> str:

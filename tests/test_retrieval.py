@@ -205,10 +205,16 @@ def test_layers_are_included_on_request(store: Store, project: str) -> None:
 
 
 def test_scoping_and_min_confidence(store: Store, project: str) -> None:
-    decide(store, project, "shared word here", confidence=0.2)
+    guess = decide(store, project, "shared word here", confidence=0.2)
     other = decide(store, "/other", "shared word there", confidence=0.9)
-    assert len(search_by_context(store, "shared word", project=project).ids()) == 1
-    assert len(search_by_context(store, "shared word").ids()) == 2
+    # By default a guess (confidence < 0.6) is left out.
+    assert search_by_context(store, "shared word", project=project).ids() == []
+    assert search_by_context(store, "shared word").ids() == [other]
+    everything = search_by_context(store, "shared word", min_confidence=0.0)
+    assert sorted(everything.ids()) == sorted([guess, other])
+    assert search_by_context(store, "shared word", project=project, min_confidence=0.0).ids() == [
+        guess
+    ]
     assert search_by_context(store, "shared word", min_confidence=0.5).ids() == [other]
 
 
@@ -255,10 +261,10 @@ def test_ranking_formula_values(store: Store, project: str) -> None:
     m = store.memories.require(decide(store, project, "x", confidence=1.0))
     now = m.created_at
     assert ranking.confidence_factor(m) == 1.0
-    assert ranking.recency_factor(m, now) == pytest.approx(1.25)
-    assert ranking.recency_factor(m, now + 30 * DAY) == pytest.approx(1.125)
+    assert ranking.recency_factor(m, now) == pytest.approx(1.1)
+    assert ranking.recency_factor(m, now + 30 * DAY) == pytest.approx(1.05)
     assert ranking.usage_factor(m) == 1.0
-    assert ranking.adjusted(0.5, m, now) == pytest.approx(0.5 * 1.0 * 1.0 * 1.25 * 1.0)
+    assert ranking.adjusted(0.5, m, now) == pytest.approx(0.5 * 1.0 * 1.0 * 1.1 * 1.0)
     assert (
         ranking.OUTCOME_FACTOR["FAILED"]
         < ranking.OUTCOME_FACTOR["PENDING"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -22,15 +23,22 @@ def retrieval(
     *,
     depth: int = 50,
     progress: Callable[[str], None] | None = None,
+    updates: Path | None = None,
 ) -> tuple[str, dict[str, Any]]:
-    """Run LoCoMo through save + search_by_context; print tables, return every figure."""
+    """Run LoCoMo through save + search_by_context; print tables, return every figure.
+
+    With ``updates`` (SituatedQA's temporal file), also the latest-first rates
+    (:mod:`.updates`).
+    """
+    load_start = _load()
     conversations, cleaning = locomo.load(dataset, audit)
-    systems = tuple(locomo.SYSTEMS) if embedder is not None else ("bm25",)
+    systems = locomo.systems_for(embedder)
     started = time.perf_counter()
     run = locomo.run(conversations, embedder, depth=depth, systems=systems, progress=progress)
     figures = locomo.score(run)
-    headline_turn = figures["original"][systems[0]]["turn"]["1-4"]
-    headline_session = figures["original"][systems[0]]["session"]["1-4"]
+    headline = "full"
+    headline_turn = figures["original"][headline]["turn"]["1-4"]
+    headline_session = figures["original"][headline]["session"]["1-4"]
     search_ms = {s: round(statistics.median(v), 3) for s, v in run.search_ms.items() if v}
     info = {
         "dataset": str(dataset),
@@ -42,7 +50,7 @@ def retrieval(
         "tokenizer": TOKENIZER,
         "embedding_model": embedder.name if embedder is not None else None,
         "retrieval_depth": depth,
-        "systems": {name: list(locomo.SYSTEMS[name]) for name in systems},
+        "systems": list(systems),
         "cleaning": {
             "rewritten": cleaning.rewritten,
             "dropped": cleaning.dropped,
@@ -70,11 +78,44 @@ def retrieval(
         f"{len(cleaning.questions_without_evidence)} questions without evidence left out",
         f"time: ingest {info['ingest_s']} s, embed {info['embed_s']} s, "
         f"search median {search_ms} ms per question",
-        retrieval_tables(figures),
-        f"headline (categories 1–4, original evidence, {systems[0]}): "
+        retrieval_tables(
+            {
+                e: {n: v for n, v in by.items() if n in ("bm25", "today", "full")}
+                for e, by in figures.items()
+            }
+        ),
+        locomo.ablation_table(figures),
+        f"headline (categories 1–4, original evidence, {headline}): "
         f"turn R@10 {headline_turn['r10']:.3f}, session R@10 {headline_session['r10']:.3f}",
     ]
+    from . import ownset
+
+    own = ownset.run(embedder)
+    data["own_set"] = own
+    lines += ["\nthe project's own recall set (recall_prompts.json, labelled prompts):",
+              ownset.table(own).rstrip("\n")]  # fmt: skip
+    if updates is not None:
+        from . import updates as changing
+
+        facts = changing.load(updates)
+        rates = changing.run(facts, embedder, progress=progress)
+        data["updates"] = {"file": str(updates), "sha256": locomo.sha256(updates), **rates}
+        lines += [
+            f"\nfacts that change over time — SituatedQA {updates.name} "
+            f"(sha256 {data['updates']['sha256'][:16]}…), top 10:",
+            changing.table(rates).rstrip("\n"),
+        ]
+    data["load"] = {"start": load_start, "end": _load()}
+    lines.append(f"load average (1, 5, 15 min): {load_start} at the start, {_load()} at the end")
     return "\n".join(lines) + "\n", data
+
+
+def _load() -> str:
+    """The 1, 5 and 15 minute load averages (what the figures were measured under)."""
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "unknown"
 
 
 def latency_run(

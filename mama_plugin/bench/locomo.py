@@ -2,9 +2,12 @@
 
 Protocol (``shared/bench/README.md``): one isolated store per conversation; every dialog turn
 is saved as a memory ``"<speaker>: <text>"`` (plus `` [shares <caption>]``) dated with its
-session's date; every question goes through ``search_by_context``. Metrics at turn level and
-at session level, by category, with the original and the audit-corrected evidence, for the
-full system and for its keyword-only and vector-only retrievers in the same run.
+session's date; every question goes through ``search_by_context`` as of the conversation's
+last date. Metrics at turn level and at session level, by category, with the original and
+the audit-corrected evidence, in one run for: plain FTS5 BM25 (``bm25``), the ranking before
+issue 16 (``today``: wall-clock recency, no version signal), the default (``full``), its
+keyword-only and vector-only retrievers, and every option of the ablation (``ABLATION``:
+one change to the default each, ranked by ``retrieve`` with the same query vector).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import re
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,14 +28,36 @@ from ..errors import MamaError
 from ..services.answers import search_by_context
 from ..services.indexing import drain
 from ..services.memories import save_context
-from ..services.retrieval import EmbeddingModel
+from ..services.retrieval import DEFAULT, TODAY, EmbeddingModel, Options, retrieve
 from ..storage import Store
 from . import metrics
 
-SYSTEMS: dict[str, tuple[str, ...]] = {
-    "full": ("keyword", "vector"),
-    "bm25": ("keyword",),
-    "vector": ("vector",),
+# Systems through search_by_context: retrievers, options, and whether "now" is the
+# conversation's own date (as_of) or the wall clock.
+SYSTEMS: dict[str, tuple[tuple[str, ...], Options, bool]] = {
+    "full": (("keyword", "vector"), DEFAULT, True),
+    "today": (("keyword", "vector"), TODAY, False),
+    "keyword": (("keyword",), DEFAULT, True),
+    "vector": (("vector",), DEFAULT, True),
+}
+BM25 = "bm25"  # FTS5 BM25 alone: no fusion, session context or ranking
+# One change to the default each (``retrieve`` with both retrievers).
+ABLATION: dict[str, tuple[Options, bool]] = {
+    "wallclock": (DEFAULT, False),
+    "-updates": (replace(DEFAULT, updates=False), True),
+    "+links": (replace(DEFAULT, links=True), True),
+    "+typepair": (replace(DEFAULT, type_pairs=True), True),
+    "+lastuse": (replace(DEFAULT, last_use=True), True),
+    "rec0": (replace(DEFAULT, recency_boost=0.0), True),
+    "rec0.25": (replace(DEFAULT, recency_boost=0.25), True),
+    "vw1.5": (replace(DEFAULT, vector_weight=1.5), True),
+    "vw3": (replace(DEFAULT, vector_weight=3.0), True),
+    "depth200": (replace(DEFAULT, keyword_depth=200, vector_depth=200), True),
+    "kw800": (replace(DEFAULT, keyword_depth=800), True),
+    "nb0.5": (replace(DEFAULT, neighbour_weight=0.5), True),
+    "sw0.4": (replace(DEFAULT, session_weight=0.4), True),
+    "stop3": (replace(DEFAULT, session_top=3), True),
+    "nosess": (replace(DEFAULT, neighbour_weight=0.0, session_weight=0.0), True),
 }
 HEADLINE = (1, 2, 3, 4)
 _DIA = re.compile(r"D:?0*(\d+):0*(\d+)")
@@ -157,15 +182,23 @@ class Run:
     turns: int = 0
 
 
+def systems_for(embedder: EmbeddingModel | None) -> tuple[str, ...]:
+    """Every system the run compares (without a model: those that need none)."""
+    if embedder is None:
+        return (BM25, "full", "today")
+    return (BM25, *SYSTEMS, *ABLATION)
+
+
 def run(
     conversations: list[Conversation],
     embedder: EmbeddingModel | None,
     *,
     depth: int = 50,
-    systems: Sequence[str] = tuple(SYSTEMS),
+    systems: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Run:
     """Ingest each conversation into its own temporary store and ask every question."""
+    systems = tuple(systems) if systems is not None else systems_for(embedder)
     out = Run(ranked={s: [] for s in systems}, search_ms={s: [] for s in systems})
     for conv in conversations:
         with tempfile.TemporaryDirectory(prefix="mama-locomo-") as tmp:
@@ -174,32 +207,65 @@ def run(
             with Store.open(home / "mama.db", config=Config(home)) as store:
                 started = time.perf_counter()
                 by_id: dict[str, str] = {}
+                by_seq: dict[int, str] = {}
                 with store.transaction():
                     for dia, session, text, when in conv.turns:
                         turn = {"content": text, "session_id": session}
                         saved = save_context(store, project, turn, created_at=when)
                         by_id[saved.memory.id] = dia
+                        by_seq[saved.memory.seq] = dia
                         out.session_of[(conv.sample, dia)] = session
                 out.ingest_seconds += time.perf_counter() - started
                 out.turns += len(conv.turns)
+                # The questions were asked after the conversation: "now" is its last date.
+                as_of = max(when for *_, when in conv.turns)
+                vectors: list[list[float] | None] = [None] * len(conv.questions)
                 if embedder is not None:
                     started = time.perf_counter()
                     drain(store, embedder, batch_size=64)
+                    vectors = list(embedder.embed([q.text for q in conv.questions]))
                     out.embed_seconds += time.perf_counter() - started
-                for question in conv.questions:
+                for question, vector in zip(conv.questions, vectors, strict=True):
                     out.questions.append(question)
                     for system in systems:
                         started = time.perf_counter()
-                        result = search_by_context(
-                            store, question.text, embedder=embedder, project=project, k=depth,
-                            retrievers=SYSTEMS[system], record_usage=False,
-                        )  # fmt: skip
+                        ranked = _ask(store, system, question.text, embedder, project, depth,
+                                      as_of, vector, by_id, by_seq)  # fmt: skip
                         out.search_ms[system].append((time.perf_counter() - started) * 1000)
-                        out.ranked[system].append([by_id[i] for i in result.ids() if i in by_id])
+                        out.ranked[system].append(ranked)
         if progress:
             asked = len(conv.questions)
             progress(f"conversation {conv.sample}: {len(conv.turns)} turns, {asked} questions")
     return out
+
+
+def _ask(
+    store: Store,
+    system: str,
+    text: str,
+    embedder: EmbeddingModel | None,
+    project: str,
+    depth: int,
+    as_of: int,
+    vector: list[float] | None,
+    by_id: dict[str, str],
+    by_seq: dict[int, str],
+) -> list[str]:
+    """One question through one system: the dia ids it ranks, best first."""
+    if system == BM25:
+        return [by_seq[seq] for seq, _ in store.search.text_ranks(text, limit=depth)]
+    if system in SYSTEMS:
+        retrievers, options, dated = SYSTEMS[system]
+        result = search_by_context(
+            store, text, embedder=embedder, project=project, k=depth, retrievers=retrievers,
+            record_usage=False, as_of=as_of if dated else None, options=options,
+        )  # fmt: skip
+        return [by_id[i] for i in result.ids() if i in by_id]
+    options, dated = ABLATION[system]
+    hits = retrieve(store, text, embedder=embedder, project=project, k=depth,
+                    as_of=as_of if dated else None, query_vector=vector,
+                    options=options)  # fmt: skip
+    return [by_id[h.memory.id] for h in hits if h.memory.id in by_id]
 
 
 def score(result: Run) -> dict[str, Any]:
@@ -244,3 +310,19 @@ def score(result: Run) -> dict[str, Any]:
 def sha256(path: Path) -> str:
     """The dataset's digest, printed with the results."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def ablation_table(figures: dict[str, Any], evidence: str = "original") -> str:
+    """R@5 / R@10 by category for every system: turn level, then session level."""
+    groups = ("1", "2", "3", "4", "1-4", "5")
+    lines: list[str] = []
+    for unit in ("turn", "session"):
+        lines.append(f"\\n{unit} R@5 / R@10 by category ({evidence} evidence)")
+        lines.append(f"{'system':<10}" + "".join(f"{'cat ' + g:>14}" for g in groups))
+        for system, units in figures[evidence].items():
+            cells = []
+            for group in groups:
+                row = units[unit].get(group)
+                cells.append(f"{row['r5']:.3f}/{row['r10']:.3f}" if row else "-")
+            lines.append(f"{system:<10}" + "".join(f"{c:>14}" for c in cells))
+    return "\n".join(lines) + "\n"

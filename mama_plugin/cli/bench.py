@@ -43,6 +43,11 @@ from .options import argument, command, keyword_only_option
 @argument("--audit", help="retrieval: audit errors (default: locomo_audit_errors.json beside it)")
 @argument("--depth", type=int, default=50, help="retrieval: results per question (default 50)")
 @argument(
+    "--updates",
+    help="retrieval: SituatedQA's temp.test.jsonl, for the latest-first rate "
+    "(default: situatedqa_temp.test.jsonl beside the dataset, if there)",
+)
+@argument(
     "--sizes",
     default="1000,10000,100000",
     help="latency, integrity: store sizes (default 1000,10000,100000)",
@@ -160,12 +165,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
             raise MamaError("bench retrieval needs --dataset PATH (LoCoMo-10's locomo10.json)")
         dataset = Path(args.dataset)
         audit = Path(args.audit) if args.audit else dataset.with_name("locomo_audit_errors.json")
+        changes = (
+            Path(args.updates) if args.updates else dataset.with_name("situatedqa_temp.test.jsonl")
+        )
+        if args.updates and not changes.is_file():
+            raise MamaError(f"--updates: no file at {changes}")
         text, data = commands.retrieval(
             dataset,
             audit if audit.is_file() else None,
             embedder,
             depth=args.depth,
             progress=progress,
+            updates=changes if changes.is_file() else None,
         )
     else:
         sizes = [int(x) for x in args.sizes.split(",") if x.strip()]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from ..errors import MamaError
 from ..project import project_key
 from .options import (
     argument,
@@ -77,18 +78,28 @@ def cmd_show(args: argparse.Namespace) -> int:
 @argument("text", help="words to look for")
 @project_option("a directory of the project to search (default: here)")
 @argument("--all-projects", action="store_true", help="search every project")
+@argument(
+    "--tag", action="append", default=[], help="only memories with this tag (repeat for several)"
+)
+@argument("--as-of", help="search as of this date (ISO 8601, e.g. 2025-03-01); default now")
 @limit_option(10, "results")
 @keyword_only_option()
 @json_option()
 def cmd_search(args: argparse.Namespace) -> int:
     """Print the best matches with their outcome and the story around them."""
+    from ..schema.queries import instant_ms
     from ..services.answers import search_by_context
 
+    try:
+        as_of = instant_ms(args.as_of) if args.as_of else None
+    except ValueError as exc:
+        raise MamaError(str(exc)) from None
     embedder = optional_embedder(args, without="searching by keywords")
     project = None if args.all_projects else project_of(args)
     with open_store(args) as store:
         result = search_by_context(
-            store, args.text, embedder=embedder, project=project, k=args.limit, record_usage=False,
+            store, args.text, embedder=embedder, project=project, k=args.limit,
+            record_usage=False, tags=args.tag, as_of=as_of,
             budget=None,  # a person asked for --limit results: no answer budget
         )  # fmt: skip
     if args.json:
@@ -104,6 +115,8 @@ def cmd_search(args: argparse.Namespace) -> int:
             else f"superseded → {item['current_id']}"
         )
         topic = f", {item['topic']}" if item["topic"] else ""
+        if item.get("updated_by"):
+            label += f", updated → {item['updated_by']}"
         print(f"{rank:>2}. [{label}] {item['id']} ({item['type']}{topic})")
         print(f"    {item['content']}")
         if item["outcome"]["status"] != "PENDING":

@@ -6,15 +6,8 @@ from .inputs import (
     DecisionInput,
     InsightInput,
     LinkInput,
-    LoadCheckpointInput,
-    LoadContextInput,
-    ObservePromptInput,
     OutcomeInput,
-    SearchByContextInput,
-    SearchByTopicInput,
-    SearchRecentInput,
     SupersedeInput,
-    TurnInput,
 )
 from .narrative import (
     Alternative,
@@ -24,6 +17,15 @@ from .narrative import (
     Outcome,
     Reasoning,
     Tension,
+)
+from .queries import (
+    LoadCheckpointInput,
+    LoadContextInput,
+    ObservePromptInput,
+    SearchByContextInput,
+    SearchByTopicInput,
+    SearchRecentInput,
+    TurnInput,
 )
 from .validation import parse
 

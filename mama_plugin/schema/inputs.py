@@ -8,9 +8,6 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
     Field,
     field_validator,
     model_validator,
@@ -26,7 +23,6 @@ from .narrative import (
     Discovery,
     EvidenceItem,
     FirstAction,
-    Item,
     Items,
     NextStep,
     OpenQuestion,
@@ -291,102 +287,12 @@ class SupersedeInput(DecisionInput):
     supersedes: Annotated[MemoryId, Field(description="Id of the decision being replaced.")]
 
 
-class LoadCheckpointInput(Strict):
-    """Which checkpoint to load: the project's latest unless an id is given."""
-
-    checkpoint_id: Annotated[str | None, Field(max_length=200)] = None
-
-
-class LoadContextInput(Strict):
-    """One memory whose graph neighbourhood to tell."""
-
-    memory_id: MemoryId
-    depth: Annotated[int, Field(ge=1, le=4, description="Link hops to follow (default 2).")] = 2
-
-
-class SearchByTopicInput(Strict):
-    """An exact topic, e.g. 'auth_strategy'."""
-
-    topic: Annotated[str, Field(min_length=1, max_length=TOPIC_MAX)]
-    all_projects: bool = False
-
-
-class SearchByContextInput(Strict):
-    """A question in plain words; answers come with how they came to be."""
-
-    query: Annotated[
-        str,
-        Field(
-            min_length=1,
-            max_length=ITEM_MAX,
-            description="The question, e.g. 'auth for a high-traffic service?'.",
-        ),
-    ]
-    k: Annotated[int, Field(ge=1, le=50, description="How many memories (default 8).")] = 8
-    include_evolution: bool = True
-    include_evidence: bool = True
-    include_tensions: bool = True
-    min_confidence: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0
-    all_projects: Annotated[bool, Field(description="Search every project, not just this one.")] = (
-        False
-    )
-
-
-class SearchRecentInput(Strict):
-    """Browse the newest memories."""
-
-    n: Annotated[int, Field(ge=1, le=100)] = 10
-    type: Literal["decision", "checkpoint", "insight", "context"] | None = None
-
-
-def _clipped(limit: int) -> Any:
-    """Hook text is cut to ``limit`` characters, never refused: a hook must not fail."""
-    return BeforeValidator(lambda v: v[:limit] if isinstance(v, str) else v)
-
-
-class _HookInput(BaseModel):
-    """What a hook forwards; Claude Code may add fields, which are ignored."""
-
-    model_config = ConfigDict(extra="ignore")
-
-
-class ObservePromptInput(_HookInput):
-    """The user's prompt, as the prompt-time hook forwards it."""
-
-    prompt: Annotated[str, _clipped(20_000)] = ""
-    session_id: Annotated[str, _clipped(200)] = ""
-    transcript_path: Annotated[str, _clipped(4096)] = ""
-
-
-class TurnInput(_HookInput):
-    """What the Stop hook forwards after each turn (``${...}`` placeholders, as strings)."""
-
-    session_id: Annotated[str, _clipped(200)] = ""
-    transcript_path: Annotated[str, _clipped(4096)] = ""
-    last_assistant_message: Annotated[str, _clipped(20_000)] = ""
-    cwd: Annotated[str, _clipped(4096)] = ""
-    stop_hook_active: bool | str = False
-
-    @property
-    def continuing(self) -> bool:
-        """True when Claude is already continuing because a Stop hook asked it to."""
-        return str(self.stop_hook_active).strip().lower() in ("true", "1")
-
-
 __all__ = [
     "CheckpointInput",
     "ContextInput",
     "DecisionInput",
     "InsightInput",
-    "Item",
     "LinkInput",
-    "LoadCheckpointInput",
-    "LoadContextInput",
-    "ObservePromptInput",
     "OutcomeInput",
-    "SearchByContextInput",
-    "SearchByTopicInput",
-    "SearchRecentInput",
     "SupersedeInput",
-    "TurnInput",
 ]

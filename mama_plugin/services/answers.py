@@ -28,7 +28,14 @@ from .evolution import chain, current_of
 from .freshness import is_auto, one_per_session, open_steps, outcomes_on_their_memory
 from .graph import traverse
 from .render import render
-from .retrieval import RETRIEVERS, EmbeddingModel, retrieve
+from .retrieval import (
+    DEFAULT,
+    MIN_CONFIDENCE,
+    RETRIEVERS,
+    EmbeddingModel,
+    Options,
+    retrieve,
+)
 
 ANSWER_TOKENS = 600  # the default answer's text, fence and header included (estimate_tokens)
 
@@ -83,10 +90,12 @@ def search_by_context(
     include_evolution: bool = True,
     include_evidence: bool = True,
     include_tensions: bool = True,
-    min_confidence: float = 0.0,
+    min_confidence: float = MIN_CONFIDENCE,
     retrievers: Sequence[str] = RETRIEVERS,
     record_usage: bool = True,
-    now: int | None = None,
+    as_of: int | None = None,
+    tags: Sequence[str] = (),
+    options: Options = DEFAULT,
     budget: int | None = ANSWER_TOKENS,
 ) -> ContextResult:
     """Hybrid search plus graph expansion; every decision is labelled current or superseded.
@@ -96,7 +105,9 @@ def search_by_context(
     bound); ``record_usage`` counts a use of each result told.
     """
     hits = retrieve(store, query, embedder=embedder, project=project, k=k, retrievers=retrievers,
-                    min_confidence=min_confidence, now=now)  # fmt: skip
+                    min_confidence=min_confidence, as_of=as_of, tags=tags,
+                    options=options)  # fmt: skip
+    updated = {h.memory.id: h.updated_by for h in hits if h.updated_by}
     ranked = outcomes_on_their_memory(store, [(h.memory, h.score) for h in hits])
     entries = one_per_session(_with_successors(store, ranked, k))
     used = ["keyword"] if "keyword" in retrievers else []
@@ -107,6 +118,8 @@ def search_by_context(
         item = _present(store, m, score, include_evidence, include_tensions)
         if collapsed:
             item["collapsed"] = collapsed
+        if m.id in updated:
+            item["updated_by"] = updated[m.id]
         primary.append(item)
     records = {m.id: m for m, _, _ in entries}
     every_chain = _chains(store, list(records.values())) if include_evolution else []

@@ -9,19 +9,24 @@
    scores keep the keyword evidence and add the semantic one (0.657).
 3. Session context: relevance flows to neighbouring memories of the same session and to the
    session's other memories (``_session_context``; 0.657 → 0.714).
-4. Ranking: :mod:`ranking` adjusts each score by confidence, outcome, recency, usage.
-Read-only. :mod:`answers` turns the ranked memories into what the search tools answer (the
-graph expansion and the story to read).
+4. Ranking: :mod:`ranking` adjusts each score by confidence, outcome, recency, usage, with
+   time measured at ``as_of`` from each memory's event time; memories dated after ``as_of``
+   did not exist yet and are left out.
+5. Signals (:mod:`signals`): a later version of the same fact ranks above the older one, which
+   is marked as updated; optionally, links to the top result and type pairs.
+``Options`` holds every choice the ablation in ``mama bench retrieval`` measures; ``DEFAULT``
+is what the figures kept. Read-only. :mod:`answers` turns the ranked memories into what the
+search tools answer (the graph expansion and the story to read).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..storage import MemoryRecord, Store, now_ms
-from . import ranking, vector_index
+from . import ranking, signals, vector_index
 
 RETRIEVERS = ("keyword", "vector")
 # Measured on LoCoMo-10 (docs/architecture.md, "Retrieval"): see the module docstring.
@@ -30,6 +35,8 @@ VECTOR_WEIGHT = 2.0
 NEIGHBOUR_WINDOW = 2
 NEIGHBOUR_WEIGHT = 0.3
 SESSION_WEIGHT = 0.2
+# search_by_context leaves out guesses by default (the design documents' min_confidence).
+MIN_CONFIDENCE = 0.6
 
 
 class EmbeddingModel(Protocol):
@@ -45,13 +52,39 @@ class EmbeddingModel(Protocol):
 
 
 @dataclass(frozen=True)
+class Options:
+    """Every ranking choice ``mama bench retrieval`` measures; ``DEFAULT`` is what it kept."""
+
+    vector_weight: float = VECTOR_WEIGHT
+    keyword_depth: int = CANDIDATES
+    vector_depth: int = CANDIDATES
+    neighbour_weight: float = NEIGHBOUR_WEIGHT
+    session_weight: float = SESSION_WEIGHT
+    # How many of a session's best relevances every member gains a share of (1: the best).
+    session_top: int = 1
+    updates: bool = True
+    links: bool = False
+    type_pairs: bool = False
+    last_use: bool = False
+    recency_boost: float = ranking.RECENCY_BOOST
+
+
+DEFAULT = Options()
+TODAY = Options(updates=False)  # the ranking before issue 16, for the ablation
+
+
+@dataclass(frozen=True)
 class Scored:
-    """A retrieved memory with its fused relevance, its final score and per-retriever ranks."""
+    """A retrieved memory with its fused relevance, its final score and per-retriever ranks.
+
+    ``updated_by`` names a later memory stating the same fact (``signals.later_versions``).
+    """
 
     memory: MemoryRecord
     relevance: float
     score: float
     ranks: dict[str, int]
+    updated_by: str | None = field(default=None)
 
 
 def retrieve(
@@ -63,19 +96,23 @@ def retrieve(
     k: int = 10,
     retrievers: Sequence[str] = RETRIEVERS,
     min_confidence: float = 0.0,
-    now: int | None = None,
+    as_of: int | None = None,
+    tags: Sequence[str] = (),
     query_vector: Sequence[float] | None = None,
+    options: Options = DEFAULT,
 ) -> list[Scored]:
     """The ``k`` best memories for ``query``, best first (no graph expansion).
 
+    ``as_of`` is the search's "now" in ms (default: the wall clock): recency is measured at it
+    and memories dated after it are left out. ``tags``: only memories carrying every one.
     ``query_vector`` is ``query`` already embedded by ``embedder`` (it is not embedded again).
     """
     unknown = set(retrievers) - set(RETRIEVERS)
     if unknown:
         raise ValueError(f"unknown retrievers {sorted(unknown)}; use {RETRIEVERS}")
-    depth = max(CANDIDATES, 4 * k)
     found: dict[str, list[tuple[int, float]]] = {}
     if "keyword" in retrievers:
+        depth = max(options.keyword_depth, 4 * k)
         hits = store.search.text_ranks(query, project=project, limit=depth)
         top = max((score for _, score in hits), default=0.0) or 1.0
         found["keyword"] = [(seq, score / top) for seq, score in hits]
@@ -84,37 +121,48 @@ def retrieve(
         if vector_index.has_vectors(store):
             if query_vector is None:
                 query_vector = embedder.embed([query])[0]
+            depth = max(options.vector_depth, 4 * k)
             hits = vector_index.knn(store, query_vector, depth, project=project)
-            found["vector"] = [(seq, VECTOR_WEIGHT * (1.0 - dist)) for seq, dist in hits]
+            found["vector"] = [(seq, options.vector_weight * (1.0 - dist)) for seq, dist in hits]
     relevance: dict[int, float] = {}
     ranks: dict[int, dict[str, int]] = {}
     for name, scored in found.items():
         for rank, (seq, value) in enumerate(scored, start=1):
             relevance[seq] = relevance.get(seq, 0.0) + value
             ranks.setdefault(seq, {})[name] = rank
-    relevance = _session_context(store, relevance, project)
-    fields = store.search.rank_fields(relevance)
-    now = now if now is not None else now_ms()
+    relevance = _session_context(store, relevance, project, options)
+    fields = store.search.rank_fields(relevance, tags=tags)
+    now = as_of if as_of is not None else now_ms()
+    scores = {
+        seq: ranking.adjusted(
+            relevance[seq], f, now, last_use=options.last_use, recency_boost=options.recency_boost
+        )
+        for seq, f in fields.items()
+        if f.confidence >= min_confidence and f.created_at <= now
+    }
     # Best score first; ties go to the newer memory, then the later row: one order for the
     # cut at k and for the answer.
-    final = sorted(
-        (
-            (ranking.adjusted(relevance[seq], f, now), -f.created_at, seq)
-            for seq, f in fields.items()
-            if f.confidence >= min_confidence
-        ),
-        key=lambda row: (-row[0], row[1], -row[2]),
-    )[:k]
-    memories = store.memories.get_by_seq(seq for _, _, seq in final)
+    order = sorted(scores, key=lambda seq: (-scores[seq], -fields[seq].created_at, -seq))
+    window = order[: max(2 * k, 20)]  # the signals may reorder what is near the cut
+    if options.links or options.type_pairs:
+        signals.boost_linked(store, window, scores, fields, now, options.links, options.type_pairs)
+    updated: dict[int, int] = {}
+    if options.updates:
+        updated = signals.later_versions(store, query, window, scores, fields)
+    final = sorted(window, key=lambda seq: (-scores[seq], -fields[seq].created_at, -seq))[:k]
+    memories = store.memories.get_by_seq([*final, *(updated[s] for s in final if s in updated)])
     return [
-        Scored(memories[seq], relevance[seq], score, ranks.get(seq, {}))
-        for score, _, seq in final
+        Scored(
+            memories[seq], relevance[seq], scores[seq], ranks.get(seq, {}),
+            memories[updated[seq]].id if seq in updated and updated[seq] in memories else None,
+        )
+        for seq in final
         if seq in memories
-    ]
+    ]  # fmt: skip
 
 
 def _session_context(
-    store: Store, relevance: dict[int, float], project: str | None
+    store: Store, relevance: dict[int, float], project: str | None, options: Options = DEFAULT
 ) -> dict[int, float]:
     """Let memories lend relevance to their neighbours in the same session.
 
@@ -122,7 +170,8 @@ def _session_context(
     follows its question; a decision sits among the checkpoints that led to it). Each
     candidate adds ``NEIGHBOUR_WEIGHT × 0.5^(d-1) × its relevance`` to the memories ``d ≤ 2``
     places before and after it in its session; then every memory gains
-    ``SESSION_WEIGHT × the best relevance in its session``.
+    ``SESSION_WEIGHT × the best relevance in its session`` (with ``options.session_top`` = n:
+    the mean of its n best).
     """
     sessions = store.search.session_order(relevance, project=project)
     if not sessions:
@@ -137,16 +186,17 @@ def _session_context(
         session, i = where[seq]
         members = sessions[session]
         for d in range(1, NEIGHBOUR_WINDOW + 1):
-            share = NEIGHBOUR_WEIGHT * 0.5 ** (d - 1) * value
+            share = options.neighbour_weight * 0.5 ** (d - 1) * value
             for j in (i - d, i + d):
                 if 0 <= j < len(members):
                     out[members[j]] = out.get(members[j], 0.0) + share
-    best: dict[str, float] = {}
+    tops: dict[str, list[float]] = {}
     for seq, value in out.items():
         if seq in where:
-            session = where[seq][0]
-            best[session] = max(best.get(session, 0.0), value)
+            tops.setdefault(where[seq][0], []).append(value)
+    n = max(1, options.session_top)
+    best = {session: sum(sorted(v, reverse=True)[:n]) / n for session, v in tops.items()}
     return {
-        seq: value + (SESSION_WEIGHT * best[where[seq][0]] if seq in where else 0.0)
+        seq: value + (options.session_weight * best[where[seq][0]] if seq in where else 0.0)
         for seq, value in out.items()
     }

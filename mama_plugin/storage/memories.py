@@ -116,7 +116,9 @@ class Memories(Repository):
             except apsw.ConstraintError as exc:
                 raise ValidationError([_memory_constraint(exc, memory_id)]) from None
             seq = self.conn.last_insert_rowid()
-            self._index(seq, layers["topic"], layers["content"], layers["reasoning"])
+            self._index(
+                seq, layers["topic"], layers["content"], layers["reasoning"], layers["tags"]
+            )
             self.conn.execute("INSERT INTO embedding_queue(seq) VALUES (?)", (seq,))
         redactions = Redactions()
         redactions.add(dict(found))
@@ -151,8 +153,9 @@ class Memories(Repository):
             )
             updated = self.require(memory_id)
             self._index(
-                updated.seq, updated.topic, updated.content, updated.reasoning, replace=True
-            )
+                updated.seq, updated.topic, updated.content, updated.reasoning, updated.tags,
+                replace=True,
+            )  # fmt: skip
             if {"topic", "content", "reasoning"} & set(changes):
                 self.conn.execute(
                     "INSERT OR IGNORE INTO embedding_queue(seq) VALUES (?)", (updated.seq,)
@@ -241,14 +244,17 @@ class Memories(Repository):
         topic: str,
         content: str,
         reasoning: dict[str, Any],
+        tags: Iterable[str] = (),
         *,
         replace: bool = False,
     ) -> None:
+        """Write the memory's full-text row; its tags are indexed with its topic (searchable)."""
         if replace:
             self.conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
+        labels = "\n".join([topic, *(str(t) for t in tags)]).strip()
         self.conn.execute(
             "INSERT INTO memories_fts(rowid, topic, content, reasoning) VALUES (?, ?, ?, ?)",
-            (seq, topic, content, reasoning_text(reasoning)),
+            (seq, labels, content, reasoning_text(reasoning)),
         )
 
     def get_many(self, memory_ids: Iterable[str]) -> dict[str, MemoryRecord]:

@@ -185,6 +185,9 @@ class RankFields(NamedTuple):
     status: str
     created_at: int
     times_used: int
+    type: str = ""
+    last_used: int | None = None
+    project: str = ""
 
 
 @dataclass

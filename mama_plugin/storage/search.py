@@ -76,19 +76,57 @@ class Search(Repository):
         row = self.conn.execute("SELECT count(*) FROM memories").fetchall()[0]
         return int(row[0] or 0)
 
-    def rank_fields(self, seqs: Iterable[int]) -> dict[int, RankFields]:
-        """The few columns ranking needs, without decoding any narrative JSON."""
+    def rank_fields(
+        self, seqs: Iterable[int], *, tags: Sequence[str] = ()
+    ) -> dict[int, RankFields]:
+        """The few columns ranking needs, without decoding any narrative JSON.
+
+        With ``tags``, only the memories that carry every one of them (exact, case-insensitive).
+        """
         wanted = list(dict.fromkeys(seqs))
+        wanted_tags = sorted({t.strip().lower() for t in tags if t.strip()})
+        having = "".join(
+            " AND EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE lower(value) = ?)"
+            for _ in wanted_tags
+        )
         out: dict[int, RankFields] = {}
         for start in range(0, len(wanted), 900):  # stay under SQLite's variable limit
             chunk = wanted[start : start + 900]
             rows = self.conn.execute(
-                "SELECT seq, confidence, outcome_status, status, created_at, times_used "
-                f"FROM memories WHERE seq IN ({','.join('?' * len(chunk))})",
-                chunk,
+                "SELECT seq, confidence, outcome_status, status, created_at, times_used, type, "
+                f"last_used, project FROM memories WHERE seq IN ({','.join('?' * len(chunk))})"
+                + having,
+                (*chunk, *wanted_tags),
             ).fetchall()
             for row in rows:
                 out[int(row[0])] = RankFields(*row)  # type: ignore[arg-type]
+        return out
+
+    def ids_of(self, seqs: Iterable[int]) -> dict[int, str]:
+        """The text id of each memory."""
+        wanted = list(dict.fromkeys(seqs))
+        out: dict[int, str] = {}
+        for start in range(0, len(wanted), 900):  # stay under SQLite's variable limit
+            chunk = wanted[start : start + 900]
+            rows = self.conn.execute(
+                f"SELECT seq, id FROM memories WHERE seq IN ({','.join('?' * len(chunk))})", chunk
+            ).fetchall()
+            out.update((int(seq), str(memory_id)) for seq, memory_id in rows)  # type: ignore[arg-type]
+        return out
+
+    def texts(self, seqs: Iterable[int]) -> dict[int, tuple[str, str]]:
+        """(topic, content) of each memory, without decoding any narrative JSON."""
+        wanted = list(dict.fromkeys(seqs))
+        out: dict[int, tuple[str, str]] = {}
+        for start in range(0, len(wanted), 900):  # stay under SQLite's variable limit
+            chunk = wanted[start : start + 900]
+            rows = self.conn.execute(
+                "SELECT seq, topic, content FROM memories "
+                f"WHERE seq IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ).fetchall()
+            for seq, topic, content in rows:
+                out[int(seq)] = (str(topic or ""), str(content or ""))  # type: ignore[arg-type]
         return out
 
     def session_order(
