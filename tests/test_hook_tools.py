@@ -78,7 +78,7 @@ def test_related_prompts_recall_and_the_rest_stay_silent(
             misses.append(prompt)
     # A smoke test (written with the code); the measure is `mama bench recall` on public data,
     # whose silence the prompt's weighted terms bought at the cost of some of these paraphrases.
-    assert noise == [] and len(misses) <= 6, misses
+    assert noise == [] and len(misses) <= 4, misses
 
 
 def test_a_recalled_decision_is_marked_with_its_evolution(
