@@ -74,7 +74,12 @@ class Scale:
 
 
 # Read off the calibration half of `mama bench recall` (the held-out half reports).
-SCALES = {"multilingual-e5-small-q4": Scale(floor=0.712, alone=0.25)}
+SCALES = {
+    "multilingual-e5-small-q4": Scale(floor=0.712, alone=0.25),
+    # English prompts only: on Korean, MiniLM's cosines say little (calibration: 0.566 → 0.641
+    # recall, silence 0.983 kept; 0.1 above the bar drops silence to 0.963).
+    "all-MiniLM-L6-v2": Scale(alone_latin=0.15),
+}
 WEIGHT_BAR = 0.4  # the share of the prompt's term weight a memory must hold
 # Most of the weight (STRONG_WEIGHT) lets a memory pass STRONG_BAND under the bar: a decision
 # embedded as its whole story sits lower in cosine than its own words say (MiniLM).
