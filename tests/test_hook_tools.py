@@ -71,7 +71,7 @@ def test_related_prompts_recall_and_the_rest_stay_silent(
             misses.append(prompt)
     # A smoke test (written with the code); the measure is `mama bench recall` on public data,
     # whose silence the prompt's weighted terms bought at the cost of some of these paraphrases.
-    assert noise == [] and len(misses) <= 6, misses
+    assert noise == [] and len(misses) <= 3, misses
 
 
 def test_a_recalled_decision_is_marked_with_its_evolution(
@@ -87,6 +87,21 @@ def test_a_recalled_decision_is_marked_with_its_evolution(
     assert "token refresh hit the database: p99 307 ms" in text
     assert "now replaced by" in text and "Server-side sessions in Redis" in text
     assert briefing.estimate_tokens(text) <= 300
+
+
+def test_the_issues_prompt_recalls_the_auth_chain(
+    store: Store, project: str, embedder: Embedder
+) -> None:
+    # Issue 12's example: a prompt about another service, in other words than the decision's.
+    load_labelled(store, project)
+    indexing.drain(store, embedder)
+    prompt = (
+        "Before I start on the payment service: which auth approach should it use under "
+        "heavy traffic?"
+    )
+    text = observe(Env(store, project, embedder), prompt)
+    assert "Server-side sessions in Redis" in text and "p99 41 ms" in text
+    assert "Use stateless JWT access tokens" in text and "FAILED" in text
 
 
 def test_keyword_recall_works_before_the_model_is_warm(store: Store, project: str) -> None:

@@ -9,8 +9,13 @@ import pytest
 from mama_plugin.bench import recall as bench_recall
 from mama_plugin.bench import recall_data
 from mama_plugin.config import Config
-from mama_plugin.services import briefing, indexing, recall
-from mama_plugin.services.memories import record_outcome, save_checkpoint, save_decision
+from mama_plugin.services import briefing, indexing, recall, recall_views
+from mama_plugin.services.memories import (
+    record_outcome,
+    save_checkpoint,
+    save_context,
+    save_decision,
+)
 from mama_plugin.storage import Store
 from mama_plugin.storage.fts import query_words, quoted
 from mama_plugin.text import matched_terms, search_terms, text_keys
@@ -221,3 +226,42 @@ def test_the_prompt_hook_does_not_repeat_itself_within_a_session(
     assert redis in ask("Should we switch the API back to JWT access tokens?", "one")
     assert ask("JWT access tokens for the API again?", "one") == "{}"
     assert redis in ask("JWT access tokens for the API again?", "two")
+
+
+# -- several views of a memory -----------------------------------------------------------
+
+
+class Counting:
+    """An embedding model that counts the texts it embeds (a word's letters as the vector)."""
+
+    name, dim = "counting", 26
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        self.texts += texts
+        return [[float(t.lower().count(chr(97 + i))) for i in range(26)] for t in texts]
+
+
+def test_a_memory_is_also_compared_as_its_topic_and_line(store: Store, project: str) -> None:
+    saved = save_decision(store, project, PRICE).memory
+    narrative = indexing.narrative_text(store, saved)
+    assert recall_views.views(saved, narrative) == ["price cache", PRICE["decision"]]
+    model, cache = Counting(), recall_views.ViewCache(size=8)
+    prompt = model.embed(["price cache"])[0]
+    best = recall_views.best_cosines(model, prompt, [(saved, narrative, 0.1)], cache)
+    assert best[saved.id] == pytest.approx(1.0)  # the topic view, not the narrative's 0.1
+    model.texts.clear()
+    recall_views.best_cosines(model, prompt, [(saved, narrative, 0.1)], cache)
+    assert model.texts == []  # embedded once per memory version
+    # A memory whose narrative is its content has no other view: nothing is embedded.
+    bare = save_context(store, project, {"topic": "", "content": "가격 캐시 TTL"}).memory
+    assert recall_views.views(bare, indexing.narrative_text(store, bare)) == []
+
+
+def test_meaning_alone_passes_an_english_prompt_with_minilm_only() -> None:
+    minilm = "all-MiniLM-L6-v2"
+    assert recall.judge(0.66, 0.0, 0, bar=0.5, model=minilm, korean=False)
+    assert not recall.judge(0.66, 0.0, 0, bar=0.5, model=minilm, korean=True)
+    assert not recall.judge(0.6, 0.0, 0, bar=0.5, model=minilm, korean=False)

@@ -31,6 +31,7 @@ from ..services import indexing, recall
 from ..services.memories import save_context
 from ..services.retrieval import EmbeddingModel
 from ..storage import Store
+from ..text import hangul
 from . import recall_today
 from .recall_data import Case, Labelled
 
@@ -90,7 +91,8 @@ def _ask_all(cases: Sequence[Case], ask: Callable[[str], list[str]]) -> Row:
     return Row("", injected, ms)
 
 
-Candidate = tuple[str, float | None, float, int, int]  # id, relevance, weight, matched, terms
+# id, relevance, weight, matched, terms, whether the prompt is Korean
+Candidate = tuple[str, float | None, float, int, int, bool]
 
 
 def _candidates(store: Store, prompt: str, embedder: EmbeddingModel | None) -> list[Candidate]:
@@ -106,6 +108,7 @@ def _candidates(store: Store, prompt: str, embedder: EmbeddingModel | None) -> l
             h.coverage,
             len(h.matched),
             len(found.words),
+            hangul(prompt),
         )
         for h in found.hits
     ]
@@ -114,9 +117,9 @@ def _candidates(store: Store, prompt: str, embedder: EmbeddingModel | None) -> l
 def _judged(candidates: list[Candidate], bar: float, model: str) -> list[str]:
     passed = [
         memory_id
-        for memory_id, relevant, weight, matched, terms in candidates
+        for memory_id, relevant, weight, matched, terms, korean in candidates
         if terms >= recall.MIN_TERMS
-        and recall.judge(relevant, weight, matched, bar=bar, model=model)
+        and recall.judge(relevant, weight, matched, bar=bar, model=model, korean=korean)
     ]
     return passed[: recall.MAX_HITS]
 

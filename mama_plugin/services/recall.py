@@ -25,7 +25,7 @@ under the bar holding most of it (``STRONG_WEIGHT``); with a model whose scale s
 (the model still loading, or none), on the weight and ``MIN_MATCHED`` terms. Measured by
 ``mama bench recall`` on public data beside the old rules (README, "Prompt recall").
 
-Nothing twice (:class:`Shown`): what the session start injected and what an earlier prompt of
+Nothing twice (:mod:`recall_session`): what the session start injected and what an earlier prompt of
 the same session injected is not injected again unless it changed (its row version moved).
 :func:`prompt_context` is the hook's one call: the hits, fenced as data within a token budget.
 Read-only.
@@ -34,23 +34,24 @@ Read-only.
 from __future__ import annotations
 
 import math
-import re
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config import Config
 from ..errors import MamaError
 from ..fence import TAG, defang
 from ..storage import MemoryRecord, Store
 from ..storage.fts import Terms
-from ..text import PREFIX, estimate_tokens, matched_terms, search_terms, text_keys
+from ..text import PREFIX, estimate_tokens, hangul, matched_terms, search_terms, text_keys
 from . import vector_index
-from .briefing import cached_brief, predecessors
+from .briefing import predecessors
 from .evolution import current_of
 from .indexing import narrative_text
+from .recall_session import SESSIONS as SESSIONS  # re-exported: the hook and tests use them
+from .recall_session import Sessions as Sessions
+from .recall_session import Shown
+from .recall_session import ids_in as ids_in
+from .recall_session import session_shown as session_shown
+from .recall_views import best_cosines
 from .render import clip, render
 from .retrieval import EmbeddingModel, retrieve
 
@@ -63,21 +64,31 @@ class Scale:
 
     ``floor``: the cosine its unrelated texts sit at (relevance = (cosine - floor) / (1 -
     floor)); ``alone``: how far above the bar meaning alone suffices, without the prompt's
-    words (None: never — MiniLM puts any Korean text near any other).
+    words (None: never — MiniLM puts any Korean text near any other); ``alone_latin``: the
+    same for a prompt with no Hangul (None: as ``alone``).
     """
 
     floor: float = 0.0
     alone: float | None = None
+    alone_latin: float | None = None  # the same for a prompt with no Korean in it
 
 
 # Read off the calibration half of `mama bench recall` (the held-out half reports).
-SCALES = {"multilingual-e5-small-q4": Scale(floor=0.712, alone=0.25)}
+SCALES = {
+    "multilingual-e5-small-q4": Scale(floor=0.712, alone=0.25),
+    # English prompts only: on Korean, MiniLM's cosines say little (calibration: 0.566 → 0.641
+    # recall, silence 0.983 kept; 0.1 above the bar drops silence to 0.963).
+    "all-MiniLM-L6-v2": Scale(alone_latin=0.15),
+}
 WEIGHT_BAR = 0.4  # the share of the prompt's term weight a memory must hold
 # Most of the weight (STRONG_WEIGHT) lets a memory pass STRONG_BAND under the bar: a decision
 # embedded as its whole story sits lower in cosine than its own words say (MiniLM).
 STRONG_WEIGHT = 0.75
 STRONG_BAND = 0.2
 MIN_MATCHED = 2  # with no vectors, at least this many of the prompt's terms
+# A memory's short views (topic, decision line) against a prompt of fewer terms say little:
+# "run the tests" sits near the topic "testing" on one word.
+VIEW_TERMS = 3
 MIN_TERMS = 2  # fewer terms ("yes", "go on", "ok do it") never recall anything
 MIN_TERM = 3  # an ASCII word shorter than this ("db", "ok") matches too much by accident
 DF_CAP = 2000  # a term in more memories than this weighs as if in this many
@@ -85,7 +96,6 @@ CANDIDATES = 10
 KNN_DEPTH = 50
 MAX_HITS = 3
 FENCE = TAG  # the tag the injected memories are fenced in, as data
-_ID = re.compile(r"\b(?:dec|chk|ins|ctx)_[0-9a-z]{6,}\b")
 
 
 @dataclass
@@ -141,16 +151,24 @@ def relevance(cosine: float, model: str) -> float:
 
 
 def judge(
-    relevant: float | None, weighted: float, matched: int, *, bar: float, model: str = ""
+    relevant: float | None,
+    weighted: float,
+    matched: int,
+    *,
+    bar: float,
+    model: str = "",
+    korean: bool = True,
 ) -> bool:
     """Whether a memory is related to a prompt (see the module docstring for the rules).
 
     ``relevant``: the cosine on the model's scale (None: no vectors); ``weighted``: the share
-    of the prompt's term weight (IDF) the memory holds; ``matched``: how many terms it holds.
+    of the prompt's term weight (IDF) the memory holds; ``matched``: how many terms it holds;
+    ``korean``: the prompt has Hangul in it.
     """
     if relevant is None:
         return matched >= MIN_MATCHED and weighted >= WEIGHT_BAR
-    alone = scale(model).alone
+    read = scale(model)
+    alone = read.alone if korean or read.alone_latin is None else read.alone_latin
     if alone is not None and relevant >= bar + alone:
         return True
     if relevant >= bar - STRONG_BAND and weighted >= STRONG_WEIGHT:
@@ -175,12 +193,14 @@ def recall(
     cosine_bar: float = COSINE_BAR,
     shown: Shown | None = None,
     judged: bool = True,
+    views: bool = True,
 ) -> Recall:
     """The memories of ``project`` that ``prompt`` clearly touches, best first.
 
     ``shown`` (this session's): a hit it already holds, unchanged, is left out (and listed in
     ``skipped``). Recording what was injected is the caller's (:func:`prompt_context`).
-    ``judged=False`` keeps every candidate (``mama bench recall`` judges them at many bars).
+    ``judged=False`` keeps every candidate (``mama bench recall`` judges them at many bars);
+    ``views=False`` reads the stored narrative's cosine only (:mod:`recall_views`).
     """
     terms = search_terms(prompt, min_length=MIN_TERM)
     found = Recall([t.rstrip("*") for t in terms])
@@ -208,17 +228,22 @@ def recall(
         near = dict(vector_index.knn(store, vector, KNN_DEPTH, project=project))
         cosines = {s.memory.id: 1.0 - near[s.memory.seq] for s in ranked if s.memory.seq in near}
     weight = weights(store, terms)
+    korean = hangul(prompt)
     total = sum(weight.values())
+    # Where work stood is for session start, not prompts.
+    told = [
+        (s.memory, narrative_text(store, s.memory)) for s in ranked if s.memory.type != "checkpoint"
+    ]
+    if vector is not None and embedder is not None and views and len(terms) >= VIEW_TERMS:
+        cosines = best_cosines(embedder, vector, [(m, n, cosines.get(m.id)) for m, n in told])
     hits: list[Hit] = []
-    for scored in ranked:
-        memory = scored.memory
-        if memory.type == "checkpoint":  # where work stood is for session start, not prompts
-            continue
-        matched = matched_terms(terms, text_keys(narrative_text(store, memory)))
+    for memory, narrative in told:
+        matched = matched_terms(terms, text_keys(narrative))
         held = sum(weight[t] for t in matched) / total
         cosine = cosines.get(memory.id)
         relevant = None if vector is None else relevance(cosine or 0.0, model)
-        if not judged or judge(relevant, held, len(matched), bar=cosine_bar, model=model):
+        passed = judge(relevant, held, len(matched), bar=cosine_bar, model=model, korean=korean)
+        if not judged or passed:
             shown_terms = [t.removesuffix(PREFIX) for t in matched]
             hits.append(Hit(memory, memory, cosine, held, shown_terms))
     _chains(store, hits, found, max_hits, shown)
@@ -245,72 +270,6 @@ def _chains(
         found.hits.append(hit)
         if len(found.hits) >= max_hits:
             break
-
-
-class Shown:
-    """What one session has been shown: memory id → row version (thread-safe)."""
-
-    def __init__(self, ids: Iterable[str] = ()) -> None:
-        self._lock = threading.Lock()
-        self._versions: dict[str, int | None] = dict.fromkeys(ids)  # None: any version
-
-    def holds(self, memories: dict[str, int]) -> bool:
-        """Whether every one of ``memories`` was shown already, at that version."""
-        with self._lock:
-            return all(
-                memory_id in self._versions and self._versions[memory_id] in (None, version)
-                for memory_id, version in memories.items()
-            )
-
-    def add(self, memories: dict[str, int]) -> None:
-        with self._lock:
-            self._versions.update(memories)
-
-
-class Sessions:
-    """The :class:`Shown` of each session this process served (the newest ``limit``)."""
-
-    def __init__(self, limit: int = 64) -> None:
-        self._lock = threading.Lock()
-        self._limit = limit
-        self._sessions: OrderedDict[str, Shown] = OrderedDict()
-
-    def get(self, session_id: str, started: Callable[[], str | None]) -> Shown:
-        """The session's record; a new one starts with the ids ``started()`` names (the text
-        the session start injected)."""
-        with self._lock:
-            known = self._sessions.get(session_id)
-        if known is None:
-            fresh = Shown(ids_in(started() or ""))
-            with self._lock:
-                known = self._sessions.setdefault(session_id, fresh)
-                while len(self._sessions) > self._limit:
-                    self._sessions.popitem(last=False)
-        with self._lock:
-            if session_id in self._sessions:
-                self._sessions.move_to_end(session_id)
-        return known
-
-
-SESSIONS = Sessions()  # one per process: each Claude Code session runs its own server
-
-
-def session_shown(store: Store, project: str, session_id: str, config: Config) -> Shown | None:
-    """This session's :class:`Shown`, started from the session start's brief (None: no session).
-
-    The brief is read once, at the session's first prompt: the cached session-start text is
-    what the session start injected until a turn ends and refreshes it.
-    """
-    if not session_id:
-        return None
-
-    def started() -> str | None:
-        try:
-            return cached_brief(store, project, config, "startup")
-        except MamaError:
-            return None
-
-    return SESSIONS.get(session_id, started)
 
 
 def _excerpt(m: MemoryRecord, limit: int) -> dict[str, Any]:
@@ -385,8 +344,3 @@ def _defang(value: Any) -> Any:
     if isinstance(value, list):
         return [_defang(v) for v in value]
     return value
-
-
-def ids_in(text: str) -> list[str]:
-    """The memory ids a rendered text names (``dec_…``, ``chk_…``, ``ins_…``, ``ctx_…``)."""
-    return _ID.findall(text or "")
