@@ -38,4 +38,7 @@ def test_a_saved_decision_is_embedded_and_the_next_first_prompt_recalls_it_by_me
         pytest.skip(f"the model took over {hook_tools.EMBEDDER_WAIT_S} s to load (load "
                     f"average {os.getloadavg()[0]:.1f}): the prompt fell back to keywords")  # fmt: skip
     assert run.first_prompt_path == "vectors", run
-    assert run.injected, run  # in the UserPromptSubmit context Claude Code sent the model
+    # The decision reached the model on the first request: the session start tells a project's
+    # decisions, and the prompt hook never repeats what the session start told (nothing twice);
+    # how often a paraphrase alone is recalled is `mama bench recall`'s business.
+    assert run.injected or run.told_at_start, run

@@ -7,7 +7,7 @@ is missing for the whole run — no MAMA tools for the model, and the UserPrompt
 ``--plugin-dir`` on this checkout and once without, each in a fresh HOME, taking turns, and
 with Claude Code's default settings (no ``MCP_CONNECTION_NONBLOCKING``). With the plugin it
 records per run whether the first model request listed MAMA's tools, whether the
-UserPromptSubmit hook injected the decision seeded in the store (the prompt is about it), and
+UserPromptSubmit hook injected the insight seeded in the store (the prompt is about it), and
 whether the Stop hook wrote the session's rolling checkpoint.
 """
 
@@ -31,7 +31,7 @@ from typing import Any
 from ..config import Config
 from ..errors import MamaError
 from ..project import project_key
-from ..services.memories import save_decision
+from ..services.memories import save_insight
 from ..storage import Store
 from .latency import percentile
 from .phases import PHASES, marks, phases
@@ -41,12 +41,14 @@ CLAUDE = ROOT / ".tools" / "node_modules" / ".bin" / "claude"
 FAKE = ROOT / "tests" / "fake_anthropic.py"
 TOOL_PREFIX = "mcp__plugin_mama_mama__"
 RUN_TIMEOUT_S = 120
+# An insight, not a decision: the session start tells the project's decisions, and the prompt
+# hook never repeats what the session start told (issue 12, "nothing twice").
 DECISION = {
     "topic": "auth_strategy",
-    "decision": "Use stateless JWT access tokens for API auth",
-    "reasoning": "no session store to run: the API must serve 10K req/s on two nodes",
+    "content": "Use stateless JWT access tokens for API auth: no session store to run, and the "
+    "API must serve 10K req/s on two nodes",
 }
-PROMPT = "Should the new API use JWT tokens for auth?"
+PROMPT = "Should the API use stateless JWT access tokens for auth?"
 OBSERVED = re.compile(r"observe_prompt answered in (\d+) ms \((\d+) ms waiting")
 RECALLED = re.compile(r"observe_prompt: \d+ memories recalled by (vectors|keywords)")
 
@@ -99,7 +101,7 @@ def seed(mama_home: Path, project: Path) -> None:
     project.mkdir(parents=True, exist_ok=True)
     config = Config(mama_home)
     with Store.open(config=config) as store:
-        save_decision(store, project_key(project), DECISION)
+        save_insight(store, project_key(project), DECISION)
     with contextlib.suppress(MamaError):  # no local extra: keyword search, nothing to build
         resolve_model(config)
 
@@ -160,7 +162,7 @@ def run_once(home: Path, project: Path, mama_home: Path, *, plugin: bool) -> Run
         names = [t.get("name", "") for t in first.get("tools", [])]
         run.tools_on_first_request = any(n.startswith(TOOL_PREFIX) for n in names)
         context = _injected(first)
-        run.prompt_hook_injected = "<mama-memory>" in context and DECISION["decision"] in context
+        run.prompt_hook_injected = "<mama-memory>" in context and "stateless JWT" in context
         run.stop_checkpoint_written = _checkpoint_written(mama_home, session_id)
         if log.exists():
             with log.open("rb") as lines:
@@ -229,7 +231,7 @@ def _report(
         f"claude -p with the default settings, {n} runs with MAMA and {n} without (taking "
         "turns, fake model):\n"
         f"  MAMA's tools on the first model request: {data['tools_on_first_request']}/{n}\n"
-        f"  UserPromptSubmit (observe_prompt) injected the seeded decision: "
+        f"  UserPromptSubmit (observe_prompt) injected the seeded insight: "
         f"{data['prompt_hook_injected']}/{n} (by vectors: {data['prompt_by_vectors']}/{n})\n"
         f"  Stop (checkpoint_turn) wrote the rolling checkpoint: "
         f"{data['stop_checkpoint_written']}/{n}\n"

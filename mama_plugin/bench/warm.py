@@ -95,6 +95,7 @@ class Run:
     first_prompt_path: str | None
     model_wait_s: float | None  # how long observe_prompt waited for the model
     injected: bool  # the decision was in the UserPromptSubmit context Claude Code sent
+    told_at_start: bool  # or the session start told it (the prompt hook never repeats)
     keyword_baseline: bool  # the same prompt, keywords only, on the same store, recalls it
     wall_s: tuple[float, float]  # each session's claude -p wall time
 
@@ -292,6 +293,7 @@ def one_run(index: int, model: Path, *, wait: bool = False, plugin: Path = ROOT)
             first_prompt_path=path,
             model_wait_s=waited,
             injected=decision["decision"] in context,
+            told_at_start=decision["decision"] in injected(first, "SessionStart"),
             keyword_baseline=decision["decision"] in baseline.text,
             wall_s=(round(first_s, 2), round(second_s, 2)),
         )
