@@ -53,7 +53,7 @@ def python_regex(go: str) -> str:
 
 
 def _without_lead(pattern: str) -> str:
-    """Drop the optional, lazy identifier prefix most keyword rules open with.
+    r"""Drop the optional, lazy identifier prefix most keyword rules open with.
 
     ``[\w.-]{0,50}?`` matches nothing the secret group needs (it only widens the match to
     the left); RE2 scans it in linear time, Python's backtracking retries it 50 times at every
