@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from . import __version__
+
 log = logging.getLogger("mama.server")
 # What mcp 2.3.0 negotiates through initialize; any other offer gets the newest.
 PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -65,6 +67,17 @@ def request(line: bytes) -> Request | Problem | None:
 def protocol_version(offered: Any) -> str:
     """The version answered to ``initialize``: the offered one if known, else the newest."""
     return offered if offered in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1]
+
+
+def initialize_result(offered: Any, instructions: str) -> dict[str, Any]:
+    """MAMA's answer to ``initialize``: the version (:func:`protocol_version`), its tools that
+    may change (``listChanged``), its name and ``instructions``."""
+    return {
+        "protocolVersion": protocol_version(offered),
+        "capabilities": {"tools": {"listChanged": True}},
+        "serverInfo": {"name": "mama", "version": __version__},
+        "instructions": instructions,
+    }
 
 
 def tool_result(text: str, *, error: bool) -> dict[str, Any]:

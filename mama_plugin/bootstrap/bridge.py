@@ -27,8 +27,7 @@ import time
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .. import __version__
-from ..jsonrpc import METHOD_NOT_FOUND, Problem, protocol_version, request, tool_result
+from ..jsonrpc import METHOD_NOT_FOUND, Problem, initialize_result, request, tool_result
 from . import paths, pending
 from .run import spawn_catchup, spawn_detached
 
@@ -133,16 +132,7 @@ class Bridge:
         ident, method, params = found.ident, found.method, found.params
         if method == "initialize":
             self.init_line, self.init_id = line, ident
-            version = protocol_version(params.get("protocolVersion"))
-            self.reply(
-                ident,
-                {
-                    "protocolVersion": version,
-                    "capabilities": {"tools": {"listChanged": True}},
-                    "serverInfo": {"name": "mama", "version": __version__},
-                    "instructions": INSTRUCTIONS,
-                },
-            )
+            self.reply(ident, initialize_result(params.get("protocolVersion"), INSTRUCTIONS))
         elif method == "ping":
             self.reply(ident, {})
         elif method == "tools/list":

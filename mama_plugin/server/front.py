@@ -32,7 +32,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO, NoReturn, cast
 
-from .. import __version__
 from ..config import Config, mama_home
 from ..jsonrpc import (
     INVALID_PARAMS,
@@ -40,7 +39,7 @@ from ..jsonrpc import (
     METHOD_NOT_FOUND,
     LineSession,
     Problem,
-    protocol_version,
+    initialize_result,
     request,
 )
 from ..jsonrpc import (
@@ -139,19 +138,10 @@ class Front(LineSession):
         info = params.get("clientInfo")
         name = info.get("name") if isinstance(info, dict) else None
         self.client = name if isinstance(name, str) else None
-        version = protocol_version(params.get("protocolVersion"))
-        self.reply(
-            ident,
-            {
-                "protocolVersion": version,
-                "capabilities": {"tools": {"listChanged": True}},
-                "serverInfo": {"name": "mama", "version": __version__},
-                "instructions": instructions(
-                    self.exposure().listed(self.client),
-                    enabled=self.config.project_enabled(self.project),
-                ),
-            },
+        told = instructions(
+            self.exposure().listed(self.client), enabled=self.config.project_enabled(self.project)
         )
+        self.reply(ident, initialize_result(params.get("protocolVersion"), told))
         self.warm_up()
 
     def exposure(self) -> Exposure:
