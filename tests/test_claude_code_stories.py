@@ -15,9 +15,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import re
 import signal
 import subprocess
+import tempfile
+import threading
 import time
 import uuid
 from collections import Counter
@@ -29,8 +32,11 @@ import pytest
 from fake_anthropic import FakeAnthropic, claude_env, text, tool_use
 from test_claude_code import CLAUDE, ROOT, RUN_TIMEOUT_S, SERVER, needs_claude, result_of
 from test_claude_code_hooks import injected
+from test_claude_code_recall import _prompt_context
 
+from mama_plugin.bench.stream import next_result, read_events
 from mama_plugin.config import Config
+from mama_plugin.errors import MamaError
 
 pytestmark = needs_claude
 T = f"{SERVER}__"
@@ -45,7 +51,7 @@ FENCE = re.compile(r"<mama-memory>\n(.*?)\n</mama-memory>", re.S)
 
 @dataclass
 class Session:
-    """One finished ``claude -p`` run of a story: its id and what its model was sent."""
+    """One finished ``claude`` run of a story: its id and what its model was sent."""
 
     id: str
     fake: FakeAnthropic
@@ -53,52 +59,99 @@ class Session:
     @property
     def start(self) -> str:
         """MAMA's session start in the first request: its header to its pointer ("" if none)."""
-        found = re.search(r"MAMA — .*?</mama-memory>\n[^\n]*",
-                          injected(self.fake.main_requests[0], "SessionStart"), re.S)  # fmt: skip
-        return found.group(0) if found else ""
+        return start_of(self.fake.main_requests[0])
 
-    def starts(self) -> int:
-        """How many copies of MAMA's session start the first request holds."""
-        body = json.dumps(self.fake.main_requests[0]["messages"], ensure_ascii=False)
+    def starts(self, request: int = 0) -> int:
+        """How many copies of MAMA's session start a request (the first) holds."""
+        body = json.dumps(self.fake.main_requests[request]["messages"], ensure_ascii=False)
         return body.count("SessionStart hook additional context: MAMA")
+
+    def asked(self, words: str) -> dict[str, Any]:
+        """The first request that carries the user's prompt ``words``."""
+        for request in self.fake.main_requests:
+            if words in json.dumps(request["messages"], ensure_ascii=False):
+                return request
+        raise AssertionError(f"no request carries the prompt {words!r}")
+
+
+def start_of(request: dict[str, Any]) -> str:
+    """MAMA's session start in ``request``: its header to its pointer ("" if none)."""
+    found = re.search(r"MAMA — .*?</mama-memory>\n[^\n]*", injected(request, "SessionStart"), re.S)
+    return found.group(0) if found else ""
 
 
 class Story:
-    """A project that sessions run in, one after another."""
+    """A project that sessions run in, one after another (``name``: the project's folder).
 
-    def __init__(self, tmp_path: Path) -> None:
+    Stories made with one ``tmp_path`` share HOME and MAMA_HOME: two projects, one store.
+    """
+
+    def __init__(self, tmp_path: Path, name: str = "project") -> None:
         if not CLAUDE.exists():
             pytest.fail("run scripts/setup.sh --dev: it installs Claude Code into .tools/")
-        self.home, self.project = tmp_path / "home", tmp_path / "project"
+        self.home, self.project = tmp_path / "home", tmp_path / name
         self.home.mkdir(exist_ok=True)
         self.project.mkdir(exist_ok=True)
         self.sessions: list[Session] = []
 
-    def run(self, prompt: str, script: list[dict[str, Any]], *, resume: str = "") -> Session:
-        """Run one session (``resume``: continue that session) and return it."""
+    def run(
+        self, prompt: str | list[str], script: list[dict[str, Any]], *, resume: str = ""
+    ) -> Session:
+        """Run one session (``resume``: continue that session) and return it.
+
+        A list of prompts is one session of several user turns (``--input-format
+        stream-json``), each sent when the turn before it has its result, as a user types.
+        """
         sid = resume or str(uuid.uuid4())
         where = ["--resume", sid] if resume else ["--session-id", sid]
-        command = [str(CLAUDE), "-p", prompt, *where, "--plugin-dir", str(ROOT),
-                   "--allowedTools", ALLOWED]  # fmt: skip
-        with FakeAnthropic(script) as fake:
+        turns = [prompt] if isinstance(prompt, str) else prompt
+        streamed = ["--input-format", "stream-json", "--output-format", "stream-json",
+                    "--verbose"]  # fmt: skip
+        command = [str(CLAUDE), "-p", *([prompt] if isinstance(prompt, str) else streamed),
+                   *where, "--plugin-dir", str(ROOT), "--allowedTools", ALLOWED]  # fmt: skip
+        with FakeAnthropic(script) as fake, tempfile.TemporaryFile("w+") as err:
             started = time.monotonic()
             proc = subprocess.Popen(command, cwd=self.project, env=claude_env(fake, self.home),
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=err, text=True, start_new_session=True)  # fmt: skip
             try:
-                out, err = proc.communicate(timeout=RUN_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
+                out = _talk(proc, [] if isinstance(prompt, str) else turns)
+            except (subprocess.TimeoutExpired, MamaError) as exc:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
-                out, err = proc.communicate()
-                pytest.fail(f"claude -p ran over {RUN_TIMEOUT_S} s\n{out}\n{err}")
+                proc.wait()
+                err.seek(0)
+                pytest.fail(f"claude -p: {exc}\n{err.read()}")
+            finally:
+                for pipe in (proc.stdin, proc.stdout):
+                    with contextlib.suppress(OSError):
+                        pipe.close()  # type: ignore[union-attr]
+            err.seek(0)
+            errors = err.read()
         label = f"{len(self.sessions) + 1}{' (resumed)' if resume else ''}"
-        print(f"session {label}: {time.monotonic() - started:.2f} s, {prompt!r}")
+        print(f"session {label}: {time.monotonic() - started:.2f} s, {turns!r}")
         if proc.returncode != 0:
-            pytest.fail(f"claude -p exited {proc.returncode}\nstdout: {out}\nstderr: {err}")
+            pytest.fail(f"claude -p exited {proc.returncode}\nstdout: {out}\nstderr: {errors}")
         session = Session(sid, fake)
         self.sessions.append(session)
         return session
+
+
+def _talk(proc: subprocess.Popen[str], turns: list[str]) -> str:
+    """Send each of ``turns`` once the one before it has its result; Claude Code's output."""
+    assert proc.stdin is not None and proc.stdout is not None
+    if not turns:
+        return str(proc.communicate(timeout=RUN_TIMEOUT_S)[0])
+    events: queue.Queue[dict[str, Any] | None] = queue.Queue()
+    threading.Thread(target=read_events, args=(proc.stdout, events), daemon=True).start()
+    for words in turns:
+        line = {"type": "user", "message": {"role": "user", "content": words}}
+        proc.stdin.write(json.dumps(line) + "\n")
+        proc.stdin.flush()
+        next_result(events, RUN_TIMEOUT_S)
+    proc.stdin.close()
+    proc.wait(timeout=RUN_TIMEOUT_S)
+    return ""
 
 
 def tokens(words: str) -> int:
@@ -239,3 +292,262 @@ def test_a_korean_session_comes_back_in_its_own_words(tmp_path: Path) -> None:
     assert "Changed app/cache.py:1-11 (created)" in memory
     assert "failed (스모크 테스트): exit 7, 연결 거부: 포트 8765" in memory
     assert "Since then: one session searched memory." in memory
+
+
+JWT_DECISION = {
+    "topic": "auth_strategy",
+    "decision": "Use stateless JWT access tokens for API auth",
+    "reasoning": {
+        "primary": "no session store to run: the API serves 10K req/s on two nodes",
+        "alternatives_considered": [
+            {"option": "Server-side sessions in Redis", "rejected_because": "one more service"}
+        ],
+    },
+    "confidence": 0.7,
+    "next_steps": [{"step": "Load test the API at 10K req/s", "priority": "HIGH"}],
+}
+REDIS_DECISION = {
+    "topic": "auth_strategy",
+    "decision": "Server-side sessions in Redis for API auth",
+    "reasoning": "refresh without a DB round trip: p99 41 ms at 10K req/s in the load test",
+    "confidence": 0.8,
+    "tension": {"risks": ["Redis is a single point of failure until Sentinel runs"]},
+    "next_steps": [{"step": "Set up Redis Sentinel", "priority": "HIGH"}],
+}
+CACHE_DECISION = {
+    "topic": "price_cache",
+    "decision": "Cache prices in-process with a 60 s TTL",
+    "reasoning": "prices change hourly; the upstream API allows 10 calls a minute",
+}
+PAYMENT = "Before I start on the payment service: which auth approach should it use under heavy traffic?"
+LOAD_TEST = "sh -c 'echo \"p99 307 ms at 10K req/s: token refresh hits the DB\" >&2; exit 1'"
+
+
+def saved(session: Session, tool: str) -> str:
+    """The id the model's call of ``tool`` saved (its answer is "Saved decision dec_… …")."""
+    for request in session.fake.main_requests[1:]:
+        with contextlib.suppress(AssertionError):
+            answer = result_of(request, T + tool)
+            assert not answer["is_error"], answer["text"]
+            found = re.search(r"\b(?:dec|chk)_[a-z0-9]+", answer["text"])
+            assert found, answer["text"]
+            return found.group(0)
+    raise AssertionError(f"no answer of {tool}")
+
+
+def the_chain(memory: str, current: str, failed: str) -> None:
+    """``memory`` tells the current decision over its FAILED predecessor, with the numbers."""
+    line = re.search(
+        rf"D\d {current} \[auth_strategy\]: Server-side sessions in Redis[^\n]*", memory
+    )
+    assert line, memory
+    assert f" > Use stateless JWT access tokens for API auth ({failed}) (0.8) — FAILED: " in (
+        line.group(0)
+    ), line.group(0)
+    assert "p99 307 ms at 10K req/s" in line.group(0), line.group(0)
+
+
+@full_only
+def test_a_failed_decision_comes_back_under_the_decision_that_replaced_it(tmp_path: Path) -> None:
+    story = Story(tmp_path)
+    first = story.run("Record our API auth decision: stateless JWT", [
+        tool_use(T + "save_decision", JWT_DECISION),
+        text("Saved the auth decision. Next: load test the API at 10K req/s."),
+    ])  # fmt: skip
+    jwt = saved(first, "save_decision")
+    second = story.run("Load test the auth at 10K req/s", [
+        bash(LOAD_TEST, "Load test the API at 10K req/s"),
+        tool_use(T + "evolve_outcome", {"memory_id": jwt, "outcome": "FAILED",
+                                        "details": "token refresh hit the DB: p99 307 ms at 10K req/s"}),
+        tool_use(T + "evolve_supersede", {**REDIS_DECISION, "supersedes": jwt}),
+        text("JWT failed the load test (p99 307 ms at 10K req/s); I replaced it with Redis "
+             "sessions. Next: set up Redis Sentinel, then run the load test again."),
+    ])  # fmt: skip
+    redis = saved(second, "evolve_supersede")
+    third = story.run("auth for a high-traffic service?", [text("Redis sessions, as decided.")])
+    memory = told(third.start, budget=600)
+    print(memory)
+    the_chain(memory, redis, jwt)
+    assert "What I did (" in memory and "Load test the auth at 10K req/s" in memory
+    assert "failed (Load test the API at 10K req/s): exit 1, p99 307 ms" in memory
+    assert "Next step: set up Redis Sentinel, then run the load test again (HIGH)" in memory
+    assert "Redis is a single point of failure until Sentinel runs" in memory
+    assert "FAILED" not in injected(third.fake.main_requests[0], "UserPromptSubmit")
+    # Later work on another topic: its start tells that work; a related prompt gets the chain.
+    (story.project / "app").mkdir()
+    story.run("Add a TTL cache to the price service", [
+        write(story.project / "app" / "cache.py", CACHE),
+        tool_use(T + "save_decision", CACHE_DECISION),
+        text("Added a TTL cache in app/cache.py. Next: bound its size."),
+    ])  # fmt: skip
+    fifth = story.run([PAYMENT, "fix the typo in the README"],
+                      [text("Redis sessions."), text("Fixed.")])  # fmt: skip
+    print(fifth.start)
+    assert redis not in fifth.start and "TTL cache" in fifth.start
+    related = _prompt_context(fifth.asked(PAYMENT))
+    print(related)
+    assert redis in related and jwt in related and "FAILED" in related, related
+    assert "p99 307 ms" in related
+    assert _prompt_context(fifth.asked("fix the typo in the README")) == ""
+
+
+@full_only
+def test_clear_tells_the_work_just_done_once(tmp_path: Path) -> None:
+    story = Story(tmp_path)
+    (story.project / "app").mkdir()
+    story.run("Record our API auth decision: stateless JWT", [
+        tool_use(T + "save_decision", JWT_DECISION), text("Saved."),
+    ])  # fmt: skip
+    failing = "sh -c 'echo \"FAILED tests/test_cache.py::test_expiry - assert 1 == None\"; exit 1'"
+    session = story.run(["Add a TTL cache to the price service", "/clear", "go on"], [
+        write(story.project / "app" / "cache.py", CACHE),
+        bash(failing, "Run the cache tests"),
+        text("Added app/cache.py; test_expiry fails: expired entries are still returned. "
+             "Next: compare the expiry with time.monotonic() in get()."),
+        text("Going on with get()."),
+    ])  # fmt: skip
+    before, after = session.fake.main_requests[0], session.asked("go on")
+    told(start_of(before), budget=600)
+    memory = told(start_of(after), budget=600)
+    print(memory)
+    assert session.starts(session.fake.main_requests.index(after)) == 1
+    assert "Add a TTL cache to the price service" in memory
+    assert "Changed app/cache.py:1-11 (created)" in memory
+    assert "Where I stopped: Run the cache tests had just failed (exit 1)" in memory
+    assert "failed (Run the cache tests): exit 1, FAILED tests/test_cache.py::test_expiry" in memory
+    assert "Next step: compare the expiry with time.monotonic() in get() (HIGH)" in memory
+    sent_after = json.dumps(after["messages"], ensure_ascii=False)
+    assert "test_expiry fails: expired entries" in sent_after  # in MAMA's start only
+    assert sent_after.count("test_expiry fails: expired entries") == 1
+    assert _prompt_context(after) == ""
+
+
+@full_only
+def test_compaction_keeps_the_work_in_progress(tmp_path: Path) -> None:
+    story = Story(tmp_path)
+    (story.project / "app").mkdir()
+    failing = "sh -c 'echo \"FAILED tests/test_cache.py::test_expiry - assert 1 == None\"; exit 1'"
+    summary = ("<analysis>The user asked for a TTL cache.</analysis>\n<summary>1. Added "
+               "app/cache.py with a TTL cache; test_expiry fails.</summary>")  # fmt: skip
+    session = story.run(["Add a TTL cache to the price service", "/compact", "go on"], [
+        write(story.project / "app" / "cache.py", CACHE),
+        bash(failing, "Run the cache tests"),
+        text("Added app/cache.py; test_expiry fails. Next: compare the expiry with "
+             "time.monotonic() in get()."),
+        text(summary),
+        text("Going on with get()."),
+    ])  # fmt: skip
+    after = session.asked("go on")
+    memory = told(start_of(after), budget=300)
+    print(memory)
+    assert session.starts(session.fake.main_requests.index(after)) == 1
+    assert "Where I stopped: Run the cache tests had just failed (exit 1)" in memory
+    assert "Next step: compare the expiry with time.monotonic() in get() (HIGH)" in memory
+    assert _prompt_context(after) == ""
+    nxt = story.run("hello", [text("Hi.")])
+    memory = told(nxt.start, budget=600)
+    print(memory)
+    assert "Changed app/cache.py:1-11 (created)" in memory
+    assert "failed (Run the cache tests): exit 1" in memory
+    assert "Next step: compare the expiry with time.monotonic() in get() (HIGH)" in memory
+
+
+@full_only
+def test_a_second_project_in_the_same_store_hears_nothing_of_the_first(tmp_path: Path) -> None:
+    auth = Story(tmp_path, "auth-service")
+    first = auth.run("Record our API auth decision: stateless JWT", [
+        tool_use(T + "save_decision", JWT_DECISION),
+        text("Saved the auth decision. Next: load test the API at 10K req/s."),
+    ])  # fmt: skip
+    jwt = saved(first, "save_decision")
+    billing = Story(tmp_path, "billing")
+    other = billing.run(["auth for a high-traffic service?", "search memory for auth"], [
+        text("Let me think."),
+        tool_use(T + "search_by_context", {"query": "auth strategy JWT tokens"}),
+        text("Nothing recorded here."),
+    ])  # fmt: skip
+    assert other.start == "" and injected(other.fake.main_requests[0], "SessionStart") == ""
+    assert _prompt_context(other.asked("auth for a high-traffic service?")) == ""
+    found = result_of(other.fake.main_requests[-1], T + "search_by_context")
+    print(found["text"])
+    assert jwt not in found["text"] and "JWT" not in found["text"], found["text"]
+    (billing.project / "app").mkdir()
+    billing.run("Add invoice numbering", [
+        write(billing.project / "app" / "invoice.py", "def number(n):\n    return f'INV-{n:06d}'\n"),
+        text("Added app/invoice.py. Next: reset numbering every year."),
+    ])  # fmt: skip
+    memory = told(billing.run("hello", [text("Hi.")]).start, budget=600)
+    print(memory)
+    assert "invoice" in memory and jwt not in memory and "auth" not in memory.lower()
+    back = told(auth.run("hello", [text("Hi.")]).start, budget=600)
+    print(back)
+    assert jwt in back and "invoice" not in back.lower()
+
+
+@full_only
+def test_a_search_and_a_save_after_the_work_leave_the_resume_point(tmp_path: Path) -> None:
+    story = Story(tmp_path)
+    (story.project / "app").mkdir()
+    smoke = "sh -c 'echo \"curl: (7) Failed to connect to localhost port 8765\" >&2; exit 7'"
+    story.run("Add a TTL cache to the price service and smoke test it", [
+        tool_use("TaskCreate", {"subject": "Bound the cache's size", "description": "LRU, 1,000"}),
+        write(story.project / "app" / "cache.py", CACHE),
+        bash(smoke, "Smoke test the price service"),
+        text("Added the TTL cache in app/cache.py; the smoke test failed: nothing listens on "
+             "port 8765. Next: start the price service on port 8765."),
+    ])  # fmt: skip
+    story.run(["/mama:search cache decisions", "/mama-save"], [
+        tool_use(T + "search_by_context", {"query": "cache decisions"}),
+        text("No cache decision is recorded yet."),
+        tool_use("Skill", {"skill": "mama:save"}),
+        tool_use(T + "save_checkpoint", {
+            "summary": "Looked up the cache decisions in memory; none recorded",
+            "what_was_done": ["searched MAMA for cache decisions"]}),
+        text("Saved a checkpoint."),
+    ])  # fmt: skip
+    third = story.run("where were we?", [text("At the smoke test.")])
+    memory = told(third.start, budget=600)
+    print(memory)
+    assert "Add a TTL cache to the price service and smoke test it" in memory
+    assert "Changed app/cache.py:1-11 (created)" in memory
+    assert "Where I stopped: Smoke test the price service had just failed (exit 7)" in memory
+    assert "failed (Smoke test the price service): exit 7, curl: (7)" in memory
+    assert "Bound the cache's size (pending)" in memory
+    assert "Next step: start the price service on port 8765 (HIGH)" in memory
+    assert memory.count("Since then") == 1 and "searched memory" in memory
+
+
+@full_only
+def test_a_long_session_only_gains(tmp_path: Path) -> None:
+    story = Story(tmp_path)
+    (story.project / "app").mkdir()
+    (story.project / "tests").mkdir()
+    check = "python3 -c 'import app.cache'"
+    story.run([
+        "Add a TTL cache to the price service",
+        "Now add a test for expiry",
+        "thanks",
+        "what do we know about caching?",
+        "ok, that's all for today",
+    ], [
+        write(story.project / "app" / "cache.py", CACHE),
+        text("Added app/cache.py. Next: add a test for expiry."),
+        write(story.project / "tests" / "test_cache.py", "def test_expiry():\n    pass\n"),
+        bash(check, "Check that app.cache imports"),
+        text("Added tests/test_cache.py; app.cache imports. Remaining: the cache has no size "
+             "bound yet. Next: cap _entries at 1,000 with LRU eviction."),
+        text("You're welcome."),
+        tool_use(T + "search_by_context", {"query": "caching"}),
+        text("Nothing else is recorded about caching. Next: ask MAMA again later."),
+        text("See you tomorrow."),
+    ])  # fmt: skip
+    memory = told(story.run("hello", [text("Hi.")]).start, budget=600)
+    print(memory)
+    assert "Changed app/cache.py:1-11 (created), tests/test_cache.py:1-2 (created)" in memory
+    assert (
+        "✅ Check that app.cache imports — evidence: `python3 -c 'import app.cache'` exited 0"
+        in memory
+    )
+    assert "Remains: the cache has no size bound yet" in memory
+    assert "Next step: cap _entries at 1,000 with LRU eviction (HIGH)" in memory
+    assert "ask MAMA again later" not in memory and "See you tomorrow" not in memory
