@@ -240,3 +240,20 @@ def test_what_remains_is_told_as_remaining_once(store: Store, project: str) -> N
     assert facts["remains"] == ["the cache has no size bound yet"]
     assert not any("size bound" in x for x in facts["unresolved"]), facts["unresolved"]
     assert any("FAILED test_ttl" in x for x in facts["unresolved"])
+
+
+def test_a_failure_judged_by_an_outcome_is_told_once_by_the_decision() -> None:
+    from mama_plugin.services.autosave import layers_of
+
+    load = Command("sh load.sh", "Load test", True, "exit 1, p99 307 ms", calls=1)
+    outcome = "mcp__plugin_mama_mama__evolve_outcome"
+    judged = Digest(user_requests=["load test"], commands=[load], last=load,
+                    tool_names=["Bash", outcome])  # fmt: skip
+    concerns = layers_of(judged, "load test", "Replaced JWT.", "/p", [])["tension"]["concerns"]
+    assert concerns == []
+    # A failure after the outcome (or with none) stays unresolved.
+    again = Command("sh load.sh", "Load test", True, "exit 1, p99 290 ms", calls=3)
+    later = Digest(user_requests=["load test"], commands=[load, again], last=again,
+                   tool_names=["Bash", outcome, "Bash"])  # fmt: skip
+    [concern] = layers_of(later, "load test", "Still slow.", "/p", [])["tension"]["concerns"]
+    assert "p99 290 ms" in concern
