@@ -566,3 +566,70 @@ def test_a_long_session_only_gains(tmp_path: Path) -> None:
     assert "Remains: the cache has no size bound yet" in memory
     assert "Next step: cap _entries at 1,000 with LRU eviction (HIGH)" in memory
     assert "ask MAMA again later" not in memory and "See you tomorrow" not in memory
+
+
+@full_only
+def test_claudes_own_checkpoint_comes_back_as_the_whole_cliffhanger(tmp_path: Path) -> None:
+    story = Story(tmp_path)
+    (story.project / "app").mkdir()
+    first = story.run("Record the price cache decision", [
+        tool_use(T + "save_decision", CACHE_DECISION), text("Saved."),
+    ])  # fmt: skip
+    cache = saved(first, "save_decision")
+    edit = tool_use("Edit", {"file_path": str(story.project / "app" / "cache.py"),
+                             "old_string": "time.time()", "new_string": "time.monotonic()"})  # fmt: skip
+    (story.project / "app" / "cache.py").write_text(CACHE)
+    checkpoint = {
+        "summary": "Moved the price cache's expiry to a monotonic clock",
+        "stopped_at": "app/cache.py:11, get() compares expiry with time.monotonic()",
+        "current_state": "expired entries are still returned after a clock jump",
+        "target_state": "get() drops entries older than ttl whatever the wall clock does",
+        "tasks": [{"task": "Evict the oldest entry past 1,000", "status": "blocked",
+                   "blocker": "the size limit is not decided"}],
+        "confirmed": [{"claim": "set() stores the monotonic time",
+                       "evidence": "app/cache.py:8 reads time.monotonic()"}],
+        "skipped": [{"item": "the Redis-backed cache", "reason": "one node today",
+                     "risk": "two nodes would disagree for up to 60 s"}],
+        "unknowns": [{"assumption": "upstream prices change at most hourly",
+                      "check_when": "before raising the TTL"}],
+        "open_questions": [{"question": "LRU or FIFO eviction?", "options": ["LRU", "FIFO"],
+                            "decision_needed": True}],
+        "first_action": {"action": "Run the expiry test against the monotonic get()",
+                         "why_first": "it tells whether the clock jump is really fixed",
+                         "files": ["app/cache.py", "tests/test_cache.py"]},
+        "implements": [cache],
+    }  # fmt: skip
+    story.run(["Make the cache expiry immune to clock jumps", "/mama-save where we stopped"], [
+        edit, text("Switched get() to time.monotonic()."),
+        tool_use("Skill", {"skill": "mama:save", "args": "where we stopped"}),
+        tool_use(T + "save_checkpoint", checkpoint), text("Saved the checkpoint."),
+    ])  # fmt: skip
+    resumed = story.run("/mama-resume", [
+        tool_use("Skill", {"skill": "mama:resume"}), tool_use(T + "load_checkpoint", {}),
+        text("We stopped at get()."),
+    ])  # fmt: skip
+    answer = result_of(resumed.fake.main_requests[2], T + "load_checkpoint")
+    assert not answer["is_error"], answer["text"]
+    for words, budget in ((resumed.start, 600), (answer["text"], 1200)):
+        memory = told(words, budget=budget)
+        print(memory)
+        assert re.search(r"What I did \(\d{4}-\d\d-\d\d, chk_[a-z0-9]+\): Moved the price", memory)
+        assert "Where I stopped: app/cache.py:11, get() compares expiry with time.monotonic()" in (
+            memory
+        )
+        assert ("What you will see now: expired entries are still returned after a clock jump — "
+                "what I was changing it to: get() drops entries older than ttl") in memory  # fmt: skip
+        assert ("Tasks: Evict the oldest entry past 1,000 (blocked by the size limit is not "
+                "decided)") in memory  # fmt: skip
+        assert ("LRU or FIFO eviction? — options: LRU / FIFO; a decision is needed") in memory
+        assert ("✅ set() stores the monotonic time — evidence: app/cache.py:8 reads "
+                "time.monotonic()") in memory  # fmt: skip
+        assert ("⚠️ skipped: the Redis-backed cache — reason: one node today; risk: two nodes "
+                "would disagree for up to 60 s") in memory  # fmt: skip
+        assert ("❓ unknown: upstream prices change at most hourly — checked: before raising "
+                "the TTL") in memory  # fmt: skip
+        assert re.search(rf"D1 {cache} \[price_cache\]: Cache prices in-process", memory)
+        assert ("Next step: Run the expiry test against the monotonic get() (HIGH) — it tells "
+                "whether the clock jump is really fixed; files to review: app/cache.py, "
+                "tests/test_cache.py") in memory  # fmt: skip
+        assert "After that, the same session" not in memory  # the save came last

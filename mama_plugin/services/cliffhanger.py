@@ -211,8 +211,11 @@ def _pair(lead: str, what: Any, label: str, detail: Any) -> str:
 
 def _task(x: dict[str, Any]) -> str:
     status = str(x.get("status") or "in_progress").replace("_", " ")
-    blocker = f"; blocked by {clip(x['blocker'], 120)}" if x.get("blocker") else ""
-    return f"{clip(x.get('task', ''), 200)} ({status}{blocker})"
+    if x.get("blocker"):  # "(blocked by X)", or "(in progress; blocked by X)"
+        status = (
+            "" if status == "blocked" else f"{status}; "
+        ) + f"blocked by {clip(x['blocker'], 120)}"
+    return f"{clip(x.get('task', ''), 200)} ({status})"
 
 
 def _question(q: dict[str, Any]) -> str:
