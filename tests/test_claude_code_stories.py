@@ -244,7 +244,8 @@ def test_mama_resume_after_a_failing_command_tells_where_it_stopped(tmp_path: Pa
     ])  # fmt: skip
     resumed = story.run("/mama-resume", [
         tool_use("Skill", {"skill": "mama:resume"}), tool_use(T + "load_checkpoint", {}),
-        text("We stopped at the smoke test."),
+        text("I stopped at the smoke test: nothing listens on port 8765 yet. Next: start the "
+             "price service on port 8765. Shall I go ahead?"),
     ])  # fmt: skip
     answer = result_of(resumed.fake.main_requests[2], T + "load_checkpoint")
     assert not answer["is_error"], answer["text"]
@@ -261,6 +262,11 @@ def test_mama_resume_after_a_failing_command_tells_where_it_stopped(tmp_path: Pa
             memory
         )
         assert "Next step: start the price service on port 8765 (HIGH)" in memory
+    # The session that reloaded it echoed the memory: the next start is still the smoke test.
+    memory = told(story.run("hello", [text("Hi.")]).start, budget=600)
+    print(memory)
+    assert "Where I stopped: Smoke test the price service had just failed (exit 7)" in memory
+    assert "Since then: one session reloaded the checkpoint." in memory
 
 
 @full_only
