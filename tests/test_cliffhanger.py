@@ -137,7 +137,7 @@ def test_a_written_checkpoint_tells_the_whole_cliffhanger(store: Store, project:
     assert "Where I stopped: editing infra/redis.tf:10-40, the Sentinel block half written" in text
     assert ("What you will see now: one Redis node, no failover — what I was changing it to: "
             "three Sentinels watching a primary and a replica") in text  # fmt: skip
-    assert "Tasks: Sentinel config (blocked; blocked by no staging VM)" in text
+    assert "Tasks: Sentinel config (blocked by no staging VM)" in text
     assert "✅ tests pass — evidence: pytest -q: 48 passed" in text
     assert "✅ found: refresh p99 41 ms — evidence: bench/auth.txt:12; impact: no DB hop" in text
     assert "⚠️ skipped: load test — reason: no staging; risk: HA untested" in text
@@ -213,3 +213,47 @@ def test_claudes_checkpoint_leads_and_later_work_of_its_session_follows(
     assert later.then is not None and later.then.metadata["moved_at"] == 5_000
     text = briefing.brief(store, project, Config(), "startup")
     assert "After that, the same session: bound it — Bounded it at 1,000." in text
+
+
+def test_a_closing_save_after_a_search_leaves_the_resume_point(store: Store, project: str) -> None:
+    turn(store, project, "A", working(), "The test fails. Next: bound the cache at 1,000 entries.")
+    work = resume_point(store, project).checkpoint
+    searched = Digest(user_requests=["/mama:search cache", "/mama-save"],
+                      tool_names=[SEARCH, "mcp__plugin_mama_mama__save_checkpoint"])  # fmt: skip
+    thin = {"summary": "Looked up the cache decisions; none recorded", "session_id": "B",
+            "what_was_done": ["searched MAMA for cache decisions"]}  # fmt: skip
+    save_checkpoint(store, project, thin)
+    turn(store, project, "B", searched, "Saved a checkpoint.")
+    point = resume_point(store, project)
+    assert work is not None and point.checkpoint is not None
+    assert point.checkpoint.id == work.id
+    assert point.since == "one session searched memory"  # one line for the session, not two
+    # Claude's checkpoint that leaves something to pick up is where the work stopped.
+    save_checkpoint(store, project, {**thin, "next_steps": [{"step": "wire the cache in"}]})
+    assert resume_point(store, project).checkpoint.content == thin["summary"]  # type: ignore[union-attr]
+
+
+def test_what_remains_is_told_as_remaining_once(store: Store, project: str) -> None:
+    turn(store, project, "A", working(), "Added it. Remaining: the cache has no size bound yet.")
+    facts = briefing.gather(store, project, followup_days=7, now=0)
+    assert facts is not None
+    assert facts["remains"] == ["the cache has no size bound yet"]
+    assert not any("size bound" in x for x in facts["unresolved"]), facts["unresolved"]
+    assert any("FAILED test_ttl" in x for x in facts["unresolved"])
+
+
+def test_a_failure_judged_by_an_outcome_is_told_once_by_the_decision() -> None:
+    from mama_plugin.services.autosave import layers_of
+
+    load = Command("sh load.sh", "Load test", True, "exit 1, p99 307 ms", calls=1)
+    outcome = "mcp__plugin_mama_mama__evolve_outcome"
+    judged = Digest(user_requests=["load test"], commands=[load], last=load,
+                    tool_names=["Bash", outcome])  # fmt: skip
+    concerns = layers_of(judged, "load test", "Replaced JWT.", "/p", [])["tension"]["concerns"]
+    assert concerns == []
+    # A failure after the outcome (or with none) stays unresolved.
+    again = Command("sh load.sh", "Load test", True, "exit 1, p99 290 ms", calls=3)
+    later = Digest(user_requests=["load test"], commands=[load, again], last=again,
+                   tool_names=["Bash", outcome, "Bash"])  # fmt: skip
+    [concern] = layers_of(later, "load test", "Still slow.", "/p", [])["tension"]["concerns"]
+    assert "p99 290 ms" in concern

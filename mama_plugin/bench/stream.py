@@ -40,3 +40,11 @@ def next_result(events: Events, timeout_s: float) -> dict[str, Any]:
             raise MamaError("Claude Code closed its output before the turn's result")
         if event.get("type") == "result":
             return event
+
+
+def send_turn(stdin: Any, events: Events, words: str, timeout_s: float) -> dict[str, Any]:
+    """Send one user turn on Claude Code's ``stdin`` and wait for its ``result`` event."""
+    line = {"type": "user", "message": {"role": "user", "content": words}}
+    stdin.write(json.dumps(line) + "\n")
+    stdin.flush()
+    return next_result(events, timeout_s)

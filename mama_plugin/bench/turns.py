@@ -16,7 +16,6 @@ in ``.tools/`` (``scripts/setup.sh --dev``). Nothing leaves 127.0.0.1.
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import queue
 import subprocess
@@ -35,7 +34,7 @@ from ..project import project_key
 from ..server.hook_tools import TURN_WAIT_ENV
 from ..storage import Store
 from .latency import percentile
-from .stream import next_result, read_events
+from .stream import read_events, send_turn
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAUDE = ROOT / ".tools" / "node_modules" / ".bin" / "claude"
@@ -130,14 +129,8 @@ def _session(
             threading.Thread(target=read_events, args=(proc.stdout, events), daemon=True).start()
             try:
                 for n in numbers:
-                    line = {
-                        "type": "user",
-                        "message": {"role": "user", "content": f"run smoke test {n}"},
-                    }
                     started = time.monotonic()
-                    proc.stdin.write(json.dumps(line) + "\n")
-                    proc.stdin.flush()
-                    next_result(events, TURN_TIMEOUT_S)
+                    send_turn(proc.stdin, events, f"run smoke test {n}", TURN_TIMEOUT_S)
                     took = time.monotonic() - started
                     closing = turn_script(fake_module, n)[1]["text"]
                     cp = _stored(config, key, closing)

@@ -124,8 +124,11 @@ def layers_of(
         if isinstance(n, dict) and n.get("priority") == "HIGH" and n.get("step")
     ]
     next_steps += [step(t.subject, "MEDIUM", "") for t in open_tasks if t.status != "in_progress"]
-    # Newest failure first: a list cut to its first items keeps the one this turn hit.
-    concerns = [clip(c.failure(), MAX_TEXT) for c in unresolved(digest.commands)[::-1][:4]]
+    # Newest failure first: a list cut to its first items keeps the one this turn hit. A
+    # failure the session then judged (an outcome recorded after it) is told by the decision.
+    outcome_at = judged(digest)
+    concerns = [clip(c.failure(), MAX_TEXT) for c in unresolved(digest.commands)[::-1][:4]
+                if not outcome_at or c.calls > outcome_at]  # fmt: skip
     concerns += [clip(s, MAX_TEXT) for s in sentences if tension(s)]
     concerns += [
         clip(f"{c} ({d.id})", MAX_TEXT)
@@ -177,6 +180,12 @@ def layers_of(
 
 
 _STATUS = {"completed": "done"}
+
+
+def judged(digest: Digest) -> int:
+    """How many tool calls the session had made when it last recorded an outcome (0: never)."""
+    names = [n.rsplit("__", 1)[-1] for n in digest.tool_names]
+    return max((i + 1 for i, n in enumerate(names) if n == "evolve_outcome"), default=0)
 
 
 def activity(digest: Digest) -> str:

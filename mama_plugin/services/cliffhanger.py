@@ -41,10 +41,19 @@ class ResumePoint:
     since: str = ""  # one line: what later sessions without work did
 
 
-def carries_work(m: MemoryRecord) -> bool:
-    """Whether a checkpoint carries work (Claude's own always do)."""
+def carries_work(m: MemoryRecord, rolling: MemoryRecord | None = None) -> bool:
+    """Whether a checkpoint carries work.
+
+    Claude's own does, unless its session's rolling checkpoint (``rolling``) says the session
+    did no work and it holds nothing to pick up (no next step, file, task, tension, evidence
+    or remaining work): a closing ``/mama-save`` after a search is not where the work stopped.
+    """
     if not m.metadata.get("auto"):
-        return True
+        if rolling is None or carries_work(rolling):
+            return True
+        c, t = m.continuity or {}, m.tension or {}
+        held = ("next_steps", "open_files", "tasks", "first_action", "remains", "stopped_at")
+        return bool(any(c.get(k) for k in held) or any(t.values()) or m.evidence)
     if "work" in m.metadata:
         return bool(m.metadata["work"])
     c = m.continuity or {}  # rows written before metadata.work: what they hold
@@ -58,7 +67,11 @@ def resume_point(store: Store, project: str) -> ResumePoint:
     recent = store.memories.latest(project=project, type="checkpoint", limit=RECENT)
     if not recent:
         return ResumePoint(None)
-    lead = next((m for m in recent if carries_work(m)), recent[0])
+    rolling: dict[str, MemoryRecord] = {}
+    for m in recent:  # newest first: each session's newest rolling checkpoint
+        if m.metadata.get("auto") and m.session_id:
+            rolling.setdefault(m.session_id, m)
+    lead = next((m for m in recent if carries_work(m, rolling.get(m.session_id or ""))), recent[0])
     then = None
     if lead.session_id:
         mates = [m for m in recent if m.session_id == lead.session_id and m.id != lead.id]
@@ -76,7 +89,12 @@ def resume_point(store: Store, project: str) -> ResumePoint:
         and m.id != getattr(then, "id", None)
         and (not lead.session_id or m.session_id != lead.session_id)
     ]
-    return ResumePoint(lead, then, since_line(newer[::-1]))
+    # One entry a later session: its rolling checkpoint tells what it did.
+    later = {
+        (m.session_id or m.id): m for m in newer[::-1] if not m.session_id or m.metadata.get("auto")
+    }
+    later |= {m.session_id: m for m in newer[::-1] if m.session_id and m.session_id not in later}
+    return ResumePoint(lead, then, since_line(sorted(later.values(), key=lambda m: m.updated_at)))
 
 
 def since_line(later: list[MemoryRecord]) -> str:
@@ -135,14 +153,15 @@ def story(point: ResumePoint, decisions: list[dict[str, Any]]) -> dict[str, Any]
         out["now"] = said.fresh([clip(c.get("now", ""), 240)])
         out["to"] = said.fresh([clip(c.get("target", ""), 240)])
     out["next"] = _next(c, decisions, said)
-    unresolved = [str(x) for key in ("concerns", "risks", "trade_offs") for x in t.get(key) or []]
-    unresolved += [_question(q) for q in t.get("questions") or [] if isinstance(q, dict)]
-    out["unresolved"] = said.fresh([clip(x, 240) for x in unresolved])
     out["done"] = said.fresh([clip(x, 200) for x in c.get("done") or []][::-1])[::-1]
     tasks = [x for x in c.get("tasks") or [] if isinstance(x, dict) and x.get("status") != "done"]
     out["tasks"] = said.fresh([_task(x) for x in tasks])
     said.fresh([clip(x.get("task", ""), 200) for x in tasks])  # a task is not also "remains"
+    # What remains is told as remaining, even when it is a gap ("no size bound yet").
     out["remains"] = said.fresh([clip(x, 200) for x in c.get("remains") or []])
+    unresolved = [str(x) for key in ("concerns", "risks", "trade_offs") for x in t.get(key) or []]
+    unresolved += [_question(q) for q in t.get("questions") or [] if isinstance(q, dict)]
+    out["unresolved"] = said.fresh([clip(x, 240) for x in unresolved])
     out["confirmed"] = said.fresh(
         [_pair("", x.get("claim"), "evidence", x.get("evidence")) for x in _dicts(c, "confirmed")]
         + [
@@ -192,8 +211,11 @@ def _pair(lead: str, what: Any, label: str, detail: Any) -> str:
 
 def _task(x: dict[str, Any]) -> str:
     status = str(x.get("status") or "in_progress").replace("_", " ")
-    blocker = f"; blocked by {clip(x['blocker'], 120)}" if x.get("blocker") else ""
-    return f"{clip(x.get('task', ''), 200)} ({status}{blocker})"
+    if x.get("blocker"):  # "(blocked by X)", or "(in progress; blocked by X)"
+        status = (
+            "" if status == "blocked" else f"{status}; "
+        ) + f"blocked by {clip(x['blocker'], 120)}"
+    return f"{clip(x.get('task', ''), 200)} ({status})"
 
 
 def _question(q: dict[str, Any]) -> str:

@@ -264,7 +264,13 @@ def _result(call: dict[str, Any], block: dict[str, Any], meta: Any, digest: Dige
     if name == "Bash" and isinstance(args.get("command"), str):
         error = _error_of(block.get("content")) if failed else ""
         digest.commands.append(
-            Command(args["command"], str(args.get("description", "")), failed, error)
+            Command(
+                args["command"],
+                str(args.get("description", "")),
+                failed,
+                error,
+                len(digest.tool_names),
+            )
         )
         digest.last = digest.commands[-1]
         digest.turn_work += not digest.last.looks

@@ -57,6 +57,7 @@ class Command:
     description: str = ""
     failed: bool = False
     error: str = ""  # a failed command's exit code and first line of output: "exit 127, …"
+    calls: int = 0  # the session's tool calls up to and including this one
 
     @property
     def outcome(self) -> str:
