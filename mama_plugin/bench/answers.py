@@ -30,6 +30,7 @@ import re
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,7 @@ from ..services.retrieval import EmbeddingModel
 from ..storage import Store
 from ..text import estimate_tokens
 from ..transcript.turns import turn_digests
+from .answers_done import DoneTally
 from .answers_today import answer_today
 from .extraction import FIXTURES
 
@@ -142,10 +144,34 @@ def _act(store: Store, action: tuple[Any, ...], ids: dict[str, str], session: st
         save_checkpoint(store, PROJECT, fields)
 
 
+def replay(
+    store: Store, embedder: EmbeddingModel | None = None, folder: Path = FIXTURES
+) -> Iterator[tuple[int, str, int, bool]]:
+    """Replay the story into ``store``; yield (session number, name, turn, last turn) after
+    every turn, its saves made (and, after a session's last turn, its memories embedded)."""
+    ids: dict[str, str] = {}
+    for number, (name, actions) in enumerate(load_story()[0], 1):
+        path = folder / f"{name}.jsonl"
+        digests = turn_digests(path) if name.startswith("turns_") else [None]
+        if not digests:
+            raise MamaError(f"no turns in {path}: is the transcript fixture there?")
+        session = f"bench-session-{number}"
+        for turn, digest in enumerate(digests, 1):
+            if digest is not None:
+                checkpoint_turn(store, PROJECT, session_id=session, digest=digest)
+            for action in actions.get(turn, []):
+                _act(store, action, ids, session)
+            last = turn == len(digests)
+            if last and embedder is not None:
+                drain(store, embedder)
+            yield number, name, turn, last
+
+
 def answers_run(
     embedder: EmbeddingModel | None = None, folder: Path = FIXTURES
 ) -> tuple[str, dict[str, Any]]:
-    """Grow the store session by session; judge the default answers before and after.
+    """Grow the store session by session; judge the default answers before and after, and
+    the done detection after every turn (:mod:`.answers_done`).
 
     With an ``embedder`` each session's memories are embedded before the questions, as the
     server does between sessions, and both answers search by keywords and meaning.
@@ -153,26 +179,17 @@ def answers_run(
     rows: list[dict[str, Any]] = []
     times: dict[str, list[float]] = {"before": [], "after": []}
     load = os.getloadavg()[0]
+    labels = load_story()[1]
+    tally = DoneTally(embedder)
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         with Store.open(home / "mama.db", config=Config(home)) as store:
-            ids: dict[str, str] = {}
             happened: list[tuple[str, int]] = []
-            script, labels = load_story()
-            for number, (name, actions) in enumerate(script, 1):
-                path = folder / f"{name}.jsonl"
-                digests = turn_digests(path) if name.startswith("turns_") else [None]
-                if not digests:
-                    raise MamaError(f"no turns in {path}: is the transcript fixture there?")
-                session = f"bench-session-{number}"
-                for turn, digest in enumerate(digests, 1):
-                    if digest is not None:
-                        checkpoint_turn(store, PROJECT, session_id=session, digest=digest)
-                    for action in actions.get(turn, []):
-                        _act(store, action, ids, session)
-                    happened.append((name, turn))
-                if embedder is not None:
-                    drain(store, embedder)
+            for number, name, turn, last in replay(store, embedder, folder):
+                happened.append((name, turn))
+                tally.observe(store, PROJECT, name, turn)
+                if not last:
+                    continue
                 done = [d for d, s, t in labels if (s, t) in happened]
                 row: dict[str, Any] = {"session": number, "name": name}
                 answers: dict[str, list[Judged]] = {"before": [], "after": []}
@@ -190,9 +207,10 @@ def answers_run(
     timing: dict[str, Any] = {label: {"median_ms": statistics.median(ms), "p95_ms": _p95(ms)}
                               for label, ms in times.items()}  # fmt: skip
     timing["load_average"] = [load, os.getloadavg()[0]]
+    detection = tally.figures()
     data = {"budget": ANSWER_TOKENS, "questions": QUESTIONS, "sessions": rows, "embedder": model,
-            "timing": timing}  # fmt: skip
-    return _report(rows, model, timing), data
+            "timing": timing, "done_detection": detection}  # fmt: skip
+    return _report(rows, model, timing) + "\n" + tally.report(detection), data
 
 
 def _p95(values: list[float]) -> float:

@@ -124,8 +124,7 @@ def search_by_context(
     records = {m.id: m for m, _, _ in entries}
     every_chain = _chains(store, list(records.values())) if include_evolution else []
     live = [r["id"] for r in primary if r["status"] == "current"]
-    holders = [records[i] for i in live if not _serves_only_the_past(store, i)]
-    steps = open_steps(store, holders)
+    steps = open_steps(store, [records[i] for i in live])
     keep = {c["current_id"] for c in every_chain}  # never cut a chain's current decision
     cuttable = [r["id"] for r in primary if r["id"] not in keep]
 
@@ -192,18 +191,6 @@ def _compose(
                      "answer short: ask a narrower question to see them.)")  # fmt: skip
     body = story + ("\n\nRanked:\n" + "\n".join(lines) if told else "")
     return story, fenced(body), status, learned, chains
-
-
-def _serves_only_the_past(store: Store, memory_id: str) -> bool:
-    """True when everything this memory implements has been superseded: its plans are moot."""
-    targets = [
-        ln.to_id
-        for ln in store.links.of(memory_id, direction="out", categories=("implementation",))
-    ]
-    if not targets:
-        return False
-    found = store.memories.get_many(targets)
-    return all(m.status == "superseded" for m in found.values())
 
 
 def _with_successors(

@@ -9,8 +9,9 @@ Three rules the search answers apply to what retrieval ranked (``services/answer
   writes, linked ``outcome_of``) repeats what the memory it judges already carries (status,
   details, lessons): the memory stands in its place.
 - **Done is not remaining.** A next step is still open unless a memory saved or updated after
-  the one that holds it says it was done: a ``done`` item of a later checkpoint, or a later
-  decision, that holds most of the step's words (:func:`covers`).
+  the one that holds it shows it done (``services/done.py``: its done items and tasks, the
+  checks it saw pass, the step's object among what it did); a step of a memory that only
+  carries out superseded decisions is moot.
 
 Read-only; standard library and storage only (the session-start hook may use it).
 """
@@ -21,12 +22,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
 from ..storage import MemoryRecord, Store
-from ..text import stem, words
+from .done import DEFAULT, MIN_SHARED, Later, Similar, bag, covers, done_by, evidence
 from .evolution import outcome_events
 
 T = TypeVar("T")
-COVERAGE = 0.6  # share of a step's words a later "done" item must hold to close it
-MIN_SHARED = 2  # and at least this many of them
+__all__ = ["covers", "is_auto", "moot", "one_per_session", "open_steps",
+           "outcomes_on_their_memory"]  # fmt: skip
 LATER = 40  # later checkpoints and decisions consulted per project
 
 
@@ -84,48 +85,72 @@ def outcomes_on_their_memory(
     return out
 
 
-def _bag(text: str) -> set[str]:
-    return {stem(w) for w in words(text)}
+def _superseded_plans(store: Store, memory: MemoryRecord) -> list[MemoryRecord] | None:
+    """The decisions ``memory`` carries out when every one of them is superseded, else None."""
+    targets = [
+        ln.to_id
+        for ln in store.links.of(memory.id, direction="out", categories=("implementation",))
+        if ln.relationship != "outcome_of"
+    ]
+    found = store.memories.get_many(targets) if targets else {}
+    plans = list(found.values())
+    return plans if plans and all(m.status == "superseded" for m in plans) else None
 
 
-def covers(done: str, step: str) -> bool:
-    """Whether the ``done`` text holds most of ``step``'s words (stemmed): the step is done."""
-    wanted = _bag(step)
-    shared = len(wanted & _bag(done))
-    return (
-        bool(wanted)
-        and shared >= min(MIN_SHARED, len(wanted))
-        and (shared / len(wanted) >= COVERAGE)
-    )
+def moot(store: Store, memory: MemoryRecord) -> bool:
+    """True when everything ``memory`` implements has been superseded: its plans are moot."""
+    return _superseded_plans(store, memory) is not None
 
 
-def _said_done(m: MemoryRecord) -> list[str]:
-    """What a memory says was done: a checkpoint's ``done`` items, a decision's choice."""
-    if m.type == "decision":
-        return [m.content]
-    return [str(d) for d in (m.continuity.get("done") or []) if str(d).strip()]
+def _about(step: str, plans: list[MemoryRecord]) -> bool:
+    """Whether ``step`` carries out one of ``plans`` (shares two words with what it says)."""
+    wanted = bag(step)
+    return any(
+        len(wanted & bag(" ".join([p.topic.replace("_", " "), p.content,
+                                   *(str(n.get("step", "")) if isinstance(n, dict) else str(n)
+                                     for n in p.continuity.get("next_steps") or [])])))
+        >= min(MIN_SHARED, len(wanted))
+        for p in plans
+    )  # fmt: skip
 
 
-def open_steps(store: Store, holders: Iterable[MemoryRecord]) -> list[dict[str, Any]]:
-    """The next steps of ``holders`` no later memory of their project says were done.
+def open_steps(
+    store: Store,
+    holders: Iterable[MemoryRecord],
+    *,
+    rules: Iterable[str] = DEFAULT,
+    similar: Similar | None = None,
+) -> list[dict[str, Any]]:
+    """The next steps of ``holders`` no later memory of their project shows done.
 
     Each step is a dict with ``step``, ``priority`` and ``from`` (the holder's id), in
-    holder order, without repeats (compared case-insensitively).
+    holder order, without repeats (compared case-insensitively). ``rules`` and ``similar``
+    are :func:`.done.done_by`'s; under the rule ``moot``, a step of a holder whose plans were
+    all superseded (:func:`moot`) is dropped when it is about them (two of their words;
+    ``moot_all``: every step of such a holder, the rule before it was measured).
     """
+    rules = tuple(rules)
     later: dict[str, list[MemoryRecord]] = {}
+    shown: dict[str, Later] = {}
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     for m in holders:
+        plans = _superseded_plans(store, m) if {"moot", "moot_all"} & set(rules) else None
         if m.project not in later:
-            later[m.project] = [
+            found = [
                 *store.memories.latest(project=m.project, type="checkpoint", limit=LATER),
                 *store.memories.latest(project=m.project, type="decision", limit=LATER),
             ]
-        said = [d for o in later[m.project] if o.id != m.id and _newer(o, m)
-                for d in _said_done(o)]  # fmt: skip
+            later[m.project] = sorted(found, key=lambda o: (o.updated_at, o.seq))
+        after = [o for o in later[m.project] if o.id != m.id and _newer(o, m)]
+        for o in after:
+            shown.setdefault(o.id, evidence(o))
+        told = [shown[o.id] for o in after]
         for s in m.continuity.get("next_steps") or []:
             text = str(s.get("step", "")) if isinstance(s, dict) else str(s)
-            if not text.strip() or text.lower() in seen or any(covers(d, text) for d in said):
+            if plans is not None and ("moot_all" in rules or _about(text, plans)):
+                continue  # it carried out a plan that was replaced
+            if not text.strip() or text.lower() in seen or done_by(text, told, rules, similar):
                 continue
             seen.add(text.lower())
             priority = s.get("priority", "MEDIUM") if isinstance(s, dict) else "MEDIUM"
