@@ -14,7 +14,8 @@ Each answer's text is judged from the text itself, the same way for both:
 - tokens (``estimate_tokens``: one per four characters);
 - **auto in stands now**: lines under "Stands now:" that tell an automatic checkpoint;
 - **done in remains**: lines under "Remains:" naming a step the script marks done by then
-  (``answers_story.json``: a substring of the step, the session and turn that did it);
+  (``answers_story.json``: a substring of the step, the session and turn that did it), the
+  parts a line itself says are "done since" aside;
 - **repeated entries**: listed results that are a second checkpoint of a session already
   listed, or an outcome event whose decision is listed too.
 
@@ -48,7 +49,7 @@ from ..services.retrieval import EmbeddingModel
 from ..storage import Store
 from ..text import estimate_tokens
 from ..transcript.turns import turn_digests
-from .answers_done import DoneTally
+from .answers_done import DoneTally, figures, split_run
 from .answers_today import answer_today
 from .extraction import FIXTURES
 
@@ -109,7 +110,8 @@ def judge(store: Store, text: str, ranked: list[str], done: list[str]) -> Judged
     autos = [m.content[:60] for m in store.memories.iter(project=PROJECT) if is_auto(m)]
     auto_in = sum(1 for line in stands if any(a in line for a in autos))
     remains = section(text, "Remains:")
-    done_in = sum(1 for line in remains if any(d in line.lower() for d in done))
+    left = [line.split("done since:", 1)[0].lower() for line in remains]  # a done part is told
+    done_in = sum(1 for line in left if any(d in line for d in done))
     found = store.memories.get_many(ranked)
     sessions: set[str] = set()
     repeated = 0
@@ -207,10 +209,11 @@ def answers_run(
     timing: dict[str, Any] = {label: {"median_ms": statistics.median(ms), "p95_ms": _p95(ms)}
                               for label, ms in times.items()}  # fmt: skip
     timing["load_average"] = [load, os.getloadavg()[0]]
-    detection = tally.figures()
+    story = tally.figures()
+    split = figures(split_run(tally.sets, tally.similar, folder))
     data = {"budget": ANSWER_TOKENS, "questions": QUESTIONS, "sessions": rows, "embedder": model,
-            "timing": timing, "done_detection": detection}  # fmt: skip
-    return _report(rows, model, timing) + "\n" + tally.report(detection), data
+            "timing": timing, "done_detection": {"story": story, "split": split}}  # fmt: skip
+    return _report(rows, model, timing) + "\n" + tally.report(story, split), data
 
 
 def _p95(values: list[float]) -> float:

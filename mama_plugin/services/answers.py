@@ -25,7 +25,7 @@ from ..storage import MemoryRecord, Store
 from ..text import estimate_tokens
 from . import ranking, vector_index
 from .evolution import chain, current_of
-from .freshness import is_auto, one_per_session, open_steps, outcomes_on_their_memory
+from .freshness import distinct, is_auto, one_per_session, open_steps, outcomes_on_their_memory
 from .graph import traverse
 from .render import render
 from .retrieval import (
@@ -124,7 +124,7 @@ def search_by_context(
     records = {m.id: m for m, _, _ in entries}
     every_chain = _chains(store, list(records.values())) if include_evolution else []
     live = [r["id"] for r in primary if r["status"] == "current"]
-    steps = open_steps(store, [records[i] for i in live])
+    steps = distinct(open_steps(store, [records[i] for i in live]))
     keep = {c["current_id"] for c in every_chain}  # never cut a chain's current decision
     cuttable = [r["id"] for r in primary if r["id"] not in keep]
 
@@ -175,13 +175,17 @@ def _compose(
         "next_steps": [s for s in steps if s["from"] in ids],
     }
     learned = _learned(store, [records[i] for i in ids], chains)
+    newer = _newest_work(store, [records[r["id"]] for r in work])
+    auto = {r["id"] for r in work if is_auto(records[r["id"]])} | (
+        {newer.id} if newer is not None and is_auto(newer) else set()
+    )
+    concerned = current + ([_own_concerns(work[0])] if work and newer is None else [])
     story = render(
         "context_summary.md.j2", query=query, results=told, chains=chains, status=status,
         learned=learned, stands=[r for r in current if r["role"] == "advice"],
         lessons=[r for r in told if r["role"] == "lesson" and r["id"] not in on_chains],
         also=[r for r in told if r["type"] in ("insight", "context") and r["role"] == "advice"],
-        work=work, auto={r["id"] for r in work if is_auto(records[r["id"]])},
-        concerned=current + work[:1],
+        work=work, auto=auto, newer=newer, concerned=concerned,
     ).strip()  # fmt: skip
     lines = [f"{i}. {r['id']} ({r['type']}) " + (r["status"] if r["current_id"] == r["id"]
              else f"superseded → {r['current_id']}") + f", {r['role']}"
@@ -191,6 +195,23 @@ def _compose(
                      "answer short: ask a narrower question to see them.)")  # fmt: skip
     body = story + ("\n\nRanked:\n" + "\n".join(lines) if told else "")
     return story, fenced(body), status, learned, chains
+
+
+def _newest_work(store: Store, work: list[MemoryRecord]) -> MemoryRecord | None:
+    """The newest checkpoint of the project of the newest ``work``, when it is not told."""
+    if not work:
+        return None
+    newest = store.memories.latest(project=work[0].project, type="checkpoint")
+    if not newest or newest[0].id in {m.id for m in work}:
+        return None
+    return newest[0]
+
+
+def _own_concerns(r: dict[str, Any]) -> dict[str, Any]:
+    """A checkpoint's result without the concerns its work line already tells."""
+    tension = r.get("tension") or {}
+    concerns = [c for c in tension.get("concerns") or [] if str(c)[:80] not in r["content"]]
+    return {**r, "tension": {**tension, "concerns": concerns}}
 
 
 def _with_successors(

@@ -14,7 +14,11 @@ one that holds it shows it done. Each rule reads one kind of evidence of that la
 - ``files``: a step that names a file, and a later edit of that file;
 - ``decisions``: a step that is a choice to make ("decide what the smoke test checks") and a
   later decision that holds most of its object's words;
+- ``last``: a sentence of the later checkpoint's closing message that reports work (no
+  failure, risk, question or next step in it) holds most of the step's words;
 - ``meaning``: a ``done`` item close in meaning (cosine, with the embedder).
+
+``moot`` and ``moot_all`` are applied by :func:`.freshness.open_steps` to the holder itself.
 
 A step of several parts ("write the flag, then rerun smoke.sh") is done only when every part
 is. The newest memory that speaks of a step decides: one that lists it as open again (as its
@@ -32,9 +36,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..storage import MemoryRecord
-from ..text import stem, words
+from ..text import next_step, remains, split, stem, tension, words
 
-RULES = ("said", "tasks", "commands", "phrases", "files", "decisions", "meaning", "moot",
+RULES = ("said", "tasks", "commands", "phrases", "files", "decisions", "last", "meaning", "moot",
          "moot_all")  # fmt: skip
 DEFAULT = (
     "said",
@@ -56,7 +60,8 @@ _RUN = re.compile(r"^\s*(?:re-?run|run|rerun|execute)\b", re.I)
 _VERB = re.compile(r"^\s*[A-Za-z]+\b")
 _ARTICLE = re.compile(r"^\s*(?:the|a|an|this|that|its|our)\b", re.I)
 _FILE = re.compile(
-    r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.(?:py|sh|md|js|ts|sql|toml|json|ya?ml|cfg|ini|txt))\b"
+    r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.(?:py|sh|md|js|ts|sql|toml|json|ya?ml|cfg|ini|txt)"
+    r"|README|CHANGELOG|Makefile|Dockerfile)\b"
 )
 _TICKED = re.compile(r"`([^`]+)`")
 _DECIDE = re.compile(r"^\s*(?:decide|choose|pick|settle|agree|determine)\b", re.I)
@@ -96,6 +101,7 @@ class Later:
     passed: list[str] = field(default_factory=list)  # commands and what they checked
     changed: list[str] = field(default_factory=list)
     decided: list[str] = field(default_factory=list)
+    reported: list[str] = field(default_factory=list)  # work its closing message reports
     still_open: list[str] = field(default_factory=list)  # its own next steps, open tasks
 
 
@@ -126,6 +132,11 @@ def evidence(m: MemoryRecord) -> Later:
         tasks_done=[_text(t, "task") for t in tasks if t.get("status") == "done"],
         passed=[p for p in passed if p.strip()],
         changed=[*changed, *(str(f) for f in c.get("open_files") or [])],
+        reported=[
+            x
+            for x in split(str(m.metadata.get("last_message") or ""))
+            if not (tension(x) or next_step(x) or remains(x) or x.endswith("?"))
+        ],
         still_open=[*steps, *(_text(t, "task") for t in tasks if t.get("status") != "done")],
     )
 
@@ -169,6 +180,7 @@ def shows_done(
                                         for t in later.tasks_done))
             or (rule == "commands" and _runs(part, later.passed))
             or (rule == "phrases" and _phrase(part, [*later.done, *later.passed]))
+            or (rule == "last" and any(covers(x, part) for x in later.reported))
             or (rule == "files" and _edits(part, later.changed))
             or (rule == "decisions" and _DECIDE.match(part) is not None
                 and any(covers(d, _object(part)) for d in later.decided))
@@ -183,19 +195,19 @@ def _lists_open(part: str, later: Later) -> bool:
     return any(covers(s, part) and covers(part, s) for s in later.still_open)
 
 
-def done_by(
+def judged_parts(
     step: str,
     later: Sequence[Later],
     rules: Iterable[str] = DEFAULT,
     similar: Similar | None = None,
-) -> str:
-    """Which rule shows ``step`` done by the memories ``later`` (oldest first); "" if open.
+) -> list[tuple[str, str]]:
+    """Each part of ``step`` with the rule that shows it done by ``later`` ("" if open).
 
-    Every part must be shown done, each by the newest memory that speaks of it: a memory
-    that lists the part as open again keeps it open unless a newer one shows it done.
+    ``later`` is oldest first; each part is judged by the newest memory that speaks of it: a
+    memory that lists the part as open again keeps it open unless a newer one shows it done.
     """
     rules = tuple(rules)
-    found = ""
+    out = []
     for part in parts(step):
         state = ""
         for memory in later:
@@ -203,7 +215,17 @@ def done_by(
                 state = ""
             else:
                 state = shows_done(part, memory, rules, similar) or state
-        if not state:
-            return ""
-        found = found or state
-    return found
+        out.append((part, state))
+    return out
+
+
+def done_by(
+    step: str,
+    later: Sequence[Later],
+    rules: Iterable[str] = DEFAULT,
+    similar: Similar | None = None,
+) -> str:
+    """Which rule shows ``step`` done by ``later`` (oldest first): every part must be shown
+    done (:func:`judged_parts`); "" while any part is open."""
+    judged = judged_parts(step, later, rules, similar)
+    return judged[0][1] if all(rule for _, rule in judged) else ""

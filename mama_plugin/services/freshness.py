@@ -22,11 +22,11 @@ from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
 from ..storage import MemoryRecord, Store
-from .done import DEFAULT, MIN_SHARED, Later, Similar, bag, covers, done_by, evidence
+from .done import DEFAULT, MIN_SHARED, Later, Similar, bag, covers, evidence, judged_parts, parts
 from .evolution import outcome_events
 
 T = TypeVar("T")
-__all__ = ["covers", "is_auto", "moot", "one_per_session", "open_steps",
+__all__ = ["covers", "distinct", "is_auto", "moot", "one_per_session", "open_steps",
            "outcomes_on_their_memory"]  # fmt: skip
 LATER = 40  # later checkpoints and decisions consulted per project
 
@@ -124,10 +124,11 @@ def open_steps(
     """The next steps of ``holders`` no later memory of their project shows done.
 
     Each step is a dict with ``step``, ``priority`` and ``from`` (the holder's id), in
-    holder order, without repeats (compared case-insensitively). ``rules`` and ``similar``
-    are :func:`.done.done_by`'s; under the rule ``moot``, a step of a holder whose plans were
-    all superseded (:func:`moot`) is dropped when it is about them (two of their words;
-    ``moot_all``: every step of such a holder, the rule before it was measured).
+    holder order, without repeats (compared case-insensitively); a step shown done in part
+    also has ``left`` (the parts still open) and ``done`` (the parts done). ``rules`` and
+    ``similar`` are :func:`.done.judged_parts`'s; under the rule ``moot``, a step of a holder
+    whose plans were all superseded (:func:`moot`) is dropped when it is about them (two of
+    their words; ``moot_all``: every step of such a holder, the rule before it was measured).
     """
     rules = tuple(rules)
     later: dict[str, list[MemoryRecord]] = {}
@@ -150,9 +151,30 @@ def open_steps(
             text = str(s.get("step", "")) if isinstance(s, dict) else str(s)
             if plans is not None and ("moot_all" in rules or _about(text, plans)):
                 continue  # it carried out a plan that was replaced
-            if not text.strip() or text.lower() in seen or done_by(text, told, rules, similar):
+            if not text.strip() or text.lower() in seen:
+                continue
+            judged = judged_parts(text, told, rules, similar)
+            if all(rule for _, rule in judged):
                 continue
             seen.add(text.lower())
             priority = s.get("priority", "MEDIUM") if isinstance(s, dict) else "MEDIUM"
-            out.append({"step": text, "priority": priority, "from": m.id})
+            step = {"step": text, "priority": priority, "from": m.id}
+            if any(rule for _, rule in judged):  # done in part: say which part is left
+                step["left"] = "; then ".join(p for p, rule in judged if not rule)
+                step["done"] = "; ".join(p for p, rule in judged if rule)
+            out.append(step)
     return out
+
+
+def distinct(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``steps`` without one that only says again what an earlier one says (each of its open
+    parts holds most of a part of an earlier step's words, and the other way round)."""
+    kept: list[dict[str, Any]] = []
+    said: list[str] = []
+    for s in steps:
+        mine = parts(s.get("left") or s["step"])
+        if all(any(covers(p, q) and covers(q, p) for q in said) for p in mine):
+            continue
+        said += mine
+        kept.append(s)
+    return kept
