@@ -55,6 +55,16 @@ def test_a_configuration_check_is_not_running_the_service() -> None:
     assert done_by("run the service with PRICE_DB set and rerun smoke.sh", [check]) == ""
 
 
+def test_a_check_that_passed_with_a_variable_set_closes_the_step_that_sets_it() -> None:
+    staging = Later("chk_b", passed=["Startup check with the staging PRICE_DB",
+                                     "PRICE_DB=postgres://staging/prices python -m shop.app "
+                                     "--check"])  # fmt: skip
+    assert done_by("set PRICE_DB for the profiling run", [staging]) == "commands"
+    assert done_by("Provide PRICE_DB in the dev environment", [staging]) == "commands"
+    assert done_by("set CACHE_SIZE for the profiling run", [staging]) == ""
+    assert done_by("profile GET /price on staging with PRICE_DB set", [staging]) == ""
+
+
 def test_every_part_must_be_done() -> None:
     later = Later("chk_b", done=["Switched TTLCache to LRU order with an OrderedDict"])
     judged = judged_parts("finish the LRU switch, then the README", [later])

@@ -8,7 +8,9 @@ one that holds it shows it done. Each rule reads one kind of evidence of that la
   ``what_was_done`` line) holds most of the step's stemmed words (:func:`covers`);
 - ``tasks``: a task the later checkpoint marks done is the step (most of either's words);
 - ``commands``: a step that runs something (``rerun smoke.sh``, "run the smoke test") and a
-  check of that command or script the later checkpoint saw exit 0;
+  check of that command or script the later checkpoint saw exit 0; a step that sets an
+  environment variable ("provide PRICE_DB in the dev environment") and a check that passed
+  with it set (``PRICE_DB=… python -m shop.app --check``);
 - ``phrases``: the step's object (its words after the verb, at least two) all in a ``done``
   item or a passed check;
 - ``files``: a step that names a file, and a later edit of that file;
@@ -56,6 +58,8 @@ Similar = Callable[[str, Sequence[str]], float]  # best cosine of a text against
 
 _PARTS = re.compile(r",?\s*\bthen\b\s*|;\s+|,\s+and\s+(?=(?:re)?run\b)|\s+and\s+(?=(?:re)?run\b)",
                     re.I)  # fmt: skip
+_SET = re.compile(r"^\s*(?:set|provide|export|configure)\b", re.I)
+_VARIABLE = re.compile(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b")  # an environment variable's name
 _RUN = re.compile(r"^\s*(?:re-?run|run|rerun|execute)\b", re.I)
 _VERB = re.compile(r"^\s*[A-Za-z]+\b")
 _ARTICLE = re.compile(r"^\s*(?:the|a|an|this|that|its|our)\b", re.I)
@@ -148,6 +152,9 @@ def _object(part: str) -> str:
 
 
 def _runs(part: str, passed: list[str]) -> bool:
+    if _SET.match(part):  # "set PRICE_DB …": a check that passed with PRICE_DB=… given
+        names = _VARIABLE.findall(part)
+        return bool(names) and all(any(f"{n}=" in p for p in passed) for n in names)
     if not _RUN.match(part):
         return False
     targets = [*_FILE.findall(part), *_TICKED.findall(part)]
