@@ -33,6 +33,7 @@ from mama_plugin.services.outcomes import record_outcome_event
 from mama_plugin.services.recall import recall
 from mama_plugin.storage import Store
 from mama_plugin.text import estimate_tokens
+from mama_plugin.transcript import Digest
 from mama_plugin.transcript.turns import turn_digests
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "transcripts"
@@ -346,6 +347,12 @@ def test_only_the_newest_checkpoint_tells_what_is_unresolved(store: Store, proje
     assert newest.id not in result.ids() and "Unresolved (chk_" not in result.text
     work = section(result.text, "Work, newest first (one entry a session):")
     assert newest.id in work[0] and "the newest, not among these results" in work[0]
+    # A later session that only asked to go on did no work: it is not where the work stands.
+    idle = Digest(user_requests=["어제 작업 이어서 하자"], assistant_texts=["Sure."])
+    trivial = checkpoint_turn(store, project, session_id="s3", digest=idle)
+    assert trivial is not None and not trivial.metadata["work"]
+    again = search_by_context(store, "smoke test curl exit", project=project)
+    assert trivial.id not in again.text and newest.id in again.text
 
 
 def test_prompt_recall_tells_an_outcome_on_its_decision_not_again_by_its_event(

@@ -37,6 +37,7 @@ from .retrieval import (
     retrieve,
 )
 
+WORK_DEPTH = 8  # newest checkpoints looked through for the one that carries work
 ANSWER_TOKENS = 600  # the default answer's text, fence and header included (estimate_tokens)
 
 
@@ -198,13 +199,16 @@ def _compose(
 
 
 def _newest_work(store: Store, work: list[MemoryRecord]) -> MemoryRecord | None:
-    """The newest checkpoint of the project of the newest ``work``, when it is not told."""
+    """The project's newest checkpoint that carries work, when it is not among ``work``.
+
+    An automatic checkpoint of a session that did nothing (it only searched memory, say) is
+    not where the work stands.
+    """
     if not work:
         return None
-    newest = store.memories.latest(project=work[0].project, type="checkpoint")
-    if not newest or newest[0].id in {m.id for m in work}:
-        return None
-    return newest[0]
+    newest = store.memories.latest(project=work[0].project, type="checkpoint", limit=WORK_DEPTH)
+    real = next((m for m in newest if not is_auto(m) or m.metadata.get("work", True)), None)
+    return None if real is None or real.id in {m.id for m in work} else real
 
 
 def _own_concerns(r: dict[str, Any]) -> dict[str, Any]:
