@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from ..storage import MemoryRecord, Store
 from .done import DEFAULT, MIN_SHARED, Later, Similar, bag, covers, evidence, judged_parts, parts
-from .evolution import outcome_events
+from .evolution import current_of, outcome_events
 
 T = TypeVar("T")
 __all__ = ["covers", "distinct", "is_auto", "moot", "one_per_session", "open_steps",
@@ -102,16 +102,25 @@ def moot(store: Store, memory: MemoryRecord) -> bool:
     return _superseded_plans(store, memory) is not None
 
 
-def _about(step: str, plans: list[MemoryRecord]) -> bool:
-    """Whether ``step`` carries out one of ``plans`` (shares two words with what it says)."""
+def _said(m: MemoryRecord) -> set[str]:
+    """The words of a decision's plan: topic, choice, why, outcome and next steps."""
+    steps = [str(n.get("step", "")) if isinstance(n, dict) else str(n)
+             for n in m.continuity.get("next_steps") or []]  # fmt: skip
+    return bag(" ".join([m.topic.replace("_", " "), m.content, str(m.reasoning.get("primary", "")),
+                         str(m.outcome.get("details") or ""), *steps]))  # fmt: skip
+
+
+def _about(store: Store, step: str, plans: list[MemoryRecord]) -> bool:
+    """Whether ``step`` carries out one of the replaced ``plans``: it shares two words with
+    what the plan says, or one that the decision which replaced it does not say ("JWT")."""
     wanted = bag(step)
-    return any(
-        len(wanted & bag(" ".join([p.topic.replace("_", " "), p.content,
-                                   *(str(n.get("step", "")) if isinstance(n, dict) else str(n)
-                                     for n in p.continuity.get("next_steps") or [])])))
-        >= min(MIN_SHARED, len(wanted))
-        for p in plans
-    )  # fmt: skip
+    for plan in plans:
+        shared = wanted & _said(plan)
+        if len(shared) >= min(MIN_SHARED, len(wanted)):
+            return True
+        if shared - _said(current_of(store, plan.id)):
+            return True
+    return False
 
 
 def open_steps(
@@ -128,7 +137,8 @@ def open_steps(
     also has ``left`` (the parts still open) and ``done`` (the parts done). ``rules`` and
     ``similar`` are :func:`.done.judged_parts`'s; under the rule ``moot``, a step of a holder
     whose plans were all superseded (:func:`moot`) is dropped when it is about them (two of
-    their words; ``moot_all``: every step of such a holder, the rule before it was measured).
+    their words, or one their successor does not say; ``moot_all``: every step of such a
+    holder, the rule before it was measured).
     """
     rules = tuple(rules)
     later: dict[str, list[MemoryRecord]] = {}
@@ -149,7 +159,7 @@ def open_steps(
         told = [shown[o.id] for o in after]
         for s in m.continuity.get("next_steps") or []:
             text = str(s.get("step", "")) if isinstance(s, dict) else str(s)
-            if plans is not None and ("moot_all" in rules or _about(text, plans)):
+            if plans is not None and ("moot_all" in rules or _about(store, text, plans)):
                 continue  # it carried out a plan that was replaced
             if not text.strip() or text.lower() in seen:
                 continue
