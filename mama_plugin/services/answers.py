@@ -127,12 +127,13 @@ def search_by_context(
     live = [r["id"] for r in primary if r["status"] == "current"]
     steps = distinct(open_steps(store, [records[i] for i in live]))
     keep = {c["current_id"] for c in every_chain}  # never cut a chain's current decision
+    newest = _newest_work(store, [m for m in records.values() if m.type == "checkpoint"])
     cuttable = [r["id"] for r in primary if r["id"] not in keep]
 
     def compose(n: int) -> tuple[Any, ...]:
         """The answer telling the chains' heads and the ``n`` most relevant other results."""
         told = [r for r in primary if r["id"] in keep or r["id"] in cuttable[:n]]
-        return told, *_compose(store, query, told, records, every_chain, steps, primary)
+        return told, *_compose(store, query, told, records, every_chain, steps, primary, newest)
 
     # The most results that fit, found by halving (text grows with every result told).
     answer, low, high = compose(len(cuttable)), 0, len(cuttable)
@@ -163,8 +164,10 @@ def _compose(
     every_chain: list[dict[str, Any]],
     steps: list[dict[str, Any]],
     primary: list[dict[str, Any]],
+    newest: MemoryRecord | None,
 ) -> tuple[str, str, dict[str, Any], list[str], list[dict[str, Any]]]:
-    """The story and the fenced text for the results ``told``: (story, text, status, …)."""
+    """The story and the fenced text for the results ``told``: (story, text, status, …);
+    ``newest`` is the project's newest checkpoint with work, named when it is not told."""
     ids = {r["id"] for r in told}
     chains = [c for c in every_chain if any(s["id"] in ids for s in c["steps"])]
     on_chains = {s["id"] for c in chains for s in c["steps"]}
@@ -176,7 +179,7 @@ def _compose(
         "next_steps": [s for s in steps if s["from"] in ids],
     }
     learned = _learned(store, [records[i] for i in ids], chains)
-    newer = _newest_work(store, [records[r["id"]] for r in work])
+    newer = newest if work and newest is not None and newest.id not in ids else None
     auto = {r["id"] for r in work if is_auto(records[r["id"]])} | (
         {newer.id} if newer is not None and is_auto(newer) else set()
     )
@@ -198,17 +201,17 @@ def _compose(
     return story, fenced(body), status, learned, chains
 
 
-def _newest_work(store: Store, work: list[MemoryRecord]) -> MemoryRecord | None:
-    """The project's newest checkpoint that carries work, when it is not among ``work``.
+def _newest_work(store: Store, checkpoints: list[MemoryRecord]) -> MemoryRecord | None:
+    """The newest checkpoint that carries work in the project of the newest ``checkpoints``.
 
     An automatic checkpoint of a session that did nothing (it only searched memory, say) is
     not where the work stands.
     """
-    if not work:
+    if not checkpoints:
         return None
-    newest = store.memories.latest(project=work[0].project, type="checkpoint", limit=WORK_DEPTH)
-    real = next((m for m in newest if not is_auto(m) or m.metadata.get("work", True)), None)
-    return None if real is None or real.id in {m.id for m in work} else real
+    project = max(checkpoints, key=lambda m: (m.updated_at, m.seq)).project
+    newest = store.memories.latest(project=project, type="checkpoint", limit=WORK_DEPTH)
+    return next((m for m in newest if not is_auto(m) or m.metadata.get("work", True)), None)
 
 
 def _own_concerns(r: dict[str, Any]) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ..storage import MemoryRecord
@@ -73,9 +74,11 @@ _EDIT = re.compile(r"^\s*(?:add|write|document|fix|change|update|implement|edit|
                    r"rename|move|refactor)\b", re.I)  # fmt: skip
 
 
-def bag(text: str) -> set[str]:
-    """The stemmed content words steps and done items are compared by."""
-    return {stem(w) for w in words(text)}
+@lru_cache(maxsize=4096)
+def bag(text: str) -> frozenset[str]:
+    """The stemmed content words steps and done items are compared by (cached: the same
+    steps and done items are compared again and again)."""
+    return frozenset(stem(w) for w in words(text))
 
 
 def covers(done: str, step: str) -> bool:

@@ -102,7 +102,7 @@ def moot(store: Store, memory: MemoryRecord) -> bool:
     return _superseded_plans(store, memory) is not None
 
 
-def _said(m: MemoryRecord) -> set[str]:
+def _said(m: MemoryRecord) -> frozenset[str]:
     """The words of a decision's plan: topic, choice, why, outcome and next steps."""
     steps = [str(n.get("step", "")) if isinstance(n, dict) else str(n)
              for n in m.continuity.get("next_steps") or []]  # fmt: skip
