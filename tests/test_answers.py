@@ -30,8 +30,10 @@ from mama_plugin.services.autosave import checkpoint_turn
 from mama_plugin.services.freshness import covers
 from mama_plugin.services.memories import save_checkpoint, save_decision
 from mama_plugin.services.outcomes import record_outcome_event
+from mama_plugin.services.recall import recall
 from mama_plugin.storage import Store
 from mama_plugin.text import estimate_tokens
+from mama_plugin.transcript import Digest
 from mama_plugin.transcript.turns import turn_digests
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "transcripts"
@@ -268,9 +270,96 @@ def test_the_benchmark_finds_stale_entries_before_and_none_after() -> None:
         assert after["tokens_max"] <= ANSWER_TOKENS
         assert after["auto_in_stands"] == 0 and after["repeated"] == 0
     assert "| 7 serve_mode |" in text
+    story, split = data["done_detection"]["story"], data["done_detection"]["split"]
+    default = next(key for key in story if key.startswith("default ("))
+    for figures in (story[default], split[default]):
+        assert figures["wrongly_dropped"] == 0  # no open work hidden, in the story or the cuts
+    assert story[default]["right"] > 0 and story[default]["stale"] < story[default]["right"]
+    start = next(iter(story))  # the rules this benchmark first ran: one open line hidden
+    assert story[start]["lines_wrongly_dropped"] == [
+        "run the service with price_db set and rerun smoke.sh"
+    ]
+    assert "done detection on the recordings cut in two" in text
 
 
 def test_the_judge_counts_from_the_text(store: Store) -> None:
     judged = judge(store, "Stands now:\n- a\nRemains:\n- add the bound (HIGH)\n- b", [],
                    ["add the bound"])  # fmt: skip
     assert (judged.stands, judged.remains, judged.done_in_remains) == (1, 2, 1)
+
+
+def test_a_step_done_in_part_shows_only_what_is_left(store: Store, project: str) -> None:
+    save_checkpoint(store, project, {
+        "summary": "LRU switch in progress", "session_id": "s1",
+        "next_steps": [{"step": "finish the LRU switch, then the README", "priority": "HIGH"}]})  # fmt: skip
+    save_checkpoint(store, project, {
+        "summary": "LRU done", "session_id": "s2",
+        "what_was_done": ["Switched TTLCache to LRU order with an OrderedDict"]})  # fmt: skip
+    result = search_by_context(store, "LRU switch README", project=project)
+    (step,) = result.status["next_steps"]
+    assert (step["left"], step["done"]) == ("the README", "finish the LRU switch")
+    (line,) = section(result.text, "Remains:")
+    assert line.startswith("the README (HIGH") and "done since: finish the LRU switch" in line
+
+
+def test_a_moot_checkpoint_keeps_the_steps_that_are_not_about_the_replaced_plan(
+    store: Store, project: str
+) -> None:
+    old = decide(store, project, "Bound TTLCache with max_entries, evicting the oldest entry")
+    save_checkpoint(store, project, {
+        "summary": "TTLCache bounded", "session_id": "s1", "implements": [old],
+        "next_steps": [{"step": "tune max_entries for TTLCache", "priority": "HIGH"},
+                       {"step": "run the service with PRICE_DB set", "priority": "HIGH"}]})  # fmt: skip
+    decide(store, project, "LRU eviction for TTLCache", supersedes=old)
+    result = search_by_context(store, "TTLCache max_entries service PRICE_DB", project=project)
+    assert [s["step"] for s in result.status["next_steps"]] == ["run the service with PRICE_DB set"]
+
+
+def test_a_step_said_twice_is_shown_once(store: Store, project: str) -> None:
+    save_checkpoint(store, project, {
+        "summary": "smoke test red", "session_id": "s1",
+        "next_steps": [{"step": "add a --serve flag with a /health handler", "priority": "HIGH"},
+                       {"step": "write the --serve flag with a /health handler",
+                        "priority": "HIGH"},
+                       {"step": "write the --serve flag with a /health handler, then rerun "
+                                "smoke.sh", "priority": "HIGH"}]})  # fmt: skip
+    result = search_by_context(store, "serve flag health handler smoke", project=project)
+    assert [s["step"] for s in result.status["next_steps"]] == [  # the rerun is news
+        "add a --serve flag with a /health handler",
+        "write the --serve flag with a /health handler, then rerun smoke.sh",
+    ]
+
+
+def test_only_the_newest_checkpoint_tells_what_is_unresolved(store: Store, project: str) -> None:
+    save_checkpoint(store, project, {
+        "summary": "the smoke test fails with curl exit 7", "session_id": "s1",
+        "tension": {"concerns": ["the smoke test fails with curl exit 7",
+                                 "nothing listens on port 8765"]}})  # fmt: skip
+    result = search_by_context(store, "smoke test curl port", project=project)
+    assert section(result.text, "Work, newest first (one entry a session):")
+    unresolved = [ln for ln in result.text.splitlines() if ln.startswith("Unresolved (chk_")]
+    assert len(unresolved) == 1  # told once: the work line already says the first concern
+    assert "nothing listens on port 8765" in result.text.split(unresolved[0])[1]
+    assert result.text.count("the smoke test fails with curl exit 7") == 1
+    newest = save_checkpoint(store, project, {"summary": "Serve mode added, all green",
+                                              "session_id": "s2"}).memory  # fmt: skip
+    result = search_by_context(store, "smoke test curl exit", project=project)
+    assert newest.id not in result.ids() and "Unresolved (chk_" not in result.text
+    work = section(result.text, "Work, newest first (one entry a session):")
+    assert newest.id in work[0] and "the newest, not among these results" in work[0]
+    # A later session that only asked to go on did no work: it is not where the work stands.
+    idle = Digest(user_requests=["어제 작업 이어서 하자"], assistant_texts=["Sure."])
+    trivial = checkpoint_turn(store, project, session_id="s3", digest=idle)
+    assert trivial is not None and not trivial.metadata["work"]
+    again = search_by_context(store, "smoke test curl exit", project=project)
+    assert trivial.id not in again.text and newest.id in again.text
+
+
+def test_prompt_recall_tells_an_outcome_on_its_decision_not_again_by_its_event(
+    store: Store, project: str
+) -> None:
+    jwt, event = _failed_jwt(store, project)
+    found = recall(store, "Why did the stateless JWT access tokens fail at 307 ms p99 under 10K "
+                   "req/s refresh?", project=project)  # fmt: skip
+    ids = [h.memory.id for h in found.hits]
+    assert ids == [jwt] and event not in ids

@@ -14,7 +14,8 @@ Each answer's text is judged from the text itself, the same way for both:
 - tokens (``estimate_tokens``: one per four characters);
 - **auto in stands now**: lines under "Stands now:" that tell an automatic checkpoint;
 - **done in remains**: lines under "Remains:" naming a step the script marks done by then
-  (``answers_story.json``: a substring of the step, the session and turn that did it);
+  (``answers_story.json``: a substring of the step, the session and turn that did it), the
+  parts a line itself says are "done since" aside;
 - **repeated entries**: listed results that are a second checkpoint of a session already
   listed, or an outcome event whose decision is listed too.
 
@@ -30,6 +31,7 @@ import re
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,7 @@ from ..services.retrieval import EmbeddingModel
 from ..storage import Store
 from ..text import estimate_tokens
 from ..transcript.turns import turn_digests
+from .answers_done import DoneTally, figures, split_run
 from .answers_today import answer_today
 from .extraction import FIXTURES
 
@@ -107,7 +110,8 @@ def judge(store: Store, text: str, ranked: list[str], done: list[str]) -> Judged
     autos = [m.content[:60] for m in store.memories.iter(project=PROJECT) if is_auto(m)]
     auto_in = sum(1 for line in stands if any(a in line for a in autos))
     remains = section(text, "Remains:")
-    done_in = sum(1 for line in remains if any(d in line.lower() for d in done))
+    left = [line.split("done since:", 1)[0].lower() for line in remains]  # a done part is told
+    done_in = sum(1 for line in left if any(d in line for d in done))
     found = store.memories.get_many(ranked)
     sessions: set[str] = set()
     repeated = 0
@@ -142,10 +146,34 @@ def _act(store: Store, action: tuple[Any, ...], ids: dict[str, str], session: st
         save_checkpoint(store, PROJECT, fields)
 
 
+def replay(
+    store: Store, embedder: EmbeddingModel | None = None, folder: Path = FIXTURES
+) -> Iterator[tuple[int, str, int, bool]]:
+    """Replay the story into ``store``; yield (session number, name, turn, last turn) after
+    every turn, its saves made (and, after a session's last turn, its memories embedded)."""
+    ids: dict[str, str] = {}
+    for number, (name, actions) in enumerate(load_story()[0], 1):
+        path = folder / f"{name}.jsonl"
+        digests = turn_digests(path) if name.startswith("turns_") else [None]
+        if not digests:
+            raise MamaError(f"no turns in {path}: is the transcript fixture there?")
+        session = f"bench-session-{number}"
+        for turn, digest in enumerate(digests, 1):
+            if digest is not None:
+                checkpoint_turn(store, PROJECT, session_id=session, digest=digest)
+            for action in actions.get(turn, []):
+                _act(store, action, ids, session)
+            last = turn == len(digests)
+            if last and embedder is not None:
+                drain(store, embedder)
+            yield number, name, turn, last
+
+
 def answers_run(
     embedder: EmbeddingModel | None = None, folder: Path = FIXTURES
 ) -> tuple[str, dict[str, Any]]:
-    """Grow the store session by session; judge the default answers before and after.
+    """Grow the store session by session; judge the default answers before and after, and
+    the done detection after every turn (:mod:`.answers_done`).
 
     With an ``embedder`` each session's memories are embedded before the questions, as the
     server does between sessions, and both answers search by keywords and meaning.
@@ -153,26 +181,17 @@ def answers_run(
     rows: list[dict[str, Any]] = []
     times: dict[str, list[float]] = {"before": [], "after": []}
     load = os.getloadavg()[0]
+    labels = load_story()[1]
+    tally = DoneTally(embedder)
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         with Store.open(home / "mama.db", config=Config(home)) as store:
-            ids: dict[str, str] = {}
             happened: list[tuple[str, int]] = []
-            script, labels = load_story()
-            for number, (name, actions) in enumerate(script, 1):
-                path = folder / f"{name}.jsonl"
-                digests = turn_digests(path) if name.startswith("turns_") else [None]
-                if not digests:
-                    raise MamaError(f"no turns in {path}: is the transcript fixture there?")
-                session = f"bench-session-{number}"
-                for turn, digest in enumerate(digests, 1):
-                    if digest is not None:
-                        checkpoint_turn(store, PROJECT, session_id=session, digest=digest)
-                    for action in actions.get(turn, []):
-                        _act(store, action, ids, session)
-                    happened.append((name, turn))
-                if embedder is not None:
-                    drain(store, embedder)
+            for number, name, turn, last in replay(store, embedder, folder):
+                happened.append((name, turn))
+                tally.observe(store, PROJECT, name, turn)
+                if not last:
+                    continue
                 done = [d for d, s, t in labels if (s, t) in happened]
                 row: dict[str, Any] = {"session": number, "name": name}
                 answers: dict[str, list[Judged]] = {"before": [], "after": []}
@@ -190,9 +209,11 @@ def answers_run(
     timing: dict[str, Any] = {label: {"median_ms": statistics.median(ms), "p95_ms": _p95(ms)}
                               for label, ms in times.items()}  # fmt: skip
     timing["load_average"] = [load, os.getloadavg()[0]]
+    story = tally.figures()
+    split = figures(split_run(tally.sets, tally.similar, folder))
     data = {"budget": ANSWER_TOKENS, "questions": QUESTIONS, "sessions": rows, "embedder": model,
-            "timing": timing}  # fmt: skip
-    return _report(rows, model, timing), data
+            "timing": timing, "done_detection": {"story": story, "split": split}}  # fmt: skip
+    return _report(rows, model, timing) + "\n" + tally.report(story, split), data
 
 
 def _p95(values: list[float]) -> float:

@@ -14,6 +14,7 @@ from functools import cache
 from typing import Any
 
 from ..services import answers
+from ..services.freshness import moot
 from ..services.retrieval import EmbeddingModel, retrieve
 from ..storage import Store
 
@@ -82,7 +83,7 @@ def answer_today(
         "next_steps": [
             s
             for r in primary
-            if r["status"] == "current" and not answers._serves_only_the_past(store, r["id"])
+            if r["status"] == "current" and not moot(store, store.memories.require(r["id"]))
             for s in r.get("next_steps", [])
         ],
     }

@@ -25,7 +25,7 @@ from ..storage import MemoryRecord, Store
 from ..text import estimate_tokens
 from . import ranking, vector_index
 from .evolution import chain, current_of
-from .freshness import is_auto, one_per_session, open_steps, outcomes_on_their_memory
+from .freshness import distinct, is_auto, one_per_session, open_steps, outcomes_on_their_memory
 from .graph import traverse
 from .render import render
 from .retrieval import (
@@ -37,6 +37,7 @@ from .retrieval import (
     retrieve,
 )
 
+WORK_DEPTH = 8  # newest checkpoints looked through for the one that carries work
 ANSWER_TOKENS = 600  # the default answer's text, fence and header included (estimate_tokens)
 
 
@@ -124,15 +125,15 @@ def search_by_context(
     records = {m.id: m for m, _, _ in entries}
     every_chain = _chains(store, list(records.values())) if include_evolution else []
     live = [r["id"] for r in primary if r["status"] == "current"]
-    holders = [records[i] for i in live if not _serves_only_the_past(store, i)]
-    steps = open_steps(store, holders)
+    steps = distinct(open_steps(store, [records[i] for i in live]))
     keep = {c["current_id"] for c in every_chain}  # never cut a chain's current decision
+    newest = _newest_work(store, [m for m in records.values() if m.type == "checkpoint"])
     cuttable = [r["id"] for r in primary if r["id"] not in keep]
 
     def compose(n: int) -> tuple[Any, ...]:
         """The answer telling the chains' heads and the ``n`` most relevant other results."""
         told = [r for r in primary if r["id"] in keep or r["id"] in cuttable[:n]]
-        return told, *_compose(store, query, told, records, every_chain, steps, primary)
+        return told, *_compose(store, query, told, records, every_chain, steps, primary, newest)
 
     # The most results that fit, found by halving (text grows with every result told).
     answer, low, high = compose(len(cuttable)), 0, len(cuttable)
@@ -163,8 +164,10 @@ def _compose(
     every_chain: list[dict[str, Any]],
     steps: list[dict[str, Any]],
     primary: list[dict[str, Any]],
+    newest: MemoryRecord | None,
 ) -> tuple[str, str, dict[str, Any], list[str], list[dict[str, Any]]]:
-    """The story and the fenced text for the results ``told``: (story, text, status, …)."""
+    """The story and the fenced text for the results ``told``: (story, text, status, …);
+    ``newest`` is the project's newest checkpoint with work, named when it is not told."""
     ids = {r["id"] for r in told}
     chains = [c for c in every_chain if any(s["id"] in ids for s in c["steps"])]
     on_chains = {s["id"] for c in chains for s in c["steps"]}
@@ -176,13 +179,17 @@ def _compose(
         "next_steps": [s for s in steps if s["from"] in ids],
     }
     learned = _learned(store, [records[i] for i in ids], chains)
+    newer = newest if work and newest is not None and newest.id not in ids else None
+    auto = {r["id"] for r in work if is_auto(records[r["id"]])} | (
+        {newer.id} if newer is not None and is_auto(newer) else set()
+    )
+    concerned = current + ([_own_concerns(work[0])] if work and newer is None else [])
     story = render(
         "context_summary.md.j2", query=query, results=told, chains=chains, status=status,
         learned=learned, stands=[r for r in current if r["role"] == "advice"],
         lessons=[r for r in told if r["role"] == "lesson" and r["id"] not in on_chains],
         also=[r for r in told if r["type"] in ("insight", "context") and r["role"] == "advice"],
-        work=work, auto={r["id"] for r in work if is_auto(records[r["id"]])},
-        concerned=current + work[:1],
+        work=work, auto=auto, newer=newer, concerned=concerned,
     ).strip()  # fmt: skip
     lines = [f"{i}. {r['id']} ({r['type']}) " + (r["status"] if r["current_id"] == r["id"]
              else f"superseded → {r['current_id']}") + f", {r['role']}"
@@ -194,16 +201,24 @@ def _compose(
     return story, fenced(body), status, learned, chains
 
 
-def _serves_only_the_past(store: Store, memory_id: str) -> bool:
-    """True when everything this memory implements has been superseded: its plans are moot."""
-    targets = [
-        ln.to_id
-        for ln in store.links.of(memory_id, direction="out", categories=("implementation",))
-    ]
-    if not targets:
-        return False
-    found = store.memories.get_many(targets)
-    return all(m.status == "superseded" for m in found.values())
+def _newest_work(store: Store, checkpoints: list[MemoryRecord]) -> MemoryRecord | None:
+    """The newest checkpoint that carries work in the project of the newest ``checkpoints``.
+
+    An automatic checkpoint of a session that did nothing (it only searched memory, say) is
+    not where the work stands.
+    """
+    if not checkpoints:
+        return None
+    project = max(checkpoints, key=lambda m: (m.updated_at, m.seq)).project
+    newest = store.memories.latest(project=project, type="checkpoint", limit=WORK_DEPTH)
+    return next((m for m in newest if not is_auto(m) or m.metadata.get("work", True)), None)
+
+
+def _own_concerns(r: dict[str, Any]) -> dict[str, Any]:
+    """A checkpoint's result without the concerns its work line already tells."""
+    tension = r.get("tension") or {}
+    concerns = [c for c in tension.get("concerns") or [] if str(c)[:80] not in r["content"]]
+    return {**r, "tension": {**tension, "concerns": concerns}}
 
 
 def _with_successors(

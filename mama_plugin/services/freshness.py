@@ -9,8 +9,9 @@ Three rules the search answers apply to what retrieval ranked (``services/answer
   writes, linked ``outcome_of``) repeats what the memory it judges already carries (status,
   details, lessons): the memory stands in its place.
 - **Done is not remaining.** A next step is still open unless a memory saved or updated after
-  the one that holds it says it was done: a ``done`` item of a later checkpoint, or a later
-  decision, that holds most of the step's words (:func:`covers`).
+  the one that holds it shows it done (``services/done.py``: its done items and tasks, the
+  checks it saw pass, the step's object among what it did); a step of a memory that only
+  carries out superseded decisions is moot.
 
 Read-only; standard library and storage only (the session-start hook may use it).
 """
@@ -21,12 +22,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
 from ..storage import MemoryRecord, Store
-from ..text import stem, words
-from .evolution import outcome_events
+from .done import DEFAULT, MIN_SHARED, Later, Similar, bag, covers, evidence, judged_parts, parts
+from .evolution import current_of, outcome_events
 
 T = TypeVar("T")
-COVERAGE = 0.6  # share of a step's words a later "done" item must hold to close it
-MIN_SHARED = 2  # and at least this many of them
+__all__ = ["covers", "distinct", "is_auto", "moot", "one_per_session", "open_steps",
+           "outcomes_on_their_memory"]  # fmt: skip
 LATER = 40  # later checkpoints and decisions consulted per project
 
 
@@ -84,50 +85,106 @@ def outcomes_on_their_memory(
     return out
 
 
-def _bag(text: str) -> set[str]:
-    return {stem(w) for w in words(text)}
+def _superseded_plans(store: Store, memory: MemoryRecord) -> list[MemoryRecord] | None:
+    """The decisions ``memory`` carries out when every one of them is superseded, else None."""
+    targets = [
+        ln.to_id
+        for ln in store.links.of(memory.id, direction="out", categories=("implementation",))
+        if ln.relationship != "outcome_of"
+    ]
+    found = store.memories.get_many(targets) if targets else {}
+    plans = list(found.values())
+    return plans if plans and all(m.status == "superseded" for m in plans) else None
 
 
-def covers(done: str, step: str) -> bool:
-    """Whether the ``done`` text holds most of ``step``'s words (stemmed): the step is done."""
-    wanted = _bag(step)
-    shared = len(wanted & _bag(done))
-    return (
-        bool(wanted)
-        and shared >= min(MIN_SHARED, len(wanted))
-        and (shared / len(wanted) >= COVERAGE)
-    )
+def moot(store: Store, memory: MemoryRecord) -> bool:
+    """True when everything ``memory`` implements has been superseded: its plans are moot."""
+    return _superseded_plans(store, memory) is not None
 
 
-def _said_done(m: MemoryRecord) -> list[str]:
-    """What a memory says was done: a checkpoint's ``done`` items, a decision's choice."""
-    if m.type == "decision":
-        return [m.content]
-    return [str(d) for d in (m.continuity.get("done") or []) if str(d).strip()]
+def _said(m: MemoryRecord) -> frozenset[str]:
+    """The words of a decision's plan: topic, choice, why, outcome and next steps."""
+    steps = [str(n.get("step", "")) if isinstance(n, dict) else str(n)
+             for n in m.continuity.get("next_steps") or []]  # fmt: skip
+    return bag(" ".join([m.topic.replace("_", " "), m.content, str(m.reasoning.get("primary", "")),
+                         str(m.outcome.get("details") or ""), *steps]))  # fmt: skip
 
 
-def open_steps(store: Store, holders: Iterable[MemoryRecord]) -> list[dict[str, Any]]:
-    """The next steps of ``holders`` no later memory of their project says were done.
+def _about(store: Store, step: str, plans: list[MemoryRecord]) -> bool:
+    """Whether ``step`` carries out one of the replaced ``plans``: it shares two words with
+    what the plan says, or one that the decision which replaced it does not say ("JWT")."""
+    wanted = bag(step)
+    for plan in plans:
+        shared = wanted & _said(plan)
+        if len(shared) >= min(MIN_SHARED, len(wanted)):
+            return True
+        if shared - _said(current_of(store, plan.id)):
+            return True
+    return False
+
+
+def open_steps(
+    store: Store,
+    holders: Iterable[MemoryRecord],
+    *,
+    rules: Iterable[str] = DEFAULT,
+    similar: Similar | None = None,
+) -> list[dict[str, Any]]:
+    """The next steps of ``holders`` no later memory of their project shows done.
 
     Each step is a dict with ``step``, ``priority`` and ``from`` (the holder's id), in
-    holder order, without repeats (compared case-insensitively).
+    holder order, without repeats (compared case-insensitively); a step shown done in part
+    also has ``left`` (the parts still open) and ``done`` (the parts done). ``rules`` and
+    ``similar`` are :func:`.done.judged_parts`'s; under the rule ``moot``, a step of a holder
+    whose plans were all superseded (:func:`moot`) is dropped when it is about them (two of
+    their words, or one their successor does not say; ``moot_all``: every step of such a
+    holder, the rule before it was measured).
     """
+    rules = tuple(rules)
     later: dict[str, list[MemoryRecord]] = {}
+    shown: dict[str, Later] = {}
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     for m in holders:
+        plans = _superseded_plans(store, m) if {"moot", "moot_all"} & set(rules) else None
         if m.project not in later:
-            later[m.project] = [
+            found = [
                 *store.memories.latest(project=m.project, type="checkpoint", limit=LATER),
                 *store.memories.latest(project=m.project, type="decision", limit=LATER),
             ]
-        said = [d for o in later[m.project] if o.id != m.id and _newer(o, m)
-                for d in _said_done(o)]  # fmt: skip
+            later[m.project] = sorted(found, key=lambda o: (o.updated_at, o.seq))
+        after = [o for o in later[m.project] if o.id != m.id and _newer(o, m)]
+        for o in after:
+            shown.setdefault(o.id, evidence(o))
+        told = [shown[o.id] for o in after]
         for s in m.continuity.get("next_steps") or []:
             text = str(s.get("step", "")) if isinstance(s, dict) else str(s)
-            if not text.strip() or text.lower() in seen or any(covers(d, text) for d in said):
+            if plans is not None and ("moot_all" in rules or _about(store, text, plans)):
+                continue  # it carried out a plan that was replaced
+            if not text.strip() or text.lower() in seen:
+                continue
+            judged = judged_parts(text, told, rules, similar)
+            if all(rule for _, rule in judged):
                 continue
             seen.add(text.lower())
             priority = s.get("priority", "MEDIUM") if isinstance(s, dict) else "MEDIUM"
-            out.append({"step": text, "priority": priority, "from": m.id})
+            step = {"step": text, "priority": priority, "from": m.id}
+            if any(rule for _, rule in judged):  # done in part: say which part is left
+                step["left"] = "; then ".join(p for p, rule in judged if not rule)
+                step["done"] = "; ".join(p for p, rule in judged if rule)
+            out.append(step)
     return out
+
+
+def distinct(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``steps`` without one that only says again what an earlier one says (each of its open
+    parts holds most of a part of an earlier step's words, and the other way round)."""
+    kept: list[dict[str, Any]] = []
+    said: list[str] = []
+    for s in steps:
+        mine = parts(s.get("left") or s["step"])
+        if all(any(covers(p, q) and covers(q, p) for q in said) for p in mine):
+            continue
+        said += mine
+        kept.append(s)
+    return kept

@@ -44,7 +44,7 @@ from ..storage.fts import Terms
 from ..text import PREFIX, estimate_tokens, hangul, matched_terms, search_terms, text_keys
 from . import vector_index
 from .briefing import predecessors
-from .evolution import current_of
+from .evolution import current_of, outcome_events
 from .indexing import narrative_text
 from .recall_session import SESSIONS as SESSIONS  # re-exported: the hook and tests use them
 from .recall_session import Sessions as Sessions
@@ -236,6 +236,8 @@ def recall(
     ]
     if vector is not None and embedder is not None and views and len(terms) >= VIEW_TERMS:
         cosines = best_cosines(embedder, vector, [(m, n, cosines.get(m.id)) for m, n in told])
+    events = outcome_events(store, [m for m, _ in told])  # an outcome event: its verdict
+    judges = store.memories.get_many(set(events.values()))  # is on the memory it judges
     hits: list[Hit] = []
     for memory, narrative in told:
         matched = matched_terms(terms, text_keys(narrative))
@@ -245,6 +247,7 @@ def recall(
         passed = judge(relevant, held, len(matched), bar=cosine_bar, model=model, korean=korean)
         if not judged or passed:
             shown_terms = [t.removesuffix(PREFIX) for t in matched]
+            memory = judges.get(events.get(memory.id, ""), memory)  # told on what it judges
             hits.append(Hit(memory, memory, cosine, held, shown_terms))
     _chains(store, hits, found, max_hits, shown)
     return found

@@ -1,0 +1,155 @@
+"""Whether later work shows a next step done (services/done.py), one test a rule.
+
+Every rule closes the step it is for and leaves alone the near misses the recorded sessions
+hold (a configuration check is not running the service; a decision about CI is not the CI
+check added); a step of several parts needs them all; a later memory that lists a step as
+open again keeps it open.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mama_plugin.services.autosave import checkpoint_turn
+from mama_plugin.services.done import (
+    DEFAULT,
+    RULES,
+    Later,
+    done_by,
+    evidence,
+    judged_parts,
+    parts,
+)
+from mama_plugin.storage import Store
+from mama_plugin.transcript.turns import turn_digests
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "transcripts"
+
+
+def test_a_step_of_several_parts_is_cut_where_one_follows_another() -> None:
+    assert parts("write the --serve flag with a /health handler, then rerun smoke.sh") == [
+        "write the --serve flag with a /health handler",
+        "rerun smoke.sh",
+    ]
+    assert parts("run the service with PRICE_DB set and rerun smoke.sh") == [
+        "run the service with PRICE_DB set",
+        "rerun smoke.sh",
+    ]
+    assert parts("Add a serve mode to shop/app.py") == ["Add a serve mode to shop/app.py"]
+
+
+def test_a_check_that_passed_closes_the_step_that_runs_it() -> None:
+    passed = Later("chk_b", passed=["Run the smoke test", "sh smoke.sh"])
+    assert done_by("rerun smoke.sh", [passed]) == "commands"
+    assert done_by("rerun the smoke test", [passed]) == "commands"
+    assert done_by("rerun smoke.sh", [Later("chk_b", passed=["python bench_latency.py"])]) == ""
+
+
+def test_a_configuration_check_is_not_running_the_service() -> None:
+    check = Later("chk_b", passed=["Check the configuration with PRICE_DB set",
+                                   "PRICE_DB=postgres://localhost/prices python -m shop.app "
+                                   "--check"])  # fmt: skip
+    assert done_by("run the service with PRICE_DB set and rerun smoke.sh", [check]) == ""
+
+
+def test_a_check_that_passed_with_a_variable_set_closes_the_step_that_sets_it() -> None:
+    staging = Later("chk_b", passed=["Startup check with the staging PRICE_DB",
+                                     "PRICE_DB=postgres://staging/prices python -m shop.app "
+                                     "--check"])  # fmt: skip
+    assert done_by("set PRICE_DB for the profiling run", [staging]) == "commands"
+    assert done_by("Provide PRICE_DB in the dev environment", [staging]) == "commands"
+    assert done_by("set CACHE_SIZE for the profiling run", [staging]) == ""
+    assert done_by("profile GET /price on staging with PRICE_DB set", [staging]) == ""
+
+
+def test_every_part_must_be_done() -> None:
+    later = Later("chk_b", done=["Switched TTLCache to LRU order with an OrderedDict"])
+    judged = judged_parts("finish the LRU switch, then the README", [later])
+    assert judged == [("finish the LRU switch", "said"), ("the README", "")]
+    assert done_by("finish the LRU switch, then the README", [later]) == ""
+
+
+def test_the_steps_object_among_what_was_done_closes_it() -> None:
+    later = Later("chk_b", done=["Added a serve mode to shop/app.py: --serve runs http.server"])
+    assert done_by("Add a serve mode to shop/app.py", [later], rules=("phrases",)) == "phrases"
+    assert done_by("Add a /ready endpoint", [later], rules=("phrases",)) == ""
+
+
+def test_a_decision_closes_only_a_choice_that_was_to_be_made() -> None:
+    ci = Later("dec_b", decided=["latency budget: CI runs bench_latency.py --max-p99=50"])
+    assert done_by("Add a latency budget check to CI", [ci]) == ""
+    smoke = Later("dec_b", decided=["smoke test: The smoke test checks /health only"])
+    assert done_by("decide what the smoke test checks", [smoke]) == "decisions"
+
+
+def test_a_later_memory_that_lists_the_step_open_keeps_it_open() -> None:
+    done = Later("chk_b", done=["Added a max_entries bound to TTLCache"])
+    again = Later("chk_c", still_open=["add a max_entries bound to TTLCache"])
+    step = "add a max_entries bound to TTLCache"
+    assert done_by(step, [done]) == "said"
+    assert done_by(step, [done, again]) == ""
+    assert done_by(step, [again, done]) == "said"
+    # A memory that lists it open is not closed by its own other layers either.
+    assert done_by(step, [Later("chk_d", done=done.done, still_open=again.still_open)]) == ""
+
+
+def test_an_edit_of_the_file_a_step_names_is_measured_not_on_by_default() -> None:
+    edited = Later("chk_b", changed=["/tmp/project/README.md:4-7"])
+    assert "files" in RULES and "files" not in DEFAULT
+    assert done_by("Document PRICE_DB in the README", [edited]) == ""
+    assert done_by("Document PRICE_DB in the README", [edited], rules=("files",)) == "files"
+    assert done_by("Start the service", [edited], rules=("files",)) == ""
+
+
+def test_the_evidence_of_a_recorded_checkpoint(store: Store, project: str) -> None:
+    cp = None
+    for digest in turn_digests(FIXTURES / "turns_ttl_cache.jsonl")[:9]:
+        cp = checkpoint_turn(store, project, session_id="s1", digest=digest)
+    assert cp is not None
+    shown = evidence(cp)
+    assert shown.tasks_done == ["Document PRICE_DB in the README"]
+    assert "Run the cache tests" in shown.passed
+    assert "python -m pytest -q -p no:cacheprovider tests/test_cache.py" in shown.passed
+    assert not any(d.startswith("Changed ") for d in shown.done)
+    assert any(path.endswith("README.md:4-7") for path in shown.changed)
+    assert "Start the price service for the smoke test" in shown.still_open
+    assert done_by("Document PRICE_DB in the README", [shown]) == "said"
+    assert done_by("Start the price service for the smoke test", [shown]) == ""
+
+
+WORDS = [
+    "add",
+    "serve",
+    "mode",
+    "cache",
+    "smoke",
+    "test",
+    "readme",
+    "PRICE_DB",
+    "rerun",
+    "smoke.sh",
+    "LRU",
+    "switch",
+    "set",
+    "decide",
+    "bound",
+    "shop/app.py",
+    "the",
+    "a",
+]
+phrase = st.lists(st.sampled_from(WORDS), min_size=1, max_size=8).map(" ".join)
+
+
+@given(phrase, st.lists(phrase, max_size=4))
+def test_a_memory_that_lists_a_step_open_never_closes_it(step: str, done: list[str]) -> None:
+    later = Later("chk_b", done=done, tasks_done=done, passed=done, changed=done,
+                  decided=done, still_open=[step])  # fmt: skip
+    assert done_by(step, [later], rules=RULES) == ""
+
+
+@given(st.text(max_size=80), st.lists(st.text(max_size=40), max_size=4))
+def test_nothing_done_closes_nothing(step: str, still_open: list[str]) -> None:
+    assert done_by(step, [Later("chk_b", still_open=still_open)], rules=RULES) == ""
