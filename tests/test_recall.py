@@ -9,6 +9,7 @@ import pytest
 from mama_plugin.bench import recall as bench_recall
 from mama_plugin.bench import recall_data
 from mama_plugin.config import Config
+from mama_plugin.embeddings import Embedder
 from mama_plugin.services import briefing, indexing, recall, recall_views
 from mama_plugin.services.memories import (
     record_outcome,
@@ -88,6 +89,40 @@ def test_a_term_no_memory_holds_weighs_most(store: Store, project: str) -> None:
                                    "reasoning": "cache hits cut latency"})  # fmt: skip
     weight = recall.weights(store, ["cache", "jonathan"])
     assert weight["jonathan"] > weight["cache"] > 0
+
+
+def test_in_a_small_store_an_unknown_word_does_not_outweigh_the_held_ones(
+    store: Store, project: str
+) -> None:
+    save_decision(store, project, JWT)
+    weight = recall.weights(store, ["new", "jwt"])
+    # One memory: log(21/0.5) against log(21/1.5), where it was log(2/0.5) against log(2/1.5).
+    assert 1.3 < weight["new"] / weight["jwt"] < 1.5
+
+
+JWT = {
+    "topic": "authentication",
+    "decision": "JWT with short-lived access tokens and refresh tokens",
+    "reasoning": "stateless auth scales across nodes without a shared session store",
+}
+
+
+def test_a_one_memory_store_recalls_a_prompt_with_one_unknown_word(
+    store: Store, project: str, embedder: Embedder
+) -> None:
+    # The prompt's "new", "api" and "use" are in no memory; before the prior they held 82% of
+    # its weight, and the memory (cosine 0.53) was left out.
+    saved = save_decision(store, project, JWT).memory
+    indexing.drain(store, embedder)
+    found = recall.recall(
+        store, "Should the new API use JWT tokens for auth?", project=project, embedder=embedder
+    )
+    assert [h.memory.id for h in found.hits] == [saved.id]
+    assert found.hits[0].coverage > recall.WEIGHT_BAR
+    quiet = recall.recall(
+        store, "write a haiku about autumn leaves", project=project, embedder=embedder
+    )
+    assert quiet.hits == []
 
 
 def _chain(store: Store, project: str) -> tuple[str, str]:
