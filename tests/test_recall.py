@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from mama_plugin.bench import recall as bench_recall
-from mama_plugin.bench import recall_data
+from mama_plugin.bench import recall_causes, recall_data
 from mama_plugin.config import Config
 from mama_plugin.embeddings import Embedder
 from mama_plugin.services import briefing, indexing, recall, recall_views
@@ -236,6 +236,34 @@ def test_the_bench_runs_on_a_slice_without_a_model() -> None:
     assert "hybrid/keywords" in text and "held-out" in text and "CC BY-SA 4.0" in text
     row = figures["rows"]["hybrid/keywords"]
     assert row["held-out"]["all"]["related"] + row["calibration"]["all"]["related"] == 6
+    # What limits it: every miss has one cause; the small stores and the smoke set ran too.
+    causes = figures["causes"]["hybrid/keywords"]
+    for half in ("calibration", "held-out"):
+        c = causes[half]["all"]
+        missed = round(c["related"] * (1 - row[half]["all"]["recall"]))
+        assert sum(c[k] for k in recall_causes.CAUSES) == missed
+    small = figures["small"]["hybrid/keywords"]
+    assert set(small) == {str(recall.DF_PRIOR), "1.0"}
+    assert small["1.0"]["all"]["pairs"] == row["held-out"]["all"]["related"]
+    smoke = figures["smoke"]["hybrid/keywords"]
+    assert smoke["related"] == smoke["unrelated"] == 16
+    assert "by cause" in text and "one-memory stores" in text and "smoke set" in text
+
+
+def test_misses_are_told_apart_by_cause() -> None:
+    def case(meant: str, split: str = "held-out") -> recall_data.Case:
+        return recall_data.Case("p", frozenset({meant}), "en", "locomo", split)
+
+    cases = [case("a"), case("b"), case("c"), case("d"), case("e"), case("f", "calibration")]
+    candidates = [["a"], ["x"], ["x", "y", "z", "c"], ["d"], ["e"], []]
+    passed = [["a"], ["x"], ["x", "y", "z", "c"], [], [], []]
+    figures = recall_causes.causes(cases, candidates, passed, [3, 3, 3, 3, 1, 3])
+    held = figures["held-out"]["all"]
+    assert {k: held[k] for k in recall_causes.CAUSES} == {
+        "not candidate": 1, "judged out": 1, "cut": 1, "few terms": 1,
+    }  # fmt: skip
+    assert held["related"] == 5 and held["ceiling"] == 0.6  # a, d, e among the first three
+    assert figures["calibration"]["en"]["not candidate"] == 1
 
 
 @pytest.mark.parametrize("prompt", ["yes", "ok do it", "네", "좋아"])

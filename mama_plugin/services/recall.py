@@ -186,12 +186,12 @@ def judge(
     return relevant >= bar and weighted >= WEIGHT_BAR
 
 
-def weights(store: Store, terms: list[str]) -> dict[str, float]:
+def weights(store: Store, terms: list[str], *, prior: float = DF_PRIOR) -> dict[str, float]:
     """Each term's weight, its inverse document frequency in the store: a term no memory holds
     (another person's name, another service) weighs most, so a memory that lacks it is far.
-    The store counts ``DF_PRIOR`` more memories than it holds (see the module docstring)."""
+    The store counts ``prior`` more memories than it holds (see the module docstring)."""
     count, frequency = Terms(store).statistics(terms, cap=DF_CAP)
-    documents = count + DF_PRIOR
+    documents = count + prior
     return {t: math.log(documents / (frequency.get(t, 0) + 0.5)) + 0.01 for t in terms}
 
 
@@ -206,13 +206,15 @@ def recall(
     shown: Shown | None = None,
     judged: bool = True,
     views: bool = True,
+    df_prior: float = DF_PRIOR,
 ) -> Recall:
     """The memories of ``project`` that ``prompt`` clearly touches, best first.
 
     ``shown`` (this session's): a hit it already holds, unchanged, is left out (and listed in
     ``skipped``). Recording what was injected is the caller's (:func:`prompt_context`).
     ``judged=False`` keeps every candidate (``mama bench recall`` judges them at many bars);
-    ``views=False`` reads the stored narrative's cosine only (:mod:`recall_views`).
+    ``views=False`` reads the stored narrative's cosine only (:mod:`recall_views`);
+    ``df_prior`` is the bench's ablation of :data:`DF_PRIOR` (1: the weights before it).
     """
     terms = search_terms(prompt, min_length=MIN_TERM)
     found = Recall([t.rstrip("*") for t in terms])
@@ -239,7 +241,7 @@ def recall(
     if vector is not None:
         near = dict(vector_index.knn(store, vector, KNN_DEPTH, project=project))
         cosines = {s.memory.id: 1.0 - near[s.memory.seq] for s in ranked if s.memory.seq in near}
-    weight = weights(store, terms)
+    weight = weights(store, terms, prior=df_prior)
     korean = hangul(prompt)
     total = sum(weight.values())
     # Where work stood is for session start, not prompts.
