@@ -328,3 +328,16 @@ def test_meaning_alone_passes_an_english_prompt_with_minilm_only() -> None:
     assert recall.judge(0.66, 0.0, 0, bar=0.5, model=minilm, korean=False)
     assert not recall.judge(0.66, 0.0, 0, bar=0.5, model=minilm, korean=True)
     assert not recall.judge(0.6, 0.0, 0, bar=0.5, model=minilm, korean=False)
+
+
+def test_one_memory_stores_embed_each_prompt_once_for_every_prior() -> None:
+    memories, cases, line = recall_data.klue()
+    related = [c for c in cases if c.related and c.split == "held-out"][:2]
+    unrelated = [c for c in cases if not c.related and c.split == "held-out"][:1]
+    keep = {k for c in related for k in c.meant}
+    data = recall_data.Labelled([m for m in memories if m.key in keep], related + unrelated, [line])
+    model = Counting()
+    figures = recall_causes.small_stores(data, model, bar=0.5)
+    assert figures["1.0"]["all"]["pairs"] == 2 and figures["1.0"]["ko"]["pairs"] == 2
+    asked = [c.prompt for c in related + unrelated]
+    assert all(model.texts.count(p) == 1 for p in asked), model.texts

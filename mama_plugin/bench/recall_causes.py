@@ -88,6 +88,21 @@ def _pairs(data: Labelled, half: str) -> list[tuple[str, Case, Case]]:
     return out
 
 
+class _Memo:
+    """An embedding model that embeds each text once (every prior asks the same prompts)."""
+
+    def __init__(self, model: EmbeddingModel) -> None:
+        self.model = model
+        self.name, self.dim = model.name, model.dim
+        self.known: dict[str, list[float]] = {}
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        missing = [t for t in dict.fromkeys(texts) if t not in self.known]
+        if missing:
+            self.known.update(zip(missing, self.model.embed(missing), strict=True))
+        return [self.known[t] for t in texts]
+
+
 def small_stores(
     data: Labelled,
     embedder: EmbeddingModel | None,
@@ -97,6 +112,7 @@ def small_stores(
     priors: Sequence[float] = (recall.DF_PRIOR, 1.0),
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """Recall and silence in one-memory stores, per prior and language (see the docstring)."""
+    memo = None if embedder is None else _Memo(embedder)
     tally: dict[str, dict[str, list[int]]] = {
         str(p): {lang: [0, 0, 0, 0] for lang in ("all", "en", "ko")} for p in priors
     }
@@ -106,12 +122,12 @@ def small_stores(
             with Store.open(home / "one.db", config=Config(home)) as store:
                 with store.transaction():
                     save_context(store, PROJECT, {"topic": "", "content": memory})
-                if embedder is not None:
-                    indexing.drain(store, embedder)
+                if memo is not None:
+                    indexing.drain(store, memo)
                 for prior in priors:
                     ask = {
                         case.prompt: recall.recall(
-                            store, case.prompt, project=PROJECT, embedder=embedder,
+                            store, case.prompt, project=PROJECT, embedder=memo,
                             cosine_bar=bar, df_prior=prior,
                         ).hits
                         for case in (related, unrelated)
