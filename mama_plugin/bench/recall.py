@@ -11,9 +11,12 @@ most three), an unrelated one when nothing is. Targets: recall ≥ ``RECALL_TARG
   at the configured ``relevance_bar``, with each embedding model installed;
 - ``hybrid/keywords``: the same with no vectors (a model still loading);
 - a bar sweep of each hybrid row, both halves, so the bar's choice can be read off the
-  calibration half and checked on the held-out one.
+  calibration half and checked on the held-out one;
+- what limits each hybrid row (:mod:`recall_causes`): its misses by cause and the ceiling
+  the candidates' order sets; the pairs in one-memory stores, with the term-weight prior and
+  without; the hand-written ``recall_prompts.json`` (16 + 16) as a smoke test.
 
-The hand-written ``recall_prompts.json`` (16 + 16) runs too, as a smoke test.
+Each row's per-prompt time (p50, p95) is printed beside it.
 """
 
 from __future__ import annotations
@@ -31,8 +34,8 @@ from ..services import indexing, recall
 from ..services.memories import save_context
 from ..services.retrieval import EmbeddingModel
 from ..storage import Store
-from ..text import hangul
-from . import recall_today
+from ..text import hangul, search_terms
+from . import recall_causes, recall_today
 from .recall_data import Case, Labelled
 
 RECALL_TARGET = 0.85
@@ -114,14 +117,14 @@ def _candidates(store: Store, prompt: str, embedder: EmbeddingModel | None) -> l
     ]
 
 
-def _judged(candidates: list[Candidate], bar: float, model: str) -> list[str]:
+def _judged(candidates: list[Candidate], bar: float, model: str, *, cut: bool = True) -> list[str]:
     passed = [
         memory_id
         for memory_id, relevant, weight, matched, terms, korean in candidates
         if terms >= recall.MIN_TERMS
         and recall.judge(relevant, weight, matched, bar=bar, model=model, korean=korean)
     ]
-    return passed[: recall.MAX_HITS]
+    return passed[: recall.MAX_HITS] if cut else passed
 
 
 def run(
@@ -130,10 +133,13 @@ def run(
     *,
     bar: float,
     progress: Callable[[str], None] | None = None,
+    small: bool = True,
 ) -> dict[str, Any]:
-    """Every row's figures (see the module docstring)."""
+    """Every row's figures (see the module docstring); ``small=False`` leaves out the
+    one-memory stores and the smoke set."""
     say = progress or (lambda _line: None)
-    out: dict[str, Any] = {"rows": {}, "sweeps": {}, "candidates": {}}
+    out: dict[str, Any] = {"rows": {}, "sweeps": {}, "candidates": {}, "causes": {}}
+    out |= {"small": {}, "smoke": {}}
     for model, embedder in [*embedders.items(), ("keywords", None)]:
         with tempfile.TemporaryDirectory(prefix="mama-bench-recall-") as tmp:
             say(f"{model}: storing {len(data.memories)} memories")
@@ -143,6 +149,10 @@ def run(
                 _rows(out, model, store, keys, data.cases, embedder, bar, today, say)
             finally:
                 store.close()
+        if small:
+            say(f"hybrid/{model}: one-memory stores")
+            out["small"][f"hybrid/{model}"] = recall_causes.small_stores(data, embedder, bar=bar)
+            out["smoke"][f"hybrid/{model}"] = recall_causes.smoke(embedder, bar=bar)
     return out | {"bar": bar, "sources": data.sources}
 
 
@@ -175,6 +185,12 @@ def _rows(
     out["candidates"][model] = [[(keys.get(i, i), *rest) for i, *rest in c] for c in seen]
     judged = Row("", [_judged(c, bar, model) for c in seen], timed.ms)
     out["rows"][f"hybrid/{model}"] = _figures(cases, judged, keys)
+    out["causes"][f"hybrid/{model}"] = recall_causes.causes(
+        cases,
+        _keyed([[c[0] for c in found] for found in seen], keys),
+        _keyed([_judged(c, bar, model, cut=False) for c in seen], keys),
+        [len(search_terms(c.prompt, min_length=recall.MIN_TERM)) for c in cases],
+    )
     out["sweeps"][f"hybrid/{model}"] = {
         str(b): {
             split: score(cases, _keyed([_judged(c, b, model) for c in seen], keys), split)["all"]
@@ -207,14 +223,14 @@ def report(figures: dict[str, Any], *, load: str) -> str:
     lines.append(f"relevance_bar {figures['bar']}; load average {load}")
     lines.append("")
     head = f"{'row':<34}{'half':<12}{'recall':>8}{'silence':>9}{'en r/s':>13}{'ko r/s':>13}"
-    lines += [head + f"{'p50 ms':>8}", "-" * (len(head) + 8)]
+    lines += [head + f"{'p50 ms':>8}{'p95 ms':>8}", "-" * (len(head) + 16)]
     for name, row in figures["rows"].items():
         for half in ("held-out", "calibration"):
             s = row[half]
             lines.append(
                 f"{name:<34}{half:<12}{_f(s['all']['recall']):>8}{_f(s['all']['silence']):>9}"
                 f"{_pair(s['en']):>13}{_pair(s['ko']):>13}"
-                + (f"{row['ms_p50']:>8}" if half == "held-out" else "")
+                + (f"{row['ms_p50']:>8}{row['ms_p95']:>8}" if half == "held-out" else "")
             )
     n = figures["rows"][next(iter(figures["rows"]))]["held-out"]["all"]
     lines.append(f"(held-out: {n['related']} related, {n['unrelated']} unrelated prompts)")
@@ -226,6 +242,7 @@ def report(figures: dict[str, Any], *, load: str) -> str:
                 f"  bar {b:<6} calibration {_f(cal['recall'])} / {_f(cal['silence'])}"
                 f"   held-out {_f(held['recall'])} / {_f(held['silence'])}"
             )
+    lines += recall_causes.report(figures)
     return "\n".join(lines) + "\n"
 
 

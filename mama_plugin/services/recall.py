@@ -17,7 +17,9 @@ absolute evidence (:func:`judge`):
   syllable pairs, :func:`~mama_plugin.text.matched_terms`, in the memory's narrative, the
   text it is embedded as: a decision with what it replaced and what happened to it). A
   prompt about another person or another service names something no memory holds, and that
-  term weighs most.
+  term weighs most; in a store of a few memories every term is rare, so the frequencies are
+  read as if ``DF_PRIOR`` more memories held none of them (one unknown word, "the *new*
+  API", no longer outweighs the four the memory holds).
 
 A memory passes when it is at the bar *and* holds ``WEIGHT_BAR`` of the weight, or a little
 under the bar holding most of it (``STRONG_WEIGHT``); with a model whose scale says so
@@ -75,7 +77,9 @@ class Scale:
 
 # Read off the calibration half of `mama bench recall` (the held-out half reports).
 SCALES = {
-    "multilingual-e5-small-q4": Scale(floor=0.712, alone=0.25),
+    # Korean prompts alone 0.3 above the bar, English ones 0.1 (calibration: recall 0.682 →
+    # 0.667, silence 0.963 → 0.977, the half's silence target met).
+    "multilingual-e5-small-q4": Scale(floor=0.712, alone=0.3, alone_latin=0.1),
     # English prompts only: on Korean, MiniLM's cosines say little (calibration: 0.566 → 0.641
     # recall, silence 0.983 kept; 0.1 above the bar drops silence to 0.963).
     "all-MiniLM-L6-v2": Scale(alone_latin=0.15),
@@ -92,8 +96,14 @@ VIEW_TERMS = 3
 MIN_TERMS = 2  # fewer terms ("yes", "go on", "ok do it") never recall anything
 MIN_TERM = 3  # an ASCII word shorter than this ("db", "ok") matches too much by accident
 DF_CAP = 2000  # a term in more memories than this weighs as if in this many
+# Term weights read the store as if it held this many more memories, none holding the term:
+# in a 1-memory store an unknown word weighed 4.7 times a held one (log 2/0.5 vs log 2/1.5),
+# now 1.4 times; past a few hundred memories the weights barely move.
+DF_PRIOR = 20
 CANDIDATES = 10
-KNN_DEPTH = 50
+# The vector neighbours read for the candidates' cosines: a candidate found by its words far
+# down the vector order still gets its own cosine (at 50 deep, many got none and read as 0).
+KNN_DEPTH = 400
 MAX_HITS = 3
 FENCE = TAG  # the tag the injected memories are fenced in, as data
 
@@ -176,11 +186,13 @@ def judge(
     return relevant >= bar and weighted >= WEIGHT_BAR
 
 
-def weights(store: Store, terms: list[str]) -> dict[str, float]:
+def weights(store: Store, terms: list[str], *, prior: float = DF_PRIOR) -> dict[str, float]:
     """Each term's weight, its inverse document frequency in the store: a term no memory holds
-    (another person's name, another service) weighs most, so a memory that lacks it is far."""
+    (another person's name, another service) weighs most, so a memory that lacks it is far.
+    The store counts ``prior`` more memories than it holds (see the module docstring)."""
     count, frequency = Terms(store).statistics(terms, cap=DF_CAP)
-    return {t: math.log((count + 1) / (frequency.get(t, 0) + 0.5)) + 0.01 for t in terms}
+    documents = count + prior
+    return {t: math.log(documents / (frequency.get(t, 0) + 0.5)) + 0.01 for t in terms}
 
 
 def recall(
@@ -194,13 +206,15 @@ def recall(
     shown: Shown | None = None,
     judged: bool = True,
     views: bool = True,
+    df_prior: float = DF_PRIOR,
 ) -> Recall:
     """The memories of ``project`` that ``prompt`` clearly touches, best first.
 
     ``shown`` (this session's): a hit it already holds, unchanged, is left out (and listed in
     ``skipped``). Recording what was injected is the caller's (:func:`prompt_context`).
     ``judged=False`` keeps every candidate (``mama bench recall`` judges them at many bars);
-    ``views=False`` reads the stored narrative's cosine only (:mod:`recall_views`).
+    ``views=False`` reads the stored narrative's cosine only (:mod:`recall_views`);
+    ``df_prior`` is the bench's ablation of :data:`DF_PRIOR` (1: the weights before it).
     """
     terms = search_terms(prompt, min_length=MIN_TERM)
     found = Recall([t.rstrip("*") for t in terms])
@@ -227,7 +241,7 @@ def recall(
     if vector is not None:
         near = dict(vector_index.knn(store, vector, KNN_DEPTH, project=project))
         cosines = {s.memory.id: 1.0 - near[s.memory.seq] for s in ranked if s.memory.seq in near}
-    weight = weights(store, terms)
+    weight = weights(store, terms, prior=df_prior)
     korean = hangul(prompt)
     total = sum(weight.values())
     # Where work stood is for session start, not prompts.
