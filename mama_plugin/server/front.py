@@ -1,13 +1,15 @@
 """The plugin's MCP server over stdio: answers at once, imports the heavy parts meanwhile.
 
 Claude Code 2.1.197 waits ~2 s for a plugin's server in ``-p``, and calls the
-UserPromptSubmit hook's tool ~0.1 s after ``tools/list``. So this module imports only the
+UserPromptSubmit hook's tool ~0.3–0.5 s after spawning it. So this module imports only the
 standard library and MAMA's leaves: ``initialize``, ``ping`` and ``tools/list`` (from the light
 catalogue, filtered by the session's exposure) are answered by the reading thread before
-pydantic, the store or the handlers exist. Right after ``initialize`` a warm-up thread imports
-them, builds the :class:`~.state.State` and starts an anyio event loop in a background thread
-(a blocking portal) that runs the tool calls (:func:`.dispatch.call`, concurrently) and the
-background tasks of :mod:`.background`. A call arriving before that waits for it.
+pydantic, the store or the handlers exist. Right after ``initialize`` the embedding model
+starts loading (:mod:`.preload`) and a warm-up thread builds the :class:`~.state.State` and
+the hook tools' lane (:mod:`.hook_lane`: the store and the services, no pydantic); once the
+first prompt is answered it imports the handlers and starts an anyio event loop in a
+background thread (a blocking portal) that runs the listed tools' calls
+(:func:`.dispatch.call`, concurrently) and the background tasks of :mod:`.background`.
 
 The wire is :mod:`mama_plugin.jsonrpc` (shared with the bootstrap's bridge): a line that is not
 JSON gets -32700, a non-object -32600, an unknown method -32601 (what makes a
@@ -57,9 +59,10 @@ INTERRUPTED_DRAIN_S = 0.05  # after SIGINT
 # SIGINT, so the drain then stops at 0.3 s; a client closing stdin allows a second.
 SIGNAL_DRAIN_S, EXIT_DRAIN_S = 0.3, 1.0
 WARM_UP_TIMEOUT_S = 60.0  # a call waits this long for the heavy imports at most
-# A hook call's whole budget (the shorter hook timeout in hooks/hooks.json is 5 s), and how
-# much of it may go to waiting for the warm-up; past either it answers {} (fail open).
-HOOK_BUDGET_S, HOOK_WAIT_S = 4.5, 4.0
+HOOK_WAIT_S = 4.0  # what a hook's call may wait for the warm-up; then {} (fail open)
+# The rest of the warm-up (pydantic, the handlers) waits this long at most for the first
+# prompt's answer, so as not to compete with its recall.
+HOLD_S = 2.0
 
 
 class Front(LineSession):
@@ -83,12 +86,18 @@ class Front(LineSession):
         self.served: list[str] | None = None  # the last list answered, by name
         self.write_lock = threading.Lock()
         self.ready = threading.Event()  # set when the warm-up is over, done or failed
+        self.lane_ready = threading.Event()  # likewise for the hook tools' part of it
+        self._go_on = threading.Event()  # the rest of the warm-up may start
+        self._stopping = False  # the session ended: the rest of the warm-up is not wanted…
+        self._listed_call = False  # …unless a listed tool's call waits for it
+        self._hook_answer: Any = None  # hook_lane.answer once imported
         self.state: Any = None  # server.state.State once warm
         self.portal: Any = None  # anyio BlockingPortal once warm
         self._portal_cm: Any = None
         self._dispatch: Any = None  # the server.dispatch module once imported
         self._warm_wanted = False
         self._warming: threading.Thread | None = None
+        self._preload: Any = None  # a .preload.Preload once the warm-up starts
         self._calls: set[threading.Thread] = set()
         self._calls_lock = threading.Lock()
 
@@ -170,10 +179,8 @@ class Front(LineSession):
             return list(CONTEXT_TOOLS)
 
     def tool_list(self) -> list[dict[str, Any]]:
-        names = self.exposure().listed(self.client)
-        self.served = names
-        catalogue = load()
-        return [catalogue.definition(n) for n in names]
+        self.served = names = self.exposure().listed(self.client)
+        return [load().definition(n) for n in names]
 
     # -- warming up -----------------------------------------------------------------------
 
@@ -183,47 +190,44 @@ class Front(LineSession):
         self._warm_wanted = True
 
     def _start_warm_up(self) -> None:
-        if self._warming is None:
+        if self._warming is None:  # the model loads beside the imports (C calls, no GIL)
+            from .preload import Preload
+
+            self._preload = Preload(self.config).start()
             self._warming = threading.Thread(target=self._warm, name="mama-warm-up", daemon=True)
             self._warming.start()
 
     def _warm(self) -> None:
+        """The prompt's lane first (State, store, the hook handlers), then the rest."""
         leave_signals_to_the_main_thread()  # and to the loop and workers started from here
         try:
-            from anyio.from_thread import start_blocking_portal
+            from . import hook_lane  # the store, the services, the hook handlers: no pydantic
 
-            from . import dispatch  # pydantic, the schema, the services, the handlers
-            from .background import (
-                index_in_background,
-                refresh_briefs_in_background,
-                suggest_in_background,
-            )
-            from .state import State
-
-            state = State(self.config, self.project, self.db)
-            state.exposure = self.exposure()  # the session keeps the list it was shown
-            self._portal_cm = start_blocking_portal(name="mama-loop")
-            portal = self._portal_cm.__enter__()
-            for task in (index_in_background, refresh_briefs_in_background, suggest_in_background):
-                portal.start_task_soon(task, state)
-            try:  # opened (and migrated) here rather than by the first call
-                _ = state.store
-            except Exception as exc:  # each call will say what is wrong, as it tries again
-                log.error("the store did not open: %s", exc)
-            self._dispatch, self.portal, self.state = dispatch, portal, state
-            if self.served is not None and state.exposure.listed(self.client) != self.served:
-                state.exposure.pending = True  # listed before the State: tell the client
+            self.state = hook_lane.build(self.config, self.project, self.db, self._preload,
+                                         self.exposure())  # fmt: skip
+            self._hook_answer = hook_lane.answer
+            if self.served is not None and self.state.exposure.listed(self.client) != self.served:
+                self.state.exposure.pending = True  # listed before the State: tell the client
                 self.notify_if_pending()
         except BaseException:
+            log.error("the hook tools could not load:\n%s", traceback.format_exc())
+        finally:
+            self.lane_ready.set()
+        # The rest (pydantic, the handlers, the event loop) would compete for the GIL with the
+        # first prompt's recall: it waits for that answer, a listed tool's call, or HOLD_S.
+        self._go_on.wait(HOLD_S)
+        try:
+            if self.state is not None and (self._listed_call or not self._stopping):
+                from . import dispatch  # pydantic, the schema, the services, the handlers
+                from .background import start
+
+                self._portal_cm, self.portal = start(self.state)
+                self._dispatch = dispatch
+        except BaseException:
             log.error("the server could not load:\n%s", traceback.format_exc())
-            return
         finally:
             self.ready.set()
         log.info("ready %.0f ms after start", (time.monotonic() - STARTED) * 1000)
-        # What the first recall with hits (and the cliffhanger's refresh) would pay for. The
-        # tool table (the local model's libraries) loads on the first call of a listed tool,
-        # so that it does not compete with the hook calls that come first.
-        import jinja2  # noqa: F401
 
     # -- tool calls -----------------------------------------------------------------------
 
@@ -258,33 +262,38 @@ class Front(LineSession):
                 self._calls.discard(threading.current_thread())
 
     def _answer(self, name: str, arguments: dict[str, Any] | None, call_id: str) -> dict[str, Any]:
-        hook, asked = name in load().hook_tools, time.monotonic()
-        self.ready.wait(HOOK_WAIT_S if hook else WARM_UP_TIMEOUT_S)
-        waited = time.monotonic() - asked
-        if self.state is None:
-            if hook:
-                log.warning("%s answered {}: not ready after %.1f s", name, waited)
-                return _tool_result("{}", error=False)
+        if name in load().hook_tools:
+            return self._hook(name, arguments)
+        self._listed_call = True
+        self._go_on.set()  # a listed tool: the rest of the warm-up may not wait any longer
+        self.ready.wait(WARM_UP_TIMEOUT_S)
+        if self.portal is None or self.state is None:
             where = mama_home() / "logs" / "server.log"
             return _tool_result(
                 f"MAMA's server could not load (details in {where}); nothing was saved.",
                 error=True,
             )
         try:
-            dispatch = self._dispatch
-            left = max(0.5, min(dispatch.HOOK_DEADLINE_S, HOOK_BUDGET_S - waited))
-            call = partial(dispatch.call, self.state, name, arguments, client=self.client,
-                           call_id=call_id, hook_deadline_s=left)  # fmt: skip
+            call = partial(self._dispatch.call, self.state, name, arguments, client=self.client,
+                           call_id=call_id)  # fmt: skip
             reply = self.portal.call(call)
         except Exception:  # the loop is gone (shutting down): dispatch itself never raises
             log.error("tool %s could not run:\n%s", name, traceback.format_exc())
             return _tool_result(f"{name} could not run: MAMA's server is stopping.", error=True)
         self.notify_if_pending()
-        if hook:  # what the hooks cost the prompt, for anyone wondering
-            took = time.monotonic() - asked
-            log.info("%s answered in %.0f ms (%.0f ms waiting for the warm-up)", name,
-                     took * 1000, waited * 1000)  # fmt: skip
         return dict(reply.result())
+
+    def _hook(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+        """A hook's call, on the prompt's lane (:mod:`.hook_lane`): never waits for pydantic."""
+        asked = time.monotonic()
+        self.lane_ready.wait(HOOK_WAIT_S)
+        if self.state is None or self._hook_answer is None:
+            log.warning("%s answered {}: not ready after %.1f s", name, time.monotonic() - asked)
+            return _tool_result("{}", error=False)
+        result = self._hook_answer(self.state, name, arguments, asked)
+        self._go_on.set()  # the prompt is answered: the rest of the warm-up may go on
+        self.notify_if_pending()
+        return dict(result)
 
     def notify_if_pending(self) -> None:
         """Tell the client its tool list changed, if it did; on failure list every tool."""
@@ -307,6 +316,8 @@ class Front(LineSession):
         left to SQLite's crash safety and the caller should exit without waiting.
         """
         deadline = time.monotonic() + drain_s
+        self._stopping = True
+        self._go_on.set()
         with self._calls_lock:
             calls = list(self._calls)
         for worker in calls:
@@ -351,6 +362,10 @@ def serve(*, db: Path | None = None, cwd: str | None = None) -> NoReturn:
     # stdout is the protocol's: keep a private copy of it and point fd 1 at stderr, so that
     # whatever prints (llama.cpp, a library) cannot corrupt the stream.
     sys.stdout.flush()
+    # One OpenBLAS thread: numpy's import then costs ~30 ms less CPU (~70 ms less time on a
+    # busy two-core machine), on the way to the first prompt's vectors; the server's matrix
+    # products are small or memory-bound. A user's own setting stands.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     protocol = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     config, project = composition_root(cwd)
