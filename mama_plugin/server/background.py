@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import time
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -25,15 +24,13 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 
 from ..errors import MamaError
 from ..services import indexing
-from ..storage.connection import waits_until
-from .preload import adopt
+from .preload import EXIT_DRAIN_S, adopt, drain_now
 from .queues import Handoff
 from .state import State
 
 log = logging.getLogger("mama.server")
 DRAIN_BATCH = 16
 DRAIN_IDLE_S = 2.0
-EXIT_DRAIN_S = 1.0  # after the client closed stdin
 # Claude Code sends SIGKILL 0.5 s after its SIGINT (see exit_on_signal): the drain stops well
 # before, leaving time to close the store.
 SIGNAL_DRAIN_S = 0.3
@@ -91,25 +88,6 @@ async def index_in_background(state: State) -> None:
             with anyio.move_on_after(DRAIN_IDLE_S):  # a save here wakes it sooner
                 await wakes.receive()
                 _with_waiting("", wakes)  # the next step serves every wake-up waiting now
-
-
-def drain_now(state: State, budget_s: float = EXIT_DRAIN_S) -> tuple[int, int]:
-    """Embed what is still queued for the server's project, for about ``budget_s`` at most.
-
-    Blocking, for a worker thread (or a front's own shutdown path). Waits for a model still
-    loading within the same budget; without a model it does nothing. Returns (embedded, still
-    queued); still queued is -1 when there is no model. Raises what the store raises.
-    """
-    deadline = time.monotonic() + budget_s
-    if state.embedder_loading:
-        state.embedder_ready.wait(max(0.0, deadline - time.monotonic()))
-    embedder = state.embedder
-    if embedder is None:  # no model: nothing can be embedded (and no store to open)
-        return 0, -1
-    with waits_until(deadline):  # another writer's lock must not hold the exit up
-        store = state.store
-        done = indexing.drain_until(store, embedder, deadline, project=state.project)
-    return done, store.vectors.count_pending(project=state.project)
 
 
 async def drain_before_exit(state: State, budget_s: float = EXIT_DRAIN_S) -> int:

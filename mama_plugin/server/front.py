@@ -6,10 +6,10 @@ standard library and MAMA's leaves: ``initialize``, ``ping`` and ``tools/list`` 
 catalogue, filtered by the session's exposure) are answered by the reading thread before
 pydantic, the store or the handlers exist. Right after ``initialize`` the embedding model
 starts loading (:mod:`.preload`) and a warm-up thread builds the :class:`~.state.State` and
-the hook tools' lane (:mod:`.hook_lane`: the store and the services, no pydantic); once the
-first prompt is answered it imports the handlers and starts an anyio event loop in a
-background thread (a blocking portal) that runs the listed tools' calls
-(:func:`.dispatch.call`, concurrently) and the background tasks of :mod:`.background`.
+the hook tools' lane (:mod:`.hook_lane`: the store and the services, no pydantic). The
+handlers and an anyio event loop in a background thread (a blocking portal), which runs the
+listed tools' calls (:func:`.dispatch.call`, concurrently) and the background tasks of
+:mod:`.background`, load on the first listed tool's call or ``HOLD_S`` after the lane.
 
 The wire is :mod:`mama_plugin.jsonrpc` (shared with the bootstrap's bridge): a line that is not
 JSON gets -32700, a non-object -32600, an unknown method -32601 (what makes a
@@ -60,8 +60,8 @@ INTERRUPTED_DRAIN_S = 0.05  # after SIGINT
 SIGNAL_DRAIN_S, EXIT_DRAIN_S = 0.3, 1.0
 WARM_UP_TIMEOUT_S = 60.0  # a call waits this long for the heavy imports at most
 HOOK_WAIT_S = 4.0  # what a hook's call may wait for the warm-up; then {} (fail open)
-# The rest of the warm-up (pydantic, the handlers) waits this long at most for the first
-# prompt's answer, so as not to compete with its recall.
+# The rest of the warm-up (pydantic, the handlers, the event loop) waits this long after the
+# hook tools' lane is ready, unless a listed tool's call needs it sooner.
 HOLD_S = 2.0
 
 
@@ -213,8 +213,9 @@ class Front(LineSession):
             log.error("the hook tools could not load:\n%s", traceback.format_exc())
         finally:
             self.lane_ready.set()
-        # The rest (pydantic, the handlers, the event loop) would compete for the GIL with the
-        # first prompt's recall: it waits for that answer, a listed tool's call, or HOLD_S.
+        # The rest (pydantic, the handlers, the event loop) is needed only by a listed tool's
+        # call: until one comes, or for HOLD_S, it would only compete for the GIL with the
+        # hook calls (a short `claude -p` is often over by then).
         self._go_on.wait(HOLD_S)
         try:
             if self.state is not None and (self._listed_call or not self._stopping):
@@ -291,7 +292,6 @@ class Front(LineSession):
             log.warning("%s answered {}: not ready after %.1f s", name, time.monotonic() - asked)
             return _tool_result("{}", error=False)
         result = self._hook_answer(self.state, name, arguments, asked)
-        self._go_on.set()  # the prompt is answered: the rest of the warm-up may go on
         self.notify_if_pending()
         return dict(result)
 
@@ -345,7 +345,7 @@ class Front(LineSession):
         if self.state is None:
             return
         try:
-            from .background import drain_now
+            from .preload import drain_now
 
             drain_now(self.state, budget_s)
         except Exception:

@@ -12,6 +12,7 @@ runs in a worker thread under the hook's deadline with every lock wait bounded b
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -23,12 +24,14 @@ from typing import Any
 
 from ..config import Config
 from ..envelope import SILENT
+from ..services.render import render
 from ..storage.connection import waits_until
 from .base import Answer
 from .hook_tools import do_checkpoint_turn, do_observe_prompt
 from .state import State
 
 log = logging.getLogger("mama.server")
+PROMPT_TEMPLATE = "prompt_context.md.j2"  # what services.recall renders a recall with
 PROMPT_MAX, ID_MAX, PATH_MAX = 20_000, 200, 4096  # as schema/queries.py clips them
 HOOK_DEADLINE_S = 3.0  # a handler's own deadline (as server.dispatch's)
 # A hook call's whole budget (the shorter hook timeout in hooks/hooks.json is 5 s), waiting
@@ -107,8 +110,8 @@ def build(config: Config, project: str, db: Path | None, preload: Any, exposure:
         _ = state.store
     except Exception as exc:  # each call will say what is wrong, as it tries again
         log.error("the store did not open: %s", exc)
-    import jinja2  # noqa: F401  # what the first recall with hits renders with
-
+    with contextlib.suppress(Exception):  # compiled now, not by the first recall with hits
+        render(PROMPT_TEMPLATE)
     return state
 
 

@@ -31,6 +31,7 @@ SERVER_THREADS = 1  # the server's embedder, while embedding_threads is 0 (auto)
 # Embedding the project's leftovers (memories an earlier session left queued) before a prompt
 # may use the vectors: a short session's shutdown drain normally leaves none.
 LEFTOVERS_S = 1.0
+EXIT_DRAIN_S = 1.0  # after the client closed stdin
 
 
 def load_model(config: Config) -> Any:
@@ -128,3 +129,25 @@ def _leftovers(state: State, embedder: Any) -> int:
     except StoreBusyError as exc:
         log.info("leftovers left queued for now: %s", exc)
         return 0
+
+
+def drain_now(state: State, budget_s: float = EXIT_DRAIN_S) -> tuple[int, int]:
+    """Embed what is still queued for the server's project, for about ``budget_s`` at most.
+
+    Blocking, for a worker thread (or a front's own shutdown path). Waits for a model still
+    loading within the same budget; without a model it does nothing. Returns (embedded, still
+    queued); still queued is -1 when there is no model. Raises what the store raises.
+    """
+    from ..services import indexing
+    from ..storage.connection import waits_until
+
+    deadline = time.monotonic() + budget_s
+    if state.embedder_loading:
+        state.embedder_ready.wait(max(0.0, deadline - time.monotonic()))
+    embedder = state.embedder
+    if embedder is None:  # no model: nothing can be embedded (and no store to open)
+        return 0, -1
+    with waits_until(deadline):  # another writer's lock must not hold the exit up
+        store = state.store
+        done = indexing.drain_until(store, embedder, deadline, project=state.project)
+    return done, store.vectors.count_pending(project=state.project)
