@@ -59,6 +59,7 @@ INTERRUPTED_DRAIN_S = 0.05  # after SIGINT
 # SIGINT, so the drain then stops at 0.3 s; a client closing stdin allows a second.
 SIGNAL_DRAIN_S, EXIT_DRAIN_S = 0.3, 1.0
 WARM_UP_TIMEOUT_S = 60.0  # a call waits this long for the heavy imports at most
+LIST_WAIT_S = 0.05  # after initialize, how long the warm-up waits for the first tools/list
 HOOK_WAIT_S = 4.0  # what a hook's call may wait for the warm-up; then {} (fail open)
 # The rest of the warm-up (pydantic, the handlers, the event loop) waits this long after the
 # hook tools' lane is ready, unless a listed tool's call needs it sooner.
@@ -81,7 +82,7 @@ class Front(LineSession):
         # The session's exposure: seeded from a glance at the project's memory before the
         # first list (storage.peek, the standard library's sqlite3), then the State's own.
         self.early = early_exposure(config)
-        self._seeding = threading.Lock()
+        self._seeding, self._starting = threading.Lock(), threading.Lock()
         self.client: str | None = None
         self.served: list[str] | None = None  # the last list answered, by name
         self.write_lock = threading.Lock()
@@ -91,12 +92,13 @@ class Front(LineSession):
         self._stopping = False  # the session ended: the rest of the warm-up is not wanted…
         self._listed_call = False  # …unless a listed tool's call waits for it
         self._hook_answer: Any = None  # hook_lane.answer once imported
-        self.state: Any = None  # server.state.State once warm
-        self.portal: Any = None  # anyio BlockingPortal once warm
+        self.state: Any = None  # server.state.State once the lane is ready
+        # Once warm: the anyio BlockingPortal (and its context manager), server.dispatch.
+        self.portal: Any = None
         self._portal_cm: Any = None
-        self._dispatch: Any = None  # the server.dispatch module once imported
-        self._warm_wanted = False
+        self._dispatch: Any = None
         self._warming: threading.Thread | None = None
+        self._warm_wanted = False
         self._preload: Any = None  # a .preload.Preload once the warm-up starts
         self._calls: set[threading.Thread] = set()
         self._calls_lock = threading.Lock()
@@ -113,8 +115,8 @@ class Front(LineSession):
         try:
             for line, more in self._lines():
                 self.handle(line)
-                if self._warm_wanted and not more:  # what the client already sent goes first
-                    self._start_warm_up()
+                if self._warm_wanted and self.served is not None and not more:
+                    self._start_warm_up()  # the first list first: the warm-up would slow it
         except KeyboardInterrupt:
             status, drain = 130, INTERRUPTED_DRAIN_S
         if status:  # SIGTERM follows 0.1 s later: let it not cut the drain short
@@ -185,12 +187,17 @@ class Front(LineSession):
     # -- warming up -----------------------------------------------------------------------
 
     def warm_up(self) -> None:
-        """Have the heavy parts imported and the State built, once the lines waiting are
-        answered (so a ``tools/list`` sent with ``initialize`` does not wait for them)."""
+        """Load the model and build the State once the first ``tools/list`` and the lines
+        waiting are answered (it would slow them), or ``LIST_WAIT_S`` after ``initialize``."""
         self._warm_wanted = True
+        timer = threading.Timer(LIST_WAIT_S, self._start_warm_up)
+        timer.daemon = True
+        timer.start()
 
     def _start_warm_up(self) -> None:
-        if self._warming is None:  # the model loads beside the imports (C calls, no GIL)
+        with self._starting:  # the reading thread, a call's thread or the timer: once
+            if self._warming is not None:
+                return
             from .preload import Preload
 
             self._preload = Preload(self.config).start()
@@ -342,14 +349,10 @@ class Front(LineSession):
     def drain(self, budget_s: float) -> None:
         """Embed what this project still has queued, for ``budget_s`` at most (never raises):
         a short ``-p`` session leaves no memory waiting for its vector."""
-        if self.state is None:
-            return
-        try:
-            from .preload import drain_now
+        if self.state is not None:
+            from .preload import drain_quietly
 
-            drain_now(self.state, budget_s)
-        except Exception:
-            log.error("the exit drain failed:\n%s", traceback.format_exc())
+            drain_quietly(self.state, budget_s)
 
     def _stop_loop(self) -> None:
         with contextlib.suppress(RuntimeError):  # already stopped
@@ -362,9 +365,8 @@ def serve(*, db: Path | None = None, cwd: str | None = None) -> NoReturn:
     # stdout is the protocol's: keep a private copy of it and point fd 1 at stderr, so that
     # whatever prints (llama.cpp, a library) cannot corrupt the stream.
     sys.stdout.flush()
-    # One OpenBLAS thread: numpy's import then costs ~30 ms less CPU (~70 ms less time on a
-    # busy two-core machine), on the way to the first prompt's vectors; the server's matrix
-    # products are small or memory-bound. A user's own setting stands.
+    # One OpenBLAS thread: numpy's import costs ~30 ms less CPU (~70 ms less time at load 5),
+    # on the way to the first prompt's vectors. A user's own setting stands.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     protocol = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)

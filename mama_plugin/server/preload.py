@@ -151,3 +151,11 @@ def drain_now(state: State, budget_s: float = EXIT_DRAIN_S) -> tuple[int, int]:
         store = state.store
         done = indexing.drain_until(store, embedder, deadline, project=state.project)
     return done, store.vectors.count_pending(project=state.project)
+
+
+def drain_quietly(state: State, budget_s: float) -> None:
+    """:func:`drain_now` for the front's exit: what goes wrong is logged, never raised."""
+    try:
+        drain_now(state, budget_s)
+    except Exception:
+        log.error("the exit drain failed:\n%s", traceback.format_exc())
