@@ -17,6 +17,7 @@ import contextlib
 import importlib.util
 import os
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -61,6 +62,9 @@ class Run:
     wall_s: float
     exit_code: int
     plugin_dir: str = ""  # the checkout Claude Code loaded ("" without the plugin)
+    # CPU seconds (user + system) of Claude Code and every process it waited for (the hook,
+    # the server): what the run cost the machine, less sensitive to load than its wall time.
+    cpu_s: float = 0.0
     tools_on_first_request: bool = False
     prompt_hook_injected: bool = False
     stop_checkpoint_written: bool = False
@@ -146,7 +150,7 @@ def run_once(
         env = fake.claude_env(model, home, MAMA_HOME=str(mama_home))
         env.pop("MCP_CONNECTION_NONBLOCKING", None)  # the default settings
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # as on a user's machine: bytecode is kept
-        started = time.perf_counter()
+        started, used = time.perf_counter(), _children_cpu()
         proc = subprocess.Popen(command, cwd=project, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)  # fmt: skip
@@ -157,8 +161,9 @@ def run_once(
                 os.killpg(proc.pid, signal.SIGKILL)
             code = proc.wait()
         wall = time.perf_counter() - started
+        used = _children_cpu() - used
         requests = model.main_requests
-    run = Run(plugin, round(wall, 3), code, str(plugin_dir) if plugin else "")
+    run = Run(plugin, round(wall, 3), code, str(plugin_dir) if plugin else "", round(used, 3))
     if debug_log.exists():
         run.phases = phases(marks(debug_log))
     if plugin and requests:
@@ -178,6 +183,11 @@ def run_once(
             if found:
                 run.observe_ms, run.observe_wait_ms = float(found[1]), float(found[2])
     return run
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def presence_run(
@@ -237,6 +247,7 @@ def _baseline_lines(
         "p50_s": round(percentile(walls, 50), 2),
         "p95_s": round(percentile(walls, 95), 2),
         "added_p50_s": round(added, 2),
+        "cpu_p50_s": _cpu([r.cpu_s for r in other]),
         "observe_prompt_p50_ms": _p50([r.observe_ms for r in other]),
         "runs_detail": [asdict(r) for r in other],
     }
@@ -245,7 +256,8 @@ def _baseline_lines(
         f"prompt hook {counts['prompt_hook_injected']}/{n} (by vectors "
         f"{counts['prompt_by_vectors']}/{n}), Stop {counts['stop_checkpoint_written']}/{n}\n",
         f"  baseline wall p50 {percentile(walls, 50):.2f} s, p95 {percentile(walls, 95):.2f} s; "
-        f"added p50 {added:.2f} s (this checkout: {data['added_p50_s']} s)\n",
+        f"added p50 {added:.2f} s (this checkout: {data['added_p50_s']} s); CPU per run p50 "
+        f"{_cpu([r.cpu_s for r in other])} s (this checkout: {data['cpu_with_p50_s']} s)\n",
         "  phases, p50 ms (this checkout | baseline):\n",
     ]
     for name, _, _ in PHASES:
@@ -276,6 +288,8 @@ def _report(
         "without_plugin_p50_s": round(percentile(bare, 50), 2),
         "without_plugin_p95_s": round(percentile(bare, 95), 2),
         "added_p50_s": round(added, 2),
+        "cpu_with_p50_s": _cpu([r.cpu_s for r in with_plugin]),
+        "cpu_without_p50_s": _cpu([r.cpu_s for r in without]),
         "observe_prompt_p50_ms": _p50([r.observe_ms for r in with_plugin]),
         "observe_prompt_warm_up_wait_p50_ms": _p50([r.observe_wait_ms for r in with_plugin]),
         "load_average": [round(x, 2) for x in (*load_before, *load_after)],
@@ -292,6 +306,8 @@ def _report(
         f"  wall time with MAMA p50 {data['with_plugin_p50_s']} s, p95 "
         f"{data['with_plugin_p95_s']} s; without p50 {data['without_plugin_p50_s']} s, p95 "
         f"{data['without_plugin_p95_s']} s; added p50 {data['added_p50_s']} s\n"
+        f"  CPU per run (Claude Code, the hook, the server) p50 {data['cpu_with_p50_s']} s with "
+        f"MAMA, {data['cpu_without_p50_s']} s without\n"
         f"  observe_prompt answered in p50 {data['observe_prompt_p50_ms']} ms, of which "
         f"{data['observe_prompt_warm_up_wait_p50_ms']} ms waiting for the server's warm-up\n"
         + _phase_lines(with_plugin, without, data)
@@ -319,3 +335,7 @@ def _phase_lines(with_plugin: list[Run], without: list[Run], data: dict[str, obj
 def _p50(values: list[float | None]) -> float | None:
     known = [v for v in values if v is not None]
     return round(percentile(known, 50), 1) if known else None
+
+
+def _cpu(values: list[float]) -> float | None:
+    return round(percentile(values, 50), 2) if values else None
