@@ -365,9 +365,6 @@ def serve(*, db: Path | None = None, cwd: str | None = None) -> NoReturn:
     # stdout is the protocol's: keep a private copy of it and point fd 1 at stderr, so that
     # whatever prints (llama.cpp, a library) cannot corrupt the stream.
     sys.stdout.flush()
-    # One OpenBLAS thread: numpy's import costs ~30 ms less CPU (~70 ms less time at load 5),
-    # on the way to the first prompt's vectors. A user's own setting stands.
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     protocol = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     config, project = composition_root(cwd)
