@@ -213,6 +213,7 @@ class Front(LineSession):
             self.state = hook_lane.build(self.config, self.project, self.db, self._preload,
                                          self.exposure())  # fmt: skip
             self._hook_answer = hook_lane.answer
+            log.info("hook tools ready %.0f ms after start", (time.monotonic() - STARTED) * 1000)
             if self.served is not None and self.state.exposure.listed(self.client) != self.served:
                 self.state.exposure.pending = True  # listed before the State: tell the client
                 self.notify_if_pending()
@@ -235,7 +236,8 @@ class Front(LineSession):
             log.error("the server could not load:\n%s", traceback.format_exc())
         finally:
             self.ready.set()
-        log.info("ready %.0f ms after start", (time.monotonic() - STARTED) * 1000)
+        if self.portal is not None:  # not when the session ended first
+            log.info("ready %.0f ms after start", (time.monotonic() - STARTED) * 1000)
 
     # -- tool calls -----------------------------------------------------------------------
 
