@@ -53,7 +53,7 @@ from .process import composition_root, early_exposure, leave_signals_to_the_main
 
 STARTED = time.monotonic()  # about the process's start under bin/mama-server (python -m)
 log = logging.getLogger("mama.server")
-DRAIN_S = 5.0  # at the end of stdin, what the calls under way get to finish
+DRAIN_S = 10.0  # at the end of stdin, what the calls under way get (a cold start included)
 INTERRUPTED_DRAIN_S = 0.05  # after SIGINT
 # Embedding what the session saved before exiting: Claude Code sends SIGKILL 0.5 s after its
 # SIGINT, so the drain then stops at 0.3 s; a client closing stdin allows a second.
@@ -260,6 +260,8 @@ class Front(LineSession):
         )
         with self._calls_lock:
             self._calls.add(worker)
+        if name not in load().hook_tools:  # before stdin can end: the rest must load for it
+            self._listed_call = True
         self._start_warm_up()  # the call waits for it anyway
         worker.start()
 
@@ -274,7 +276,6 @@ class Front(LineSession):
     def _answer(self, name: str, arguments: dict[str, Any] | None, call_id: str) -> dict[str, Any]:
         if name in load().hook_tools:
             return self._hook(name, arguments)
-        self._listed_call = True
         self._go_on.set()  # a listed tool: the rest of the warm-up may not wait any longer
         self.ready.wait(WARM_UP_TIMEOUT_S)
         if self.portal is None or self.state is None:
