@@ -13,6 +13,7 @@ import json
 import re
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -427,7 +428,48 @@ def test_the_front_lists_tools_before_anything_heavy_loads(mama_home: Path) -> N
             listed = bool(json.loads(line)["result"]["tools"])
     assert listed, proc.stdout[-2000:]
     assert not before & HEAVY, sorted(before & HEAVY)
-    assert "pydantic" in after  # the warm-up ran, after the answer
+    assert "jinja2" in after  # the warm-up (the hook tools' lane) ran, after the answer
+
+
+def test_the_first_prompt_is_answered_before_pydantic_loads(mama_home: Path) -> None:
+    """The hook tools' lane: ``observe_prompt`` is answered from the store and the services
+    alone; pydantic, the schema and the handler table load after it (for a listed tool)."""
+    hello = {"protocolVersion": "2025-11-25", "capabilities": {},
+             "clientInfo": {"name": "claude-code", "version": "1"}}  # fmt: skip
+    prompt = {"name": "observe_prompt", "arguments": {"prompt": "which auth?", "session_id": "s"}}
+    lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+             {"jsonrpc": "2.0", "method": "notifications/initialized"},
+             {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+             {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": prompt}]  # fmt: skip
+    command = [sys.executable, "-X", "importtime", "-m", FRONT, "--project", str(mama_home)]
+    phase, imported = 0, [set(), set(), set()]  # before the list, before the prompt, after
+    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True) as proc:  # fmt: skip
+        assert proc.stdin is not None and proc.stdout is not None
+        watchdog = threading.Timer(120, proc.kill)  # a hung server ends the read loop
+        watchdog.start()
+        proc.stdin.write("".join(json.dumps(x) + "\n" for x in lines))
+        proc.stdin.flush()
+        for line in proc.stdout:
+            if line.startswith("import time:"):
+                imported[phase].add(line.rpartition("|")[2].strip().split(".")[0])
+            elif line.startswith("{") and json.loads(line).get("id") in (2, 3, 4):
+                phase = min(2, phase + 1)
+                if json.loads(line)["id"] == 3:  # a listed tool's call: the rest must load
+                    call = {"name": "search_recent", "arguments": {}}
+                    proc.stdin.write(
+                        json.dumps(
+                            {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": call}
+                        )
+                        + "\n"
+                    )
+                    proc.stdin.close()
+        watchdog.cancel()
+        assert proc.wait(timeout=120) == 0
+    assert phase == 2, "observe_prompt was not answered"
+    assert not imported[0] & HEAVY, sorted(imported[0] & HEAVY)
+    assert not imported[1] & {"pydantic", "mcp", "mcp_types"}, sorted(imported[1] & HEAVY)
+    assert "pydantic" in imported[2]  # the rest of the warm-up, for the listed tool
 
 
 def test_the_architecture_doc_shows_the_rooms() -> None:

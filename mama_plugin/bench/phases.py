@@ -14,12 +14,15 @@ import re
 from datetime import datetime
 from pathlib import Path
 
-MARKS = {
+# A mark is the first line holding one of its texts. A silent SessionStart hook (no memory
+# to tell) leaves no "Hook SessionStart" line, only Claude Code's note on its empty output
+# (the plugin's only command hook).
+MARKS: dict[str, str | tuple[str, ...]] = {
     "configs": "MCP configs resolved",
     "session_start_begins": "hook_execution_start",
     "server_spawned": "Starting connection with timeout",
     "server_connected": "Successfully connected",
-    "session_start_ends": "Hook SessionStart",
+    "session_start_ends": ("Hook SessionStart", "Hook output does not start with {"),
     "prompt_hook_called": "mcp_tool calling plugin:mama:mama/observe_prompt",
     "prompt_hook_answered": "Hook UserPromptSubmit",
     "first_request": "[API REQUEST]",
@@ -53,12 +56,16 @@ def marks(debug_log: Path) -> dict[str, float]:
             continue  # a continuation of a multi-line entry
         when = datetime.fromisoformat(stamp[1])
         first = first or when
-        for name, text in MARKS.items():
-            if name not in found and text in line:
+        for name, texts in MARKS.items():
+            if name not in found and any(t in line for t in _texts(texts)):
                 found[name] = (when - first).total_seconds() * 1000
     if first is not None and when is not None:
         found["start"], found["last"] = 0.0, (when - first).total_seconds() * 1000
     return found
+
+
+def _texts(texts: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (texts,) if isinstance(texts, str) else texts
 
 
 def phases(found: dict[str, float]) -> dict[str, float]:

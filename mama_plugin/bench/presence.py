@@ -17,6 +17,7 @@ import contextlib
 import importlib.util
 import os
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -60,6 +61,10 @@ class Run:
     plugin: bool
     wall_s: float
     exit_code: int
+    plugin_dir: str = ""  # the checkout Claude Code loaded ("" without the plugin)
+    # CPU seconds (user + system) of Claude Code and every process it waited for (the hook,
+    # the server): what the run cost the machine, less sensitive to load than its wall time.
+    cpu_s: float = 0.0
     tools_on_first_request: bool = False
     prompt_hook_injected: bool = False
     stop_checkpoint_written: bool = False
@@ -125,8 +130,11 @@ def _checkpoint_written(mama_home: Path, session_id: str) -> bool:
         )
 
 
-def run_once(home: Path, project: Path, mama_home: Path, *, plugin: bool) -> Run:
-    """One ``claude -p`` of ``PROMPT`` in ``project``, in its own ``home``, with MAMA or not."""
+def run_once(
+    home: Path, project: Path, mama_home: Path, *, plugin: bool, plugin_dir: Path = ROOT
+) -> Run:
+    """One ``claude -p`` of ``PROMPT`` in ``project``, in its own ``home``, with MAMA (the
+    checkout ``plugin_dir``) or not."""
     fake = fake_model()
     home.mkdir(parents=True, exist_ok=True)
     project.mkdir(parents=True, exist_ok=True)
@@ -137,12 +145,12 @@ def run_once(home: Path, project: Path, mama_home: Path, *, plugin: bool) -> Run
     command = [str(CLAUDE), "-p", PROMPT, "--session-id", session_id, "--debug-file",
                str(debug_log)]  # fmt: skip
     if plugin:
-        command += ["--plugin-dir", str(ROOT), "--allowedTools", TOOL_PREFIX.rstrip("_")]
+        command += ["--plugin-dir", str(plugin_dir), "--allowedTools", TOOL_PREFIX.rstrip("_")]
     with fake.FakeAnthropic([fake.text("Let me check.")]) as model:
         env = fake.claude_env(model, home, MAMA_HOME=str(mama_home))
         env.pop("MCP_CONNECTION_NONBLOCKING", None)  # the default settings
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # as on a user's machine: bytecode is kept
-        started = time.perf_counter()
+        started, used = time.perf_counter(), _children_cpu()
         proc = subprocess.Popen(command, cwd=project, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)  # fmt: skip
@@ -153,8 +161,9 @@ def run_once(home: Path, project: Path, mama_home: Path, *, plugin: bool) -> Run
                 os.killpg(proc.pid, signal.SIGKILL)
             code = proc.wait()
         wall = time.perf_counter() - started
+        used = _children_cpu() - used
         requests = model.main_requests
-    run = Run(plugin, round(wall, 3), code)
+    run = Run(plugin, round(wall, 3), code, str(plugin_dir) if plugin else "", round(used, 3))
     if debug_log.exists():
         run.phases = phases(marks(debug_log))
     if plugin and requests:
@@ -176,31 +185,88 @@ def run_once(home: Path, project: Path, mama_home: Path, *, plugin: bool) -> Run
     return run
 
 
-def presence_run(runs: int = 20, *, progress: Any = None) -> tuple[str, dict[str, object]]:
-    """``runs`` rounds of with and without the plugin; counts, medians, p95, the added time."""
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def presence_run(
+    runs: int = 20, *, baseline: Path | None = None, progress: Any = None
+) -> tuple[str, dict[str, object]]:
+    """``runs`` rounds of with and without the plugin; counts, medians, p95, the added time.
+
+    ``baseline``: another checkout of MAMA (e.g. main's) run as a third arm in every round,
+    with its own MAMA_HOME (the two may differ in schema), seeded the same.
+    """
     check_claude()
     fake_model()
     load_before = os.getloadavg()
-    with_plugin: list[Run] = []
-    without: list[Run] = []
+    arms: dict[str, list[Run]] = {"with": [], "without": [], "baseline": []}
     with tempfile.TemporaryDirectory(prefix="mama-presence-") as folder:
         base = Path(folder)
-        mama_home = base / "mama-home"
+        homes = {"with": base / "mama-home", "baseline": base / "mama-home-baseline"}
+        plans = [("with", ROOT), *([("baseline", baseline)] if baseline else []), ("without", None)]
         for i in range(runs):
             # A project per round: each run's rolling checkpoint repeats the prompt, and
             # prompt recall looks at 12 text candidates before it drops checkpoints, so in a
             # shared project the decision falls out after ~12 runs (services/recall.py).
             project = base / f"project-{i}"
-            seed(mama_home, project)
-            for plugin in (True, False):
-                home = base / f"home-{i}-{'with' if plugin else 'without'}"
-                run = run_once(home, project, mama_home, plugin=plugin)
-                (with_plugin if plugin else without).append(run)
+            for arm, plugin_dir in plans:
+                mama_home = homes.get(arm, homes["with"])
+                if arm != "without":
+                    seed(mama_home, project)
+                home = base / f"home-{i}-{arm}"
+                run = run_once(home, project, mama_home, plugin=plugin_dir is not None,
+                               plugin_dir=plugin_dir or ROOT)  # fmt: skip
+                arms[arm].append(run)
                 if progress is not None:
-                    progress(f"run {i + 1}/{runs} {'with' if plugin else 'without'} MAMA: "
-                             f"{run.wall_s:.2f} s")  # fmt: skip
+                    progress(f"run {i + 1}/{runs} {arm}: {run.wall_s:.2f} s")
     load_after = os.getloadavg()
-    return _report(with_plugin, without, load_before, load_after)
+    text, data = _report(arms["with"], arms["without"], load_before, load_after)
+    if baseline is not None:
+        text += _baseline_lines(arms["baseline"], arms["with"], arms["without"], baseline, data)
+    return text, data
+
+
+def _baseline_lines(
+    other: list[Run], mine: list[Run], without: list[Run], where: Path, data: dict[str, object]
+) -> str:
+    """The baseline checkout's arm, beside this one's, in the same rounds."""
+    n = len(other)
+    walls, bare = [r.wall_s for r in other], [r.wall_s for r in without]
+    added = percentile(walls, 50) - percentile(bare, 50)
+    counts = {
+        "tools_on_first_request": sum(r.tools_on_first_request for r in other),
+        "prompt_hook_injected": sum(r.prompt_hook_injected for r in other),
+        "stop_checkpoint_written": sum(r.stop_checkpoint_written for r in other),
+        "prompt_by_vectors": sum(r.prompt_by_vectors for r in other),
+    }
+    data["baseline"] = {
+        "plugin_dir": str(where),
+        **counts,
+        "p50_s": round(percentile(walls, 50), 2),
+        "p95_s": round(percentile(walls, 95), 2),
+        "added_p50_s": round(added, 2),
+        "cpu_p50_s": _cpu([r.cpu_s for r in other]),
+        "observe_prompt_p50_ms": _p50([r.observe_ms for r in other]),
+        "runs_detail": [asdict(r) for r in other],
+    }
+    lines = [
+        f"  baseline {where}, same rounds: tools {counts['tools_on_first_request']}/{n}, "
+        f"prompt hook {counts['prompt_hook_injected']}/{n} (by vectors "
+        f"{counts['prompt_by_vectors']}/{n}), Stop {counts['stop_checkpoint_written']}/{n}\n",
+        f"  baseline wall p50 {percentile(walls, 50):.2f} s, p95 {percentile(walls, 95):.2f} s; "
+        f"added p50 {added:.2f} s (this checkout: {data['added_p50_s']} s); CPU per run p50 "
+        f"{_cpu([r.cpu_s for r in other])} s (this checkout: {data['cpu_with_p50_s']} s)\n",
+        "  phases, p50 ms (this checkout | baseline):\n",
+    ]
+    for name, _, _ in PHASES:
+        a = _p50([r.phases.get(name) for r in mine])
+        b = _p50([r.phases.get(name) for r in other])
+        if a is not None or b is not None:
+            lines.append(f"    {name:<36} {a if a is not None else '—':>8} | "
+                         f"{b if b is not None else '—'}\n")  # fmt: skip
+    return "".join(lines)
 
 
 def _report(
@@ -222,6 +288,8 @@ def _report(
         "without_plugin_p50_s": round(percentile(bare, 50), 2),
         "without_plugin_p95_s": round(percentile(bare, 95), 2),
         "added_p50_s": round(added, 2),
+        "cpu_with_p50_s": _cpu([r.cpu_s for r in with_plugin]),
+        "cpu_without_p50_s": _cpu([r.cpu_s for r in without]),
         "observe_prompt_p50_ms": _p50([r.observe_ms for r in with_plugin]),
         "observe_prompt_warm_up_wait_p50_ms": _p50([r.observe_wait_ms for r in with_plugin]),
         "load_average": [round(x, 2) for x in (*load_before, *load_after)],
@@ -238,6 +306,8 @@ def _report(
         f"  wall time with MAMA p50 {data['with_plugin_p50_s']} s, p95 "
         f"{data['with_plugin_p95_s']} s; without p50 {data['without_plugin_p50_s']} s, p95 "
         f"{data['without_plugin_p95_s']} s; added p50 {data['added_p50_s']} s\n"
+        f"  CPU per run (Claude Code, the hook, the server) p50 {data['cpu_with_p50_s']} s with "
+        f"MAMA, {data['cpu_without_p50_s']} s without\n"
         f"  observe_prompt answered in p50 {data['observe_prompt_p50_ms']} ms, of which "
         f"{data['observe_prompt_warm_up_wait_p50_ms']} ms waiting for the server's warm-up\n"
         + _phase_lines(with_plugin, without, data)
@@ -265,3 +335,7 @@ def _phase_lines(with_plugin: list[Run], without: list[Run], data: dict[str, obj
 def _p50(values: list[float | None]) -> float | None:
     known = [v for v in values if v is not None]
     return round(percentile(known, 50), 1) if known else None
+
+
+def _cpu(values: list[float]) -> float | None:
+    return round(percentile(values, 50), 2) if values else None

@@ -70,6 +70,11 @@ from .options import argument, command, keyword_only_option
     help="warm: -p waits for MCP servers (MCP_CONNECTION_NONBLOCKING=false), as a user would",
 )
 @argument("--plugin-dir", help="warm: the MAMA checkout Claude Code loads (default: this one)")
+@argument(
+    "--baseline-plugin",
+    metavar="DIR",
+    help="presence: another MAMA checkout (e.g. main's) run as a third arm in the same rounds",
+)
 @keyword_only_option()
 # Not the shared --json flag: here --json names a file the figures are written to.
 @argument("--json", metavar="OUT", help="also write every figure to this JSON file")
@@ -136,7 +141,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     elif args.kind == "presence":
         from ..bench.presence import presence_run
 
-        text, data = presence_run(args.runs or 20, progress=progress)
+        baseline = Path(args.baseline_plugin).resolve() if args.baseline_plugin else None
+        text, data = presence_run(args.runs or 20, baseline=baseline, progress=progress)
     elif args.kind == "draft":
         from ..bench.draft import draft_run
 

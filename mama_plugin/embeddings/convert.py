@@ -25,7 +25,6 @@ import tempfile
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -336,6 +335,8 @@ def _pooling_mode(archive: zipfile.ZipFile, root: str) -> str:
 
 
 def _provenance(source: Path) -> str:
+    from importlib import metadata  # ~30 ms of CPU: only when a model is built
+
     try:
         version = metadata.version(PACKAGE_NAME)
     except metadata.PackageNotFoundError:

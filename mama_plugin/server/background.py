@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import time
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -23,20 +22,15 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from ..errors import MamaError, StoreBusyError
+from ..errors import MamaError
 from ..services import indexing
-from ..storage.connection import waits_until
+from .preload import EXIT_DRAIN_S, adopt, drain_now
 from .queues import Handoff
 from .state import State
 
 log = logging.getLogger("mama.server")
 DRAIN_BATCH = 16
 DRAIN_IDLE_S = 2.0
-# Embedding the project's leftovers (memories an earlier session left queued) before a prompt
-# may use the vectors: a short session's shutdown drain normally leaves none.
-LEFTOVERS_S = 1.0
-SERVER_THREADS = 1  # the server's embedder, while embedding_threads is 0 (auto)
-EXIT_DRAIN_S = 1.0  # after the client closed stdin
 # Claude Code sends SIGKILL 0.5 s after its SIGINT (see exit_on_signal): the drain stops well
 # before, leaving time to close the store.
 SIGNAL_DRAIN_S = 0.3
@@ -46,14 +40,29 @@ BRIEF_AFTER_S = 0.5
 SUGGEST_AFTER_S = 1.0
 
 
+def start(state: State) -> tuple[Any, Any]:
+    """Start the event loop in a thread of its own (an anyio blocking portal) with the
+    background tasks on it; returns the portal's context manager and the portal."""
+    from anyio.from_thread import start_blocking_portal
+
+    portal_cm = start_blocking_portal(name="mama-loop")
+    portal = portal_cm.__enter__()
+    for task in (index_in_background, refresh_briefs_in_background, suggest_in_background):
+        portal.start_task_soon(task, state)
+    return portal_cm, portal
+
+
 async def index_in_background(state: State) -> None:
     """Load the embedding model at once (off the event loop), then keep the queue drained.
 
     ``state.embedder_ready`` is set when the model is loaded and the project's leftovers are
     embedded, or when it cannot load (``state.embedder`` stays None: keyword search only).
     """
-    state.embedder_loading = True
-    await anyio.to_thread.run_sync(_load, state)
+    if state.embedder_loading:  # the front's warm-up started the load (preload.adopt)
+        await anyio.to_thread.run_sync(state.embedder_ready.wait, abandon_on_cancel=True)
+    else:
+        state.embedder_loading = True
+        await anyio.to_thread.run_sync(adopt, state)
     if state.embedder is None:
         return
 
@@ -79,71 +88,6 @@ async def index_in_background(state: State) -> None:
             with anyio.move_on_after(DRAIN_IDLE_S):  # a save here wakes it sooner
                 await wakes.receive()
                 _with_waiting("", wakes)  # the next step serves every wake-up waiting now
-
-
-def _load(state: State) -> None:
-    """Load the embedder, then embed the project's leftovers; set readiness whatever happens."""
-    from ..embeddings import open_embedder
-
-    started = time.monotonic()
-    try:
-        # One short text at a time: one thread unless embedding_threads says otherwise. With
-        # two on a busy two-core machine (load 7.9) llama.cpp's spinning barrier made an
-        # embedding 4x slower (median 110 vs 25 ms) and the first one take 2.8 s (vs 0.03 s).
-        threads = state.config.settings.embedding_threads or SERVER_THREADS
-        embedder = open_embedder(state.config, threads=threads)
-        loaded = time.monotonic()
-        # llama.cpp's first call sets up its compute graph (~0.1 s, ~0.8 s on a busy machine):
-        # paid here, not by the first prompt or the first save.
-        embedder.embed(["warm up"])
-        state.embedder = embedder
-        warm = time.monotonic()
-        done = _leftovers(state, embedder)
-        log.info(
-            "embedding model loaded in %.2f s, warm in %.2f s; %d queued memories embedded "
-            "in %.2f s",
-            loaded - started,
-            warm - loaded,
-            done,
-            time.monotonic() - warm,
-        )
-    except MamaError as exc:  # no model (keyword search only), or a model mismatch
-        log.warning("embedding model unavailable or unusable: %s", exc)
-    except Exception:
-        log.error("embedding model failed to load:\n%s", traceback.format_exc())
-    finally:
-        state.embedder_ready.set()
-
-
-def _leftovers(state: State, embedder: Any) -> int:
-    """Embed the project's leftovers for ``LEFTOVERS_S`` at most, lock waits included (a
-    prompt waits for this); what another writer's lock keeps queued waits for the drain."""
-    deadline = time.monotonic() + LEFTOVERS_S
-    try:
-        with waits_until(deadline):
-            return indexing.drain_until(state.store, embedder, deadline, project=state.project)
-    except StoreBusyError as exc:
-        log.info("leftovers left queued for now: %s", exc)
-        return 0
-
-
-def drain_now(state: State, budget_s: float = EXIT_DRAIN_S) -> tuple[int, int]:
-    """Embed what is still queued for the server's project, for about ``budget_s`` at most.
-
-    Blocking, for a worker thread (or a front's own shutdown path). Waits for a model still
-    loading within the same budget; without a model it does nothing. Returns (embedded, still
-    queued); still queued is -1 when there is no model. Raises what the store raises.
-    """
-    deadline = time.monotonic() + budget_s
-    if state.embedder_loading:
-        state.embedder_ready.wait(max(0.0, deadline - time.monotonic()))
-    embedder = state.embedder
-    if embedder is None:  # no model: nothing can be embedded (and no store to open)
-        return 0, -1
-    with waits_until(deadline):  # another writer's lock must not hold the exit up
-        store = state.store
-        done = indexing.drain_until(store, embedder, deadline, project=state.project)
-    return done, store.vectors.count_pending(project=state.project)
 
 
 async def drain_before_exit(state: State, budget_s: float = EXIT_DRAIN_S) -> int:

@@ -5,15 +5,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any
 
 from ..config import Config
 from ..services.retrieval import EmbeddingModel
 from ..storage import Store
 from ..transcript import Reader
 from .queues import Handoff
+
+if TYPE_CHECKING:  # annotations only: the hook lane imports this module without pydantic
+    from pydantic import BaseModel
 
 
 @dataclass

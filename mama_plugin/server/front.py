@@ -1,13 +1,15 @@
 """The plugin's MCP server over stdio: answers at once, imports the heavy parts meanwhile.
 
 Claude Code 2.1.197 waits ~2 s for a plugin's server in ``-p``, and calls the
-UserPromptSubmit hook's tool ~0.1 s after ``tools/list``. So this module imports only the
+UserPromptSubmit hook's tool ~0.3–0.5 s after spawning it. So this module imports only the
 standard library and MAMA's leaves: ``initialize``, ``ping`` and ``tools/list`` (from the light
 catalogue, filtered by the session's exposure) are answered by the reading thread before
-pydantic, the store or the handlers exist. Right after ``initialize`` a warm-up thread imports
-them, builds the :class:`~.state.State` and starts an anyio event loop in a background thread
-(a blocking portal) that runs the tool calls (:func:`.dispatch.call`, concurrently) and the
-background tasks of :mod:`.background`. A call arriving before that waits for it.
+pydantic, the store or the handlers exist. Right after ``initialize`` the embedding model
+starts loading (:mod:`.preload`) and a warm-up thread builds the :class:`~.state.State` and
+the hook tools' lane (:mod:`.hook_lane`: the store and the services, no pydantic). The
+handlers and an anyio event loop in a background thread (a blocking portal), which runs the
+listed tools' calls (:func:`.dispatch.call`, concurrently) and the background tasks of
+:mod:`.background`, load on the first listed tool's call or ``HOLD_S`` after the lane.
 
 The wire is :mod:`mama_plugin.jsonrpc` (shared with the bootstrap's bridge): a line that is not
 JSON gets -32700, a non-object -32600, an unknown method -32601 (what makes a
@@ -51,15 +53,17 @@ from .process import composition_root, early_exposure, leave_signals_to_the_main
 
 STARTED = time.monotonic()  # about the process's start under bin/mama-server (python -m)
 log = logging.getLogger("mama.server")
-DRAIN_S = 5.0  # at the end of stdin, what the calls under way get to finish
+DRAIN_S = 10.0  # at the end of stdin, what the calls under way get (a cold start included)
 INTERRUPTED_DRAIN_S = 0.05  # after SIGINT
 # Embedding what the session saved before exiting: Claude Code sends SIGKILL 0.5 s after its
 # SIGINT, so the drain then stops at 0.3 s; a client closing stdin allows a second.
 SIGNAL_DRAIN_S, EXIT_DRAIN_S = 0.3, 1.0
 WARM_UP_TIMEOUT_S = 60.0  # a call waits this long for the heavy imports at most
-# A hook call's whole budget (the shorter hook timeout in hooks/hooks.json is 5 s), and how
-# much of it may go to waiting for the warm-up; past either it answers {} (fail open).
-HOOK_BUDGET_S, HOOK_WAIT_S = 4.5, 4.0
+LIST_WAIT_S = 0.05  # after initialize, how long the warm-up waits for the first tools/list
+HOOK_WAIT_S = 4.0  # what a hook's call may wait for the warm-up; then {} (fail open)
+# The rest of the warm-up (pydantic, the handlers, the event loop) waits this long after the
+# hook tools' lane is ready, unless a listed tool's call needs it sooner.
+HOLD_S = 2.0
 
 
 class Front(LineSession):
@@ -78,17 +82,24 @@ class Front(LineSession):
         # The session's exposure: seeded from a glance at the project's memory before the
         # first list (storage.peek, the standard library's sqlite3), then the State's own.
         self.early = early_exposure(config)
-        self._seeding = threading.Lock()
+        self._seeding, self._starting = threading.Lock(), threading.Lock()
         self.client: str | None = None
         self.served: list[str] | None = None  # the last list answered, by name
         self.write_lock = threading.Lock()
         self.ready = threading.Event()  # set when the warm-up is over, done or failed
-        self.state: Any = None  # server.state.State once warm
-        self.portal: Any = None  # anyio BlockingPortal once warm
+        self.lane_ready = threading.Event()  # likewise for the hook tools' part of it
+        self._go_on = threading.Event()  # the rest of the warm-up may start
+        self._stopping = False  # the session ended: the rest of the warm-up is not wanted…
+        self._listed_call = False  # …unless a listed tool's call waits for it
+        self._hook_answer: Any = None  # hook_lane.answer once imported
+        self.state: Any = None  # server.state.State once the lane is ready
+        # Once warm: the anyio BlockingPortal (and its context manager), server.dispatch.
+        self.portal: Any = None
         self._portal_cm: Any = None
-        self._dispatch: Any = None  # the server.dispatch module once imported
-        self._warm_wanted = False
+        self._dispatch: Any = None
         self._warming: threading.Thread | None = None
+        self._warm_wanted = False
+        self._preload: Any = None  # a .preload.Preload once the warm-up starts
         self._calls: set[threading.Thread] = set()
         self._calls_lock = threading.Lock()
 
@@ -104,8 +115,8 @@ class Front(LineSession):
         try:
             for line, more in self._lines():
                 self.handle(line)
-                if self._warm_wanted and not more:  # what the client already sent goes first
-                    self._start_warm_up()
+                if self._warm_wanted and self.served is not None and not more:
+                    self._start_warm_up()  # the first list first: the warm-up would slow it
         except KeyboardInterrupt:
             status, drain = 130, INTERRUPTED_DRAIN_S
         if status:  # SIGTERM follows 0.1 s later: let it not cut the drain short
@@ -170,60 +181,63 @@ class Front(LineSession):
             return list(CONTEXT_TOOLS)
 
     def tool_list(self) -> list[dict[str, Any]]:
-        names = self.exposure().listed(self.client)
-        self.served = names
-        catalogue = load()
-        return [catalogue.definition(n) for n in names]
+        self.served = names = self.exposure().listed(self.client)
+        return [load().definition(n) for n in names]
 
     # -- warming up -----------------------------------------------------------------------
 
     def warm_up(self) -> None:
-        """Have the heavy parts imported and the State built, once the lines waiting are
-        answered (so a ``tools/list`` sent with ``initialize`` does not wait for them)."""
+        """Load the model and build the State once the first ``tools/list`` and the lines
+        waiting are answered (it would slow them), or ``LIST_WAIT_S`` after ``initialize``."""
         self._warm_wanted = True
+        timer = threading.Timer(LIST_WAIT_S, self._start_warm_up)
+        timer.daemon = True
+        timer.start()
 
     def _start_warm_up(self) -> None:
-        if self._warming is None:
+        with self._starting:  # the reading thread, a call's thread or the timer: once
+            if self._warming is not None:
+                return
+            from .preload import Preload
+
+            self._preload = Preload(self.config).start()
             self._warming = threading.Thread(target=self._warm, name="mama-warm-up", daemon=True)
             self._warming.start()
 
     def _warm(self) -> None:
+        """The prompt's lane first (State, store, the hook handlers), then the rest."""
         leave_signals_to_the_main_thread()  # and to the loop and workers started from here
         try:
-            from anyio.from_thread import start_blocking_portal
+            from . import hook_lane  # the store, the services, the hook handlers: no pydantic
 
-            from . import dispatch  # pydantic, the schema, the services, the handlers
-            from .background import (
-                index_in_background,
-                refresh_briefs_in_background,
-                suggest_in_background,
-            )
-            from .state import State
-
-            state = State(self.config, self.project, self.db)
-            state.exposure = self.exposure()  # the session keeps the list it was shown
-            self._portal_cm = start_blocking_portal(name="mama-loop")
-            portal = self._portal_cm.__enter__()
-            for task in (index_in_background, refresh_briefs_in_background, suggest_in_background):
-                portal.start_task_soon(task, state)
-            try:  # opened (and migrated) here rather than by the first call
-                _ = state.store
-            except Exception as exc:  # each call will say what is wrong, as it tries again
-                log.error("the store did not open: %s", exc)
-            self._dispatch, self.portal, self.state = dispatch, portal, state
-            if self.served is not None and state.exposure.listed(self.client) != self.served:
-                state.exposure.pending = True  # listed before the State: tell the client
+            self.state = hook_lane.build(self.config, self.project, self.db, self._preload,
+                                         self.exposure())  # fmt: skip
+            self._hook_answer = hook_lane.answer
+            log.info("hook tools ready %.0f ms after start", (time.monotonic() - STARTED) * 1000)
+            if self.served is not None and self.state.exposure.listed(self.client) != self.served:
+                self.state.exposure.pending = True  # listed before the State: tell the client
                 self.notify_if_pending()
         except BaseException:
+            log.error("the hook tools could not load:\n%s", traceback.format_exc())
+        finally:
+            self.lane_ready.set()
+        # The rest (pydantic, the handlers, the event loop) is needed only by a listed tool's
+        # call: until one comes, or for HOLD_S, it would only compete for the GIL with the
+        # hook calls (a short `claude -p` is often over by then).
+        self._go_on.wait(HOLD_S)
+        try:
+            if self.state is not None and (self._listed_call or not self._stopping):
+                from . import dispatch  # pydantic, the schema, the services, the handlers
+                from .background import start
+
+                self._portal_cm, self.portal = start(self.state)
+                self._dispatch = dispatch
+        except BaseException:
             log.error("the server could not load:\n%s", traceback.format_exc())
-            return
         finally:
             self.ready.set()
-        log.info("ready %.0f ms after start", (time.monotonic() - STARTED) * 1000)
-        # What the first recall with hits (and the cliffhanger's refresh) would pay for. The
-        # tool table (the local model's libraries) loads on the first call of a listed tool,
-        # so that it does not compete with the hook calls that come first.
-        import jinja2  # noqa: F401
+        if self.portal is not None:  # not when the session ended first
+            log.info("ready %.0f ms after start", (time.monotonic() - STARTED) * 1000)
 
     # -- tool calls -----------------------------------------------------------------------
 
@@ -246,6 +260,8 @@ class Front(LineSession):
         )
         with self._calls_lock:
             self._calls.add(worker)
+        if name not in load().hook_tools:  # before stdin can end: the rest must load for it
+            self._listed_call = True
         self._start_warm_up()  # the call waits for it anyway
         worker.start()
 
@@ -258,33 +274,36 @@ class Front(LineSession):
                 self._calls.discard(threading.current_thread())
 
     def _answer(self, name: str, arguments: dict[str, Any] | None, call_id: str) -> dict[str, Any]:
-        hook, asked = name in load().hook_tools, time.monotonic()
-        self.ready.wait(HOOK_WAIT_S if hook else WARM_UP_TIMEOUT_S)
-        waited = time.monotonic() - asked
-        if self.state is None:
-            if hook:
-                log.warning("%s answered {}: not ready after %.1f s", name, waited)
-                return _tool_result("{}", error=False)
+        if name in load().hook_tools:
+            return self._hook(name, arguments)
+        self._go_on.set()  # a listed tool: the rest of the warm-up may not wait any longer
+        self.ready.wait(WARM_UP_TIMEOUT_S)
+        if self.portal is None or self.state is None:
             where = mama_home() / "logs" / "server.log"
             return _tool_result(
                 f"MAMA's server could not load (details in {where}); nothing was saved.",
                 error=True,
             )
         try:
-            dispatch = self._dispatch
-            left = max(0.5, min(dispatch.HOOK_DEADLINE_S, HOOK_BUDGET_S - waited))
-            call = partial(dispatch.call, self.state, name, arguments, client=self.client,
-                           call_id=call_id, hook_deadline_s=left)  # fmt: skip
+            call = partial(self._dispatch.call, self.state, name, arguments, client=self.client,
+                           call_id=call_id)  # fmt: skip
             reply = self.portal.call(call)
         except Exception:  # the loop is gone (shutting down): dispatch itself never raises
             log.error("tool %s could not run:\n%s", name, traceback.format_exc())
             return _tool_result(f"{name} could not run: MAMA's server is stopping.", error=True)
         self.notify_if_pending()
-        if hook:  # what the hooks cost the prompt, for anyone wondering
-            took = time.monotonic() - asked
-            log.info("%s answered in %.0f ms (%.0f ms waiting for the warm-up)", name,
-                     took * 1000, waited * 1000)  # fmt: skip
         return dict(reply.result())
+
+    def _hook(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+        """A hook's call, on the prompt's lane (:mod:`.hook_lane`): never waits for pydantic."""
+        asked = time.monotonic()
+        self.lane_ready.wait(HOOK_WAIT_S)
+        if self.state is None or self._hook_answer is None:
+            log.warning("%s answered {}: not ready after %.1f s", name, time.monotonic() - asked)
+            return _tool_result("{}", error=False)
+        result = self._hook_answer(self.state, name, arguments, asked)
+        self.notify_if_pending()
+        return dict(result)
 
     def notify_if_pending(self) -> None:
         """Tell the client its tool list changed, if it did; on failure list every tool."""
@@ -307,6 +326,8 @@ class Front(LineSession):
         left to SQLite's crash safety and the caller should exit without waiting.
         """
         deadline = time.monotonic() + drain_s
+        self._stopping = True
+        self._go_on.set()
         with self._calls_lock:
             calls = list(self._calls)
         for worker in calls:
@@ -331,14 +352,10 @@ class Front(LineSession):
     def drain(self, budget_s: float) -> None:
         """Embed what this project still has queued, for ``budget_s`` at most (never raises):
         a short ``-p`` session leaves no memory waiting for its vector."""
-        if self.state is None:
-            return
-        try:
-            from .background import drain_now
+        if self.state is not None:
+            from .preload import drain_quietly
 
-            drain_now(self.state, budget_s)
-        except Exception:
-            log.error("the exit drain failed:\n%s", traceback.format_exc())
+            drain_quietly(self.state, budget_s)
 
     def _stop_loop(self) -> None:
         with contextlib.suppress(RuntimeError):  # already stopped

@@ -15,12 +15,15 @@ import json
 import logging
 import os
 import time
+from typing import TYPE_CHECKING, Any
 
 from ..envelope import SILENT, answer
-from ..schema import ObservePromptInput, TurnInput
 from ..services import autosave, recall
 from ..transcript import TURN_LIMIT_S, Digest
 from .base import Answer, Env
+
+if TYPE_CHECKING:  # pydantic: the front's hook lane (.hook_lane) passes its own dataclasses
+    from ..schema import ObservePromptInput, TurnInput
 
 log = logging.getLogger("mama.hooks")
 ASK_REASON = (
@@ -119,3 +122,13 @@ def _turn_wait() -> float:
         return min(max(float(os.environ.get(TURN_WAIT_ENV, TURN_LIMIT_S)), 0.0), TURN_LIMIT_S * 2)
     except ValueError:
         return TURN_LIMIT_S
+
+
+def __getattr__(name: str) -> Any:
+    """``TurnInput`` for the tool table (``.tools``), imported when asked: the hook lane
+    imports this module without pydantic."""
+    if name == "TurnInput":
+        from ..schema import TurnInput
+
+        return TurnInput
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

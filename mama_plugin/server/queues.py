@@ -4,6 +4,8 @@ A producer may be a tool handler on the event loop or a hook's worker thread; th
 a background task on the event loop. While no task consumes a queue (before the server starts
 them, or in a test or the demo that builds a ``Session`` by hand) items wait in a backlog the
 caller can read, which the task takes over first when it starts and gets back when it stops.
+anyio is imported when a task consumes, not before: the front's hook lane builds sessions
+without it.
 """
 
 from __future__ import annotations
@@ -12,11 +14,11 @@ import math
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
-import anyio
-from anyio.lowlevel import EventLoopToken, current_token
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+if TYPE_CHECKING:
+    from anyio.lowlevel import EventLoopToken
+    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 T = TypeVar("T")
 
@@ -41,6 +43,8 @@ class Handoff(Generic[T]):
             if send is None:
                 self._keep(item)
                 return
+        import anyio.from_thread  # a consumer runs: anyio is loaded already
+
         try:
             if threading.current_thread() is loop:
                 send.send_nowait(item)
@@ -53,6 +57,9 @@ class Handoff(Generic[T]):
     @asynccontextmanager
     async def serving(self) -> AsyncIterator[MemoryObjectReceiveStream[T]]:
         """The stream of items for the calling task, the backlog first; unread ones go back."""
+        import anyio
+        from anyio.lowlevel import current_token
+
         send, receive = anyio.create_memory_object_stream[T](math.inf)
         with self._guard:
             if self._send is not None:

@@ -17,6 +17,7 @@ from .exposure import Exposure, seed_contexts
 
 if TYPE_CHECKING:
     from .base import Env, Session
+    from .preload import Preload
 
 log = logging.getLogger("mama.server")
 
@@ -45,6 +46,7 @@ class State:
         # load; a prompt waits on it, bounded, only while a loader runs (embedder_loading).
         self.embedder_ready = threading.Event()
         self.embedder_loading = False
+        self.preload: Preload | None = None  # the model loading since the front's start
         self._assistant: Any = None
         self._session: Session | None = None
         self._opening = threading.Lock()  # the store opens once, whichever thread asks first

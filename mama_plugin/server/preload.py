@@ -1,0 +1,161 @@
+"""The embedding model, loading in its own thread from the server's first moments.
+
+A session's first prompt is matched by meaning only if the model is loaded when the
+UserPromptSubmit hook calls ``observe_prompt``, ~0.3–0.5 s after Claude Code spawns the
+server. Loading it after the warm-up's imports (pydantic, the handlers: ~0.3 s) made every
+first prompt wait for both in turn. The front starts a :class:`Preload` as soon as it has
+answered ``initialize``, beside the warm-up: llama.cpp reads the model and builds its
+context in C calls that release the GIL, so most of the load overlaps the imports. The
+indexer (:func:`.background.index_in_background`) takes the model from here.
+
+Standard library only at import: numpy and llama.cpp are imported in the loading thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+from typing import TYPE_CHECKING, Any
+
+from ..config import Config
+from ..errors import MamaError, StoreBusyError
+from .process import leave_signals_to_the_main_thread
+
+if TYPE_CHECKING:
+    from .state import State
+
+log = logging.getLogger("mama.server")
+SERVER_THREADS = 1  # the server's embedder, while embedding_threads is 0 (auto)
+# Embedding the project's leftovers (memories an earlier session left queued) before a prompt
+# may use the vectors: a short session's shutdown drain normally leaves none.
+LEFTOVERS_S = 1.0
+EXIT_DRAIN_S = 1.0  # after the client closed stdin
+
+
+def load_model(config: Config) -> Any:
+    """Open the configured embedding model and make its first call (blocking; raises).
+
+    One short text at a time: one thread unless ``embedding_threads`` says otherwise. With
+    two on a busy two-core machine (load 7.9) llama.cpp's spinning barrier made an embedding
+    4x slower (median 110 vs 25 ms) and the first one take 2.8 s (vs 0.03 s). llama.cpp's
+    first call sets up its compute graph (~0.1 s, ~0.8 s on a busy machine): paid here, not
+    by the first prompt or the first save.
+    """
+    from ..embeddings import open_embedder
+
+    threads = config.settings.embedding_threads or SERVER_THREADS
+    embedder = open_embedder(config, threads=threads)
+    embedder.embed(["warm up"])
+    return embedder
+
+
+class Preload:
+    """One model load in a daemon thread; :meth:`result` waits for it and hands it over."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.started = self.loaded = 0.0  # monotonic seconds
+        self._done = threading.Event()
+        self._embedder: Any = None
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> Preload:
+        """Start loading (once); returns self."""
+        if self._thread is None:
+            self.started = time.monotonic()
+            self._thread = threading.Thread(target=self._run, name="mama-model", daemon=True)
+            self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        leave_signals_to_the_main_thread()
+        try:
+            self._embedder = load_model(self.config)
+        except BaseException as exc:  # handed to whoever takes the result
+            self._error = exc
+        finally:
+            self.loaded = time.monotonic()
+            self._done.set()
+
+    def result(self) -> Any:
+        """The loaded embedder, waiting for the load; raises what the load raised."""
+        self.start()
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._embedder
+
+
+def adopt(state: State) -> None:
+    """Take the embedder (``state.preload``'s, else loaded now), then embed the project's
+    leftovers; set ``state.embedder_ready`` whatever happens (blocking, for a thread)."""
+    started = time.monotonic()
+    try:
+        if state.preload is not None:  # loading since the front answered initialize
+            embedder = state.preload.result()
+            started = state.preload.started
+        else:
+            embedder = load_model(state.config)
+        state.embedder = embedder
+        loaded = time.monotonic()
+        done = _leftovers(state, embedder)
+        log.info(
+            "embedding model loaded in %.2f s, warm; %d queued memories embedded in %.2f s",
+            (state.preload.loaded if state.preload is not None else loaded) - started,
+            done,
+            time.monotonic() - loaded,
+        )
+    except MamaError as exc:  # no model (keyword search only), or a model mismatch
+        log.warning("embedding model unavailable or unusable: %s", exc)
+    except Exception:
+        log.error("embedding model failed to load:\n%s", traceback.format_exc())
+    finally:
+        state.embedder_ready.set()
+
+
+def _leftovers(state: State, embedder: Any) -> int:
+    """Embed the project's leftovers for ``LEFTOVERS_S`` at most, lock waits included (a
+    prompt waits for this); what another writer's lock keeps queued waits for the drain."""
+    from ..services import indexing
+    from ..storage.connection import waits_until
+
+    deadline = time.monotonic() + LEFTOVERS_S
+    try:
+        with waits_until(deadline):
+            return indexing.drain_until(state.store, embedder, deadline, project=state.project)
+    except StoreBusyError as exc:
+        log.info("leftovers left queued for now: %s", exc)
+        return 0
+
+
+def drain_now(state: State, budget_s: float = EXIT_DRAIN_S) -> tuple[int, int]:
+    """Embed what is still queued for the server's project, for about ``budget_s`` at most.
+
+    Blocking, for a worker thread (or a front's own shutdown path). Waits for a model still
+    loading within the same budget; without a model it does nothing. Returns (embedded, still
+    queued); still queued is -1 when there is no model. Raises what the store raises.
+    """
+    from ..services import indexing
+    from ..storage.connection import waits_until
+
+    deadline = time.monotonic() + budget_s
+    if state.embedder_loading:
+        state.embedder_ready.wait(max(0.0, deadline - time.monotonic()))
+    embedder = state.embedder
+    if embedder is None:  # no model: nothing can be embedded (and no store to open)
+        return 0, -1
+    with waits_until(deadline):  # another writer's lock must not hold the exit up
+        store = state.store
+        done = indexing.drain_until(store, embedder, deadline, project=state.project)
+    return done, store.vectors.count_pending(project=state.project)
+
+
+def drain_quietly(state: State, budget_s: float) -> None:
+    """:func:`drain_now` for the front's exit: what goes wrong is logged, never raised."""
+    try:
+        drain_now(state, budget_s)
+    except Exception:
+        log.error("the exit drain failed:\n%s", traceback.format_exc())
