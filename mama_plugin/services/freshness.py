@@ -18,6 +18,7 @@ Read-only; standard library and storage only (the session-start hook may use it)
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Any, TypeVar
 
 from ..storage import MemoryRecord, Store
@@ -84,8 +85,9 @@ def outcomes_on_their_memory(
     return out
 
 
-def _bag(text: str) -> set[str]:
-    return {stem(w) for w in words(text)}
+@lru_cache(maxsize=4096)  # every search compares the same later memories' words again
+def _bag(text: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in words(text))
 
 
 def covers(done: str, step: str) -> bool:
