@@ -59,17 +59,20 @@ def _is_opener(char: str) -> bool:
     return char in _OPENERS or unicodedata.normalize("NFKC", char) == "<"
 
 
+# An ASCII character is its own NFKC form: only "<" and non-ASCII ones can read as an opener.
+_MAYBE_OPENER = re.compile(r"[<\u0080-\U0010ffff]")
+
+
 def defang(text: str) -> str:
     """``text`` with every fence tag it holds (in any spelling) unable to open or close one."""
-    if not text:
-        return text
     out: list[str] = []
-    for i, char in enumerate(text):
-        if _is_opener(char) and _skeleton(text[i + 1 : i + 1 + _WINDOW]).startswith(_TARGET):
-            out.append("(")
-        else:
-            out.append(char)
-    return "".join(out)
+    end = 0
+    for match in _MAYBE_OPENER.finditer(text):
+        i = match.start()
+        if _is_opener(text[i]) and _skeleton(text[i + 1 : i + 1 + _WINDOW]).startswith(_TARGET):
+            out += (text[end:i], "(")
+            end = i + 1
+    return "".join((*out, text[end:])) if out else text
 
 
 def fenced(body: str, header: str = HEADER) -> str:

@@ -22,7 +22,7 @@ from ..services import vector_index
 from ..services.answers import search_by_context
 from ..services.graph import traverse
 from ..services.memories import record_outcome, save_checkpoint, save_decision
-from ..services.retrieval import CANDIDATES, EmbeddingModel
+from ..services.retrieval import CANDIDATES, MIN_CONFIDENCE, EmbeddingModel, retrieve
 from ..storage import Store
 from . import bulk, floor
 from .synthetic import QUERIES, generate
@@ -115,6 +115,7 @@ def measure(n: int, embedder: EmbeddingModel | None, *, queries: int = 200) -> d
                 search_by_context(store, q, embedder=embedder, project=PROJECT, record_usage=False)
                 floor.floor_times(store, [q], embedder, PROJECT)
             search: list[float] = []
+            ranked: list[float] = []  # the ranking alone (retrieve), without the answer
             below: dict[str, list[float]] = {}
             load = os.getloadavg()[0]
             for q in asked:  # interleaved: a burst of load slows both alike
@@ -123,6 +124,11 @@ def measure(n: int, embedder: EmbeddingModel | None, *, queries: int = 200) -> d
                     record_usage=False,
                 )  # fmt: skip
                 search.append(took)
+                took, _ = floor.clocked(
+                    retrieve, store, q, embedder=embedder, project=PROJECT,
+                    min_confidence=MIN_CONFIDENCE,
+                )  # fmt: skip
+                ranked.append(took)
                 for key, values in floor.floor_times(store, [q], embedder, PROJECT).items():
                     below.setdefault(key, []).extend(values)
             load = (load + os.getloadavg()[0]) / 2
@@ -157,7 +163,9 @@ def measure(n: int, embedder: EmbeddingModel | None, *, queries: int = 200) -> d
         "db_bytes": size,
         "load_avg": round(load, 2),
     }
-    for name, values in (("search", search), *below.items(), ("traverse5", walk), ("save", saves)):
+    answer = [a - b for a, b in zip(search, ranked, strict=True)]  # per query: what ranking left
+    timed = (("search", search), ("retrieve", ranked), ("answer", answer), *below.items())
+    for name, values in (*timed, ("traverse5", walk), ("save", saves)):
         result[f"{name}_p50_ms"] = round(percentile(values, 50), 3)
         result[f"{name}_p95_ms"] = round(percentile(values, 95), 3)
     result["floor_ratio_p95"] = round(result["search_p95_ms"] / result["floor_p95_ms"], 2)
@@ -224,6 +232,21 @@ def report(rows: Sequence[dict[str, Any]], embedder_name: str | None, queries: i
             f"{r['search_p50_ms']:>11.2f} {r['search_p95_ms']:>8.2f} "
             f"{r['floor_p50_ms']:>10.2f} {r['floor_p95_ms']:>8.2f} {r['floor_ratio_p95']:>9.2f}x "
             f"{r['embed_p95_ms']:>10.2f} {r['fts_p95_ms']:>8.2f} {r['knn_p95_ms']:>8.2f}"
+        )
+    lines.append(
+        "Where a search's time goes: the ranking alone (retrieve: keyword + vector candidates, "
+        "fusion, ranking) beside the floor; the answer is search − retrieve, query by query "
+        "(chains, open steps, text)"
+    )
+    lines.append(
+        f"{'memories':>9} {'retrieve p50':>13} {'p95':>8} {'ratio p95':>10} "
+        f"{'answer p50':>11} {'p95':>8}"
+    )
+    for r in rows:
+        lines.append(
+            f"{r['memories']:>9} {r['retrieve_p50_ms']:>13.2f} {r['retrieve_p95_ms']:>8.2f} "
+            f"{r['retrieve_p95_ms'] / r['floor_p95_ms']:>9.2f}x "
+            f"{r['answer_p50_ms']:>11.2f} {r['answer_p95_ms']:>8.2f}"
         )
     if any("knn_recall_at_10" in r for r in rows):
         lines += [

@@ -213,6 +213,26 @@ def _suggestions(conn: apsw.Connection, _dim: int) -> None:
     )
 
 
+def _search_state(conn: apsw.Connection, _dim: int) -> None:
+    # "Changed most recently" (Memories.latest, read by every search answer's open steps)
+    # walks this index backwards instead of sorting every memory of the project and type.
+    # meta.text_version names the state of the searchable text: a new random token on every
+    # insert, delete and text edit of a memory (random, so neither a rolled-back write nor a
+    # restored backup can bring back a token with other text under it). Word counts are
+    # cached under it (storage/search.py).
+    renew = "UPDATE meta SET value = lower(hex(randomblob(8))) WHERE key = 'text_version';"
+    conn.execute(
+        f"""
+        CREATE INDEX memories_by_update ON memories(project, type, updated_at);
+        INSERT INTO meta(key, value) VALUES ('text_version', lower(hex(randomblob(8))));
+        CREATE TRIGGER memories_text_inserted AFTER INSERT ON memories BEGIN {renew} END;
+        CREATE TRIGGER memories_text_deleted AFTER DELETE ON memories BEGIN {renew} END;
+        CREATE TRIGGER memories_text_edited AFTER UPDATE OF topic, content, reasoning, tags
+            ON memories BEGIN {renew} END;
+        """
+    )
+
+
 STEPS: tuple[Step, ...] = (
     Step(
         "core_tables",
@@ -249,6 +269,13 @@ STEPS: tuple[Step, ...] = (
         _suggestions,
         "`link_suggestions`: proposed links with reason, sources, score and verdict (`pending`, "
         "`accepted` with the link it became, `rejected`, `no_link`)",
+    ),
+    Step(
+        "search_state",
+        _search_state,
+        "`memories_by_update` (project, type, updated_at): the most recently changed memories "
+        "of a kind without a sort; `meta.text_version`, a random token triggers renew on every "
+        "insert, delete and text edit of a memory (cached word counts are keyed on it)",
     ),
 )
 LATEST = len(STEPS)

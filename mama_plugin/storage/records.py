@@ -7,6 +7,7 @@ reads it (search, session start, export). ``personal=False`` keeps personal data
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
@@ -27,6 +28,10 @@ TEXT_FIELDS = (
     "topic", "content", "specifics", "evidence", "reasoning", "tension", "continuity",
     "outcome", "tags", "metadata",
 )  # fmt: skip
+_TEXT_AT = tuple(MEMORY_COLUMNS.index(name) for name in TEXT_FIELDS)
+# Digests of memory rows whose texts the privacy filter found clean (16 bytes each).
+CLEAN_KEPT = 100_000
+_CLEAN: set[bytes] = set()
 LINK_COLUMNS = (
     "id", "from_id", "to_id", "relationship", "reason", "evidence", "context", "link_category",
     "confidence", "created_by", "created_at",
@@ -99,7 +104,16 @@ class MemoryRecord:
             name: json.loads(value) if name in JSON_COLUMNS else value
             for name, value in zip(MEMORY_COLUMNS, row, strict=True)
         }
-        values.update(masked({k: values[k] for k in TEXT_FIELDS}, personal=personal))
+        # The filter is a pure function of the texts: a row it found clean is not checked again.
+        key = repr((personal, *(row[i] for i in _TEXT_AT))).encode()
+        digest = hashlib.blake2b(key, digest_size=16).digest()
+        if digest not in _CLEAN:
+            found = masked({k: values[k] for k in TEXT_FIELDS}, personal=personal)
+            values.update(found)
+            if not found:
+                if len(_CLEAN) >= CLEAN_KEPT:
+                    _CLEAN.clear()
+                _CLEAN.add(digest)
         return cls(**values)
 
     def as_dict(self) -> dict[str, Any]:

@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .fts import any_of, query_words, quoted
 from .records import MemoryRecord, RankFields
 from .repository import Repository
 
+if TYPE_CHECKING:
+    from .store import Store
+
 COMMON_WORD_MIN = 2_000  # see Search.text_ranks
+COUNTS_KEPT = 10_000  # words whose counts are kept for one state of the text
 
 
 class Search(Repository):
     """Full-text and ranking reads of one store: ``store.search``."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        # (text_version, memories, {word: memories containing it}): see _counts.
+        self._cached: tuple[Any, int, dict[str, int]] | None = None
 
     def text(
         self, query: str, *, project: str | None = None, limit: int = 10
@@ -35,8 +45,7 @@ class Search(Repository):
         words = query_words(query) if isinstance(query, str) else list(query)
         if not words:
             return []
-        frequency = {w: self._document_frequency(w) for w in words}
-        total = self._memory_count()
+        total, frequency = self._counts(words)
         common = {w for w, n in frequency.items() if n >= COMMON_WORD_MIN and n > total / 2}
         kept = [w for w in words if w not in common and frequency[w]] or words
         expression = any_of(kept)
@@ -54,6 +63,28 @@ class Search(Repository):
                 (expression, project, limit),
             )
         return [(int(seq), float(score or 0.0)) for seq, score in rows.fetchall()]  # type: ignore[arg-type]
+
+    def _counts(self, words: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """How many memories there are, and how many contain each word: counted once per
+        state of the searchable text (``meta.text_version``, renewed by every insert, delete
+        and text edit of a memory), so a save is counted by the next search."""
+        with self._store.snapshot():  # the token and the counts from one state
+            token = self.conn.execute(
+                "SELECT value FROM meta WHERE key = 'text_version'"
+            ).fetchall()
+            state = token[0][0] if token else None
+            cached = self._cached
+            if state is None or cached is None or cached[0] != state:
+                cached = (state, self._memory_count(), {})
+                if state is not None:
+                    self._cached = cached
+            frequency = cached[2]
+            if len(frequency) > COUNTS_KEPT:
+                frequency.clear()
+            for word in words:
+                if word not in frequency:
+                    frequency[word] = self._document_frequency(word)
+            return cached[1], {w: frequency[w] for w in words}
 
     def _document_frequency(self, word: str) -> int:
         """How many memories contain ``word`` (as the index tokenizes it)."""
