@@ -510,3 +510,26 @@ def test_the_bootstrap_log_is_private_and_capped(tmp_path: Path) -> None:
     assert path.with_name("bootstrap.log.1").stat().st_size == build.LOG_MAX + 1
     assert path.read_text(encoding="utf-8").endswith("building\n")
     assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_the_local_runtime_builds_the_embedding_model_or_says_the_server_will(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conftest import requirements_missing
+
+    from mama_plugin.embeddings import cache_path
+    from mama_plugin.embeddings.convert import is_model_file
+
+    if reason := requirements_missing():
+        pytest.skip(reason)
+    if not paths.venv_python(ROOT / ".venv").exists():
+        pytest.skip("no development environment at .venv (scripts/setup.sh makes it)")
+    monkeypatch.setenv("MAMA_HOME", str(tmp_path / "home"))
+    log = build.Log(tmp_path / "bootstrap.log")
+    build.build_embedding_model(tmp_path / "no-venv", log)  # no python there: logged only
+    build.build_embedding_model(ROOT / ".venv", log)
+    log.close()
+    said = (tmp_path / "bootstrap.log").read_text(encoding="utf-8")
+    assert "embedding model not built now" in said and "the server builds it" in said
+    assert is_model_file(cache_path(Config(tmp_path / "home")))
+    assert "just built" in said  # `mama models` said what it did, into the log

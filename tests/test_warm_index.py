@@ -305,3 +305,68 @@ def test_a_save_and_the_stop_hooks_checkpoint_both_wake_the_indexer(
     turn = TurnInput(session_id="s", last_assistant_message="Done.")
     assert do_checkpoint_turn(state.env(), turn).data["checkpoint"]
     assert state.session.embed_wanted == {project}
+
+
+_KILLED_SERVER = """
+import os, signal, subprocess, sys, threading
+from mama_plugin.config import Config
+from mama_plugin.server import preload
+
+spawn = subprocess.Popen
+def popen(*args, **kwargs):
+    builder = spawn(*args, **kwargs)
+    print(builder.pid, flush=True)
+    os.killpg(0, signal.SIGKILL)  # what ends a server's group: the builder is not in it
+    return builder
+subprocess.Popen = popen
+preload.build_outliving(Config())
+"""
+
+
+def test_the_model_build_outlives_a_server_killed_with_its_process_group(
+    tmp_path: Path,
+) -> None:
+    """A short session ends the server long before a first build ends (2–4 s): the build
+    runs in a process of its own, so the next session finds the model cached."""
+    from conftest import requirements_missing
+
+    from mama_plugin.embeddings import cache_path
+    from mama_plugin.embeddings.convert import is_model_file
+
+    if reason := requirements_missing():
+        pytest.skip(reason)
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MAMA_HOME": str(tmp_path)}
+    server = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_SERVER], env=env, stdout=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    assert server.stdout is not None
+    with server.stdout:
+        builder = int(server.stdout.readline())
+    assert server.wait(LIMIT_S) == -signal.SIGKILL and builder != server.pid
+    model = cache_path(Config(tmp_path))
+    deadline = time.monotonic() + 4 * LIMIT_S
+    while not is_model_file(model):
+        assert time.monotonic() < deadline, "the builder died with the server"
+        time.sleep(0.2)
+
+
+def test_no_builder_runs_when_the_model_is_cached_or_configured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+
+    from mama_plugin.server import preload
+
+    started: list[object] = []
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: started.append(a))
+    config = Config(tmp_path)
+    config.set("embedding_model_path", str(tmp_path / "model.gguf"))
+    preload.build_outliving(Config(tmp_path))
+    config.unset("embedding_model_path")
+    config.set("embedding_model", "multilingual-e5")
+    preload.build_outliving(Config(tmp_path))
+    assert started == []

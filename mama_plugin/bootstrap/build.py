@@ -187,7 +187,31 @@ def install_local(log: Log) -> bool:
         record = f"{int(time.time())} {_local_digest()} {time.strftime('%Y-%m-%dT%H:%M:%S')}\n"
         _write_atomically(paths.local_failed_path(), record.encode())
         return False
+    build_embedding_model(venv, log)
     _write_atomically(venv / paths.LOCAL_MARKER, paths.LOCAL_REQUIREMENTS.read_bytes())
     paths.local_failed_path().unlink(missing_ok=True)
     log(f"local model runtime ready in {time.monotonic() - started:.1f} s")
     return True
+
+
+def build_embedding_model(venv: Path, log: Log) -> None:
+    """Build the default embedding model into ``MAMA_HOME`` now (``mama models``), so the
+    first session after the install matches by meaning. A failure is only logged: the
+    server builds it when it first needs it."""
+    command = [str(paths.venv_python(venv)), "-P", "-m", "mama_plugin.cli", "models"]
+    log(f"running {shlex.join(command)}")
+    log.file.flush()
+    try:
+        done = subprocess.run(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=log.file,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONPATH": str(paths.ROOT)},
+        )
+    except OSError as exc:
+        log(f"embedding model not built now ({exc}); the server builds it when first needed")
+        return
+    if done.returncode != 0:
+        log(f"embedding model not built now (status {done.returncode}); the server builds it "
+            "when first needed")  # fmt: skip

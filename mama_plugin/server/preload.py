@@ -14,9 +14,12 @@ Standard library only at import: numpy and llama.cpp are imported in the loading
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import threading
 import time
 import traceback
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import Config
@@ -32,6 +35,48 @@ SERVER_THREADS = 1  # the server's embedder, while embedding_threads is 0 (auto)
 # may use the vectors: a short session's shutdown drain normally leaves none.
 LEFTOVERS_S = 1.0
 EXIT_DRAIN_S = 1.0  # after the client closed stdin
+ROOT = Path(__file__).resolve().parents[2]  # the plugin's root, for the builder's PYTHONPATH
+
+
+def build_outliving(config: Config) -> None:
+    """Build the default embedding model in a process of its own when none is cached, and
+    wait for it (blocking; never raises).
+
+    The build takes 2–4 s of wall time on this machine; a short ``claude -p`` session closes
+    the server before that, so a build in this process died with it, left a temporary file
+    and started over in the next session, and a new user's first sessions all matched on
+    keywords only. A detached ``mama models`` (its own session, so Claude Code's signals to
+    the server do not reach it) finishes whatever happens to the server; the next server
+    finds the model cached. When the builder cannot run, :func:`load_model` builds in this
+    process as before.
+    """
+    import subprocess
+
+    from ..embeddings import cache_path
+    from ..embeddings.convert import is_model_file
+
+    settings = config.settings
+    if settings.embedding_model_path or settings.embedding_model == "multilingual-e5":
+        return
+    if is_model_file(cache_path(config)):
+        return
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MAMA_HOME": str(config.home)}
+    try:
+        builder = subprocess.Popen(
+            [sys.executable, "-P", "-m", "mama_plugin.cli", "models"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        log.warning("cannot start the embedding model's builder (%s); building here", exc)
+        return
+    log.info("building the embedding model in process %d", builder.pid)
+    status = builder.wait()
+    if status != 0:
+        log.warning("the embedding model's builder exited with status %d; building here", status)
 
 
 def load_model(config: Config) -> Any:
@@ -45,6 +90,7 @@ def load_model(config: Config) -> Any:
     """
     from ..embeddings import open_embedder
 
+    build_outliving(config)
     threads = config.settings.embedding_threads or SERVER_THREADS
     embedder = open_embedder(config, threads=threads)
     embedder.embed(["warm up"])
