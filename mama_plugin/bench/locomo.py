@@ -45,19 +45,21 @@ BM25 = "bm25"  # FTS5 BM25 alone: no fusion, session context or ranking
 ABLATION: dict[str, tuple[Options, bool]] = {
     "wallclock": (DEFAULT, False),
     "-updates": (replace(DEFAULT, updates=False), True),
+    "-dates": (replace(DEFAULT, date_boost=0.0), True),
+    "date0.5": (replace(DEFAULT, date_boost=0.5), True),
     "+links": (replace(DEFAULT, links=True), True),
     "+typepair": (replace(DEFAULT, type_pairs=True), True),
     "+lastuse": (replace(DEFAULT, last_use=True), True),
     "rec0": (replace(DEFAULT, recency_boost=0.0), True),
-    "rec0.25": (replace(DEFAULT, recency_boost=0.25), True),
     "vw1.5": (replace(DEFAULT, vector_weight=1.5), True),
     "vw3": (replace(DEFAULT, vector_weight=3.0), True),
     "depth200": (replace(DEFAULT, keyword_depth=200, vector_depth=200), True),
-    "kw800": (replace(DEFAULT, keyword_depth=800), True),
-    "nb0.5": (replace(DEFAULT, neighbour_weight=0.5), True),
+    "nb0.15": (replace(DEFAULT, neighbour_weight=0.15), True),
+    "nw1": (replace(DEFAULT, neighbour_window=1), True),
     "sw0.4": (replace(DEFAULT, session_weight=0.4), True),
     "stop3": (replace(DEFAULT, session_top=3), True),
     "nosess": (replace(DEFAULT, neighbour_weight=0.0, session_weight=0.0), True),
+    "+expand": (replace(DEFAULT, expand_terms=10, expand_weight=0.3), True),
 }
 HEADLINE = (1, 2, 3, 4)
 _DIA = re.compile(r"D:?0*(\d+):0*(\d+)")
