@@ -32,7 +32,7 @@ from . import dates, ranking, signals, vector_index
 RETRIEVERS = ("keyword", "vector")
 # Measured on LoCoMo-10 (docs/architecture.md, "Retrieval"): see the module docstring.
 CANDIDATES = 400
-VECTOR_WEIGHT = 2.0
+VECTOR_WEIGHT = 1.5
 NEIGHBOUR_WINDOW = 2
 NEIGHBOUR_WEIGHT = 0.3
 SESSION_WEIGHT = 0.2
@@ -83,7 +83,9 @@ class Options:
 
 
 DEFAULT = Options()
-TODAY = Options(updates=False, date_boost=0.0)  # the ranking before issue 16, for the ablation
+# The ranking before issue 16, and main's default before the dates and vector weight 1.5.
+TODAY = Options(updates=False, date_boost=0.0, vector_weight=2.0)
+MAIN = Options(date_boost=0.0, vector_weight=2.0)
 
 
 @dataclass(frozen=True)
