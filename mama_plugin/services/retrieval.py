@@ -9,6 +9,8 @@
    scores keep the keyword evidence and add the semantic one (0.657).
 3. Session context: relevance flows to neighbouring memories of the same session and to the
    session's other memories (``_session_context``; 0.657 → 0.714).
+   A day or month the question names (:mod:`dates`) multiplies the relevance of the memories
+   dated then by ``1 + DATE_BOOST`` (LoCoMo turn R@10 0.718 → 0.740 with the weight 1.5).
 4. Ranking: :mod:`ranking` adjusts each score by confidence, outcome, recency, usage, with
    time measured at ``as_of`` from each memory's event time; memories dated after ``as_of``
    did not exist yet and are left out.
