@@ -6,7 +6,7 @@ session's date; every question goes through ``search_by_context`` as of the conv
 last date. Metrics at turn level and at session level, by category, with the original and
 the audit-corrected evidence, in one run for: plain FTS5 BM25 (``bm25``), the ranking before
 issue 16 (``today``: wall-clock recency, no version signal), main's ranking before question dates
-and vector weight 1.5 (``main``), the default (``full``), its
+(``main``), the default (``full``), its
 keyword-only and vector-only retrievers, and every option of the ablation (``ABLATION``:
 one change to the default each, ranked by ``retrieve`` with the same query vector).
 """
@@ -52,7 +52,7 @@ ABLATION: dict[str, tuple[Options, bool]] = {
     "+links": (replace(DEFAULT, links=True), True),
     "+typepair": (replace(DEFAULT, type_pairs=True), True),
     "+lastuse": (replace(DEFAULT, last_use=True), True),
-    "vw2": (replace(DEFAULT, vector_weight=2.0), True),
+    "vw1.5": (replace(DEFAULT, vector_weight=1.5), True),
     "vw1": (replace(DEFAULT, vector_weight=1.0), True),
     "nb0.15": (replace(DEFAULT, neighbour_weight=0.15), True),
     "nw1": (replace(DEFAULT, neighbour_window=1), True),

@@ -10,7 +10,7 @@
 3. Session context: relevance flows to neighbouring memories of the same session and to the
    session's other memories (``_session_context``; 0.657 → 0.714).
    A day or month the question names (:mod:`dates`) multiplies the relevance of the memories
-   dated then by ``1 + DATE_BOOST`` (LoCoMo turn R@10 0.718 → 0.740 with the weight 1.5).
+   dated then by ``1 + DATE_BOOST`` (LoCoMo turn R@10 0.713 → 0.734).
 4. Ranking: :mod:`ranking` adjusts each score by confidence, outcome, recency, usage, with
    time measured at ``as_of`` from each memory's event time; memories dated after ``as_of``
    did not exist yet and are left out.
@@ -34,7 +34,7 @@ from . import dates, ranking, signals, vector_index
 RETRIEVERS = ("keyword", "vector")
 # Measured on LoCoMo-10 (docs/architecture.md, "Retrieval"): see the module docstring.
 CANDIDATES = 400
-VECTOR_WEIGHT = 1.5
+VECTOR_WEIGHT = 2.0
 NEIGHBOUR_WINDOW = 2
 NEIGHBOUR_WEIGHT = 0.3
 SESSION_WEIGHT = 0.2
@@ -85,7 +85,7 @@ class Options:
 
 
 DEFAULT = Options()
-# The ranking before issue 16, and main's default before the dates and vector weight 1.5.
+# The ranking before issue 16, and main's default before question dates.
 TODAY = Options(updates=False, date_boost=0.0, vector_weight=2.0)
 MAIN = Options(date_boost=0.0, vector_weight=2.0)
 
