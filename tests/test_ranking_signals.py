@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,7 @@ def test_instant_ms_reads_dates_and_explains_bad_ones() -> None:
     with pytest.raises(ValidationError, match="ISO 8601"):
         parse(SearchByContextInput, {"query": "q", "as_of": "yesterday-ish"})
     args = parse(SearchByContextInput, {"query": "q", "as_of": "2024-01-01", "tags": "infra"})
-    assert args.as_of_ms() == T0 and args.tags == ["infra"] and args.min_confidence == 0.6
+    assert args.as_of_ms() == T0 and args.tags == ["infra"] and args.min_confidence == 0.5
 
 
 def test_as_of_leaves_out_what_was_not_said_yet(store: Store, project: str) -> None:
@@ -180,3 +181,69 @@ def test_update_bench_on_a_small_file(tmp_path: Path) -> None:
     assert full["latest"]["rate"] == full["as_of"]["rate"] == full["static"]["rate"] == 1.0
     assert set(rates) == {"bm25", "today", "as_of only", "full"}
     assert "latest first" in updates.table(rates)
+
+
+def test_dates_a_question_names_become_spans() -> None:
+    from mama_plugin.services import dates
+
+    march_13 = instant_ms("2023-03-13")
+    for text in (
+        "What did Jolene ask Deb on 13 March, 2023?",
+        "what happened on March 13th 2023",
+        "the call of 2023-03-13",
+    ):
+        (start, end), *rest = dates.spans(text)
+        assert not rest and start == march_13 - DAY and end == march_13 + 2 * DAY, text
+    assert dates.spans("What did Maria start in December 2023?") == [
+        (instant_ms("2023-12-01"), instant_ms("2024-01-01"))
+    ]
+    # A day's month is not read twice; a verb, a bare year, a relative date, an impossible
+    # day are not dates of anything.
+    assert len(dates.spans("on 3 May 2023")) == 1
+    for text in ("it may 2023 be", "in 2023", "last week", "on 31 February 2023", ""):
+        assert dates.spans(text) == [], text
+    assert dates.within(march_13, dates.spans("13 March 2023"))
+    assert not dates.within(march_13 + 3 * DAY, dates.spans("13 March 2023"))
+
+
+def test_a_memory_dated_on_the_day_a_question_names_ranks_first(store: Store, project: str) -> None:
+    # Two sessions talk about the same thing; the question names the day of the first.
+    first = said(
+        store, project, "garden plans, the fence, the shed and the pond", T0, session_id="a"
+    )
+    second = said(store, project, "the garden plans", T0 + 40 * DAY,
+                  session_id="b")  # fmt: skip
+    asked = "What did we say about the garden plans on 1 January 2024?"
+    later = T0 + 50 * DAY
+    assert [h.memory.id for h in retrieve(store, asked, project=project, as_of=later)] == [
+        first, second
+    ]  # fmt: skip
+    undated = replace(DEFAULT, date_boost=0.0)
+    bare = retrieve(store, asked, project=project, as_of=later, options=undated)
+    assert bare[0].memory.id == second
+
+
+def test_a_memory_at_v1_0s_default_confidence_is_not_hidden(store: Store, project: str) -> None:
+    # v1.0 stored 0.5 for every decision saved without a confidence; the import keeps it.
+    imported = save_decision(
+        store,
+        project,
+        {
+            "topic": "queue",
+            "decision": "use a job queue",
+            "reasoning": "retries",
+            "confidence": 0.5,
+        },
+    )
+    guess = save_decision(
+        store,
+        project,
+        {
+            "topic": "queue",
+            "decision": "maybe a job queue",
+            "reasoning": "unsure",
+            "confidence": 0.4,
+        },
+    )
+    found = search_by_context(store, "job queue", project=project).ids()
+    assert imported.memory.id in found and guess.memory.id not in found

@@ -207,7 +207,7 @@ def test_layers_are_included_on_request(store: Store, project: str) -> None:
 def test_scoping_and_min_confidence(store: Store, project: str) -> None:
     guess = decide(store, project, "shared word here", confidence=0.2)
     other = decide(store, "/other", "shared word there", confidence=0.9)
-    # By default a guess (confidence < 0.6) is left out.
+    # By default a guess (confidence < 0.5) is left out.
     assert search_by_context(store, "shared word", project=project).ids() == []
     assert search_by_context(store, "shared word").ids() == [other]
     everything = search_by_context(store, "shared word", min_confidence=0.0)

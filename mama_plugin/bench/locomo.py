@@ -5,7 +5,8 @@ is saved as a memory ``"<speaker>: <text>"`` (plus `` [shares <caption>]``) date
 session's date; every question goes through ``search_by_context`` as of the conversation's
 last date. Metrics at turn level and at session level, by category, with the original and
 the audit-corrected evidence, in one run for: plain FTS5 BM25 (``bm25``), the ranking before
-issue 16 (``today``: wall-clock recency, no version signal), the default (``full``), its
+issue 16 (``today``: wall-clock recency, no version signal), main's ranking before question dates
+(``main``), the default (``full``), its
 keyword-only and vector-only retrievers, and every option of the ablation (``ABLATION``:
 one change to the default each, ranked by ``retrieve`` with the same query vector).
 """
@@ -28,7 +29,7 @@ from ..errors import MamaError
 from ..services.answers import search_by_context
 from ..services.indexing import drain
 from ..services.memories import save_context
-from ..services.retrieval import DEFAULT, TODAY, EmbeddingModel, Options, retrieve
+from ..services.retrieval import DEFAULT, MAIN, TODAY, EmbeddingModel, Options, retrieve
 from ..storage import Store
 from . import metrics
 
@@ -43,21 +44,20 @@ SYSTEMS: dict[str, tuple[tuple[str, ...], Options, bool]] = {
 BM25 = "bm25"  # FTS5 BM25 alone: no fusion, session context or ranking
 # One change to the default each (``retrieve`` with both retrievers).
 ABLATION: dict[str, tuple[Options, bool]] = {
+    "main": (MAIN, True),
     "wallclock": (DEFAULT, False),
     "-updates": (replace(DEFAULT, updates=False), True),
+    "-dates": (replace(DEFAULT, date_boost=0.0), True),
+    "date0.5": (replace(DEFAULT, date_boost=0.5), True),
     "+links": (replace(DEFAULT, links=True), True),
     "+typepair": (replace(DEFAULT, type_pairs=True), True),
     "+lastuse": (replace(DEFAULT, last_use=True), True),
-    "rec0": (replace(DEFAULT, recency_boost=0.0), True),
-    "rec0.25": (replace(DEFAULT, recency_boost=0.25), True),
     "vw1.5": (replace(DEFAULT, vector_weight=1.5), True),
-    "vw3": (replace(DEFAULT, vector_weight=3.0), True),
-    "depth200": (replace(DEFAULT, keyword_depth=200, vector_depth=200), True),
-    "kw800": (replace(DEFAULT, keyword_depth=800), True),
-    "nb0.5": (replace(DEFAULT, neighbour_weight=0.5), True),
-    "sw0.4": (replace(DEFAULT, session_weight=0.4), True),
-    "stop3": (replace(DEFAULT, session_top=3), True),
+    "vw1": (replace(DEFAULT, vector_weight=1.0), True),
+    "nb0.15": (replace(DEFAULT, neighbour_weight=0.15), True),
+    "nw1": (replace(DEFAULT, neighbour_window=1), True),
     "nosess": (replace(DEFAULT, neighbour_weight=0.0, session_weight=0.0), True),
+    "+expand": (replace(DEFAULT, expand_terms=10, expand_weight=0.3), True),
 }
 HEADLINE = (1, 2, 3, 4)
 _DIA = re.compile(r"D:?0*(\d+):0*(\d+)")

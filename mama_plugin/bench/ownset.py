@@ -19,13 +19,14 @@ from ..config import Config
 from ..services.answers import search_by_context
 from ..services.indexing import drain
 from ..services.memories import record_outcome, save_decision
-from ..services.retrieval import DEFAULT, TODAY, EmbeddingModel, Options
+from ..services.retrieval import DEFAULT, MAIN, TODAY, EmbeddingModel, Options
 from ..storage import Store
 
 LABELLED = Path(__file__).with_name("recall_prompts.json")
 PROJECT = "/labelled"
 OPTIONS: dict[str, Options] = {
     "today": TODAY,
+    "main": MAIN,
     "full": DEFAULT,
     "+links": replace(DEFAULT, links=True),
     "+typepair": replace(DEFAULT, type_pairs=True),

@@ -62,7 +62,7 @@ class SearchByContextInput(Strict):
     include_tensions: bool = True
     min_confidence: Annotated[
         float, Field(ge=0.0, le=1.0, description="Leave out memories less sure than this.")
-    ] = 0.6
+    ] = 0.5
     all_projects: Annotated[bool, Field(description="Search every project, not just this one.")] = (
         False
     )
