@@ -336,10 +336,10 @@ def test_the_real_front_says_the_disk_is_full(tiny_disk: Path, tmp_path: Path) -
     try:
         _initialize(wire, "claude-code")
         assert "result" in wire.request("tools/list")
-        with open(tiny_disk / "filler", "wb") as filler, contextlib.suppress(OSError):
+        # Unbuffered, and the suppress outermost: closing must not flush what did not fit.
+        with contextlib.suppress(OSError), open(tiny_disk / "filler", "wb", buffering=0) as filler:
             while True:  # now fill the disk
                 filler.write(b"\0" * 65536)
-                filler.flush()
         answers = [_call(wire, "save_decision", {**BIG, "topic": f"t{i}"}) for i in range(3)]
     finally:
         wire.close()
