@@ -60,7 +60,9 @@ def _is_opener(char: str) -> bool:
 
 
 # An ASCII character is its own NFKC form: only "<" and non-ASCII ones can read as an opener.
-_MAYBE_OPENER = re.compile(r"[<\u0080-\U0010ffff]")
+# Spelt as "not the rest of ASCII": the same set, compiled in 0.1 ms instead of 5 (every hook
+# process and server start compiles it).
+_MAYBE_OPENER = re.compile(r"[^\x00-\x3b\x3d-\x7f]")
 
 
 def defang(text: str) -> str:

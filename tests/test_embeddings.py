@@ -154,6 +154,32 @@ def test_embedder_reads_the_model(embedder: Embedder) -> None:
     assert embedder.max_tokens == 512
 
 
+def test_the_embedder_imports_the_bindings_alone_and_llama_still_loads_on_demand() -> None:
+    """The embedder's import leaves ``llama_cpp.llama`` (Llama, chat formats) unloaded; the
+    first use of a name only the whole package has loads it, for every importer alike."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python is not installed")
+    script = (
+        "import sys\n"
+        "from mama_plugin.embeddings.native import bindings\n"
+        "low = bindings()\n"
+        "assert hasattr(low, 'llama_model_n_embd')\n"
+        "print('llama_cpp.llama' in sys.modules)\n"
+        "import llama_cpp\n"
+        "print(hasattr(llama_cpp, 'no_such_name'), 'llama_cpp.llama' in sys.modules)\n"
+        "from llama_cpp import LlamaGrammar\n"
+        "print(llama_cpp.Llama.__module__, LlamaGrammar.__module__, llama_cpp.__version__)\n"
+        "print(bindings() is low, '__getattr__' in vars(llama_cpp))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                         text=True, timeout=120, check=True).stdout.split("\n")  # fmt: skip
+    assert out[0] == "False"
+    assert out[1] == "False True"  # a name the bare package lacks loads the whole one first
+    assert out[2].startswith("llama_cpp.llama llama_cpp.llama_grammar ")
+    assert out[3] == "True False"
+
+
 def _wordpiece(text: str, vocab: dict[str, int]) -> list[int]:
     """BERT uncased WordPiece for ASCII text: split words and punctuation, longest match first."""
     ids = [vocab["[CLS]"]]

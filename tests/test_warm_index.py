@@ -202,6 +202,28 @@ def test_the_exit_drain_embeds_this_projects_queue(state: State, embedder: Embed
     assert state.store.vectors.count_pending(project="elsewhere") == 1  # not this server's
 
 
+def test_the_fronts_exit_embeds_and_leaves_the_next_session_start_cached(
+    state: State, embedder: Embedder
+) -> None:
+    """A short session ends before the background refresh would run: the front's exit drain
+    renders the cliffhanger its writes made stale, so the next SessionStart hook serves it
+    from the cache (the text a fresh render gives) instead of rendering it itself."""
+    from mama_plugin.server.preload import drain_quietly
+    from mama_plugin.services import briefing
+
+    state.embedder = embedder
+    save_decision(state.store, state.project, CACHE)
+    state.session.brief_stale(state.project)  # as the Stop hook's checkpoint does
+    assert briefing.cached_brief(state.store, state.project, state.config, "startup") is None
+    drain_quietly(state, LIMIT_S)
+    assert state.store.vectors.count_pending(project=state.project) == 0
+    cached = briefing.cached_brief(state.store, state.project, state.config, "startup")
+    assert cached and "Redis" in cached
+    state.store.set_meta(f"brief:full:{state.project}", "{}")  # forget it: render afresh
+    assert briefing.brief(state.store, state.project, state.config, "startup") == cached
+    assert not state.session.stale_briefs
+
+
 def test_the_exit_drain_waits_for_a_loading_model_within_its_budget(
     state: State, embedder: Embedder
 ) -> None:

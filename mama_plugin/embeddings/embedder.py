@@ -1,9 +1,9 @@
 """Sentence embeddings on llama.cpp: load a GGUF embedding model, embed batches of texts.
 
-``llama_cpp`` and ``numpy`` are imported when an :class:`Embedder` is created, never when this
-module is imported. The model is driven through llama.cpp's C API rather than
-``llama_cpp.Llama``: ``Llama(verbose=False)`` silences the library by pointing file
-descriptors 1 and 2 at ``/dev/null`` while it loads, which would swallow whatever another
+``llama_cpp``'s bindings (:mod:`.native`) and ``numpy`` are imported when an :class:`Embedder`
+is created, never when this module is imported. The model is driven through llama.cpp's C API
+rather than ``llama_cpp.Llama``: ``Llama(verbose=False)`` silences the library by pointing
+file descriptors 1 and 2 at ``/dev/null`` while it loads, which would swallow whatever another
 thread writes to stdout meanwhile (an MCP server's protocol stream). Instead llama.cpp's log
 goes to a callback that keeps the last warnings for error messages and prints nothing.
 
@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import EmbeddingError
-from .ggufmeta import read_metadata
+from .ggufmeta import read_model_keys
+from .native import bindings
 
 if TYPE_CHECKING:
     import numpy as np
@@ -70,20 +71,23 @@ class Embedder:
         n_ctx_train = context if isinstance(context, int) and context > 0 else batch_tokens
 
         try:
-            import llama_cpp
-            import numpy as np
+            llama_cpp = bindings()  # the C API alone: not Llama and its imports
         except ImportError as exc:
-            raise EmbeddingError(
-                f"embeddings need {exc.name}: install MAMA's local extra "
-                "(`pip install 'mama-plugin[local]'`, or run scripts/setup.sh)"
-            ) from exc
+            raise _missing(exc) from exc
         self._llama = llama_cpp
-        self._np = np
         install_log_callback(llama_cpp)
         llama_cpp.llama_backend_init()
 
         n_batch = max(min(int(n_ctx_train), MAX_TEXT_TOKENS), int(batch_tokens))
         self._load(n_batch, threads or available_cores(), pooling)
+        # numpy only now: the load above runs in C, off the GIL, beside whatever Python the
+        # process runs meanwhile (a server's prompt lane), instead of after numpy's import.
+        try:
+            import numpy as np
+        except ImportError as exc:
+            self.close()
+            raise _missing(exc) from exc
+        self._np = np
         self.dim = int(llama_cpp.llama_model_n_embd(self._model))
         # One text may not exceed the positions the model was trained on (or one llama call).
         self.max_tokens = min(int(llama_cpp.llama_model_n_ctx_train(self._model)), n_batch)
@@ -286,12 +290,19 @@ def _read_header(path: Path) -> dict[str, Any]:
             "or clear it to use the built-in all-MiniLM-L6-v2"
         )
     try:
-        meta = read_metadata(path)
+        meta = read_model_keys(path, ["general.name"], ["pooling_type", "context_length"])
     except (OSError, ValueError) as exc:
         raise EmbeddingError(f"cannot read embedding model {path}: {exc}") from exc
     if not isinstance(meta.get("general.architecture"), str):
         raise EmbeddingError(f"{path} names no architecture; is it a llama.cpp GGUF model?")
     return meta
+
+
+def _missing(exc: ImportError) -> EmbeddingError:
+    return EmbeddingError(
+        f"embeddings need {exc.name}: install MAMA's local extra "
+        "(`pip install 'mama-plugin[local]'`, or run scripts/setup.sh)"
+    )
 
 
 def _pooling_of(value: Any) -> int:

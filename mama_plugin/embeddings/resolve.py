@@ -15,7 +15,7 @@ from typing import Any, Literal
 from ..config import Config
 from .convert import MODEL_FILENAME, MODEL_NAME, ensure_model, is_model_file
 from .errors import EmbeddingError
-from .ggufmeta import read_metadata
+from .ggufmeta import read_model_keys
 
 Source = Literal["config", "cache", "built"]
 
@@ -64,7 +64,7 @@ def resolve_model(config: Config) -> ResolvedModel:
 
 def _describe(path: Path, source: Source, *, key: str | None = None) -> ResolvedModel:
     try:
-        meta = read_metadata(path)
+        meta = read_model_keys(path, ["general.name"], ["embedding_length"])
     except (OSError, ValueError) as exc:
         where = f"{key}={str(path)!r}" if key else str(path)
         raise EmbeddingError(f"{where} is not a readable GGUF model: {exc}") from exc

@@ -160,7 +160,7 @@ async def refresh_briefs_in_background(state: State) -> None:
     """Re-render the session-start cliffhanger after a turn's checkpoint, off the hook's path.
 
     The Stop hook only marks the project; the next session then finds the text cached. If
-    the session ends first, the next SessionStart renders it itself (slower, still correct).
+    the session ends first, the front's exit renders it (``preload.refresh_briefs``).
     """
     from ..services import briefing
 

@@ -350,8 +350,8 @@ class Front(LineSession):
         return True
 
     def drain(self, budget_s: float) -> None:
-        """Embed what this project still has queued, for ``budget_s`` at most (never raises):
-        a short ``-p`` session leaves no memory waiting for its vector."""
+        """Embed what the project has queued, re-render the cliffhanger its writes made stale
+        (``budget_s`` at most, never raises): a short ``-p`` session leaves neither behind."""
         if self.state is not None:
             from .preload import drain_quietly
 
