@@ -323,6 +323,48 @@ def test_a_memory_is_also_compared_as_its_topic_and_line(store: Store, project: 
     assert recall_views.views(bare, indexing.narrative_text(store, bare)) == []
 
 
+def test_the_views_are_stored_when_indexed_and_read_not_embedded_at_prompt_time(
+    store: Store, project: str
+) -> None:
+    """A short session's first prompt has a cold process cache: the views come from the
+    store's text_vectors, which the indexer filled with the memory's narrative."""
+    saved = save_decision(store, project, PRICE).memory
+    model = Counting()
+    assert indexing.drain(store, model) == 1
+    narrative = indexing.narrative_text(store, saved)
+    views = recall_views.views(saved, narrative)
+    assert set(model.texts) == {narrative, *views}  # the narrative and both views, once
+    stored = store.vectors.of_texts(model.name, views)
+    assert stored == {t: v for t, v in zip(views, model.embed(views), strict=True)}
+    model.texts.clear()
+    prompt = model.embed(["price cache"])[0]
+    model.texts.clear()
+    cold = recall_views.ViewCache(size=8)  # a new process
+    best = recall_views.best_cosines(model, prompt, [(saved, narrative, 0.1)], cold, store=store)
+    assert model.texts == [] and best[saved.id] == pytest.approx(1.0)
+    # Another model's vectors are never read; a new model's index forgets them.
+    assert store.vectors.of_texts("other-model", views) == {}
+    store.vectors.reset("other-model", 26)
+    assert store.vectors.of_texts(model.name, views) == {}
+
+
+def test_views_embedded_at_prompt_time_are_stored_by_the_next_drain(
+    store: Store, project: str
+) -> None:
+    """Memories indexed before the views were stored get theirs from the first prompt that
+    needed them; the indexer writes them later, off the prompt's path."""
+    saved = save_decision(store, project, PRICE).memory
+    narrative = indexing.narrative_text(store, saved)
+    model, cache = Counting(), recall_views.ViewCache(size=8)
+    prompt = model.embed(["price cache"])[0]
+    recall_views.best_cosines(model, prompt, [(saved, narrative, None)], cache, store=store)
+    views = recall_views.views(saved, narrative)
+    assert store.vectors.of_texts(model.name, views) == {}  # the prompt path wrote nothing
+    assert recall_views.save_fresh(store, model.name, cache=cache) == len(views)
+    assert set(store.vectors.of_texts(model.name, views)) == set(views)
+    assert cache.take_fresh(model.name) == []  # handed over once
+
+
 def test_meaning_alone_passes_an_english_prompt_with_minilm_only() -> None:
     minilm = "all-MiniLM-L6-v2"
     assert recall.judge(0.66, 0.0, 0, bar=0.5, model=minilm, korean=False)

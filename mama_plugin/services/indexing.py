@@ -17,6 +17,7 @@ import time
 
 from ..storage import MemoryRecord, Store
 from .evolution import current_of
+from .recall_views import index_views, save_fresh
 from .retrieval import EmbeddingModel
 
 NARRATIVE_CHARS = 1200  # an embedding model reads ~256 tokens; the rest would be cut anyway
@@ -32,6 +33,7 @@ def drain(
         size = batch_size if limit is None else min(batch_size, limit - done)
         embedded = embed_batch(store, embedder, size)
         if not embedded:
+            save_fresh(store, embedder.name)
             break
         done += embedded
     return done
@@ -51,6 +53,7 @@ def drain_until(
     while time.monotonic() < deadline:
         embedded = embed_batch(store, embedder, batch_size, project=project)
         if not embedded:
+            save_fresh(store, embedder.name)  # views the prompts of this process embedded
             break
         done += embedded
     return done
@@ -72,6 +75,9 @@ def embed_batch(
         ]
         vectors = embedder.embed(texts)
         store.vectors.put(list(zip((seq for seq, _ in batch), vectors, strict=True)))
+        # Their short views too (topic, one line), which prompt-time recall also compares with.
+        told = zip((seq for seq, _ in batch), texts, strict=True)
+        index_views(store, embedder, [(records[seq], text) for seq, text in told if seq in records])
     return len(batch)
 
 

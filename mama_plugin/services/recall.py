@@ -249,7 +249,8 @@ def recall(
         (s.memory, narrative_text(store, s.memory)) for s in ranked if s.memory.type != "checkpoint"
     ]
     if vector is not None and embedder is not None and views and len(terms) >= VIEW_TERMS:
-        cosines = best_cosines(embedder, vector, [(m, n, cosines.get(m.id)) for m, n in told])
+        told_cosines = [(m, n, cosines.get(m.id)) for m, n in told]
+        cosines = best_cosines(embedder, vector, told_cosines, store=store)
     events = outcome_events(store, [m for m, _ in told])  # an outcome event: its verdict
     judges = store.memories.get_many(set(events.values()))  # is on the memory it judges
     hits: list[Hit] = []

@@ -7,10 +7,13 @@ topic, decision, reasoning, outcome, what it replaced. A short prompt about one 
 and high against the decision's topic ("auth strategy") or its one line. Recall takes the
 best of the three (:func:`best_cosines`).
 
-Only the stored narrative has a vector in the store; the other views of the few candidates a
-prompt brings are embedded at prompt time, once per memory version and model, and kept in a
-bounded cache (:class:`ViewCache`) in the long-running server. A memory with no topic and
-no reason has one view (its narrative is its content): nothing more is embedded.
+The other views' vectors live in the store's ``text_vectors`` (by model and text): the
+indexer embeds a memory's views with its narrative (:func:`index_views`), and views the
+prompt path had to embed itself (memories indexed before the table existed) are kept in a
+bounded per-process cache (:class:`ViewCache`) and written to the store when the indexer
+next runs (:func:`save_fresh`), off the prompt's path. A short ``claude -p`` session's first
+prompt then reads them instead of embedding a dozen texts while the user waits. A memory
+with no topic and no reason has one view (its narrative is its content): nothing more.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
-from ..storage import MemoryRecord
+from ..storage import MemoryRecord, Store
 from .retrieval import EmbeddingModel
 
 CACHE_SIZE = 4096  # vectors kept (a 384-float vector: ~1.5 kB in Python lists, ~6 MB)
@@ -37,31 +40,62 @@ def views(memory: MemoryRecord, narrative: str) -> list[str]:
 
 
 class ViewCache:
-    """Vectors of memory views, keyed by (model, memory id, row version, text); thread-safe."""
+    """Vectors of memory views, keyed by (model, text), in front of the store's; thread-safe.
+
+    What this process embedded itself waits in ``fresh`` until :func:`save_fresh` stores it.
+    """
 
     def __init__(self, size: int = CACHE_SIZE) -> None:
         self._lock = threading.Lock()
         self._size = size
-        self._vectors: OrderedDict[tuple[str, str, int, str], list[float]] = OrderedDict()
+        self._vectors: OrderedDict[tuple[str, str], list[float]] = OrderedDict()
+        self.fresh: dict[tuple[str, str], list[float]] = {}
 
     def vectors(
-        self, embedder: EmbeddingModel, wanted: Sequence[tuple[MemoryRecord, str]]
+        self,
+        embedder: EmbeddingModel,
+        wanted: Sequence[tuple[MemoryRecord, str]],
+        store: Store | None = None,
     ) -> dict[tuple[str, str], list[float]]:
-        """(memory id, text) → vector for each wanted view, embedding the missing ones at once."""
-        keys = [(embedder.name, m.id, m.version, text) for m, text in wanted]
+        """(memory id, text) → vector for each wanted view: from this cache, then from
+        ``store``, embedding the rest at once."""
+        texts = list(dict.fromkeys(text for _, text in wanted))
         with self._lock:
-            known = {k: self._vectors[k] for k in keys if k in self._vectors}
-            for k in known:
-                self._vectors.move_to_end(k)
-        missing = list(dict.fromkeys(k for k in keys if k not in known))
+            known = {t: self._vectors[(embedder.name, t)] for t in texts
+                     if (embedder.name, t) in self._vectors}  # fmt: skip
+            for t in known:
+                self._vectors.move_to_end((embedder.name, t))
+        missing = [t for t in texts if t not in known]
+        if missing and store is not None:
+            try:
+                stored = store.vectors.of_texts(embedder.name, missing)
+            except Exception:  # a store that cannot answer: embed them here, as before
+                stored = {}
+            self._keep(embedder.name, stored, fresh=False)
+            known.update(stored)
+            missing = [t for t in missing if t not in stored]
         if missing:
-            fresh = embedder.embed([k[3] for k in missing])
-            with self._lock:
-                for k, vector in zip(missing, fresh, strict=True):
-                    self._vectors[k] = known[k] = list(vector)
-                while len(self._vectors) > self._size:
-                    self._vectors.popitem(last=False)
-        return {(k[1], k[3]): known[k] for k in keys}
+            made = dict(zip(missing, (list(v) for v in embedder.embed(missing)), strict=True))
+            self._keep(embedder.name, made, fresh=True)
+            known.update(made)
+        return {(m.id, text): known[text] for m, text in wanted}
+
+    def _keep(self, model: str, vectors: dict[str, list[float]], *, fresh: bool) -> None:
+        with self._lock:
+            for text, vector in vectors.items():
+                self._vectors[(model, text)] = vector
+                if fresh and len(self.fresh) < self._size:
+                    self.fresh[(model, text)] = vector
+            while len(self._vectors) > self._size:
+                self._vectors.popitem(last=False)
+
+    def take_fresh(self, model: str) -> list[tuple[str, list[float]]]:
+        """What this process embedded with ``model`` and has not stored yet (handed over)."""
+        with self._lock:
+            taken = [(t, v) for (m, t), v in self.fresh.items() if m == model]
+            for text, _ in taken:
+                del self.fresh[(model, text)]
+        return taken
 
 
 CACHE = ViewCache()  # one per process
@@ -77,14 +111,16 @@ def best_cosines(
     prompt_vector: Sequence[float],
     candidates: Sequence[tuple[MemoryRecord, str, float | None]],
     cache: ViewCache = CACHE,
+    store: Store | None = None,
 ) -> dict[str, float]:
     """Each candidate's best cosine over its narrative (given) and its other views.
 
     ``candidates``: (memory, narrative text, the narrative's cosine or None when it has no
-    vector yet). A memory with neither a vector nor another view is left out.
+    vector yet). A memory with neither a vector nor another view is left out. The views'
+    vectors come from ``cache``, then ``store`` (when given), else are embedded now.
     """
     wanted = [(m, text) for m, narrative, _ in candidates for text in views(m, narrative)]
-    vectors = cache.vectors(embedder, wanted) if wanted else {}
+    vectors = cache.vectors(embedder, wanted, store) if wanted else {}
     out: dict[str, float] = {}
     for memory, narrative, known in candidates:
         scores = [] if known is None else [known]
@@ -92,3 +128,32 @@ def best_cosines(
         if scores:
             out[memory.id] = max(scores)
     return out
+
+
+def index_views(
+    store: Store, embedder: EmbeddingModel, memories: Sequence[tuple[MemoryRecord, str]]
+) -> int:
+    """Embed and store the views of ``memories`` (each with its narrative) that the store
+    lacks, with what this process embedded at prompt time (:func:`save_fresh`); returns how
+    many texts were stored. Checkpoints are never recalled at prompt time: none of theirs."""
+    texts = list(
+        dict.fromkeys(t for m, n in memories if m.type != "checkpoint" for t in views(m, n))
+    )
+    have = store.vectors.of_texts(embedder.name, texts) if texts else {}
+    missing = [t for t in texts if t not in have]
+    made = list(zip(missing, embedder.embed(missing), strict=True)) if missing else []
+    return len(made) + save_fresh(store, embedder.name, made)
+
+
+def save_fresh(
+    store: Store,
+    model: str,
+    more: Sequence[tuple[str, Sequence[float]]] = (),
+    cache: ViewCache = CACHE,
+) -> int:
+    """Store ``more`` and the views ``cache`` embedded with ``model`` at prompt time; returns
+    how many of the latter were stored."""
+    fresh = cache.take_fresh(model)
+    if fresh or more:
+        store.vectors.put_texts(model, [*more, *fresh])
+    return len(fresh)

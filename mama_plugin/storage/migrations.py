@@ -233,6 +233,22 @@ def _search_state(conn: apsw.Connection, _dim: int) -> None:
     )
 
 
+def _text_vectors(conn: apsw.Connection, _dim: int) -> None:
+    # Vectors of short texts by model: the views of a memory (its topic, its one line) that
+    # prompt-time recall compares a prompt with besides its stored narrative
+    # (services/recall_views.py). Keyed by the text, so an edit simply misses.
+    conn.execute(
+        """
+        CREATE TABLE text_vectors (
+            model TEXT NOT NULL,
+            text TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (model, text)
+        ) WITHOUT ROWID;
+        """
+    )
+
+
 STEPS: tuple[Step, ...] = (
     Step(
         "core_tables",
@@ -276,6 +292,13 @@ STEPS: tuple[Step, ...] = (
         "`memories_by_update` (project, type, updated_at): the most recently changed memories "
         "of a kind without a sort; `meta.text_version`, a random token triggers renew on every "
         "insert, delete and text edit of a memory (cached word counts are keyed on it)",
+    ),
+    Step(
+        "text_vectors",
+        _text_vectors,
+        "`text_vectors` (model, text → float32 vector): the short views of memories (topic, "
+        "decision line) prompt-time recall compares a prompt with, embedded once when indexed "
+        "or first recalled, not again by every session's first prompt",
     ),
 )
 LATEST = len(STEPS)

@@ -16,6 +16,8 @@ from .migrations import create_vector_table
 from .repository import Repository
 from .text import embedding_text
 
+TEXTS_PER_QUERY = 400  # bound parameters per lookup (SQLite allows 32766 since 3.32)
+
 
 class EmbeddingMismatchError(MamaError):
     """Raised when the configured embedding model differs from the one the store was built with."""
@@ -63,6 +65,7 @@ class Vectors(Repository):
         """Drop every vector, size the index for ``dim`` and queue every memory again."""
         with self.transaction():
             self.conn.execute("DROP TABLE IF EXISTS memory_vectors")
+            self.conn.execute("DELETE FROM text_vectors")  # another model's: never read again
             create_vector_table(self.conn, dim)
             self.bump_epoch()
             self.queue_all()
@@ -165,6 +168,28 @@ class Vectors(Repository):
                 if replaced:
                     self.bump_epoch()  # an in-memory copy holds the old vector
                 self.conn.execute("INSERT INTO vector_log(seq) VALUES (?)", (seq,))
+
+    def of_texts(self, model: str, texts: Sequence[str]) -> dict[str, list[float]]:
+        """The stored vectors ``model`` gave ``texts`` (those it gave one), by text."""
+        found: dict[str, list[float]] = {}
+        unique = list(dict.fromkeys(texts))
+        for start in range(0, len(unique), TEXTS_PER_QUERY):
+            chunk = unique[start : start + TEXTS_PER_QUERY]
+            rows = self.conn.execute(
+                f"SELECT text, vector FROM text_vectors WHERE model = ? AND text IN "
+                f"({', '.join('?' * len(chunk))})",
+                (model, *chunk),
+            ).fetchall()
+            found.update((str(text), from_blob(bytes(blob))) for text, blob in rows)  # type: ignore[arg-type]
+        return found
+
+    def put_texts(self, model: str, items: Sequence[tuple[str, Sequence[float]]]) -> None:
+        """Store the vectors ``model`` gave these texts (replacing any it gave before)."""
+        with self.transaction():
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO text_vectors(model, text, vector) VALUES (?, ?, ?)",
+                [(model, text, to_blob(vector)) for text, vector in items],
+            )
 
     def knn(
         self, vector: Sequence[float], k: int, *, project: str | None = None
