@@ -180,3 +180,36 @@ def test_bench_startup(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     data = json.loads(out.read_text())
     assert data["serve_to_tools_list_p50_ms"] > data["bare_python_p50_ms"] > 0
     assert "first tools/list answered" in capsys.readouterr().out
+
+
+def test_presence_reads_a_baseline_checkouts_store_without_upgrading_it(tmp_path: Path) -> None:
+    """``--baseline-plugin`` runs an older checkout on its own store: checking its run must
+    not migrate that store to this code's schema (its server would then refuse to open it)."""
+    import sqlite3
+
+    from mama_plugin.bench import presence
+    from mama_plugin.config import Config
+    from mama_plugin.storage import Store
+
+    home = tmp_path / "mama"
+    with Store.open(config=Config(home)):
+        pass
+    db = Config(home).db_path
+    older = sqlite3.connect(db)
+    (latest,) = older.execute("PRAGMA user_version").fetchone()
+    older.execute(f"PRAGMA user_version = {latest - 1}")  # as an older MAMA left it
+    older.commit()
+    older.close()
+    assert presence._checkpoint_written(home, "no-such-session") is False
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone() == (latest - 1,)
+
+
+def test_presence_refuses_a_baseline_checkout_without_its_environment(tmp_path: Path) -> None:
+    from mama_plugin.bench import presence
+    from mama_plugin.errors import MamaError
+
+    if not presence.CLAUDE.exists():
+        pytest.skip("needs Claude Code (scripts/setup.sh --dev)")
+    with pytest.raises(MamaError, match=r"has no environment \(\.venv\).*ln -s"):
+        presence.presence_run(1, baseline=tmp_path)

@@ -51,3 +51,14 @@ def test_a_run_without_the_plugin_has_the_shared_phases_only(tmp_path: Path) -> 
         "start to last line",
     }
     assert phases(marks(tmp_path / "debug.txt"))["start to last line"] == 4557.0
+
+
+def test_an_exit_claude_code_logs_as_a_closed_connection_counts(tmp_path: Path) -> None:
+    """When the server ends before Claude Code reaps it, the end is logged as its closed
+    connection instead: the exit phase still ends there."""
+    log = tmp_path / "debug.txt"
+    closed = LOG.replace(
+        "MCP server process exited cleanly", "UNKNOWN connection closed after 0s (cleanly)"
+    )
+    log.write_text(closed, encoding="utf-8")
+    assert phases(marks(log))["exit (SIGINT to server gone)"] == 238.0

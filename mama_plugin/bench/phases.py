@@ -29,7 +29,8 @@ MARKS: dict[str, str | tuple[str, ...]] = {
     "stop_hook_called": "mcp_tool calling plugin:mama:mama/checkpoint_turn",
     "stop_hook_answered": "Hook Stop",
     "sigint": "Sending SIGINT",
-    "server_exited": "MCP server process exited",
+    # Which of the two Claude Code logs first depends on how the process ended.
+    "server_exited": ("MCP server process exited", "connection closed after"),
 }
 # Each phase: (name, from mark, to mark), in milliseconds.
 PHASES = (
@@ -73,5 +74,5 @@ def phases(found: dict[str, float]) -> dict[str, float]:
     return {
         name: round(found[end] - found[begin], 1)
         for name, begin, end in PHASES
-        if begin in found and end in found
+        if begin in found and end in found and found[end] >= found[begin]
     }

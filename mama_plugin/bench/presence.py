@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import os
 import re
 import resource
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -111,6 +113,20 @@ def seed(mama_home: Path, project: Path) -> None:
         resolve_model(config)
 
 
+def seed_with(checkout: Path, mama_home: Path, project: Path) -> None:
+    """:func:`seed` by another checkout's own code (its schema may be older than this one's)."""
+    script = (
+        "import sys; from pathlib import Path; from mama_plugin.bench.presence import seed; "
+        "seed(Path(sys.argv[1]), Path(sys.argv[2]))"
+    )
+    subprocess.run(
+        [str(checkout / ".venv" / "bin" / "python"), "-P", "-c", script, str(mama_home),
+         str(project)],
+        env={**os.environ, "PYTHONPATH": str(checkout), "MAMA_HOME": str(mama_home)},
+        check=True, stdin=subprocess.DEVNULL, timeout=RUN_TIMEOUT_S,
+    )  # fmt: skip
+
+
 def _injected(request: dict[str, Any]) -> str:
     """The UserPromptSubmit hook's additional context in one model request ("" if none)."""
     for message in request.get("messages", []):
@@ -124,10 +140,20 @@ def _injected(request: dict[str, Any]) -> str:
 
 
 def _checkpoint_written(mama_home: Path, session_id: str) -> bool:
-    with Store.open(config=Config(mama_home)) as store:
-        return any(
-            m.metadata.get("auto") for m in store.memories.of_session(session_id, type="checkpoint")
-        )
+    """Whether the session left its automatic checkpoint, read without migrating the database
+    (a ``--baseline-plugin`` checkout's store may be at an older schema than this code's: a
+    ``Store.open`` here once upgraded it, and the baseline's own server then refused it)."""
+    conn = sqlite3.connect(f"{Config(mama_home).db_path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        rows = conn.execute(
+            "SELECT metadata FROM memories WHERE session_id = ? AND type = 'checkpoint'",
+            (session_id,),
+        ).fetchall()
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+    return any(json.loads(metadata).get("auto") for (metadata,) in rows)
 
 
 def run_once(
@@ -200,6 +226,11 @@ def presence_run(
     """
     check_claude()
     fake_model()
+    if baseline is not None and not (baseline / ".venv" / "bin" / "python").exists():
+        raise MamaError(
+            f"--baseline-plugin {baseline} has no environment (.venv): its hooks would build one "
+            f"in every run; give it this checkout's: ln -s {ROOT / '.venv'} {baseline / '.venv'}"
+        )
     load_before = os.getloadavg()
     arms: dict[str, list[Run]] = {"with": [], "without": [], "baseline": []}
     with tempfile.TemporaryDirectory(prefix="mama-presence-") as folder:
@@ -213,8 +244,10 @@ def presence_run(
             project = base / f"project-{i}"
             for arm, plugin_dir in plans:
                 mama_home = homes.get(arm, homes["with"])
-                if arm != "without":
+                if arm == "with":
                     seed(mama_home, project)
+                elif arm == "baseline" and plugin_dir is not None:
+                    seed_with(plugin_dir, mama_home, project)
                 home = base / f"home-{i}-{arm}"
                 run = run_once(home, project, mama_home, plugin=plugin_dir is not None,
                                plugin_dir=plugin_dir or ROOT)  # fmt: skip
