@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -156,6 +157,31 @@ def test_a_user_template_overrides_the_shipped_one(
     assert (
         "<mama-memory>\nOur story: Sessions live in Redis; HA is not done (1 decisions)\n" in text
     )
+
+
+def test_compiled_templates_are_kept_and_an_edited_override_is_compiled_afresh(
+    mama_home: Path,
+) -> None:
+    """Jinja's bytecode cache under $MAMA_HOME/cache: a new process (a new environment) reads
+    the compiled template; an override's new source is never served from the old code."""
+    from mama_plugin.services import render as rendering
+
+    def fresh(name: str) -> str:
+        rendering._environment.cache_clear()  # as a new process starts
+        return rendering.render(name, greeting="hello")
+
+    overrides = mama_home / "templates"
+    overrides.mkdir(parents=True)
+    (overrides / "probe.md.j2").write_text("one: {{ greeting }}\n")
+    assert fresh("probe.md.j2") == "one: hello\n"
+    kept = list((mama_home / "cache" / "templates").iterdir())
+    assert len(kept) == 1 and oct(kept[0].stat().st_mode & 0o777) == "0o600"
+    (overrides / "probe.md.j2").write_text("two: {{ greeting }}\n")
+    assert fresh("probe.md.j2") == "two: hello\n"
+    shutil.rmtree(mama_home / "cache" / "templates")  # a cache that cannot be written (a file
+    (mama_home / "cache" / "templates").write_text("")  # where its folder goes): still renders
+    (overrides / "probe.md.j2").write_text("three: {{ greeting }}\n")
+    assert fresh("probe.md.j2") == "three: hello\n"
 
 
 def test_bad_input_and_broken_templates_fail_open(

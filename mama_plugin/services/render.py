@@ -7,6 +7,7 @@ as ``mama_plugin/templates``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from functools import cache
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import mama_home
+from ..home import private_folder
 from ..text import strip_cue
 
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -57,6 +59,19 @@ def _environment(user_dir: str, _overrides: tuple[str, ...]) -> Any:
     """
     import jinja2  # ~40 ms: paid on the first render, not by every importer of this module
 
+    class CompiledTemplates(jinja2.FileSystemBytecodeCache):
+        """Templates compiled once, kept in ``$MAMA_HOME/cache/templates`` (~10 ms each a
+        short-lived process no longer pays); a folder that cannot be written only costs that."""
+
+        def load_bytecode(self, bucket: Any) -> None:
+            with contextlib.suppress(OSError):
+                super().load_bytecode(bucket)
+
+        def dump_bytecode(self, bucket: Any) -> None:
+            with contextlib.suppress(OSError):
+                private_folder(Path(self.directory))
+                super().dump_bytecode(bucket)
+
     env = jinja2.Environment(
         loader=jinja2.ChoiceLoader(
             [jinja2.FileSystemLoader(user_dir), jinja2.FileSystemLoader(str(shipped_templates()))]
@@ -67,6 +82,8 @@ def _environment(user_dir: str, _overrides: tuple[str, ...]) -> Any:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        # Keyed by each template's name and source: an edited override is compiled afresh.
+        bytecode_cache=CompiledTemplates(str(Path(user_dir).parent / "cache" / "templates")),
     )
     env.filters["when"] = when
     env.filters["day"] = day
