@@ -270,6 +270,26 @@ def test_session_start_writes_nothing_into_a_damaged_store(mama_home: Path) -> N
     assert "is damaged" in context and "mama doctor" in context, context
 
 
+@pytest.mark.parametrize("damage", ["zeroed pages in the middle", "one broken index page"])
+def test_a_cached_session_start_is_not_served_from_a_damaged_store(
+    damage: str, mama_home: Path
+) -> None:
+    """The hook reads a cached cliffhanger without opening the store, after the same checks:
+    a file damaged since it was cached gets the one-line notice, not the cached story."""
+    db = build(mama_home)
+    event = {"session_id": "s", "cwd": PROJECT, "hook_event_name": "SessionStart"}
+    first = io.StringIO()
+    assert run("session-start", io.StringIO(json.dumps(event)), first) == 0
+    assert "<mama-memory>" in first.getvalue()  # rendered and cached
+    with Store.open(config=Config(mama_home)) as store:  # the cache entry into the main file
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    DAMAGES[damage](db)
+    out = io.StringIO()
+    assert run("session-start", io.StringIO(json.dumps(event)), out) == 0
+    context = json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"]
+    assert "is damaged" in context and "mama doctor" in context, context
+
+
 def test_doctor_lists_checks_and_restores_the_newest_backup(mama_home: Path) -> None:
     db = build(mama_home, n=40, backup=True)
     with Store.open(config=Config(mama_home)) as store:  # saved after the backup: lost

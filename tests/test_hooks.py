@@ -16,7 +16,7 @@ from conftest import CHECKPOINT, tell_story
 from mama_plugin.config import Config
 from mama_plugin.hooks import aliases
 from mama_plugin.hooks.runner import run
-from mama_plugin.services import briefing
+from mama_plugin.services import brief_cache, briefing
 from mama_plugin.services.memories import record_outcome, save_decision
 from mama_plugin.storage import Store
 
@@ -246,9 +246,12 @@ def test_a_cold_hook_imports_only_the_standard_library_and_apsw(store: Store, pr
         "print(json.dumps(sorted(sys.modules)))"
     )
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    loaded = {m.split(".")[0] for m in json.loads(proc.stdout)}
+    modules = set(json.loads(proc.stdout))
+    loaded = {m.split(".")[0] for m in modules}
     assert not loaded & {"jinja2", "pydantic", "mcp", "numpy", "llama_cpp", "sqlite_vec"}
     assert "apsw" in loaded
+    # A hit is read from a glance at the file: neither the store nor the services load.
+    assert not modules & {"mama_plugin.storage.store", "mama_plugin.services.briefing"}
 
 
 def test_aliases_are_written_once_and_never_over_a_users_file() -> None:
@@ -278,4 +281,4 @@ def test_session_start_installs_aliases_unless_switched_off(store: Store, projec
 @pytest.mark.parametrize(("ms", "phrase"), [(0, "just now"), (90_000, "1 minute ago"),
                                             (3 * DAY, "3 days ago"), (22 * DAY, "3 weeks ago")])  # fmt: skip
 def test_ago(ms: int, phrase: str) -> None:
-    assert briefing.ago(1_000_000_000_000 - ms, 1_000_000_000_000) == phrase
+    assert brief_cache.ago(1_000_000_000_000 - ms, 1_000_000_000_000) == phrase

@@ -8,9 +8,11 @@ nothing migrated or checked: the front's warm-up opens the store for real right 
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 PEEK_TIMEOUT_S = 0.05  # a writer's lock (rare for a reader in WAL mode) is not waited out
 
@@ -31,5 +33,56 @@ def kinds_present(db: Path, project: str, kinds: Iterable[str]) -> set[str]:
                 (project, kind),
             ).fetchone()[0]
         }
+    finally:
+        conn.close()
+
+
+def fingerprint(conn: Any, project: str) -> str:
+    """Changes whenever a memory of ``project``, any link or a link suggestion of ``project``
+    is written (not on usage). ``conn``: an apsw or sqlite3 connection to the database."""
+    count, changed = conn.execute(
+        "SELECT count(*), max(updated_at) FROM memories WHERE project = ?", (project,)
+    ).fetchall()[0]
+    judged, decided = conn.execute(
+        "SELECT count(*), count(decided_at) FROM link_suggestions WHERE project = ?", (project,)
+    ).fetchall()[0]
+    links = conn.execute("SELECT value FROM meta WHERE key = 'links_version'").fetchall()
+    return f"{count}:{changed}:{str(links[0][0]) if links else None}:{judged}:{decided}"
+
+
+def brief_entry(
+    db: Path, project: str, key: str, *, busy_timeout_ms: int
+) -> tuple[str, str | None] | None:
+    """(``project``'s :func:`fingerprint`, ``meta``'s value under ``key``), read without
+    opening the store (apsw, read-only; no repositories, no sqlite-vec), after the checks
+    :meth:`Store.open` makes on a file this size. None when only the store can answer: a
+    file that checks damaged, cannot be written, or is at another schema version, or any
+    SQLite error; the caller then opens the store, which says what is wrong.
+    """
+    import apsw
+
+    from .integrity import QUICK_CHECK_BYTES, header_problem, sanity_read, structure_check
+    from .migrations import LATEST
+
+    if header_problem(db) is not None or not all(os.access(p, os.W_OK) for p in (db, db.parent)):
+        return None
+    try:
+        conn = apsw.Connection(
+            f"{db.resolve().as_uri()}?mode=ro",
+            flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI,
+        )
+    except apsw.Error:
+        return None
+    try:
+        conn.set_busy_timeout(busy_timeout_ms)
+        sanity_read(conn)
+        if conn.execute("PRAGMA user_version").fetchall()[0][0] != LATEST:
+            return None
+        if os.path.getsize(db) <= QUICK_CHECK_BYTES and structure_check(conn, limit=1):
+            return None
+        rows = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchall()
+        return fingerprint(conn, project), (str(rows[0][0]) if rows else None)
+    except (apsw.Error, OSError):
+        return None
     finally:
         conn.close()

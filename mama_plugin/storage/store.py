@@ -30,6 +30,7 @@ from .backup import backups
 from .connection import PerThread, connect
 from .faults import READ_ONLY, cannot_write, connect_read_only, prepare, refusal
 from .integrity import (
+    QUICK_CHECK_BYTES,
     check_file,
     guarded_cursor,
     header_problem,
@@ -41,14 +42,11 @@ from .integrity import (
 from .links import Links
 from .memories import Memories
 from .migrations import migrate, user_version
+from .peek import fingerprint
 from .search import Search
 from .suggestions import Suggestions
 from .vectors import Vectors
 
-# Up to this size the open walks every b-tree (``structure_check``: 36-188 ms at 28 MB, 10k
-# memories); above it, the header and schema read only. ``mama bench integrity`` prints what
-# each check costs (figures in docs/architecture.md).
-QUICK_CHECK_BYTES = 32 * 1024 * 1024
 Check = Literal["auto", "quick", "none"]
 
 
@@ -288,14 +286,7 @@ class Store:
     def fingerprint(self, project: str) -> str:
         """Changes whenever a memory of ``project``, any link or a link suggestion of
         ``project`` is written (not on usage)."""
-        count, changed = self.conn.execute(
-            "SELECT count(*), max(updated_at) FROM memories WHERE project = ?", (project,)
-        ).fetchall()[0]
-        judged, decided = self.conn.execute(
-            "SELECT count(*), count(decided_at) FROM link_suggestions WHERE project = ?",
-            (project,),
-        ).fetchall()[0]
-        return f"{count}:{changed}:{self.meta('links_version')}:{judged}:{decided}"
+        return fingerprint(self.conn, project)
 
 
 def damage_of(path: Path, problems: list[str]) -> StoreDamaged:

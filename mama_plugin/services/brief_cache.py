@@ -1,0 +1,94 @@
+"""The session-start cliffhanger's cache: its key, its lookup and its time markers, light.
+
+:mod:`.briefing` renders the cliffhanger ahead and stores it in ``meta`` under
+``brief:<variant>:<project>`` with the key it was rendered for. The SessionStart hook serves
+it from a read-only glance at the database (``storage.peek.brief_entry``) without opening the
+store: this module imports neither the store nor Jinja, so the hook's fast path and
+:mod:`.briefing` compute one key the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+
+from ..config import Config, mama_home
+
+VARIANTS = {"startup": "full", "clear": "full", "resume": "short", "compact": "short"}
+TEMPLATE = "session_start.md.j2"
+STORY = "story.md.j2"  # the cliffhanger's body, shared with load_checkpoint's checkpoint.md.j2
+_AGO = re.compile(r"\{ago:(\d+)\}")
+
+
+def variant_of(source: str) -> str:
+    """The text a SessionStart ``source`` gets: the full cliffhanger or the short one."""
+    return VARIANTS.get(source, "full")
+
+
+def entry_key(variant: str, project: str) -> str:
+    """Where the text for ``variant`` of ``project`` is cached in ``meta``."""
+    return f"brief:{variant}:{project}"
+
+
+def budget(config: Config, variant: str) -> int:
+    settings = config.settings
+    return settings.resume_tokens if variant == "short" else settings.session_start_tokens
+
+
+def key(fingerprint: str, config: Config, variant: str) -> list[str]:
+    """What the text depends on: the memories (``fingerprint``), budget, follow-up age,
+    templates and the day ("waiting for an outcome" depends on it)."""
+    from .render import shipped_templates
+
+    stamps = []
+    for folder in (mama_home() / "templates", shipped_templates()):
+        for name in (TEMPLATE, STORY):
+            try:
+                stamps.append(os.stat(folder / name).st_mtime_ns)
+            except OSError:
+                stamps.append(0)
+    settings = f"{variant}:{budget(config, variant)}:{config.settings.outcome_followup_days}"
+    return [fingerprint, f"{settings}:{stamps}", today()]
+
+
+def cached(raw: str | None, wanted: list[str]) -> str | None:
+    """The text of a cache entry (``meta``'s value) rendered for key ``wanted``, else None."""
+    try:
+        entry = json.loads(raw) if raw is not None else {}
+    except ValueError:
+        return None
+    return str(entry["text"]) if isinstance(entry, dict) and entry.get("key") == wanted else None
+
+
+def entry(text: str, rendered_for: list[str]) -> str:
+    """The cache entry (``meta``'s value) for ``text`` rendered for a key."""
+    return json.dumps({"key": rendered_for, "text": text})
+
+
+def today() -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime())
+
+
+def ago(ms: int, now: int) -> str:
+    """How long ago ``ms`` was, in the largest sensible unit ("3 weeks ago")."""
+    seconds = max(0, (now - ms) // 1000)
+    for unit, size in (
+        ("year", 31_536_000),
+        ("month", 2_592_000),
+        ("week", 604_800),
+        ("day", 86_400),
+        ("hour", 3_600),
+        ("minute", 60),
+    ):
+        if seconds >= size:
+            n = seconds // size
+            return f"{n} {unit}{'s' if n > 1 else ''} ago"
+    return "just now"
+
+
+def finish(text: str, now: int | None = None) -> str:
+    """Fill in the time-relative markers of a rendered (or cached) cliffhanger."""
+    now = now if now is not None else int(time.time() * 1000)
+    return _AGO.sub(lambda m: ago(int(m.group(1)), now), text)
