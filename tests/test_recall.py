@@ -291,6 +291,21 @@ def test_the_prompt_hook_does_not_repeat_itself_within_a_session(
     assert redis in ask("JWT access tokens for the API again?", "two")
 
 
+def test_a_projects_checkpoints_never_crowd_its_decision_out_of_prompt_recall(
+    store: Store, project: str
+) -> None:
+    """Every session leaves a checkpoint that repeats what it was about: prompt recall leaves
+    checkpoints out before taking its candidates, not after (ten of them once silenced it)."""
+    saved = save_decision(store, project, PRICE).memory
+    prompt = "Why is the price cache on a TTL instead of invalidation?"
+    for i in range(14):
+        save_checkpoint(
+            store, project, {"summary": f"Session {i}: {prompt} Looked at the price cache TTL."}
+        )
+    found = recall.recall(store, prompt, project=project)
+    assert [hit.memory.id for hit in found.hits] == [saved.id]
+
+
 # -- several views of a memory -----------------------------------------------------------
 
 

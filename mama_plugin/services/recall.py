@@ -236,6 +236,10 @@ def recall(
         k=CANDIDATES,
         query_vector=vector,
         retrievers=("keyword", "vector") if vector is not None else ("keyword",),
+        # Where work stood is for session start, not prompts: checkpoints are left out before
+        # the cut, so a project's many checkpoints repeating a topic never crowd out its
+        # decisions (ten of them once silenced recall of the decision they were about).
+        exclude_types=("checkpoint",),
     )
     cosines: dict[str, float] = {}
     if vector is not None:
@@ -244,10 +248,7 @@ def recall(
     weight = weights(store, terms, prior=df_prior)
     korean = hangul(prompt)
     total = sum(weight.values())
-    # Where work stood is for session start, not prompts.
-    told = [
-        (s.memory, narrative_text(store, s.memory)) for s in ranked if s.memory.type != "checkpoint"
-    ]
+    told = [(s.memory, narrative_text(store, s.memory)) for s in ranked]
     if vector is not None and embedder is not None and views and len(terms) >= VIEW_TERMS:
         told_cosines = [(m, n, cosines.get(m.id)) for m, n in told]
         cosines = best_cosines(embedder, vector, told_cosines, store=store)

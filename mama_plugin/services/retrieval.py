@@ -117,8 +117,12 @@ def retrieve(
     tags: Sequence[str] = (),
     query_vector: Sequence[float] | None = None,
     options: Options = DEFAULT,
+    exclude_types: Sequence[str] = (),
 ) -> list[Scored]:
     """The ``k`` best memories for ``query``, best first (no graph expansion).
+
+    ``exclude_types``: memories of these types are left out before the cut at ``k`` (they
+    still lend relevance to their session's neighbours).
 
     ``as_of`` is the search's "now" in ms (default: the wall clock): recency is measured at it
     and memories dated after it are left out. ``tags``: only memories carrying every one.
@@ -162,7 +166,7 @@ def retrieve(
             relevance[seq], f, now, last_use=options.last_use, recency_boost=options.recency_boost
         )
         for seq, f in fields.items()
-        if f.confidence >= min_confidence and f.created_at <= now
+        if f.confidence >= min_confidence and f.created_at <= now and f.type not in exclude_types
     }
     # Best score first; ties go to the newer memory, then the later row: one order for the
     # cut at k and for the answer.
