@@ -217,10 +217,18 @@ def _children_cpu() -> float:
 
 
 def presence_run(
-    runs: int = 20, *, baseline: Path | None = None, progress: Any = None
+    runs: int = 20,
+    *,
+    baseline: Path | None = None,
+    progress: Any = None,
+    fresh_projects: bool = False,
 ) -> tuple[str, dict[str, object]]:
     """``runs`` rounds of with and without the plugin; counts, medians, p95, the added time.
 
+    The rounds follow each other in one project seeded once, as a user's sessions do (each
+    leaves its checkpoint; the next session starts from it). ``fresh_projects``: a new
+    project seeded with the insight in every round instead, so every session is its
+    project's first (nothing cached for its start, its memory still to embed).
     ``baseline``: another checkout of MAMA (e.g. main's) run as a third arm in every round,
     with its own MAMA_HOME (the two may differ in schema), seeded the same.
     """
@@ -238,16 +246,14 @@ def presence_run(
         homes = {"with": base / "mama-home", "baseline": base / "mama-home-baseline"}
         plans = [("with", ROOT), *([("baseline", baseline)] if baseline else []), ("without", None)]
         for i in range(runs):
-            # A project per round: each run's rolling checkpoint repeats the prompt, and
-            # prompt recall looks at 12 text candidates before it drops checkpoints, so in a
-            # shared project the decision falls out after ~12 runs (services/recall.py).
-            project = base / f"project-{i}"
+            project = base / (f"project-{i}" if fresh_projects else "project")
             for arm, plugin_dir in plans:
                 mama_home = homes.get(arm, homes["with"])
-                if arm == "with":
-                    seed(mama_home, project)
-                elif arm == "baseline" and plugin_dir is not None:
-                    seed_with(plugin_dir, mama_home, project)
+                if fresh_projects or i == 0:
+                    if arm == "with":
+                        seed(mama_home, project)
+                    elif arm == "baseline" and plugin_dir is not None:
+                        seed_with(plugin_dir, mama_home, project)
                 home = base / f"home-{i}-{arm}"
                 run = run_once(home, project, mama_home, plugin=plugin_dir is not None,
                                plugin_dir=plugin_dir or ROOT)  # fmt: skip
@@ -256,6 +262,10 @@ def presence_run(
                     progress(f"run {i + 1}/{runs} {arm}: {run.wall_s:.2f} s")
     load_after = os.getloadavg()
     text, data = _report(arms["with"], arms["without"], load_before, load_after)
+    scenario = ("a new project with one memory in every run" if fresh_projects else
+                "one project seeded with one memory, the runs following each other")  # fmt: skip
+    data["scenario"] = scenario
+    text = text.replace(":\n", f"; {scenario}:\n", 1)
     if baseline is not None:
         text += _baseline_lines(arms["baseline"], arms["with"], arms["without"], baseline, data)
     return text, data

@@ -75,6 +75,12 @@ from .options import argument, command, keyword_only_option
     metavar="DIR",
     help="presence: another MAMA checkout (e.g. main's) run as a third arm in the same rounds",
 )
+@argument(
+    "--fresh-projects",
+    action="store_true",
+    help="presence: a new project in every run (each session its project's first) instead of "
+    "one project the runs follow each other in",
+)
 @keyword_only_option()
 # Not the shared --json flag: here --json names a file the figures are written to.
 @argument("--json", metavar="OUT", help="also write every figure to this JSON file")
@@ -142,7 +148,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from ..bench.presence import presence_run
 
         baseline = Path(args.baseline_plugin).resolve() if args.baseline_plugin else None
-        text, data = presence_run(args.runs or 20, baseline=baseline, progress=progress)
+        text, data = presence_run(args.runs or 20, baseline=baseline, progress=progress,
+                                  fresh_projects=args.fresh_projects)  # fmt: skip
     elif args.kind == "draft":
         from ..bench.draft import draft_run
 
