@@ -4,19 +4,18 @@ Claude Code 2.1.197 waits ~2 s for a plugin's server in ``-p``, and calls the
 UserPromptSubmit hook's tool ~0.3–0.5 s after spawning it. So this module imports only the
 standard library and MAMA's leaves: ``initialize``, ``ping`` and ``tools/list`` (from the light
 catalogue, filtered by the session's exposure) are answered by the reading thread before
-pydantic, the store or the handlers exist. Right after ``initialize`` the embedding model
-starts loading (:mod:`.preload`) and a warm-up thread builds the :class:`~.state.State` and
-the hook tools' lane (:mod:`.hook_lane`: the store and the services, no pydantic). The
-handlers and an anyio event loop in a background thread (a blocking portal), which runs the
-listed tools' calls (:func:`.dispatch.call`, concurrently) and the background tasks of
-:mod:`.background`, load on the first listed tool's call or ``HOLD_S`` after the lane.
+pydantic, the store or the handlers exist. The embedding model loads from before the first
+line (:mod:`.preload`, in C off the GIL); after the first list a warm-up thread builds the
+:class:`~.state.State` and the hook tools' lane (:mod:`.hook_lane`: no pydantic). The
+handlers and an anyio event loop in a background thread (a blocking portal: the listed tools'
+calls, :mod:`.background`'s tasks) load on a listed tool's call or ``HOLD_S`` after the lane.
 
 The wire is :mod:`mama_plugin.jsonrpc` (shared with the bootstrap's bridge): a line that is not
 JSON gets -32700, a non-object -32600, an unknown method -32601 (what makes a
 ``server/discover`` probe fall back to ``initialize``); notifications are ignored. stdout
 carries the protocol only (fd 1 points at stderr). At the end of stdin, or on SIGINT (how
 Claude Code ends a session), what the project still has queued is embedded (1 s, or 0.3 s
-before Claude Code's SIGKILL), then the process exits.
+before Claude Code's SIGKILL) and its stale cliffhanger rendered, then the process exits.
 """
 
 from __future__ import annotations
@@ -49,6 +48,7 @@ from ..jsonrpc import (
 )
 from .catalogue import CONTEXT_TOOLS, instructions, load
 from .exposure import MEMORY_KINDS, Exposure, contexts_of
+from .preload import Preload
 from .process import composition_root, early_exposure, leave_signals_to_the_main_thread
 
 STARTED = time.monotonic()  # about the process's start under bin/mama-server (python -m)
@@ -99,7 +99,7 @@ class Front(LineSession):
         self._dispatch: Any = None
         self._warming: threading.Thread | None = None
         self._warm_wanted = False
-        self._preload: Any = None  # a .preload.Preload once the warm-up starts
+        self._preload = Preload(config)  # the embedding model, loading from run()
         self._calls: set[threading.Thread] = set()
         self._calls_lock = threading.Lock()
 
@@ -112,6 +112,7 @@ class Front(LineSession):
         only ``INTERRUPTED_DRAIN_S`` is given to what runs.
         """
         status, drain = 0, DRAIN_S
+        self._preload.start()  # in C, off the GIL: the first lists are barely slower
         try:
             for line, more in self._lines():
                 self.handle(line)
@@ -198,9 +199,7 @@ class Front(LineSession):
         with self._starting:  # the reading thread, a call's thread or the timer: once
             if self._warming is not None:
                 return
-            from .preload import Preload
-
-            self._preload = Preload(self.config).start()
+            self._preload.start()
             self._warming = threading.Thread(target=self._warm, name="mama-warm-up", daemon=True)
             self._warming.start()
 

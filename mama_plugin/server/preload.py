@@ -3,9 +3,10 @@
 A session's first prompt is matched by meaning only if the model is loaded when the
 UserPromptSubmit hook calls ``observe_prompt``, ~0.3–0.5 s after Claude Code spawns the
 server. Loading it after the warm-up's imports (pydantic, the handlers: ~0.3 s) made every
-first prompt wait for both in turn. The front starts a :class:`Preload` as soon as it has
-answered ``initialize``, beside the warm-up: llama.cpp reads the model and builds its
-context in C calls that release the GIL, so most of the load overlaps the imports. The
+first prompt wait for both in turn. The front starts a :class:`Preload` before it reads its
+first line, beside the warm-up: llama.cpp's bindings alone are imported (not ``Llama``), then
+it reads the model and builds its context in C calls that release the GIL, and numpy is
+imported after that, so most of the load overlaps the front's answers and imports. The
 indexer (:func:`.background.index_in_background`) takes the model from here.
 
 Standard library only at import: numpy and llama.cpp are imported in the loading thread.
