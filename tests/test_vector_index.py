@@ -13,6 +13,12 @@ from mama_plugin.storage import Store
 from mama_plugin.storage import vectors as vec
 
 
+@pytest.fixture(autouse=True)
+def copied(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These stores are small: without this, sqlite-vec would answer and no copy be made."""
+    monkeypatch.setattr(vector_index, "DIRECT_UP_TO", 0)
+
+
 def _unit(rng: random.Random, dim: int = 16) -> list[float]:
     v = [rng.gauss(0, 1) for _ in range(dim)]
     norm = sum(x * x for x in v) ** 0.5
@@ -47,7 +53,7 @@ def test_new_vectors_are_seen_without_a_full_reload(
 ) -> None:
     rng = random.Random(2)
     _fill(store, "/a", 5, rng)
-    assert vector_index.has_vectors(store)
+    assert vector_index.has_vectors(store) and vector_index.load(store) == 5  # the first copy
     loads: list[int] = []
     real = vec.Vectors.load
     monkeypatch.setattr(
@@ -194,3 +200,36 @@ def test_a_small_partition_is_searched_exactly(
     _fill(store, "/a", 30, rng)
     monkeypatch.setattr(vector_index, "_nearest_by_bits", lambda *a: pytest.fail("two passes"))
     assert len(vector_index.knn(store, _unit(rng), 5, project="/a")) == 5
+
+
+def test_a_small_partition_is_scanned_by_sqlite_vec_without_numpy_or_a_copy(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A short-lived process's one query of a small project: no numpy import, no load."""
+    rng = random.Random(5)
+    _fill(store, "/a", 30, rng)
+    query = _unit(rng)
+    copy = vector_index.knn(store, query, 10, project="/a")  # DIRECT_UP_TO 0: the copy
+    monkeypatch.setattr(vector_index, "DIRECT_UP_TO", 30)
+    monkeypatch.setattr(vector_index, "_numpy", lambda: pytest.fail("numpy was asked for"))
+    direct = vector_index.knn(store, query, 10, project="/a")
+    assert [s for s, _ in direct] == [s for s, _ in copy]
+    assert [d for _, d in direct] == pytest.approx([d for _, d in copy], abs=1e-6)
+    assert vector_index.has_vectors(store)
+    monkeypatch.setattr(vector_index, "DIRECT_UP_TO", 29)  # one memory more than that: a copy
+    with pytest.raises(pytest.fail.Exception, match="numpy was asked for"):
+        vector_index.knn(store, query, 10, project="/a")
+
+
+def test_a_zero_vector_is_the_most_distant_on_both_paths(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(6)
+    _fill(store, "/a", 3, rng)
+    zero = [0.0] * 16
+    copy = vector_index.knn(store, zero, 3, project="/a")
+    monkeypatch.setattr(vector_index, "DIRECT_UP_TO", 10)
+    assert vector_index.knn(store, zero, 3, project="/a") and all(
+        d == pytest.approx(1.0) for _, d in vector_index.knn(store, zero, 3, project="/a")
+    )
+    assert all(d == pytest.approx(1.0) for _, d in copy)

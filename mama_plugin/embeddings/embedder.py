@@ -1,7 +1,9 @@
 """Sentence embeddings on llama.cpp: load a GGUF embedding model, embed batches of texts.
 
-``llama_cpp``'s bindings (:mod:`.native`) and ``numpy`` are imported when an :class:`Embedder`
-is created, never when this module is imported. The model is driven through llama.cpp's C API
+``llama_cpp``'s bindings (:mod:`.native`) are imported when an :class:`Embedder` is created,
+never when this module is imported; numpy never is (the batch is ctypes arrays, a vector is
+normalised in float32 by ``array``), so a short-lived process that embeds one prompt does not
+pay numpy's import (~50 ms) for it. The model is driven through llama.cpp's C API
 rather than ``llama_cpp.Llama``: ``Llama(verbose=False)`` silences the library by pointing
 file descriptors 1 and 2 at ``/dev/null`` while it loads, which would swallow whatever another
 thread writes to stdout meanwhile (an MCP server's protocol stream). Instead llama.cpp's log
@@ -15,18 +17,17 @@ from __future__ import annotations
 import collections
 import contextlib
 import ctypes
+import math
 import os
 import threading
+from array import array
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .errors import EmbeddingError
 from .ggufmeta import read_model_keys
 from .native import bindings
-
-if TYPE_CHECKING:
-    import numpy as np
 
 # Tokens per llama.cpp call. A BERT sees the whole call at once (attention spans the batch,
 # masked per text), so the cost grows with its square: 512 packs dozens of short texts per
@@ -80,14 +81,6 @@ class Embedder:
 
         n_batch = max(min(int(n_ctx_train), MAX_TEXT_TOKENS), int(batch_tokens))
         self._load(n_batch, threads or available_cores(), pooling)
-        # numpy only now: the load above runs in C, off the GIL, beside whatever Python the
-        # process runs meanwhile (a server's prompt lane), instead of after numpy's import.
-        try:
-            import numpy as np
-        except ImportError as exc:
-            self.close()
-            raise _missing(exc) from exc
-        self._np = np
         self.dim = int(llama_cpp.llama_model_n_embd(self._model))
         # One text may not exceed the positions the model was trained on (or one llama call).
         self.max_tokens = min(int(llama_cpp.llama_model_n_ctx_train(self._model)), n_batch)
@@ -115,7 +108,7 @@ class Embedder:
         with self._lock:
             self._check_open()
             token_lists = [self._tokenize(text) for text in texts]
-            vectors = self._np.zeros((len(texts), self.dim), dtype=self._np.float32)
+            vectors = [[0.0] * self.dim for _ in texts]
             pending: list[int] = []
             n_pending = 0
             for index, tokens in enumerate(token_lists):
@@ -129,7 +122,7 @@ class Embedder:
                 n_pending += len(tokens)
             if pending:
                 self._run(pending, token_lists, vectors)
-        return vectors.tolist()
+        return vectors
 
     def embed_one(self, text: str) -> list[float]:
         """Return the unit-length vector of one text (see :meth:`embed`)."""
@@ -205,25 +198,25 @@ class Embedder:
             )
 
     def _init_batch(self, capacity: int) -> None:
-        # The batch lives in numpy buffers this object owns: filling it is a few array
+        # The batch lives in ctypes arrays this object owns: filling it is a few slice
         # assignments instead of five ctypes writes per token.
-        np = self._np
         llama = self._llama
-        self._tok = np.zeros(capacity, dtype=np.int32)
-        self._pos = np.zeros(capacity, dtype=np.int32)
-        self._n_seq_id = np.ones(capacity, dtype=np.int32)
-        self._seq = np.zeros(capacity, dtype=np.int32)
-        self._logits = np.ones(capacity, dtype=np.int8)
         int32_p = ctypes.POINTER(ctypes.c_int32)
+        self._tok = (ctypes.c_int32 * capacity)()
+        self._pos = (ctypes.c_int32 * capacity)()
+        self._n_seq_id = (ctypes.c_int32 * capacity)(*([1] * capacity))
+        self._seq = (ctypes.c_int32 * capacity)()
+        self._logits = (ctypes.c_int8 * capacity)(*([1] * capacity))
+        base, size = ctypes.addressof(self._seq), ctypes.sizeof(ctypes.c_int32)
         self._seq_ptrs = (int32_p * capacity)(
-            *(ctypes.cast(self._seq.ctypes.data + 4 * i, int32_p) for i in range(capacity))
+            *(ctypes.cast(base + size * i, int32_p) for i in range(capacity))
         )
         batch = llama.llama_batch()
-        batch.token = self._tok.ctypes.data_as(int32_p)
-        batch.pos = self._pos.ctypes.data_as(int32_p)
-        batch.n_seq_id = self._n_seq_id.ctypes.data_as(int32_p)
+        batch.token = ctypes.cast(self._tok, int32_p)
+        batch.pos = ctypes.cast(self._pos, int32_p)
+        batch.n_seq_id = ctypes.cast(self._n_seq_id, int32_p)
         batch.seq_id = self._seq_ptrs
-        batch.logits = self._logits.ctypes.data_as(ctypes.POINTER(ctypes.c_int8))
+        batch.logits = ctypes.cast(self._logits, ctypes.POINTER(ctypes.c_int8))
         self._batch = batch
 
     def _count_tail_specials(self) -> int:
@@ -256,16 +249,15 @@ class Embedder:
             tokens = tokens[:keep] + tokens[len(tokens) - self._n_tail :]
         return tokens
 
-    def _run(self, indices: list[int], token_lists: list[list[int]], out: np.ndarray) -> None:
-        np = self._np
+    def _run(
+        self, indices: list[int], token_lists: list[list[int]], out: list[list[float]]
+    ) -> None:
         llama = self._llama
         lengths = [len(token_lists[i]) for i in indices]
         n = sum(lengths)
-        self._tok[:n] = np.fromiter(
-            (t for i in indices for t in token_lists[i]), dtype=np.int32, count=n
-        )
-        self._pos[:n] = np.concatenate([np.arange(length, dtype=np.int32) for length in lengths])
-        self._seq[:n] = np.repeat(np.arange(len(indices), dtype=np.int32), lengths)
+        self._tok[:n] = [t for i in indices for t in token_lists[i]]
+        self._pos[:n] = [p for length in lengths for p in range(length)]
+        self._seq[:n] = [s for s, length in enumerate(lengths) for _ in range(length)]
         self._batch.n_tokens = n
         memory = llama.llama_get_memory(self._ctx)
         if memory:
@@ -278,9 +270,16 @@ class Embedder:
             pointer = llama.llama_get_embeddings_seq(self._ctx, seq)
             if not pointer:
                 raise EmbeddingError("llama.cpp returned no pooled embedding")
-            vector = np.ctypeslib.as_array(pointer, shape=(self.dim,))
-            norm = float(np.linalg.norm(vector))
-            out[index] = vector / norm if norm > 0 else vector
+            out[index] = unit(array("f", pointer[: self.dim]))
+
+
+def unit(vector: array[float]) -> list[float]:
+    """``vector`` scaled to length 1 (its norm summed exactly), each component rounded to
+    float32 as the store keeps it; a zero vector stays zero."""
+    norm = math.sqrt(math.fsum(x * x for x in vector))
+    if norm <= 0:
+        return vector.tolist()
+    return array("f", (x / norm for x in vector)).tolist()
 
 
 def _read_header(path: Path) -> dict[str, Any]:

@@ -169,6 +169,20 @@ class Vectors(Repository):
                     self.bump_epoch()  # an in-memory copy holds the old vector
                 self.conn.execute("INSERT INTO vector_log(seq) VALUES (?)", (seq,))
 
+    def any(self) -> bool:
+        """Whether any memory has a vector (one row read, not a count)."""
+        found = self.conn.execute("SELECT EXISTS (SELECT 1 FROM memory_vectors)").fetchall()
+        return bool(found[0][0])
+
+    def few(self, n: int, *, project: str | None = None) -> bool:
+        """Whether ``project`` (or the store) holds at most ``n`` memories, hence vectors: an
+        index probe of at most ``n + 1`` rows (sqlite-vec's own count reads its chunks)."""
+        where, params = ("WHERE project = ? ", (project,)) if project is not None else ("", ())
+        found = self.conn.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM memories {where}LIMIT ?)", (*params, n + 1)
+        ).fetchall()
+        return int(found[0][0]) <= n  # type: ignore[arg-type]
+
     def of_texts(self, model: str, texts: Sequence[str]) -> dict[str, list[float]]:
         """The stored vectors ``model`` gave ``texts`` (those it gave one), by text."""
         found: dict[str, list[float]] = {}
@@ -203,4 +217,6 @@ class Vectors(Repository):
             sql += " AND project = ?"
             params += (project,)
         rows = self.conn.execute(sql + " ORDER BY distance", params).fetchall()
-        return [(int(seq), float(dist)) for seq, dist in rows]  # type: ignore[arg-type]
+        # A zero vector has no direction: sqlite-vec's cosine distance is NULL, the most
+        # distant there is (1.0, as a product with it gives).
+        return [(int(seq), 1.0 if dist is None else float(dist)) for seq, dist in rows]  # type: ignore[arg-type]
