@@ -79,6 +79,7 @@ PAIRS: list[tuple[dict[str, str], str]] = [
 ]
 OBSERVED = re.compile(
     r"observe_prompt: (\d+) memories recalled by (vectors|keywords) \(waited ([\d.]+) s"
+    r"(?:.*?; (\d+) more already told)?"
 )
 
 
@@ -96,6 +97,7 @@ class Run:
     model_wait_s: float | None  # how long observe_prompt waited for the model
     injected: bool  # the decision was in the UserPromptSubmit context Claude Code sent
     told_at_start: bool  # or the session start told it (the prompt hook never repeats)
+    already_told: int  # memories the prompt hook recalled but left out: told already
     keyword_baseline: bool  # the same prompt, keywords only, on the same store, recalls it
     wall_s: tuple[float, float]  # each session's claude -p wall time
 
@@ -226,17 +228,18 @@ class _Poll:
             self.store.close()
 
 
-def _observed(log: Path, offset: int) -> tuple[str | None, float | None]:
-    """The first observe_prompt line written after ``offset``: its path and model wait."""
+def _observed(log: Path, offset: int) -> tuple[str | None, float | None, int]:
+    """The first observe_prompt line written after ``offset``: its path, model wait and how
+    many memories it recalled but left out as told already this session."""
     if not log.exists():
-        return None, None
+        return None, None, 0
     with log.open(encoding="utf-8", errors="replace") as f:
         f.seek(offset)
         written = f.read()
     found = OBSERVED.search(written)
     if found:
-        return found.group(2), float(found.group(3))
-    return ("past the deadline" if "observe_prompt ran past" in written else None), None
+        return found.group(2), float(found.group(3)), int(found.group(4) or 0)
+    return ("past the deadline" if "observe_prompt ran past" in written else None), None, 0
 
 
 def one_run(index: int, model: Path, *, wait: bool = False, plugin: Path = ROOT) -> Run:
@@ -278,7 +281,7 @@ def one_run(index: int, model: Path, *, wait: bool = False, plugin: Path = ROOT)
             _wait_group(pid, AFTER_EXIT_S)
         finally:
             poll.close()
-        path, waited = _observed(log, offset)
+        path, waited, already = _observed(log, offset)
         first = fake.main_requests[0] if fake.main_requests else {}
         context = injected(first, "UserPromptSubmit")
         to_vector = None
@@ -294,6 +297,7 @@ def one_run(index: int, model: Path, *, wait: bool = False, plugin: Path = ROOT)
             model_wait_s=waited,
             injected=decision["decision"] in context,
             told_at_start=decision["decision"] in injected(first, "SessionStart"),
+            already_told=already,
             keyword_baseline=decision["decision"] in baseline.text,
             wall_s=(round(first_s, 2), round(second_s, 2)),
         )
@@ -322,7 +326,16 @@ def warm_run(
             progress(f"run {i + 1}/{runs}: {asdict(results[-1])}")
     load = os.getloadavg()
     to_vector = [r.save_to_vector_s for r in results if r.save_to_vector_s is not None]
-    by_vectors = [r for r in results if r.first_prompt_path == "vectors" and r.injected]
+    # Matched by meaning: injected, or recalled and left out because the session start told it
+    # (nothing twice).
+    by_vectors = [
+        r
+        for r in results
+        if r.first_prompt_path == "vectors"
+        and (r.injected or (r.told_at_start and r.already_told > 0))
+    ]
+    told = sum(not r.injected for r in by_vectors)
+    matched = sum(r.first_prompt_path == "vectors" for r in results)
     waits = [r.model_wait_s for r in results if r.model_wait_s is not None]
     settings = "-p waiting for servers" if wait else "default settings"
     if plugin != ROOT:
@@ -337,7 +350,10 @@ def warm_run(
         "vectors_seen": len(to_vector),
         "queued_at_exit_total": sum(r.queued_at_exit for r in results),
         "queued_after_server_total": sum(r.queued_after_server for r in results),
-        "first_prompt_by_vectors_injected": len(by_vectors),
+        "first_prompt_matched_with_vectors": matched,
+        "told_at_start": sum(r.told_at_start for r in results),
+        "first_prompt_by_vectors": len(by_vectors),
+        "first_prompt_by_vectors_told_at_start": told,
         "first_prompt_not_logged": sum(r.first_prompt_path is None for r in results),
         "first_prompt_past_deadline": sum(
             r.first_prompt_path == "past the deadline" for r in results
@@ -358,9 +374,12 @@ def warm_run(
         f"{data['save_to_vector_p95_s']} s ({len(to_vector)} vectors seen)\n"
         f"  queued when claude exited: {data['queued_at_exit_total']} in all; after the server "
         f"exited: {data['queued_after_server_total']}\n"
-        f"  next session's first prompt (a paraphrase) recalled by vectors and injected: "
-        f"{len(by_vectors)}/{runs}; by keywords {data['first_prompt_by_keywords']}, past the "
-        f"hook's deadline {data['first_prompt_past_deadline']}, no observe_prompt call logged "
+        f"  next session's first prompt (a paraphrase) matched with vectors: {matched}/{runs}; "
+        f"the decision recalled by them {len(by_vectors)}/{runs} (injected "
+        f"{len(by_vectors) - told}, left out as the session start told it {told}; the start "
+        f"told it in {data['told_at_start']}/{runs}); by keywords "
+        f"{data['first_prompt_by_keywords']}, past the hook's deadline "
+        f"{data['first_prompt_past_deadline']}, no observe_prompt call logged "
         f"{data['first_prompt_not_logged']}; model wait p50 "
         f"{data['first_prompt_model_wait_p50_s']} s\n"
         f"  keywords alone on the same prompts and stores (baseline): "

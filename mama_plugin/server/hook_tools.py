@@ -66,11 +66,13 @@ def do_observe_prompt(env: Env, args: ObservePromptInput) -> Answer:
         shown=recall.session_shown(env.store, env.project, args.session_id, env.config),
     )
     log.info(
-        "observe_prompt: %d memories recalled by %s (waited %.2f s for the model, %.2f s in all)",
+        "observe_prompt: %d memories recalled by %s (waited %.2f s for the model, %.2f s in "
+        "all; %d more already told this session)",
         len(injected.hits),
         "vectors" if injected.used_vectors else "keywords",
         waited,
         time.monotonic() - started,
+        len(injected.skipped),
     )
     data = {"context": context, "tools_added": added, "memories": injected.hits}
     return Answer(answer("UserPromptSubmit", injected.text), data)
