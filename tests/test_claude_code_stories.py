@@ -475,6 +475,8 @@ def test_compaction_keeps_the_work_in_progress(tmp_path: Path) -> None:
         text("Going on with get()."),
     ])  # fmt: skip
     after = session.asked("go on")
+    assert start_of(after).startswith("MAMA — where this session's work stood when its "
+                                      "conversation was compacted")  # fmt: skip
     memory = told(start_of(after), budget=300)
     print(memory)
     assert session.starts(session.fake.main_requests.index(after)) == 1

@@ -144,6 +144,20 @@ def test_proposed_links_wait_at_session_start_until_a_verdict(store: Store, proj
     assert "proposed link" not in session_start(project, "resume")
 
 
+def test_after_compaction_the_header_says_it_is_this_sessions_work(
+    store: Store, project: str
+) -> None:
+    """/compact continues the session: its start is where this session's work stood, not
+    "memory from earlier sessions"; resume and compact share one cached text."""
+    story(store, project)
+    resumed, compacted = session_start(project, "resume"), session_start(project, "compact")
+    assert resumed.startswith(brief_cache.HEADER)
+    assert compacted.startswith(brief_cache.COMPACTED) and "earlier sessions" in compacted
+    assert "Memory from earlier sessions" not in compacted
+    assert compacted[len(brief_cache.COMPACTED) :] == resumed[len(brief_cache.HEADER) :]
+    assert session_start(project).startswith(brief_cache.HEADER)
+
+
 def test_a_user_template_overrides_the_shipped_one(
     store: Store, project: str, mama_home: Path
 ) -> None:

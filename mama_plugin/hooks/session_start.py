@@ -44,7 +44,8 @@ def session_start(event: dict[str, Any], config: Config) -> str:
         if told_at_start(str(event.get("transcript_path") or ""), TAG):
             return ""  # the resumed conversation holds it already
     text = _cached(config, project, source)
-    return brief_cache.finish(text if text is not None else _rendered(config, project, source))
+    text = text if text is not None else _rendered(config, project, source)
+    return brief_cache.finish(brief_cache.headed(text, source))
 
 
 def _cached(config: Config, project: str, source: str) -> str | None:
