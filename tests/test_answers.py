@@ -363,3 +363,37 @@ def test_prompt_recall_tells_an_outcome_on_its_decision_not_again_by_its_event(
                    "req/s refresh?", project=project)  # fmt: skip
     ids = [h.memory.id for h in found.hits]
     assert ids == [jwt] and event not in ids
+
+
+def test_a_sessions_own_rolling_checkpoint_stays_out_of_its_searches(
+    store: Store, project: str
+) -> None:
+    """The rolling checkpoint repeats the session's prompts, so every search the session made
+    found its own echo first; the session knows its work. Another session's stays in."""
+    mine = checkpoint_turn(store, project, session_id="me", digest=Digest(
+        user_requests=["Which auth approach should the payment service use under heavy traffic?"],
+        assistant_texts=["Let me think."]))  # fmt: skip
+    theirs = checkpoint_turn(store, project, session_id="before", digest=Digest(
+        user_requests=["Pick the auth approach for heavy traffic"],
+        assistant_texts=["Sessions in Redis, for heavy traffic."]))  # fmt: skip
+    assert mine is not None and theirs is not None
+    query = "auth approach under heavy traffic"
+    anyone = search_by_context(store, query, project=project, record_usage=False)
+    assert mine.id in anyone.ids() and theirs.id in anyone.ids()
+    asked = search_by_context(store, query, project=project, record_usage=False,
+                              own_session="me")  # fmt: skip
+    assert mine.id not in asked.ids() and mine.id not in asked.text
+    assert theirs.id in asked.ids()
+
+
+def test_browsing_leaves_out_rolling_checkpoints_of_sessions_that_did_no_work(
+    store: Store, project: str
+) -> None:
+    worked = auto_checkpoint(store, project, "s1")
+    idle = checkpoint_turn(store, project, session_id="s2", digest=Digest(
+        user_requests=["ok, that's all for today"], assistant_texts=["Stop for today."]))  # fmt: skip
+    saved = save_checkpoint(store, project, {"summary": "Claude's own checkpoint, no work",
+                                             "session_id": "s3"}).memory  # fmt: skip
+    assert idle is not None and idle.metadata["work"] is False
+    listed = [m.id for m in search_recent(store, 10, project=project)]
+    assert worked.id in listed and saved.id in listed and idle.id not in listed

@@ -516,6 +516,7 @@ def test_a_second_project_in_the_same_store_hears_nothing_of_the_first(tmp_path:
     found = result_of(asked.fake.main_requests[-1], T + "search_by_context")
     print(found["text"])
     assert not found["is_error"] and jwt not in found["text"] and "JWT" not in found["text"]
+    assert PAYMENT not in found["text"]  # the session's own rolling checkpoint: not its answer
     back = told(auth.run("hello", [text("Hi.")]).start, budget=600)
     print(back)
     assert jwt in back and "invoice" not in back.lower()

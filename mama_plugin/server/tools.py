@@ -196,7 +196,7 @@ def do_search_by_context(env: Env, args: SearchByContextInput) -> Answer:
         project=None if args.all_projects else env.project, k=args.k,
         include_evolution=args.include_evolution, include_evidence=args.include_evidence,
         include_tensions=args.include_tensions, min_confidence=args.min_confidence,
-        tags=args.tags, as_of=args.as_of_ms(),
+        tags=args.tags, as_of=args.as_of_ms(), own_session=env.session.id,
     )  # fmt: skip
     return Answer(result.text or result.narrative_summary, result.as_dict())
 

@@ -98,16 +98,21 @@ def search_by_context(
     tags: Sequence[str] = (),
     options: Options = DEFAULT,
     budget: int | None = ANSWER_TOKENS,
+    own_session: str = "",
 ) -> ContextResult:
     """Hybrid search plus graph expansion; every decision is labelled current or superseded.
 
     ``project=None`` searches every project. A superseded hit is always preceded by the
     decision that replaced it. ``budget`` bounds the answer's text in tokens (None: no
-    bound); ``record_usage`` counts a use of each result told.
+    bound); ``record_usage`` counts a use of each result told. ``own_session``: the Claude
+    Code session asking; its own rolling checkpoint is left out (it repeats this session's
+    prompts, so it matched every search the session made, and the session knows its work).
     """
     hits = retrieve(store, query, embedder=embedder, project=project, k=k, retrievers=retrievers,
                     min_confidence=min_confidence, as_of=as_of, tags=tags,
                     options=options)  # fmt: skip
+    if own_session:
+        hits = [h for h in hits if not (is_auto(h.memory) and h.memory.session_id == own_session)]
     updated = {h.memory.id: h.updated_by for h in hits if h.updated_by}
     ranked = outcomes_on_their_memory(store, [(h.memory, h.score) for h in hits])
     entries = one_per_session(_with_successors(store, ranked, k))
@@ -357,10 +362,13 @@ def search_recent(
     """The ``n`` newest memories (optionally of one type): browsing, no graph work.
 
     A session's checkpoints count once (the one updated last, where the session's newest
-    stands); an outcome event is listed as the memory it judges, which carries the verdict.
+    stands); an outcome event is listed as the memory it judges, which carries the verdict. A
+    rolling checkpoint of a session that did no work ("Working on: Stop for today.") is not
+    listed.
     """
     newest = store.memories.recent(project=project, limit=min(4 * n, n + 200), type=type)
-    return [m for m, _ in _fresh(store, newest)][:n]
+    worked = [m for m in newest if not (is_auto(m) and m.metadata.get("work") is False)]
+    return [m for m, _ in _fresh(store, worked)][:n]
 
 
 def _fresh(store: Store, newest: list[MemoryRecord]) -> list[tuple[MemoryRecord, list[str]]]:
