@@ -1,9 +1,12 @@
-"""A glance at what a project's memory holds, with the standard library's ``sqlite3`` alone.
+"""Glances at a project's memory without opening the store.
 
-The MCP front lists its first tools from it before anything else loads: opening the
-:class:`~.store.Store` (apsw, sqlite-vec, the integrity walk, the repositories' imports) costs
-tens of milliseconds a first ``tools/list`` cannot spare. Read-only, a short busy timeout,
-nothing migrated or checked: the front's warm-up opens the store for real right after.
+The MCP front lists its first tools from :func:`kinds_present` before anything else loads,
+with the standard library's ``sqlite3`` alone: opening the :class:`~.store.Store` (apsw,
+sqlite-vec, the integrity walk, the repositories' imports) costs tens of milliseconds a first
+``tools/list`` cannot spare. Read-only, a short busy timeout, nothing migrated or checked: the
+front's warm-up opens the store for real right after. The SessionStart hook reads the cached
+cliffhanger with :func:`brief_entry` (apsw, imported then), after the checks opening the store
+makes; :func:`fingerprint` is the store's own.
 """
 
 from __future__ import annotations
