@@ -233,3 +233,15 @@ def test_a_zero_vector_is_the_most_distant_on_both_paths(
         d == pytest.approx(1.0) for _, d in vector_index.knn(store, zero, 3, project="/a")
     )
     assert all(d == pytest.approx(1.0) for _, d in copy)
+
+
+def test_has_vectors_follows_every_change_of_the_vectors(store: Store) -> None:
+    """Its answer is kept between searches until the vectors' state moves."""
+    assert not vector_index.has_vectors(store)
+    rng = random.Random(7)
+    seqs = _fill(store, "/a", 2, rng)
+    assert vector_index.has_vectors(store)
+    store.vectors.reset("test-model", 16)  # every vector dropped, every memory queued again
+    assert not vector_index.has_vectors(store)
+    store.vectors.put([(seqs[0], _unit(rng))])
+    assert vector_index.has_vectors(store)

@@ -155,7 +155,8 @@ def open_steps(
             later[m.project] = sorted(found, key=lambda o: (o.updated_at, o.seq))
         after = [o for o in later[m.project] if o.id != m.id and _newer(o, m)]
         for o in after:
-            shown.setdefault(o.id, evidence(o))
+            if o.id not in shown:  # read once a memory, not once a holder it follows
+                shown[o.id] = evidence(o)
         told = [shown[o.id] for o in after]
         for s in m.continuity.get("next_steps") or []:
             text = str(s.get("step", "")) if isinstance(s, dict) else str(s)

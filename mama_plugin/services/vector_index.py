@@ -72,6 +72,7 @@ class _Index:
 
 _indexes: weakref.WeakKeyDictionary[Store, _Index] = weakref.WeakKeyDictionary()
 _guard = threading.Lock()  # held while a copy is synced or its chunks joined
+_any: weakref.WeakKeyDictionary[Store, tuple[tuple[int, int], bool]] = weakref.WeakKeyDictionary()
 
 
 def _numpy() -> Any:
@@ -124,8 +125,17 @@ def _sync(store: Store, np: Any) -> _Index:
 
 
 def has_vectors(store: Store) -> bool:
-    """True when at least one memory (of any project) has a vector."""
-    return store.vectors.any()
+    """True when at least one memory (of any project) has a vector.
+
+    Asked by every search; sqlite-vec answers it in ~1.4 ms at 10k memories, so the answer
+    is kept until the vectors' state (epoch, last log row: two index reads) moves.
+    """
+    state = store.vectors.state()
+    known = _any.get(store)
+    if known is None or known[0] != state:
+        known = (state, store.vectors.any())
+        _any[store] = known
+    return known[1]
 
 
 def load(store: Store) -> int:
