@@ -580,6 +580,8 @@ def test_a_long_session_only_gains(tmp_path: Path) -> None:
     ])  # fmt: skip
     memory = told(story.run("hello", [text("Hi.")]).start, budget=600)
     print(memory)
+    # What it did names the work it began with, not only its latest request.
+    assert "Add a TTL cache to the price service; then Now add a test for expiry" in memory
     assert "Changed app/cache.py:1-11 (created), tests/test_cache.py:1-2 (created)" in memory
     assert (
         "✅ Check that app.cache imports — evidence: `python3 -c 'import app.cache'` exited 0"

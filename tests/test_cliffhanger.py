@@ -257,3 +257,30 @@ def test_a_failure_judged_by_an_outcome_is_told_once_by_the_decision() -> None:
                    tool_names=["Bash", outcome, "Bash"])  # fmt: skip
     [concern] = layers_of(later, "load test", "Still slow.", "/p", [])["tension"]["concerns"]
     assert "p99 290 ms" in concern
+
+
+def test_a_long_sessions_start_names_the_work_it_began_with(store: Store, project: str) -> None:
+    """The rolling checkpoint keeps the session's requests that did work: "What I did" tells
+    the first and the latest, not only the latest; a quiet or trivial request never enters."""
+    digest = Digest(user_requests=["hello"], assistant_texts=["Hi."])
+    turn(store, project, "A", digest, "Hi.")  # no work: not among the session's work
+    digest = working()
+    digest.user_requests.insert(0, "hello")
+    turn(store, project, "A", digest, "Added it. Next: add a test for expiry.")
+    digest.user_requests.append("thanks")
+    digest.turn_tools, digest.turn_work = len(digest.tool_names), 0
+    turn(store, project, "A", digest, "You're welcome.")  # quiet: the checkpoint only gains
+    for request, reply in (("Now add a test for expiry", "Added tests/test_cache.py."),
+                           ("Bound it at 1,000 entries", "Bounded it.")):  # fmt: skip
+        digest.user_requests.append(request)
+        digest.tool_names.append("Write")
+        digest.turn_tools, digest.turn_work = len(digest.tool_names) - 1, 1
+        turn(store, project, "A", digest, reply)
+    point = resume_point(store, project)
+    assert point.checkpoint is not None
+    assert point.checkpoint.content == (
+        "Working on: Add a TTL cache; then (1 more) Bound it at 1,000 entries — last: Bounded it."
+    )
+    text = briefing.brief(store, project, Config(), "startup")
+    assert "saved automatically): Add a TTL cache; then (1 more) Bound it at 1,000 entries" in text
+    assert "hello" not in text and "thanks" not in text

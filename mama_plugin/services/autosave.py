@@ -10,6 +10,7 @@ separate memories, and the cliffhanger prefers the newest of either kind.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ..privacy import redact_text
@@ -52,13 +53,15 @@ def checkpoint_turn(
     if not (request or last_message) or not session_id:
         return None
     decisions = store.memories.of_session(session_id, type="decision")
-    layers = layers_of(digest, request, last_message, cwd, decisions)
     with store.transaction():
         existing = [
             m
             for m in store.memories.of_session(session_id, type="checkpoint")
             if m.metadata.get("auto")
         ]
+        earlier = _work_requests(existing[-1]) if existing else []
+        earlier = [r for r in earlier if r != clip(request, MAX_TEXT)]
+        layers = layers_of(digest, request, last_message, cwd, decisions, earlier=earlier)
         if existing:
             old = existing[-1]
             moved = moved_on(digest, last_message)
@@ -86,9 +89,19 @@ def checkpoint_turn(
 
 
 def layers_of(
-    digest: Digest, request: str, last: str, cwd: str, decisions: list[Any]
+    digest: Digest,
+    request: str,
+    last: str,
+    cwd: str,
+    decisions: list[Any],
+    *,
+    earlier: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The checkpoint's layers for a session so far (no model: what it did and said last).
+
+    ``earlier``: the session's requests that did work before this one, oldest first (its
+    rolling checkpoint keeps them): "Working on: the first; then (n more) this one", so a long
+    session's start names the work it began with, not only its latest request.
 
     Unresolved: the failed commands no later run of the same command made good (the newest
     four, newest first), the sentences of Claude's last message that state a failure, risk
@@ -100,7 +113,8 @@ def layers_of(
     """
     sentences = split(last)
     request = clip(request, MAX_TEXT)
-    summary = f"Working on: {request}" if request else "Session in progress"
+    requests = [*earlier, request] if request else list(earlier)
+    summary = f"Working on: {_requests_line(requests)}" if requests else "Session in progress"
     if sentences:
         summary += f" — last: {clip(sentences[0], MAX_TEXT)}"
     changed = digest.changed()
@@ -170,6 +184,7 @@ def layers_of(
         "metadata": {
             "auto": True,
             "request": request,
+            "requests": requests,
             "last_message": clip(last, 1200),
             "decisions": [d.id for d in decisions],
             "tool_calls": digest.tool_calls,
@@ -177,6 +192,25 @@ def layers_of(
             "activity": "worked" if work else activity(digest),
         },
     }
+
+
+def _work_requests(old: MemoryRecord) -> list[str]:
+    """The requests a session's rolling checkpoint says did work, oldest first."""
+    if not old.metadata.get("work"):
+        return []
+    kept = old.metadata.get("requests")
+    if isinstance(kept, list):
+        return [str(r) for r in kept if r]
+    request = old.metadata.get("request")
+    return [str(request)] if request else []
+
+
+def _requests_line(requests: Sequence[str]) -> str:
+    """The first request and the latest ("A; then B", "A; then (2 more) D"), or the one."""
+    if len(requests) == 1:
+        return requests[0]
+    between = len(requests) - 2
+    return f"{requests[0]}; then {f'({between} more) ' if between else ''}{requests[-1]}"
 
 
 _STATUS = {"completed": "done"}

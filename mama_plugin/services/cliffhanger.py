@@ -186,17 +186,24 @@ def story(point: ResumePoint, decisions: list[dict[str, Any]]) -> dict[str, Any]
     out["then"] = ""
     if point.then is not None:
         files = point.then.continuity.get("open_files") or []
-        out["then"] = clip(_did(point.then), 200) + (
+        out["then"] = clip(_did(point.then, latest=True), 200) + (
             f"; changed {', '.join(files[:4])}" if files else ""
         )
     out["decisions"] = [_decision(i, d, said) for i, d in enumerate(decisions, 1)]
     return out
 
 
-def _did(cp: MemoryRecord) -> str:
-    """What the checkpoint says was done; a rolling one's "Working on: X — last: Y" as "X — Y"."""
+def _did(cp: MemoryRecord, *, latest: bool = False) -> str:
+    """What the checkpoint says was done; a rolling one's "Working on: X — last: Y" as "X — Y"
+    (``latest``: X is only the session's latest request, not the work it began with)."""
     if cp.metadata.get("auto") and cp.content.startswith("Working on: "):
-        return cp.content[len("Working on: ") :].replace(" — last: ", " — ", 1)
+        did = cp.content[len("Working on: ") :]
+        request = str(cp.metadata.get("request") or "")
+        if latest and request and " — last: " in did:
+            did = f"{request} — last: {did.split(' — last: ', 1)[1]}"
+        elif latest and request:
+            did = request
+        return did.replace(" — last: ", " — ", 1)
     return cp.content
 
 
