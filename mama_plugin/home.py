@@ -123,3 +123,10 @@ def _narrow(path: Path, mode: int, *, want_dir: bool) -> bool:
         with contextlib.suppress(OSError):  # read-only home: leave it, it cannot leak more
             os.chmod(path, current & mode)
     return True
+
+
+def shipped_templates() -> Path:
+    """The directory holding MAMA's own templates (installed wheel or source checkout)."""
+    package = Path(__file__).resolve().parent
+    installed = package / "templates"
+    return installed if installed.is_dir() else package.parent / "templates"

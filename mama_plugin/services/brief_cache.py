@@ -15,6 +15,7 @@ import re
 import time
 
 from ..config import Config, mama_home
+from ..home import shipped_templates
 
 VARIANTS = {"startup": "full", "clear": "full", "resume": "short", "compact": "short"}
 HEADER = (
@@ -51,8 +52,6 @@ def budget(config: Config, variant: str) -> int:
 def key(fingerprint: str, config: Config, variant: str) -> list[str]:
     """What the text depends on: the memories (``fingerprint``), budget, follow-up age,
     templates and the day ("waiting for an outcome" depends on it)."""
-    from .render import shipped_templates
-
     stamps = []
     for folder in (mama_home() / "templates", shipped_templates()):
         for name in (TEMPLATE, STORY):

@@ -15,16 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ..config import mama_home
-from ..home import private_folder
+from ..home import private_folder, shipped_templates
 from ..text import strip_cue
-
-_PACKAGE = Path(__file__).resolve().parents[1]
-
-
-def shipped_templates() -> Path:
-    """The directory holding MAMA's own templates (installed wheel or source checkout)."""
-    installed = _PACKAGE / "templates"
-    return installed if installed.is_dir() else _PACKAGE.parent / "templates"
 
 
 def when(ms: int | None) -> str:
