@@ -180,6 +180,24 @@ def test_the_embedder_imports_the_bindings_alone_and_llama_still_loads_on_demand
     assert out[3] == "True False"
 
 
+def test_llama_cpps_log_stays_off_stderr_after_the_whole_package_loads(built_model: Path) -> None:
+    """Loading ``Llama`` later (the assist model) installs llama-cpp-python's own logger,
+    which prints every llama.cpp line to stderr: MAMA's callback is installed again."""
+    script = (
+        "import sys\n"
+        "from mama_plugin.embeddings.embedder import Embedder, install_log_callback\n"
+        "e = Embedder(sys.argv[1], threads=1)\n"
+        "import llama_cpp\n"
+        "llama_cpp.Llama  # the whole package: its logger takes llama.cpp's log\n"
+        "install_log_callback(llama_cpp)  # as the assist runtime does before its load\n"
+        "e.close()  # freeing the context logs it\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    done = subprocess.run([sys.executable, "-c", script, str(built_model)], env=env,
+                          capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
+    assert "llama_context" not in done.stderr, done.stderr
+
+
 def _wordpiece(text: str, vocab: dict[str, int]) -> list[int]:
     """BERT uncased WordPiece for ASCII text: split words and punctuation, longest match first."""
     ids = [vocab["[CLS]"]]

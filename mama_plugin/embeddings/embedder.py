@@ -318,10 +318,16 @@ def available_cores() -> int:
 
 
 def install_log_callback(llama_cpp: Any) -> None:
-    """Route llama.cpp's log into a small ring buffer instead of stderr (process-wide)."""
+    """Route llama.cpp's log into a small ring buffer instead of stderr (process-wide).
+
+    Installed again on every call: importing ``llama_cpp.llama`` (which the embedder's bare
+    bindings leave for later, :mod:`.native`) sets llama-cpp-python's own logger, which
+    prints to stderr.
+    """
     global _log_callback
     with _log_lock:
         if _log_callback is not None:
+            llama_cpp.llama_log_set(_log_callback, ctypes.c_void_p(0))
             return
 
         kept = [False]  # whether the previous message was kept (for continuation lines)
