@@ -153,3 +153,17 @@ def test_a_memory_that_lists_a_step_open_never_closes_it(step: str, done: list[s
 @given(st.text(max_size=80), st.lists(st.text(max_size=40), max_size=4))
 def test_nothing_done_closes_nothing(step: str, still_open: list[str]) -> None:
     assert done_by(step, [Later("chk_b", still_open=still_open)], rules=RULES) == ""
+
+
+def test_a_done_item_that_denies_the_step_does_not_show_it_done() -> None:
+    """Its words cover the step all the same: "Did not add the expiry test yet" must not
+    take "add the expiry test" out of what remains (nor a closing message saying so)."""
+    from mama_plugin.services.done import Later, affirmed, done_by
+
+    step = "add the expiry test"
+    for denial in ("Did not add the expiry test yet", "Couldn't add the expiry test",
+                   "The expiry test is yet to be added", "Failed to add the expiry test"):  # fmt: skip
+        assert affirmed([denial]) == []
+        assert done_by(step, [Later("chk_1", done=[denial])]) == ""
+        assert done_by(step, [Later("chk_1", reported=[denial])], rules=("last",)) == ""
+    assert done_by(step, [Later("chk_1", done=["Added the expiry test"])]) == "said"

@@ -174,6 +174,18 @@ def _edits(part: str, changed: list[str]) -> bool:
     return bool(targets) and all(any(t in path for path in changed) for t in targets)
 
 
+# A done item that denies what it names ("Did not add the expiry test yet") shows nothing
+# done: its words cover the step all the same, and the step would leave "Remains" unfinished.
+_DENIED = re.compile(
+    r"\b(?:not|never|no longer|cannot|unable to|failed to|yet to|still to)\b|n't\b", re.I
+)
+
+
+def affirmed(texts: Iterable[str]) -> list[str]:
+    """``texts`` without those that deny something (see ``_DENIED``)."""
+    return [t for t in texts if not _DENIED.search(t)]
+
+
 def _phrase(part: str, texts: list[str]) -> bool:
     wanted = bag(_object(part))
     return len(wanted) >= MIN_SHARED and any(wanted <= bag(t) for t in texts)
@@ -185,17 +197,17 @@ def shows_done(
     """The first rule by which ``later`` shows ``part`` done ("" when none does)."""
     for rule in rules:
         if (
-            (rule == "said" and any(covers(d, part) for d in later.done))
+            (rule == "said" and any(covers(d, part) for d in affirmed(later.done)))
             or (rule == "tasks" and any(covers(t, part) or covers(part, t)
                                         for t in later.tasks_done))
             or (rule == "commands" and _runs(part, later.passed))
-            or (rule == "phrases" and _phrase(part, [*later.done, *later.passed]))
-            or (rule == "last" and any(covers(x, part) for x in later.reported))
+            or (rule == "phrases" and _phrase(part, [*affirmed(later.done), *later.passed]))
+            or (rule == "last" and any(covers(x, part) for x in affirmed(later.reported)))
             or (rule == "files" and _edits(part, later.changed))
             or (rule == "decisions" and _DECIDE.match(part) is not None
                 and any(covers(d, _object(part)) for d in later.decided))
-            or (rule == "meaning" and similar is not None and later.done
-                and similar(part, later.done) >= MEANING)
+            or (rule == "meaning" and similar is not None and affirmed(later.done)
+                and similar(part, affirmed(later.done)) >= MEANING)
         ):  # fmt: skip
             return rule
     return ""
