@@ -10,7 +10,6 @@ separate memories, and the cliffhanger prefers the newest of either kind.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import Any
 
 from ..privacy import redact_text
@@ -59,9 +58,8 @@ def checkpoint_turn(
             for m in store.memories.of_session(session_id, type="checkpoint")
             if m.metadata.get("auto")
         ]
-        earlier = _work_requests(existing[-1]) if existing else []
-        earlier = [r for r in earlier if r != clip(request, MAX_TEXT)]
-        layers = layers_of(digest, request, last_message, cwd, decisions, earlier=earlier)
+        first, count = _work_so_far(existing[-1], clip(request, MAX_TEXT)) if existing else ("", 0)
+        layers = layers_of(digest, request, last_message, cwd, decisions, began=(first, count))
         if existing:
             old = existing[-1]
             moved = moved_on(digest, last_message)
@@ -95,13 +93,13 @@ def layers_of(
     cwd: str,
     decisions: list[Any],
     *,
-    earlier: Sequence[str] = (),
+    began: tuple[str, int] = ("", 0),
 ) -> dict[str, Any]:
     """The checkpoint's layers for a session so far (no model: what it did and said last).
 
-    ``earlier``: the session's requests that did work before this one, oldest first (its
-    rolling checkpoint keeps them): "Working on: the first; then (n more) this one", so a long
-    session's start names the work it began with, not only its latest request.
+    ``began``: the session's first request that did work and how many did, this one included
+    (its rolling checkpoint keeps them): "Working on: the first; then (n more) this one", so a
+    long session's start names the work it began with, not only its latest request.
 
     Unresolved: the failed commands no later run of the same command made good (the newest
     four, newest first), the sentences of Claude's last message that state a failure, risk
@@ -113,8 +111,10 @@ def layers_of(
     """
     sentences = split(last)
     request = clip(request, MAX_TEXT)
-    requests = [*earlier, request] if request else list(earlier)
-    summary = f"Working on: {_requests_line(requests)}" if requests else "Session in progress"
+    first, count = began if began[1] else (request, 1 if request else 0)
+    summary = f"Working on: {_requests_line(first, count, request)}" if first else (
+        "Session in progress"
+    )  # fmt: skip
     if sentences:
         summary += f" — last: {clip(sentences[0], MAX_TEXT)}"
     changed = digest.changed()
@@ -184,7 +184,8 @@ def layers_of(
         "metadata": {
             "auto": True,
             "request": request,
-            "requests": requests,
+            "first_request": first,
+            "work_requests": count,
             "last_message": clip(last, 1200),
             "decisions": [d.id for d in decisions],
             "tool_calls": digest.tool_calls,
@@ -194,23 +195,24 @@ def layers_of(
     }
 
 
-def _work_requests(old: MemoryRecord) -> list[str]:
-    """The requests a session's rolling checkpoint says did work, oldest first."""
+def _work_so_far(old: MemoryRecord, request: str) -> tuple[str, int]:
+    """The session's first request that did work and how many did, counting ``request`` when
+    it is a new one (("", 0) when its rolling checkpoint holds no work yet)."""
     if not old.metadata.get("work"):
-        return []
-    kept = old.metadata.get("requests")
-    if isinstance(kept, list):
-        return [str(r) for r in kept if r]
-    request = old.metadata.get("request")
-    return [str(request)] if request else []
+        return "", 0
+    latest = str(old.metadata.get("request") or "")
+    first = str(old.metadata.get("first_request") or latest)
+    count = old.metadata.get("work_requests")
+    count = count if isinstance(count, int) and count > 0 else 1
+    return first, count + (1 if request and request != latest else 0)
 
 
-def _requests_line(requests: Sequence[str]) -> str:
+def _requests_line(first: str, count: int, latest: str) -> str:
     """The first request and the latest ("A; then B", "A; then (2 more) D"), or the one."""
-    if len(requests) == 1:
-        return requests[0]
-    between = len(requests) - 2
-    return f"{requests[0]}; then {f'({between} more) ' if between else ''}{requests[-1]}"
+    if count <= 1 or not latest or latest == first:
+        return latest or first
+    between = count - 2
+    return f"{first}; then {f'({between} more) ' if between else ''}{latest}"
 
 
 _STATUS = {"completed": "done"}
