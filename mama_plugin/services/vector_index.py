@@ -167,7 +167,7 @@ def knn(
         return []
     np = None if not exact and store.vectors.few(DIRECT_UP_TO, project=project) else _numpy()
     if np is None:
-        return store.vectors.knn(vector, k, project=project) if store.vectors.any() else []
+        return store.vectors.knn(vector, k, project=project) if has_vectors(store) else []
     with _guard:
         index = _sync(store, np)
         names = [project] if project is not None else list(index.parts)
