@@ -22,6 +22,7 @@ from mama_plugin.schema import OutcomeInput, parse
 from mama_plugin.server.app import State
 from mama_plugin.services.answers import (
     ANSWER_TOKENS,
+    _most_within,
     search_by_context,
     search_by_topic,
     search_recent,
@@ -79,6 +80,35 @@ def test_a_step_a_later_memory_says_was_done_is_not_remaining(store: Store, proj
     remains = section(result.text, "Remains:")
     assert [s["step"] for s in result.status["next_steps"]] == ["start the service on port 8765"]
     assert len(remains) == 1 and "start the service" in remains[0]
+
+
+def test_a_later_memory_edited_after_a_search_is_read_again(store: Store, project: str) -> None:
+    """What a later memory shows is kept between searches by its version: an edit is seen."""
+    save_checkpoint(store, project, {
+        "summary": "Cache tests fail: no size bound", "session_id": "s1",
+        "next_steps": [{"step": "add a max_entries bound to TTLCache", "priority": "HIGH"}]})  # fmt: skip
+    later = save_checkpoint(store, project, {"summary": "read the cache code",
+                                             "session_id": "s2"}).memory  # fmt: skip
+    asked = "TTLCache size bound"
+    steps = search_by_context(store, asked, project=project).status["next_steps"]
+    assert [s["step"] for s in steps] == ["add a max_entries bound to TTLCache"]
+    store.memories.update(later.id, continuity={
+        **later.continuity, "done": ["Added a max_entries bound to TTLCache (all 3 tests pass)"]})  # fmt: skip
+    assert search_by_context(store, asked, project=project).status["next_steps"] == []
+
+
+@pytest.mark.parametrize("high", range(7))
+def test_the_most_results_that_fit_are_found_from_any_guess(high: int) -> None:
+    for fit in range(high + 2):  # results up to ``fit`` fit the budget
+        for guess in range(-1, high + 2):
+            asked: list[int] = []
+
+            def fits(n: int, fit: int = fit, asked: list[int] = asked) -> bool:
+                asked.append(n)
+                return n <= fit
+
+            assert _most_within(fits, high, guess) == min(fit, high)
+            assert 0 not in asked and all(1 <= n <= high for n in asked)
 
 
 def test_done_counts_only_when_it_comes_later(store: Store, project: str) -> None:

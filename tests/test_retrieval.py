@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import math
+import random
 import re
+import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mama_plugin.services import ranking
+from mama_plugin.services import ranking, retrieval
 from mama_plugin.services.answers import search_by_context, search_by_topic, search_recent
 from mama_plugin.services.indexing import drain, reindex
 from mama_plugin.services.memories import (
@@ -25,7 +27,7 @@ from mama_plugin.services.memories import (
     save_insight,
 )
 from mama_plugin.services.retrieval import VECTOR_WEIGHT, retrieve
-from mama_plugin.storage import Store
+from mama_plugin.storage import RankFields, Store
 from mama_plugin.storage.vectors import EmbeddingMismatchError
 
 DAY = 86_400_000
@@ -303,3 +305,80 @@ def test_plans_for_a_superseded_decision_no_longer_remain(store: Store, project:
            next_steps=["set up Redis HA"])  # fmt: skip
     result = search_by_context(store, "gateway auth", project=project)
     assert [s["step"] for s in result.status["next_steps"]] == ["set up Redis HA"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    confidence=st.floats(0.0, 1.0),
+    outcome=st.sampled_from([*ranking.OUTCOME_FACTOR, "OTHER"]),
+    age_days=st.floats(0.0, 3650.0),
+    used=st.integers(0, 10_000),
+    boost=st.floats(0.0, 1.0),
+    last_use=st.booleans(),
+)
+def test_the_ceiling_bounds_every_adjustment(
+    confidence: float, outcome: str, age_days: float, used: int, boost: float, last_use: bool
+) -> None:
+    now = 1_800_000_000_000
+    fields = RankFields(1, confidence, outcome, "current", now - int(age_days * DAY), used,
+                        "decision", None, "/p")  # fmt: skip
+    most = ranking.ceiling(last_use=last_use, recency_boost=boost)
+    assert ranking.adjusted(1.0, fields, now, last_use=last_use, recency_boost=boost) <= most
+
+
+def test_reading_candidates_by_relevance_keeps_the_ranking(
+    store: Store, project: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scoring stops at candidates that cannot reach the window: the same results as scoring
+    every candidate, with outcomes, use counts, dates, sessions and filters in play."""
+    rng = random.Random(7)
+    words = "cache queue redis postgres latency retry billing deploy auth token".split()
+    start = 1_700_000_000_000
+    for i in range(120):
+        text = " ".join(rng.sample(words, 3)) + f" note {i}"
+        at = start + rng.randrange(400) * DAY
+        if i % 4 == 3:
+            save_checkpoint(store, project, {"summary": text, "session_id": f"s{i % 9}"},
+                            created_at=at)  # fmt: skip
+            continue
+        memory_id = save_decision(store, project, {
+            "topic": rng.choice(words), "decision": text, "reasoning": "because " + text,
+            "confidence": round(rng.random(), 2), "session_id": f"s{i % 9}"},
+            created_at=at).memory.id  # fmt: skip
+        if i % 5 == 0:
+            record_outcome(store, {"memory_id": memory_id,
+                                   "outcome": rng.choice(["SUCCESS", "FAILED", "PARTIAL"]),
+                                   "details": "measured"})  # fmt: skip
+        if i % 7 == 0:
+            store.memories.touch([memory_id] * 3)
+    embedder = BagOfWords()
+    reindex(store, embedder)
+    now = start + 500 * DAY
+    date = time.strftime("%d %B, %Y", time.gmtime((start + 100 * DAY) / 1000))
+    asks = [
+        ({"query": "redis cache latency"}),
+        ({"query": "billing retry", "min_confidence": 0.5}),
+        ({"query": f"what did we deploy on {date}", "k": 3}),
+        ({"query": "auth token queue", "exclude_types": ["checkpoint"]}),
+        ({"query": "postgres note", "k": 25}),
+    ]
+    read: list[int] = []
+    real = store.search.rank_fields
+
+    def counted(seqs: object, **kwargs: object) -> object:
+        chunk = list(seqs)  # type: ignore[call-overload]
+        read.append(len(chunk))
+        return real(chunk, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store.search, "rank_fields", counted)
+
+    def ranked(chunk: int) -> list[list[tuple[str, float, str | None]]]:
+        monkeypatch.setattr(retrieval, "RANK_CHUNK", chunk)
+        return [[(h.memory.id, h.score, h.updated_by) for h in retrieve(
+            store, embedder=embedder, project=project, as_of=now, **ask)] for ask in asks]  # type: ignore[arg-type]  # fmt: skip
+
+    whole = ranked(10**6)
+    read_whole = sum(read)
+    read.clear()
+    assert ranked(1) == whole and all(whole)
+    assert sum(read) < read_whole  # the pruned path ran: fewer candidates read

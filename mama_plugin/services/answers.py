@@ -15,7 +15,7 @@ Read-only except for usage counters (``record_usage``).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,22 +135,24 @@ def search_by_context(
     newest = _newest_work(store, [m for m in records.values() if m.type == "checkpoint"])
     cuttable = [r["id"] for r in primary if r["id"] not in keep]
 
+    composed: dict[int, tuple[Any, ...]] = {}
+
     def compose(n: int) -> tuple[Any, ...]:
         """The answer telling the chains' heads and the ``n`` most relevant other results."""
-        told = [r for r in primary if r["id"] in keep or r["id"] in cuttable[:n]]
-        return told, *_compose(store, query, told, records, every_chain, steps, primary, newest)
+        if n not in composed:
+            told = [r for r in primary if r["id"] in keep or r["id"] in cuttable[:n]]
+            composed[n] = told, *_compose(store, query, told, records, every_chain, steps,
+                                          primary, newest)  # fmt: skip
+        return composed[n]
 
-    # The most results that fit, found by halving (text grows with every result told).
-    answer, low, high = compose(len(cuttable)), 0, len(cuttable)
-    if budget is not None and estimate_tokens(answer[2]) > budget:
-        high -= 1
-        while low < high:
-            middle = (low + high + 1) // 2
-            if estimate_tokens(compose(middle)[2]) <= budget:
-                low = middle
-            else:
-                high = middle - 1
-        answer = compose(low)
+    answer = compose(len(cuttable))
+    size = estimate_tokens(answer[2])
+    if budget is not None and size > budget:
+        # The most results that fit (text grows with every result told), looked for from
+        # where the whole answer's size says it should be.
+        n = _most_within(lambda n: estimate_tokens(compose(n)[2]) <= budget,
+                         len(cuttable) - 1, len(cuttable) * budget // size)  # fmt: skip
+        answer = compose(n)
     told, story, text, status, learned, chains = answer
     left_out = [r["id"] for r in primary if r not in told]
     if record_usage and told:
@@ -159,6 +161,20 @@ def search_by_context(
             store.memories.touch(r["id"] for r in told)
     return ContextResult(query, told, chains, status, learned, story, used, text, left_out,
                          budget, [r["id"] for r in primary])  # fmt: skip
+
+
+def _most_within(fits: Callable[[int], bool], high: int, guess: int) -> int:
+    """The largest ``n`` in 1..``high`` for which ``fits(n)`` (0 when none is), for a ``fits``
+    that holds up to some n and not above it; asked first at ``guess``, then step by step."""
+    n = min(max(guess, 0), high)
+    if n > 0 and not fits(n):
+        n -= 1
+        while n > 0 and not fits(n):
+            n -= 1
+        return n
+    while n < high and fits(n + 1):
+        n += 1
+    return n
 
 
 def _compose(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
+from weakref import WeakKeyDictionary
 
 from ..storage import MemoryRecord, Store
 from .done import DEFAULT, MIN_SHARED, Later, Similar, bag, covers, evidence, judged_parts, parts
@@ -29,6 +30,12 @@ T = TypeVar("T")
 __all__ = ["covers", "distinct", "is_auto", "moot", "one_per_session", "open_steps",
            "outcomes_on_their_memory"]  # fmt: skip
 LATER = 40  # later checkpoints and decisions consulted per project
+# What a later memory shows (done.evidence), per open store, by (id, version, updated_at,
+# personal data kept): a search reads the same newest memories of its project every time, and
+# decoding them again was most of an answer's open steps. Every edit of what a memory says
+# bumps its version (a use count or a replayed supersession does not; neither is evidence).
+_SHOWN: WeakKeyDictionary[Store, dict[tuple[str, int, int, bool], Later]] = WeakKeyDictionary()
+SHOWN_KEPT = 4096
 
 
 def is_auto(m: MemoryRecord) -> bool:
@@ -141,23 +148,15 @@ def open_steps(
     holder, the rule before it was measured).
     """
     rules = tuple(rules)
-    later: dict[str, list[MemoryRecord]] = {}
-    shown: dict[str, Later] = {}
+    later: dict[str, list[tuple[int, int, str, Later]]] = {}
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     for m in holders:
         plans = _superseded_plans(store, m) if {"moot", "moot_all"} & set(rules) else None
         if m.project not in later:
-            found = [
-                *store.memories.latest(project=m.project, type="checkpoint", limit=LATER),
-                *store.memories.latest(project=m.project, type="decision", limit=LATER),
-            ]
-            later[m.project] = sorted(found, key=lambda o: (o.updated_at, o.seq))
-        after = [o for o in later[m.project] if o.id != m.id and _newer(o, m)]
-        for o in after:
-            if o.id not in shown:  # read once a memory, not once a holder it follows
-                shown[o.id] = evidence(o)
-        told = [shown[o.id] for o in after]
+            later[m.project] = _later(store, m.project)
+        told = [shown for at, seq, i, shown in later[m.project]
+                if i != m.id and (at, seq) > (m.updated_at, m.seq)]  # fmt: skip
         for s in m.continuity.get("next_steps") or []:
             text = str(s.get("step", "")) if isinstance(s, dict) else str(s)
             if plans is not None and ("moot_all" in rules or _about(store, text, plans)):
@@ -175,6 +174,27 @@ def open_steps(
                 step["done"] = "; ".join(p for p, rule in judged if rule)
             out.append(step)
     return out
+
+
+def _later(store: Store, project: str) -> list[tuple[int, int, str, Later]]:
+    """(updated_at, seq, id, what it shows) of the project's ``LATER`` newest checkpoints and
+    decisions, oldest first; a memory is decoded only when it changed since it was read."""
+    personal = store.memories.masks_personal
+    with store.snapshot():  # the versions and the memories from one state
+        rows = [*store.memories.changed(project=project, type="checkpoint", limit=LATER),
+                *store.memories.changed(project=project, type="decision", limit=LATER)]  # fmt: skip
+        keys = [(i, v, at, personal) for _, i, at, v in rows]
+        shown = _SHOWN.setdefault(store, {})
+        known = {key: shown[key] for key in keys if key in shown}
+        missing = [key[0] for key in keys if key not in known]
+        found = store.memories.get_many(missing) if missing else {}
+    fresh = {(m.id, m.version, m.updated_at, personal): evidence(m) for m in found.values()}
+    if len(shown) + len(fresh) > SHOWN_KEPT:
+        shown.clear()
+    shown.update(fresh)
+    known.update(fresh)
+    out = [(at, seq, i, known[key]) for (seq, i, at, _), key in zip(rows, keys, strict=True)]
+    return sorted(out, key=lambda row: (row[0], row[1]))
 
 
 def distinct(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -127,6 +127,14 @@ def adjusted(
     )  # fmt: skip
 
 
+def ceiling(*, last_use: bool = False, recency_boost: float = RECENCY_BOOST) -> float:
+    """The most :func:`adjusted` can multiply a positive relevance by (every factor at its
+    largest: confidence 1, the best outcome, today, the usage cap). Retrieval stops reading
+    candidates whose relevance times this cannot reach the ones it keeps."""
+    recency = 1.0 if last_use else max(1.0, 1.0 + recency_boost)
+    return max(1.0, *OUTCOME_FACTOR.values()) * recency * USAGE_CAP
+
+
 def role(memory: Rankable) -> str:
     """How a result should be read: ``advice`` (current), ``lesson`` (failed), ``history``."""
     if memory.outcome_status == "FAILED":

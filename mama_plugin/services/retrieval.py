@@ -23,11 +23,12 @@ search tools answer (the graph expansion and the story to read).
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..storage import MemoryRecord, Store, now_ms
+from ..storage import MemoryRecord, RankFields, Store, now_ms
 from ..text import content_words
 from . import dates, ranking, signals, vector_index
 
@@ -39,6 +40,7 @@ NEIGHBOUR_WINDOW = 2
 NEIGHBOUR_WEIGHT = 0.3
 SESSION_WEIGHT = 0.2
 DATE_BOOST = 1.0
+RANK_CHUNK = 100  # candidates whose ranking fields are read at a time (see _scored)
 # search_by_context leaves out guesses by default: below even odds. (The design documents say
 # 0.6, but v1.0 stored 0.5 for every memory saved without a confidence, its column default:
 # at 0.6 the search tool silently hid most imported v1.0 decisions.)
@@ -154,24 +156,14 @@ def retrieve(
     if options.expand_terms and "keyword" in retrievers and relevance:
         _expand(store, query, relevance, project, options)
     relevance = _session_context(store, relevance, project, options)
-    fields = store.search.rank_fields(relevance, tags=tags)
     now = as_of if as_of is not None else now_ms()
-    named = dates.spans(query) if options.date_boost else []
-    if named:
-        for seq, f in fields.items():
-            if dates.within(f.created_at, named):
-                relevance[seq] *= 1.0 + options.date_boost
-    scores = {
-        seq: ranking.adjusted(
-            relevance[seq], f, now, last_use=options.last_use, recency_boost=options.recency_boost
-        )
-        for seq, f in fields.items()
-        if f.confidence >= min_confidence and f.created_at <= now and f.type not in exclude_types
-    }
+    size = max(2 * k, 20)  # the window near the cut at k, which the signals may reorder
+    fields, scores = _scored(store, query, relevance, size, now, min_confidence=min_confidence,
+                             tags=tags, exclude_types=exclude_types, options=options)  # fmt: skip
     # Best score first; ties go to the newer memory, then the later row: one order for the
     # cut at k and for the answer.
     order = sorted(scores, key=lambda seq: (-scores[seq], -fields[seq].created_at, -seq))
-    window = order[: max(2 * k, 20)]  # the signals may reorder what is near the cut
+    window = order[:size]
     if options.links or options.type_pairs:
         signals.boost_linked(store, window, scores, fields, now, options.links, options.type_pairs)
     updated: dict[int, int] = {}
@@ -187,6 +179,54 @@ def retrieve(
         for seq in final
         if seq in memories
     ]  # fmt: skip
+
+
+def _scored(
+    store: Store,
+    query: str,
+    relevance: dict[int, float],
+    size: int,
+    now: int,
+    *,
+    min_confidence: float,
+    tags: Sequence[str],
+    exclude_types: Sequence[str],
+    options: Options,
+) -> tuple[dict[int, RankFields], dict[int, float]]:
+    """The ranking fields and final scores of the candidates that can reach the best ``size``.
+
+    Candidates are read in order of relevance, ``RANK_CHUNK`` at a time, until the next one's
+    relevance times the most ranking can add (:func:`ranking.ceiling`, and the date boost)
+    falls below the ``size``-th best score so far: no candidate left could enter the window,
+    so the window is the one scoring every candidate gives. (Session context spreads
+    relevance to hundreds of memories; most of them never come near the cut.)
+    """
+    named = dates.spans(query) if options.date_boost else []
+    most = ranking.ceiling(last_use=options.last_use, recency_boost=options.recency_boost)
+    most *= (1.0 + max(0.0, options.date_boost)) if named else 1.0
+    order = sorted(relevance, key=lambda seq: -relevance[seq])
+    fields: dict[int, RankFields] = {}
+    scores: dict[int, float] = {}
+    kept: list[float] = []  # the best ``size`` scores so far, a min-heap
+    for start in range(0, len(order), RANK_CHUNK):
+        best_left = relevance[order[start]]
+        if len(kept) >= size and (best_left * most if best_left > 0 else 0.0) < kept[0]:
+            break
+        chunk = store.search.rank_fields(order[start : start + RANK_CHUNK], tags=tags)
+        for seq, f in chunk.items():
+            fields[seq] = f
+            if named and dates.within(f.created_at, named):
+                relevance[seq] *= 1.0 + options.date_boost
+            if f.confidence < min_confidence or f.created_at > now or f.type in exclude_types:
+                continue
+            score = ranking.adjusted(relevance[seq], f, now, last_use=options.last_use,
+                                     recency_boost=options.recency_boost)  # fmt: skip
+            scores[seq] = score
+            if len(kept) < size:
+                heapq.heappush(kept, score)
+            elif score > kept[0]:
+                heapq.heapreplace(kept, score)
+    return fields, scores
 
 
 def _session_context(
