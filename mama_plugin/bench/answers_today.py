@@ -78,7 +78,7 @@ def answer_today(
     hits = retrieve(store, query, embedder=embedder, project=project, k=k)
     ordered = answers._with_successors(store, [(h.memory, h.score) for h in hits], k)
     primary = [answers._present(store, m, score, True, True) for m, score in ordered]
-    chains = answers._chains(store, [m for m, _ in ordered])
+    chains, along = answers._chains(store, [m for m, _ in ordered])
     status: dict[str, Any] = {
         "next_steps": [
             s
@@ -87,7 +87,7 @@ def answer_today(
             for s in r.get("next_steps", [])
         ],
     }
-    learned = answers._learned(store, [m for m, _ in ordered], chains)
+    learned = answers._learned([m for m, _ in ordered], chains, along)
     summary = _template().render(
         query=query, results=primary, chains=chains, status=status, learned=learned
     )

@@ -128,7 +128,7 @@ def search_by_context(
             item["updated_by"] = updated[m.id]
         primary.append(item)
     records = {m.id: m for m, _, _ in entries}
-    every_chain = _chains(store, list(records.values())) if include_evolution else []
+    every_chain, along = _chains(store, list(records.values())) if include_evolution else ([], {})
     live = [r["id"] for r in primary if r["status"] == "current"]
     steps = distinct(open_steps(store, [records[i] for i in live]))
     keep = {c["current_id"] for c in every_chain}  # never cut a chain's current decision
@@ -141,7 +141,7 @@ def search_by_context(
         """The answer telling the chains' heads and the ``n`` most relevant other results."""
         if n not in composed:
             told = [r for r in primary if r["id"] in keep or r["id"] in cuttable[:n]]
-            composed[n] = told, *_compose(store, query, told, records, every_chain, steps,
+            composed[n] = told, *_compose(query, told, records, every_chain, along, steps,
                                           primary, newest)  # fmt: skip
         return composed[n]
 
@@ -178,17 +178,18 @@ def _most_within(fits: Callable[[int], bool], high: int, guess: int) -> int:
 
 
 def _compose(
-    store: Store,
     query: str,
     told: list[dict[str, Any]],
     records: dict[str, MemoryRecord],
     every_chain: list[dict[str, Any]],
+    along: dict[str, MemoryRecord],
     steps: list[dict[str, Any]],
     primary: list[dict[str, Any]],
     newest: MemoryRecord | None,
 ) -> tuple[str, str, dict[str, Any], list[str], list[dict[str, Any]]]:
     """The story and the fenced text for the results ``told``: (story, text, status, …);
-    ``newest`` is the project's newest checkpoint with work, named when it is not told."""
+    ``along`` holds the chains' steps by id; ``newest`` is the project's newest checkpoint
+    with work, named when it is not told."""
     ids = {r["id"] for r in told}
     chains = [c for c in every_chain if any(s["id"] in ids for s in c["steps"])]
     on_chains = {s["id"] for c in chains for s in c["steps"]}
@@ -199,7 +200,7 @@ def _compose(
         "current": [{"id": r["id"], "topic": r["topic"], "content": r["content"]} for r in current],
         "next_steps": [s for s in steps if s["from"] in ids],
     }
-    learned = _learned(store, [records[i] for i in ids], chains)
+    learned = _learned([records[i] for i in ids], chains, along)
     newer = newest if work and newest is not None and newest.id not in ids else None
     auto = {r["id"] for r in work if is_auto(records[r["id"]])} | (
         {newer.id} if newer is not None and is_auto(newer) else set()
@@ -252,7 +253,7 @@ def _with_successors(
         if memory.id in placed:
             continue
         if memory.status == "superseded":
-            head = current_of(store, memory.id)
+            head = current_of(store, memory.id, record=memory)
             if head.id != memory.id and head.id not in placed:
                 out.append((head, score))
                 placed.add(head.id)
@@ -265,7 +266,7 @@ def _with_successors(
 def _present(
     store: Store, m: MemoryRecord, score: float, evidence: bool, tensions: bool
 ) -> dict[str, Any]:
-    head = current_of(store, m.id) if m.status == "superseded" else m
+    head = current_of(store, m.id, record=m) if m.status == "superseded" else m
     item: dict[str, Any] = {
         "id": m.id,
         "type": m.type,
@@ -300,7 +301,9 @@ def _present(
             other = found.get(s.memory_id)
             if other is None:
                 continue
-            head = current_of(store, other.id) if other.status == "superseded" else other
+            head = (
+                current_of(store, other.id, record=other) if other.status == "superseded" else other
+            )
             item["related"].append({
                 "id": other.id, "type": other.type, "content": other.content,
                 "status": other.status, "current_id": head.id,
@@ -310,17 +313,22 @@ def _present(
     return item
 
 
-def _chains(store: Store, memories: list[MemoryRecord]) -> list[dict[str, Any]]:
-    """One evolution chain per distinct chain among the results, oldest step first."""
+def _chains(
+    store: Store, memories: list[MemoryRecord]
+) -> tuple[list[dict[str, Any]], dict[str, MemoryRecord]]:
+    """One evolution chain per distinct chain among the results, oldest step first; and the
+    chains' steps by id."""
     chains: list[dict[str, Any]] = []
     covered: set[str] = set()
+    along: dict[str, MemoryRecord] = {}
     for memory in memories:
         if memory.id in covered or memory.type != "decision":
             continue
-        steps = chain(store, memory.id)
+        steps = chain(store, memory.id, record=memory)
         covered.update(s.id for s in steps)
         if len(steps) < 2:
             continue
+        along.update((s.id, s) for s in steps)
         chains.append({
             "topic": steps[-1].topic,
             "current_id": steps[-1].id,
@@ -333,7 +341,7 @@ def _chains(store: Store, memories: list[MemoryRecord]) -> list[dict[str, Any]]:
                 for i, s in enumerate(steps)
             ],
         })  # fmt: skip
-    return chains
+    return chains, along
 
 
 def _failure(m: MemoryRecord) -> str:
@@ -341,10 +349,11 @@ def _failure(m: MemoryRecord) -> str:
     return str(m.outcome.get("details") or "") if m.outcome_status in {"FAILED", "PARTIAL"} else ""
 
 
-def _learned(store: Store, memories: list[MemoryRecord], chains: list[dict[str, Any]]) -> list[str]:
+def _learned(
+    memories: list[MemoryRecord], chains: list[dict[str, Any]], along: dict[str, MemoryRecord]
+) -> list[str]:
     lessons: list[str] = []
     chain_ids = [s["id"] for c in chains for s in c["steps"]]
-    along = store.memories.get_many(chain_ids)
     for memory in [*memories, *(along[i] for i in chain_ids if i in along)]:
         for lesson in memory.outcome.get("learned") or []:
             if lesson not in lessons:
@@ -363,7 +372,7 @@ def search_by_topic(
     found = _fresh(store, store.memories.by_topic(topic, project=project))
     out = []
     for m, collapsed in found:
-        head = current_of(store, m.id) if m.status == "superseded" else m
+        head = current_of(store, m.id, record=m) if m.status == "superseded" else m
         row = {"id": m.id, "type": m.type, "content": m.content, "status": m.status,
                "current_id": head.id, "outcome": m.outcome_status,
                "failure_reason": _failure(m), "reason": m.reasoning.get("primary", ""),

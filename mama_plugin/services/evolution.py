@@ -9,9 +9,13 @@ from ..storage import MemoryRecord, Store
 EVOLUTION = ("evolution",)
 
 
-def current_of(store: Store, memory_id: str) -> MemoryRecord:
-    """Follow replacing links forward to the decision that stands now (itself if current)."""
-    record = store.memories.require(memory_id)
+def current_of(store: Store, memory_id: str, *, record: MemoryRecord | None = None) -> MemoryRecord:
+    """Follow replacing links forward to the decision that stands now (itself if current).
+
+    ``record``: the memory ``memory_id`` names, when the caller has it already read.
+    """
+    if record is None or record.id != memory_id:
+        record = store.memories.require(memory_id)
     seen = {record.id}
     while record.status == "superseded":
         successors = [
@@ -28,9 +32,14 @@ def current_of(store: Store, memory_id: str) -> MemoryRecord:
     return record
 
 
-def chain(store: Store, memory_id: str) -> list[MemoryRecord]:
-    """The evolution chain ending at the current successor of ``memory_id``, oldest first."""
-    head = current_of(store, memory_id)
+def chain(
+    store: Store, memory_id: str, *, record: MemoryRecord | None = None
+) -> list[MemoryRecord]:
+    """The evolution chain ending at the current successor of ``memory_id``, oldest first.
+
+    ``record``: the memory ``memory_id`` names, when the caller has it already read.
+    """
+    head = current_of(store, memory_id, record=record)
     ordered, seen, frontier = [head], {head.id}, [head]
     while frontier:
         step = []

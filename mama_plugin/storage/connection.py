@@ -20,6 +20,10 @@ from ..errors import SchemaError
 
 MIN_SQLITE = (3, 38, 0)  # JSON functions built in, FTS5 with bm25()
 DEFAULT_BUSY_MS = 5000
+# Pages a connection keeps in memory (SQLite's default is 2 MiB): a search reads a few hundred
+# rows scattered over the store; at 10k memories (28 MB) the default cache re-read them from
+# the OS on every search (search p50 20.0 → 18.1 ms). Only pages actually read are held.
+CACHE_KIB = 32 * 1024
 # The calling thread's deadline for lock waits (``waits_until``): a hook's worker thread sets
 # it, so no busy timeout outlives the hook's own deadline.
 _waits = threading.local()
@@ -74,6 +78,7 @@ def connect(
     if not readonly:
         enable_wal(conn)
     enable_foreign_keys(conn)
+    conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
     load_sqlite_vec(conn)
     return conn
 
