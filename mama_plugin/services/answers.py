@@ -24,7 +24,7 @@ from ..fence import fenced
 from ..storage import MemoryRecord, Store
 from ..text import estimate_tokens
 from . import ranking, vector_index
-from .evolution import chain, current_of
+from .evolution import EVOLUTION, chain, current_of
 from .freshness import distinct, is_auto, one_per_session, open_steps, outcomes_on_their_memory
 from .graph import traverse
 from .render import render
@@ -321,8 +321,17 @@ def _chains(
     chains: list[dict[str, Any]] = []
     covered: set[str] = set()
     along: dict[str, MemoryRecord] = {}
+    decisions = [m.id for m in memories if m.type == "decision"]
+    replacing = {  # the decisions that replaced another (one query, not one a decision)
+        ln.from_id
+        for ln in store.links.among(decisions, direction="out")
+        if ln.link_category in EVOLUTION
+    }
     for memory in memories:
         if memory.id in covered or memory.type != "decision":
+            continue
+        if memory.status != "superseded" and memory.id not in replacing:
+            covered.add(memory.id)  # a chain of one: it stands, and replaced nothing
             continue
         steps = chain(store, memory.id, record=memory)
         covered.update(s.id for s in steps)

@@ -92,6 +92,15 @@ def outcomes_on_their_memory(
     return out
 
 
+def _carrying_out(store: Store, memories: Sequence[MemoryRecord]) -> set[str]:
+    """The ids of ``memories`` that carry out a decision (one query for all of them)."""
+    return {
+        ln.from_id
+        for ln in store.links.among([m.id for m in memories], direction="out")
+        if ln.link_category == "implementation" and ln.relationship != "outcome_of"
+    }
+
+
 def _superseded_plans(store: Store, memory: MemoryRecord) -> list[MemoryRecord] | None:
     """The decisions ``memory`` carries out when every one of them is superseded, else None."""
     targets = [
@@ -148,11 +157,13 @@ def open_steps(
     holder, the rule before it was measured).
     """
     rules = tuple(rules)
+    holders = list(holders)
     later: dict[str, list[tuple[int, int, str, Later]]] = {}
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
+    carrying = _carrying_out(store, holders) if {"moot", "moot_all"} & set(rules) else set()
     for m in holders:
-        plans = _superseded_plans(store, m) if {"moot", "moot_all"} & set(rules) else None
+        plans = _superseded_plans(store, m) if m.id in carrying else None
         if m.project not in later:
             later[m.project] = _later(store, m.project)
         told = [shown for at, seq, i, shown in later[m.project]
