@@ -414,6 +414,11 @@ def test_a_sessions_own_rolling_checkpoint_stays_out_of_its_searches(
                               own_session="me")  # fmt: skip
     assert mine.id not in asked.ids() and mine.id not in asked.text
     assert theirs.id in asked.ids()
+    # Leaving it out does not cost a place: the best other memory takes the one asked for.
+    echo = "payment service auth approach"  # its own echo ranks first for the session
+    assert search_by_context(store, echo, project=project, k=1).ids() == [mine.id]
+    first = search_by_context(store, echo, project=project, k=1, own_session="me")
+    assert first.ids() == [theirs.id]
 
 
 def test_browsing_leaves_out_rolling_checkpoints_of_sessions_that_did_no_work(

@@ -108,11 +108,15 @@ def search_by_context(
     Code session asking; its own rolling checkpoint is left out (it repeats this session's
     prompts, so it matched every search the session made, and the session knows its work).
     """
-    hits = retrieve(store, query, embedder=embedder, project=project, k=k, retrievers=retrievers,
+    # One more than k when the asking session's rolling checkpoint (one a session) may take a
+    # place, so that leaving it out still leaves k results.
+    hits = retrieve(store, query, embedder=embedder, project=project,
+                    k=k + 1 if own_session else k, retrievers=retrievers,
                     min_confidence=min_confidence, as_of=as_of, tags=tags,
                     options=options)  # fmt: skip
     if own_session:
-        hits = [h for h in hits if not (is_auto(h.memory) and h.memory.session_id == own_session)]
+        hits = [h for h in hits
+                if not (is_auto(h.memory) and h.memory.session_id == own_session)][:k]  # fmt: skip
     updated = {h.memory.id: h.updated_by for h in hits if h.updated_by}
     ranked = outcomes_on_their_memory(store, [(h.memory, h.score) for h in hits])
     entries = one_per_session(_with_successors(store, ranked, k))
