@@ -20,14 +20,9 @@ from mama_plugin.bench.answers import answers_run, judge, section
 from mama_plugin.fence import HEADER, TAG
 from mama_plugin.schema import OutcomeInput, parse
 from mama_plugin.server.app import State
-from mama_plugin.services.answers import (
-    ANSWER_TOKENS,
-    _most_within,
-    search_by_context,
-    search_by_topic,
-    search_recent,
-)
+from mama_plugin.services.answers import ANSWER_TOKENS, _most_within, search_by_context
 from mama_plugin.services.autosave import checkpoint_turn
+from mama_plugin.services.browsing import search_by_topic, search_recent
 from mama_plugin.services.freshness import covers
 from mama_plugin.services.memories import save_checkpoint, save_decision
 from mama_plugin.services.outcomes import record_outcome_event

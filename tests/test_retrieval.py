@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mama_plugin.services import ranking, retrieval
-from mama_plugin.services.answers import search_by_context, search_by_topic, search_recent
+from mama_plugin.services.answers import search_by_context
+from mama_plugin.services.browsing import search_by_topic, search_recent
 from mama_plugin.services.indexing import drain, reindex
 from mama_plugin.services.memories import (
     record_outcome,

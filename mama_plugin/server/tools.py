@@ -28,8 +28,9 @@ from ..schema import (
     parse,
 )
 from ..schema.assist import DraftRequest, EvolveLinkInput, SuggestLinksInput
-from ..services.answers import search_by_context, search_by_topic, search_recent
+from ..services.answers import search_by_context
 from ..services.briefing import current_decisions, render_brief
+from ..services.browsing import search_by_topic, search_recent
 from ..services.cliffhanger import ResumePoint, resume_point, story
 from ..services.evolution import current_of
 from ..services.graph import traverse

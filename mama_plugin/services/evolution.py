@@ -54,6 +54,11 @@ def chain(
     return list(reversed(ordered))
 
 
+def failure_reason(m: MemoryRecord) -> str:
+    """Why a decision failed (or fell short), from its outcome; empty otherwise."""
+    return str(m.outcome.get("details") or "") if m.outcome_status in {"FAILED", "PARTIAL"} else ""
+
+
 def outcome_events(store: Store, memories: Iterable[MemoryRecord]) -> dict[str, str]:
     """Which of ``memories`` are outcome events: event id → id of the memory it judges.
 

@@ -192,8 +192,8 @@ def _later(store: Store, project: str) -> list[tuple[int, int, str, Later]]:
     decisions, oldest first; a memory is decoded only when it changed since it was read."""
     personal = store.memories.masks_personal
     with store.snapshot():  # the versions and the memories from one state
-        rows = [*store.memories.changed(project=project, type="checkpoint", limit=LATER),
-                *store.memories.changed(project=project, type="decision", limit=LATER)]  # fmt: skip
+        rows = [*store.search.changed(project=project, type="checkpoint", limit=LATER),
+                *store.search.changed(project=project, type="decision", limit=LATER)]  # fmt: skip
         keys = [(i, v, at, personal) for _, i, at, v in rows]
         shown = _SHOWN.setdefault(store, {})
         known = {key: shown[key] for key in keys if key in shown}

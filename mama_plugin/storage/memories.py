@@ -333,17 +333,6 @@ class Memories(Repository):
             f"{SELECT_MEMORY}{where} ORDER BY updated_at DESC, seq DESC LIMIT ?", (*params, limit)
         )
 
-    def changed(self, *, project: str, type: str, limit: int) -> list[tuple[int, str, int, int]]:
-        """(seq, id, updated_at, version) of the memories :meth:`latest` returns, in its order,
-        without reading their narrative (every edit of what a memory says bumps ``version``)."""
-        where, params = scope(project, type)
-        rows = self.conn.execute(
-            f"SELECT seq, id, updated_at, version FROM memories{where} "
-            "ORDER BY updated_at DESC, seq DESC LIMIT ?",
-            (*params, limit),
-        ).fetchall()
-        return [(int(a), str(b), int(c), int(d)) for a, b, c, d in rows]  # type: ignore[arg-type]
-
     def of_session(self, session_id: str, *, type: str | None = None) -> list[MemoryRecord]:
         """The memories saved during one Claude Code session, oldest first."""
         if not session_id:

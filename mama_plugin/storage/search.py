@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from .fts import any_of, query_words, quoted
 from .records import MemoryRecord, RankFields
 from .repository import Repository
+from .sql import scope
 
 if TYPE_CHECKING:
     from .store import Store
@@ -107,6 +108,18 @@ class Search(Repository):
         row = self.conn.execute("SELECT count(*) FROM memories").fetchall()[0]
         return int(row[0] or 0)
 
+    def changed(self, *, project: str, type: str, limit: int) -> list[tuple[int, str, int, int]]:
+        """(seq, id, updated_at, version) of the memories ``Memories.latest`` returns, in its
+        order, without reading their narrative (every edit of what a memory says bumps
+        ``version``)."""
+        where, params = scope(project, type)
+        rows = self.conn.execute(
+            f"SELECT seq, id, updated_at, version FROM memories{where} "
+            "ORDER BY updated_at DESC, seq DESC LIMIT ?",
+            (*params, limit),
+        ).fetchall()
+        return [(int(a), str(b), int(c), int(d)) for a, b, c, d in rows]  # type: ignore[arg-type]
+
     def rank_fields(
         self, seqs: Iterable[int], *, tags: Sequence[str] = ()
     ) -> dict[int, RankFields]:
@@ -178,11 +191,11 @@ class Search(Repository):
         if not sessions:
             return {}
         names = sorted(sessions)
-        scope = " AND project = ?" if project is not None else ""
+        in_project = " AND project = ?" if project is not None else ""
         marks = ",".join("?" * len(names))
         rows = self.conn.execute(
             f"SELECT seq, session_id FROM memories WHERE session_id IN ({marks})"
-            f" AND session_id <> ''{scope} ORDER BY session_id, created_at, seq",
+            f" AND session_id <> ''{in_project} ORDER BY session_id, created_at, seq",
             (*names, *([project] if project is not None else [])),
         ).fetchall()
         order: dict[str, list[int]] = {}
