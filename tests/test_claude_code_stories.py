@@ -643,7 +643,7 @@ def test_claudes_own_checkpoint_comes_back_as_the_whole_cliffhanger(tmp_path: Pa
         )
         assert ("What you will see now: expired entries are still returned after a clock jump — "
                 "what I was changing it to: get() drops entries older than ttl") in memory  # fmt: skip
-        assert ("Tasks: Evict the oldest entry past 1,000 (blocked by the size limit is not "
+        assert ("Tasks: Evict the oldest entry past 1,000 (blocked: the size limit is not "
                 "decided)") in memory  # fmt: skip
         assert ("LRU or FIFO eviction? — options: LRU / FIFO; a decision is needed") in memory
         assert ("✅ set() stores the monotonic time — evidence: app/cache.py:8 reads "

@@ -137,7 +137,7 @@ def test_a_written_checkpoint_tells_the_whole_cliffhanger(store: Store, project:
     assert "Where I stopped: editing infra/redis.tf:10-40, the Sentinel block half written" in text
     assert ("What you will see now: one Redis node, no failover — what I was changing it to: "
             "three Sentinels watching a primary and a replica") in text  # fmt: skip
-    assert "Tasks: Sentinel config (blocked by no staging VM)" in text
+    assert "Tasks: Sentinel config (blocked: no staging VM)" in text
     assert "✅ tests pass — evidence: pytest -q: 48 passed" in text
     assert "✅ found: refresh p99 41 ms — evidence: bench/auth.txt:12; impact: no DB hop" in text
     assert "⚠️ skipped: load test — reason: no staging; risk: HA untested" in text

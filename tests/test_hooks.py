@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -156,6 +157,25 @@ def test_after_compaction_the_header_says_it_is_this_sessions_work(
     assert "Memory from earlier sessions" not in compacted
     assert compacted[len(brief_cache.COMPACTED) :] == resumed[len(brief_cache.HEADER) :]
     assert session_start(project).startswith(brief_cache.HEADER)
+
+
+def test_an_updated_renderer_renders_afresh(
+    store: Store, project: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plugin update that changes how the start is written is not served the text its old
+    code cached: the rendering code's files are part of the cache key."""
+    code = tmp_path / "cliffhanger.py"
+    code.write_text("# v1\n")
+    monkeypatch.setattr(brief_cache, "RENDERED_BY", (code,))
+    story(store, project)
+    session_start(project)
+    cached = store.meta(f"brief:full:{project}")
+    session_start(project)
+    assert store.meta(f"brief:full:{project}") == cached  # served from the cache
+    os.utime(code, ns=(time.time_ns(), time.time_ns() + 10**9))
+    session_start(project)
+    renewed = store.meta(f"brief:full:{project}")
+    assert renewed is not None and json.loads(renewed)["key"] != json.loads(cached or "{}")["key"]
 
 
 def test_a_user_template_overrides_the_shipped_one(

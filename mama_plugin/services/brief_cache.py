@@ -13,6 +13,7 @@ import json
 import os
 import re
 import time
+from pathlib import Path
 
 from ..config import Config, mama_home
 from ..home import shipped_templates
@@ -31,6 +32,11 @@ COMPACTED = (
 )
 TEMPLATE = "session_start.md.j2"
 STORY = "story.md.j2"  # the cliffhanger's body, shared with load_checkpoint's checkpoint.md.j2
+# The code that writes the text: an updated plugin renders afresh instead of serving the text
+# its old code cached (a stat each, never an import).
+RENDERED_BY = tuple(
+    Path(__file__).with_name(name) for name in ("briefing.py", "cliffhanger.py", "render.py")
+)
 _AGO = re.compile(r"\{ago:(\d+)\}")
 
 
@@ -51,14 +57,16 @@ def budget(config: Config, variant: str) -> int:
 
 def key(fingerprint: str, config: Config, variant: str) -> list[str]:
     """What the text depends on: the memories (``fingerprint``), budget, follow-up age,
-    templates and the day ("waiting for an outcome" depends on it)."""
+    templates, the code that renders them and the day ("waiting for an outcome" depends on
+    it)."""
     stamps = []
-    for folder in (mama_home() / "templates", shipped_templates()):
-        for name in (TEMPLATE, STORY):
-            try:
-                stamps.append(os.stat(folder / name).st_mtime_ns)
-            except OSError:
-                stamps.append(0)
+    files = [folder / name for folder in (mama_home() / "templates", shipped_templates())
+             for name in (TEMPLATE, STORY)]  # fmt: skip
+    for path in (*files, *RENDERED_BY):
+        try:
+            stamps.append(os.stat(path).st_mtime_ns)
+        except OSError:
+            stamps.append(0)
     settings = f"{variant}:{budget(config, variant)}:{config.settings.outcome_followup_days}"
     return [fingerprint, f"{settings}:{stamps}", today()]
 

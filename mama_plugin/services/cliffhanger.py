@@ -218,10 +218,10 @@ def _pair(lead: str, what: Any, label: str, detail: Any) -> str:
 
 def _task(x: dict[str, Any]) -> str:
     status = str(x.get("status") or "in_progress").replace("_", " ")
-    if x.get("blocker"):  # "(blocked by X)", or "(in progress; blocked by X)"
+    if x.get("blocker"):  # "(blocked: X)", or "(in progress; blocked: X)"
         status = (
             "" if status == "blocked" else f"{status}; "
-        ) + f"blocked by {clip(x['blocker'], 120)}"
+        ) + f"blocked: {clip(x['blocker'], 120)}"
     return f"{clip(x.get('task', ''), 200)} ({status})"
 
 
