@@ -92,7 +92,7 @@ def test_a_later_memory_edited_after_a_search_is_read_again(store: Store, projec
     assert search_by_context(store, asked, project=project).status["next_steps"] == []
 
 
-@pytest.mark.parametrize("high", range(7))
+@pytest.mark.parametrize("high", range(-1, 7))
 def test_the_most_results_that_fit_are_found_from_any_guess(high: int) -> None:
     for fit in range(high + 2):  # results up to ``fit`` fit the budget
         for guess in range(-1, high + 2):
@@ -102,7 +102,7 @@ def test_the_most_results_that_fit_are_found_from_any_guess(high: int) -> None:
                 asked.append(n)
                 return n <= fit
 
-            assert _most_within(fits, high, guess) == min(fit, high)
+            assert _most_within(fits, high, guess) == max(0, min(fit, high))
             assert 0 not in asked and all(1 <= n <= high for n in asked)
 
 

@@ -170,7 +170,7 @@ def search_by_context(
 def _most_within(fits: Callable[[int], bool], high: int, guess: int) -> int:
     """The largest ``n`` in 1..``high`` for which ``fits(n)`` (0 when none is), for a ``fits``
     that holds up to some n and not above it; asked first at ``guess``, then step by step."""
-    n = min(max(guess, 0), high)
+    n = max(0, min(guess, high))
     if n > 0 and not fits(n):
         n -= 1
         while n > 0 and not fits(n):

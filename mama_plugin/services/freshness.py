@@ -196,7 +196,8 @@ def _later(store: Store, project: str) -> list[tuple[int, int, str, Later]]:
                 *store.search.changed(project=project, type="decision", limit=LATER)]  # fmt: skip
         keys = [(i, v, at, personal) for _, i, at, v in rows]
         shown = _SHOWN.setdefault(store, {})
-        known = {key: shown[key] for key in keys if key in shown}
+        # One lookup a key: another thread's search may clear the cache between two.
+        known = {key: got for key in keys if (got := shown.get(key)) is not None}
         missing = [key[0] for key in keys if key not in known]
         found = store.memories.get_many(missing) if missing else {}
     fresh = {(m.id, m.version, m.updated_at, personal): evidence(m) for m in found.values()}
