@@ -10,6 +10,7 @@ separate memories, and the cliffhanger prefers the newest of either kind.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ..privacy import redact_text
@@ -23,6 +24,7 @@ _ASSIGNMENTS = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|\"[^\"]*\"|\S*
 MAX_ITEMS = 8
 MAX_TEXT = 400
 _SEARCHES = frozenset(("search_by_context", "search_by_topic", "search_recent", "load_context"))
+_DECIDES = frozenset(("save_decision", "evolve_supersede"))
 
 
 def clip(text: object, limit: int = 300) -> str:
@@ -169,7 +171,7 @@ def layers_of(
         "open_files": [t.cite(cwd) for t in changed][-MAX_ITEMS:],
     }
     extra = {
-        "stopped_at": stopped_at(digest.last, cwd),
+        "stopped_at": stopped_at(digest, cwd, decisions),
         "tasks": [{"task": clip(t.subject, MAX_TEXT), "status": _STATUS.get(t.status, t.status)}
                   for t in digest.tasks.values() if t.subject][:MAX_ITEMS],
         "confirmed": confirmed(digest.commands, failing),
@@ -234,21 +236,37 @@ def activity(digest: Digest) -> str:
     return "changed nothing"
 
 
-def stopped_at(last: Command | FileTouch | None, cwd: str) -> str:
+def stopped_at(digest: Digest, cwd: str, decisions: Sequence[Any] = ()) -> str:
     """The session's last piece of work, as it was left ("" when it did none).
 
     A command is named by what it was for when Claude said so (the command itself and its
-    output are under Unresolved or ✅ already).
+    output are under Unresolved or ✅ already). When Claude then recorded an outcome or saved
+    a decision (``decisions``: the session's, oldest first), the command is no longer where it
+    stopped but what came before: "… had failed (exit 1); after it I recorded the outcome and
+    saved dec_…".
     """
+    last = digest.last
     if isinstance(last, Command):
         what = clip(last.description, 120) if last.description else f"`{clip(last.command, 120)}`"
-        if last.failed:
-            code = last.error.split(",", 1)[0] if last.error.startswith("exit ") else ""
-            return f"{what} had just failed" + (f" ({code})" if code else "")
-        return f"{what} had just passed"
+        after = _after(digest, last.calls, decisions)
+        verdict = "failed" if last.failed else "passed"
+        code = last.error.split(",", 1)[0] if last.failed and last.error.startswith("exit ") else ""
+        told = f"{what} had {'' if after else 'just '}{verdict}" + (f" ({code})" if code else "")
+        return told + (f"; after it I {after}" if after else "")
     if isinstance(last, FileTouch):
         return f"I had just {'created' if last.action == 'created' else 'edited'} {last.cite(cwd)}"
     return ""
+
+
+def _after(digest: Digest, calls: int, decisions: Sequence[Any]) -> str:
+    """What the session recorded in memory after its tool call number ``calls``: "recorded
+    the outcome and saved dec_…" ("" when nothing)."""
+    names = {n.rsplit("__", 1)[-1] for n in digest.tool_names[calls:]
+             if n.startswith("mcp__plugin_mama_")}  # fmt: skip
+    done = ["recorded the outcome"] if "evolve_outcome" in names else []
+    if names & _DECIDES and decisions:
+        done.append(f"saved {decisions[-1].id}")
+    return " and ".join(done)
 
 
 def confirmed(commands: list[Command], failing: list[Command]) -> list[dict[str, str]]:
