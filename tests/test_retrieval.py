@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mama_plugin.services import ranking, retrieval
+from mama_plugin.services import ranking
 from mama_plugin.services.answers import search_by_context
 from mama_plugin.services.browsing import search_by_topic, search_recent
 from mama_plugin.services.indexing import drain, reindex
@@ -364,23 +364,23 @@ def test_reading_candidates_by_relevance_keeps_the_ranking(
         ({"query": "auth token queue", "exclude_types": ["checkpoint"]}),
         ({"query": "postgres note", "k": 25}),
     ]
-    read: list[int] = []
-    real = store.search.rank_fields
+    scored: list[int] = []
+    real = ranking.adjusted
+    ceiling = ranking.ceiling
 
-    def counted(seqs: object, **kwargs: object) -> object:
-        chunk = list(seqs)  # type: ignore[call-overload]
-        read.append(len(chunk))
-        return real(chunk, **kwargs)  # type: ignore[arg-type]
+    def counted(*args: object, **kwargs: object) -> float:
+        scored.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(store.search, "rank_fields", counted)
+    monkeypatch.setattr(ranking, "adjusted", counted)
 
-    def ranked(chunk: int) -> list[list[tuple[str, float, str | None]]]:
-        monkeypatch.setattr(retrieval, "RANK_CHUNK", chunk)
+    def ranked(prune: bool) -> list[list[tuple[str, float, str | None]]]:
+        monkeypatch.setattr(ranking, "ceiling", ceiling if prune else lambda **_: math.inf)
         return [[(h.memory.id, h.score, h.updated_by) for h in retrieve(
             store, embedder=embedder, project=project, as_of=now, **ask)] for ask in asks]  # type: ignore[arg-type]  # fmt: skip
 
-    whole = ranked(10**6)
-    read_whole = sum(read)
-    read.clear()
-    assert ranked(1) == whole and all(whole)
-    assert sum(read) < read_whole  # the pruned path ran: fewer candidates read
+    whole = ranked(prune=False)
+    scored_whole = len(scored)
+    scored.clear()
+    assert ranked(prune=True) == whole and all(whole)
+    assert len(scored) < scored_whole  # the pruned path ran: fewer candidates scored

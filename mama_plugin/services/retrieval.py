@@ -40,7 +40,6 @@ NEIGHBOUR_WINDOW = 2
 NEIGHBOUR_WEIGHT = 0.3
 SESSION_WEIGHT = 0.2
 DATE_BOOST = 1.0
-RANK_CHUNK = 100  # candidates whose ranking fields are read at a time (see _scored)
 # search_by_context leaves out guesses by default: below even odds. (The design documents say
 # 0.6, but v1.0 stored 0.5 for every memory saved without a confidence, its column default:
 # at 0.6 the search tool silently hid most imported v1.0 decisions.)
@@ -193,39 +192,41 @@ def _scored(
     exclude_types: Sequence[str],
     options: Options,
 ) -> tuple[dict[int, RankFields], dict[int, float]]:
-    """The ranking fields and final scores of the candidates that can reach the best ``size``.
+    """The ranking fields of the candidates, and the final scores of those that can reach the
+    best ``size``.
 
-    Candidates are read in order of relevance, ``RANK_CHUNK`` at a time, until the next one's
-    relevance times the most ranking can add (:func:`ranking.ceiling`, and the date boost)
-    falls below the ``size``-th best score so far: no candidate left could enter the window,
-    so the window is the one scoring every candidate gives. (Session context spreads
-    relevance to hundreds of memories; most of them never come near the cut.)
+    Candidates are scored in order of relevance until the next one's relevance times the most
+    ranking can add (:func:`ranking.ceiling`, and the date boost) falls below the ``size``-th
+    best score so far: no candidate left could enter the window, so the window is the one
+    scoring every candidate gives. (Session context spreads relevance to hundreds of
+    memories; most of them never come near the cut.)
     """
     named = dates.spans(query) if options.date_boost else []
     most = ranking.ceiling(last_use=options.last_use, recency_boost=options.recency_boost)
     most *= (1.0 + max(0.0, options.date_boost)) if named else 1.0
     order = sorted(relevance, key=lambda seq: -relevance[seq])
-    fields: dict[int, RankFields] = {}
+    # Kept in memory between searches (storage/rank_cache.py); session context read them all.
+    fields = store.search.rank_fields(order, tags=tags)
     scores: dict[int, float] = {}
     kept: list[float] = []  # the best ``size`` scores so far, a min-heap
-    for start in range(0, len(order), RANK_CHUNK):
-        best_left = relevance[order[start]]
-        if len(kept) >= size and (best_left * most if best_left > 0 else 0.0) < kept[0]:
+    for seq in order:
+        left = relevance[seq]
+        if len(kept) >= size and (left * most if left > 0 else 0.0) < kept[0]:
             break
-        chunk = store.search.rank_fields(order[start : start + RANK_CHUNK], tags=tags)
-        for seq, f in chunk.items():
-            fields[seq] = f
-            if named and dates.within(f.created_at, named):
-                relevance[seq] *= 1.0 + options.date_boost
-            if f.confidence < min_confidence or f.created_at > now or f.type in exclude_types:
-                continue
-            score = ranking.adjusted(relevance[seq], f, now, last_use=options.last_use,
-                                     recency_boost=options.recency_boost)  # fmt: skip
-            scores[seq] = score
-            if len(kept) < size:
-                heapq.heappush(kept, score)
-            elif score > kept[0]:
-                heapq.heapreplace(kept, score)
+        f = fields.get(seq)
+        if f is None:  # gone, or without the tags asked for
+            continue
+        if named and dates.within(f.created_at, named):
+            relevance[seq] *= 1.0 + options.date_boost
+        if f.confidence < min_confidence or f.created_at > now or f.type in exclude_types:
+            continue
+        score = ranking.adjusted(relevance[seq], f, now, last_use=options.last_use,
+                                 recency_boost=options.recency_boost)  # fmt: skip
+        scores[seq] = score
+        if len(kept) < size:
+            heapq.heappush(kept, score)
+        elif score > kept[0]:
+            heapq.heapreplace(kept, score)
     return fields, scores
 
 

@@ -103,13 +103,15 @@ def restore(store: Store, source: Path) -> None:
     """Replace the store's database with the backup ``source``.
 
     In-memory vector indexes must not trust the restored (older) vector log: the log is
-    emptied and ``vectors_epoch`` moves past the value it had before the restore.
+    emptied and ``vectors_epoch`` moves past the value it had before the restore. The copy of
+    the ranking columns starts over too (:func:`_forget_ranks`).
     """
     epoch = int(store.meta("vectors_epoch") or 0)
     restore_from(store.conn, source)
     store.set_meta("vectors_epoch", str(epoch + 1))
     with store.transaction():
         store.conn.execute("DELETE FROM vector_log")
+        _forget_ranks(store)
 
 
 def set_aside(db: Path) -> Path:
@@ -168,7 +170,8 @@ def restore_file(db: Path, source: Path) -> bool:
 
 
 def forget_vectors(store: Store) -> None:
-    """After a restore: in-memory vector indexes must reload (they may hold newer vectors).
+    """After a restore: in-memory vector indexes must reload (they may hold newer vectors),
+    and copies of the ranking columns start over.
 
     ``vectors_epoch`` takes the time in ms, unlike any value a counter reached before, and
     the restored vector log is emptied.
@@ -179,3 +182,14 @@ def forget_vectors(store: Store) -> None:
     )
     with store.transaction():
         store.conn.execute("DELETE FROM vector_log")
+        _forget_ranks(store)
+
+
+def _forget_ranks(store: Store) -> None:
+    """In-memory copies of the ranking columns start over (``storage/rank_cache.py``): the
+    restored rank log's ids name other changes than the ones they saw. (A backup of a schema
+    before the log has none: it gets one when the store is next opened.)"""
+    if not store.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'rank_log'").fetchall():
+        return
+    store.conn.execute("DELETE FROM rank_log")
+    store.conn.execute("UPDATE meta SET value = lower(hex(randomblob(8))) WHERE key = 'rank_epoch'")

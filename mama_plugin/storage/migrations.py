@@ -21,6 +21,7 @@ from .text import reasoning_text
 
 _OUTCOMES = "('PENDING','SUCCESS','PARTIAL','FAILED','SUPERSEDED')"
 _CATEGORIES = "(" + ",".join(f"'{c}'" for c in CATEGORIES) + ")"
+RANK_LOG_KEPT = 1024  # rank_log's trim step: it holds the newest 1,024 to 2,047 entries
 
 
 @dataclass(frozen=True)
@@ -249,6 +250,33 @@ def _text_vectors(conn: apsw.Connection, _dim: int) -> None:
     )
 
 
+def _rank_log(conn: apsw.Connection, _dim: int) -> None:
+    # The columns ranking reads change in place (a use, an outcome, a supersede): an in-memory
+    # copy of them (storage/rank_cache.py) drops the rows this log names. Ids are never reused
+    # (AUTOINCREMENT), so a reader that fell behind the trimmed log sees the gap and starts
+    # over; the log keeps its newest RANK_LOG_KEPT..2×RANK_LOG_KEPT entries. A restore renews
+    # meta.rank_epoch (random, like text_version): a restored log's ids name other changes.
+    kept = RANK_LOG_KEPT
+    columns = (
+        "confidence, outcome_status, status, created_at, times_used, type, last_used, "
+        "project, session_id"
+    )
+    conn.execute(
+        f"""
+        CREATE TABLE rank_log (id INTEGER PRIMARY KEY AUTOINCREMENT, seq INTEGER NOT NULL);
+        INSERT INTO meta(key, value) VALUES ('rank_epoch', lower(hex(randomblob(8))));
+        CREATE TRIGGER memories_rank_inserted AFTER INSERT ON memories
+            BEGIN INSERT INTO rank_log(seq) VALUES (new.seq); END;
+        CREATE TRIGGER memories_rank_deleted AFTER DELETE ON memories
+            BEGIN INSERT INTO rank_log(seq) VALUES (old.seq); END;
+        CREATE TRIGGER memories_rank_edited AFTER UPDATE OF {columns} ON memories
+            BEGIN INSERT INTO rank_log(seq) VALUES (new.seq); END;
+        CREATE TRIGGER rank_log_trimmed AFTER INSERT ON rank_log WHEN new.id % {kept} = 0
+            BEGIN DELETE FROM rank_log WHERE id <= new.id - {kept}; END;
+        """
+    )
+
+
 STEPS: tuple[Step, ...] = (
     Step(
         "core_tables",
@@ -299,6 +327,13 @@ STEPS: tuple[Step, ...] = (
         "`text_vectors` (model, text → float32 vector): the short views of memories (topic, "
         "decision line) prompt-time recall compares a prompt with, embedded once when indexed "
         "or first recalled, not again by every session's first prompt",
+    ),
+    Step(
+        "rank_log",
+        _rank_log,
+        "`rank_log` (seq of every memory inserted, deleted or changed in a column ranking "
+        "reads; trimmed by a trigger to its newest entries) and `meta.rank_epoch`: what an "
+        "in-memory copy of the ranking columns must drop or reload",
     ),
 )
 LATEST = len(STEPS)

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .fts import any_of, query_words, quoted
+from .rank_cache import Member, RankCache
 from .records import MemoryRecord, RankFields
 from .repository import Repository
 from .sql import scope
@@ -24,6 +25,7 @@ class Search(Repository):
         super().__init__(store)
         # (text_version, memories, {word: memories containing it}): see _counts.
         self._cached: tuple[Any, int, dict[str, int]] | None = None
+        self._ranks = RankCache()
 
     def text(
         self, query: str, *, project: str | None = None, limit: int = 10
@@ -123,27 +125,38 @@ class Search(Repository):
     def rank_fields(
         self, seqs: Iterable[int], *, tags: Sequence[str] = ()
     ) -> dict[int, RankFields]:
-        """The few columns ranking needs, without decoding any narrative JSON.
+        """The few columns ranking needs, without decoding any narrative JSON (kept in memory
+        between searches: :mod:`.rank_cache`).
 
         With ``tags``, only the memories that carry every one of them (exact, case-insensitive).
         """
         wanted = list(dict.fromkeys(seqs))
+        if any(t.strip() for t in tags):
+            return {seq: f for seq, (f, _) in self._rank_rows(wanted, tags).items()}
+        found = self._ranks.fields(self.conn, wanted, self._rank_rows)
+        return {seq: f for seq, (f, _) in found.items()}
+
+    def _rank_rows(
+        self, wanted: list[int], tags: Sequence[str] = ()
+    ) -> dict[int, tuple[RankFields, str]]:
+        """(ranking columns, session id) of each of ``wanted`` that exists and carries
+        every one of ``tags``, read from SQLite."""
         wanted_tags = sorted({t.strip().lower() for t in tags if t.strip()})
         having = "".join(
             " AND EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE lower(value) = ?)"
             for _ in wanted_tags
         )
-        out: dict[int, RankFields] = {}
+        out: dict[int, tuple[RankFields, str]] = {}
         for start in range(0, len(wanted), 900):  # stay under SQLite's variable limit
             chunk = wanted[start : start + 900]
             rows = self.conn.execute(
                 "SELECT seq, confidence, outcome_status, status, created_at, times_used, type, "
-                f"last_used, project FROM memories WHERE seq IN ({','.join('?' * len(chunk))})"
-                + having,
+                "last_used, project, session_id FROM memories "
+                f"WHERE seq IN ({','.join('?' * len(chunk))})" + having,
                 (*chunk, *wanted_tags),
             ).fetchall()
             for row in rows:
-                out[int(row[0])] = RankFields(*row)  # type: ignore[arg-type]
+                out[int(row[0])] = (RankFields(*row[:9]), str(row[9]))  # type: ignore[arg-type]
         return out
 
     def ids_of(self, seqs: Iterable[int]) -> dict[int, str]:
@@ -178,27 +191,29 @@ class Search(Repository):
     ) -> dict[str, list[int]]:
         """For the sessions the given memories belong to: every memory of each, in time order."""
         wanted = list(dict.fromkeys(seqs))
-        sessions: set[str] = set()
-        for start in range(0, len(wanted), 900):  # stay under SQLite's variable limit
-            chunk = wanted[start : start + 900]
-            marks = ",".join("?" * len(chunk))
+        names = sorted({name for _, name in self._ranks.fields(
+            self.conn, wanted, self._rank_rows).values() if name})  # fmt: skip
+        if not names:
+            return {}
+        order = {
+            name: [seq for seq, where in members if project is None or where == project]
+            for name, members in self._ranks.sessions(self.conn, names, self._members).items()
+        }
+        return {name: seqs for name, seqs in order.items() if seqs}
+
+    def _members(self, names: list[str]) -> dict[str, list[tuple[int, Member]]]:
+        """Every memory of each session in ``names``, in time order, read from SQLite."""
+        order: dict[str, list[tuple[int, Member]]] = {}
+        for start in range(0, len(names), 900):  # stay under SQLite's variable limit
+            chunk = names[start : start + 900]
             rows = self.conn.execute(
-                "SELECT DISTINCT session_id FROM memories "
-                f"WHERE seq IN ({marks}) AND session_id <> ''",
+                "SELECT seq, session_id, project, created_at FROM memories "
+                f"WHERE session_id IN ({','.join('?' * len(chunk))}) "
+                "ORDER BY session_id, created_at, seq",
                 chunk,
             ).fetchall()
-            sessions.update(str(r[0]) for r in rows)
-        if not sessions:
-            return {}
-        names = sorted(sessions)
-        in_project = " AND project = ?" if project is not None else ""
-        marks = ",".join("?" * len(names))
-        rows = self.conn.execute(
-            f"SELECT seq, session_id FROM memories WHERE session_id IN ({marks})"
-            f" AND session_id <> ''{in_project} ORDER BY session_id, created_at, seq",
-            (*names, *([project] if project is not None else [])),
-        ).fetchall()
-        order: dict[str, list[int]] = {}
-        for seq, session in rows:
-            order.setdefault(str(session), []).append(int(seq))  # type: ignore[arg-type]
+            for seq, session, project, created in rows:
+                order.setdefault(str(session), []).append(
+                    (int(seq), (str(session), str(project), int(created)))  # type: ignore[arg-type]
+                )
         return order
