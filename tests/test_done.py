@@ -18,10 +18,12 @@ from mama_plugin.services.done import (
     DEFAULT,
     RULES,
     Later,
+    _lists_open,
     done_by,
     evidence,
     judged_parts,
     parts,
+    shows_done,
 )
 from mama_plugin.storage import Store
 from mama_plugin.transcript.turns import turn_digests
@@ -167,3 +169,40 @@ def test_a_done_item_that_denies_the_step_does_not_show_it_done() -> None:
         assert done_by(step, [Later("chk_1", done=[denial])]) == ""
         assert done_by(step, [Later("chk_1", reported=[denial])], rules=("last",)) == ""
     assert done_by(step, [Later("chk_1", done=["Added the expiry test"])]) == "said"
+
+
+_WORDS = ["add", "run", "the", "cache", "ttl", "smoke.sh", "test", "expiry", "PRICE_DB=1",
+          "decide", "redis", "`pytest -q`", "app.py", "then", "not", "bound"]  # fmt: skip
+_TEXT = st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6).map(" ".join)
+_TEXTS = st.lists(_TEXT, max_size=3)
+_LATER = st.builds(
+    Later,
+    id=st.just("m"),
+    done=_TEXTS,
+    tasks_done=_TEXTS,
+    passed=_TEXTS,
+    changed=st.lists(st.sampled_from(["app.py", "smoke.sh", "b.md"]), max_size=2),
+    decided=_TEXTS,
+    reported=_TEXTS,
+    still_open=_TEXTS,
+)
+
+
+def _judged_slowly(step: str, later: list[Later], rules: tuple[str, ...]) -> list[tuple[str, str]]:
+    """judged_parts without skipping memories that share no word with a part (the oracle)."""
+    out = []
+    for part in parts(step):
+        state = ""
+        for memory in later:
+            state = "" if _lists_open(part, memory) else (shows_done(part, memory, rules) or state)
+        out.append((part, state))
+    return out
+
+
+@given(step=_TEXT, later=st.lists(_LATER, max_size=4))
+def test_a_memory_sharing_no_word_with_a_step_is_judged_by_the_other_rules_only(
+    step: str, later: list[Later]
+) -> None:
+    every = tuple(r for r in RULES if r != "meaning")  # files and last included
+    for rules in (DEFAULT, every):
+        assert judged_parts(step, later, rules) == _judged_slowly(step, later, rules)

@@ -223,6 +223,7 @@ def test_rows_written_before_a_rule_existed_are_masked_when_read(store, project)
     record, _ = store.memories.insert(NewMemory(type="context", project=project, content="plain"))
     other, _ = store.memories.insert(NewMemory(type="context", project=project, content="other"))
     link, _ = store.links.add(record.id, other.id, "relates_to", "a plain reason")
+    assert store.links.of(record.id)[0].reason == "a plain reason"  # found clean, remembered
     old = "Deploy with DB_PASS=quietmeadow and hvs." + "Q" * 30 + "x1"
     store.conn.execute(  # what an older filter let through, written as it was
         "UPDATE memories SET content = ?, reasoning = ? WHERE id = ?",

@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from ..storage import MemoryRecord
@@ -110,6 +110,14 @@ class Later:
     decided: list[str] = field(default_factory=list)
     reported: list[str] = field(default_factory=list)  # work its closing message reports
     still_open: list[str] = field(default_factory=list)  # its own next steps, open tasks
+
+    @cached_property
+    def vocabulary(self) -> frozenset[str]:
+        """Every stemmed word of the texts the word rules compare a step with (a step that
+        shares none of them can be shown done only by a command, a file or its meaning)."""
+        texts = (*self.done, *self.tasks_done, *self.passed, *self.reported, *self.decided,
+                 *self.still_open)  # fmt: skip
+        return frozenset().union(*(bag(t) for t in texts))
 
 
 def _text(item: Any, key: str) -> str:
@@ -229,11 +237,17 @@ def judged_parts(
     memory that lists the part as open again keeps it open unless a newer one shows it done.
     """
     rules = tuple(rules)
+    # Every rule but these needs a word of the part in the memory's texts, and so does
+    # listing it open (:func:`covers`; a part's object is a suffix of it, its words a subset).
+    wordless = tuple(r for r in rules if r in ("commands", "files", "meaning"))
     out = []
     for part in parts(step):
+        wanted = bag(part)
         state = ""
         for memory in later:
-            if _lists_open(part, memory):
+            if wanted.isdisjoint(memory.vocabulary):
+                state = shows_done(part, memory, wordless, similar) or state
+            elif _lists_open(part, memory):
                 state = ""
             else:
                 state = shows_done(part, memory, rules, similar) or state

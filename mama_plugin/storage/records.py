@@ -29,7 +29,7 @@ TEXT_FIELDS = (
     "outcome", "tags", "metadata",
 )  # fmt: skip
 _TEXT_AT = tuple(MEMORY_COLUMNS.index(name) for name in TEXT_FIELDS)
-# Digests of memory rows whose texts the privacy filter found clean (16 bytes each).
+# Digests of memory and link rows whose texts the privacy filter found clean (16 bytes each).
 CLEAN_KEPT = 100_000
 _CLEAN: set[bytes] = set()
 LINK_COLUMNS = (
@@ -104,16 +104,8 @@ class MemoryRecord:
             name: json.loads(value) if name in JSON_COLUMNS else value
             for name, value in zip(MEMORY_COLUMNS, row, strict=True)
         }
-        # The filter is a pure function of the texts: a row it found clean is not checked again.
-        key = repr((personal, *(row[i] for i in _TEXT_AT))).encode()
-        digest = hashlib.blake2b(key, digest_size=16).digest()
-        if digest not in _CLEAN:
-            found = masked({k: values[k] for k in TEXT_FIELDS}, personal=personal)
-            values.update(found)
-            if not found:
-                if len(_CLEAN) >= CLEAN_KEPT:
-                    _CLEAN.clear()
-                _CLEAN.add(digest)
+        values.update(_masked_once({k: values[k] for k in TEXT_FIELDS},
+                                   ("memory", personal, *(row[i] for i in _TEXT_AT))))  # fmt: skip
         return cls(**values)
 
     def as_dict(self) -> dict[str, Any]:
@@ -141,9 +133,9 @@ class LinkRecord:
     def from_row(cls, row: tuple[Any, ...], *, personal: bool = True) -> LinkRecord:
         """Build a record from a ``SELECT`` of :data:`LINK_COLUMNS`, in that order, masked."""
         record = cls(*row)
-        texts = masked(
+        texts = _masked_once(
             {"reason": record.reason, "evidence": record.evidence, "context": record.context},
-            personal=personal,
+            ("link", personal, record.reason, record.evidence, record.context),
         )
         return replace(record, **texts) if texts else record
 
@@ -219,6 +211,21 @@ class Redactions:
     def total(self) -> int:
         """How many spans were dropped or masked."""
         return sum(self.counts.values())
+
+
+def _masked_once(fields: dict[str, Any], raw: tuple[Any, ...]) -> dict[str, Any]:
+    """:func:`masked` of a row's ``fields``; ``raw`` is ("memory" or "link", personal, the
+    row's stored texts). The filter is a pure function of the texts: a row it found clean is
+    not checked again (every search reads the same memories and links again and again)."""
+    digest = hashlib.blake2b(repr(raw).encode(), digest_size=16).digest()
+    if digest in _CLEAN:
+        return {}
+    found = masked(fields, personal=bool(raw[1]))
+    if not found:
+        if len(_CLEAN) >= CLEAN_KEPT:
+            _CLEAN.clear()
+        _CLEAN.add(digest)
+    return found
 
 
 def masked(fields: dict[str, Any], *, personal: bool = True) -> dict[str, Any]:
