@@ -21,7 +21,7 @@ def afresh(store: Store, seqs: list[int]) -> dict[int, RankFields]:
     """The ranking columns read now, from SQLite (nothing kept)."""
     rows = store.conn.execute(
         "SELECT seq, confidence, outcome_status, status, created_at, times_used, type, "
-        f"last_used, project FROM memories WHERE seq IN ({','.join('?' * len(seqs))})",
+        f"last_used, project, session_id FROM memories WHERE seq IN ({','.join('?' * len(seqs))})",
         seqs,
     ).fetchall()
     return {int(r[0]): RankFields(*r) for r in rows}  # type: ignore[arg-type, misc]
@@ -51,9 +51,11 @@ def every_seq(store: Store) -> list[int]:
 def agree(store: Store, asked: list[int] | None = None) -> None:
     """The copy and SQLite agree on the asked seqs (gone ones included) and their sessions."""
     seqs = asked if asked is not None else [*every_seq(store), 10_000]
-    assert store.search.rank_fields(seqs) == afresh(store, seqs)
+    fields = store.search.rank_fields(seqs)
+    assert fields == afresh(store, seqs)
+    names = [f.session_id for f in fields.values()]
     for project in (None, "/p", "/q"):
-        assert store.search.session_order(seqs, project=project) == sessions_afresh(
+        assert store.search.sessions(names, project=project) == sessions_afresh(
             store, seqs, project
         )
 

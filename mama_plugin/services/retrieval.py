@@ -24,6 +24,7 @@ search tools answer (the graph expansion and the story to read).
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -147,21 +148,22 @@ def retrieve(
             hits = vector_index.knn(store, query_vector, depth, project=project)
             found["vector"] = [(seq, options.vector_weight * (1.0 - dist)) for seq, dist in hits]
     relevance: dict[int, float] = {}
-    ranks: dict[int, dict[str, int]] = {}
-    for name, scored in found.items():
-        for rank, (seq, value) in enumerate(scored, start=1):
+    for scored in found.values():
+        for seq, value in scored:
             relevance[seq] = relevance.get(seq, 0.0) + value
-            ranks.setdefault(seq, {})[name] = rank
     if options.expand_terms and "keyword" in retrievers and relevance:
         _expand(store, query, relevance, project, options)
-    relevance = _session_context(store, relevance, project, options)
+    fields = store.search.rank_fields(relevance)  # kept in memory between searches
+    relevance = _session_context(store, relevance, fields, project, options)
     now = as_of if as_of is not None else now_ms()
     size = max(2 * k, 20)  # the window near the cut at k, which the signals may reorder
-    fields, scores = _scored(store, query, relevance, size, now, min_confidence=min_confidence,
-                             tags=tags, exclude_types=exclude_types, options=options)  # fmt: skip
+    fields, scores, bar = _scored(store, query, relevance, fields, size, now,
+                                  min_confidence=min_confidence, tags=tags,
+                                  exclude_types=exclude_types, options=options)  # fmt: skip
     # Best score first; ties go to the newer memory, then the later row: one order for the
-    # cut at k and for the answer.
-    order = sorted(scores, key=lambda seq: (-scores[seq], -fields[seq].created_at, -seq))
+    # cut at k and for the answer. Only scores at the window's lowest can be in it.
+    near = [seq for seq, score in scores.items() if score >= bar]
+    order = sorted(near, key=lambda seq: (-scores[seq], -fields[seq].created_at, -seq))
     window = order[:size]
     if options.links or options.type_pairs:
         signals.boost_linked(store, window, scores, fields, now, options.links, options.type_pairs)
@@ -170,6 +172,7 @@ def retrieve(
         updated = signals.later_versions(store, query, window, scores, fields)
     final = sorted(window, key=lambda seq: (-scores[seq], -fields[seq].created_at, -seq))[:k]
     memories = store.memories.get_by_seq([*final, *(updated[s] for s in final if s in updated)])
+    ranks = _ranks(found, final)
     return [
         Scored(
             memories[seq], relevance[seq], scores[seq], ranks.get(seq, {}),
@@ -180,10 +183,24 @@ def retrieve(
     ]  # fmt: skip
 
 
+def _ranks(
+    found: dict[str, list[tuple[int, float]]], seqs: Sequence[int]
+) -> dict[int, dict[str, int]]:
+    """Where each of ``seqs`` ranked in each retriever's list (1 = first)."""
+    wanted = set(seqs)
+    out: dict[int, dict[str, int]] = {}
+    for name, scored in found.items():
+        for rank, (seq, _) in enumerate(scored, start=1):
+            if seq in wanted:
+                out.setdefault(seq, {})[name] = rank
+    return out
+
+
 def _scored(
     store: Store,
     query: str,
     relevance: dict[int, float],
+    fields: dict[int, RankFields],
     size: int,
     now: int,
     *,
@@ -191,9 +208,12 @@ def _scored(
     tags: Sequence[str],
     exclude_types: Sequence[str],
     options: Options,
-) -> tuple[dict[int, RankFields], dict[int, float]]:
-    """The ranking fields of the candidates, and the final scores of those that can reach the
-    best ``size``.
+) -> tuple[dict[int, RankFields], dict[int, float], float]:
+    """The ranking fields of the candidates, the final scores of those that can reach the best
+    ``size``, and the lowest score among the best ``size`` (-inf when fewer were scored).
+
+    ``fields`` holds those of the candidates the retrievers found; those session context
+    added are read here (all of them again with ``tags``: only the memories carrying them).
 
     Candidates are scored in order of relevance until the next one's relevance times the most
     ranking can add (:func:`ranking.ceiling`, and the date boost) falls below the ``size``-th
@@ -205,8 +225,10 @@ def _scored(
     most = ranking.ceiling(last_use=options.last_use, recency_boost=options.recency_boost)
     most *= (1.0 + max(0.0, options.date_boost)) if named else 1.0
     order = sorted(relevance, key=lambda seq: -relevance[seq])
-    # Kept in memory between searches (storage/rank_cache.py); session context read them all.
-    fields = store.search.rank_fields(order, tags=tags)
+    if any(t.strip() for t in tags):
+        fields = store.search.rank_fields(order, tags=tags)
+    elif len(fields) < len(order):
+        fields = {**fields, **store.search.rank_fields(s for s in order if s not in fields)}
     scores: dict[int, float] = {}
     kept: list[float] = []  # the best ``size`` scores so far, a min-heap
     for seq in order:
@@ -227,11 +249,15 @@ def _scored(
             heapq.heappush(kept, score)
         elif score > kept[0]:
             heapq.heapreplace(kept, score)
-    return fields, scores
+    return fields, scores, kept[0] if len(kept) >= size else -math.inf
 
 
 def _session_context(
-    store: Store, relevance: dict[int, float], project: str | None, options: Options = DEFAULT
+    store: Store,
+    relevance: dict[int, float],
+    fields: dict[int, RankFields],
+    project: str | None,
+    options: Options = DEFAULT,
 ) -> dict[int, float]:
     """Let memories lend relevance to their neighbours in the same session.
 
@@ -242,7 +268,9 @@ def _session_context(
     ``SESSION_WEIGHT × the best relevance in its session`` (with ``options.session_top`` = n:
     the mean of its n best).
     """
-    sessions = store.search.session_order(relevance, project=project)
+    sessions = store.search.sessions(
+        (fields[seq].session_id for seq in relevance if seq in fields), project=project
+    )
     if not sessions:
         return relevance
     where: dict[int, tuple[str, int]] = {

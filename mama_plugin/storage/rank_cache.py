@@ -40,7 +40,7 @@ class RankCache:
         self._lock = threading.Lock()
         self._epoch: Any = None
         self._last = 0
-        self._fields: dict[int, tuple[RankFields, str]] = {}  # seq → (fields, session id)
+        self._fields: dict[int, RankFields] = {}
         self._sessions: dict[str, list[tuple[int, str]]] = {}  # session → [(seq, project)]
         self._member_of: dict[int, Member] = {}  # every member of a kept session
 
@@ -48,10 +48,10 @@ class RankCache:
         self,
         conn: apsw.Connection,
         seqs: Sequence[int],
-        read: Callable[[list[int]], dict[int, tuple[RankFields, str]]],
-    ) -> dict[int, tuple[RankFields, str]]:
-        """(fields, session id) of each of ``seqs`` that exists; ``read`` reads rows the
-        copy does not hold (all of them when the copy cannot be used)."""
+        read: Callable[[list[int]], dict[int, RankFields]],
+    ) -> dict[int, RankFields]:
+        """The ranking fields of each of ``seqs`` that exists; ``read`` reads rows the copy
+        does not hold (all of them when the copy cannot be used)."""
         with self._lock:
             if not self._in_step(conn):
                 return read(list(seqs))

@@ -194,6 +194,7 @@ class RankFields(NamedTuple):
     type: str = ""
     last_used: int | None = None
     project: str = ""
+    session_id: str = ""
 
 
 @dataclass

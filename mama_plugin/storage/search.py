@@ -132,21 +132,18 @@ class Search(Repository):
         """
         wanted = list(dict.fromkeys(seqs))
         if any(t.strip() for t in tags):
-            return {seq: f for seq, (f, _) in self._rank_rows(wanted, tags).items()}
-        found = self._ranks.fields(self.conn, wanted, self._rank_rows)
-        return {seq: f for seq, (f, _) in found.items()}
+            return self._rank_rows(wanted, tags)
+        return self._ranks.fields(self.conn, wanted, self._rank_rows)
 
-    def _rank_rows(
-        self, wanted: list[int], tags: Sequence[str] = ()
-    ) -> dict[int, tuple[RankFields, str]]:
-        """(ranking columns, session id) of each of ``wanted`` that exists and carries
-        every one of ``tags``, read from SQLite."""
+    def _rank_rows(self, wanted: list[int], tags: Sequence[str] = ()) -> dict[int, RankFields]:
+        """The ranking columns of each of ``wanted`` that exists and carries every one of
+        ``tags``, read from SQLite."""
         wanted_tags = sorted({t.strip().lower() for t in tags if t.strip()})
         having = "".join(
             " AND EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE lower(value) = ?)"
             for _ in wanted_tags
         )
-        out: dict[int, tuple[RankFields, str]] = {}
+        out: dict[int, RankFields] = {}
         for start in range(0, len(wanted), 900):  # stay under SQLite's variable limit
             chunk = wanted[start : start + 900]
             rows = self.conn.execute(
@@ -156,7 +153,7 @@ class Search(Repository):
                 (*chunk, *wanted_tags),
             ).fetchall()
             for row in rows:
-                out[int(row[0])] = (RankFields(*row[:9]), str(row[9]))  # type: ignore[arg-type]
+                out[int(row[0])] = RankFields(*row)  # type: ignore[arg-type]
         return out
 
     def ids_of(self, seqs: Iterable[int]) -> dict[int, str]:
@@ -186,18 +183,15 @@ class Search(Repository):
                 out[int(seq)] = (str(topic or ""), str(content or ""))  # type: ignore[arg-type]
         return out
 
-    def session_order(
-        self, seqs: Iterable[int], *, project: str | None = None
-    ) -> dict[str, list[int]]:
-        """For the sessions the given memories belong to: every memory of each, in time order."""
-        wanted = list(dict.fromkeys(seqs))
-        names = sorted({name for _, name in self._ranks.fields(
-            self.conn, wanted, self._rank_rows).values() if name})  # fmt: skip
-        if not names:
+    def sessions(self, names: Iterable[str], *, project: str | None = None) -> dict[str, list[int]]:
+        """Every memory of each named session (of ``project`` when given), in time order
+        (kept in memory between searches: :mod:`.rank_cache`)."""
+        wanted = sorted({name for name in names if name})
+        if not wanted:
             return {}
         order = {
             name: [seq for seq, where in members if project is None or where == project]
-            for name, members in self._ranks.sessions(self.conn, names, self._members).items()
+            for name, members in self._ranks.sessions(self.conn, wanted, self._members).items()
         }
         return {name: seqs for name, seqs in order.items() if seqs}
 
