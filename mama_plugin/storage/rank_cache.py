@@ -1,7 +1,7 @@
 """The ranking columns of memories, kept in memory between searches and dropped when they change.
 
 Every search reads the columns ranking needs (confidence, outcome, status, event time, use
-count, type, project) and the session order of several hundred candidates. SQLite gives them
+count, type, project, session) and the session order of several hundred candidates. SQLite gives them
 at ~2 µs a row (the columns sit past a wide row's narrative JSON), 2–3 ms a search at 10k
 memories; a dictionary gives them at ~0.1 µs. One copy per store, shared by its threads; it
 holds only rows searches asked for (at most ``KEPT``), so a cold search costs what it did.
@@ -9,10 +9,11 @@ holds only rows searches asked for (at most ``KEPT``), so a cold search costs wh
 It stays true through ``rank_log`` (storage/migrations.py): triggers log the seq of every
 memory inserted, deleted or changed in one of those columns, in any process. Before a read the
 copy drops the rows (and the sessions) the log names past the last entry it saw: one statement
-when nothing changed. It starts over when the log was trimmed past that entry or
-``meta.rank_epoch`` moved (a restore). It is bypassed, and SQLite read directly, inside a write
-transaction (log entries that may still roll back, their ids then used again) and by a reader
-whose snapshot is older than the copy (it would keep rows older than the copy's state).
+when nothing changed. It starts over when the log was trimmed past that entry, when
+``meta.rank_epoch`` moved (a restore) and for a reader whose snapshot is older than the copy's
+state (rows of two states are never mixed). Inside a write transaction it is bypassed and
+SQLite read directly: that transaction's log entries may still roll back, and their ids be
+used again for other changes.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import apsw
 
 from .records import RankFields
 
-KEPT = 200_000  # rows kept (~70 MB at most); past it the copy starts over
+KEPT = 200_000  # rows kept (~300 bytes each, ~60 MB at most); past it the copy starts over
 Member = tuple[str, str, int]  # a memory's session, project and event time
 _STATE = (
     "SELECT (SELECT value FROM meta WHERE key = 'rank_epoch'), "

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from sys import intern
+from typing import TYPE_CHECKING, Any, cast
 
 from .fts import any_of, query_words, quoted
 from .rank_cache import Member, RankCache
@@ -153,7 +154,13 @@ class Search(Repository):
                 (*chunk, *wanted_tags),
             ).fetchall()
             for row in rows:
-                out[int(row[0])] = RankFields(*row)  # type: ignore[arg-type]
+                seq, confidence, outcome, status, at, used, kind, last, project, session = cast(
+                    tuple[int, float, str, str, int, int, str, int | None, str, str], row
+                )
+                # The names repeat across rows: one string each, however many rows hold it.
+                names = intern(outcome), intern(status), intern(kind), intern(project)
+                out[seq] = RankFields(seq, confidence, names[0], names[1], at, used, names[2],
+                                      last, names[3], intern(session))  # fmt: skip
         return out
 
     def ids_of(self, seqs: Iterable[int]) -> dict[int, str]:
