@@ -1,9 +1,9 @@
 """The ranking columns of memories, kept in memory between searches and dropped when they change.
 
 Every search reads the columns ranking needs (confidence, outcome, status, event time, use
-count, type, project, session) and the session order of several hundred candidates. SQLite gives them
-at ~2 µs a row (the columns sit past a wide row's narrative JSON), 2–3 ms a search at 10k
-memories; a dictionary gives them at ~0.1 µs. One copy per store, shared by its threads; it
+count, type, project, session) and the session order of several hundred candidates. SQLite
+gives them at ~2 µs a row (the columns sit past a wide row's narrative JSON), 2–4 ms a search
+at 10k memories; a dictionary gives them at ~0.1 µs. One copy per store, shared by its threads; it
 holds only rows searches asked for (at most ``KEPT``), so a cold search costs what it did.
 
 It stays true through ``rank_log`` (storage/migrations.py): triggers log the seq of every
