@@ -414,6 +414,16 @@ def test_a_sessions_own_rolling_checkpoint_stays_out_of_its_searches(
     assert search_by_context(store, echo, project=project, k=1).ids() == [mine.id]
     first = search_by_context(store, echo, project=project, k=1, own_session="me")
     assert first.ids() == [theirs.id]
+    # Its own work the only match: the answer says so rather than that nothing matches.
+    alone = search_by_context(store, "payment service", project=project, own_session="me")
+    assert alone.ids() == [] and (
+        f'Nothing in memory matches "payment service" but this session\'s own work so far '
+        f"({mine.id}), which this conversation already holds." in alone.text
+    )
+    other = search_by_context(store, "payment service", project=project, own_session="else")
+    assert other.ids() == [mine.id]
+    nothing = search_by_context(store, "kafka", project=project, own_session="me")
+    assert 'Nothing in memory matches "kafka".' in nothing.text
 
 
 def test_browsing_leaves_out_rolling_checkpoints_of_sessions_that_did_no_work(

@@ -562,7 +562,7 @@ def test_a_long_session_only_gains(tmp_path: Path) -> None:
     (story.project / "app").mkdir()
     (story.project / "tests").mkdir()
     check = "python3 -c 'import app.cache'"
-    story.run([
+    worked = story.run([
         "Add a TTL cache to the price service",
         "Now add a test for expiry",
         "thanks",
@@ -580,6 +580,9 @@ def test_a_long_session_only_gains(tmp_path: Path) -> None:
         text("Nothing else is recorded about caching. Next: ask MAMA again later."),
         text("See you tomorrow."),
     ])  # fmt: skip
+    # The session's own work was the only match: the search says so, not that nothing matches.
+    found = result_of(worked.fake.main_requests[-1], T + "search_by_context")["text"]
+    assert 'Nothing in memory matches "caching" but this session\'s own work so far (chk_' in found
     memory = told(story.run("hello", [text("Hi.")]).start, budget=600)
     print(memory)
     # What it did names the work it began with, not only its latest request.

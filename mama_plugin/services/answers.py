@@ -114,9 +114,13 @@ def search_by_context(
                     k=k + 1 if own_session else k, retrievers=retrievers,
                     min_confidence=min_confidence, as_of=as_of, tags=tags,
                     options=options)  # fmt: skip
+    own = ""  # the asking session's rolling checkpoint, when it matched
     if own_session:
-        hits = [h for h in hits
-                if not (is_auto(h.memory) and h.memory.session_id == own_session)][:k]  # fmt: skip
+        mine = [
+            h.memory.id for h in hits if is_auto(h.memory) and h.memory.session_id == own_session
+        ]
+        own = mine[0] if mine else ""
+        hits = [h for h in hits if h.memory.id not in mine][:k]
     updated = {h.memory.id: h.updated_by for h in hits if h.updated_by}
     ranked = outcomes_on_their_memory(store, [(h.memory, h.score) for h in hits])
     entries = one_per_session(_with_successors(store, ranked, k))
@@ -146,7 +150,7 @@ def search_by_context(
         if n not in composed:
             told = [r for r in primary if r["id"] in keep or r["id"] in cuttable[:n]]
             composed[n] = told, *_compose(query, told, records, every_chain, along, steps,
-                                          primary, newest)  # fmt: skip
+                                          primary, newest, own)  # fmt: skip
         return composed[n]
 
     answer = compose(len(cuttable))
@@ -190,10 +194,12 @@ def _compose(
     steps: list[dict[str, Any]],
     primary: list[dict[str, Any]],
     newest: MemoryRecord | None,
+    own: str = "",
 ) -> tuple[str, str, dict[str, Any], list[str], list[dict[str, Any]]]:
     """The story and the fenced text for the results ``told``: (story, text, status, …);
     ``along`` holds the chains' steps by id; ``newest`` is the project's newest checkpoint
-    with work, named when it is not told."""
+    with work, named when it is not told; ``own`` the asking session's rolling checkpoint
+    when it matched and was left out (named when nothing else matched)."""
     ids = {r["id"] for r in told}
     chains = [c for c in every_chain if any(s["id"] in ids for s in c["steps"])]
     on_chains = {s["id"] for c in chains for s in c["steps"]}
@@ -215,7 +221,7 @@ def _compose(
         learned=learned, stands=[r for r in current if r["role"] == "advice"],
         lessons=[r for r in told if r["role"] == "lesson" and r["id"] not in on_chains],
         also=[r for r in told if r["type"] in ("insight", "context") and r["role"] == "advice"],
-        work=work, auto=auto, newer=newer, concerned=concerned,
+        work=work, auto=auto, newer=newer, concerned=concerned, own=own,
     ).strip()  # fmt: skip
     lines = [f"{i}. {r['id']} ({r['type']}) " + (r["status"] if r["current_id"] == r["id"]
              else f"superseded → {r['current_id']}") + f", {r['role']}"
