@@ -3,6 +3,7 @@ of write, from this connection or another, past a trimmed log, a restore and a r
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -96,54 +97,55 @@ def test_every_write_is_seen_by_the_next_read(store: Store) -> None:
     agree(store)
 
 
-def test_a_write_from_another_connection_is_seen(mama_home: Path) -> None:
+@pytest.fixture
+def two(mama_home: Path) -> Iterator[tuple[Store, Store]]:
+    """Two stores open on one database: this process's and another writer's connections."""
     with (
         Store.open(config=Config(mama_home)) as first,
         Store.open(config=Config(mama_home)) as other,
     ):
-        ids = [add(first, "s1"), add(first, "s1")]
-        agree(first)
-        add(other, "s1")
-        other.memories.touch(ids)
-        other.memories.set_outcome(ids[0], "SUCCESS", details="held at 10K req/s")
-        agree(first)
-        other.memories.delete(ids[1])
-        agree(first)
+        yield first, other
 
 
-def test_a_reader_behind_the_trimmed_log_starts_over(mama_home: Path) -> None:
-    with (
-        Store.open(config=Config(mama_home)) as first,
-        Store.open(config=Config(mama_home)) as other,
-    ):
-        ids = [add(first, "s1"), add(first, "s2")]
-        agree(first)
-        for _ in range(2 * RANK_LOG_KEPT + 10):  # the other writer's uses trim the log past us
-            other.memories.touch(ids[:1])
-        (low,) = first.conn.execute("SELECT min(id) FROM rank_log").fetchall()[0]
-        assert int(low) > 3  # type: ignore[arg-type]  # the entries we saw last are gone
-        add(other, "s2")
-        agree(first)
-        assert first.search.rank_fields([seq_of(first, ids[0])])[seq_of(first, ids[0])] \
-            .times_used == 2 * RANK_LOG_KEPT + 10  # fmt: skip
+def test_a_write_from_another_connection_is_seen(two: tuple[Store, Store]) -> None:
+    first, other = two
+    ids = [add(first, "s1"), add(first, "s1")]
+    agree(first)
+    add(other, "s1")
+    other.memories.touch(ids)
+    other.memories.set_outcome(ids[0], "SUCCESS", details="held at 10K req/s")
+    agree(first)
+    other.memories.delete(ids[1])
+    agree(first)
 
 
-def test_a_restore_starts_the_copy_over(mama_home: Path) -> None:
-    with (
-        Store.open(config=Config(mama_home)) as first,
-        Store.open(config=Config(mama_home)) as other,
-    ):
-        ids = [add(first, "s1"), add(first, "s1")]
-        saved = back_up(first, "test")
-        first.memories.touch(ids)
-        first.memories.set_outcome(ids[0], "FAILED", details="broke")
-        agree(first)  # the copy holds the touched rows
-        restore(other, saved)
-        for _ in range(4):  # the restored log climbs back past where the copy stopped
-            other.memories.touch(ids[1:])
-        agree(first)
-        assert first.search.rank_fields([seq_of(first, ids[0])])[seq_of(first, ids[0])] \
-            .outcome_status == "PENDING"  # fmt: skip
+def test_a_reader_behind_the_trimmed_log_starts_over(two: tuple[Store, Store]) -> None:
+    first, other = two
+    ids = [add(first, "s1"), add(first, "s2")]
+    agree(first)
+    for _ in range(2 * RANK_LOG_KEPT + 10):  # the other writer's uses trim the log past us
+        other.memories.touch(ids[:1])
+    (low,) = first.conn.execute("SELECT min(id) FROM rank_log").fetchall()[0]
+    assert int(low) > 3  # type: ignore[arg-type]  # the entries we saw last are gone
+    add(other, "s2")
+    agree(first)
+    assert first.search.rank_fields([seq_of(first, ids[0])])[seq_of(first, ids[0])] \
+        .times_used == 2 * RANK_LOG_KEPT + 10  # fmt: skip
+
+
+def test_a_restore_starts_the_copy_over(two: tuple[Store, Store]) -> None:
+    first, other = two
+    ids = [add(first, "s1"), add(first, "s1")]
+    saved = back_up(first, "test")
+    first.memories.touch(ids)
+    first.memories.set_outcome(ids[0], "FAILED", details="broke")
+    agree(first)  # the copy holds the touched rows
+    restore(other, saved)
+    for _ in range(4):  # the restored log climbs back past where the copy stopped
+        other.memories.touch(ids[1:])
+    agree(first)
+    assert first.search.rank_fields([seq_of(first, ids[0])])[seq_of(first, ids[0])] \
+        .outcome_status == "PENDING"  # fmt: skip
 
 
 def test_a_rolled_back_write_leaves_the_copy_true(store: Store) -> None:
