@@ -25,9 +25,11 @@ from typing import Any
 import apsw
 
 from .records import RankFields
+from .sql import select_in
 
 KEPT = 200_000  # rows kept (~300 bytes each, ~60 MB at most); past it the copy starts over
 Member = tuple[str, str, int]  # a memory's session, project and event time
+SELECT_MEMBER = "SELECT seq, session_id, project, created_at FROM memories"  # (seq, Member)
 _STATE = (
     "SELECT (SELECT value FROM meta WHERE key = 'rank_epoch'), "
     "(SELECT min(id) FROM rank_log), (SELECT max(id) FROM rank_log)"
@@ -115,15 +117,12 @@ class RankCache:
 
     def _drop(self, conn: apsw.Connection, seqs: list[int]) -> None:
         """Forget the fields of ``seqs``, and each kept session they left, joined or moved in."""
-        now: dict[int, Member] = {}
-        for start in range(0, len(seqs), 900):  # stay under SQLite's variable limit
-            chunk = seqs[start : start + 900]
-            rows = conn.execute(
-                "SELECT seq, session_id, project, created_at FROM memories "
-                f"WHERE seq IN ({','.join('?' * len(chunk))})",
-                chunk,
-            ).fetchall()
-            now.update((int(r[0]), (str(r[1]), str(r[2]), int(r[3]))) for r in rows)  # type: ignore[arg-type]
+        rows = select_in(
+            conn,
+            "SELECT seq, session_id, project, created_at FROM memories WHERE seq IN ({})",
+            seqs,
+        )
+        now: dict[int, Member] = {int(r[0]): (str(r[1]), str(r[2]), int(r[3])) for r in rows}
         for seq in seqs:
             self._fields.pop(seq, None)
             before, after = self._member_of.get(seq), now.get(seq)

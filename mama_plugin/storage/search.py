@@ -7,10 +7,10 @@ from sys import intern
 from typing import TYPE_CHECKING, Any, cast
 
 from .fts import any_of, query_words, quoted
-from .rank_cache import Member, RankCache
+from .rank_cache import SELECT_MEMBER, Member, RankCache
 from .records import MemoryRecord, RankFields
 from .repository import Repository
-from .sql import scope
+from .sql import scope, select_in
 
 if TYPE_CHECKING:
     from .store import Store
@@ -144,23 +144,22 @@ class Search(Repository):
             " AND EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE lower(value) = ?)"
             for _ in wanted_tags
         )
+        rows = select_in(
+            self.conn,
+            "SELECT seq, confidence, outcome_status, status, created_at, times_used, type, "
+            "last_used, project, session_id FROM memories WHERE seq IN ({})" + having,
+            wanted,
+            *wanted_tags,
+        )
         out: dict[int, RankFields] = {}
-        for start in range(0, len(wanted), 900):  # stay under SQLite's variable limit
-            chunk = wanted[start : start + 900]
-            rows = self.conn.execute(
-                "SELECT seq, confidence, outcome_status, status, created_at, times_used, type, "
-                "last_used, project, session_id FROM memories "
-                f"WHERE seq IN ({','.join('?' * len(chunk))})" + having,
-                (*chunk, *wanted_tags),
-            ).fetchall()
-            for row in rows:
-                seq, confidence, outcome, status, at, used, kind, last, project, session = cast(
-                    tuple[int, float, str, str, int, int, str, int | None, str, str], row
-                )
-                # The names repeat across rows: one string each, however many rows hold it.
-                names = intern(outcome), intern(status), intern(kind), intern(project)
-                out[seq] = RankFields(seq, confidence, names[0], names[1], at, used, names[2],
-                                      last, names[3], intern(session))  # fmt: skip
+        for row in rows:
+            seq, confidence, outcome, status, at, used, kind, last, project, session = cast(
+                tuple[int, float, str, str, int, int, str, int | None, str, str], row
+            )
+            # The names repeat across rows: one string each, however many rows hold it.
+            names = intern(outcome), intern(status), intern(kind), intern(project)
+            out[seq] = RankFields(seq, confidence, names[0], names[1], at, used, names[2],
+                                  last, names[3], intern(session))  # fmt: skip
         return out
 
     def ids_of(self, seqs: Iterable[int]) -> dict[int, str]:
@@ -204,17 +203,14 @@ class Search(Repository):
 
     def _members(self, names: list[str]) -> dict[str, list[tuple[int, Member]]]:
         """Every memory of each session in ``names``, in time order, read from SQLite."""
+        rows = select_in(
+            self.conn,
+            SELECT_MEMBER + " WHERE session_id IN ({}) ORDER BY session_id, created_at, seq",
+            names,
+        )
         order: dict[str, list[tuple[int, Member]]] = {}
-        for start in range(0, len(names), 900):  # stay under SQLite's variable limit
-            chunk = names[start : start + 900]
-            rows = self.conn.execute(
-                "SELECT seq, session_id, project, created_at FROM memories "
-                f"WHERE session_id IN ({','.join('?' * len(chunk))}) "
-                "ORDER BY session_id, created_at, seq",
-                chunk,
-            ).fetchall()
-            for seq, session, project, created in rows:
-                order.setdefault(str(session), []).append(
-                    (int(seq), (str(session), str(project), int(created)))  # type: ignore[arg-type]
-                )
+        for seq, session, project, created in rows:
+            order.setdefault(str(session), []).append(
+                (int(seq), (str(session), str(project), int(created)))
+            )
         return order
