@@ -266,7 +266,8 @@ def recall_run(
 ) -> tuple[str, dict[str, Any]]:
     """``mama bench recall``: every row on every labelled prompt; the report and its figures.
 
-    The rows use the configured model and, when its package is installed, multilingual-e5.
+    The rows use the configured model and, when their packages are installed,
+    multilingual-e5 and all-mpnet-base-v2.
     LoCoMo is read from ``locomo`` (default: ``shared/bench/locomo10.json`` beside the
     checkout, when there); without it only the shipped KLUE-STS sample is asked.
     """
@@ -286,6 +287,13 @@ def recall_run(
             embedders[MODEL_NAME] = E5Embedder(threads=1)
     except MamaError as exc:
         (progress or print)(f"multilingual-e5 left out: {exc}")
+    try:
+        from ..embeddings import mpnet
+
+        if mpnet.MODEL_NAME not in embedders:
+            embedders[mpnet.MODEL_NAME] = mpnet.open_mpnet(config.home / "models")
+    except MamaError as exc:
+        (progress or print)(f"{mpnet.MODEL_NAME} left out: {exc}")
     figures = run(data, embedders, bar=config.settings.relevance_bar, progress=progress)
     load = f"{os.getloadavg()[0]:.1f}"
     figures.pop("candidates")

