@@ -180,19 +180,15 @@ class MPNetEmbedder:
     def __init__(self, folder: Path) -> None:
         try:
             import numpy as np
-            from safetensors import safe_open
         except ImportError as exc:
-            raise EmbeddingError(
-                f"{MODEL_NAME} needs numpy and safetensors: `pip install numpy safetensors`"
-            ) from exc
+            raise EmbeddingError(f"{MODEL_NAME} needs numpy: `pip install numpy`") from exc
         self._np = np
         self._lock = threading.Lock()
         try:
             config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
             vocab = (folder / "vocab.txt").read_text(encoding="utf-8").splitlines()
-            with safe_open(str(folder / "model.safetensors"), "np") as handle:
-                raw = {key: handle.get_tensor(key) for key in handle.keys()}  # noqa: SIM118
-        except (OSError, ValueError) as exc:
+            raw = mapped_tensors(folder / "model.safetensors", np)
+        except (OSError, ValueError, KeyError) as exc:
             raise EmbeddingError(
                 f"cannot read {MODEL_NAME} from {folder}: {exc}; delete that folder and it "
                 "is extracted again"
@@ -206,7 +202,7 @@ class MPNetEmbedder:
         self._eps = float(config.get("layer_norm_eps", 1e-5))
         self._buckets = int(config.get("relative_attention_num_buckets", 32))
         self._max = min(MAX_TOKENS, int(config["max_position_embeddings"]) - 2)
-        self._weights: dict[str, Any] | None = _prepared(raw, self._layers, np)
+        self._weights: dict[str, Any] | None = _checked(raw, self._layers)
 
     def tokenize(self, text: str) -> list[int]:
         """``<s>``, the text's pieces (cut to fit), ``</s>``."""
@@ -266,25 +262,34 @@ class MPNetEmbedder:
         scale = np.float32(1.0 / math.sqrt(size))
         for layer in range(self._layers):
             p = f"encoder.layer.{layer}."
-            qkv = x @ w[p + "qkv"] + w[p + "qkv.bias"]
-            qkv = qkv.reshape(rows, width, 3, self._heads, size).transpose(2, 0, 3, 1, 4)
-            scores = (qkv[0] * scale) @ qkv[1].transpose(0, 1, 3, 2) + bias
+            q, k, v = (
+                (self._linear(x, w, f"{p}attention.attn.{part}"))
+                .reshape(rows, width, self._heads, size)
+                .transpose(0, 2, 1, 3)
+                for part in "qkv"
+            )
+            scores = (q * scale) @ k.transpose(0, 1, 3, 2) + bias
             scores -= scores.max(axis=-1, keepdims=True)
             np.exp(scores, out=scores)
             scores /= scores.sum(axis=-1, keepdims=True)
-            context = (scores @ qkv[2]).transpose(0, 2, 1, 3).reshape(rows * width, self.dim)
-            attended = context @ w[p + "attention.attn.o.weight"]
-            attended += w[p + "attention.attn.o.bias"]
+            context = (scores @ v).transpose(0, 2, 1, 3).reshape(rows * width, self.dim)
+            attended = self._linear(context, w, p + "attention.attn.o")
             attended += x
             x = self._norm(attended, w, p + "attention.LayerNorm")
-            hidden = gelu(x @ w[p + "intermediate.dense.weight"] + w[p + "intermediate.dense.bias"])
-            out = hidden @ w[p + "output.dense.weight"]
-            out += w[p + "output.dense.bias"]
+            hidden = gelu(self._linear(x, w, p + "intermediate.dense"))
+            out = self._linear(hidden, w, p + "output.dense")
             out += x
             x = self._norm(out, w, p + "output.LayerNorm")
         x = x.reshape(rows, width, self.dim)
         pooled = (x * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+
+    @staticmethod
+    def _linear(x: Any, w: dict[str, Any], name: str) -> Any:
+        # The checkpoint's [out, in] matrix, transposed as a view: BLAS reads it as it is.
+        out = x @ w[name + ".weight"].T
+        out += w[name + ".bias"]
+        return out
 
     def _norm(self, x: Any, w: dict[str, Any], name: str) -> Any:
         np = self._np
@@ -293,24 +298,47 @@ class MPNetEmbedder:
         return centred / spread * w[name + ".weight"] + w[name + ".bias"]
 
 
-def _prepared(raw: dict[str, Any], layers: int, np: Any) -> dict[str, Any]:
-    """The checkpoint's tensors as float32, matrices transposed for ``x @ W``, q/k/v fused."""
-    w: dict[str, Any] = {}
-    for key, value in raw.items():
-        if key.endswith("position_ids") or key.startswith("pooler."):
+SAFETENSORS_TYPES = {"F32": "<f4", "F16": "<f2", "BF16": None, "I64": "<i8"}
+
+
+def mapped_tensors(path: Path, np: Any) -> dict[str, Any]:
+    """The tensors of a safetensors file, float32 ones mapped from the file (not copied).
+
+    Every process running the model then shares one copy in the page cache, and loading
+    takes no time. Other float types are converted; the header is JSON after its length.
+    """
+    with path.open("rb") as handle:
+        size = int.from_bytes(handle.read(8), "little")
+        header = json.loads(handle.read(size))
+    data = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + size)
+    tensors = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
             continue
-        value = value.astype(np.float32, copy=False)
-        if key.startswith("encoder.layer.") and key.endswith(".weight") and value.ndim == 2:
-            value = np.ascontiguousarray(value.T)
-        w[key] = value
+        dtype = SAFETENSORS_TYPES.get(entry["dtype"])
+        if dtype is None:
+            raise ValueError(f"tensor {name} has dtype {entry['dtype']}, which is not read here")
+        start, end = entry["data_offsets"]
+        array = data[start:end].view(dtype).reshape(entry["shape"])
+        tensors[name] = array if dtype == "<f4" else array.astype(np.float32)
+    return tensors
+
+
+def _checked(w: dict[str, Any], layers: int) -> dict[str, Any]:
+    """``w`` once every tensor the forward pass reads is there."""
+    needed = [
+        "embeddings.word_embeddings.weight",
+        "embeddings.position_embeddings.weight",
+        "encoder.relative_attention_bias.weight",
+    ]
     for layer in range(layers):
         p = f"encoder.layer.{layer}."
-        names = [f"{p}attention.attn.{part}" for part in "qkv"]
-        try:
-            w[p + "qkv"] = np.concatenate([w.pop(n + ".weight") for n in names], axis=1)
-            w[p + "qkv.bias"] = np.concatenate([w.pop(n + ".bias") for n in names])
-        except KeyError as exc:
-            raise EmbeddingError(f"the {MODEL_NAME} checkpoint lacks {exc}") from None
+        for name in (*(f"attention.attn.{part}" for part in "qkvo"), "intermediate.dense",
+                     "output.dense", "attention.LayerNorm", "output.LayerNorm"):  # fmt: skip
+            needed += [f"{p}{name}.weight", f"{p}{name}.bias"]
+    missing = [name for name in needed if name not in w]
+    if missing:
+        raise EmbeddingError(f"the {MODEL_NAME} checkpoint lacks {missing[0]}")
     return w
 
 
