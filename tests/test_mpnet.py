@@ -328,3 +328,17 @@ def test_the_real_weights_tell_a_paraphrase_from_another_topic(tmp_path: Path) -
     )
     assert embedder.dim == 768
     assert a @ b > 0.4 > a @ c
+
+
+def test_mama_models_names_mpnet_and_its_folder(tiny, mama_home: Path, capsys) -> None:
+    from mama_plugin.cli import main
+
+    _, parts, _, _ = tiny
+    folder = mp.ensure_files(mama_home / "models" / mp.MODEL_NAME, parts)
+    assert main(["config", "set", "embedding_model", "mpnet"]) == 0
+    capsys.readouterr()
+    assert main(["models", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["embedding_model"] == mp.MODEL_NAME
+    assert info["path"] == str(folder) and info["dimensions"] == HIDDEN
+    assert info["bytes"] == sum(p.stat().st_size for p in folder.iterdir() if p.is_file())

