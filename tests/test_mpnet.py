@@ -342,3 +342,37 @@ def test_mama_models_names_mpnet_and_its_folder(tiny, mama_home: Path, capsys) -
     assert info["embedding_model"] == mp.MODEL_NAME
     assert info["path"] == str(folder) and info["dimensions"] == HIDDEN
     assert info["bytes"] == sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+
+
+def test_mama_reindex_after_switching_to_mpnet_embeds_every_memory(
+    tiny, mama_home: Path, capsys
+) -> None:
+    from mama_plugin.cli import main
+    from mama_plugin.services.indexing import drain
+    from mama_plugin.services.memories import save_context
+    from mama_plugin.storage import Store
+
+    _, parts, _, _ = tiny
+    mp.ensure_files(mama_home / "models" / mp.MODEL_NAME, parts)
+    with Store.open(config=Config(mama_home)) as store:
+        save_context(store, "/p", {"content": "the cat sat on the mat"})
+        drain(store, _Fixed(4))
+    assert main(["config", "set", "embedding_model", "mpnet"]) == 0
+    capsys.readouterr()
+    assert main(["reindex"]) == 0  # no --all: the model changed, so every memory
+    assert "embedded 1 every memory with all-mpnet-base-v2" in capsys.readouterr().out
+    with Store.open(config=Config(mama_home)) as store:
+        assert store.vectors.recorded_model() == (mp.MODEL_NAME, HIDDEN)
+        assert store.vectors.count() == 1
+
+
+class _Fixed:
+    """Another model: one vector for every text."""
+
+    name = "another-model"
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        return [[1.0] + [0.0] * (self.dim - 1) for _ in texts]

@@ -94,7 +94,9 @@ def cmd_models(args: argparse.Namespace) -> int:
     return 0
 
 
-@command("reindex", "embed memories waiting for a vector (--all: every one)")
+@command(
+    "reindex", "embed memories waiting for a vector (every one after a model change or with --all)"
+)
 @argument("--all", action="store_true", help="re-embed every memory (after a model change)")
 def cmd_reindex(args: argparse.Namespace) -> int:
     """Embed the queued memories (or every memory) and print the rate."""
@@ -106,10 +108,14 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     with open_store(args) as store:
         embedder = open_embedder(args.config)
         started = time.perf_counter()
-        count = reindex(store, embedder) if args.all else drain(store, embedder)
+        # After a model change only a whole re-embedding helps (the queue's vectors would not
+        # fit beside the old ones): the mismatch error tells the user to run this command.
+        name, dim = store.vectors.recorded_model()
+        everything = args.all or (name is not None and (name, dim) != (embedder.name, embedder.dim))
+        count = reindex(store, embedder) if everything else drain(store, embedder)
         seconds = time.perf_counter() - started
     rate = count / seconds if seconds else 0.0
-    what = "every memory" if args.all else "queued memories"
+    what = "every memory" if everything else "queued memories"
     print(f"embedded {count} {what} with {embedder.name} in {seconds:.1f} s ({rate:.0f}/s)")
     return 0
 
