@@ -5,7 +5,8 @@ prompts share one session and one MAMA server, as in an interactive session. The
 an auth decision (Redis sessions) that replaced a FAILED JWT one, older than the decisions the
 session start shows. Asserted on the request bodies Claude Code sent the model: a paraphrased
 related prompt gets the chain (the current decision and its FAILED predecessor), an unrelated
-Korean prompt gets nothing, a second related prompt does not repeat the chain.
+Korean prompt gets nothing, a second related prompt does not repeat the chain. With MiniLM,
+and with all-mpnet-base-v2 (`embedding_model = mpnet`) where its packages are installed.
 """
 
 from __future__ import annotations
@@ -18,16 +19,19 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fake_anthropic import FakeAnthropic, claude_env, text
 from test_claude_code import CLAUDE, ROOT, SERVER, needs_claude
 
 from mama_plugin.bench.stream import next_result, read_events
 from mama_plugin.config import Config
+from mama_plugin.embeddings import EmbeddingError, mpnet
 from mama_plugin.project import project_key
 from mama_plugin.services.memories import record_outcome, save_decision
 from mama_plugin.storage import Store
 
 pytestmark = needs_claude
+NAMES = {"minilm": "all-MiniLM-L6-v2", "mpnet": mpnet.MODEL_NAME}
 TURN_TIMEOUT_S = 180
 OTHERS = [
     ("logging", "Ship service logs to Loki with a request id on every line", "one place to grep"),
@@ -99,12 +103,33 @@ def _session(project: Path, home: Path, prompts: list[str]) -> FakeAnthropic:
     return fake
 
 
+def _mpnet_installed() -> bool:
+    try:
+        mpnet.package_parts()
+    except EmbeddingError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        "minilm",
+        pytest.param(
+            "mpnet",
+            marks=pytest.mark.skipif(
+                not _mpnet_installed(), reason="the all-mpnet-base-v2 packages are not installed"
+            ),
+        ),
+    ],
+)
 def test_a_session_recalls_the_chain_once_and_stays_silent_on_unrelated_korean(
-    tmp_path: Path, mama_home: Path
+    tmp_path: Path, mama_home: Path, model: str
 ) -> None:
     project, home = tmp_path / "project", tmp_path / "home"
     project.mkdir()
     home.mkdir()
+    Config(mama_home).set("embedding_model", model)
     jwt, redis = _seed(project, mama_home)
     fake = _session(project, home, [
         "For the payment API, should we use JWT access tokens for auth again?",
@@ -118,3 +143,5 @@ def test_a_session_recalls_the_chain_once_and_stays_silent_on_unrelated_korean(
     assert "FAILED" in first and "p99 380 ms" in first
     assert korean == ""
     assert redis not in again and jwt not in again
+    with Store.open(config=Config(mama_home)) as store:  # the session embedded with the model
+        assert store.vectors.recorded_model()[0] == NAMES[model]
