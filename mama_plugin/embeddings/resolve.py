@@ -30,9 +30,14 @@ class ResolvedModel:
     dim: int | None
 
 
+def models_dir(config: Config) -> Path:
+    """Where built and extracted models are kept: ``$MAMA_HOME/models``."""
+    return config.home / "models"
+
+
 def cache_path(config: Config) -> Path:
     """Return the cached model's path: ``$MAMA_HOME/models/all-MiniLM-L6-v2-f16.gguf``."""
-    return config.home / "models" / MODEL_FILENAME
+    return models_dir(config) / MODEL_FILENAME
 
 
 def resolve_model(config: Config) -> ResolvedModel:
@@ -103,6 +108,6 @@ def open_embedder(config: Config, *, threads: int | None = None) -> Any:
     if builtin == "mpnet":
         from .mpnet import open_mpnet
 
-        return open_mpnet(config.home / "models")
+        return open_mpnet(models_dir(config))
     resolved = resolve_model(config)
     return Embedder(resolved.path, threads=chosen)
