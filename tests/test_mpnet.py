@@ -367,3 +367,17 @@ def test_mama_reindex_after_switching_to_mpnet_embeds_every_memory(
         assert store.vectors.recorded_model() == (mp.MODEL_NAME, HIDDEN)
         assert store.vectors.count() == 1
 
+
+def test_no_builder_runs_when_mpnet_is_extracted(tiny, mama_home: Path, monkeypatch) -> None:
+    import subprocess
+
+    from mama_plugin.server import preload
+
+    _, parts, _, _ = tiny
+    started: list[object] = []
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: started.append(a))
+    config = Config(mama_home)
+    config.set("embedding_model", "mpnet")
+    mp.ensure_files(mama_home / "models" / mp.MODEL_NAME, parts)
+    preload.build_outliving(Config(mama_home))  # no MiniLM cached: nothing to build either
+    assert started == []

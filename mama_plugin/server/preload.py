@@ -57,7 +57,12 @@ def build_outliving(config: Config) -> None:
     settings = config.settings
     if settings.embedding_model_path or settings.embedding_model == "multilingual-e5":
         return
-    if is_model_file(cache_path(config)):
+    if settings.embedding_model == "mpnet":  # extracted from its packages instead of built
+        from ..embeddings import models_dir, mpnet
+
+        if mpnet.is_extracted(models_dir(config) / mpnet.MODEL_NAME):
+            return
+    elif is_model_file(cache_path(config)):
         return
     import subprocess  # only now: its import is 10–15 ms of the prompt's wait for the model
 
