@@ -240,6 +240,15 @@ def test_the_real_model_gives_schema_valid_output_every_time(assistant: Assistan
         assert verdict.outcome == "ok" and isinstance(verdict.value, LinkJudgement)
 
 
+def test_the_real_model_answers_the_recall_judge(assistant: Assistant) -> None:
+    from mama_plugin.bench.recall_assist import verdict
+
+    related, seconds = verdict(
+        assistant, "We cache prices for 60 s.", "How long are prices cached?"
+    )
+    assert isinstance(related, bool) and seconds > 0
+
+
 def test_invalid_output_is_retried_once_then_dropped(assistant: Assistant) -> None:
     # Four tokens cannot close the JSON object: both attempts are cut off, then dropped.
     result = assistant.generate(Prompt(INSTRUCTIONS, EXAMPLES, "OLDER: a\nNEWER: b"),

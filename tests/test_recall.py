@@ -250,6 +250,46 @@ def test_the_bench_runs_on_a_slice_without_a_model() -> None:
     assert "by cause" in text and "one-memory stores" in text and "smoke set" in text
 
 
+def test_the_assist_judge_is_scored_against_what_each_prompt_meant() -> None:
+    from mama_plugin.assist.runtime import Generation
+    from mama_plugin.bench import recall_assist
+
+    memories, cases, line = recall_data.klue()
+    related = [c for c in cases if c.related and c.split == "held-out"][:4]
+    unrelated = [c for c in cases if not c.related and c.split == "held-out"][:4]
+    keep = {k for c in related for k in c.meant}
+    data = recall_data.Labelled([m for m in memories if m.key in keep], related + unrelated, [line])
+    text = {m.key: m.content for m in data.memories}
+    meant = {c.prompt: {text[k] for k in c.meant} for c in data.cases}
+    asked: list[str] = []
+
+    class Scripted:
+        """Says related exactly when the prompt meant the memory."""
+
+        name = "scripted"
+        config = Config(Path("unused"))
+
+        def generate(self, prompt, schema, **_):  # type: ignore[no-untyped-def]
+            asked.append(prompt.head)
+            memory, question = (line.split(": ", 1)[1] for line in prompt.head.split("\n"))
+            return Generation(schema(related=memory in meant[question]), "ok", total_s=0.5)
+
+    assert recall_assist.sample(data.cases, 3) == recall_assist.sample(data.cases, 3)
+    figures = recall_assist.judge_run(data, None, Scripted(), 4, bar=0.5)  # type: ignore[arg-type]
+    assert figures["prompts"] == {"related": 4, "unrelated": 4}
+    assert asked and all(h.startswith("MEMORY: ") and "\nPROMPT: " in h for h in asked)
+    said = figures["said_related"]
+    assert said["other"]["yes"] == 0 and said["meant"]["yes"] == said["meant"]["of"] > 0
+    # A judge that knows the labels keeps every meant memory found and stays silent.
+    rules, model, both = (figures["rows"][k] for k in ("rules", "model", "both"))
+    assert model["silence"] == 1.0 and both["silence"] == 1.0
+    assert model["recall"] >= both["recall"] and rules["recall"] >= both["recall"]
+    assert figures["verdict_s_p50"] == 0.5
+    printed = "\n".join(recall_assist.report(figures))
+    assert "says related to a memory the prompt meant" in printed
+    assert "rules, then the model" in printed
+
+
 def test_misses_are_told_apart_by_cause() -> None:
     def case(meant: str, split: str = "held-out") -> recall_data.Case:
         return recall_data.Case("p", frozenset({meant}), "en", "locomo", split)

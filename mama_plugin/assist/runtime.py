@@ -32,6 +32,7 @@ from ..config import Config
 from ..embeddings.convert import is_model_file
 from ..embeddings.embedder import available_cores, install_log_callback, log_tail
 from ..embeddings.files import exclusive_lock
+from ..embeddings.resolve import models_dir
 from ..errors import MamaError
 
 log = logging.getLogger("mama.assist")
@@ -98,7 +99,7 @@ def resolve_model(config: Config) -> Path:
                 "it to use the bundled Gemma 3 270M"
             )
         return path
-    cached = config.home / "models" / MODEL_FILENAME
+    cached = models_dir(config) / MODEL_FILENAME
     if is_model_file(cached):
         return cached
     try:

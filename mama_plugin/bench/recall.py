@@ -262,6 +262,7 @@ def recall_run(
     embedder: EmbeddingModel | None,
     locomo: Path | None = None,
     *,
+    assist_judge: int = 0,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """``mama bench recall``: every row on every labelled prompt; the report and its figures.
@@ -270,6 +271,8 @@ def recall_run(
     multilingual-e5 and all-mpnet-base-v2.
     LoCoMo is read from ``locomo`` (default: ``shared/bench/locomo10.json`` beside the
     checkout, when there); without it only the shipped KLUE-STS sample is asked.
+    ``assist_judge`` > 0 adds the assist model as a judge on that many related and unrelated
+    held-out prompts (:mod:`recall_assist`).
     """
     import os
 
@@ -297,4 +300,18 @@ def recall_run(
     figures = run(data, embedders, bar=config.settings.relevance_bar, progress=progress)
     load = f"{os.getloadavg()[0]:.1f}"
     figures.pop("candidates")
-    return report(figures, load=load), figures
+    text = report(figures, load=load)
+    if assist_judge > 0:
+        from ..assist.runtime import Assistant
+        from . import recall_assist
+
+        assistant = Assistant(config)
+        try:
+            figures["assist_judge"] = recall_assist.judge_run(
+                data, embedder, assistant, assist_judge,
+                bar=config.settings.relevance_bar, progress=progress,
+            )  # fmt: skip
+        finally:
+            assistant.close()
+        text += "\n".join(recall_assist.report(figures["assist_judge"])) + "\n"
+    return text, figures

@@ -43,6 +43,14 @@ from .options import argument, command, keyword_only_option
 @argument("--audit", help="retrieval: audit errors (default: locomo_audit_errors.json beside it)")
 @argument("--depth", type=int, default=50, help="retrieval: results per question (default 50)")
 @argument(
+    "--assist-judge",
+    type=int,
+    default=0,
+    metavar="N",
+    help="recall: also judge the candidates of N related and N unrelated held-out prompts "
+    "with the assist model (default 0: not run; a verdict takes ~1 s)",
+)
+@argument(
     "--updates",
     help="retrieval: SituatedQA's temp.test.jsonl, for the latest-first rate "
     "(default: situatedqa_temp.test.jsonl beside the dataset, if there)",
@@ -172,7 +180,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from ..bench.recall import recall_run
 
         dataset = Path(args.dataset) if args.dataset else None
-        text, data = recall_run(args.config, embedder, dataset, progress=progress)
+        text, data = recall_run(
+            args.config, embedder, dataset, assist_judge=args.assist_judge, progress=progress
+        )
     elif args.kind == "retrieval":
         if not args.dataset:
             raise MamaError("bench retrieval needs --dataset PATH (LoCoMo-10's locomo10.json)")

@@ -54,6 +54,12 @@ class LinkJudgement(Strict):
     reason: Annotated[str, Field(max_length=200)]
 
 
+class Relatedness(Strict):
+    """The model's verdict on one memory and one prompt (``mama bench recall --assist-judge``)."""
+
+    related: bool
+
+
 class DraftRequest(DecisionInput):
     """``save_decision(draft=true)``: like a save, but the reasoning may be left to the draft."""
 
@@ -118,5 +124,6 @@ __all__ = [
     "DraftedNarrative",
     "EvolveLinkInput",
     "LinkJudgement",
+    "Relatedness",
     "SuggestLinksInput",
 ]
