@@ -222,6 +222,21 @@ def test_an_outcome_is_told_on_its_memory_not_again_by_its_event(
     assert [m.id for m in search_recent(store, 1, project=project)] == [jwt]
 
 
+def test_a_chain_refined_at_its_head_is_told_once(store: Store, project: str) -> None:
+    jwt, _ = _failed_jwt(store, project)
+    redis = decide(store, project, "Server-side sessions in Redis", topic="auth_strategy",
+                   supersedes=jwt)  # fmt: skip
+    sentinel = decide(store, project, "Redis Sentinel for the session store",
+                      topic="auth_strategy", links=[{"to_id": redis, "relationship": "refines",
+                      "reason": "one Redis node is a single point of failure"}])  # fmt: skip
+    # The sessions decision ranks first: its chain (JWT → sessions) is built before Sentinel's.
+    result = search_by_context(store, "server-side sessions in Redis, session store",
+                               project=project)  # fmt: skip
+    assert result.ids()[:2] == [redis, sentinel]
+    assert [[s["id"] for s in c["steps"]] for c in result.evolution] == [[jwt, redis, sentinel]]
+    assert result.text.count("On auth_strategy:") == 1
+
+
 def test_an_outcome_events_link_reason_does_not_repeat_the_verdict(
     store: Store, project: str
 ) -> None:

@@ -125,6 +125,9 @@ def test_context_from_claude_comes_first_and_without_a_transcript_nothing_is_evi
                   "We considered Kafka but it is too heavy for 500 jobs/s.")  # fmt: skip
     assert got.reasons[0] == "We chose Postgres because it is already operated."
     assert got.alternatives[0]["option"] == "Kafka" and got.evidence == []
+    # Why Kafka lost is said once, on the alternative: it is no open concern.
+    assert got.alternatives[0]["rejected_because"].startswith("We considered Kafka")
+    assert got.concerns == []
 
 
 @settings(max_examples=60, deadline=None)

@@ -150,6 +150,21 @@ def test_a_written_checkpoint_tells_the_whole_cliffhanger(store: Store, project:
     assert briefing.estimate_tokens(text) <= 600
 
 
+def test_a_reason_that_says_because_is_not_told_because_twice(store: Store, project: str) -> None:
+    from mama_plugin.services.answers import search_by_context
+
+    primary = "Sentinel is configured because one Redis node fails every login"
+    sentinel = save_decision(store, project, {
+        "topic": "sessions", "decision": "Redis Sentinel for the session store",
+        "reasoning": {"primary": primary},
+    }).memory  # fmt: skip
+    save_checkpoint(store, project, {"summary": "Sentinel set up", "implements": [sentinel.id]})
+    start = briefing.brief(store, project, Config(), "startup")
+    assert f"chosen: {primary}" in start and "because Sentinel" not in start
+    answer = search_by_context(store, "Redis Sentinel session store", project=project).text
+    assert f"— {primary}" in answer and "because Sentinel" not in answer
+
+
 def test_the_start_does_not_depend_on_the_clock(store: Store, project: str) -> None:
     turn(store, project, "A", working(), "Next: bound the cache.")
     save_decision(store, project, {"topic": "db", "decision": "PostgreSQL 16",

@@ -96,6 +96,8 @@ def extract(decision: str, context: str = "", digest: Digest | None = None) -> E
     out.alternatives = out.alternatives[:MAX_ITEMS]
 
     primary = out.reasons[0] if out.reasons else ""
+    # A sentence that says why an alternative lost is told there, not again as a concern.
+    told = {primary, *(a["rejected_because"] for a in out.alternatives)}
     for sentence in sentences:
         clipped = clip(sentence)
         if NEXT.match(sentence):
@@ -107,7 +109,7 @@ def extract(decision: str, context: str = "", digest: Digest | None = None) -> E
                 )
         elif _TRADE_OFF.search(sentence):
             out.trade_offs.append(clipped)
-        elif TENSION.search(sentence) and clipped != primary:
+        elif TENSION.search(sentence) and clipped not in told:
             out.concerns.append(clipped)
     out.concerns += [clip(c.failure()) for c in digest.commands if c.failed]
     for task in digest.open_tasks():

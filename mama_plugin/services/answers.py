@@ -360,6 +360,10 @@ def _chains(
                 for i, s in enumerate(steps)
             ],
         })  # fmt: skip
+    # A decision that refines a chain's head tells that chain again, one step longer: the
+    # longer one alone is told.
+    told = [frozenset(s["id"] for s in c["steps"]) for c in chains]
+    chains = [c for c, mine in zip(chains, told, strict=True) if not any(mine < o for o in told)]
     return chains, along
 
 

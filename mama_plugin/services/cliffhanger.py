@@ -25,7 +25,7 @@ from typing import Any
 
 from ..storage import MemoryRecord, Store
 from ..text import strip_cue
-from .render import clip, day
+from .render import because, clip, day
 
 RECENT = 30
 _COUNT = {1: "one", 2: "two", 3: "three"}
@@ -276,7 +276,8 @@ def _decision(i: int, d: dict[str, Any], said: _Said) -> dict[str, Any]:
     old = (d.get("replaced") or [None])[0]
     alternatives = [a for a in (m.reasoning or {}).get("alternatives_considered") or []
                     if isinstance(a, dict) and a.get("option")]  # fmt: skip
-    why = f"chosen because {clip((m.reasoning or {}).get('primary', ''), 160)}"
+    reason = clip((m.reasoning or {}).get("primary", ""), 160)
+    why = f"chosen {because(reason)}" if because(reason) != reason else f"chosen: {reason}"
     if old is not None:
         line += f" > {clip(old.content, 100)} ({old.id})"
         failed = old.outcome_status not in ("PENDING", "SUPERSEDED")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 from functools import cache
 from pathlib import Path
@@ -35,6 +36,16 @@ def clip(text: object, limit: int = 300) -> str:
     """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
     flat = " ".join(str(text or "").split())
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+_CAUSE = re.compile(r"\bbecause\b", re.I)
+
+
+def because(reason: object) -> str:
+    """``reason`` introduced by "because", unless it already says "because" itself ("Sentinel
+    is configured because one node fails every login" would read "because … because")."""
+    text = str(reason or "")
+    return text if _CAUSE.search(text) else f"because {text}"
 
 
 def ago_marker(ms: int | None) -> str:
@@ -80,6 +91,7 @@ def _environment(user_dir: str, _overrides: tuple[str, ...]) -> Any:
     env.filters["when"] = when
     env.filters["day"] = day
     env.filters["clip"] = clip
+    env.filters["because"] = because
     env.filters["ago"] = ago_marker
     env.filters["step"] = strip_cue  # a next step without its "Next:" cue
     return env
