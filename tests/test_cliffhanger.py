@@ -165,6 +165,46 @@ def test_a_reason_that_says_because_is_not_told_because_twice(store: Store, proj
     assert f"— {primary}" in answer and "because Sentinel" not in answer
 
 
+def test_a_later_decision_building_on_one_settles_its_step_and_concern(
+    store: Store, project: str
+) -> None:
+    from mama_plugin.services.answers import search_by_context
+    from mama_plugin.services.freshness import open_steps
+
+    risk = "Redis is a single point of failure until HA is set up"
+    redis = save_decision(store, project, {
+        "topic": "sessions", "decision": "Server-side sessions in Redis",
+        "reasoning": "a session lookup is one round trip", "tension": {"risks": [risk]},
+        "next_steps": [{"step": "set up Redis HA (sentinel)", "priority": "HIGH"}],
+    }).memory  # fmt: skip
+    sentinel = {
+        "topic": "sessions",
+        "decision": "Redis Sentinel with one replica for sessions",
+        "reasoning": "the single Redis node is a single point of failure for logins",
+    }
+    # Alike in words but not building on it: the step and the risk stay open.
+    save_decision(store, "/elsewhere", sentinel)
+    assert [s["step"] for s in open_steps(store, [redis])] == ["set up Redis HA (sentinel)"]
+    later = save_decision(
+        store,
+        project,
+        {
+            **sentinel,
+            "links": [
+                {"to_id": redis.id, "relationship": "refines", "reason": "HA for the session store"}
+            ],
+        },
+    )
+    save_checkpoint(store, project, {"summary": "Sentinel set up",
+                                     "implements": [redis.id, later.memory.id]})  # fmt: skip
+    assert open_steps(store, [redis]) == []
+    start = briefing.brief(store, project, Config(), "startup")
+    answer = search_by_context(store, "Redis sessions Sentinel", project=project).text
+    for told in (start, answer):
+        assert "Sentinel with one replica" in told
+        assert risk not in told and "set up Redis HA" not in told
+
+
 def test_the_start_does_not_depend_on_the_clock(store: Store, project: str) -> None:
     turn(store, project, "A", working(), "Next: bound the cache.")
     save_decision(store, project, {"topic": "db", "decision": "PostgreSQL 16",

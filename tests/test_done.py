@@ -106,6 +106,36 @@ def test_an_edit_of_the_file_a_step_names_is_measured_not_on_by_default() -> Non
     assert done_by("Start the service", [edited], rules=("files",)) == ""
 
 
+def test_a_turn_asked_for_the_step_that_did_work_closes_it(store: Store, project: str) -> None:
+    from mama_plugin.transcript import Command, Digest, FileTouch
+
+    step = "set up Redis HA (sentinel)"
+    edit = FileTouch("/p/infra/redis.tf", "edited", (12, 30))
+    passed = Command("make loadtest", "Load test", False, "")
+
+    def later(request: str, digest: Digest, last: str = "Sentinel is configured.") -> Later:
+        cp = checkpoint_turn(store, project, session_id=request, digest=digest,
+                             last_message=last, cwd="/p")  # fmt: skip
+        return evidence(cp)
+
+    worked = later("Set up Redis HA for sessions", Digest(
+        user_requests=["Set up Redis HA for sessions"], files=[edit], commands=[passed],
+        tool_names=["Edit", "Bash"], turn_work=2, last=passed))  # fmt: skip
+    assert "asked" in DEFAULT and worked.asked == ["Set up Redis HA for sessions"]
+    assert done_by(step, [worked]) == "asked"
+    # A turn that only talked did not do it; nor one that left a doubt about it.
+    talked = later("Set up Redis HA, please", Digest(user_requests=["Set up Redis HA, please"]))
+    assert talked.asked == [] and done_by(step, [talked]) == ""
+    doubt = later("Set up Redis HA for the sessions", Digest(
+        user_requests=["Set up Redis HA for the sessions"], files=[edit], tool_names=["Edit"],
+        turn_work=1), last="Edited the config. But the Sentinel quorum is not reached yet.")  # fmt: skip
+    assert done_by(step, [doubt]) == ""
+    # Nor a turn asked for something else.
+    other = later("Add a TTL cache", Digest(user_requests=["Add a TTL cache"], files=[edit],
+                                            tool_names=["Edit"], turn_work=1))  # fmt: skip
+    assert done_by(step, [other]) == ""
+
+
 def test_the_evidence_of_a_recorded_checkpoint(store: Store, project: str) -> None:
     cp = None
     for digest in turn_digests(FIXTURES / "turns_ttl_cache.jsonl")[:9]:

@@ -73,14 +73,18 @@ class DoneTally:
     def __init__(self, embedder: EmbeddingModel | None = None) -> None:
         self.labels = load_labels()
         self.similar = similarity(embedder) if embedder is not None else None
-        rules = ["said", "tasks", "commands", "phrases", "files", "decisions", "last", "moot",
-                 "moot_all"] + (["meaning"] if embedder is not None else [])  # fmt: skip
+        rules = ["said", "tasks", "commands", "phrases", "files", "decisions", "last", "asked",
+                 "refined", "moot", "moot_all"]  # fmt: skip
+        rules += ["meaning"] if embedder is not None else []
         self.sets: dict[str, tuple[str, ...]] = {
             START: (),
             **{f"{r} alone": (r,) for r in rules},
             "default (" + " + ".join(DEFAULT) + ")": DEFAULT,
             "default + files": (*DEFAULT, "files"),
             "default + last": (*DEFAULT, "last"),
+            "default without asked and refined": tuple(
+                r for r in DEFAULT if r not in ("asked", "refined")
+            ),
             **({"default + meaning": (*DEFAULT, "meaning")} if embedder is not None else {}),
         }
         self.order: list[tuple[str, int]] = []

@@ -25,7 +25,15 @@ from ..storage import MemoryRecord, Store
 from ..text import estimate_tokens
 from . import ranking, vector_index
 from .evolution import EVOLUTION, chain, current_of, failure_reason
-from .freshness import distinct, is_auto, one_per_session, open_steps, outcomes_on_their_memory
+from .freshness import (
+    building_on,
+    distinct,
+    is_auto,
+    one_per_session,
+    open_steps,
+    outcomes_on_their_memory,
+    unsettled,
+)
 from .graph import traverse
 from .render import render
 from .retrieval import (
@@ -139,6 +147,13 @@ def search_by_context(
     every_chain, along = _chains(store, list(records.values())) if include_evolution else ([], {})
     live = [r["id"] for r in primary if r["status"] == "current"]
     steps = distinct(open_steps(store, [records[i] for i in live]))
+    built = building_on(store, [records[i] for i in live])
+    for item in primary:  # a concern a later decision building on it covers is settled
+        if item["id"] in built and "tension" in item:
+            item["tension"] = {
+                key: unsettled(v, built[item["id"]]) if key in ("concerns", "risks") else v
+                for key, v in item["tension"].items()
+            }
     keep = {c["current_id"] for c in every_chain}  # never cut a chain's current decision
     newest = _newest_work(store, [m for m in records.values() if m.type == "checkpoint"])
     cuttable = [r["id"] for r in primary if r["id"] not in keep]

@@ -26,10 +26,11 @@ from typing import Any
 from ..config import Config
 from ..fence import fenced
 from ..storage import MemoryRecord, Store, now_ms
-from ..text import estimate_tokens
+from ..text import estimate_tokens, strip_cue
 from . import brief_cache, cliffhanger
 from .brief_cache import HEADER, TEMPLATE, budget, entry_key, variant_of
 from .evolution import current_of
+from .freshness import building_on, open_steps
 
 DAY_MS = 86_400_000
 
@@ -51,6 +52,7 @@ def gather(store: Store, project: str, *, followup_days: int, now: int) -> dict[
     if not ids:
         ids = [m.id for m in store.memories.latest(project=project, type="decision", limit=3)]
     decisions = current_decisions(store, ids)
+    _still_open(store, decisions)
     waiting, waiting_total = store.memories.awaiting_outcome(
         project, before=now - followup_days * DAY_MS, limit=3
     )
@@ -78,6 +80,19 @@ def current_decisions(store: Store, ids: list[str]) -> list[dict[str, Any]]:
         if head.id not in {d["m"].id for d in decisions}:
             decisions.append({"m": head, "replaced": predecessors(store, head)})
     return decisions
+
+
+def _still_open(store: Store, decisions: list[dict[str, Any]]) -> None:
+    """Give each decision what later work left open of it, as search answers tell it: its HIGH
+    next steps (``high``: the parts no later memory shows done) and the later decisions that
+    build on it (``settled_by``: a concern or risk one of them covers is settled)."""
+    held = [d["m"] for d in decisions]
+    built = building_on(store, held)
+    steps = open_steps(store, held)
+    for d in decisions:
+        mine = [s for s in steps if s["from"] == d["m"].id and s["priority"] == "HIGH"]
+        d["high"] = [strip_cue(str(s.get("left") or s["step"])) for s in mine]
+        d["settled_by"] = built.get(d["m"].id, [])
 
 
 def pending_links(store: Store, project: str, *, limit: int) -> tuple[list[dict[str, Any]], int]:

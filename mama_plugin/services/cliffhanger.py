@@ -25,6 +25,7 @@ from typing import Any
 
 from ..storage import MemoryRecord, Store
 from ..text import strip_cue
+from .freshness import unsettled
 from .render import because, clip, day
 
 RECENT = 30
@@ -249,7 +250,7 @@ def _next(c: dict[str, Any], decisions: list[dict[str, Any]], said: _Said) -> di
                     "priority": steps[0].get("priority") or "MEDIUM",
                     "why": _WHY.get(why, why), "files": []}  # fmt: skip
         for d in decisions if step is None else []:
-            high = _high(d["m"])
+            high = d["high"] if "high" in d else _high(d["m"])
             if high:
                 step = {"step": high[0], "priority": "HIGH", "why": f"next step of {d['m'].id}",
                         "files": []}  # fmt: skip
@@ -287,11 +288,11 @@ def _decision(i: int, d: dict[str, Any], said: _Said) -> dict[str, Any]:
     elif alternatives:
         line += f" > {clip(alternatives[0]['option'], 100)}"
         if alternatives[0].get("rejected_because"):
-            why = f"not it: {clip(alternatives[0]['rejected_because'], 160)}; {why}"
+            why = f"not it: {clip(alternatives[0]['rejected_because'], 160).rstrip('.')}; {why}"
     line += f" ({m.confidence:.1f}) — {why}"
-    open_ = said.fresh([clip(x, 160) for key in ("concerns", "risks")
-                        for x in (m.tension or {}).get(key) or []])  # fmt: skip
-    high = said.fresh(_high(m))
+    doubts = [str(x) for key in ("concerns", "risks") for x in (m.tension or {}).get(key) or []]
+    open_ = said.fresh([clip(x, 160) for x in unsettled(doubts, d.get("settled_by") or [])])
+    high = said.fresh(d["high"] if "high" in d else _high(m))
     extra = "; ".join(open_[:2])
     if high:
         extra += (" · " if extra else "") + f"next (HIGH): {clip(high[0], 160)}"

@@ -18,8 +18,12 @@ one that holds it shows it done. Each rule reads one kind of evidence of that la
   later decision that holds most of its object's words;
 - ``last``: a sentence of the later checkpoint's closing message that reports work (no
   failure, risk, question or next step in it) holds most of the step's words;
+- ``asked``: a rolling checkpoint whose turns changed files or passed a check was asked for
+  the step (its request holds most of the step's words), and nothing it left in doubt (its
+  concerns and risks) shares a word with the step;
 - ``meaning``: a ``done`` item close in meaning (cosine, with the embedder).
 
+``refined`` (a later decision building on the step's holder holds most of the step's words),
 ``moot`` and ``moot_all`` are applied by :func:`.freshness.open_steps` to the holder itself.
 
 A step of several parts ("write the flag, then rerun smoke.sh") is done only when every part
@@ -41,16 +45,18 @@ from typing import Any
 from ..storage import MemoryRecord
 from ..text import next_step, remains, split, stem, tension, words
 
-RULES = ("said", "tasks", "commands", "phrases", "files", "decisions", "last", "meaning", "moot",
-         "moot_all")  # fmt: skip
+RULES = ("said", "tasks", "commands", "phrases", "files", "decisions", "last", "asked", "meaning",
+         "refined", "moot", "moot_all")  # fmt: skip
 DEFAULT = (
     "said",
     "tasks",
     "commands",
     "phrases",
     "decisions",
+    "asked",
+    "refined",
     "moot",
-)  # what `mama bench answers` kept
+)  # what `mama bench answers` kept (asked, refined: no line dropped wrongly on either set)
 COVERAGE = 0.6  # share of a step's words a "done" text must hold to close it
 MIN_SHARED = 2  # and at least this many of them
 MEANING = 0.8  # cosine a "done" item must reach under the ``meaning`` rule
@@ -110,13 +116,15 @@ class Later:
     decided: list[str] = field(default_factory=list)
     reported: list[str] = field(default_factory=list)  # work its closing message reports
     still_open: list[str] = field(default_factory=list)  # its own next steps, open tasks
+    asked: list[str] = field(default_factory=list)  # what its turns were asked, when they worked
+    troubled: frozenset[str] = frozenset()  # the words of what went wrong or stays in doubt
 
     @cached_property
     def vocabulary(self) -> frozenset[str]:
         """Every stemmed word of the texts the word rules compare a step with (a step that
         shares none of them can be shown done only by a command, a file or its meaning)."""
         texts = (*self.done, *self.tasks_done, *self.passed, *self.reported, *self.decided,
-                 *self.still_open)  # fmt: skip
+                 *self.still_open, *self.asked)  # fmt: skip
         return frozenset().union(*(bag(t) for t in texts))
 
 
@@ -137,6 +145,10 @@ def evidence(m: MemoryRecord) -> Later:
             passed += [_text(check, "claim"), *_TICKED.findall(_text(check, "evidence"))]
     changed = [str(e.get("source", "")) for e in m.evidence
                if isinstance(e, dict) and e.get("kind") == "file"]  # fmt: skip
+    # The requests of a rolling checkpoint whose turns changed files or passed a check.
+    worked = m.metadata.get("auto") and (changed or c.get("open_files") or passed)
+    asked = [str(m.metadata.get(k) or "") for k in ("first_request", "request")] if worked else []
+    doubts = [str(x) for key in ("concerns", "risks") for x in m.tension.get(key) or []]
     return Later(
         m.id,
         done=[
@@ -153,10 +165,12 @@ def evidence(m: MemoryRecord) -> Later:
             if not (tension(x) or next_step(x) or remains(x) or x.endswith("?"))
         ],
         still_open=[*steps, *(_text(t, "task") for t in tasks if t.get("status") != "done")],
+        asked=list(dict.fromkeys(a for a in asked if a.strip())),
+        troubled=frozenset().union(*(bag(d) for d in doubts)),
     )
 
 
-def _object(part: str) -> str:
+def step_object(part: str) -> str:
     """The part without its verb and article: "Add a serve mode to app.py" → "serve mode to …"."""
     rest = _VERB.sub("", part, count=1)
     return _ARTICLE.sub("", rest, count=1)
@@ -171,7 +185,7 @@ def _runs(part: str, passed: list[str]) -> bool:
     targets = [*_FILE.findall(part), *_TICKED.findall(part)]
     if targets:
         return any(t in p for t in targets for p in passed)
-    wanted = bag(_object(part))
+    wanted = bag(step_object(part))
     return bool(wanted) and any(wanted <= bag(p) for p in passed)
 
 
@@ -195,7 +209,7 @@ def affirmed(texts: Iterable[str]) -> list[str]:
 
 
 def _phrase(part: str, texts: list[str]) -> bool:
-    wanted = bag(_object(part))
+    wanted = bag(step_object(part))
     return len(wanted) >= MIN_SHARED and any(wanted <= bag(t) for t in texts)
 
 
@@ -212,8 +226,10 @@ def shows_done(
             or (rule == "phrases" and _phrase(part, [*affirmed(later.done), *later.passed]))
             or (rule == "last" and any(covers(x, part) for x in affirmed(later.reported)))
             or (rule == "files" and _edits(part, later.changed))
+            or (rule == "asked" and bag(part).isdisjoint(later.troubled)
+                and any(covers(a, part) for a in later.asked))
             or (rule == "decisions" and _DECIDE.match(part) is not None
-                and any(covers(d, _object(part)) for d in later.decided))
+                and any(covers(d, step_object(part)) for d in later.decided))
             or (rule == "meaning" and similar is not None and affirmed(later.done)
                 and similar(part, affirmed(later.done)) >= MEANING)
         ):  # fmt: skip

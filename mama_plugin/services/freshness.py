@@ -23,12 +23,23 @@ from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
 from ..storage import MemoryRecord, Store
-from .done import DEFAULT, MIN_SHARED, Later, Similar, bag, covers, evidence, judged_parts, parts
+from .done import (
+    DEFAULT,
+    MIN_SHARED,
+    Later,
+    Similar,
+    bag,
+    covers,
+    evidence,
+    judged_parts,
+    parts,
+    step_object,
+)
 from .evolution import current_of, outcome_events
 
 T = TypeVar("T")
-__all__ = ["covers", "distinct", "is_auto", "moot", "one_per_session", "open_steps",
-           "outcomes_on_their_memory"]  # fmt: skip
+__all__ = ["building_on", "covers", "distinct", "is_auto", "moot", "one_per_session",
+           "open_steps", "outcomes_on_their_memory", "unsettled"]  # fmt: skip
 LATER = 40  # later checkpoints and decisions consulted per project
 # What a later memory shows (done.evidence), per open store, by (id, version, updated_at,
 # personal data kept): a search reads the same newest memories of its project every time, and
@@ -118,6 +129,32 @@ def moot(store: Store, memory: MemoryRecord) -> bool:
     return _superseded_plans(store, memory) is not None
 
 
+def building_on(store: Store, memories: Sequence[MemoryRecord]) -> dict[str, list[str]]:
+    """What the later decisions that build on each of ``memories`` say (choice and why), by
+    the id they build on: decisions saved after it and linked to it by an evolution link (they
+    refine, extend or replace it). One query for all of them."""
+    held = {m.id: m for m in memories}
+    links = [ln for ln in store.links.among(held, direction="in")
+             if ln.link_category == "evolution"]  # fmt: skip
+    found = store.memories.get_many({ln.from_id for ln in links}) if links else {}
+    out: dict[str, list[str]] = {}
+    for ln in links:
+        later, base = found.get(ln.from_id), held[ln.to_id]
+        if (
+            later is not None
+            and later.type == "decision"
+            and ((later.created_at, later.seq) > (base.created_at, base.seq))
+        ):
+            why = str(later.reasoning.get("primary", ""))
+            out.setdefault(base.id, []).append(f"{later.content}. {why}")
+    return out
+
+
+def unsettled(texts: Iterable[str], settled_by: Sequence[str]) -> list[str]:
+    """``texts`` (concerns, risks) that none of ``settled_by`` (:func:`building_on`) covers."""
+    return [t for t in texts if not any(covers(s, str(t)) for s in settled_by)]
+
+
 def _said(m: MemoryRecord) -> frozenset[str]:
     """The words of a decision's plan: topic, choice, why, outcome and next steps."""
     steps = [str(n.get("step", "")) if isinstance(n, dict) else str(n)
@@ -151,7 +188,10 @@ def open_steps(
     Each step is a dict with ``step``, ``priority`` and ``from`` (the holder's id), in
     holder order, without repeats (compared case-insensitively); a step shown done in part
     also has ``left`` (the parts still open) and ``done`` (the parts done). ``rules`` and
-    ``similar`` are :func:`.done.judged_parts`'s; under the rule ``moot``, a step of a holder
+    ``similar`` are :func:`.done.judged_parts`'s; under the rule ``refined``, a step whose
+    object (its words after the verb) a later decision building on its holder holds
+    (:func:`building_on`) is settled; under the
+    rule ``moot``, a step of a holder
     whose plans were all superseded (:func:`moot`) is dropped when it is about them (two of
     their words, or one their successor does not say; ``moot_all``: every step of such a
     holder, the rule before it was measured).
@@ -162,6 +202,7 @@ def open_steps(
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     carrying = _carrying_out(store, holders) if {"moot", "moot_all"} & set(rules) else set()
+    built = building_on(store, holders) if "refined" in rules else {}
     for m in holders:
         plans = _superseded_plans(store, m) if m.id in carrying else None
         if m.project not in later:
@@ -174,6 +215,8 @@ def open_steps(
                 continue  # it carried out a plan that was replaced
             if not text.strip() or text.lower() in seen:
                 continue
+            if any(covers(b, step_object(text)) for b in built.get(m.id, ())):
+                continue  # a later decision building on its holder settled it
             judged = judged_parts(text, told, rules, similar)
             if all(rule for _, rule in judged):
                 continue
