@@ -130,10 +130,34 @@ def test_a_turn_asked_for_the_step_that_did_work_closes_it(store: Store, project
         user_requests=["Set up Redis HA for the sessions"], files=[edit], tool_names=["Edit"],
         turn_work=1), last="Edited the config. But the Sentinel quorum is not reached yet.")  # fmt: skip
     assert done_by(step, [doubt]) == ""
-    # Nor a turn asked for something else.
-    other = later("Add a TTL cache", Digest(user_requests=["Add a TTL cache"], files=[edit],
-                                            tool_names=["Edit"], turn_work=1))  # fmt: skip
-    assert done_by(step, [other]) == ""
+    # Nor a turn asked for something else, nor for less than the step names.
+    cache = later("Add a TTL cache", Digest(user_requests=["Add a TTL cache"], files=[edit],
+                                            tool_names=["Edit"], turn_work=1), last="Added it.")  # fmt: skip
+    assert done_by(step, [cache]) == ""
+    assert done_by("add a size bound to the TTL cache", [cache]) == ""
+    assert done_by("add a TTL cache", [cache]) == "asked"
+
+
+def test_a_request_of_the_steps_own_session_does_not_close_it(store: Store, project: str) -> None:
+    from mama_plugin.services.freshness import open_steps
+    from mama_plugin.services.memories import save_decision
+    from mama_plugin.transcript import Digest, FileTouch
+
+    # The session asked for the cache, then Claude decided and named what comes next.
+    decision = save_decision(store, project, {
+        "topic": "price_cache", "decision": "A TTL cache for prices", "reasoning": "hourly prices",
+        "session_id": "S", "next_steps": [{"step": "add a TTL cache for stock", "priority": "LOW"}],
+    }).memory  # fmt: skip
+    digest = Digest(user_requests=["Add a TTL cache for stock"],
+                    files=[FileTouch("/p/app/stock.py", "edited", (1, 9))], tool_names=["Edit"],
+                    turn_work=1)  # fmt: skip
+    checkpoint_turn(store, project, session_id="S", digest=digest, last_message="Added the cache.",
+                    cwd="/p")  # fmt: skip
+    assert [s["step"] for s in open_steps(store, [decision])] == ["add a TTL cache for stock"]
+    # The same request in a later session did it.
+    checkpoint_turn(store, project, session_id="T", digest=digest, last_message="Added the cache.",
+                    cwd="/p")  # fmt: skip
+    assert open_steps(store, [decision]) == []
 
 
 def test_the_evidence_of_a_recorded_checkpoint(store: Store, project: str) -> None:

@@ -19,8 +19,11 @@ one that holds it shows it done. Each rule reads one kind of evidence of that la
 - ``last``: a sentence of the later checkpoint's closing message that reports work (no
   failure, risk, question or next step in it) holds most of the step's words;
 - ``asked``: a rolling checkpoint whose turns changed files or passed a check was asked for
-  the step (its request holds most of the step's words), and nothing it left in doubt (its
-  concerns and risks) shares a word with the step;
+  the step (its request holds most of the step's words), every word of the step's object is
+  in that request or in what the turn did and reported ("add a size bound to the TTL cache"
+  is not done by "Add a TTL cache"), and nothing it left in doubt (its concerns and risks)
+  shares a word with the step; never one of the step holder's own session, whose requests may
+  have come before the step (:func:`.freshness.open_steps`);
 - ``meaning``: a ``done`` item close in meaning (cosine, with the embedder).
 
 ``refined`` (a later decision building on the step's holder holds most of the step's words),
@@ -117,6 +120,7 @@ class Later:
     reported: list[str] = field(default_factory=list)  # work its closing message reports
     still_open: list[str] = field(default_factory=list)  # its own next steps, open tasks
     asked: list[str] = field(default_factory=list)  # what its turns were asked, when they worked
+    session: str = ""  # the session it belongs to (its requests may predate what it follows)
     troubled: frozenset[str] = frozenset()  # the words of what went wrong or stays in doubt
 
     @cached_property
@@ -166,6 +170,7 @@ def evidence(m: MemoryRecord) -> Later:
         ],
         still_open=[*steps, *(_text(t, "task") for t in tasks if t.get("status") != "done")],
         asked=list(dict.fromkeys(a for a in asked if a.strip())),
+        session=m.session_id or "",
         troubled=frozenset().union(*(bag(d) for d in doubts)),
     )
 
@@ -226,8 +231,7 @@ def shows_done(
             or (rule == "phrases" and _phrase(part, [*affirmed(later.done), *later.passed]))
             or (rule == "last" and any(covers(x, part) for x in affirmed(later.reported)))
             or (rule == "files" and _edits(part, later.changed))
-            or (rule == "asked" and bag(part).isdisjoint(later.troubled)
-                and any(covers(a, part) for a in later.asked))
+            or (rule == "asked" and _asked(part, later))
             or (rule == "decisions" and _DECIDE.match(part) is not None
                 and any(covers(d, step_object(part)) for d in later.decided))
             or (rule == "meaning" and similar is not None and affirmed(later.done)
@@ -235,6 +239,17 @@ def shows_done(
         ):  # fmt: skip
             return rule
     return ""
+
+
+def _asked(part: str, later: Later) -> bool:
+    """A request of ``later`` holds most of the step, what the step names is all in that
+    request or in what the turn did and reported, and nothing it left in doubt touches it."""
+    if not later.asked or not bag(part).isdisjoint(later.troubled):
+        return False
+    texts = (*later.done, *later.tasks_done, *later.passed, *later.changed, *later.reported)
+    did = frozenset().union(*(bag(t) for t in texts))
+    named = bag(step_object(part))
+    return any(covers(a, part) and named <= bag(a) | did for a in later.asked)
 
 
 def _lists_open(part: str, later: Later) -> bool:

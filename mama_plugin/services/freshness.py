@@ -19,6 +19,7 @@ Read-only; standard library and storage only (the session-start hook may use it)
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
@@ -209,6 +210,9 @@ def open_steps(
             later[m.project] = _later(store, m.project)
         told = [shown for at, seq, i, shown in later[m.project]
                 if i != m.id and (at, seq) > (m.updated_at, m.seq)]  # fmt: skip
+        if m.session_id:  # its own session's requests may have come before the step
+            told = [replace(t, asked=[]) if t.asked and t.session == m.session_id else t
+                    for t in told]  # fmt: skip
         for s in m.continuity.get("next_steps") or []:
             text = str(s.get("step", "")) if isinstance(s, dict) else str(s)
             if plans is not None and ("moot_all" in rules or _about(store, text, plans)):
