@@ -35,7 +35,8 @@ STORY = "story.md.j2"  # the cliffhanger's body, shared with load_checkpoint's c
 # The code that writes the text: an updated plugin renders afresh instead of serving the text
 # its old code cached (a stat each, never an import).
 RENDERED_BY = tuple(
-    Path(__file__).with_name(name) for name in ("briefing.py", "cliffhanger.py", "render.py")
+    Path(__file__).with_name(name)
+    for name in ("briefing.py", "cliffhanger.py", "render.py", "freshness.py", "done.py")
 )
 _AGO = re.compile(r"\{ago:(\d+)\}")
 
