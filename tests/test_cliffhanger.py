@@ -170,6 +170,7 @@ def test_a_later_decision_building_on_one_settles_its_step_and_concern(
 ) -> None:
     from mama_plugin.services.answers import search_by_context
     from mama_plugin.services.freshness import open_steps
+    from mama_plugin.services.memories import record_outcome
 
     risk = "Redis is a single point of failure until HA is set up"
     redis = save_decision(store, project, {
@@ -198,6 +199,16 @@ def test_a_later_decision_building_on_one_settles_its_step_and_concern(
     save_checkpoint(store, project, {"summary": "Sentinel set up",
                                      "implements": [redis.id, later.memory.id]})  # fmt: skip
     assert open_steps(store, [redis]) == []
+    # Until it fails: what failed settled nothing.
+    failed = {
+        "memory_id": later.memory.id,
+        "outcome": "FAILED",
+        "details": "failover lost writes at 10K req/s",
+    }
+    record_outcome(store, failed)
+    assert [s["step"] for s in open_steps(store, [redis])] == ["set up Redis HA (sentinel)"]
+    record_outcome(store, {"memory_id": later.memory.id, "outcome": "SUCCESS",
+                           "details": "failover held p99 4 ms"})  # fmt: skip
     start = briefing.brief(store, project, Config(), "startup")
     answer = search_by_context(store, "Redis sessions Sentinel", project=project).text
     for told in (start, answer):

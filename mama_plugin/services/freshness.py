@@ -132,8 +132,8 @@ def moot(store: Store, memory: MemoryRecord) -> bool:
 
 def building_on(store: Store, memories: Sequence[MemoryRecord]) -> dict[str, list[str]]:
     """What the later decisions that build on each of ``memories`` say (choice and why), by
-    the id they build on: decisions saved after it and linked to it by an evolution link (they
-    refine, extend or replace it). One query for all of them."""
+    the id they build on: decisions saved after it, linked to it by an evolution link (they
+    refine, extend or replace it) and not judged FAILED. One query for all of them."""
     held = {m.id: m for m in memories}
     links = [ln for ln in store.links.among(held, direction="in")
              if ln.link_category == "evolution"]  # fmt: skip
@@ -144,7 +144,8 @@ def building_on(store: Store, memories: Sequence[MemoryRecord]) -> dict[str, lis
         if (
             later is not None
             and later.type == "decision"
-            and ((later.created_at, later.seq) > (base.created_at, base.seq))
+            and later.outcome_status != "FAILED"  # what failed settled nothing
+            and (later.created_at, later.seq) > (base.created_at, base.seq)
         ):
             why = str(later.reasoning.get("primary", ""))
             out.setdefault(base.id, []).append(f"{later.content}. {why}")
