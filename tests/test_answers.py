@@ -405,6 +405,35 @@ def test_prompt_recall_tells_an_outcome_on_its_decision_not_again_by_its_event(
     assert ids == [jwt] and event not in ids
 
 
+def test_a_session_that_said_and_did_nothing_is_no_answer(store: Store, project: str) -> None:
+    from mama_plugin.services.freshness import chatter
+    from mama_plugin.services.retrieval import retrieve
+
+    hello = checkpoint_turn(store, project, session_id="hi", digest=Digest(
+        user_requests=["hello"], assistant_texts=["Hi."]))  # fmt: skip
+    talk = checkpoint_turn(store, project, session_id="talk", digest=Digest(
+        user_requests=["Pick the auth approach for heavy traffic"],
+        assistant_texts=["Sessions in Redis, for heavy traffic."]))  # fmt: skip
+    assert hello is not None and talk is not None and chatter(hello) and not chatter(talk)
+    decisions = [decide(store, project, f"Cache tier {i} for the price service") for i in range(3)]
+    # Matched or not (a small store's vectors return every memory), the session that said and
+    # did nothing takes no place among the k.
+    query = "hello: the auth approach, and the price service cache tier"
+    plain = retrieve(store, query, project=project, k=4)
+    assert hello.id in [h.memory.id for h in plain]
+    found = search_by_context(store, query, project=project, k=4)
+    assert hello.id not in found.ids() and hello.id not in found.text
+    assert set(found.ids()) == {*decisions, talk.id}
+    # More of them than the few asked for beyond k: asked again for as many more.
+    for i in range(6):
+        checkpoint_turn(store, project, session_id=f"hi{i}", digest=Digest(
+            user_requests=["hello hello"], assistant_texts=["Hi."]))  # fmt: skip
+    greetings = [decide(store, project, f"Say hello in the greeting banner of page {i}",
+                        topic="greeting banner") for i in (1, 2)]  # fmt: skip
+    assert all(chatter(h.memory) for h in retrieve(store, "hello", project=project, k=6))
+    assert search_by_context(store, "hello", project=project, k=2).ids() == greetings[::-1]
+
+
 def test_a_sessions_own_rolling_checkpoint_stays_out_of_its_searches(
     store: Store, project: str
 ) -> None:

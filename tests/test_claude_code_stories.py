@@ -662,3 +662,45 @@ def test_claudes_own_checkpoint_comes_back_as_the_whole_cliffhanger(tmp_path: Pa
                 "whether the clock jump is really fixed; files to review: app/cache.py, "
                 "tests/test_cache.py") in memory  # fmt: skip
         assert "After that, the same session" not in memory  # the save came last
+
+
+@full_only
+def test_work_done_later_is_not_told_as_open(tmp_path: Path) -> None:
+    story = Story(tmp_path)
+    (story.project / "infra").mkdir()
+    first = story.run("Record our session store decision: Redis sessions", [
+        tool_use(T + "save_decision", REDIS_DECISION), text("Saved."),
+    ])  # fmt: skip
+    redis = saved(first, "save_decision")
+    before = told(story.run("hello", [text("Hi.")]).start, budget=600)
+    assert "Set up Redis Sentinel" in before and "until Sentinel runs" in before
+    # A later session is asked for the step, changes the infrastructure and checks it.
+    story.run("Set up Redis Sentinel for the session store", [
+        write(story.project / "infra" / "redis.tf", 'resource "redis_sentinel" "sessions" {}\n'),
+        bash("python3 -c 'print(\"failover ok\")'", "Failover test"),
+        text("Sentinel is configured in infra/redis.tf and the failover test passes."),
+    ])  # fmt: skip
+    after = told(story.run("hello again", [text("Hi.")]).start, budget=600)
+    print(after)
+    assert "Set up Redis Sentinel for the session store" in after  # what the session did
+    assert "next (HIGH): Set up Redis Sentinel" not in after  # no longer the decision's next
+    # A decision that builds on the sessions decision settles its concern, in the session
+    # start and in search answers alike.
+    story.run("Record the Sentinel decision", [
+        tool_use(T + "save_decision", {
+            "topic": "auth_strategy", "decision": "Redis Sentinel with one replica for sessions",
+            "reasoning": "Redis is a single point of failure for every login without Sentinel",
+            "links": [{"to_id": redis, "relationship": "refines",
+                       "reason": "Sentinel runs the session store on two nodes"}]}),
+        text("Saved."),
+    ])  # fmt: skip
+    last = story.run("What do we know about the session store?", [
+        tool_use(T + "search_by_context", {"query": "Redis session store Sentinel"}),
+        text("Sessions in Redis, with Sentinel."),
+    ])  # fmt: skip
+    start = told(last.start, budget=600)
+    answer = result_of(last.fake.main_requests[1], T + "search_by_context")["text"]
+    print(start, answer, sep="\n")
+    for words in (start, answer):
+        assert "Redis Sentinel with one replica for sessions" in words
+        assert "until Sentinel runs" not in words and "Set up Redis Sentinel (HIGH" not in words

@@ -26,13 +26,13 @@ from ..text import estimate_tokens
 from . import ranking, vector_index
 from .evolution import EVOLUTION, chain, current_of, failure_reason
 from .freshness import (
-    building_on,
+    chatter,
     distinct,
     is_auto,
     one_per_session,
     open_steps,
     outcomes_on_their_memory,
-    unsettled,
+    settle,
 )
 from .graph import traverse
 from .render import render
@@ -46,6 +46,7 @@ from .retrieval import (
 )
 
 WORK_DEPTH = 8  # newest checkpoints looked through for the one that carries work
+IDLE_MARGIN = 3  # results asked for beyond k, for those left out (see search_by_context)
 ANSWER_TOKENS = 600  # the default answer's text, fence and header included (estimate_tokens)
 
 
@@ -116,19 +117,22 @@ def search_by_context(
     Code session asking; its own rolling checkpoint is left out (it repeats this session's
     prompts, so it matched every search the session made, and the session knows its work).
     """
-    # One more than k when the asking session's rolling checkpoint (one a session) may take a
-    # place, so that leaving it out still leaves k results.
-    hits = retrieve(store, query, embedder=embedder, project=project,
-                    k=k + 1 if own_session else k, retrievers=retrievers,
-                    min_confidence=min_confidence, as_of=as_of, tags=tags,
-                    options=options)  # fmt: skip
-    own = ""  # the asking session's rolling checkpoint, when it matched
-    if own_session:
-        mine = [
-            h.memory.id for h in hits if is_auto(h.memory) and h.memory.session_id == own_session
-        ]
-        own = mine[0] if mine else ""
-        hits = [h for h in hits if h.memory.id not in mine][:k]
+    # Left out, without taking a place among the k: the asking session's own rolling
+    # checkpoint, and those of sessions that did no work on a prompt that named nothing
+    # ("Working on: hello — last: Hi.": a small store returns every memory).
+    # Asked for a few more than k, and again for as many more as were left out if short.
+    asked, hits = k + IDLE_MARGIN + (1 if own_session else 0), []
+    for _ in range(2):
+        found = retrieve(store, query, embedder=embedder, project=project, k=asked,
+                         retrievers=retrievers, min_confidence=min_confidence, as_of=as_of,
+                         tags=tags, options=options)  # fmt: skip
+        mine = [h.memory.id for h in found if _own(h.memory, own_session)]
+        hits = [h for h in found if h.memory.id not in mine and not chatter(h.memory)]
+        if len(hits) >= k or len(found) < asked:
+            break
+        asked += asked - len(hits)
+    own = mine[0] if mine else ""  # the asking session's rolling checkpoint, when it matched
+    hits = hits[:k]
     updated = {h.memory.id: h.updated_by for h in hits if h.updated_by}
     ranked = outcomes_on_their_memory(store, [(h.memory, h.score) for h in hits])
     entries = one_per_session(_with_successors(store, ranked, k))
@@ -147,13 +151,7 @@ def search_by_context(
     every_chain, along = _chains(store, list(records.values())) if include_evolution else ([], {})
     live = [r["id"] for r in primary if r["status"] == "current"]
     steps = distinct(open_steps(store, [records[i] for i in live]))
-    built = building_on(store, [records[i] for i in live])
-    for item in primary:  # a concern a later decision building on it covers is settled
-        if item["id"] in built and "tension" in item:
-            item["tension"] = {
-                key: unsettled(v, built[item["id"]]) if key in ("concerns", "risks") else v
-                for key, v in item["tension"].items()
-            }
+    settle(store, primary, [records[i] for i in live])
     keep = {c["current_id"] for c in every_chain}  # never cut a chain's current decision
     newest = _newest_work(store, [m for m in records.values() if m.type == "checkpoint"])
     cuttable = [r["id"] for r in primary if r["id"] not in keep]
@@ -246,6 +244,11 @@ def _compose(
                      "answer short: ask a narrower question to see them.)")  # fmt: skip
     body = story + ("\n\nRanked:\n" + "\n".join(lines) if told else "")
     return story, fenced(body), status, learned, chains
+
+
+def _own(m: MemoryRecord, session: str) -> bool:
+    """Whether ``m`` is the rolling checkpoint of the asking ``session`` ("" : none asks)."""
+    return bool(session) and is_auto(m) and m.session_id == session
 
 
 def _newest_work(store: Store, checkpoints: list[MemoryRecord]) -> MemoryRecord | None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..storage import MemoryRecord, Store
 from .evolution import current_of, failure_reason
-from .freshness import is_auto, one_per_session, outcomes_on_their_memory
+from .freshness import idle, one_per_session, outcomes_on_their_memory
 
 
 def search_by_topic(
@@ -45,7 +45,7 @@ def search_recent(
     listed.
     """
     newest = store.memories.recent(project=project, limit=min(4 * n, n + 200), type=type)
-    worked = [m for m in newest if not (is_auto(m) and m.metadata.get("work") is False)]
+    worked = [m for m in newest if not idle(m)]
     return [m for m, _ in _fresh(store, worked)][:n]
 
 

@@ -1,6 +1,6 @@
 """What is still news in an answer: one entry a session, outcomes on their memory, open work.
 
-Three rules the search answers apply to what retrieval ranked (``services/answers.py``):
+Four rules the search answers apply to what retrieval ranked (``services/answers.py``):
 
 - **One entry a session.** A session's checkpoints (its rolling automatic one and any Claude
   saved) collapse into the one updated last, at the rank of the session's best hit; it
@@ -10,10 +10,13 @@ Three rules the search answers apply to what retrieval ranked (``services/answer
   details, lessons): the memory stands in its place.
 - **Done is not remaining.** A next step is still open unless a memory saved or updated after
   the one that holds it shows it done (``services/done.py``: its done items and tasks, the
-  checks it saw pass, the step's object among what it did); a step of a memory that only
-  carries out superseded decisions is moot.
+  checks it saw pass, the step's object among what it did, a later turn asked for it); a
+  step of a memory that only carries out superseded decisions is moot; a step or a concern
+  that a later decision building on its memory covers is settled (:func:`building_on`).
+- **Chatter is no answer.** The rolling checkpoint of a session that did no work on a prompt
+  that named nothing ("hello") is left out of search answers (:func:`chatter`).
 
-Read-only; standard library and storage only (the session-start hook may use it).
+Read-only; standard library, storage and `text` only (the session-start hook may use it).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
 from ..storage import MemoryRecord, Store
+from ..text import search_terms
 from .done import (
     DEFAULT,
     MIN_SHARED,
@@ -39,8 +43,9 @@ from .done import (
 from .evolution import current_of, outcome_events
 
 T = TypeVar("T")
-__all__ = ["building_on", "covers", "distinct", "is_auto", "moot", "one_per_session",
-           "open_steps", "outcomes_on_their_memory", "unsettled"]  # fmt: skip
+__all__ = ["building_on", "chatter", "covers", "distinct", "idle", "is_auto", "moot",
+           "one_per_session", "open_steps", "outcomes_on_their_memory", "settle",
+           "unsettled"]  # fmt: skip
 LATER = 40  # later checkpoints and decisions consulted per project
 # What a later memory shows (done.evidence), per open store, by (id, version, updated_at,
 # personal data kept): a search reads the same newest memories of its project every time, and
@@ -53,6 +58,18 @@ SHOWN_KEPT = 4096
 def is_auto(m: MemoryRecord) -> bool:
     """True for the rolling checkpoint the Stop hook writes (not one Claude saved)."""
     return m.type == "checkpoint" and bool(m.metadata.get("auto"))
+
+
+def idle(m: MemoryRecord) -> bool:
+    """True for the rolling checkpoint of a session that did no work ("Working on: hello")."""
+    return is_auto(m) and m.metadata.get("work") is False
+
+
+def chatter(m: MemoryRecord) -> bool:
+    """The rolling checkpoint of a session that did no work, asked with fewer than two terms
+    ("hello", "go on", "thanks"): nothing a search could want (a small store returns all)."""
+    request = str(m.metadata.get("request") or "")
+    return idle(m) and len(search_terms(request, min_length=3)) < 2
 
 
 def _newer(a: MemoryRecord, b: MemoryRecord) -> bool:
@@ -155,6 +172,18 @@ def building_on(store: Store, memories: Sequence[MemoryRecord]) -> dict[str, lis
 def unsettled(texts: Iterable[str], settled_by: Sequence[str]) -> list[str]:
     """``texts`` (concerns, risks) that none of ``settled_by`` (:func:`building_on`) covers."""
     return [t for t in texts if not any(covers(s, str(t)) for s in settled_by)]
+
+
+def settle(store: Store, items: list[dict[str, Any]], memories: Sequence[MemoryRecord]) -> None:
+    """Leave out of each answer item's tension the concerns and risks that a later decision
+    building on its memory covers (:func:`building_on`); ``memories``: the current ones."""
+    built = building_on(store, memories)
+    for item in items:
+        if item["id"] in built and "tension" in item:
+            item["tension"] = {
+                key: unsettled(v, built[item["id"]]) if key in ("concerns", "risks") else v
+                for key, v in item["tension"].items()
+            }
 
 
 def _said(m: MemoryRecord) -> frozenset[str]:
