@@ -46,7 +46,6 @@ from .retrieval import (
 )
 
 WORK_DEPTH = 8  # newest checkpoints looked through for the one that carries work
-IDLE_MARGIN = 3  # results asked for beyond k, for those left out (see search_by_context)
 ANSWER_TOKENS = 600  # the default answer's text, fence and header included (estimate_tokens)
 
 
@@ -120,9 +119,10 @@ def search_by_context(
     # Left out, without taking a place among the k: the asking session's own rolling
     # checkpoint, and those of sessions that did no work on a prompt that named nothing
     # ("Working on: hello — last: Hi.": a small store returns every memory).
-    # Asked for a few more than k, and again for as many more as were left out if short.
-    asked, hits = k + IDLE_MARGIN + (1 if own_session else 0), []
-    for _ in range(2):
+    # Asked again, for twice as many and as many more as were left out, when they leave
+    # fewer than k (never in a search whose k best hold none of them).
+    asked, hits = k + (1 if own_session else 0), []
+    for _ in range(3):
         found = retrieve(store, query, embedder=embedder, project=project, k=asked,
                          retrievers=retrievers, min_confidence=min_confidence, as_of=as_of,
                          tags=tags, options=options)  # fmt: skip
@@ -130,7 +130,7 @@ def search_by_context(
         hits = [h for h in found if h.memory.id not in mine and not chatter(h.memory)]
         if len(hits) >= k or len(found) < asked:
             break
-        asked += asked - len(hits)
+        asked = 2 * asked + (asked - len(hits))
     own = mine[0] if mine else ""  # the asking session's rolling checkpoint, when it matched
     hits = hits[:k]
     updated = {h.memory.id: h.updated_by for h in hits if h.updated_by}
