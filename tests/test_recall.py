@@ -250,15 +250,20 @@ def test_the_bench_runs_on_a_slice_without_a_model() -> None:
     assert "by cause" in text and "one-memory stores" in text and "smoke set" in text
 
 
+def held_out_slice(related: int, unrelated: int) -> recall_data.Labelled:
+    """The first held-out KLUE-STS cases of each kind, with the memories the related ones mean."""
+    memories, cases, line = recall_data.klue()
+    asked = [c for c in cases if c.related and c.split == "held-out"][:related]
+    asked += [c for c in cases if not c.related and c.split == "held-out"][:unrelated]
+    keep = {k for c in asked for k in c.meant}
+    return recall_data.Labelled([m for m in memories if m.key in keep], asked, [line])
+
+
 def test_the_assist_judge_is_scored_against_what_each_prompt_meant() -> None:
     from mama_plugin.assist.runtime import Generation
     from mama_plugin.bench import recall_assist
 
-    memories, cases, line = recall_data.klue()
-    related = [c for c in cases if c.related and c.split == "held-out"][:4]
-    unrelated = [c for c in cases if not c.related and c.split == "held-out"][:4]
-    keep = {k for c in related for k in c.meant}
-    data = recall_data.Labelled([m for m in memories if m.key in keep], related + unrelated, [line])
+    data = held_out_slice(4, 4)
     text = {m.key: m.content for m in data.memories}
     meant = {c.prompt: {text[k] for k in c.meant} for c in data.cases}
     asked: list[str] = []
@@ -428,13 +433,9 @@ def test_meaning_alone_passes_an_english_prompt_with_minilm_only() -> None:
 
 
 def test_one_memory_stores_embed_each_prompt_once_for_every_prior() -> None:
-    memories, cases, line = recall_data.klue()
-    related = [c for c in cases if c.related and c.split == "held-out"][:2]
-    unrelated = [c for c in cases if not c.related and c.split == "held-out"][:1]
-    keep = {k for c in related for k in c.meant}
-    data = recall_data.Labelled([m for m in memories if m.key in keep], related + unrelated, [line])
+    data = held_out_slice(2, 1)
     model = Counting()
     figures = recall_causes.small_stores(data, model, bar=0.5)
     assert figures["1.0"]["all"]["pairs"] == 2 and figures["1.0"]["ko"]["pairs"] == 2
-    asked = [c.prompt for c in related + unrelated]
+    asked = [c.prompt for c in data.cases]
     assert all(model.texts.count(p) == 1 for p in asked), model.texts
