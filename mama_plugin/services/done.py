@@ -26,8 +26,9 @@ one that holds it shows it done. Each rule reads one kind of evidence of that la
   have come before the step (:func:`.freshness.open_steps`);
 - ``meaning``: a ``done`` item close in meaning (cosine, with the embedder).
 
-``refined`` (a later decision building on the step's holder holds most of the step's words),
-``moot`` and ``moot_all`` are applied by :func:`.freshness.open_steps` to the holder itself.
+``refined`` (a later decision building on the step's holder holds most of the step's object,
+its words after the verb), ``moot`` and ``moot_all`` are applied by
+:func:`.freshness.open_steps` to the holder itself.
 
 A step of several parts ("write the flag, then rerun smoke.sh") is done only when every part
 is. The newest memory that speaks of a step decides: one that lists it as open again (as its
