@@ -168,6 +168,9 @@ def test_a_reason_that_says_because_is_not_told_because_twice(store: Store, proj
 def test_a_later_decision_building_on_one_settles_its_step_and_concern(
     store: Store, project: str
 ) -> None:
+    from mama_plugin.schema import LoadCheckpointInput
+    from mama_plugin.server.base import Env
+    from mama_plugin.server.tools import do_load_checkpoint
     from mama_plugin.services.answers import search_by_context
     from mama_plugin.services.freshness import open_steps
     from mama_plugin.services.memories import record_outcome
@@ -211,7 +214,9 @@ def test_a_later_decision_building_on_one_settles_its_step_and_concern(
                            "details": "failover held p99 4 ms"})  # fmt: skip
     start = briefing.brief(store, project, Config(), "startup")
     answer = search_by_context(store, "Redis sessions Sentinel", project=project).text
-    for told in (start, answer):
+    env = Env(store, project, None, config=Config())
+    loaded = do_load_checkpoint(env, LoadCheckpointInput()).text  # /mama-resume's answer
+    for told in (start, answer, loaded):
         assert "Sentinel with one replica" in told
         assert risk not in told and "set up Redis HA" not in told
 

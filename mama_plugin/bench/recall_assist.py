@@ -27,7 +27,7 @@ from ..assist.runtime import Assistant, Prompt
 from ..schema.assist import Relatedness
 from ..services import recall
 from ..services.retrieval import EmbeddingModel
-from .recall import _candidates, _judged, _keyed, _store, score
+from .recall import _candidates, _f, _judged, _keyed, _store, score
 from .recall_data import Case, Labelled
 
 SEED = 12
@@ -156,7 +156,3 @@ def report(figures: dict[str, Any]) -> list[str]:
         lines.append(f"  {label:<24} recall {_f(row['recall'])}  silence {_f(row['silence'])}")
     lines.append(f"  seconds a verdict (median): {figures['verdict_s_p50']}")
     return lines
-
-
-def _f(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"

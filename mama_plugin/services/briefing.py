@@ -29,8 +29,9 @@ from ..storage import MemoryRecord, Store, now_ms
 from ..text import estimate_tokens, strip_cue
 from . import brief_cache, cliffhanger
 from .brief_cache import HEADER, TEMPLATE, budget, entry_key, variant_of
+from .done import doubts
 from .evolution import current_of
-from .freshness import building_on, open_steps
+from .freshness import building_on, open_steps, unsettled
 
 DAY_MS = 86_400_000
 
@@ -52,7 +53,6 @@ def gather(store: Store, project: str, *, followup_days: int, now: int) -> dict[
     if not ids:
         ids = [m.id for m in store.memories.latest(project=project, type="decision", limit=3)]
     decisions = current_decisions(store, ids)
-    _still_open(store, decisions)
     waiting, waiting_total = store.memories.awaiting_outcome(
         project, before=now - followup_days * DAY_MS, limit=3
     )
@@ -70,7 +70,9 @@ def gather(store: Store, project: str, *, followup_days: int, now: int) -> dict[
 
 
 def current_decisions(store: Store, ids: list[str]) -> list[dict[str, Any]]:
-    """The decisions now current for ``ids`` (once each), each with what it replaced."""
+    """The decisions now current for ``ids`` (once each), each with what it replaced and what
+    later work left open of it (:func:`_still_open`): the session start and
+    ``load_checkpoint`` tell them alike."""
     decisions: list[dict[str, Any]] = []
     for memory_id in dict.fromkeys(ids):
         found = store.memories.get(memory_id)
@@ -79,20 +81,21 @@ def current_decisions(store: Store, ids: list[str]) -> list[dict[str, Any]]:
         head = current_of(store, found.id)
         if head.id not in {d["m"].id for d in decisions}:
             decisions.append({"m": head, "replaced": predecessors(store, head)})
+    _still_open(store, decisions)
     return decisions
 
 
 def _still_open(store: Store, decisions: list[dict[str, Any]]) -> None:
     """Give each decision what later work left open of it, as search answers tell it: its HIGH
-    next steps (``high``: the parts no later memory shows done) and the later decisions that
-    build on it (``settled_by``: a concern or risk one of them covers is settled)."""
+    next steps (``high``: the parts no later memory shows done) and its concerns and risks
+    (``doubts``: those no later decision building on it settles)."""
     held = [d["m"] for d in decisions]
     built = building_on(store, held)
     steps = open_steps(store, held)
     for d in decisions:
         mine = [s for s in steps if s["from"] == d["m"].id and s["priority"] == "HIGH"]
         d["high"] = [strip_cue(str(s.get("left") or s["step"])) for s in mine]
-        d["settled_by"] = built.get(d["m"].id, [])
+        d["doubts"] = unsettled(doubts(d["m"].tension), built.get(d["m"].id, []))
 
 
 def pending_links(store: Store, project: str, *, limit: int) -> tuple[list[dict[str, Any]], int]:

@@ -25,7 +25,6 @@ from typing import Any
 
 from ..storage import MemoryRecord, Store
 from ..text import strip_cue
-from .freshness import unsettled
 from .render import because, clip, day
 
 RECENT = 30
@@ -250,7 +249,7 @@ def _next(c: dict[str, Any], decisions: list[dict[str, Any]], said: _Said) -> di
                     "priority": steps[0].get("priority") or "MEDIUM",
                     "why": _WHY.get(why, why), "files": []}  # fmt: skip
         for d in decisions if step is None else []:
-            high = d["high"] if "high" in d else _high(d["m"])
+            high = d["high"]
             if high:
                 step = {"step": high[0], "priority": "HIGH", "why": f"next step of {d['m'].id}",
                         "files": []}  # fmt: skip
@@ -258,14 +257,6 @@ def _next(c: dict[str, Any], decisions: list[dict[str, Any]], said: _Said) -> di
     if step is None or not said.fresh([str(step["step"])]):
         return None
     return step
-
-
-def _high(m: MemoryRecord) -> list[str]:
-    return [
-        strip_cue(str(n.get("step", "")))
-        for n in (m.continuity or {}).get("next_steps") or []
-        if isinstance(n, dict) and n.get("priority") == "HIGH" and n.get("step")
-    ]
 
 
 def _decision(i: int, d: dict[str, Any], said: _Said) -> dict[str, Any]:
@@ -278,7 +269,8 @@ def _decision(i: int, d: dict[str, Any], said: _Said) -> dict[str, Any]:
     alternatives = [a for a in (m.reasoning or {}).get("alternatives_considered") or []
                     if isinstance(a, dict) and a.get("option")]  # fmt: skip
     reason = clip((m.reasoning or {}).get("primary", ""), 160)
-    why = f"chosen {because(reason)}" if because(reason) != reason else f"chosen: {reason}"
+    told = because(reason)  # the reason as it is when it says "because" itself
+    why = f"chosen {told}" if told != reason else f"chosen: {reason}"
     if old is not None:
         line += f" > {clip(old.content, 100)} ({old.id})"
         failed = old.outcome_status not in ("PENDING", "SUPERSEDED")
@@ -290,9 +282,8 @@ def _decision(i: int, d: dict[str, Any], said: _Said) -> dict[str, Any]:
         if alternatives[0].get("rejected_because"):
             why = f"not it: {clip(alternatives[0]['rejected_because'], 160).rstrip('.')}; {why}"
     line += f" ({m.confidence:.1f}) — {why}"
-    doubts = [str(x) for key in ("concerns", "risks") for x in (m.tension or {}).get(key) or []]
-    open_ = said.fresh([clip(x, 160) for x in unsettled(doubts, d.get("settled_by") or [])])
-    high = said.fresh(d["high"] if "high" in d else _high(m))
+    open_ = said.fresh([clip(x, 160) for x in d["doubts"]])
+    high = said.fresh(d["high"])
     extra = "; ".join(open_[:2])
     if high:
         extra += (" · " if extra else "") + f"next (HIGH): {clip(high[0], 160)}"

@@ -137,6 +137,11 @@ def _text(item: Any, key: str) -> str:
     return str(item.get(key, "")) if isinstance(item, dict) else str(item)
 
 
+def doubts(tension: dict[str, Any]) -> list[str]:
+    """A memory's concerns and risks: what it left in doubt."""
+    return [str(x) for key in ("concerns", "risks") for x in (tension or {}).get(key) or []]
+
+
 def evidence(m: MemoryRecord) -> Later:
     """What ``m`` shows was done and what it still calls open."""
     c = m.continuity
@@ -153,7 +158,6 @@ def evidence(m: MemoryRecord) -> Later:
     # The requests of a rolling checkpoint whose turns changed files or passed a check.
     worked = m.metadata.get("auto") and (changed or c.get("open_files") or passed)
     asked = [str(m.metadata.get(k) or "") for k in ("first_request", "request")] if worked else []
-    doubts = [str(x) for key in ("concerns", "risks") for x in m.tension.get(key) or []]
     return Later(
         m.id,
         done=[
@@ -172,7 +176,7 @@ def evidence(m: MemoryRecord) -> Later:
         still_open=[*steps, *(_text(t, "task") for t in tasks if t.get("status") != "done")],
         asked=list(dict.fromkeys(a for a in asked if a.strip())),
         session=m.session_id or "",
-        troubled=frozenset().union(*(bag(d) for d in doubts)),
+        troubled=frozenset().union(*(bag(d) for d in doubts(m.tension))),
     )
 
 
