@@ -700,7 +700,12 @@ def test_work_done_later_is_not_told_as_open(tmp_path: Path) -> None:
     ])  # fmt: skip
     start = told(last.start, budget=600)
     answer = result_of(last.fake.main_requests[1], T + "search_by_context")["text"]
-    print(start, answer, sep="\n")
-    for words in (start, answer):
+    resumed = story.run("/mama-resume", [
+        tool_use("Skill", {"skill": "mama:resume"}), tool_use(T + "load_checkpoint", {}),
+        text("Resumed."),
+    ])  # fmt: skip
+    loaded = result_of(resumed.fake.main_requests[2], T + "load_checkpoint")["text"]
+    print(start, answer, loaded, sep="\n")
+    for words in (start, answer, loaded):
         assert "Redis Sentinel with one replica for sessions" in words
         assert "until Sentinel runs" not in words and "Set up Redis Sentinel (HIGH" not in words
