@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from .config import Config
-from .services import briefing
-from .services.answers import search_by_context
 from .services.evolution import chain
 from .services.indexing import drain
 from .services.memories import record_outcome, save_checkpoint, save_decision, save_insight
 from .services.render import render
 from .services.retrieval import EmbeddingModel
+from .services.story import briefing
+from .services.story.answers import search_by_context
 from .storage import Store
 
 PROJECT = "/demo/checkout-service"

@@ -10,10 +10,10 @@ import pytest
 from mama_plugin.bench.extraction import extraction_run
 from mama_plugin.config import Config
 from mama_plugin.hooks.session_start import session_start
-from mama_plugin.services import briefing
-from mama_plugin.services.autosave import checkpoint_turn
-from mama_plugin.services.cliffhanger import resume_point
 from mama_plugin.services.memories import save_checkpoint, save_decision
+from mama_plugin.services.story import briefing
+from mama_plugin.services.story.autosave import checkpoint_turn
+from mama_plugin.services.story.cliffhanger import resume_point
 from mama_plugin.storage import Store
 from mama_plugin.transcript import Command, Digest, FileTouch
 from mama_plugin.transcript.context import told_at_start
@@ -151,7 +151,7 @@ def test_a_written_checkpoint_tells_the_whole_cliffhanger(store: Store, project:
 
 
 def test_a_reason_that_says_because_is_not_told_because_twice(store: Store, project: str) -> None:
-    from mama_plugin.services.answers import search_by_context
+    from mama_plugin.services.story.answers import search_by_context
 
     primary = "Sentinel is configured because one Redis node fails every login"
     sentinel = save_decision(store, project, {
@@ -171,9 +171,9 @@ def test_a_later_decision_building_on_one_settles_its_step_and_concern(
     from mama_plugin.schema import LoadCheckpointInput
     from mama_plugin.server.base import Env
     from mama_plugin.server.tools import do_load_checkpoint
-    from mama_plugin.services.answers import search_by_context
-    from mama_plugin.services.freshness import open_steps
     from mama_plugin.services.memories import record_outcome
+    from mama_plugin.services.story.answers import search_by_context
+    from mama_plugin.services.story.freshness import open_steps
 
     risk = "Redis is a single point of failure until HA is set up"
     redis = save_decision(store, project, {
@@ -261,7 +261,7 @@ def test_a_resumed_conversation_gets_no_second_copy(
 def test_claudes_checkpoint_leads_and_later_work_of_its_session_follows(
     store: Store, project: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mama_plugin.services import autosave
+    from mama_plugin.services.story import autosave
 
     clock = iter((1_000, 5_000))
     monkeypatch.setattr(autosave, "now_ms", lambda: next(clock))
@@ -314,7 +314,7 @@ def test_what_remains_is_told_as_remaining_once(store: Store, project: str) -> N
 
 
 def test_a_failure_judged_by_an_outcome_is_told_once_by_the_decision() -> None:
-    from mama_plugin.services.autosave import layers_of
+    from mama_plugin.services.story.autosave import layers_of
 
     load = Command("sh load.sh", "Load test", True, "exit 1, p99 307 ms", calls=1)
     outcome = "mcp__plugin_mama_mama__evolve_outcome"
@@ -335,7 +335,7 @@ def test_where_it_stopped_says_what_was_recorded_after_the_command() -> None:
     it had just failed; what came after it is told."""
     from types import SimpleNamespace
 
-    from mama_plugin.services.autosave import stopped_at
+    from mama_plugin.services.story.autosave import stopped_at
 
     load = Command("sh load.sh", "Load test", True, "exit 1, p99 307 ms", calls=1)
     alone = Digest(user_requests=["load test"], commands=[load], last=load, tool_names=["Bash"])

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mama_plugin.services.autosave import checkpoint_turn
-from mama_plugin.services.done import (
+from mama_plugin.services.story.autosave import checkpoint_turn
+from mama_plugin.services.story.done import (
     DEFAULT,
     RULES,
     Later,
@@ -25,6 +26,7 @@ from mama_plugin.services.done import (
     parts,
     shows_done,
 )
+from mama_plugin.services.story.rules import BY_NAME
 from mama_plugin.storage import Store
 from mama_plugin.transcript.turns import turn_digests
 
@@ -100,7 +102,7 @@ def test_a_later_memory_that_lists_the_step_open_keeps_it_open() -> None:
 
 def test_an_edit_of_the_file_a_step_names_is_measured_not_on_by_default() -> None:
     edited = Later("chk_b", changed=["/tmp/project/README.md:4-7"])
-    assert "files" in RULES and "files" not in DEFAULT
+    assert "files" in BY_NAME and "files" not in DEFAULT
     assert done_by("Document PRICE_DB in the README", [edited]) == ""
     assert done_by("Document PRICE_DB in the README", [edited], rules=("files",)) == "files"
     assert done_by("Start the service", [edited], rules=("files",)) == ""
@@ -139,8 +141,8 @@ def test_a_turn_asked_for_the_step_that_did_work_closes_it(store: Store, project
 
 
 def test_a_request_of_the_steps_own_session_does_not_close_it(store: Store, project: str) -> None:
-    from mama_plugin.services.freshness import open_steps
     from mama_plugin.services.memories import save_decision
+    from mama_plugin.services.story.freshness import open_steps
     from mama_plugin.transcript import Digest, FileTouch
 
     # The session asked for the cache, then Claude decided and named what comes next.
@@ -214,7 +216,8 @@ def test_nothing_done_closes_nothing(step: str, still_open: list[str]) -> None:
 def test_a_done_item_that_denies_the_step_does_not_show_it_done() -> None:
     """Its words cover the step all the same: "Did not add the expiry test yet" must not
     take "add the expiry test" out of what remains (nor a closing message saying so)."""
-    from mama_plugin.services.done import Later, affirmed, done_by
+    from mama_plugin.services.story.done import Later, done_by
+    from mama_plugin.services.story.words import affirmed
 
     step = "add the expiry test"
     for denial in ("Did not add the expiry test yet", "Couldn't add the expiry test",
@@ -257,6 +260,19 @@ def _judged_slowly(step: str, later: list[Later], rules: tuple[str, ...]) -> lis
 def test_a_memory_sharing_no_word_with_a_step_is_judged_by_the_other_rules_only(
     step: str, later: list[Later]
 ) -> None:
-    every = tuple(r for r in RULES if r != "meaning")  # files and last included
+    every = tuple(r.name for r in RULES if r.name != "meaning")  # files and last included
     for rules in (DEFAULT, every):
         assert judged_parts(step, later, rules) == _judged_slowly(step, later, rules)
+
+
+def test_every_rule_is_one_named_object_with_what_it_compares_and_why() -> None:
+    """The one table: each rule a part rule or a holder rule, never both, each saying what it
+    compares and the figure that put it on or left it off; the default set is the table's."""
+    assert len({r.name for r in RULES}) == len(RULES)
+    for rule in RULES:
+        assert (rule.shows is None) != (rule.settles is None), rule.name
+        assert rule.compares.strip() and rule.justified.strip(), rule.name
+        assert rule.justified.startswith("on" if rule.default else "off"), rule.name
+    assert tuple(r.name for r in RULES if r.default) == DEFAULT
+    with pytest.raises(ValueError, match="unknown done rules: sayd"):
+        done_by("rerun smoke.sh", [], rules=("sayd",))

@@ -48,7 +48,7 @@ def test_the_seed_follows_the_projects_memory(store: Store, project: str) -> Non
 def test_the_sessions_own_rolling_checkpoint_is_not_earlier_work(
     store: Store, project: str
 ) -> None:
-    from mama_plugin.services.autosave import checkpoint_turn
+    from mama_plugin.services.story.autosave import checkpoint_turn
     from mama_plugin.transcript import Digest
 
     saved = checkpoint_turn(store, project, session_id="s1", digest=Digest(),

@@ -24,8 +24,9 @@ from mama_plugin.server import app, background
 from mama_plugin.server.base import Env
 from mama_plugin.server.hook_tools import do_checkpoint_turn, do_observe_prompt
 from mama_plugin.server.state import State
-from mama_plugin.services import briefing, indexing
+from mama_plugin.services import indexing
 from mama_plugin.services.memories import save_checkpoint, save_decision
+from mama_plugin.services.story import briefing
 from mama_plugin.storage import Store
 from mama_plugin.transcript import Reader, read_transcript, settle
 

@@ -17,8 +17,8 @@ from conftest import CHECKPOINT, tell_story
 from mama_plugin.config import Config
 from mama_plugin.hooks import aliases
 from mama_plugin.hooks.runner import run
-from mama_plugin.services import brief_cache, briefing
 from mama_plugin.services.memories import record_outcome, save_decision
+from mama_plugin.services.story import brief_cache, briefing
 from mama_plugin.storage import Store
 
 DAY = 86_400_000
@@ -163,19 +163,26 @@ def test_an_updated_renderer_renders_afresh(
     store: Store, project: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A plugin update that changes how the start is written is not served the text its old
-    code cached: the rendering code's files are part of the cache key."""
-    code = tmp_path / "cliffhanger.py"
-    code.write_text("# v1\n")
-    monkeypatch.setattr(brief_cache, "RENDERED_BY", (code,))
+    code cached: every module of the package is part of the cache key, whichever it is (no
+    list of the rendering modules to keep up to date)."""
+    package = tmp_path / "mama_plugin"
+    (package / "services" / "story").mkdir(parents=True)
+    (package / "services" / "story" / "cliffhanger.py").write_text("# v1\n")
+    monkeypatch.setattr(brief_cache, "PACKAGE", package)
     story(store, project)
     session_start(project)
     cached = store.meta(f"brief:full:{project}")
     session_start(project)
     assert store.meta(f"brief:full:{project}") == cached  # served from the cache
-    os.utime(code, ns=(time.time_ns(), time.time_ns() + 10**9))
+    keys = [json.loads(cached or "{}")["key"]]
+    new_module = package / "services" / "story" / "someday.py"  # a module no list names
+    new_module.write_text("# new\n")
     session_start(project)
-    renewed = store.meta(f"brief:full:{project}")
-    assert renewed is not None and json.loads(renewed)["key"] != json.loads(cached or "{}")["key"]
+    keys.append(json.loads(store.meta(f"brief:full:{project}") or "{}")["key"])
+    os.utime(new_module, ns=(time.time_ns(), time.time_ns() + 10**9))
+    session_start(project)
+    keys.append(json.loads(store.meta(f"brief:full:{project}") or "{}")["key"])
+    assert len({json.dumps(k) for k in keys}) == 3, keys
 
 
 def test_a_user_template_overrides_the_shipped_one(
@@ -285,7 +292,7 @@ def test_a_cold_hook_imports_only_the_standard_library_and_apsw(store: Store, pr
     assert not loaded & {"jinja2", "pydantic", "mcp", "numpy", "llama_cpp", "sqlite_vec"}
     assert "apsw" in loaded
     # A hit is read from a glance at the file: neither the store nor the services load.
-    assert not modules & {"mama_plugin.storage.store", "mama_plugin.services.briefing"}
+    assert not modules & {"mama_plugin.storage.store", "mama_plugin.services.story.briefing"}
 
 
 def test_aliases_are_written_once_and_never_over_a_users_file() -> None:

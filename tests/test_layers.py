@@ -54,6 +54,9 @@ ROOMS: dict[str, tuple[str, ...]] = {
     "storage": ("storage",),
     "transfer": ("transfer",),
     "services": ("services",),
+    # The story the next session reads (services/story/): it may use search and save, never
+    # the reverse.
+    "story": ("services.story",),
     "local model": ("embeddings", "assist"),
     "surfaces": ("cli", "demo", "bench"),
     # The MCP server and the hook runner are surfaces that reach no other surface; the hook
@@ -68,7 +71,7 @@ RETIRED: dict[str, str] = {
     "mama_plugin.storage.dump": "transfer/ (JSON dump and restore)",
     "mama_plugin.sentences": "text (the one tokenizer, stopwords, stemmer, sentence cues)",
 }
-BELOW_SURFACES = ("leaves", "schema", "storage", "transfer", "services", "local model")
+BELOW_SURFACES = ("leaves", "schema", "storage", "transfer", "services", "story", "local model")
 
 # room -> the rooms it may import besides its own.
 MAY_IMPORT: dict[str, tuple[str, ...]] = {
@@ -77,10 +80,11 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "storage": ("leaves",),
     "transfer": ("storage", "schema", "services", "leaves"),
     "services": ("storage", "schema", "leaves"),
-    "local model": ("services", "storage", "schema", "leaves"),
+    "story": ("services", "storage", "schema", "leaves"),
+    "local model": ("services", "story", "storage", "schema", "leaves"),
     "surfaces": (*BELOW_SURFACES, "server", "hooks"),
     "server": BELOW_SURFACES,
-    "hooks": ("leaves", "storage", "services"),
+    "hooks": ("leaves", "storage", "services", "story"),
 }
 
 # room -> third-party packages it may import (None: any). Leaves run in the system Python
@@ -91,6 +95,7 @@ THIRD_PARTY: dict[str, frozenset[str] | None] = {
     "storage": frozenset({"apsw"}),
     "transfer": None,
     "services": None,
+    "story": None,
     "local model": None,
     "surfaces": None,
     "server": None,

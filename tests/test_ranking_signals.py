@@ -14,9 +14,9 @@ from mama_plugin.errors import ValidationError
 from mama_plugin.schema import parse
 from mama_plugin.schema.queries import SearchByContextInput, instant_ms
 from mama_plugin.services import ranking
-from mama_plugin.services.answers import search_by_context
 from mama_plugin.services.memories import save_checkpoint, save_context, save_decision
 from mama_plugin.services.retrieval import DEFAULT, TODAY, Options, retrieve
+from mama_plugin.services.story.answers import search_by_context
 from mama_plugin.storage import Store
 
 DAY = 86_400_000

@@ -10,13 +10,15 @@ from mama_plugin.bench import recall as bench_recall
 from mama_plugin.bench import recall_causes, recall_data
 from mama_plugin.config import Config
 from mama_plugin.embeddings import Embedder
-from mama_plugin.services import briefing, indexing, recall, recall_views
+from mama_plugin.services import indexing, recall, recall_views
 from mama_plugin.services.memories import (
     record_outcome,
     save_checkpoint,
     save_context,
     save_decision,
 )
+from mama_plugin.services.story import briefing
+from mama_plugin.services.story import shown as seen
 from mama_plugin.storage import Store
 from mama_plugin.storage.fts import query_words, quoted
 from mama_plugin.text import matched_terms, search_terms, text_keys
@@ -153,7 +155,7 @@ def test_a_memory_injected_once_is_not_injected_again_unless_it_changed(
     store: Store, project: str
 ) -> None:
     jwt, redis = _chain(store, project)
-    shown = recall.Shown()
+    shown = seen.Shown()
     ask = "Should we switch the API back to JWT access tokens?"
     first = recall.prompt_context(store, ask, project=project, budget=300, shown=shown)
     assert redis in first.text and jwt in first.text
@@ -164,7 +166,7 @@ def test_a_memory_injected_once_is_not_injected_again_unless_it_changed(
     changed = recall.prompt_context(store, ask, project=project, budget=300, shown=shown)
     assert "30 min idle timeout" in changed.text
     # Another session has its own record.
-    other = recall.prompt_context(store, ask, project=project, budget=300, shown=recall.Shown())
+    other = recall.prompt_context(store, ask, project=project, budget=300, shown=seen.Shown())
     assert redis in other.text
 
 
@@ -177,17 +179,37 @@ def test_what_the_session_start_showed_is_not_injected_at_a_prompt(
     config = Config()
     started = briefing.brief(store, project, config, "startup")
     assert redis in started
-    shown = recall.session_shown(store, project, "session-a", config)
-    assert shown is not None and shown is recall.session_shown(store, project, "session-a", config)
+    sessions = seen.Sessions()
+    shown = seen.session_shown(sessions, store, project, "session-a", config)
+    assert shown is not None and shown is seen.session_shown(
+        sessions, store, project, "session-a", config
+    )
     ask = "Should we switch the API back to JWT access tokens?"
     injected = recall.prompt_context(store, ask, project=project, budget=300, shown=shown)
     assert redis not in injected.text
-    assert recall.session_shown(store, project, "", config) is None
+    assert seen.session_shown(sessions, store, project, "", config) is None
+
+
+def test_the_session_start_records_the_ids_of_what_it_told(store: Store, project: str) -> None:
+    """What the session start showed is recorded as ids beside its cached text, never read
+    back out of the text: the checkpoint, the decision and what it replaced; a later change
+    of the project's memory makes the record stale with the text."""
+    jwt, redis = _chain(store, project)
+    checkpoint = save_checkpoint(store, project, {"summary": "Moved auth to Redis sessions",
+                                                  "next_steps": "load-test the login path"})  # fmt: skip
+    config = Config()
+    text = briefing.brief(store, project, config, "startup")
+    told = briefing.shown_at_start(store, project, config, "startup")
+    assert told is not None and set(told) == {checkpoint.memory.id, redis, jwt}
+    assert all(memory_id in text for memory_id in told)
+    save_decision(store, project, {"topic": "cache", "decision": "A TTL cache",
+                                   "reasoning": "reads dominate"})  # fmt: skip
+    assert briefing.shown_at_start(store, project, config, "startup") is None
 
 
 def test_sessions_keep_only_the_newest() -> None:
-    sessions = recall.Sessions(limit=2)
-    a = sessions.get("a", lambda: "dec_000001abcde")
+    sessions = seen.Sessions(limit=2)
+    a = sessions.get("a", lambda: ["dec_000001abcde"])
     assert a.holds({"dec_000001abcde": 7})
     sessions.get("b", lambda: None)
     sessions.get("c", lambda: None)

@@ -18,8 +18,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mama_plugin.services import ranking
-from mama_plugin.services.answers import search_by_context
-from mama_plugin.services.browsing import search_by_topic, search_recent
 from mama_plugin.services.indexing import drain, reindex
 from mama_plugin.services.memories import (
     record_outcome,
@@ -28,6 +26,8 @@ from mama_plugin.services.memories import (
     save_insight,
 )
 from mama_plugin.services.retrieval import VECTOR_WEIGHT, retrieve
+from mama_plugin.services.story.answers import search_by_context
+from mama_plugin.services.story.browsing import search_by_topic, search_recent
 from mama_plugin.storage import RankFields, Store
 from mama_plugin.storage.vectors import EmbeddingMismatchError
 

@@ -15,9 +15,9 @@ from mama_plugin.config import Config
 from mama_plugin.schema import TurnInput
 from mama_plugin.server.base import Env
 from mama_plugin.server.hook_tools import do_checkpoint_turn
-from mama_plugin.services import briefing
-from mama_plugin.services.autosave import layers_of, unresolved
 from mama_plugin.services.memories import save_checkpoint, save_decision
+from mama_plugin.services.story import briefing
+from mama_plugin.services.story.autosave import layers_of, unresolved
 from mama_plugin.storage import Store
 from mama_plugin.text import next_step, remains, strip_cue, tension
 from mama_plugin.transcript import Command, Digest, Reader

@@ -209,7 +209,7 @@ def test_the_fronts_exit_embeds_and_leaves_the_next_session_start_cached(
     renders the cliffhanger its writes made stale, so the next SessionStart hook serves it
     from the cache (the text a fresh render gives) instead of rendering it itself."""
     from mama_plugin.server.preload import drain_quietly
-    from mama_plugin.services import briefing
+    from mama_plugin.services.story import briefing
 
     state.embedder = embedder
     save_decision(state.store, state.project, CACHE)

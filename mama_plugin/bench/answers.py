@@ -2,7 +2,7 @@
 
 A store grows through the real save paths: each recorded Claude Code session of the price
 service (``tests/fixtures/transcripts/turns_*.jsonl``) is replayed turn by turn through the
-Stop hook's rolling checkpoint (:func:`services.autosave.checkpoint_turn`, on the transcript
+Stop hook's rolling checkpoint (:func:`services.story.autosave.checkpoint_turn`, on the transcript
 as it stood when each turn ended), and the decisions, outcomes, supersedes and checkpoints a
 user would have saved along the way go through ``save_decision``, ``record_outcome_event``
 and ``save_checkpoint`` (``answers_story.json``). After every session the same questions are asked,
@@ -39,13 +39,13 @@ from typing import Any
 from ..config import Config
 from ..errors import MamaError
 from ..schema import OutcomeInput, parse
-from ..services.answers import ANSWER_TOKENS, search_by_context
-from ..services.autosave import checkpoint_turn
-from ..services.freshness import is_auto
 from ..services.indexing import drain
 from ..services.memories import save_checkpoint, save_decision
 from ..services.outcomes import record_outcome_event
 from ..services.retrieval import EmbeddingModel
+from ..services.story.answers import ANSWER_TOKENS, search_by_context
+from ..services.story.autosave import checkpoint_turn
+from ..services.story.freshness import is_auto
 from ..storage import Store
 from ..text import estimate_tokens
 from ..transcript.turns import turn_digests

@@ -11,7 +11,7 @@ work was really done (or none). A rule set *drops* a line when ``open_steps`` le
 - counted over (turn, line) pairs and over distinct lines (a line counts as wrongly dropped
   if it was ever dropped while open, as stale if it was ever shown once done).
 
-Each rule of :mod:`services.done` is measured alone and within the default set; the labels
+Each rule of :mod:`services.story.done` is measured alone and within the default set; the labels
 were written by the rules' author (see the JSON's ``about``).
 """
 
@@ -26,10 +26,10 @@ from typing import Any
 
 from ..config import Config
 from ..errors import MamaError
-from ..services.autosave import checkpoint_turn
-from ..services.done import DEFAULT, Similar, covers
-from ..services.freshness import LATER, moot, one_per_session, open_steps
 from ..services.retrieval import EmbeddingModel
+from ..services.story.autosave import checkpoint_turn
+from ..services.story.done import DEFAULT, Similar, covers
+from ..services.story.freshness import LATER, moot, one_per_session, open_steps
 from ..storage import MemoryRecord, Store
 from ..transcript.turns import turn_digests
 from .extraction import FIXTURES

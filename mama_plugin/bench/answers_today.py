@@ -13,9 +13,9 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from ..services import answers
-from ..services.freshness import moot
 from ..services.retrieval import EmbeddingModel, retrieve
+from ..services.story import answers
+from ..services.story.freshness import moot
 from ..storage import Store
 
 TEMPLATE = """\

@@ -6,7 +6,7 @@ scripts/record_transcripts.py), each turn labelled with what is unresolved when 
 item a substring an extracted concern must contain) and the next step a reader should be given
 (a substring; null when nothing explicit is due). For every turn the checkpoint is built from
 the transcript as it stood at the end of that turn, with the session's saved decisions, by
-today's rules (:func:`services.autosave.layers_of`) and by the rules before them (kept below
+today's rules (:func:`services.story.autosave.layers_of`) and by the rules before them (kept below
 as the baseline), and scored:
 
 - tension precision: extracted concerns that contain a labelled item / extracted concerns;
@@ -15,7 +15,7 @@ as the baseline), and scored:
   was shown, recall = right / turns labelled with one. A step still carrying its cue ("Next:
   …", "Remaining: …", shown as "Next step: Next: …") is not right.
 
-It also scores whether a turn moved the work on (``services.autosave.moved_on``: a turn that
+It also scores whether a turn moved the work on (``services.story.autosave.moved_on``: a turn that
 did not keeps the session's rolling checkpoint as it was) against the turns labelled
 ``moved_on``, beside the rule before it (every turn rewrote the checkpoint): precision and
 recall of "quiet" (kept) and of "moved on" (rewritten).
@@ -30,8 +30,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from ..errors import MamaError
-from ..services.autosave import layers_of, moved_on
 from ..services.render import clip
+from ..services.story.autosave import layers_of, moved_on
 from ..text import NEXT_STEP, REMAINS, split
 from ..transcript import Digest
 from ..transcript.turns import turn_digests

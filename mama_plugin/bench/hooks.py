@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config
-from ..services import briefing, indexing
+from ..services import indexing
 from ..services.memories import record_outcome, save_decision
 from ..services.retrieval import EmbeddingModel
+from ..services.story import briefing
 from ..storage import Store
 from .latency import PROJECT, build, percentile
 from .startup import bare_python

@@ -19,10 +19,10 @@ from typing import Any
 
 from ..config import Config
 from ..services import vector_index
-from ..services.answers import search_by_context
 from ..services.graph import traverse
 from ..services.memories import record_outcome, save_checkpoint, save_decision
 from ..services.retrieval import CANDIDATES, MIN_CONFIDENCE, EmbeddingModel, retrieve
+from ..services.story.answers import search_by_context
 from ..storage import Store
 from . import bulk, floor
 from .synthetic import QUERIES, generate

@@ -26,10 +26,10 @@ from typing import Any
 
 from ..config import Config
 from ..errors import MamaError
-from ..services.answers import search_by_context
 from ..services.indexing import drain
 from ..services.memories import save_context
 from ..services.retrieval import DEFAULT, MAIN, TODAY, EmbeddingModel, Options, retrieve
+from ..services.story.answers import search_by_context
 from ..storage import Store
 from . import metrics
 

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config
-from ..services.answers import search_by_context
 from ..services.indexing import drain
 from ..services.memories import record_outcome, save_decision
 from ..services.retrieval import DEFAULT, MAIN, TODAY, EmbeddingModel, Options
+from ..services.story.answers import search_by_context
 from ..storage import Store
 
 LABELLED = Path(__file__).with_name("recall_prompts.json")

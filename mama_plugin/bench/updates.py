@@ -29,10 +29,10 @@ from typing import Any
 
 from ..config import Config
 from ..errors import MamaError
-from ..services.answers import search_by_context
 from ..services.indexing import drain
 from ..services.memories import save_context
 from ..services.retrieval import DEFAULT, TODAY, EmbeddingModel, Options
+from ..services.story.answers import search_by_context
 from ..storage import Store
 
 DAY_MS = 86_400_000

@@ -23,6 +23,7 @@ from typing import Any
 from ..bootstrap import paths, pending
 from ..config import Config
 from ..project import project_key
+from ..services.story.worklog import is_auto
 from .options import command, json_option
 from .shared import print_json
 
@@ -82,7 +83,7 @@ class _Replay:
             newer = [
                 m
                 for m in state.store.memories.of_session(session_id, type="checkpoint")
-                if m.metadata.get("auto") and m.updated_at >= turn["at"]
+                if is_auto(m) and m.updated_at >= turn["at"]
             ]
             if newer:  # the running server checkpointed this session after that turn
                 self.done["skipped"] += 1
@@ -101,7 +102,7 @@ class _Replay:
     def close(self) -> None:
         """Refresh the cliffhangers the checkpoints changed (the next session reads the cache),
         then close every store."""
-        from ..services import briefing
+        from ..services.story import briefing
 
         for project, state in self.states.items():
             if project in state.session.stale_briefs:

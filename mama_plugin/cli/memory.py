@@ -88,7 +88,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_search(args: argparse.Namespace) -> int:
     """Print the best matches with their outcome and the story around them."""
     from ..schema.queries import instant_ms
-    from ..services.answers import search_by_context
+    from ..services.story.answers import search_by_context
 
     try:
         as_of = instant_ms(args.as_of) if args.as_of else None

@@ -21,7 +21,7 @@ from ..config import Config
 from ..errors import StoreDamaged
 from ..fence import TAG
 from ..project import project_key
-from ..services import brief_cache
+from ..services.story import brief_cache
 from ..storage.peek import brief_entry
 
 BUSY_TIMEOUT_MS = 300
@@ -61,7 +61,7 @@ def _cached(config: Config, project: str, source: str) -> str | None:
 
 def _rendered(config: Config, project: str, source: str) -> str:
     """The text from the store: cached there, or rendered now (and cached), or what is wrong."""
-    from ..services import briefing
+    from ..services.story import briefing
     from ..storage import Store
 
     try:

@@ -162,7 +162,7 @@ async def refresh_briefs_in_background(state: State) -> None:
     The Stop hook only marks the project; the next session then finds the text cached. If
     the session ends first, the front's exit renders it (``preload.refresh_briefs``).
     """
-    from ..services import briefing
+    from ..services.story import briefing
 
     def refresh(project: str) -> None:
         briefing.refresh(state.store, project, state.config)

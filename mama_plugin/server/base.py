@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import Config
 from ..services.retrieval import EmbeddingModel
+from ..services.story.shown import Sessions
 from ..storage import Store
 from ..transcript import Reader
 from .queues import Handoff
@@ -34,6 +35,8 @@ class Session:
     suggest_queue: list[str] = field(default_factory=list)
     # Projects with a memory saved here while no background indexer takes the wake-up.
     embed_wanted: set[str] = field(default_factory=set)
+    # What each Claude Code session served here was shown: nothing is injected twice.
+    shown: Sessions = field(default_factory=Sessions)
 
     def __post_init__(self) -> None:
         self.briefs = Handoff(self.stale_briefs)  # consumed by server.background

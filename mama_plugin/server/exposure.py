@@ -41,10 +41,7 @@ def seed_contexts(store: Any, project: str, *, session_id: str = "") -> list[str
     def has(kind: str) -> bool:
         # A session has one rolling checkpoint at most: two rows tell whether there is more.
         newest = store.memories.recent(project=project, type=kind, limit=2)
-        return any(
-            not (session_id and m.session_id == session_id and m.metadata.get("auto"))
-            for m in newest
-        )
+        return any(not (session_id and m.session_id == session_id and m.rolling) for m in newest)
 
     found = {kind for kind in MEMORY_KINDS if has(kind)}
     return contexts_of(found)

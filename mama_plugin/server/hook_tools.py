@@ -18,7 +18,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..envelope import SILENT, answer
-from ..services import autosave, recall
+from ..services import recall
+from ..services.story import autosave, shown
+from ..services.story.worklog import is_auto
 from ..transcript import TURN_LIMIT_S, Digest
 from .base import Answer, Env
 
@@ -63,7 +65,9 @@ def do_observe_prompt(env: Env, args: ObservePromptInput) -> Answer:
         budget=env.config.settings.prompt_tokens,
         bar=env.config.settings.relevance_bar,
         embedder=embedder,
-        shown=recall.session_shown(env.store, env.project, args.session_id, env.config),
+        shown=shown.session_shown(
+            env.session.shown, env.store, env.project, args.session_id, env.config
+        ),
     )
     log.info(
         "observe_prompt: %d memories recalled by %s (waited %.2f s for the model, %.2f s in "
@@ -111,7 +115,7 @@ def do_checkpoint_turn(env: Env, args: TurnInput) -> Answer:
         written = [
             m
             for m in env.store.memories.of_session(args.session_id, type="checkpoint")
-            if not m.metadata.get("auto")
+            if not is_auto(m)
         ]
         if not written:
             return Answer(json.dumps({"decision": "block", "reason": ASK_REASON}), data)

@@ -235,7 +235,7 @@ def refresh_briefs(state: State) -> None:
     if not projects:
         return
     try:
-        from ..services import briefing
+        from ..services.story import briefing
 
         for project in projects:
             briefing.brief(state.store, project, state.config, "startup")

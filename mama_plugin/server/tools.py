@@ -28,15 +28,15 @@ from ..schema import (
     parse,
 )
 from ..schema.assist import DraftRequest, EvolveLinkInput, SuggestLinksInput
-from ..services.answers import search_by_context
-from ..services.briefing import current_decisions, render_brief
-from ..services.browsing import search_by_topic, search_recent
-from ..services.cliffhanger import ResumePoint, resume_point, story
 from ..services.evolution import current_of
 from ..services.graph import traverse
 from ..services.memories import SaveResult, save_checkpoint, save_decision, save_insight
 from ..services.outcomes import record_outcome_event
 from ..services.render import render
+from ..services.story.answers import search_by_context
+from ..services.story.briefing import current_decisions, render_brief
+from ..services.story.browsing import search_by_topic, search_recent
+from ..services.story.cliffhanger import ResumePoint, resume_point, story
 from ..storage import MemoryRecord, Store
 from .assist_tools import do_draft_decision, do_evolve_link, do_suggest_links
 from .base import Answer, Env, Tool

@@ -74,3 +74,13 @@ def outcome_events(store: Store, memories: Iterable[MemoryRecord]) -> dict[str, 
                 out[m.id] = link.to_id
                 break
     return out
+
+
+def predecessors(store: Store, memory: MemoryRecord) -> list[MemoryRecord]:
+    """The decisions ``memory`` superseded, most recent first (the story behind it)."""
+    ids = [
+        ln.to_id
+        for ln in store.links.of(memory.id, direction="out")
+        if ln.relationship == "supersedes"
+    ]
+    return sorted(store.memories.get_many(ids).values(), key=lambda m: -m.created_at)[:2]

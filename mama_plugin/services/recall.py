@@ -27,8 +27,9 @@ under the bar holding most of it (``STRONG_WEIGHT``); with a model whose scale s
 (the model still loading, or none), on the weight and ``MIN_MATCHED`` terms. Measured by
 ``mama bench recall`` on public data beside the old rules (README, "Prompt recall").
 
-Nothing twice (:mod:`recall_session`): what the session start injected and what an earlier prompt of
-the same session injected is not injected again unless it changed (its row version moved).
+Nothing twice (``shown``, a :class:`Seen`; :mod:`.story.shown` keeps one a session): what the
+session start injected and what an earlier prompt of the same session injected is not
+injected again unless it changed (its row version moved).
 :func:`prompt_context` is the hook's one call: the hits, fenced as data within a token budget.
 Read-only.
 """
@@ -37,7 +38,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import MamaError
 from ..fence import TAG, defang
@@ -45,19 +46,21 @@ from ..storage import MemoryRecord, Store
 from ..storage.fts import Terms
 from ..text import PREFIX, estimate_tokens, hangul, matched_terms, search_terms, text_keys
 from . import vector_index
-from .briefing import predecessors
-from .evolution import current_of, outcome_events
+from .evolution import current_of, outcome_events, predecessors
 from .indexing import narrative_text
-from .recall_session import SESSIONS as SESSIONS  # re-exported: the hook and tests use them
-from .recall_session import Sessions as Sessions
-from .recall_session import Shown
-from .recall_session import ids_in as ids_in
-from .recall_session import session_shown as session_shown
 from .recall_views import best_cosines
 from .render import clip, render
 from .retrieval import EmbeddingModel, retrieve
 
 COSINE_BAR = 0.5  # relevance_bar's default
+
+
+class Seen(Protocol):
+    """What a session has been shown: memory id → row version (:mod:`.story.shown`)."""
+
+    def holds(self, memories: dict[str, int]) -> bool: ...
+
+    def add(self, memories: dict[str, int]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -206,7 +209,7 @@ def recall(
     embedder: EmbeddingModel | None = None,
     max_hits: int = MAX_HITS,
     cosine_bar: float = COSINE_BAR,
-    shown: Shown | None = None,
+    shown: Seen | None = None,
     judged: bool = True,
     views: bool = True,
     df_prior: float = DF_PRIOR,
@@ -273,7 +276,7 @@ def recall(
 
 
 def _chains(
-    store: Store, hits: list[Hit], found: Recall, max_hits: int, shown: Shown | None
+    store: Store, hits: list[Hit], found: Recall, max_hits: int, shown: Seen | None
 ) -> None:
     """One entry per evolution chain, with what stands now and what it replaced."""
     seen: set[str] = set()
@@ -329,7 +332,7 @@ def prompt_context(
     budget: int,
     bar: float = COSINE_BAR,
     embedder: EmbeddingModel | None = None,
-    shown: Shown | None = None,
+    shown: Seen | None = None,
 ) -> Injection:
     """The memories ``prompt`` clearly touches, fenced as data within ``budget`` tokens.
 

@@ -112,6 +112,12 @@ class MemoryRecord:
         """Every column, JSON layers as Python objects (the export format's memory entry)."""
         return asdict(self)
 
+    @property
+    def rolling(self) -> bool:
+        """True for the rolling checkpoint the Stop hook writes (``metadata.auto``; what else
+        it records is ``services.story.worklog.WorkLog``'s)."""
+        return self.type == "checkpoint" and bool(self.metadata.get("auto"))
+
 
 @dataclass(frozen=True)
 class LinkRecord:

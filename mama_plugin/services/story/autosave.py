@@ -11,18 +11,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
-from ..privacy import redact_text
-from ..storage import MemoryRecord, NewMemory, Store, now_ms
-from ..text import next_step, remains, split, tension, unique
-from ..transcript import Command, Digest, FileTouch
-from .render import clip as _clip
+from ...privacy import redact_text
+from ...storage import MemoryRecord, NewMemory, Store, now_ms
+from ...text import next_step, remains, split, tension, unique
+from ...transcript import Command, Digest, FileTouch
+from ..render import clip as _clip
+from .worklog import MAX_TEXT, WorkLog
 
 TAG = "auto"
 _ASSIGNMENTS = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|\"[^\"]*\"|\S*)\s+)+")
 MAX_ITEMS = 8
-MAX_TEXT = 400
 _SEARCHES = frozenset(("search_by_context", "search_by_topic", "search_recent", "load_context"))
 _DECIDES = frozenset(("save_decision", "evolve_supersede"))
 
@@ -56,21 +57,21 @@ def checkpoint_turn(
     decisions = store.memories.of_session(session_id, type="decision")
     with store.transaction():
         existing = [
-            m
+            (m, log)
             for m in store.memories.of_session(session_id, type="checkpoint")
-            if m.metadata.get("auto")
+            if (log := WorkLog.of(m)) is not None
         ]
-        first, count = _work_so_far(existing[-1], clip(request, MAX_TEXT)) if existing else ("", 0)
-        layers = layers_of(digest, request, last_message, cwd, decisions, began=(first, count))
+        began = _work_so_far(existing[-1][1], clip(request, MAX_TEXT)) if existing else ("", 0)
+        layers = layers_of(digest, request, last_message, cwd, decisions, began=began)
         if existing:
-            old = existing[-1]
+            old, log = existing[-1]
             moved = moved_on(digest, last_message)
-            if old.metadata.get("work") and not moved:
+            if log.work and not moved:
                 # A quiet turn never erases the session's work; it only adds to it.
-                layers = _kept(old, layers, echo=bool(digest.memory_tools(turn=True)))
+                layers = _kept(old, log, layers, echo=bool(digest.memory_tools(turn=True)))
             # When the work last moved on: a checkpoint Claude wrote after it says it all.
-            stamp = now_ms() if moved else old.metadata.get("moved_at", old.updated_at)
-            layers["metadata"]["moved_at"] = old.metadata.get("moved_at")
+            stamp = now_ms() if moved else (log.moved_at or old.updated_at)
+            layers["metadata"]["moved_at"] = old.metadata.get("moved_at")  # compared as stored
             if all(getattr(old, k) == v for k, v in layers.items()):
                 return old
             layers["metadata"]["moved_at"] = stamp
@@ -114,15 +115,10 @@ def layers_of(
     sentences = split(last)
     request = clip(request, MAX_TEXT)
     first, count = began if began[1] else (request, 1 if request else 0)
-    summary = f"Working on: {_requests_line(first, count, request)}" if first else (
-        "Session in progress"
-    )  # fmt: skip
-    if sentences:
-        summary += f" — last: {clip(sentences[0], MAX_TEXT)}"
     changed = digest.changed()
+    # The files changed are told after the tasks done, within the same MAX_ITEMS.
     done = [clip(t.subject, MAX_TEXT) for t in digest.done_tasks()]
-    if changed:
-        done.append("Changed " + ", ".join(f"{t.cite(cwd)} ({t.action})" for t in changed))
+    done = done[-(MAX_ITEMS - 1) :] if changed else done
     open_tasks = digest.open_tasks()
     current = [d for d in decisions if getattr(d, "status", "active") != "superseded"]
 
@@ -178,43 +174,32 @@ def layers_of(
     }  # fmt: skip
     work = bool(changed or any(not c.looks for c in digest.commands) or digest.tasks or decisions)
     work = work or bool(said and not digest.memory_tools())  # not an echo of the memory
+    log = WorkLog(
+        request=request,
+        first_request=first,
+        work_requests=count,
+        last_message=clip(last, 1200),
+        decisions=tuple(d.id for d in decisions),
+        tool_calls=digest.tool_calls,
+        work=work,
+        activity="worked" if work else activity(digest),
+        changed=tuple((t.cite(cwd), t.action) for t in changed),
+    )
     return {
-        "content": summary,
+        "content": log.summary(),
         "continuity": continuity | {k: v for k, v in extra.items() if v},
         "tension": {"concerns": unique(concerns)[:MAX_ITEMS]},
         "evidence": evidence[-MAX_ITEMS:],
-        "metadata": {
-            "auto": True,
-            "request": request,
-            "first_request": first,
-            "work_requests": count,
-            "last_message": clip(last, 1200),
-            "decisions": [d.id for d in decisions],
-            "tool_calls": digest.tool_calls,
-            "work": work,
-            "activity": "worked" if work else activity(digest),
-        },
+        "metadata": log.metadata(),
     }
 
 
-def _work_so_far(old: MemoryRecord, request: str) -> tuple[str, int]:
+def _work_so_far(old: WorkLog, request: str) -> tuple[str, int]:
     """The session's first request that did work and how many did, counting ``request`` when
     it is a new one (("", 0) when its rolling checkpoint holds no work yet)."""
-    if not old.metadata.get("work"):
+    if not old.work:
         return "", 0
-    latest = str(old.metadata.get("request") or "")
-    first = str(old.metadata.get("first_request") or latest)
-    count = old.metadata.get("work_requests")
-    count = count if isinstance(count, int) and count > 0 else 1
-    return first, count + (1 if request and request != latest else 0)
-
-
-def _requests_line(first: str, count: int, latest: str) -> str:
-    """The first request and the latest ("A; then B", "A; then (2 more) D"), or the one."""
-    if count <= 1 or not latest or latest == first:
-        return latest or first
-    between = count - 2
-    return f"{first}; then {f'({between} more) ' if between else ''}{latest}"
+    return old.started, max(old.work_requests, 1) + (1 if request and request != old.request else 0)
 
 
 _STATUS = {"completed": "done"}
@@ -299,7 +284,7 @@ def moved_on(digest: Digest, last: str) -> bool:
     return said and not digest.memory_tools(turn=True)
 
 
-def _kept(old: MemoryRecord, new: dict[str, Any], echo: bool) -> dict[str, Any]:
+def _kept(old: MemoryRecord, log: WorkLog, new: dict[str, Any], echo: bool) -> dict[str, Any]:
     """The session's checkpoint as it was, gaining what this quiet turn added.
 
     It gains the decisions the turn saved (their concerns and HIGH next steps) and, unless the
@@ -322,7 +307,7 @@ def _kept(old: MemoryRecord, new: dict[str, Any], echo: bool) -> dict[str, Any]:
     concerns = (old.tension.get("concerns") or []) + [
         c for c in new["tension"]["concerns"] if gained(c)
     ]
-    metadata = {**old.metadata, "decisions": ids, "tool_calls": new["metadata"]["tool_calls"]}
+    kept = replace(log, decisions=tuple(ids), tool_calls=new["metadata"]["tool_calls"])
     return {
         "content": old.content,
         "continuity": {
@@ -331,7 +316,7 @@ def _kept(old: MemoryRecord, new: dict[str, Any], echo: bool) -> dict[str, Any]:
         },
         "tension": {**old.tension, "concerns": unique(concerns)[:MAX_ITEMS]},
         "evidence": old.evidence,
-        "metadata": metadata,
+        "metadata": kept.metadata(),
     }
 
 

@@ -23,9 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..storage import MemoryRecord, Store
-from ..text import strip_cue
-from .render import because, clip, day
+from ...storage import MemoryRecord, Store
+from ...text import strip_cue
+from ..render import because, clip, day
+from .worklog import WorkLog, is_auto
 
 RECENT = 30
 _COUNT = {1: "one", 2: "two", 3: "three"}
@@ -48,18 +49,18 @@ def carries_work(m: MemoryRecord, rolling: MemoryRecord | None = None) -> bool:
     did no work and it holds nothing to pick up (no next step, file, task, tension, evidence
     or remaining work): a closing ``/mama-save`` after a search is not where the work stopped.
     """
-    if not m.metadata.get("auto"):
+    log = WorkLog.of(m)
+    if log is None:
         if rolling is None or carries_work(rolling):
             return True
         c, t = m.continuity or {}, m.tension or {}
         held = ("next_steps", "open_files", "tasks", "first_action", "remains", "stopped_at")
         return bool(any(c.get(k) for k in held) or any(t.values()) or m.evidence)
-    if "work" in m.metadata:
-        return bool(m.metadata["work"])
+    if log.work is not None:
+        return log.work
     c = m.continuity or {}  # rows written before metadata.work: what they hold
     commands = any(isinstance(e, dict) and e.get("kind") == "command" for e in m.evidence)
-    return bool(c.get("open_files") or c.get("next_steps") or commands
-                or m.metadata.get("decisions"))  # fmt: skip
+    return bool(c.get("open_files") or c.get("next_steps") or commands or log.decisions)
 
 
 def resume_point(store: Store, project: str) -> ResumePoint:
@@ -69,16 +70,16 @@ def resume_point(store: Store, project: str) -> ResumePoint:
         return ResumePoint(None)
     rolling: dict[str, MemoryRecord] = {}
     for m in recent:  # newest first: each session's newest rolling checkpoint
-        if m.metadata.get("auto") and m.session_id:
+        if is_auto(m) and m.session_id:
             rolling.setdefault(m.session_id, m)
     lead = next((m for m in recent if carries_work(m, rolling.get(m.session_id or ""))), recent[0])
     then = None
     if lead.session_id:
         mates = [m for m in recent if m.session_id == lead.session_id and m.id != lead.id]
-        written = next((m for m in [lead, *mates] if not m.metadata.get("auto")), None)
-        auto = next((m for m in [lead, *mates] if m.metadata.get("auto")), None)
+        written = next((m for m in [lead, *mates] if not is_auto(m)), None)
+        auto = next((m for m in [lead, *mates] if is_auto(m)), None)
         if written is not None:  # Claude's own words tell the story best
-            moved = auto.metadata.get("moved_at", auto.updated_at) if auto is not None else 0
+            moved = _moved_at(auto) if auto is not None else 0
             if auto is not None and moved > written.updated_at and carries_work(auto):
                 then = auto  # the work moved on after Claude wrote its checkpoint
             lead = written
@@ -90,9 +91,7 @@ def resume_point(store: Store, project: str) -> ResumePoint:
         and (not lead.session_id or m.session_id != lead.session_id)
     ]
     # One entry a later session: its rolling checkpoint tells what it did.
-    later = {
-        (m.session_id or m.id): m for m in newer[::-1] if not m.session_id or m.metadata.get("auto")
-    }
+    later = {(m.session_id or m.id): m for m in newer[::-1] if not m.session_id or is_auto(m)}
     later |= {m.session_id: m for m in newer[::-1] if m.session_id and m.session_id not in later}
     return ResumePoint(lead, then, since_line(sorted(later.values(), key=lambda m: m.updated_at)))
 
@@ -101,11 +100,13 @@ def since_line(later: list[MemoryRecord]) -> str:
     """What later checkpoints without work did, in one line ("" when there were none)."""
     groups: dict[str, list[MemoryRecord]] = {}
     for m in later:
-        groups.setdefault(str(m.metadata.get("activity") or "changed nothing"), []).append(m)
+        log = WorkLog.of(m)
+        groups.setdefault((log.activity if log else "") or "changed nothing", []).append(m)
     parts = []
     for what, members in groups.items():
         n = len(members)
-        request = str(members[0].metadata.get("request") or "")
+        log = WorkLog.of(members[0])
+        request = log.request if log else ""
         if n == 1 and what == "changed nothing" and request:
             parts.append(f"one session only asked “{clip(request, 60)}” and changed nothing")
         else:
@@ -145,7 +146,7 @@ def story(point: ResumePoint, decisions: list[dict[str, Any]]) -> dict[str, Any]
     cp = point.checkpoint
     c: dict[str, Any] = (cp.continuity or {}) if cp is not None else {}
     t: dict[str, Any] = (cp.tension or {}) if cp is not None else {}
-    out: dict[str, Any] = {"cp": cp, "since": point.since}
+    out: dict[str, Any] = {"cp": cp, "auto": cp is not None and is_auto(cp), "since": point.since}
     if cp is not None:
         out["did"] = said.fresh([clip(_did(cp), 300)])[:1]
         out["date"] = day(cp.updated_at)
@@ -153,7 +154,7 @@ def story(point: ResumePoint, decisions: list[dict[str, Any]]) -> dict[str, Any]
         out["now"] = said.fresh([clip(c.get("now", ""), 240)])
         out["to"] = said.fresh([clip(c.get("target", ""), 240)])
     out["next"] = _next(c, decisions, said)
-    out["done"] = said.fresh([clip(x, 200) for x in c.get("done") or []][::-1])[::-1]
+    out["done"] = said.fresh([clip(x, 200) for x in _done(cp)][::-1])[::-1]
     tasks = [x for x in c.get("tasks") or [] if isinstance(x, dict) and x.get("status") != "done"]
     out["tasks"] = said.fresh([_task(x) for x in tasks])
     said.fresh([clip(x.get("task", ""), 200) for x in tasks])  # a task is not also "remains"
@@ -194,17 +195,27 @@ def story(point: ResumePoint, decisions: list[dict[str, Any]]) -> dict[str, Any]
 
 
 def _did(cp: MemoryRecord, *, latest: bool = False) -> str:
-    """What the checkpoint says was done; a rolling one's "Working on: X — last: Y" as "X — Y"
-    (``latest``: X is only the session's latest request, not the work it began with)."""
-    if cp.metadata.get("auto") and cp.content.startswith("Working on: "):
-        did = cp.content[len("Working on: ") :]
-        request = str(cp.metadata.get("request") or "")
-        if latest and request and " — last: " in did:
-            did = f"{request} — last: {did.split(' — last: ', 1)[1]}"
-        elif latest and request:
-            did = request
-        return did.replace(" — last: ", " — ", 1)
-    return cp.content
+    """What the checkpoint says was done: Claude's own summary, or a rolling one's requests and
+    last words (:meth:`.worklog.WorkLog.did`; ``latest``: its latest request only)."""
+    log = WorkLog.of(cp)
+    return cp.content if log is None else log.did(latest=latest)
+
+
+def _done(cp: MemoryRecord | None) -> list[str]:
+    """What the checkpoint lists as done, the files a rolling one changed last."""
+    if cp is None:
+        return []
+    log = WorkLog.of(cp)
+    changed = log.changed_line() if log is not None else ""
+    return [str(x) for x in (cp.continuity or {}).get("done") or []] + (
+        [changed] if changed else []
+    )
+
+
+def _moved_at(m: MemoryRecord) -> int:
+    """When a rolling checkpoint's work last moved on (its last update, for older rows)."""
+    log = WorkLog.of(m)
+    return (log.moved_at if log is not None else None) or m.updated_at
 
 
 def _dicts(c: dict[str, Any], key: str) -> list[dict[str, Any]]:

@@ -23,17 +23,19 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from ..config import Config
-from ..fence import fenced
-from ..storage import MemoryRecord, Store, now_ms
-from ..text import estimate_tokens, strip_cue
+from ...config import Config
+from ...fence import fenced
+from ...storage import Store, now_ms
+from ...text import estimate_tokens, strip_cue
+from ..evolution import current_of, predecessors
 from . import brief_cache, cliffhanger
 from .brief_cache import HEADER, TEMPLATE, budget, entry_key, variant_of
 from .done import doubts
-from .evolution import current_of
 from .freshness import building_on, open_steps, unsettled
+from .worklog import WorkLog
 
 DAY_MS = 86_400_000
+POINTER = "/mama-resume tells the whole checkpoint and its decisions; search_by_context asks more."
 
 
 def gather(store: Store, project: str, *, followup_days: int, now: int) -> dict[str, Any] | None:
@@ -49,7 +51,8 @@ def gather(store: Store, project: str, *, followup_days: int, now: int) -> dict[
             for ln in store.links.of(cp.id, direction="out")
             if ln.relationship == "implements"
         ]
-        ids += [str(i) for i in cp.metadata.get("decisions") or []]
+        log = WorkLog.of(cp)
+        ids += list(log.decisions) if log is not None else []
     if not ids:
         ids = [m.id for m in store.memories.latest(project=project, type="decision", limit=3)]
     decisions = current_decisions(store, ids)
@@ -115,16 +118,6 @@ def pending_links(store: Store, project: str, *, limit: int) -> tuple[list[dict[
     return shown, total
 
 
-def predecessors(store: Store, memory: MemoryRecord) -> list[MemoryRecord]:
-    """The decisions ``memory`` superseded, most recent first (the story behind it)."""
-    ids = [
-        ln.to_id
-        for ln in store.links.of(memory.id, direction="out")
-        if ln.relationship == "supersedes"
-    ]
-    return sorted(store.memories.get_many(ids).values(), key=lambda m: -m.created_at)[:2]
-
-
 def render_brief(
     facts: dict[str, Any],
     *,
@@ -134,21 +127,52 @@ def render_brief(
     limits: tuple[int, ...] = (5, 4, 3, 2, 1),
 ) -> str:
     """Render the facts within ``budget`` tokens, fenced: fewer items per list until it fits."""
-    from .render import render
+    return render_told(facts, budget=budget, short=short, template=template, limits=limits)[0]
 
-    pointer = "" if template != TEMPLATE else "More: /mama-resume." if short else (
-        "/mama-resume tells the whole checkpoint and its decisions; search_by_context asks more."
-    )  # fmt: skip
+
+def render_told(
+    facts: dict[str, Any],
+    *,
+    budget: int,
+    short: bool,
+    template: str = TEMPLATE,
+    limits: tuple[int, ...] = (5, 4, 3, 2, 1),
+) -> tuple[str, list[str]]:
+    """:func:`render_brief`'s text and the ids of the memories it tells (:func:`told`)."""
+    from ..render import render
+
+    pointer = ""
+    if template == TEMPLATE:
+        pointer = "More: /mama-resume." if short else POINTER
     text = ""
     for limit in limits:
         text = _fenced(render(template, **facts, limit=limit, short=short), pointer)
         if estimate_tokens(text) <= budget:
-            return text
+            return text, told(facts, limit=limit, short=short) if text else []
     key = "resume_tokens" if short else "session_start_tokens"
     body = render(template, **facts, limit=limits[-1], short=short)
     over = estimate_tokens(text) - budget
     cut = body[: max(0, len(body) - over * 4 - 80)].rsplit("\n", 1)[0]
-    return _fenced(cut + f"\n[cut to the {budget}-token budget: {key}]", pointer)
+    text = _fenced(cut + f"\n[cut to the {budget}-token budget: {key}]", pointer)
+    # Cut mid-list: of what the smallest limit tells, only what survived the cut.
+    return text, [i for i in told(facts, limit=limits[-1], short=short) if i in text]
+
+
+def told(facts: dict[str, Any], *, limit: int, short: bool) -> list[str]:
+    """The ids of the memories the session start tells with ``limit`` items a list: the
+    checkpoint, the decisions and what each replaced, the decisions waiting for an outcome,
+    and the two ends of each proposed link (as ``session_start.md.j2`` lists them)."""
+    ids: list[str] = []
+    if facts.get("cp") is not None:
+        ids.append(facts["cp"].id)
+    for d in facts.get("decisions", [])[:limit]:
+        ids += [d["m"].id, *(old.id for old in d.get("replaced", [])[:1])]
+    ids += [w.id for w in facts.get("waiting", [])[: 1 if short else limit]]
+    if not short:
+        ids += [
+            i for p in facts.get("proposed", [])[: min(limit, 2)] for i in (p["a"].id, p["b"].id)
+        ]
+    return list(dict.fromkeys(ids))
 
 
 def _fenced(body: str, pointer: str) -> str:
@@ -171,6 +195,15 @@ def cached_brief(store: Store, project: str, config: Config, source: str) -> str
     )
 
 
+def shown_at_start(store: Store, project: str, config: Config, source: str) -> list[str] | None:
+    """The ids of the memories the cached cliffhanger for ``source`` tells, if it is still
+    true (None: nothing cached for what the project holds now)."""
+    variant = variant_of(source)
+    return brief_cache.cached_ids(
+        store.meta(entry_key(variant, project)), _key(store, project, config, variant)
+    )
+
+
 def brief(store: Store, project: str, config: Config, source: str) -> str:
     """The cliffhanger for ``source`` ("" for a project without memory).
 
@@ -184,14 +217,14 @@ def brief(store: Store, project: str, config: Config, source: str) -> str:
     facts = gather(
         store, project, followup_days=config.settings.outcome_followup_days, now=now_ms()
     )
-    text = (
-        ""
+    text, ids = (
+        ("", [])
         if facts is None
-        else render_brief(facts, budget=budget(config, variant), short=variant == "short")
+        else render_told(facts, budget=budget(config, variant), short=variant == "short")
     )
     # The cache is an optimisation: a busy or read-only store still answers.
     with contextlib.suppress(Exception):
-        store.set_meta(entry_key(variant, project), brief_cache.entry(text, key))
+        store.set_meta(entry_key(variant, project), brief_cache.entry(text, key, ids))
     return text
 
 

@@ -23,24 +23,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from functools import cached_property
 from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
-from ..storage import MemoryRecord, Store
-from ..text import search_terms
-from .done import (
-    DEFAULT,
-    MIN_SHARED,
-    Later,
-    Similar,
-    bag,
-    covers,
-    evidence,
-    judged_parts,
-    parts,
-    step_object,
-)
-from .evolution import current_of, outcome_events
+from ...storage import MemoryRecord, Store
+from ...text import search_terms
+from ..evolution import current_of, outcome_events
+from .done import Later, Similar, evidence, judged_parts
+from .rules import DEFAULT, Rule, select
+from .words import MIN_SHARED, bag, covers, parts
+from .worklog import WorkLog, is_auto
 
 T = TypeVar("T")
 __all__ = ["building_on", "chatter", "covers", "distinct", "idle", "is_auto", "moot",
@@ -55,21 +48,19 @@ _SHOWN: WeakKeyDictionary[Store, dict[tuple[str, int, int, bool], Later]] = Weak
 SHOWN_KEPT = 4096
 
 
-def is_auto(m: MemoryRecord) -> bool:
-    """True for the rolling checkpoint the Stop hook writes (not one Claude saved)."""
-    return m.type == "checkpoint" and bool(m.metadata.get("auto"))
-
-
 def idle(m: MemoryRecord) -> bool:
     """True for the rolling checkpoint of a session that did no work ("Working on: hello")."""
-    return is_auto(m) and m.metadata.get("work") is False
+    log = WorkLog.of(m)
+    return log is not None and log.work is False
 
 
 def chatter(m: MemoryRecord) -> bool:
     """The rolling checkpoint of a session that did no work, asked with fewer than two terms
     ("hello", "go on", "thanks"): nothing a search could want (a small store returns all)."""
-    request = str(m.metadata.get("request") or "")
-    return idle(m) and len(search_terms(request, min_length=3)) < 2
+    log = WorkLog.of(m)
+    return (
+        log is not None and log.work is False and len(search_terms(log.request, min_length=3)) < 2
+    )
 
 
 def _newer(a: MemoryRecord, b: MemoryRecord) -> bool:
@@ -207,50 +198,87 @@ def _about(store: Store, step: str, plans: list[MemoryRecord]) -> bool:
     return False
 
 
+class _Holder:
+    """What the holder rules read of one memory holding steps (:class:`.rules.Holder`)."""
+
+    def __init__(self, store: Store, memory: MemoryRecord, work: _OpenWork) -> None:
+        self._store, self._memory, self._work = store, memory, work
+
+    @property
+    def built_on(self) -> list[str]:
+        return self._work.built.get(self._memory.id, [])
+
+    @cached_property
+    def _plans(self) -> list[MemoryRecord] | None:
+        if self._memory.id not in self._work.carrying:
+            return None
+        return _superseded_plans(self._store, self._memory)
+
+    @property
+    def replaced(self) -> bool:
+        return self._plans is not None
+
+    def about_replaced(self, step: str) -> bool:
+        return self._plans is not None and _about(self._store, step, self._plans)
+
+
+class _OpenWork:
+    """What the holder rules need of all the holders at once, each read on first use."""
+
+    def __init__(self, store: Store, holders: list[MemoryRecord]) -> None:
+        self._store, self._holders = store, holders
+
+    @cached_property
+    def carrying(self) -> set[str]:
+        return _carrying_out(self._store, self._holders)
+
+    @cached_property
+    def built(self) -> dict[str, list[str]]:
+        return building_on(self._store, self._holders)
+
+
 def open_steps(
     store: Store,
     holders: Iterable[MemoryRecord],
     *,
-    rules: Iterable[str] = DEFAULT,
+    rules: Iterable[str | Rule] = DEFAULT,
     similar: Similar | None = None,
 ) -> list[dict[str, Any]]:
     """The next steps of ``holders`` no later memory of their project shows done.
 
     Each step is a dict with ``step``, ``priority`` and ``from`` (the holder's id), in
     holder order, without repeats (compared case-insensitively); a step shown done in part
-    also has ``left`` (the parts still open) and ``done`` (the parts done). ``rules`` and
-    ``similar`` are :func:`.done.judged_parts`'s; under the rule ``refined``, a step whose
-    object (its words after the verb) a later decision building on its holder holds
-    (:func:`building_on`) is settled; under the
-    rule ``moot``, a step of a holder
-    whose plans were all superseded (:func:`moot`) is dropped when it is about them (two of
-    their words, or one their successor does not say; ``moot_all``: every step of such a
-    holder, the rule before it was measured).
+    also has ``left`` (the parts still open) and ``done`` (the parts done). A step the holder
+    rules among ``rules`` settle (:mod:`.rules`: ``refined``, ``moot``) is left out before any
+    later memory is read; the part rules judge the rest (:func:`.done.judged_parts`, with
+    ``similar``).
     """
     rules = tuple(rules)
+    settling = [r for r in select(rules) if r.settles is not None]
     holders = list(holders)
+    work = _OpenWork(store, holders)
     later: dict[str, list[tuple[int, int, str, Later]]] = {}
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
-    carrying = _carrying_out(store, holders) if {"moot", "moot_all"} & set(rules) else set()
-    built = building_on(store, holders) if "refined" in rules else {}
     for m in holders:
-        plans = _superseded_plans(store, m) if m.id in carrying else None
+        holder = _Holder(store, m, work)
         if m.project not in later:
             later[m.project] = _later(store, m.project)
-        told = [shown for at, seq, i, shown in later[m.project]
-                if i != m.id and (at, seq) > (m.updated_at, m.seq)]  # fmt: skip
+        told = [
+            shown
+            for at, seq, i, shown in later[m.project]
+            if i != m.id and (at, seq) > (m.updated_at, m.seq)
+        ]
         if m.session_id:  # its own session's requests may have come before the step
-            told = [replace(t, asked=[]) if t.asked and t.session == m.session_id else t
-                    for t in told]  # fmt: skip
+            told = [
+                replace(t, asked=[]) if t.asked and t.session == m.session_id else t for t in told
+            ]
         for s in m.continuity.get("next_steps") or []:
             text = str(s.get("step", "")) if isinstance(s, dict) else str(s)
-            if plans is not None and ("moot_all" in rules or _about(store, text, plans)):
-                continue  # it carried out a plan that was replaced
             if not text.strip() or text.lower() in seen:
                 continue
-            if any(covers(b, step_object(text)) for b in built.get(m.id, ())):
-                continue  # a later decision building on its holder settled it
+            if any(r.settles is not None and r.settles(text, holder) for r in settling):
+                continue  # settled by what happened to its holder
             judged = judged_parts(text, told, rules, similar)
             if all(rule for _, rule in judged):
                 continue

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..storage import MemoryRecord, Store
-from .evolution import current_of, failure_reason
+from ...storage import MemoryRecord, Store
+from ..evolution import current_of, failure_reason
 from .freshness import idle, one_per_session, outcomes_on_their_memory
 
 

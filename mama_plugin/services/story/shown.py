@@ -1,24 +1,22 @@
 """What one session was shown at its start and by its earlier prompts: nothing twice.
 
-:func:`session_shown` starts a session's record from the ids the session start's brief names
-(:func:`ids_in`); :func:`recall.prompt_context` skips a hit the record holds unchanged and
-adds what it injects. One record per session, in the long-running server. Read-only on the
-store.
+:func:`session_shown` starts a session's record from the ids of the memories the session
+start told (recorded with its cached text: :func:`.briefing.shown_at_start`);
+:func:`recall.prompt_context` skips a hit the record holds unchanged and adds what it injects.
+The records live in a :class:`Sessions` the server's per-session state owns
+(``server.base.Session.shown``). Read-only on the store.
 """
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 
-from ..config import Config
-from ..errors import MamaError
-from ..storage import Store
-from .briefing import cached_brief
-
-_ID = re.compile(r"\b(?:dec|chk|ins|ctx)_[0-9a-z]{6,}\b")
+from ...config import Config
+from ...errors import MamaError
+from ...storage import Store
+from .briefing import shown_at_start
 
 
 class Shown:
@@ -49,13 +47,13 @@ class Sessions:
         self._limit = limit
         self._sessions: OrderedDict[str, Shown] = OrderedDict()
 
-    def get(self, session_id: str, started: Callable[[], str | None]) -> Shown:
-        """The session's record; a new one starts with the ids ``started()`` names (the text
-        the session start injected)."""
+    def get(self, session_id: str, started: Callable[[], Iterable[str] | None]) -> Shown:
+        """The session's record; a new one starts with the ids ``started()`` gives (the
+        memories the session start told)."""
         with self._lock:
             known = self._sessions.get(session_id)
         if known is None:
-            fresh = Shown(ids_in(started() or ""))
+            fresh = Shown(started() or ())
             with self._lock:
                 known = self._sessions.setdefault(session_id, fresh)
                 while len(self._sessions) > self._limit:
@@ -66,27 +64,22 @@ class Sessions:
         return known
 
 
-SESSIONS = Sessions()  # one per process: each Claude Code session runs its own server
+def session_shown(
+    sessions: Sessions, store: Store, project: str, session_id: str, config: Config
+) -> Shown | None:
+    """This session's :class:`Shown` in ``sessions``, started from what the session start told
+    (None: no session).
 
-
-def session_shown(store: Store, project: str, session_id: str, config: Config) -> Shown | None:
-    """This session's :class:`Shown`, started from the session start's brief (None: no session).
-
-    The brief is read once, at the session's first prompt: the cached session-start text is
-    what the session start injected until a turn ends and refreshes it.
+    Read once, at the session's first prompt: the cached session start is what the session
+    start injected until a turn ends and refreshes it.
     """
     if not session_id:
         return None
 
-    def started() -> str | None:
+    def started() -> list[str] | None:
         try:
-            return cached_brief(store, project, config, "startup")
+            return shown_at_start(store, project, config, "startup")
         except MamaError:
             return None
 
-    return SESSIONS.get(session_id, started)
-
-
-def ids_in(text: str) -> list[str]:
-    """The memory ids a rendered text names (``dec_…``, ``chk_…``, ``ins_…``, ``ctx_…``)."""
-    return _ID.findall(text or "")
+    return sessions.get(session_id, started)

@@ -19,12 +19,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import StoreUnwritable
-from ..fence import fenced
-from ..storage import MemoryRecord, Store
-from ..text import estimate_tokens
-from . import ranking, vector_index
-from .evolution import EVOLUTION, chain, current_of, failure_reason
+from ...errors import StoreUnwritable
+from ...fence import fenced
+from ...storage import MemoryRecord, Store
+from ...text import estimate_tokens
+from .. import ranking, vector_index
+from ..evolution import EVOLUTION, chain, current_of, failure_reason
+from ..graph import traverse
+from ..render import render
+from ..retrieval import (
+    DEFAULT,
+    MIN_CONFIDENCE,
+    RETRIEVERS,
+    EmbeddingModel,
+    Options,
+    retrieve,
+)
 from .freshness import (
     chatter,
     distinct,
@@ -34,16 +44,7 @@ from .freshness import (
     outcomes_on_their_memory,
     settle,
 )
-from .graph import traverse
-from .render import render
-from .retrieval import (
-    DEFAULT,
-    MIN_CONFIDENCE,
-    RETRIEVERS,
-    EmbeddingModel,
-    Options,
-    retrieve,
-)
+from .worklog import WorkLog
 
 WORK_DEPTH = 8  # newest checkpoints looked through for the one that carries work
 ANSWER_TOKENS = 600  # the default answer's text, fence and header included (estimate_tokens)
@@ -261,7 +262,9 @@ def _newest_work(store: Store, checkpoints: list[MemoryRecord]) -> MemoryRecord 
         return None
     project = max(checkpoints, key=lambda m: (m.updated_at, m.seq)).project
     newest = store.memories.latest(project=project, type="checkpoint", limit=WORK_DEPTH)
-    return next((m for m in newest if not is_auto(m) or m.metadata.get("work", True)), None)
+    return next(
+        (m for m in newest if (log := WorkLog.of(m)) is None or log.work is not False), None
+    )
 
 
 def _own_concerns(r: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,61 @@
+"""How a step is compared with what later work says: its parts, its object, its words.
+
+Pure functions over text; standard library only (the session-start hook may use them).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+
+from ...text import stem, words
+
+COVERAGE = 0.6  # share of a step's words a "done" text must hold to close it
+MIN_SHARED = 2  # and at least this many of them
+
+_PARTS = re.compile(
+    r",?\s*\bthen\b\s*|;\s+|,\s+and\s+(?=(?:re)?run\b)|\s+and\s+(?=(?:re)?run\b)", re.I
+)
+_VERB = re.compile(r"^\s*[A-Za-z]+\b")
+_ARTICLE = re.compile(r"^\s*(?:the|a|an|this|that|its|our)\b", re.I)
+# A done item that denies what it names ("Did not add the expiry test yet") shows nothing
+# done: its words cover the step all the same, and the step would leave "Remains" unfinished.
+_DENIED = re.compile(
+    r"\b(?:not|never|no longer|cannot|unable to|failed to|yet to|still to)\b|n't\b", re.I
+)
+
+
+@lru_cache(maxsize=4096)
+def bag(text: str) -> frozenset[str]:
+    """The stemmed content words steps and done items are compared by (a pure function of
+    its text, memoised: the same steps and done items are compared again and again)."""
+    return frozenset(stem(w) for w in words(text))
+
+
+def covers(done: str, step: str) -> bool:
+    """Whether the ``done`` text holds most of ``step``'s words (stemmed): the step is done."""
+    wanted = bag(step)
+    shared = len(wanted & bag(done))
+    return (
+        bool(wanted)
+        and shared >= min(MIN_SHARED, len(wanted))
+        and (shared / len(wanted) >= COVERAGE)
+    )
+
+
+def parts(step: str) -> list[str]:
+    """The parts of a step that does several things in turn ("X, then Y" → X, Y)."""
+    found = [p.strip(" .,") for p in _PARTS.split(step)]
+    return [p for p in found if len(bag(p)) >= 1] or [step]
+
+
+def step_object(part: str) -> str:
+    """The part without its verb and article: "Add a serve mode to app.py" → "serve mode to …"."""
+    rest = _VERB.sub("", part, count=1)
+    return _ARTICLE.sub("", rest, count=1)
+
+
+def affirmed(texts: Iterable[str]) -> list[str]:
+    """``texts`` without those that deny something (see ``_DENIED``)."""
+    return [t for t in texts if not _DENIED.search(t)]
