@@ -505,3 +505,51 @@ def test_the_architecture_doc_shows_the_rooms() -> None:
             if f"`{word}" not in modules:
                 problems.append(f"{room}: {module} is not named in its row")
     _report("differences between docs/architecture.md's Rooms table and this contract", problems)
+
+
+# Module-level state in services: what a module may hold at its top is constants and
+# compiled patterns; caches and per-session records live in the store's warm state
+# (services/warm.py) or the server's Session. A memo of a pure function of its argument is
+# not state: each one is listed here with why it is pure.
+STATEFUL_FACTORIES = frozenset({
+    "dict", "list", "set", "OrderedDict", "defaultdict", "deque", "WeakKeyDictionary",
+    "WeakValueDictionary", "Lock", "RLock", "local", "Event", "Queue", "ViewCache", "Sessions",
+})  # fmt: skip
+PURE_MEMOS = {
+    "mama_plugin.services.story.words.bag": "the stemmed words of a text: a function of it",
+    "mama_plugin.services.render._environment": "a Jinja environment for one set of override files",
+}
+
+
+def _name_of(node: ast.expr) -> str:
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def test_services_hold_no_module_level_mutable_state() -> None:
+    problems = []
+    for module, path in MODULES.items():
+        if room_of(module) not in ("services", "story"):
+            continue
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
+            if isinstance(value, ast.Call) and _name_of(value) in STATEFUL_FACTORIES:
+                problems.append(f"{module}:{node.lineno} {ast.unparse(node)[:80]}")
+            if isinstance(node, ast.FunctionDef):
+                memo = [d for d in node.decorator_list if _name_of(d) in ("lru_cache", "cache")]
+                if memo and f"{module}.{node.name}" not in PURE_MEMOS:
+                    problems.append(f"{module}:{node.lineno} @{_name_of(memo[0])} {node.name}")
+    _report("module-level state in services (keep it in services/warm.py)", problems)
+
+
+# `# fmt: skip` keeps a data table's one-entry-a-line layout; it is never a way under the
+# line cap. The budget only goes down.
+FMT_SKIP_BUDGET = 128
+
+
+def test_fmt_skip_stays_within_its_budget() -> None:
+    count = sum(p.read_text(encoding="utf-8").count("# fmt: skip") for p in MODULES.values())
+    assert count <= FMT_SKIP_BUDGET, f"{count} `# fmt: skip` markers (budget {FMT_SKIP_BUDGET})"

@@ -11,14 +11,12 @@ share between threads (its own lock; the walks themselves run outside it).
 from __future__ import annotations
 
 import math
-import threading
-import weakref
-from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..relationships import CATEGORIES
 from ..storage import LinkRecord, Store, now_ms
+from .warm import warm
 
 DAY_MS = 86_400_000
 # Half-life of a link's confidence, in days, by category (None: never decays).
@@ -54,11 +52,6 @@ class Step:
     came_from: str
 
 
-_caches: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[object, ...], tuple[Step, ...]]]
-_caches = weakref.WeakKeyDictionary()
-_guard = threading.Lock()  # held only to look up, insert or evict
-
-
 def traverse(
     store: Store,
     start: str,
@@ -92,14 +85,15 @@ def traverse(
         until,
         now // 60_000,
     )
-    with _guard:
-        cache = _caches.setdefault(store, OrderedDict())
+    kept = warm(store)
+    cache = kept.walks
+    with kept.walks_guard:  # held only to look up, insert or evict
         cached = cache.get(key)
         if cached is not None:
             cache.move_to_end(key)
             return list(cached)
     steps = _walk(store, start, cats, direction, max_depth, min_confidence, since, until, now)
-    with _guard:
+    with kept.walks_guard:
         cache[key] = tuple(steps)
         if len(cache) > CACHE_SIZE:
             cache.popitem(last=False)

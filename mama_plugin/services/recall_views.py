@@ -10,8 +10,8 @@ best of the three (:func:`best_cosines`).
 The other views' vectors live in the store's ``text_vectors`` (by model and text): the
 indexer embeds a memory's views with its narrative (:func:`index_views`), and views the
 prompt path had to embed itself (memories indexed before the table existed) are kept in a
-bounded per-process cache (:class:`ViewCache`) and written to the store when the indexer
-next runs (:func:`save_fresh`), off the prompt's path. A short ``claude -p`` session's first
+bounded cache with the store's warm state (:class:`ViewCache`, :mod:`.warm`) and written to
+the store when the indexer next runs (:func:`save_fresh`), off the prompt's path. A short ``claude -p`` session's first
 prompt then reads them instead of embedding a dozen texts while the user waits. A memory
 with no topic and no reason has one view (its narrative is its content): nothing more.
 """
@@ -25,6 +25,7 @@ from collections.abc import Sequence
 
 from ..storage import MemoryRecord, Store
 from .retrieval import EmbeddingModel
+from .warm import warm
 
 CACHE_SIZE = 4096  # vectors kept (a 384-float vector: ~1.5 kB in Python lists, ~6 MB)
 VIEW_CHARS = 300
@@ -98,9 +99,6 @@ class ViewCache:
         return taken
 
 
-CACHE = ViewCache()  # one per process
-
-
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
     return sum(x * y for x, y in zip(a, b, strict=True)) / norm if norm else 0.0
@@ -110,7 +108,7 @@ def best_cosines(
     embedder: EmbeddingModel,
     prompt_vector: Sequence[float],
     candidates: Sequence[tuple[MemoryRecord, str, float | None]],
-    cache: ViewCache = CACHE,
+    cache: ViewCache | None = None,
     store: Store | None = None,
 ) -> dict[str, float]:
     """Each candidate's best cosine over its narrative (given) and its other views.
@@ -119,6 +117,8 @@ def best_cosines(
     vector yet). A memory with neither a vector nor another view is left out. The views'
     vectors come from ``cache``, then ``store`` (when given), else are embedded now.
     """
+    if cache is None:
+        cache = warm(store).views if store is not None else ViewCache()
     wanted = [(m, text) for m, narrative, _ in candidates for text in views(m, narrative)]
     vectors = cache.vectors(embedder, wanted, store) if wanted else {}
     out: dict[str, float] = {}
@@ -149,11 +149,11 @@ def save_fresh(
     store: Store,
     model: str,
     more: Sequence[tuple[str, Sequence[float]]] = (),
-    cache: ViewCache = CACHE,
+    cache: ViewCache | None = None,
 ) -> int:
     """Store ``more`` and the views ``cache`` embedded with ``model`` at prompt time; returns
     how many of the latter were stored."""
-    fresh = cache.take_fresh(model)
+    fresh = (cache if cache is not None else warm(store).views).take_fresh(model)
     if fresh or more:
         store.vectors.put_texts(model, [*more, *fresh])
     return len(fresh)

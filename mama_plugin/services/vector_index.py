@@ -23,13 +23,12 @@ one lock, the products computed outside it.
 
 from __future__ import annotations
 
-import threading
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..storage import Store
+from .warm import warm
 
 # Up to this many memories a partition is scanned by sqlite-vec, never copied (see above).
 DIRECT_UP_TO = 5_000
@@ -70,11 +69,6 @@ class _Index:
         return sum(part.size() for part in self.parts.values())
 
 
-_indexes: weakref.WeakKeyDictionary[Store, _Index] = weakref.WeakKeyDictionary()
-_guard = threading.Lock()  # held while a copy is synced or its chunks joined
-_any: weakref.WeakKeyDictionary[Store, tuple[tuple[int, int], bool]] = weakref.WeakKeyDictionary()
-
-
 def _numpy() -> Any:
     try:
         import numpy
@@ -97,7 +91,9 @@ def sign_bits(matrix: Any, np: Any) -> Any:
 
 
 def _sync(store: Store, np: Any) -> _Index:
-    index = _indexes.get(store)
+    """The store's copy, brought up to date; the caller holds ``vectors_guard``."""
+    kept = warm(store)
+    index: _Index | None = kept.vectors
     # The state and the rows must come from one snapshot, or a vector committed in between
     # would be loaded now and again on the next look.
     with store.snapshot():
@@ -108,7 +104,7 @@ def _sync(store: Store, np: Any) -> _Index:
         rows = store.vectors.load(after=0 if full else index.log_id)  # type: ignore[union-attr]
     if full or index is None:
         index = _Index(epoch=epoch)
-        _indexes[store] = index
+        kept.vectors = index
     index.log_id = log_id
     by_project: dict[str, tuple[list[int], list[bytes]]] = {}
     for seq, project, blob in rows:
@@ -131,10 +127,11 @@ def has_vectors(store: Store) -> bool:
     is kept until the vectors' state (epoch, last log row: two index reads) moves.
     """
     state = store.vectors.state()
-    known = _any.get(store)
+    kept = warm(store)
+    known = kept.any_vectors
     if known is None or known[0] != state:
         known = (state, store.vectors.any())
-        _any[store] = known
+        kept.any_vectors = known
     return known[1]
 
 
@@ -143,7 +140,7 @@ def load(store: Store) -> int:
     np = _numpy()
     if np is None:
         return store.vectors.count()
-    with _guard:
+    with warm(store).vectors_guard:  # held while the copy is synced or its chunks joined
         index = _sync(store, np)
         for part in index.parts.values():
             part.joined(np)
@@ -168,7 +165,7 @@ def knn(
     np = None if not exact and store.vectors.few(DIRECT_UP_TO, project=project) else _numpy()
     if np is None:
         return store.vectors.knn(vector, k, project=project) if has_vectors(store) else []
-    with _guard:
+    with warm(store).vectors_guard:
         index = _sync(store, np)
         names = [project] if project is not None else list(index.parts)
         picked = [index.parts[name].joined(np) for name in names if name in index.parts]

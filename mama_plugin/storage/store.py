@@ -17,10 +17,10 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal, NoReturn
+from typing import Any, Literal, NoReturn, TypeVar, cast
 
 import apsw
 
@@ -47,6 +47,8 @@ from .search import Search
 from .suggestions import Suggestions
 from .vectors import Vectors
 
+T = TypeVar("T")
+
 Check = Literal["auto", "quick", "none"]
 
 
@@ -71,6 +73,18 @@ class Store:
         self.suggestions = Suggestions(self)
         self.search = Search(self)
         self.vectors = Vectors(self)
+        # The warm state the services keep for this store (their caches), by what builds it.
+        self._kept: dict[Callable[[], Any], Any] = {}
+        self._kept_guard = threading.Lock()
+
+    def kept(self, build: Callable[[], T]) -> T:
+        """What ``build`` makes, once for this store: the warm state the services keep (their
+        caches) lives as long as the store a composition root opened, never in a module."""
+        with self._kept_guard:
+            found = self._kept.get(build)
+            if found is None:
+                found = self._kept[build] = build()
+            return cast(T, found)
 
     @property
     def conn(self) -> apsw.Connection:

@@ -25,11 +25,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from functools import cached_property
 from typing import Any, TypeVar
-from weakref import WeakKeyDictionary
 
 from ...storage import MemoryRecord, Store
 from ...text import search_terms
 from ..evolution import current_of, outcome_events
+from ..warm import warm
 from .done import Later, Similar, evidence, judged_parts
 from .rules import DEFAULT, Rule, select
 from .words import MIN_SHARED, bag, covers, parts
@@ -40,11 +40,11 @@ __all__ = ["building_on", "chatter", "covers", "distinct", "idle", "is_auto", "m
            "one_per_session", "open_steps", "outcomes_on_their_memory", "settle",
            "unsettled"]  # fmt: skip
 LATER = 40  # later checkpoints and decisions consulted per project
-# What a later memory shows (done.evidence), per open store, by (id, version, updated_at,
-# personal data kept): a search reads the same newest memories of its project every time, and
-# decoding them again was most of an answer's open steps. Every edit of what a memory says
-# bumps its version (a use count or a replayed supersession does not; neither is evidence).
-_SHOWN: WeakKeyDictionary[Store, dict[tuple[str, int, int, bool], Later]] = WeakKeyDictionary()
+# What a later memory shows (done.evidence) is kept in the store's warm state
+# (:mod:`..warm`), by (id, version, updated_at, personal data kept): a search reads the same
+# newest memories of its project every time, and decoding them again was most of an answer's
+# open steps. Every edit of what a memory says bumps its version (a use count or a replayed
+# supersession does not; neither is evidence).
 SHOWN_KEPT = 4096
 
 
@@ -300,7 +300,7 @@ def _later(store: Store, project: str) -> list[tuple[int, int, str, Later]]:
         rows = [*store.search.changed(project=project, type="checkpoint", limit=LATER),
                 *store.search.changed(project=project, type="decision", limit=LATER)]  # fmt: skip
         keys = [(i, v, at, personal) for _, i, at, v in rows]
-        shown = _SHOWN.setdefault(store, {})
+        shown = warm(store).later
         # One lookup a key: another thread's search may clear the cache between two.
         known = {key: got for key in keys if (got := shown.get(key)) is not None}
         missing = [key[0] for key in keys if key not in known]

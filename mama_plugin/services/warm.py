@@ -1,0 +1,48 @@
+"""The warm state the services keep for one open store: their caches, in one object.
+
+Built once a store, on first use (``store.kept(Warm)``), so it lives exactly as long as the
+store a composition root opened and passed down, and never in a module global
+(``tests/test_layers.py`` holds that line). Each cache guards itself.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..storage import Store
+
+if TYPE_CHECKING:
+    from .recall_views import ViewCache
+
+
+def _view_cache() -> ViewCache:
+    from .recall_views import ViewCache
+
+    return ViewCache()
+
+
+@dataclass
+class Warm:
+    """One store's caches: graph walks, the vector index, later memories' evidence, views."""
+
+    # services.graph: walks by (links version, start, options), newest last.
+    walks: OrderedDict[tuple[object, ...], tuple[Any, ...]] = field(default_factory=OrderedDict)
+    walks_guard: threading.Lock = field(default_factory=threading.Lock)
+    # services.vector_index: the in-memory copy of the vectors (synced under its guard), and
+    # whether any vector exists, by the vectors' state.
+    vectors: Any = None
+    vectors_guard: threading.Lock = field(default_factory=threading.Lock)
+    any_vectors: tuple[tuple[int, int], bool] | None = None
+    # services.story.freshness: what each later memory shows, by (id, version, updated_at,
+    # personal data kept).
+    later: dict[tuple[str, int, int, bool], Any] = field(default_factory=dict)
+    # services.recall_views: vectors of memory views, and those embedded here, not yet stored.
+    views: ViewCache = field(default_factory=_view_cache)
+
+
+def warm(store: Store) -> Warm:
+    """The warm state of ``store`` (made on first use)."""
+    return store.kept(Warm)
