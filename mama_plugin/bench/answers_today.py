@@ -14,7 +14,7 @@ from functools import cache
 from typing import Any
 
 from ..services.retrieval import EmbeddingModel, retrieve
-from ..services.story import answers
+from ..services.story import results
 from ..services.story.freshness import moot
 from ..storage import Store
 
@@ -76,9 +76,9 @@ def answer_today(
 ) -> tuple[str, list[str]]:
     """The text main's ``search_by_context`` tool answered, and the ids it listed in order."""
     hits = retrieve(store, query, embedder=embedder, project=project, k=k)
-    ordered = answers._with_successors(store, [(h.memory, h.score) for h in hits], k)
-    primary = [answers._present(store, m, score, True, True) for m, score in ordered]
-    chains, along = answers._chains(store, [m for m, _ in ordered])
+    ordered = results.with_successors(store, [(h.memory, h.score) for h in hits], k)
+    primary = [results.present(store, m, score, True, True) for m, score in ordered]
+    chains, along = results.chains(store, [m for m, _ in ordered])
     status: dict[str, Any] = {
         "next_steps": [
             s
@@ -87,7 +87,7 @@ def answer_today(
             for s in r.get("next_steps", [])
         ],
     }
-    learned = answers._learned([m for m, _ in ordered], chains, along)
+    learned = results.learned([m for m, _ in ordered], chains, along)
     summary = _template().render(
         query=query, results=primary, chains=chains, status=status, learned=learned
     )

@@ -11,9 +11,10 @@ The other views' vectors live in the store's ``text_vectors`` (by model and text
 indexer embeds a memory's views with its narrative (:func:`index_views`), and views the
 prompt path had to embed itself (memories indexed before the table existed) are kept in a
 bounded cache with the store's warm state (:class:`ViewCache`, :mod:`.warm`) and written to
-the store when the indexer next runs (:func:`save_fresh`), off the prompt's path. A short ``claude -p`` session's first
-prompt then reads them instead of embedding a dozen texts while the user waits. A memory
-with no topic and no reason has one view (its narrative is its content): nothing more.
+the store when the indexer next runs (:func:`save_fresh`), off the prompt's path. A short
+``claude -p`` session's first prompt then reads them instead of embedding a dozen texts
+while the user waits. A memory with no topic and no reason has one view (its narrative is
+its content): nothing more.
 """
 
 from __future__ import annotations

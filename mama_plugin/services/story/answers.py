@@ -23,9 +23,7 @@ from ...errors import StoreUnwritable
 from ...fence import fenced
 from ...storage import MemoryRecord, Store
 from ...text import estimate_tokens
-from .. import ranking, vector_index
-from ..evolution import EVOLUTION, chain, current_of, failure_reason
-from ..graph import traverse
+from .. import vector_index
 from ..render import render
 from ..retrieval import (
     DEFAULT,
@@ -35,6 +33,7 @@ from ..retrieval import (
     Options,
     retrieve,
 )
+from . import results
 from .freshness import (
     chatter,
     distinct,
@@ -124,9 +123,18 @@ def search_by_context(
     # fewer than k (never in a search whose k best hold none of them).
     asked, hits = k + (1 if own_session else 0), []
     for _ in range(3):
-        found = retrieve(store, query, embedder=embedder, project=project, k=asked,
-                         retrievers=retrievers, min_confidence=min_confidence, as_of=as_of,
-                         tags=tags, options=options)  # fmt: skip
+        found = retrieve(
+            store,
+            query,
+            embedder=embedder,
+            project=project,
+            k=asked,
+            retrievers=retrievers,
+            min_confidence=min_confidence,
+            as_of=as_of,
+            tags=tags,
+            options=options,
+        )
         mine = [h.memory.id for h in found if _own(h.memory, own_session)]
         hits = [h for h in found if h.memory.id not in mine and not chatter(h.memory)]
         if len(hits) >= k or len(found) < asked:
@@ -136,20 +144,22 @@ def search_by_context(
     hits = hits[:k]
     updated = {h.memory.id: h.updated_by for h in hits if h.updated_by}
     ranked = outcomes_on_their_memory(store, [(h.memory, h.score) for h in hits])
-    entries = one_per_session(_with_successors(store, ranked, k))
+    entries = one_per_session(results.with_successors(store, ranked, k))
     used = ["keyword"] if "keyword" in retrievers else []
     if "vector" in retrievers and embedder is not None and vector_index.has_vectors(store):
         used.append("vector")
     primary = []
     for m, score, collapsed in entries:
-        item = _present(store, m, score, include_evidence, include_tensions)
+        item = results.present(store, m, score, include_evidence, include_tensions)
         if collapsed:
             item["collapsed"] = collapsed
         if m.id in updated:
             item["updated_by"] = updated[m.id]
         primary.append(item)
     records = {m.id: m for m, _, _ in entries}
-    every_chain, along = _chains(store, list(records.values())) if include_evolution else ([], {})
+    every_chain, along = (
+        results.chains(store, list(records.values())) if include_evolution else ([], {})
+    )
     live = [r["id"] for r in primary if r["status"] == "current"]
     steps = distinct(open_steps(store, [records[i] for i in live]))
     settle(store, primary, [records[i] for i in live])
@@ -163,8 +173,10 @@ def search_by_context(
         """The answer telling the chains' heads and the ``n`` most relevant other results."""
         if n not in composed:
             told = [r for r in primary if r["id"] in keep or r["id"] in cuttable[:n]]
-            composed[n] = told, *_compose(query, told, records, every_chain, along, steps,
-                                          primary, newest, own)  # fmt: skip
+            composed[n] = (
+                told,
+                *_compose(query, told, records, every_chain, along, steps, primary, newest, own),
+            )
         return composed[n]
 
     answer = compose(len(cuttable))
@@ -172,8 +184,11 @@ def search_by_context(
     if budget is not None and size > budget:
         # The most results that fit (text grows with every result told), looked for from
         # where the whole answer's size says it should be.
-        n = _most_within(lambda n: estimate_tokens(compose(n)[2]) <= budget,
-                         len(cuttable) - 1, len(cuttable) * budget // size)  # fmt: skip
+        n = _most_within(
+            lambda n: estimate_tokens(compose(n)[2]) <= budget,
+            len(cuttable) - 1,
+            len(cuttable) * budget // size,
+        )
         answer = compose(n)
     told, story, text, status, learned, chains = answer
     left_out = [r["id"] for r in primary if r not in told]
@@ -181,8 +196,19 @@ def search_by_context(
         # Bookkeeping: never fail a search on a busy, read-only or full store.
         with contextlib.suppress(StoreUnwritable):
             store.memories.touch(r["id"] for r in told)
-    return ContextResult(query, told, chains, status, learned, story, used, text, left_out,
-                         budget, [r["id"] for r in primary])  # fmt: skip
+    return ContextResult(
+        query,
+        told,
+        chains,
+        status,
+        learned,
+        story,
+        used,
+        text,
+        left_out,
+        budget,
+        [r["id"] for r in primary],
+    )
 
 
 def _most_within(fits: Callable[[int], bool], high: int, guess: int) -> int:
@@ -218,31 +244,48 @@ def _compose(
     chains = [c for c in every_chain if any(s["id"] in ids for s in c["steps"])]
     on_chains = {s["id"] for c in chains for s in c["steps"]}
     current = [r for r in told if r["status"] == "current" and r["type"] == "decision"]
-    work = sorted((r for r in told if r["type"] == "checkpoint"),
-                  key=lambda r: records[r["id"]].updated_at, reverse=True)  # fmt: skip
+    work = sorted(
+        (r for r in told if r["type"] == "checkpoint"),
+        key=lambda r: records[r["id"]].updated_at,
+        reverse=True,
+    )
     status = {
         "current": [{"id": r["id"], "topic": r["topic"], "content": r["content"]} for r in current],
         "next_steps": [s for s in steps if s["from"] in ids],
     }
-    learned = _learned([records[i] for i in ids], chains, along)
+    learned = results.learned([records[i] for i in ids], chains, along)
     newer = newest if work and newest is not None and newest.id not in ids else None
     auto = {r["id"] for r in work if is_auto(records[r["id"]])} | (
         {newer.id} if newer is not None and is_auto(newer) else set()
     )
     concerned = current + ([_own_concerns(work[0])] if work and newer is None else [])
     story = render(
-        "context_summary.md.j2", query=query, results=told, chains=chains, status=status,
-        learned=learned, stands=[r for r in current if r["role"] == "advice"],
+        "context_summary.md.j2",
+        query=query,
+        results=told,
+        chains=chains,
+        status=status,
+        learned=learned,
+        stands=[r for r in current if r["role"] == "advice"],
         lessons=[r for r in told if r["role"] == "lesson" and r["id"] not in on_chains],
         also=[r for r in told if r["type"] in ("insight", "context") and r["role"] == "advice"],
-        work=work, auto=auto, newer=newer, concerned=concerned, own=own,
-    ).strip()  # fmt: skip
-    lines = [f"{i}. {r['id']} ({r['type']}) " + (r["status"] if r["current_id"] == r["id"]
-             else f"superseded → {r['current_id']}") + f", {r['role']}"
-             for i, r in enumerate(told, 1)]  # fmt: skip
+        work=work,
+        auto=auto,
+        newer=newer,
+        concerned=concerned,
+        own=own,
+    ).strip()
+    lines = [
+        f"{i}. {r['id']} ({r['type']}) "
+        + (r["status"] if r["current_id"] == r["id"] else f"superseded → {r['current_id']}")
+        + f", {r['role']}"
+        for i, r in enumerate(told, 1)
+    ]
     if len(told) < len(primary):
-        lines.append(f"({len(primary) - len(told)} less relevant results left out to keep this "
-                     "answer short: ask a narrower question to see them.)")  # fmt: skip
+        lines.append(
+            f"({len(primary) - len(told)} less relevant results left out to keep this "
+            "answer short: ask a narrower question to see them.)"
+        )
     body = story + ("\n\nRanked:\n" + "\n".join(lines) if told else "")
     return story, fenced(body), status, learned, chains
 
@@ -272,129 +315,3 @@ def _own_concerns(r: dict[str, Any]) -> dict[str, Any]:
     tension = r.get("tension") or {}
     concerns = [c for c in tension.get("concerns") or [] if str(c)[:80] not in r["content"]]
     return {**r, "tension": {**tension, "concerns": concerns}}
-
-
-def _with_successors(
-    store: Store, hits: list[tuple[MemoryRecord, float]], k: int
-) -> list[tuple[MemoryRecord, float]]:
-    """Rank order, with each superseded hit's current successor placed right above it."""
-    out: list[tuple[MemoryRecord, float]] = []
-    placed: set[str] = set()
-    for memory, score in hits:
-        if memory.id in placed:
-            continue
-        if memory.status == "superseded":
-            head = current_of(store, memory.id, record=memory)
-            if head.id != memory.id and head.id not in placed:
-                out.append((head, score))
-                placed.add(head.id)
-        out.append((memory, score))
-        placed.add(memory.id)
-    # A successor may take a slot: the k results still always say what is current.
-    return out[:k]
-
-
-def _present(
-    store: Store, m: MemoryRecord, score: float, evidence: bool, tensions: bool
-) -> dict[str, Any]:
-    head = current_of(store, m.id, record=m) if m.status == "superseded" else m
-    item: dict[str, Any] = {
-        "id": m.id,
-        "type": m.type,
-        "topic": m.topic,
-        "content": m.content,
-        "status": m.status,
-        "current_id": head.id,
-        "role": ranking.role(m),
-        "outcome": {"status": m.outcome_status, **m.outcome},
-        "confidence": m.confidence,
-        "score": round(score, 6),
-        "created_at": m.created_at,
-        "project": m.project,
-        "session_id": m.session_id,
-    }
-    if m.reasoning:
-        item["reasoning"] = m.reasoning
-    if m.specifics:
-        item["specifics"] = m.specifics
-    if evidence and m.evidence:
-        item["evidence"] = m.evidence
-    if tensions and any(m.tension.get(key) for key in ("concerns", "trade_offs", "risks")):
-        item["tension"] = m.tension
-    steps = m.continuity.get("next_steps") or []
-    if steps:
-        item["next_steps"] = steps
-    neighbours = traverse(store, m.id, categories=("implementation",), max_depth=1)
-    if neighbours:
-        found = store.memories.get_many(s.memory_id for s in neighbours)
-        item["related"] = []
-        for s in neighbours:
-            other = found.get(s.memory_id)
-            if other is None:
-                continue
-            head = (
-                current_of(store, other.id, record=other) if other.status == "superseded" else other
-            )
-            item["related"].append({
-                "id": other.id, "type": other.type, "content": other.content,
-                "status": other.status, "current_id": head.id,
-                "relationship": s.link.relationship, "reason": s.link.reason,
-                "direction": "out" if s.link.from_id == m.id else "in",
-            })  # fmt: skip
-    return item
-
-
-def _chains(
-    store: Store, memories: list[MemoryRecord]
-) -> tuple[list[dict[str, Any]], dict[str, MemoryRecord]]:
-    """One evolution chain per distinct chain among the results, oldest step first; and the
-    chains' steps by id."""
-    chains: list[dict[str, Any]] = []
-    covered: set[str] = set()
-    along: dict[str, MemoryRecord] = {}
-    decisions = [m.id for m in memories if m.type == "decision"]
-    replacing = {  # the decisions that replaced another (one query, not one a decision)
-        ln.from_id
-        for ln in store.links.among(decisions, direction="out")
-        if ln.link_category in EVOLUTION
-    }
-    for memory in memories:
-        if memory.id in covered or memory.type != "decision":
-            continue
-        if memory.status != "superseded" and memory.id not in replacing:
-            covered.add(memory.id)  # a chain of one: it stands, and replaced nothing
-            continue
-        steps = chain(store, memory.id, record=memory)
-        covered.update(s.id for s in steps)
-        if len(steps) < 2:
-            continue
-        along.update((s.id, s) for s in steps)
-        chains.append({
-            "topic": steps[-1].topic,
-            "current_id": steps[-1].id,
-            "steps": [
-                {"id": s.id, "content": s.content, "status": s.status, "outcome": s.outcome_status,
-                 "failure_reason": failure_reason(s),
-                 "reason": s.reasoning.get("primary", ""),
-                 "led_to": steps[i + 1].id if i + 1 < len(steps) else None,
-                 "created_at": s.created_at}
-                for i, s in enumerate(steps)
-            ],
-        })  # fmt: skip
-    # A decision that refines a chain's head tells that chain again, one step longer: the
-    # longer one alone is told.
-    told = [frozenset(s["id"] for s in c["steps"]) for c in chains]
-    chains = [c for c, mine in zip(chains, told, strict=True) if not any(mine < o for o in told)]
-    return chains, along
-
-
-def _learned(
-    memories: list[MemoryRecord], chains: list[dict[str, Any]], along: dict[str, MemoryRecord]
-) -> list[str]:
-    lessons: list[str] = []
-    chain_ids = [s["id"] for c in chains for s in c["steps"]]
-    for memory in [*memories, *(along[i] for i in chain_ids if i in along)]:
-        for lesson in memory.outcome.get("learned") or []:
-            if lesson not in lessons:
-                lessons.append(lesson)
-    return lessons

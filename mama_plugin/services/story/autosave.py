@@ -127,8 +127,9 @@ def layers_of(
 
     said = [x for x in (next_step(s) for s in sentences) if x]
     next_steps = [step(x, "HIGH", "from Claude's last message") for x in said]
-    next_steps += [step(t.subject, "HIGH", "in progress") for t in open_tasks
-                   if t.status == "in_progress"]  # fmt: skip
+    next_steps += [
+        step(t.subject, "HIGH", "in progress") for t in open_tasks if t.status == "in_progress"
+    ]
     next_steps += [
         step(str(n.get("step", "")), "HIGH", f"next step of {d.id}")
         for d in current
@@ -139,8 +140,11 @@ def layers_of(
     # Newest failure first: a list cut to its first items keeps the one this turn hit. A
     # failure the session then judged (an outcome recorded after it) is told by the decision.
     outcome_at = judged(digest)
-    concerns = [clip(c.failure(), MAX_TEXT) for c in unresolved(digest.commands)[::-1][:4]
-                if not outcome_at or c.calls > outcome_at]  # fmt: skip
+    concerns = [
+        clip(c.failure(), MAX_TEXT)
+        for c in unresolved(digest.commands)[::-1][:4]
+        if not outcome_at or c.calls > outcome_at
+    ]
     concerns += [clip(s, MAX_TEXT) for s in sentences if tension(s)]
     concerns += [
         clip(f"{c} ({d.id})", MAX_TEXT)
@@ -168,10 +172,13 @@ def layers_of(
     }
     extra = {
         "stopped_at": stopped_at(digest, cwd, decisions),
-        "tasks": [{"task": clip(t.subject, MAX_TEXT), "status": _STATUS.get(t.status, t.status)}
-                  for t in digest.tasks.values() if t.subject][:MAX_ITEMS],
+        "tasks": [
+            {"task": clip(t.subject, MAX_TEXT), "status": _STATUS.get(t.status, t.status)}
+            for t in digest.tasks.values()
+            if t.subject
+        ][:MAX_ITEMS],
         "confirmed": confirmed(digest.commands, failing),
-    }  # fmt: skip
+    }
     work = bool(changed or any(not c.looks for c in digest.commands) or digest.tasks or decisions)
     work = work or bool(said and not digest.memory_tools())  # not an echo of the memory
     log = WorkLog(
@@ -246,8 +253,11 @@ def stopped_at(digest: Digest, cwd: str, decisions: Sequence[Any] = ()) -> str:
 def _after(digest: Digest, calls: int, decisions: Sequence[Any]) -> str:
     """What the session recorded in memory after its tool call number ``calls``: "recorded
     the outcome and saved dec_…" ("" when nothing)."""
-    names = {n.rsplit("__", 1)[-1] for n in digest.tool_names[calls:]
-             if n.startswith("mcp__plugin_mama_")}  # fmt: skip
+    names = {
+        n.rsplit("__", 1)[-1]
+        for n in digest.tool_names[calls:]
+        if n.startswith("mcp__plugin_mama_")
+    }
     done = ["recorded the outcome"] if "evolve_outcome" in names else []
     if names & _DECIDES and decisions:
         done.append(f"saved {decisions[-1].id}")
@@ -268,8 +278,10 @@ def confirmed(commands: list[Command], failing: list[Command]) -> list[dict[str,
             continue
         command = f"`{clip(c.command, 120)}`"
         claim = clip(c.description, 160) if c.description else command
-        kept[key] = {"claim": claim, "evidence": f"{command} exited 0" if c.description
-                     else "exited 0"}  # fmt: skip
+        kept[key] = {
+            "claim": claim,
+            "evidence": f"{command} exited 0" if c.description else "exited 0",
+        }
     return list(kept.values())[:3][::-1]
 
 

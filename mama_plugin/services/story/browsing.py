@@ -26,10 +26,17 @@ def search_by_topic(
     out = []
     for m, collapsed in found:
         head = current_of(store, m.id, record=m) if m.status == "superseded" else m
-        row = {"id": m.id, "type": m.type, "content": m.content, "status": m.status,
-               "current_id": head.id, "outcome": m.outcome_status,
-               "failure_reason": failure_reason(m), "reason": m.reasoning.get("primary", ""),
-               "created_at": m.created_at}  # fmt: skip
+        row = {
+            "id": m.id,
+            "type": m.type,
+            "content": m.content,
+            "status": m.status,
+            "current_id": head.id,
+            "outcome": m.outcome_status,
+            "failure_reason": failure_reason(m),
+            "reason": m.reasoning.get("primary", ""),
+            "created_at": m.created_at,
+        }
         out.append(row | ({"collapsed": collapsed} if collapsed else {}))
     return out
 

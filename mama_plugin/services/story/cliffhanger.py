@@ -249,21 +249,32 @@ def _next(c: dict[str, Any], decisions: list[dict[str, Any]], said: _Said) -> di
     first = c.get("first_action")
     if isinstance(first, dict) and first.get("action"):
         why, files = str(first.get("why_first", "")), list(first.get("files") or [])
-        step = {"step": strip_cue(str(first["action"])), "priority": "HIGH", "why": why,
-                "files": files}  # fmt: skip
+        step = {
+            "step": strip_cue(str(first["action"])),
+            "priority": "HIGH",
+            "why": why,
+            "files": files,
+        }
     else:
         steps = [s for s in c.get("next_steps") or [] if isinstance(s, dict) and s.get("step")]
         step = None
         if steps:
             why = str(steps[0].get("context", ""))
-            step = {"step": strip_cue(str(steps[0]["step"])),
-                    "priority": steps[0].get("priority") or "MEDIUM",
-                    "why": _WHY.get(why, why), "files": []}  # fmt: skip
+            step = {
+                "step": strip_cue(str(steps[0]["step"])),
+                "priority": steps[0].get("priority") or "MEDIUM",
+                "why": _WHY.get(why, why),
+                "files": [],
+            }
         for d in decisions if step is None else []:
             high = d["high"]
             if high:
-                step = {"step": high[0], "priority": "HIGH", "why": f"next step of {d['m'].id}",
-                        "files": []}  # fmt: skip
+                step = {
+                    "step": high[0],
+                    "priority": "HIGH",
+                    "why": f"next step of {d['m'].id}",
+                    "files": [],
+                }
                 break
     if step is None or not said.fresh([str(step["step"])]):
         return None
@@ -277,8 +288,11 @@ def _decision(i: int, d: dict[str, Any], said: _Said) -> dict[str, Any]:
     if m.outcome_status != "PENDING":
         line += f" ({m.outcome_status})"
     old = (d.get("replaced") or [None])[0]
-    alternatives = [a for a in (m.reasoning or {}).get("alternatives_considered") or []
-                    if isinstance(a, dict) and a.get("option")]  # fmt: skip
+    alternatives = [
+        a
+        for a in (m.reasoning or {}).get("alternatives_considered") or []
+        if isinstance(a, dict) and a.get("option")
+    ]
     reason = clip((m.reasoning or {}).get("primary", ""), 160)
     told = because(reason)  # the reason as it is when it says "because" itself
     why = f"chosen {told}" if told != reason else f"chosen: {reason}"

@@ -31,7 +31,7 @@ __all__ = [
     "evidence",
     "judged_parts",
     "shows_done",
-]  # fmt: skip
+]
 
 
 def doubts(tension: dict[str, Any]) -> list[str]:
@@ -89,8 +89,9 @@ def shows_done(
 
 
 def _first(part: str, later: Later, rules: Sequence[Rule], similar: Similar | None) -> str:
-    return next((r.name for r in rules if r.shows is not None and r.shows(part, later, similar)),
-                "")  # fmt: skip
+    return next(
+        (r.name for r in rules if r.shows is not None and r.shows(part, later, similar)), ""
+    )
 
 
 def _lists_open(part: str, later: Later) -> bool:

@@ -36,9 +36,20 @@ from .words import MIN_SHARED, bag, covers, parts
 from .worklog import WorkLog, is_auto
 
 T = TypeVar("T")
-__all__ = ["building_on", "chatter", "covers", "distinct", "idle", "is_auto", "moot",
-           "one_per_session", "open_steps", "outcomes_on_their_memory", "settle",
-           "unsettled"]  # fmt: skip
+__all__ = [
+    "building_on",
+    "chatter",
+    "covers",
+    "distinct",
+    "idle",
+    "is_auto",
+    "moot",
+    "one_per_session",
+    "open_steps",
+    "outcomes_on_their_memory",
+    "settle",
+    "unsettled",
+]
 LATER = 40  # later checkpoints and decisions consulted per project
 # What a later memory shows (done.evidence) is kept in the store's warm state
 # (:mod:`..warm`), by (id, version, updated_at, personal data kept): a search reads the same
@@ -89,8 +100,11 @@ def one_per_session(
         elif m.session_id not in placed:
             placed.add(m.session_id)
             keep = latest[m.session_id]
-            others = [o.id for o, _ in ranked if o.type == "checkpoint"
-                      and o.session_id == m.session_id and o.id != keep.id]  # fmt: skip
+            others = [
+                o.id
+                for o, _ in ranked
+                if o.type == "checkpoint" and o.session_id == m.session_id and o.id != keep.id
+            ]
             out.append((keep, value, others))
     return out
 
@@ -143,8 +157,9 @@ def building_on(store: Store, memories: Sequence[MemoryRecord]) -> dict[str, lis
     the id they build on: decisions saved after it, linked to it by an evolution link (they
     refine, extend or replace it) and not judged FAILED. One query for all of them."""
     held = {m.id: m for m in memories}
-    links = [ln for ln in store.links.among(held, direction="in")
-             if ln.link_category == "evolution"]  # fmt: skip
+    links = [
+        ln for ln in store.links.among(held, direction="in") if ln.link_category == "evolution"
+    ]
     found = store.memories.get_many({ln.from_id for ln in links}) if links else {}
     out: dict[str, list[str]] = {}
     for ln in links:
@@ -179,10 +194,21 @@ def settle(store: Store, items: list[dict[str, Any]], memories: Sequence[MemoryR
 
 def _said(m: MemoryRecord) -> frozenset[str]:
     """The words of a decision's plan: topic, choice, why, outcome and next steps."""
-    steps = [str(n.get("step", "")) if isinstance(n, dict) else str(n)
-             for n in m.continuity.get("next_steps") or []]  # fmt: skip
-    return bag(" ".join([m.topic.replace("_", " "), m.content, str(m.reasoning.get("primary", "")),
-                         str(m.outcome.get("details") or ""), *steps]))  # fmt: skip
+    steps = [
+        str(n.get("step", "")) if isinstance(n, dict) else str(n)
+        for n in m.continuity.get("next_steps") or []
+    ]
+    return bag(
+        " ".join(
+            [
+                m.topic.replace("_", " "),
+                m.content,
+                str(m.reasoning.get("primary", "")),
+                str(m.outcome.get("details") or ""),
+                *steps,
+            ]
+        )
+    )
 
 
 def _about(store: Store, step: str, plans: list[MemoryRecord]) -> bool:
@@ -297,8 +323,10 @@ def _later(store: Store, project: str) -> list[tuple[int, int, str, Later]]:
     decisions, oldest first; a memory is decoded only when it changed since it was read."""
     personal = store.memories.masks_personal
     with store.snapshot():  # the versions and the memories from one state
-        rows = [*store.search.changed(project=project, type="checkpoint", limit=LATER),
-                *store.search.changed(project=project, type="decision", limit=LATER)]  # fmt: skip
+        rows = [
+            *store.search.changed(project=project, type="checkpoint", limit=LATER),
+            *store.search.changed(project=project, type="decision", limit=LATER),
+        ]
         keys = [(i, v, at, personal) for _, i, at, v in rows]
         shown = warm(store).later
         # One lookup a key: another thread's search may clear the cache between two.

@@ -63,9 +63,12 @@ class WorkLog:
             moved_at=moved if isinstance(moved, int) else None,
             changed=None
             if not isinstance(changed, list)
-            else tuple((str(c[0]), str(c[1])) for c in changed if isinstance(c, list | tuple)
-                       and len(c) == 2),
-        )  # fmt: skip
+            else tuple(
+                (str(c[0]), str(c[1]))
+                for c in changed
+                if isinstance(c, list | tuple) and len(c) == 2
+            ),
+        )
 
     def metadata(self) -> dict[str, Any]:
         """The memory's ``metadata`` for this record (``moved_at`` only once it is known)."""
