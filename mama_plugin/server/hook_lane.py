@@ -18,7 +18,7 @@ import queue
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -144,8 +144,10 @@ class Lane:
     def _retire(self, worker: threading.Thread | None) -> None:
         """``worker`` is stuck past a deadline: it takes no more calls; a fresh one does."""
         if worker is None or worker is not self._serving:
-            return  # already retired (or the lane closed)
+            return  # already retired
         self._serving = None
+        if self._closed:
+            return  # it exits once its call is done; nothing more is taken
         self._ensure_worker()
         if self._serving is None:
             log.warning(
@@ -208,24 +210,26 @@ class Lane:
 
 
 class HookRunner:
-    """Runs the hook tools of ``tools`` for ``state``: each on its lane, failing open to {}.
+    """Runs the hook tools for ``state``, each on its own lane, failing open to ``{}``.
 
-    ``deadline_s`` is a handler's deadline, shortened when the call already waited (for the
-    front's warm-up) so the whole call stays within ``budget_s``, but never under
-    ``HOOK_LEAST_S`` from the budget alone. Both are attributes so a test can shrink them.
+    The tools are :data:`.hook_table.HOOKS`. ``deadline_s`` is a handler's deadline,
+    shortened when the call already waited (for the front's warm-up) so the whole call stays
+    within ``budget_s``, but never under ``HOOK_LEAST_S`` from the budget alone. Both are
+    attributes so a test can shrink them.
     """
 
     def __init__(
         self,
         state: State,
-        tools: Mapping[str, HookTool] = HOOKS,
         *,
         deadline_s: float = HOOK_DEADLINE_S,
         budget_s: float = HOOK_BUDGET_S,
     ) -> None:
         self.state = state
-        self.tools = dict(tools)
+        self.tools: dict[str, HookTool] = dict(HOOKS)
         self.deadline_s, self.budget_s = deadline_s, budget_s
+        for tool in self.tools.values():
+            tool.handler()  # the handlers' modules load now, not with the first prompt
         self.lanes = {name: Lane(name) for name in self.tools}
         for lane in self.lanes.values():
             lane.start()

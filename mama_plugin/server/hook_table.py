@@ -101,7 +101,6 @@ class HookTool:
     event: str  # the Claude Code hook event that calls it (hooks/hooks.json)
     args: type[PromptArgs] | type[TurnArgs]
     handler_name: str  # a function of .hook_tools taking (Env, args) and returning an Answer
-    description: str
 
     def read(self, given: Any) -> HookArgs:
         """The call's arguments (None as no arguments); ValueError on a wrong type."""
@@ -109,7 +108,11 @@ class HookTool:
         return read
 
     def handler(self) -> Callable[[Env, Any], Answer]:
-        """The handler: imported now (the store, the services), never by the front's first list."""
+        """The handler, looked up in :mod:`.hook_tools` at each call.
+
+        The first lookup imports the store and the services: the hook runner makes it when it
+        starts the lanes (the front's warm-up), never the front's first list.
+        """
         from . import hook_tools
 
         found: Callable[[Env, Any], Answer] = getattr(hook_tools, self.handler_name)
@@ -119,19 +122,9 @@ class HookTool:
 HOOKS: dict[str, HookTool] = {
     hook.name: hook
     for hook in (
-        HookTool(
-            "observe_prompt",
-            "UserPromptSubmit",
-            PromptArgs,
-            "do_observe_prompt",
-            "memories this prompt touches, and the conversation's context for tool exposure",
-        ),
-        HookTool(
-            "checkpoint_turn",
-            "Stop",
-            TurnArgs,
-            "do_checkpoint_turn",
-            "upsert this session's rolling checkpoint",
-        ),
+        # The memories this prompt touches, and the conversation's context for tool exposure.
+        HookTool("observe_prompt", "UserPromptSubmit", PromptArgs, "do_observe_prompt"),
+        # This session's rolling checkpoint, upserted after every turn.
+        HookTool("checkpoint_turn", "Stop", TurnArgs, "do_checkpoint_turn"),
     )
 }
