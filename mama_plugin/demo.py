@@ -168,16 +168,16 @@ def write_transcript(folder: Path) -> Path:
 
 def _what_claude_sees(store: Store, config: Config, embedder: EmbeddingModel | None) -> str:
     from .hooks.runner import run
-    from .schema import ObservePromptInput, TurnInput
     from .server.base import Env
+    from .server.hook_table import PromptArgs, TurnArgs
     from .server.hook_tools import do_checkpoint_turn, do_observe_prompt
 
     out = ["\n=== What Claude will see (the real hook code) ===\n"]
     env = Env(store, PROJECT, embedder, config=config)
     last = ("Sentinel is configured (infra/redis.tf:12-30) and the load test holds p99 4 ms. "
             "Next: rehearse a failover. But the replica lags 2 s under peak load.")  # fmt: skip
-    turn = TurnInput(session_id="demo-session", cwd=PROJECT, last_assistant_message=last,
-                     transcript_path=str(write_transcript(store.path.parent)))  # fmt: skip
+    turn = TurnArgs(session_id="demo-session", cwd=PROJECT, last_assistant_message=last,
+                    transcript_path=str(write_transcript(store.path.parent)))  # fmt: skip
     saved = do_checkpoint_turn(env, turn).data["checkpoint"]
     cp = store.memories.require(saved)
     out.append(f"Stop hook, after a turn: rolling checkpoint {cp.id} — {cp.content}\n")
@@ -188,7 +188,7 @@ def _what_claude_sees(store: Store, config: Config, embedder: EmbeddingModel | N
     out.append("SessionStart hook, the next session (additionalContext):\n")
     out.append(_indent(context) + "\n")
     for prompt in ("Should the new mobile API use JWT tokens for auth?", "fix the typo in README"):
-        text = do_observe_prompt(env, ObservePromptInput(prompt=prompt)).text
+        text = do_observe_prompt(env, PromptArgs(prompt=prompt)).text
         injected = (
             json.loads(text)["hookSpecificOutput"]["additionalContext"] if text != "{}" else ""
         )

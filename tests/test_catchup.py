@@ -35,7 +35,7 @@ from mama_plugin.bootstrap import notice, paths, pending
 from mama_plugin.cli.catchup import catch_up
 from mama_plugin.config import Config
 from mama_plugin.project import project_key
-from mama_plugin.schema import TurnInput
+from mama_plugin.server.hook_table import TurnArgs, arguments
 from mama_plugin.server.hook_tools import do_checkpoint_turn
 from mama_plugin.server.state import State
 from mama_plugin.storage import Store
@@ -127,7 +127,7 @@ def test_catchup_writes_the_checkpoint_the_stop_hook_would_have_once(
     # Exactly what the Stop hook writes for the same turn, on a store of its own.
     hook = State(Config(mama_home), project_key(project), tmp_path / "hook.db")
     try:
-        answer = do_checkpoint_turn(hook.env(), TurnInput(**_turn("s1", project)))
+        answer = do_checkpoint_turn(hook.env(), arguments(TurnArgs, _turn("s1", project)))
         direct = hook.store.memories.require(answer.data["checkpoint"])
     finally:
         hook.close()
@@ -148,7 +148,7 @@ def test_catchup_leaves_a_session_the_server_checkpointed_after_the_turn(
     pending.record("checkpoint_turn", _turn("s1", project, "An old turn."), str(project))
     served = State(Config(mama_home), project_key(project))  # the real server took over
     try:
-        do_checkpoint_turn(served.env(), TurnInput(**_turn("s1", project)))
+        do_checkpoint_turn(served.env(), arguments(TurnArgs, _turn("s1", project)))
     finally:
         served.close()
     before = [(m.id, m.version, m.content) for m in _checkpoints(mama_home, "s1")]

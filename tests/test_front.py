@@ -263,16 +263,6 @@ def test_a_tools_call_before_initialize_still_answers(tmp_path: Path, mama_home:
         wire.close()
 
 
-def test_the_hook_tools_are_the_tables() -> None:
-    """dispatch answers hook calls without importing the tool table: the same tools."""
-    from mama_plugin.server.dispatch import HOOK_TOOLS
-    from mama_plugin.server.tools import BY_NAME
-
-    table = {n: (t.model, t.handler, t.read_only) for n, t in BY_NAME.items() if t.hook}
-    assert {n: (t.model, t.handler, t.read_only) for n, t in HOOK_TOOLS.items()} == table
-    assert set(HOOK_TOOLS) == set(load().hook_tools)
-
-
 def _first_list(mama_home: Path, project: Path) -> tuple[list[str], set[str]]:
     """The front's first tools/list for ``project``, and the top-level modules imported
     before it was answered (``-X importtime`` and the protocol share one pipe, in order)."""

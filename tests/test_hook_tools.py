@@ -19,9 +19,9 @@ from mama_plugin import bench
 from mama_plugin.bench.ownset import save_labelled
 from mama_plugin.config import Config
 from mama_plugin.embeddings import Embedder
-from mama_plugin.schema import ObservePromptInput, TurnInput
-from mama_plugin.server import app, background
+from mama_plugin.server import background, hook_tools
 from mama_plugin.server.base import Env
+from mama_plugin.server.hook_table import PromptArgs, TurnArgs
 from mama_plugin.server.hook_tools import do_checkpoint_turn, do_observe_prompt
 from mama_plugin.server.state import State
 from mama_plugin.services import indexing
@@ -52,9 +52,7 @@ def context_of(answer_text: str) -> str:
 def observe(env: Env, prompt: str, session_id: str = "") -> str:
     """One prompt, in a session of its own unless ``session_id`` names one (nothing twice)."""
     session = session_id or f"s-{next(SESSIONS)}"
-    return context_of(
-        do_observe_prompt(env, ObservePromptInput(prompt=prompt, session_id=session)).text
-    )
+    return context_of(do_observe_prompt(env, PromptArgs(prompt=prompt, session_id=session)).text)
 
 
 def test_related_prompts_recall_and_the_rest_stay_silent(
@@ -272,8 +270,8 @@ def test_settle_gives_up_at_its_limit_and_never_raises(tmp_path: Path) -> None:
 
 
 def turn(env: Env, message: str = "", **extra: Any) -> dict[str, Any]:
-    args = TurnInput(session_id="sess-1", transcript_path=str(TRANSCRIPT), cwd=RECORDED_CWD,
-                     last_assistant_message=message, **extra)  # fmt: skip
+    args = TurnArgs(session_id="sess-1", transcript_path=str(TRANSCRIPT), cwd=RECORDED_CWD,
+                    last_assistant_message=message, **extra)  # fmt: skip
     answer = do_checkpoint_turn(env, args)
     return {"text": answer.text, **answer.data}
 
@@ -324,8 +322,8 @@ def test_stop_mode_off_and_a_missing_transcript_write_nothing_harmful(
     assert turn(Env(store, project, None, config=Config()), "Done.")["checkpoint"] is None
     Config().set("stop_mode", "auto")
     env = Env(store, project, None, config=Config())
-    answer = do_checkpoint_turn(env, TurnInput(session_id="s2", transcript_path="/nope.jsonl",
-                                               last_assistant_message="Only text."))  # fmt: skip
+    answer = do_checkpoint_turn(env, TurnArgs(session_id="s2", transcript_path="/nope.jsonl",
+                                              last_assistant_message="Only text."))  # fmt: skip
     assert store.memories.require(answer.data["checkpoint"]).content.endswith("last: Only text.")
 
 
@@ -352,7 +350,7 @@ async def test_hook_tools_answer_the_envelope_and_fail_open(
         bad = await c.call_tool("observe_prompt", {"prompt": ["not", "text"]})
         assert bad.content[0].text == "{}" and not bad.is_error  # type: ignore[union-attr]
         running, idle = 0, threading.Condition()
-        handle = app._handle
+        handle = hook_tools.do_observe_prompt
 
         def counted(*args: Any) -> Any:
             nonlocal running
@@ -365,8 +363,8 @@ async def test_hook_tools_answer_the_envelope_and_fail_open(
                     running -= 1
                     idle.notify_all()
 
-        monkeypatch.setattr(app, "_handle", counted)
-        monkeypatch.setattr(app, "HOOK_DEADLINE_S", 0.0)
+        monkeypatch.setattr(hook_tools, "do_observe_prompt", counted)
+        state.hooks.deadline_s = 0.0
         late = await c.call_tool("observe_prompt", {"prompt": "move order events to Kafka?"})
         assert late.content[0].text == "{}"  # type: ignore[union-attr]
     with idle:  # the abandoned worker (if it started) finishes before the store closes
@@ -377,7 +375,7 @@ async def test_hook_tools_answer_the_envelope_and_fail_open(
 async def test_the_server_rerenders_the_cliffhanger_after_a_turn(
     state: State, project: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    do_checkpoint_turn(state.env(), TurnInput(session_id="s", last_assistant_message="Done."))
+    do_checkpoint_turn(state.env(), TurnArgs(session_id="s", last_assistant_message="Done."))
     assert state.session.stale_briefs == {project}
     assert briefing.cached_brief(state.store, project, state.config, "startup") is None
     refreshed, refresh = anyio.Event(), briefing.refresh

@@ -117,6 +117,12 @@ FRONT = "mama_plugin.server.front"
 # imports for it. Neither may reach these packages at module level.
 COLD_ROOTS = ("mama_plugin.hooks.__main__", "mama_plugin.hooks.session_start")
 HEAVY = frozenset({"mcp", "mcp_types", "pydantic", "jinja2", "numpy", "llama_cpp"})
+# What the front's hook calls run on (imported by its warm-up): neither pydantic, the schema,
+# the SDK nor the tool table, which load only for a listed tool's call.
+HOOK_LANE = ("mama_plugin.server.hook_lane", "mama_plugin.server.hook_tools")
+NOT_ON_THE_LANE = frozenset(
+    {"mcp", "mcp_types", "pydantic", "mama_plugin.schema", "mama_plugin.server.tools"}
+)
 
 
 @dataclass(frozen=True)
@@ -407,6 +413,15 @@ def test_the_front_loads_nothing_heavy_at_module_level() -> None:
     _report(
         "heavy imports at module level under the MCP front",
         [" -> ".join(chain) for name, chain in reached.items() if name in HEAVY],
+    )
+
+
+def test_the_hook_lane_loads_no_pydantic_at_module_level() -> None:
+    """The hook table, the lane that runs it and the hook handlers: what answers a prompt."""
+    reached = _cold_closure(HOOK_LANE)
+    _report(
+        "pydantic, mcp or the tool table at module level under the hook lane",
+        [" -> ".join(chain) for name, chain in reached.items() if name in NOT_ON_THE_LANE],
     )
 
 

@@ -342,15 +342,15 @@ def test_short_prompts_recall_nothing(store: Store, project: str, prompt: str) -
 def test_the_prompt_hook_does_not_repeat_itself_within_a_session(
     store: Store, project: str
 ) -> None:
-    from mama_plugin.schema import ObservePromptInput
     from mama_plugin.server.base import Env
+    from mama_plugin.server.hook_table import PromptArgs
     from mama_plugin.server.hook_tools import do_observe_prompt
 
     _jwt, redis = _chain(store, project)
     env = Env(store, project, None)
 
     def ask(prompt: str, session: str) -> str:
-        answer = do_observe_prompt(env, ObservePromptInput(prompt=prompt, session_id=session))
+        answer = do_observe_prompt(env, PromptArgs(prompt=prompt, session_id=session))
         return answer.text
 
     assert redis in ask("Should we switch the API back to JWT access tokens?", "one")

@@ -12,8 +12,8 @@ import pytest
 
 from mama_plugin.bench.extraction import extraction_run, labelled_turns
 from mama_plugin.config import Config
-from mama_plugin.schema import TurnInput
 from mama_plugin.server.base import Env
+from mama_plugin.server.hook_table import HOOKS, TurnArgs
 from mama_plugin.server.hook_tools import do_checkpoint_turn
 from mama_plugin.services.memories import save_checkpoint, save_decision
 from mama_plugin.services.story import briefing
@@ -202,9 +202,9 @@ def test_the_stop_hook_stores_the_late_failure(
     writer = threading.Timer(0.3, lambda: path.write_text(early + late))
     writer.start()
     try:
-        args = TurnInput(session_id="s1", transcript_path=str(path),
-                         last_assistant_message="The smoke test failed. Next: start the server "
-                         "on 8765.")  # fmt: skip
+        args = TurnArgs(session_id="s1", transcript_path=str(path),
+                        last_assistant_message="The smoke test failed. Next: start the server "
+                        "on 8765.")  # fmt: skip
         saved = do_checkpoint_turn(Env(store, project, None, config=Config()), args)
     finally:
         writer.cancel()
@@ -292,6 +292,7 @@ def test_a_long_message_cut_by_the_hook_still_closes_its_turn(tmp_path: Path) ->
     path = tmp_path / "t.jsonl"
     early, late = turn_lines(1, closing.strip())
     path.write_text(early + late)
-    message = TurnInput(last_assistant_message=closing).last_assistant_message
+    message = HOOKS["checkpoint_turn"].read({"last_assistant_message": closing})
+    message = message.last_assistant_message
     assert len(message) == 20_000
     assert Reader(path).settle_turn(message, limit_s=30) < 30  # caught up, not timed out

@@ -21,9 +21,8 @@ from conftest import connect
 from mama_plugin import embeddings
 from mama_plugin.config import Config
 from mama_plugin.embeddings import Embedder
-from mama_plugin.schema import ObservePromptInput
 from mama_plugin.server import background, hook_tools
-from mama_plugin.server.app import HOOK_DEADLINE_S
+from mama_plugin.server.hook_table import HOOK_DEADLINE_S, PromptArgs
 from mama_plugin.server.hook_tools import do_observe_prompt
 from mama_plugin.server.state import State
 from mama_plugin.services import indexing
@@ -70,7 +69,7 @@ class Waits:
 
 
 def observe(state: State, prompt: str) -> dict[str, Any]:
-    return do_observe_prompt(state.env(), ObservePromptInput(prompt=prompt, session_id="s")).data
+    return do_observe_prompt(state.env(), PromptArgs(prompt=prompt, session_id="s")).data
 
 
 @pytest.fixture
@@ -317,14 +316,15 @@ def test_a_save_and_the_stop_hooks_checkpoint_both_wake_the_indexer(
     state: State, project: str
 ) -> None:
     """While no indexer runs, the wake-ups wait in the session's backlog (one per project)."""
-    from mama_plugin.schema import DecisionInput, TurnInput
+    from mama_plugin.schema import DecisionInput
+    from mama_plugin.server.hook_table import TurnArgs
     from mama_plugin.server.hook_tools import do_checkpoint_turn
     from mama_plugin.server.tools import do_save_decision
 
     do_save_decision(state.env(), DecisionInput.model_validate(CACHE))
     assert state.session.embed_wanted == {project}
     state.session.embed_wanted.clear()
-    turn = TurnInput(session_id="s", last_assistant_message="Done.")
+    turn = TurnArgs(session_id="s", last_assistant_message="Done.")
     assert do_checkpoint_turn(state.env(), turn).data["checkpoint"]
     assert state.session.embed_wanted == {project}
 

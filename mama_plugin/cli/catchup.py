@@ -2,8 +2,9 @@
 
 The bridge records the Stop and prompt hook calls it could not serve (see
 :mod:`mama_plugin.bootstrap.pending`). This replays them through the Stop hook's own handler
-(``server.hook_tools.do_checkpoint_turn`` on a ``server.state.State``), so the checkpoint is
-exactly the one the hook would have written, read from the session's transcript as it is now.
+(``server.hook_table``'s ``checkpoint_turn``, its arguments read as the server reads them, on
+a ``server.state.State``), so the checkpoint is exactly the one the hook would have written,
+read from the session's transcript as it is now.
 A session's latest recorded turn is replayed once; one whose checkpoint the running server
 already wrote after that turn is left alone. The bootstrap runs this right after the core is
 ready; the bridge and the SessionStart hook run it when they find turns waiting.
@@ -72,8 +73,7 @@ class _Replay:
 
     def session(self, session_id: str, kinds: dict[str, dict[str, Any]]) -> None:
         """Replay ``session_id``'s latest turn (with its latest prompt as the request)."""
-        from ..schema import TurnInput
-        from ..server.hook_tools import do_checkpoint_turn
+        from ..server.hook_table import HOOKS
 
         turn = kinds.get("turn")
         if turn is None:
@@ -90,7 +90,8 @@ class _Replay:
                 return
             if "prompt" in kinds:
                 state.session.prompts[session_id] = kinds["prompt"]["args"]["prompt"]
-            answer = do_checkpoint_turn(state.env(), TurnInput(**turn["args"]))
+            stop = HOOKS["checkpoint_turn"]  # read and answered as the running server would
+            answer = stop.handler()(state.env(), stop.read(turn["args"]))
         except Exception as exc:  # one bad turn (or a busy store) must not cost the others
             print(f"mama catchup: {session_id}: {type(exc).__name__}: {exc}", file=sys.stderr)
             self.done["failed"] += 1

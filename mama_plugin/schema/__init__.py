@@ -21,11 +21,9 @@ from .narrative import (
 from .queries import (
     LoadCheckpointInput,
     LoadContextInput,
-    ObservePromptInput,
     SearchByContextInput,
     SearchByTopicInput,
     SearchRecentInput,
-    TurnInput,
 )
 from .validation import parse
 
@@ -41,7 +39,6 @@ __all__ = [
     "LoadCheckpointInput",
     "LoadContextInput",
     "NextStep",
-    "ObservePromptInput",
     "Outcome",
     "OutcomeInput",
     "Reasoning",
@@ -50,6 +47,5 @@ __all__ = [
     "SearchRecentInput",
     "SupersedeInput",
     "Tension",
-    "TurnInput",
     "parse",
 ]

@@ -1,4 +1,4 @@
-"""What a caller sends to read memory: the search and load tools' inputs, and the hooks' (no I/O).
+"""What a caller sends to read memory: the search and load tools' inputs (no I/O).
 
 Descriptions teach good use: they become the tools' input schemas.
 """
@@ -6,12 +6,9 @@ Descriptions teach good use: they become the tools' input schemas.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
     Field,
     field_validator,
 )
@@ -111,37 +108,3 @@ class SearchRecentInput(Strict):
 
     n: Annotated[int, Field(ge=1, le=100)] = 10
     type: Literal["decision", "checkpoint", "insight", "context"] | None = None
-
-
-def _clipped(limit: int) -> Any:
-    """Hook text is cut to ``limit`` characters, never refused: a hook must not fail."""
-    return BeforeValidator(lambda v: v[:limit] if isinstance(v, str) else v)
-
-
-class _HookInput(BaseModel):
-    """What a hook forwards; Claude Code may add fields, which are ignored."""
-
-    model_config = ConfigDict(extra="ignore")
-
-
-class ObservePromptInput(_HookInput):
-    """The user's prompt, as the prompt-time hook forwards it."""
-
-    prompt: Annotated[str, _clipped(20_000)] = ""
-    session_id: Annotated[str, _clipped(200)] = ""
-    transcript_path: Annotated[str, _clipped(4096)] = ""
-
-
-class TurnInput(_HookInput):
-    """What the Stop hook forwards after each turn (``${...}`` placeholders, as strings)."""
-
-    session_id: Annotated[str, _clipped(200)] = ""
-    transcript_path: Annotated[str, _clipped(4096)] = ""
-    last_assistant_message: Annotated[str, _clipped(20_000)] = ""
-    cwd: Annotated[str, _clipped(4096)] = ""
-    stop_hook_active: bool | str = False
-
-    @property
-    def continuing(self) -> bool:
-        """True when Claude is already continuing because a Stop hook asked it to."""
-        return str(self.stop_hook_active).strip().lower() in ("true", "1")

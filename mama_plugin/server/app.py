@@ -35,10 +35,8 @@ from .process import composition_root
 from .state import State
 from .tools import BY_NAME
 
-__all__ = ["HOOK_DEADLINE_S", "State", "build_server", "serve", "tool_definition"]
+__all__ = ["State", "build_server", "serve", "tool_definition"]
 log = logging.getLogger("mama.server")
-HOOK_DEADLINE_S = dispatch.HOOK_DEADLINE_S
-_handle = dispatch.run_hook
 
 
 class _Server(Server[Any]):
@@ -116,15 +114,8 @@ def build_server(state: State) -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        # The deadline and the runner are read here, at call time, so a test can patch them.
         reply = await dispatch.call(
-            state,
-            params.name,
-            params.arguments,
-            client=_client(ctx),
-            call_id=_call_id(params),
-            hook_deadline_s=HOOK_DEADLINE_S,
-            run=_handle,
+            state, params.name, params.arguments, client=_client(ctx), call_id=_call_id(params)
         )
         if state.exposure.pending:
             await _notify(ctx, bus, state)

@@ -108,6 +108,25 @@ class Answer:
 
 
 @dataclass(frozen=True)
+class Reply:
+    """A tool call's answer: the text a model reads, structured data (or None), error or not."""
+
+    text: str
+    structured: dict[str, Any] | None
+    is_error: bool = False
+
+    def result(self) -> dict[str, Any]:
+        """The MCP ``CallToolResult`` as JSON."""
+        result: dict[str, Any] = {
+            "content": [{"type": "text", "text": self.text}],
+            "isError": self.is_error,
+        }
+        if self.structured is not None:
+            result["structuredContent"] = self.structured
+        return result
+
+
+@dataclass(frozen=True)
 class Tool:
     """One tool: its contract and its handler."""
 
@@ -118,7 +137,6 @@ class Tool:
     read_only: bool
     hidden: bool = False
     replaced_by: str | None = None  # v1.0 names: served, unlisted, with a deprecation notice
-    hook: bool = False  # called by a hook: bounded by a deadline, fails open to "{}"
     slow: bool = False  # may run a model for seconds: runs in a worker thread
     # Called with draft=true: validated by this model and answered by this handler (slow).
     drafted: tuple[type[BaseModel], Callable[[Env, Any], Answer]] | None = None

@@ -91,11 +91,13 @@ INSTRUCTIONS = instructions(CORE)
 
 @dataclass(frozen=True)
 class Catalogue:
-    """Every tool's definition in the table's order, and which ones are not listed."""
+    """Every tool's definition in the table's order, and which ones are not listed.
+
+    The hidden hook tools are not here: :mod:`.hook_table` declares them, as light as this.
+    """
 
     definitions: dict[str, dict[str, Any]]  # name -> tools/list entry, every tool
     listed: tuple[str, ...]  # the static list: every tool a client may be shown
-    hook_tools: frozenset[str]  # hidden, called by the plugin's hooks
     legacy: tuple[str, ...]  # MAMA v1.0 names: served, listed only if configured
 
     def definition(self, name: str) -> dict[str, Any]:
@@ -110,6 +112,5 @@ def load() -> Catalogue:
     return Catalogue(
         definitions={t["name"]: t for t in tools},
         listed=tuple(t["name"] for t in data["tools"]),
-        hook_tools=frozenset(data["hook_tools"]),
         legacy=tuple(t["name"] for t in data.get("legacy_tools", [])),
     )

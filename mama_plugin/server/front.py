@@ -6,9 +6,10 @@ standard library and MAMA's leaves: ``initialize``, ``ping`` and ``tools/list`` 
 catalogue, filtered by the session's exposure) are answered by the reading thread before
 pydantic, the store or the handlers exist. The embedding model loads from before the first
 line (:mod:`.preload`, in C off the GIL); after the first list a warm-up thread builds the
-:class:`~.state.State` and the hook tools' lane (:mod:`.hook_lane`: no pydantic). The
-handlers and an anyio event loop in a background thread (a blocking portal: the listed tools'
-calls, :mod:`.background`'s tasks) load on a listed tool's call or ``HOLD_S`` after the lane.
+:class:`~.state.State` and starts the hook tools' lanes (:mod:`.hook_lane`: no pydantic),
+which answer the calls :mod:`.hook_table` names. The handlers and an anyio event loop in a
+background thread (a blocking portal: the listed tools' calls, :mod:`.background`'s tasks)
+load on a listed tool's call or ``HOLD_S`` after the lanes.
 
 The wire is :mod:`mama_plugin.jsonrpc` (shared with the bootstrap's bridge): a line that is not
 JSON gets -32700, a non-object -32600, an unknown method -32601 (what makes a
@@ -48,6 +49,7 @@ from ..jsonrpc import (
 )
 from .catalogue import CONTEXT_TOOLS, instructions, load
 from .exposure import MEMORY_KINDS, Exposure, contexts_of
+from .hook_table import HOOK_BUDGET_S, HOOK_LEAST_S, HOOKS
 from .preload import Preload
 from .process import composition_root, early_exposure, leave_signals_to_the_main_thread
 
@@ -60,7 +62,6 @@ INTERRUPTED_DRAIN_S = 0.05  # after SIGINT
 SIGNAL_DRAIN_S, EXIT_DRAIN_S = 0.3, 1.0
 WARM_UP_TIMEOUT_S = 60.0  # a call waits this long for the heavy imports at most
 LIST_WAIT_S = 0.05  # after initialize, how long the warm-up waits for the first tools/list
-HOOK_WAIT_S = 4.0  # what a hook's call may wait for the warm-up; then {} (fail open)
 # The rest of the warm-up (pydantic, the handlers, the event loop) waits this long after the
 # hook tools' lane is ready, unless a listed tool's call needs it sooner.
 HOLD_S = 2.0
@@ -91,8 +92,7 @@ class Front(LineSession):
         self._go_on = threading.Event()  # the rest of the warm-up may start
         self._stopping = False  # the session ended: the rest of the warm-up is not wanted…
         self._listed_call = False  # …unless a listed tool's call waits for it
-        self._hook_answer: Any = None  # hook_lane.answer once imported
-        self.state: Any = None  # server.state.State once the lane is ready
+        self.state: Any = None  # server.state.State once the lanes are ready
         # Once warm: the anyio BlockingPortal (and its context manager), server.dispatch.
         self.portal: Any = None
         self._portal_cm: Any = None
@@ -204,14 +204,13 @@ class Front(LineSession):
             self._warming.start()
 
     def _warm(self) -> None:
-        """The prompt's lane first (State, store, the hook handlers), then the rest."""
+        """The hook lanes first (State, store, the hook handlers), then the rest."""
         leave_signals_to_the_main_thread()  # and to the loop and workers started from here
         try:
             from . import hook_lane  # the store, the services, the hook handlers: no pydantic
 
             self.state = hook_lane.build(self.config, self.project, self.db, self._preload,
                                          self.exposure())  # fmt: skip
-            self._hook_answer = hook_lane.answer
             log.info("hook tools ready %.0f ms after start", (time.monotonic() - STARTED) * 1000)
             if self.served is not None and self.state.exposure.listed(self.client) != self.served:
                 self.state.exposure.pending = True  # listed before the State: tell the client
@@ -259,7 +258,7 @@ class Front(LineSession):
         )
         with self._calls_lock:
             self._calls.add(worker)
-        if name not in load().hook_tools:  # before stdin can end: the rest must load for it
+        if name not in HOOKS:  # before stdin can end: the rest must load for it
             self._listed_call = True
         self._start_warm_up()  # the call waits for it anyway
         worker.start()
@@ -273,7 +272,7 @@ class Front(LineSession):
                 self._calls.discard(threading.current_thread())
 
     def _answer(self, name: str, arguments: dict[str, Any] | None, call_id: str) -> dict[str, Any]:
-        if name in load().hook_tools:
+        if name in HOOKS:
             return self._hook(name, arguments)
         self._go_on.set()  # a listed tool: the rest of the warm-up may not wait any longer
         self.ready.wait(WARM_UP_TIMEOUT_S)
@@ -294,13 +293,12 @@ class Front(LineSession):
         return dict(reply.result())
 
     def _hook(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
-        """A hook's call, on the prompt's lane (:mod:`.hook_lane`): never waits for pydantic."""
-        asked = time.monotonic()
-        self.lane_ready.wait(HOOK_WAIT_S)
-        if self.state is None or self._hook_answer is None:
+        """A hook's call, on its lane (:mod:`.hook_lane`): never waits for pydantic."""
+        asked = time.monotonic()  # its handler gets HOOK_LEAST_S at least within the budget
+        if not self.lane_ready.wait(HOOK_BUDGET_S - HOOK_LEAST_S) or self.state is None:
             log.warning("%s answered {}: not ready after %.1f s", name, time.monotonic() - asked)
             return _tool_result("{}", error=False)
-        result = self._hook_answer(self.state, name, arguments, asked)
+        result = self.state.hooks.call(name, arguments, asked).result()
         self.notify_if_pending()
         return dict(result)
 

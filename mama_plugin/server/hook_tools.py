@@ -5,8 +5,10 @@ within ``prompt_tokens``, silent below ``relevance_bar``; ``services.recall.prom
 and the conversation context that grows the listed tools. Stop → ``checkpoint_turn``: the
 session's rolling checkpoint.
 
-A hook reads only the text of the result, as its JSON output: ``{}`` says nothing. The server
-runs these handlers under a deadline and turns any failure into ``{}`` (fail open).
+A hook reads only the text of the result, as its JSON output: ``{}`` says nothing. The hook
+table (:mod:`.hook_table`) names these handlers and how their arguments are read; the hook
+lane (:mod:`.hook_lane`) runs them under a deadline and turns any failure into ``{}`` (fail
+open). Nothing here imports pydantic.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import json
 import logging
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..envelope import SILENT, answer
 from ..services import recall
@@ -24,8 +26,8 @@ from ..services.story.worklog import is_auto
 from ..transcript import TURN_LIMIT_S, Digest
 from .base import Answer, Env
 
-if TYPE_CHECKING:  # pydantic: the front's hook lane (.hook_lane) passes its own dataclasses
-    from ..schema import ObservePromptInput, TurnInput
+if TYPE_CHECKING:
+    from .hook_table import PromptArgs, TurnArgs
 
 log = logging.getLogger("mama.hooks")
 ASK_REASON = (
@@ -34,8 +36,8 @@ ASK_REASON = (
     "the unresolved tension; implements=[decision ids]), then stop. Do not start new work."
 )
 # A session's first prompt may arrive while the embedding model still loads (~0.3 s after the
-# server starts): it waits this long for it, well inside the hook's deadline (3 s), so it is
-# matched by meaning and not by keywords alone.
+# server starts): it waits this long for it, well inside the hook's deadline
+# (hook_table.HOOK_DEADLINE_S), so it is matched by meaning and not by keywords alone.
 EMBEDDER_WAIT_S = 1.5
 
 # Seconds the Stop hook waits for the turn's last transcript entries; MAMA_TURN_WAIT_S=0 reads
@@ -43,7 +45,7 @@ EMBEDDER_WAIT_S = 1.5
 TURN_WAIT_ENV = "MAMA_TURN_WAIT_S"
 
 
-def do_observe_prompt(env: Env, args: ObservePromptInput) -> Answer:
+def do_observe_prompt(env: Env, args: PromptArgs) -> Answer:
     """UserPromptSubmit: recall what the prompt touches; note the context for tool exposure."""
     if args.session_id:
         env.session.id = args.session_id
@@ -82,7 +84,7 @@ def do_observe_prompt(env: Env, args: ObservePromptInput) -> Answer:
     return Answer(answer("UserPromptSubmit", injected.text), data)
 
 
-def do_checkpoint_turn(env: Env, args: TurnInput) -> Answer:
+def do_checkpoint_turn(env: Env, args: TurnArgs) -> Answer:
     """Stop: upsert the rolling checkpoint; in ``ask`` mode, ask Claude once for a real one."""
     if args.session_id:
         env.session.id = args.session_id
@@ -128,13 +130,3 @@ def _turn_wait() -> float:
         return min(max(float(os.environ.get(TURN_WAIT_ENV, TURN_LIMIT_S)), 0.0), TURN_LIMIT_S * 2)
     except ValueError:
         return TURN_LIMIT_S
-
-
-def __getattr__(name: str) -> Any:
-    """``TurnInput`` for the tool table (``.tools``), imported when asked: the hook lane
-    imports this module without pydantic."""
-    if name == "TurnInput":
-        from ..schema import TurnInput
-
-        return TurnInput
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,6 +12,7 @@ from typing import Any
 
 from .app import tool_definition
 from .catalogue import TOOLS_JSON
+from .hook_table import HOOKS
 from .tools import TOOLS
 
 
@@ -19,15 +20,15 @@ def static_listing() -> dict[str, Any]:
     """Every listed tool as ``tools/list`` serializes it, the hidden hook tools' names, and the
     MAMA v1.0 tools (served, listed only when ``legacy_tools_listed`` is on).
 
-    Hook tools are the hidden ones that are not MAMA v1.0 names: while the environment is
-    not ready the bridge answers them with ``{}`` so hooks stay silent.
+    The hook tools' names come from :data:`.hook_table.HOOKS`: while the environment is not
+    ready the bridge answers them with ``{}`` so hooks stay silent.
     """
     tools = [
         tool_definition(t).model_dump(by_alias=True, exclude_none=True, mode="json")
         for t in TOOLS
         if not t.hidden
     ]
-    hooks = [t.name for t in TOOLS if t.hidden and not t.replaced_by]
+    hooks = list(HOOKS)
     legacy = [
         tool_definition(t).model_dump(by_alias=True, exclude_none=True, mode="json")
         for t in TOOLS

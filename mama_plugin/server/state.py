@@ -1,4 +1,4 @@
-"""What one server process holds: config, project, store, embedder, exposure, session."""
+"""What one server process holds: config, project, store, embedder, exposure, session, hooks."""
 
 from __future__ import annotations
 
@@ -17,15 +17,16 @@ from .exposure import Exposure, seed_contexts
 
 if TYPE_CHECKING:
     from .base import Env, Session
+    from .hook_lane import HookRunner
     from .preload import Preload
 
 log = logging.getLogger("mama.server")
 
 
 class State:
-    """Everything one server process holds: config, project, store, embedder, exposure.
+    """Everything one server process holds: config, project, store, embedder, exposure, hooks.
 
-    Shared by the event loop and worker threads (hook tools, slow tools, background work).
+    Shared by the event loop and worker threads (hook lanes, slow tools, background work).
     The store gives each thread its own connection, so no lock is held around store work; the
     small locks here only make the lazy opening and the tool-list growth happen once.
     Building it and seeding its tool list (``exposure_ready``) import the standard library,
@@ -49,6 +50,7 @@ class State:
         self.preload: Preload | None = None  # the model loading since the front's start
         self._assistant: Any = None
         self._session: Session | None = None
+        self._hooks: HookRunner | None = None
         self._opening = threading.Lock()  # the store opens once, whichever thread asks first
         self._making = threading.Lock()  # likewise the assistant and the session
         self._observing = threading.Lock()  # a context grows the tool list once
@@ -62,6 +64,16 @@ class State:
 
                 self._session = Session()
             return self._session
+
+    @property
+    def hooks(self) -> HookRunner:
+        """The hook tools' runner, its lanes' workers started on first use (no pydantic)."""
+        from .hook_lane import HookRunner
+
+        with self._making:
+            if self._hooks is None:
+                self._hooks = HookRunner(self)
+            return self._hooks
 
     @property
     def store(self) -> Store:
@@ -181,7 +193,14 @@ class State:
             return detect(prompt), self.exposure.grow(detected)
 
     def close(self) -> None:
-        """Close the store if it was opened, and free the assist model if it was loaded."""
+        """Stop the hook lanes, close the store and free the assist model, those started.
+
+        A later hook call starts new lanes, as a later use of the store opens it again.
+        """
+        with self._making:
+            hooks, self._hooks = self._hooks, None
+        if hooks is not None:
+            hooks.close()
         if self._assistant is not None:
             self._assistant.close()
         with self._opening:

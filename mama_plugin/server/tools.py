@@ -1,5 +1,8 @@
 """The MCP tools: names, descriptions, input models and what each one does.
 
+The hidden tools Claude Code's hooks call are not here: they are :mod:`.hook_table`'s, run
+on their own lanes (:mod:`.hook_lane`) without pydantic.
+
 Handlers are plain functions of a :class:`Env` and a validated pydantic model; they return an
 :class:`Answer` (compact text a model reads once, plus structured data). Errors are raised as
 :class:`~mama_plugin.errors.MamaError` and turned into tool errors by the server.
@@ -19,7 +22,6 @@ from ..schema import (
     InsightInput,
     LoadCheckpointInput,
     LoadContextInput,
-    ObservePromptInput,
     OutcomeInput,
     SearchByContextInput,
     SearchByTopicInput,
@@ -40,7 +42,6 @@ from ..services.story.cliffhanger import ResumePoint, resume_point, story
 from ..storage import MemoryRecord, Store
 from .assist_tools import do_draft_decision, do_evolve_link, do_suggest_links
 from .base import Answer, Env, Tool
-from .hook_tools import TurnInput, do_checkpoint_turn, do_observe_prompt
 
 # Every tool name obeys the Anthropic API pattern even behind Claude Code's plugin prefix.
 NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
@@ -330,11 +331,6 @@ TOOLS: tuple[Tool, ...] = (
     Tool("evolve_link", "Accept a suggested link (it becomes a real link, optionally with your "
          "own relationship or reason) or reject it (never proposed again).",
          EvolveLinkInput, do_evolve_link, read_only=False, slow=True),
-    Tool("observe_prompt", "UserPromptSubmit hook: memories this prompt touches, and the "
-         "conversation's context for tool exposure.",
-         ObservePromptInput, do_observe_prompt, read_only=True, hidden=True, hook=True),
-    Tool("checkpoint_turn", "Stop hook: upsert this session's rolling checkpoint.",
-         TurnInput, do_checkpoint_turn, read_only=False, hidden=True, hook=True),
     Tool("recall_decision", "MAMA v1.0: use search_by_topic.", RecallDecisionInput, v1_recall,
          read_only=True, hidden=True, replaced_by="search_by_topic"),
     Tool("suggest_decision", "MAMA v1.0: use search_by_context.", SuggestDecisionInput, v1_suggest,

@@ -40,7 +40,7 @@ MAX_BYTES = 4 * 1024 * 1024
 QUIET_S = 0.25
 SETTLE_LIMIT_S = 3.0
 # The Stop hook's wait for the turn it closes: the server answers a hook within 3 s
-# (server/app.HOOK_DEADLINE_S) and the checkpoint needs the rest of that.
+# (server/hook_table.HOOK_DEADLINE_S) and the checkpoint needs the rest of that.
 TURN_LIMIT_S = 1.5
 POLL_S = 0.02
 _EDITORS = {"Edit", "MultiEdit", "NotebookEdit"}
