@@ -1,4 +1,4 @@
-"""``mama bench answers``: how the default ``search_by_context`` answer grows, session by session.
+"""Benchmark ``answers``: how the default ``search_by_context`` answer grows, session by session.
 
 A store grows through the real save paths: each recorded Claude Code session of the price
 service (``tests/fixtures/transcripts/turns_*.jsonl``) is replayed turn by turn through the
@@ -7,7 +7,7 @@ as it stood when each turn ended), and the decisions, outcomes, supersedes and c
 user would have saved along the way go through ``save_decision``, ``record_outcome_event``
 and ``save_checkpoint`` (``answers_story.json``). After every session the same questions are asked,
 and each default answer is read twice in the same run: as main composed it
-(``answers_today.py``) and as ``services/answers.py`` composes it now.
+(``baselines/answers_before_freshness.py``) and as ``services/answers.py`` composes it now.
 
 Each answer's text is judged from the text itself, the same way for both:
 
@@ -36,22 +36,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import Config
-from ..errors import MamaError
-from ..schema import OutcomeInput, parse
-from ..services.answers import ANSWER_TOKENS, search_by_context
-from ..services.autosave import checkpoint_turn
-from ..services.freshness import is_auto
-from ..services.indexing import drain
-from ..services.memories import save_checkpoint, save_decision
-from ..services.outcomes import record_outcome_event
-from ..services.retrieval import EmbeddingModel
-from ..storage import Store
-from ..text import estimate_tokens
-from ..transcript.turns import turn_digests
+from mama_plugin.config import Config
+from mama_plugin.errors import MamaError
+from mama_plugin.schema import OutcomeInput, parse
+from mama_plugin.services.answers import ANSWER_TOKENS, search_by_context
+from mama_plugin.services.autosave import checkpoint_turn
+from mama_plugin.services.freshness import is_auto
+from mama_plugin.services.indexing import drain
+from mama_plugin.services.memories import save_checkpoint, save_decision
+from mama_plugin.services.outcomes import record_outcome_event
+from mama_plugin.services.retrieval import EmbeddingModel
+from mama_plugin.storage import Store
+from mama_plugin.text import estimate_tokens
+from mama_plugin.transcript.turns import turn_digests
+
 from .answers_done import DoneTally, figures, split_run
-from .answers_today import answer_today
-from .extraction import FIXTURES
+from .baselines.answers_before_freshness import answer_today
+from .checkout import DATA, FIXTURES
 
 PROJECT = "/bench/price-service"
 REPEATS = 5  # timed answers per question and session (the first is judged)
@@ -60,7 +61,7 @@ QUESTIONS = (
     "How does the cache evict entries?",
     "Why does the smoke test fail?",
 )
-STORY = Path(__file__).with_name("answers_story.json")
+STORY = DATA / "answers_story.json"
 
 
 def load_story(path: Path = STORY) -> tuple[list[tuple[str, dict[int, list[Any]]]], list[Any]]:

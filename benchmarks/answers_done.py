@@ -1,4 +1,4 @@
-"""Done detection in ``mama bench answers``: is remaining work that later work shows done left out?
+"""Done detection in benchmark ``answers``: is remaining work that later work shows done left out?
 
 After every turn of the replayed story, every next step that a current memory holds (each
 current decision, and each session's checkpoint updated last, as the answers fold them) is
@@ -24,17 +24,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..config import Config
-from ..errors import MamaError
-from ..services.autosave import checkpoint_turn
-from ..services.done import DEFAULT, Similar, covers
-from ..services.freshness import LATER, moot, one_per_session, open_steps
-from ..services.retrieval import EmbeddingModel
-from ..storage import MemoryRecord, Store
-from ..transcript.turns import turn_digests
-from .extraction import FIXTURES
+from mama_plugin.config import Config
+from mama_plugin.errors import MamaError
+from mama_plugin.services.autosave import checkpoint_turn
+from mama_plugin.services.done import DEFAULT, Similar, covers
+from mama_plugin.services.freshness import LATER, moot, one_per_session, open_steps
+from mama_plugin.services.retrieval import EmbeddingModel
+from mama_plugin.storage import MemoryRecord, Store
+from mama_plugin.transcript.turns import turn_digests
 
-LABELS = Path(__file__).with_name("answers_done.json")
+from .checkout import DATA, FIXTURES
+
+LABELS = DATA / "answers_done.json"
 START = "at the start (said + decisions + moot_all, whole steps)"
 
 
@@ -114,7 +115,7 @@ class DoneTally:
         return figures(self.pairs)
 
     def report(self, story: dict[str, dict[str, Any]], split: dict[str, dict[str, Any]]) -> str:
-        """The tables ``mama bench answers`` prints: the story, then the split recordings."""
+        """The tables the ``answers`` benchmark prints: the story, then the split recordings."""
         done = sum(1 for at in self.labels.values() if at)
         first = next(iter(story.values()))
         out = [

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..services.retrieval import EmbeddingModel
-from ..storage import Store
+from mama_plugin.services.retrieval import EmbeddingModel
+from mama_plugin.storage import Store
 
 POOL = 512
 NOISE = 0.02  # per component, before normalising (as the original bench used)

@@ -1,4 +1,4 @@
-"""What ``mama bench`` runs: each returns the text to print and every figure for ``--json``."""
+"""The ``retrieval`` and ``latency`` runs: each returns the text to print and every figure."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..services.retrieval import EmbeddingModel
+from mama_plugin.services.retrieval import EmbeddingModel
+
 from . import latency, locomo
 from .report import retrieval_tables
 

@@ -1,4 +1,4 @@
-"""``mama bench draft``: how long the local model takes to co-author, and what it adds.
+"""``python -m benchmarks draft``: how long the local model takes to co-author, and what it adds.
 
 For each recorded Claude Code transcript (``tests/fixtures/transcripts`` in a checkout, or
 ``--transcripts DIR``) and each run, a fresh :class:`~mama_plugin.assist.runtime.Assistant`
@@ -17,14 +17,16 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ..assist.draft import draft_narrative
-from ..assist.runtime import Assistant, Prompt
-from ..assist.suggest import EXAMPLES, INSTRUCTIONS, JUDGE_TOKENS
-from ..config import Config
-from ..errors import MamaError
-from ..schema import parse
-from ..schema.assist import DraftRequest, LinkJudgement
-from ..transcript import read_transcript
+from mama_plugin.assist.draft import draft_narrative
+from mama_plugin.assist.runtime import Assistant, Prompt
+from mama_plugin.assist.suggest import EXAMPLES, INSTRUCTIONS, JUDGE_TOKENS
+from mama_plugin.config import Config
+from mama_plugin.errors import MamaError
+from mama_plugin.schema import parse
+from mama_plugin.schema.assist import DraftRequest, LinkJudgement
+from mama_plugin.transcript import read_transcript
+
+from .checkout import FIXTURES
 
 # What each recorded session decided (the drafter is given the decision, as /mama-save does).
 DECISIONS = {
@@ -32,7 +34,6 @@ DECISIONS = {
     "postgres_job_queue": "Use PostgreSQL for the job queue",
     "cache_invalidation": "Make the catalog cache write-through",
 }
-FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "transcripts"
 JUDGE_PAIR = (
     "OLDER: [decision] Use stateless JWT access tokens for API auth. Outcome FAILED: token "
     "refresh hit Postgres on every call, p99 307 ms at 10K req/s.\nNEWER: [decision] "

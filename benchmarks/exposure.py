@@ -1,4 +1,4 @@
-"""``mama bench exposure``: is every tool a turn needs on that turn's first model request?
+"""``python -m benchmarks exposure``: is every tool a turn needs on that turn's first model request?
 
 Replays the scripted sessions of ``exposure_sessions.json`` through the server's own path:
 each session gets a temporary store built by an earlier session (the story's state), a fresh
@@ -7,9 +7,9 @@ each session gets a temporary store built by an earlier session (the story's sta
 followed by ``State.wrote`` as the server calls it, and the Stop hook's ``checkpoint_turn``
 (the rolling checkpoint) after every turn. Claude Code reads a changed list only from the
 request after the next one, so a turn's first request shows the list as it stood before the
-turn's prompt. The exposure MAMA shipped before (``exposure_today``) is replayed on the same
-prompts. Tool-definition tokens are estimated from the ``tools/list`` JSON (4 characters a
-token) against the full static list.
+turn's prompt. The exposure MAMA shipped before (``baselines/exposure_before_seeding.py``) is
+replayed on the same prompts. Tool-definition tokens are estimated from the ``tools/list``
+JSON (4 characters a token) against the full static list.
 """
 
 from __future__ import annotations
@@ -24,16 +24,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import Config
-from ..schema import parse
-from ..server.catalogue import load
-from ..server.state import State
-from ..server.tools import BY_NAME
-from ..text import estimate_tokens
-from .exposure_today import TodayExposure
+from mama_plugin.config import Config
+from mama_plugin.schema import parse
+from mama_plugin.server.catalogue import load
+from mama_plugin.server.state import State
+from mama_plugin.server.tools import BY_NAME
+from mama_plugin.text import estimate_tokens
+
+from .baselines.exposure_before_seeding import TodayExposure
+from .checkout import DATA
 from .latency import percentile
 
-SESSIONS = Path(__file__).with_name("exposure_sessions.json")
+SESSIONS = DATA / "exposure_sessions.json"
 PROJECT = "bench-exposure"
 CLIENT = "claude-code"
 

@@ -1,4 +1,4 @@
-"""``mama bench extraction``: the rolling checkpoint's "Unresolved" and "Next step", scored.
+"""The ``extraction`` benchmark: the rolling checkpoint's "Unresolved" and "Next step", scored.
 
 The label set (``extraction_labels.json``) holds real Claude Code turns: the transcript
 fixtures of ``tests/fixtures/transcripts`` (recorded against the scripted fake model by
@@ -29,15 +29,16 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from ..errors import MamaError
-from ..services.autosave import layers_of, moved_on
-from ..services.render import clip
-from ..text import NEXT_STEP, REMAINS, split
-from ..transcript import Digest
-from ..transcript.turns import turn_digests
+from mama_plugin.errors import MamaError
+from mama_plugin.services.autosave import layers_of, moved_on
+from mama_plugin.services.render import clip
+from mama_plugin.text import NEXT_STEP, REMAINS, split
+from mama_plugin.transcript import Digest
+from mama_plugin.transcript.turns import turn_digests
 
-LABELS = Path(__file__).with_name("extraction_labels.json")
-FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "transcripts"
+from .checkout import DATA, FIXTURES
+
+LABELS = DATA / "extraction_labels.json"
 
 # The rules before this change, kept verbatim as the baseline.
 _OLD_NEXT = re.compile(

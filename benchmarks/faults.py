@@ -1,4 +1,4 @@
-"""Killed writers lose nothing they acknowledged (``mama bench kills``).
+"""Killed writers lose nothing they acknowledged (``python -m benchmarks kills``).
 
 Two trials, each repeated and each ending in a SIGKILL at a random moment:
 
@@ -32,9 +32,11 @@ from typing import Any
 
 import apsw
 
-from ..config import Config
-from ..storage import Store
-from ..storage.integrity import integrity_check
+from mama_plugin.config import Config
+from mama_plugin.storage import Store
+from mama_plugin.storage.integrity import integrity_check
+
+from .checkout import ROOT
 from .stdio import StdioServer
 
 PROJECT = "/bench/kills"
@@ -63,7 +65,7 @@ with Store.open(sys.argv[1], config=Config(Path(sys.argv[2]))) as store:
 
 def _env(home: Path) -> dict[str, str]:
     env = {**os.environ, "MAMA_HOME": str(home)}
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(ROOT)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
 

@@ -18,11 +18,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from ..services import vector_index
-from ..services.retrieval import CANDIDATES, EmbeddingModel
-from ..storage import Store
-from ..storage.fts import any_of, query_words, quoted
-from ..storage.search import COMMON_WORD_MIN
+from mama_plugin.services import vector_index
+from mama_plugin.services.retrieval import CANDIDATES, EmbeddingModel
+from mama_plugin.storage import Store
+from mama_plugin.storage.fts import any_of, query_words, quoted
+from mama_plugin.storage.search import COMMON_WORD_MIN
 
 T = TypeVar("T")
 

@@ -1,4 +1,4 @@
-"""One stdio session of random tool calls and garbage lines (``mama bench fuzz``).
+"""One stdio session of random tool calls and garbage lines (``python -m benchmarks fuzz``).
 
 A real ``mama serve`` (the front Claude Code runs) gets, on one stdin: tool calls with random
 arguments shaped loosely by each tool's input schema (right names, wrong types, huge and empty
@@ -22,7 +22,9 @@ from typing import Any
 
 import apsw
 
-from ..storage.integrity import integrity_check
+from mama_plugin.storage.integrity import integrity_check
+
+from .checkout import ROOT
 from .stdio import StdioServer
 
 INTERNAL = "failed inside MAMA"
@@ -90,7 +92,7 @@ def fuzz_run(
         home, project = Path(tmp), Path(tmp) / "project"
         project.mkdir()
         env = {**os.environ, "MAMA_HOME": str(home)}
-        root = str(Path(__file__).resolve().parents[2])
+        root = str(ROOT)
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         server = StdioServer(env, cwd=str(project))
         tools = server.request("tools/list", {}).get("tools", [])

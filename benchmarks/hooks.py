@@ -1,4 +1,4 @@
-"""``mama bench hooks``: hook latency at scale and the tokens the hooks inject.
+"""``python -m benchmarks hooks``: hook latency at scale and the tokens the hooks inject.
 
 - SessionStart is a command hook: each run spawns ``python -m mama_plugin.hooks
   session-start`` as Claude Code does and times the process, once with the cliffhanger
@@ -22,11 +22,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..config import Config
-from ..services import briefing, indexing
-from ..services.memories import record_outcome, save_decision
-from ..services.retrieval import EmbeddingModel
-from ..storage import Store
+from mama_plugin.config import Config
+from mama_plugin.services import briefing, indexing
+from mama_plugin.services.memories import record_outcome, save_decision
+from mama_plugin.services.retrieval import EmbeddingModel
+from mama_plugin.storage import Store
+
+from .checkout import DATA
 from .latency import PROJECT, build, percentile
 from .startup import bare_python
 from .stdio import StdioServer
@@ -45,7 +47,7 @@ UNRELATED = (
     "why is the sky blue?",
 )
 TARGETS_MS = {"session_start": 150, "user_prompt_submit": 30, "stop": 50}
-LABELLED = Path(__file__).with_name("recall_prompts.json")
+LABELLED = DATA / "recall_prompts.json"
 
 
 def _spawn_hook(event: dict[str, Any], env: dict[str, str]) -> tuple[float, str]:
@@ -76,7 +78,7 @@ def _stats(values: list[float]) -> dict[str, float]:
 
 def relevance_check(embedder: EmbeddingModel | None) -> dict[str, Any]:
     """Recall and silence of the prompt-time bar on the labelled prompt set."""
-    from ..services.recall import prompt_context
+    from mama_plugin.services.recall import prompt_context
 
     data = json.loads(LABELLED.read_text(encoding="utf-8"))
     with (
@@ -120,7 +122,7 @@ def hooks_run(
     size: int, embedder: EmbeddingModel | None, *, runs: int = 30, progress: Any = None
 ) -> tuple[str, dict[str, Any]]:
     """Measure the three hooks at ``size`` memories; return the report and its figures."""
-    from ..demo import write_transcript
+    from mama_plugin.demo import write_transcript
 
     say = progress or (lambda _line: None)
     with tempfile.TemporaryDirectory(prefix="mama-bench-hooks-") as home:

@@ -1,4 +1,4 @@
-"""What checking a store's integrity costs at 1k/10k/100k memories (``mama bench integrity``).
+"""What checking a store's integrity costs at 1k/10k/100k memories (benchmark ``integrity``).
 
 Each synthetic store (``latency.build``, with random unit vectors standing in for embeddings:
 the check reads bytes, not meaning) is checkpointed and closed, then timed on fresh
@@ -21,11 +21,12 @@ from typing import Any
 
 import apsw
 
-from ..config import Config
-from ..storage import Store
-from ..storage.connection import connect
-from ..storage.integrity import quick_check, sanity_read, structure_check
-from ..storage.store import QUICK_CHECK_BYTES
+from mama_plugin.config import Config
+from mama_plugin.storage import Store
+from mama_plugin.storage.connection import connect
+from mama_plugin.storage.integrity import quick_check, sanity_read, structure_check
+from mama_plugin.storage.store import QUICK_CHECK_BYTES
+
 from .latency import build, percentile
 
 

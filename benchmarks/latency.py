@@ -17,13 +17,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..config import Config
-from ..services import vector_index
-from ..services.answers import search_by_context
-from ..services.graph import traverse
-from ..services.memories import record_outcome, save_checkpoint, save_decision
-from ..services.retrieval import CANDIDATES, MIN_CONFIDENCE, EmbeddingModel, retrieve
-from ..storage import Store
+from mama_plugin.config import Config
+from mama_plugin.services import vector_index
+from mama_plugin.services.answers import search_by_context
+from mama_plugin.services.graph import traverse
+from mama_plugin.services.memories import record_outcome, save_checkpoint, save_decision
+from mama_plugin.services.retrieval import CANDIDATES, MIN_CONFIDENCE, EmbeddingModel, retrieve
+from mama_plugin.storage import Store
+
 from . import bulk, floor
 from .synthetic import QUERIES, generate
 
@@ -216,7 +217,7 @@ def embedding_rate(embedder: EmbeddingModel, *, texts: int = 500, runs: int = 3)
 
 
 def report(rows: Sequence[dict[str, Any]], embedder_name: str | None, queries: int) -> str:
-    """The figures of :func:`measure` at each size, as the text ``mama bench latency`` prints."""
+    """The figures of :func:`measure` at each size, as the text ``latency`` prints."""
     lines = [
         f"Latency (warm, model load excluded; {queries} searches per size; embedding model: "
         f"{embedder_name or 'none (keyword only)'}; ms unless said)",

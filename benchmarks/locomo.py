@@ -24,13 +24,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..config import Config
-from ..errors import MamaError
-from ..services.answers import search_by_context
-from ..services.indexing import drain
-from ..services.memories import save_context
-from ..services.retrieval import DEFAULT, MAIN, TODAY, EmbeddingModel, Options, retrieve
-from ..storage import Store
+from mama_plugin.config import Config
+from mama_plugin.errors import MamaError
+from mama_plugin.services.answers import search_by_context
+from mama_plugin.services.indexing import drain
+from mama_plugin.services.memories import save_context
+from mama_plugin.services.retrieval import DEFAULT, MAIN, TODAY, EmbeddingModel, Options, retrieve
+from mama_plugin.storage import Store
+
 from . import metrics
 
 # Systems through search_by_context: retrievers, options, and whether "now" is the

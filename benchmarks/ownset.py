@@ -15,14 +15,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..config import Config
-from ..services.answers import search_by_context
-from ..services.indexing import drain
-from ..services.memories import record_outcome, save_decision
-from ..services.retrieval import DEFAULT, MAIN, TODAY, EmbeddingModel, Options
-from ..storage import Store
+from mama_plugin.config import Config
+from mama_plugin.services.answers import search_by_context
+from mama_plugin.services.indexing import drain
+from mama_plugin.services.memories import record_outcome, save_decision
+from mama_plugin.services.retrieval import DEFAULT, MAIN, TODAY, EmbeddingModel, Options
+from mama_plugin.storage import Store
 
-LABELLED = Path(__file__).with_name("recall_prompts.json")
+from .checkout import DATA
+
+LABELLED = DATA / "recall_prompts.json"
 PROJECT = "/labelled"
 OPTIONS: dict[str, Options] = {
     "today": TODAY,

@@ -14,7 +14,6 @@ whether the Stop hook wrote the session's rolling checkpoint.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import re
@@ -22,26 +21,23 @@ import resource
 import signal
 import sqlite3
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-from ..config import Config
-from ..errors import MamaError
-from ..project import project_key
-from ..services.memories import save_insight
-from ..storage import Store
+from mama_plugin.config import Config
+from mama_plugin.errors import MamaError
+from mama_plugin.project import project_key
+from mama_plugin.services.memories import save_insight
+from mama_plugin.storage import Store
+
+from .checkout import CLAUDE, ROOT, fake_anthropic
 from .latency import percentile
 from .phases import PHASES, marks, phases
 
-ROOT = Path(__file__).resolve().parents[2]
-CLAUDE = ROOT / ".tools" / "node_modules" / ".bin" / "claude"
-FAKE = ROOT / "tests" / "fake_anthropic.py"
 TOOL_PREFIX = "mcp__plugin_mama_mama__"
 RUN_TIMEOUT_S = 120
 # An insight, not a decision: the session start tells the project's decisions, and the prompt
@@ -74,21 +70,8 @@ class Run:
     observe_ms: float | None = None
     observe_wait_ms: float | None = None
     prompt_by_vectors: bool = False  # the first prompt was matched by meaning (the model ready)
-    # Where the time went, from Claude Code's debug log (bench/phases.py), in milliseconds.
+    # Where the time went, from Claude Code's debug log (benchmarks/phases.py), in milliseconds.
     phases: dict[str, float] = field(default_factory=dict)
-
-
-def fake_model() -> ModuleType:
-    """tests/fake_anthropic.py, the scripted Messages API (a development checkout has it)."""
-    if "fake_anthropic" in sys.modules:  # the tests import it too
-        return sys.modules["fake_anthropic"]
-    spec = importlib.util.spec_from_file_location("fake_anthropic", FAKE)
-    if spec is None or spec.loader is None or not FAKE.exists():
-        raise MamaError(f"bench presence needs a development checkout: {FAKE} is missing")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["fake_anthropic"] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
 
 
 def check_claude() -> None:
@@ -103,7 +86,7 @@ def check_claude() -> None:
 def seed(mama_home: Path, project: Path) -> None:
     """Save the decision the prompt is about, so the prompt hook has something to inject, and
     build the embedding model as a user's install has it (else the servers would build it)."""
-    from ..embeddings import resolve_model
+    from mama_plugin.embeddings import resolve_model
 
     project.mkdir(parents=True, exist_ok=True)
     config = Config(mama_home)
@@ -113,18 +96,40 @@ def seed(mama_home: Path, project: Path) -> None:
         resolve_model(config)
 
 
+# :func:`seed` in the product's own modules, for another checkout to run with its code.
+SEED = """
+import contextlib, sys
+from pathlib import Path
+from mama_plugin.config import Config
+from mama_plugin.embeddings import resolve_model
+from mama_plugin.errors import MamaError
+from mama_plugin.project import project_key
+from mama_plugin.services.memories import save_insight
+from mama_plugin.storage import Store
+home, project = Path(sys.argv[1]), Path(sys.argv[2])
+project.mkdir(parents=True, exist_ok=True)
+config = Config(home)
+with Store.open(config=config) as store:
+    save_insight(store, project_key(project), {"topic": sys.argv[3], "content": sys.argv[4]})
+with contextlib.suppress(MamaError):
+    resolve_model(config)
+"""
+
+
 def seed_with(checkout: Path, mama_home: Path, project: Path) -> None:
-    """:func:`seed` by another checkout's own code (its schema may be older than this one's)."""
-    script = (
-        "import sys; from pathlib import Path; from mama_plugin.bench.presence import seed; "
-        "seed(Path(sys.argv[1]), Path(sys.argv[2]))"
-    )
+    """:func:`seed` by another checkout's own code (its schema may be older than this one's).
+
+    The script imports that checkout's product modules only: a baseline from before the
+    benchmarks left the package has no ``benchmarks`` to import.
+    """
+    python = str(checkout / ".venv" / "bin" / "python")
     subprocess.run(
-        [str(checkout / ".venv" / "bin" / "python"), "-P", "-c", script, str(mama_home),
-         str(project)],
+        [python, "-P", "-c", SEED, str(mama_home), str(project), *DECISION.values()],
         env={**os.environ, "PYTHONPATH": str(checkout), "MAMA_HOME": str(mama_home)},
-        check=True, stdin=subprocess.DEVNULL, timeout=RUN_TIMEOUT_S,
-    )  # fmt: skip
+        check=True,
+        stdin=subprocess.DEVNULL,
+        timeout=RUN_TIMEOUT_S,
+    )
 
 
 def _injected(request: dict[str, Any]) -> str:
@@ -161,7 +166,7 @@ def run_once(
 ) -> Run:
     """One ``claude -p`` of ``PROMPT`` in ``project``, in its own ``home``, with MAMA (the
     checkout ``plugin_dir``) or not."""
-    fake = fake_model()
+    fake = fake_anthropic()
     home.mkdir(parents=True, exist_ok=True)
     project.mkdir(parents=True, exist_ok=True)
     log = mama_home / "logs" / "server.log"
@@ -233,7 +238,7 @@ def presence_run(
     with its own MAMA_HOME (the two may differ in schema), seeded the same.
     """
     check_claude()
-    fake_model()
+    fake_anthropic()
     if baseline is not None and not (baseline / ".venv" / "bin" / "python").exists():
         raise MamaError(
             f"--baseline-plugin {baseline} has no environment (.venv): its hooks would build one "

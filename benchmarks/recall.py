@@ -1,4 +1,4 @@
-"""``mama bench recall``: does prompt-time recall bring back the memory meant, and only then?
+"""The ``recall`` benchmark: does prompt-time recall bring back the memory meant, and only then?
 
 On public prompts nobody on this team wrote (:mod:`recall_data`: KLUE-STS in Korean, shipped;
 LoCoMo in English, when its file is there), each system is asked every prompt against one
@@ -6,7 +6,7 @@ store holding every memory; a related prompt counts when a memory it means is in
 most three), an unrelated one when nothing is. Targets: recall ≥ ``RECALL_TARGET`` and silence
 ≥ ``SILENCE_TARGET``, on the held-out half. Rows:
 
-- ``today``: the rules before this bench (:mod:`recall_today`), MiniLM;
+- ``today``: the rules before this bench (:mod:`.baselines.recall_before_hybrid`), MiniLM;
 - ``hybrid/<model>``: :func:`services.recall.recall` (the hybrid search's candidates, judged),
   at the configured ``relevance_bar``, with each embedding model installed;
 - ``hybrid/keywords``: the same with no vectors (a model still loading);
@@ -28,14 +28,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import Config
-from ..errors import MamaError
-from ..services import indexing, recall
-from ..services.memories import save_context
-from ..services.retrieval import EmbeddingModel
-from ..storage import Store
-from ..text import hangul, search_terms
-from . import recall_causes, recall_today
+from mama_plugin.config import Config
+from mama_plugin.errors import MamaError
+from mama_plugin.services import indexing, recall
+from mama_plugin.services.memories import save_context
+from mama_plugin.services.retrieval import EmbeddingModel
+from mama_plugin.storage import Store
+from mama_plugin.text import hangul, search_terms
+
+from . import recall_causes
+from .baselines import recall_before_hybrid
+from .checkout import ROOT
 from .recall_data import Case, Labelled
 
 RECALL_TARGET = 0.85
@@ -171,7 +174,8 @@ def _rows(
     if today:
         say("today's rules")
         asked = _ask_all(
-            cases, lambda p: recall_today.recalled(store, p, project=PROJECT, embedder=embedder)
+            cases,
+            lambda p: recall_before_hybrid.recalled(store, p, project=PROJECT, embedder=embedder),
         )
         out["rows"]["today"] = _figures(cases, asked, keys)
     say(f"hybrid/{model}: {len(cases)} prompts")
@@ -254,7 +258,7 @@ def _pair(s: dict[str, Any]) -> str:
     return f"{_f(s['recall'])}/{_f(s['silence'])}"
 
 
-LOCOMO = Path(__file__).resolve().parents[2].parent / "shared" / "bench" / "locomo10.json"
+LOCOMO = ROOT.parent / "shared" / "bench" / "locomo10.json"
 
 
 def recall_run(
@@ -265,7 +269,7 @@ def recall_run(
     assist_judge: int = 0,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[str, dict[str, Any]]:
-    """``mama bench recall``: every row on every labelled prompt; the report and its figures.
+    """The ``recall`` benchmark: every row on every labelled prompt; the report and its figures.
 
     The rows use the configured model and, when their packages are installed,
     multilingual-e5 and all-mpnet-base-v2.
@@ -284,14 +288,14 @@ def recall_run(
     if embedder is not None:
         embedders[embedder.name] = embedder
     try:
-        from ..embeddings.e5 import MODEL_NAME, E5Embedder
+        from mama_plugin.embeddings.e5 import MODEL_NAME, E5Embedder
 
         if MODEL_NAME not in embedders:
             embedders[MODEL_NAME] = E5Embedder(threads=1)
     except MamaError as exc:
         (progress or print)(f"multilingual-e5 left out: {exc}")
     try:
-        from ..embeddings import models_dir, mpnet
+        from mama_plugin.embeddings import models_dir, mpnet
 
         if mpnet.MODEL_NAME not in embedders:
             embedders[mpnet.MODEL_NAME] = mpnet.open_mpnet(models_dir(config))
@@ -302,7 +306,8 @@ def recall_run(
     figures.pop("candidates")
     text = report(figures, load=load)
     if assist_judge > 0:
-        from ..assist.runtime import Assistant
+        from mama_plugin.assist.runtime import Assistant
+
         from . import recall_assist
 
         assistant = Assistant(config)

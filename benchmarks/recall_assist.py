@@ -1,4 +1,4 @@
-"""The local generative model as prompt recall's judge: ``mama bench recall --assist-judge N``.
+"""The local generative model as prompt recall's judge: ``recall --assist-judge N``.
 
 Issue 12 asks to measure a reranker run by llama.cpp. No cross-encoder's weights ship inside a
 package on the registry; the llama.cpp model MAMA has is the assist model (Gemma 3 270M by
@@ -23,10 +23,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..assist.runtime import Assistant, Prompt
-from ..schema.assist import Relatedness
-from ..services import recall
-from ..services.retrieval import EmbeddingModel
+from mama_plugin.assist.runtime import Assistant, Prompt
+from mama_plugin.schema.assist import Relatedness
+from mama_plugin.services import recall
+from mama_plugin.services.retrieval import EmbeddingModel
+
 from .recall import _candidates, _f, _judged, _keyed, _store, score
 from .recall_data import Case, Labelled
 

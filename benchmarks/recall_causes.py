@@ -1,4 +1,4 @@
-"""What limits ``mama bench recall``'s figures, and the rows it prints beside its main table.
+"""What limits the ``recall`` benchmark's figures, and the rows it prints beside its main table.
 
 - :func:`causes`: each missed related prompt by its cause. ``not candidate``: no memory meant
   is among the hybrid search's candidates (``recall.CANDIDATES``), so no judge could recall
@@ -22,11 +22,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..config import Config
-from ..services import indexing, recall
-from ..services.memories import save_context
-from ..services.retrieval import EmbeddingModel
-from ..storage import Store
+from mama_plugin.config import Config
+from mama_plugin.services import indexing, recall
+from mama_plugin.services.memories import save_context
+from mama_plugin.services.retrieval import EmbeddingModel
+from mama_plugin.storage import Store
+
 from .ownset import LABELLED, save_labelled
 from .recall_data import Case, Labelled
 

@@ -1,4 +1,4 @@
-"""The labelled prompts of ``mama bench recall``: public data nobody on this team wrote.
+"""The labelled prompts of ``python -m benchmarks recall``: public data nobody on this team wrote.
 
 Two sources, each split in halves (``calibration`` to set a bar on, ``held-out`` to report):
 
@@ -27,9 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import MamaError
+from mama_plugin.errors import MamaError
 
-KLUE = Path(__file__).with_name("recall_klue_sts.json")
+from .checkout import DATA
+
+KLUE = DATA / "recall_klue_sts.json"
 KLUE_RELATED = 3.5
 KLUE_UNRELATED = 1.5
 STORED = (0, 1, 2)

@@ -1,4 +1,4 @@
-"""``mama bench secrets``: does a credential or personal data reach disk? What is masked wrongly?
+"""The ``secrets`` benchmark: does a credential or personal data reach disk? What is masked wrongly?
 
 Leaks: in a fresh MAMA_HOME, every case of :mod:`.secrets_corpus` goes through every write path
 a user has — the tools of a real ``mama serve`` over stdio (each save tool, outcomes, links and
@@ -26,13 +26,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ..privacy import redact_text
+from mama_plugin.privacy import redact_text
+
+from .checkout import FIXTURES, ROOT
 from .secrets_corpus import PRIVATE_VARIANTS, Case, corpus
 from .secrets_paths import dump, through_tools
 from .stdio import StdioServer
 
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "tests" / "fixtures" / "transcripts"
 MAMA = (sys.executable, "-m", "mama_plugin.cli")
 
 

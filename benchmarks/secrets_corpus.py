@@ -15,7 +15,8 @@ import random
 import re
 import string
 from dataclasses import dataclass
-from pathlib import Path
+
+from .checkout import DATA
 
 UPPER, LOWER, DIGITS = string.ascii_uppercase, string.ascii_lowercase, string.digits
 ALNUM = UPPER + LOWER + DIGITS
@@ -52,7 +53,7 @@ def _luhn_complete(rng: random.Random, prefix: str, length: int) -> str:
 
 
 # The kinds, with where each format is documented (see the file's "about").
-TABLE = Path(__file__).with_name("secrets_corpus.json")
+TABLE = DATA / "secrets_corpus.json"
 
 _ALPHABETS = {
     "A": UPPER + "234567", "U": UPPER + DIGITS, "D": DIGITS, "H": HEX, "N": ALNUM, "B": B64,

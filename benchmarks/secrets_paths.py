@@ -1,4 +1,4 @@
-"""The write paths ``mama bench secrets`` drives: a real server's tools, a transcript, an export.
+"""The write paths the ``secrets`` benchmark drives: a real server's tools, a transcript, an export.
 
 Each case's text goes into every field a user or Claude can fill; the transcript holds each case
 as a prompt, a command, its output and an answer, plus commands cut where the rolling

@@ -25,10 +25,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from .checkout import ROOT
 from .latency import percentile
 from .stdio import StdioServer
 
-ROOT = Path(__file__).resolve().parents[2]
 FRONT = ("sh", str(ROOT / "bin" / "mama-server"))
 SDK = (sys.executable, "-m", "mama_plugin.cli", "serve", "--sdk")
 # Reads lines and answers each request with an empty result: no imports beyond sys and json.
@@ -46,9 +46,10 @@ STORED = 1000  # memories in the returning user's store
 
 def _store_template(folder: Path) -> tuple[Path, Path]:
     """A MAMA_HOME with ``STORED`` memories of a project, and that project's directory."""
-    from ..config import Config
-    from ..project import project_key
-    from ..storage import Store
+    from mama_plugin.config import Config
+    from mama_plugin.project import project_key
+    from mama_plugin.storage import Store
+
     from .latency import build
 
     home, project = folder / "home", folder / "project"

@@ -1,7 +1,7 @@
 """Driving ``claude -p --input-format stream-json``: its output events, and waiting for a turn.
 
-Shared by ``mama bench turns`` and scripts/record_transcripts.py, which both send one user line
-per turn and wait for that turn's ``result`` event before the next.
+Shared by the ``turns`` benchmark and scripts/record_transcripts.py, which both send one user
+line per turn and wait for that turn's ``result`` event before the next.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import queue
 import time
 from typing import Any
 
-from ..errors import MamaError
+from mama_plugin.errors import MamaError
 
 Events = queue.Queue[dict[str, Any] | None]
 

@@ -1,4 +1,4 @@
-"""``mama bench turns``: does the Stop checkpoint see the end of the turn it closes?
+"""``python -m benchmarks turns``: does the Stop checkpoint see the end of the turn it closes?
 
 Real Claude Code (``.tools/``, ``-p`` over ``--input-format stream-json``, the plugin loaded
 from this checkout) against the scripted fake model of ``tests/fake_anthropic.py``. Every
@@ -15,11 +15,9 @@ in ``.tools/`` (``scripts/setup.sh --dev``). Nothing leaves 127.0.0.1.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import queue
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -28,31 +26,19 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..config import Config
-from ..errors import MamaError
-from ..project import project_key
-from ..server.hook_tools import TURN_WAIT_ENV
-from ..storage import Store
+from mama_plugin.config import Config
+from mama_plugin.errors import MamaError
+from mama_plugin.project import project_key
+from mama_plugin.server.hook_tools import TURN_WAIT_ENV
+from mama_plugin.storage import Store
+
+from .checkout import CLAUDE, ROOT, fake_anthropic
 from .latency import percentile
 from .stream import read_events, send_turn
 
-ROOT = Path(__file__).resolve().parents[2]
-CLAUDE = ROOT / ".tools" / "node_modules" / ".bin" / "claude"
 TURN_TIMEOUT_S = 120
 STORED_TIMEOUT_S = 10.0
 ARMS = {"wait": None, "no wait": "0"}
-
-
-def fake_model() -> ModuleType:
-    """tests/fake_anthropic.py of this checkout, loaded by path (the package does not ship it)."""
-    path = ROOT / "tests" / "fake_anthropic.py"
-    spec = importlib.util.spec_from_file_location("mama_bench_fake_anthropic", path)
-    if not path.is_file() or spec is None or spec.loader is None:
-        raise MamaError(f"{path} is missing: run this benchmark from a source checkout")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
 
 
 def turn_script(fake: ModuleType, n: int) -> list[dict[str, Any]]:
@@ -153,7 +139,7 @@ def turns_run(
     """Run ``turns`` turns in each arm (sessions alternate); the report and its figures."""
     if not CLAUDE.exists():
         raise MamaError(f"{CLAUDE} is missing: scripts/setup.sh --dev installs Claude Code")
-    fake_module = fake_model()
+    fake_module = fake_anthropic()
     rows: dict[str, list[dict[str, Any]]] = {arm: [] for arm in ARMS}
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="mama-bench-turns-") as tmp:

@@ -3,7 +3,7 @@
 SituatedQA (Zhang & Choi, EMNLP 2021; github.com/mikejqzhang/SituatedQA, ``data/qa_data/
 temp.{dev,test}.jsonl``) gives Natural Questions whose answer changed over time, with the date
 each answer started to hold (``date_type: start``) and dates sampled while it held. Not
-shipped here (the repository states no licence); ``mama bench retrieval --updates PATH``.
+shipped here (the repository states no licence); ``python -m benchmarks retrieval --updates PATH``.
 
 Protocol: one store; every answer of every question is saved through the product's save path
 as a memory ``"<question>? <answer>"`` dated when that answer started to hold (the most precise
@@ -27,13 +27,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..config import Config
-from ..errors import MamaError
-from ..services.answers import search_by_context
-from ..services.indexing import drain
-from ..services.memories import save_context
-from ..services.retrieval import DEFAULT, TODAY, EmbeddingModel, Options
-from ..storage import Store
+from mama_plugin.config import Config
+from mama_plugin.errors import MamaError
+from mama_plugin.services.answers import search_by_context
+from mama_plugin.services.indexing import drain
+from mama_plugin.services.memories import save_context
+from mama_plugin.services.retrieval import DEFAULT, TODAY, EmbeddingModel, Options
+from mama_plugin.storage import Store
 
 DAY_MS = 86_400_000
 PROJECT = "/situatedqa"

@@ -1,8 +1,8 @@
-"""``mama bench warm``: is the index warm when a short ``claude -p`` session needs it?
+"""``python -m benchmarks warm``: is the index warm when a short ``claude -p`` session needs it?
 
 Each run is two real Claude Code sessions (``.tools/node_modules/.bin/claude -p``, the plugin
 loaded from this checkout with ``--plugin-dir``) in a fresh HOME and MAMA_HOME, against the
-scripted Messages API of :mod:`.fake_anthropic`, with Claude Code's default settings:
+scripted Messages API of ``tests/fake_anthropic.py``, with Claude Code's default settings:
 
 1. the model saves a decision (``save_decision``) and ends its turn. Meanwhile the store is
    polled: **save to vector** is the time from the memory's ``created_at`` to its vector being
@@ -26,18 +26,20 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..config import Config
-from ..errors import MamaError
-from ..project import project_key
-from ..services import recall
-from ..storage import Store
-from .fake_anthropic import FakeAnthropic, claude_env, text, tool_use
+from mama_plugin.config import Config
+from mama_plugin.errors import MamaError
+from mama_plugin.project import project_key
+from mama_plugin.services import recall
+from mama_plugin.storage import Store
+
+from .checkout import CLAUDE, ROOT, fake_anthropic
 from .latency import percentile
 
-ROOT = Path(__file__).resolve().parents[2]
-CLAUDE = ROOT / ".tools" / "node_modules" / ".bin" / "claude"
+if TYPE_CHECKING:
+    from tests.fake_anthropic import FakeAnthropic
+
 SAVE = "mcp__plugin_mama_mama__save_decision"
 RUN_TIMEOUT_S = 120
 AFTER_EXIT_S = 10.0  # how long the server may outlive claude before the count is final
@@ -114,7 +116,7 @@ def claude_path() -> Path:
 
 def session_env(fake: FakeAnthropic, home: Path, mama_home: Path, *, wait: bool) -> dict[str, str]:
     """Claude Code's environment: default settings unless ``wait`` (``-p`` waits for servers)."""
-    env = claude_env(fake, home, MAMA_HOME=str(mama_home))
+    env = fake_anthropic().claude_env(fake, home, MAMA_HOME=str(mama_home))
     if not wait:
         del env["MCP_CONNECTION_NONBLOCKING"]  # Claude Code's default: ~2 s for plugin servers
     return env
@@ -139,7 +141,7 @@ def run_session(
         folder.mkdir(exist_ok=True)
     command = [str(claude_path()), "-p", prompt, "--plugin-dir", str(plugin)]
     command += ["--allowedTools", "mcp__plugin_mama_mama"]
-    with FakeAnthropic(script) as fake:
+    with fake_anthropic().FakeAnthropic(script) as fake:
         started = time.monotonic()
         proc = subprocess.Popen(
             command,
@@ -248,6 +250,7 @@ def one_run(index: int, model: Path, *, wait: bool = False, plugin: Path = ROOT)
     ``plugin`` is the checkout Claude Code loads (another one gives a baseline).
     """
     decision, paraphrase = PAIRS[index % len(PAIRS)]
+    double = fake_anthropic()
     with tempfile.TemporaryDirectory(prefix="mama-warm-") as tmp:
         workdir = Path(tmp)
         mama_home = workdir / "mama"
@@ -256,7 +259,7 @@ def one_run(index: int, model: Path, *, wait: bool = False, plugin: Path = ROOT)
         project = project_key(str(workdir / "project"))
         poll = _Poll(mama_home, decision["topic"])
         try:
-            script = [tool_use(SAVE, decision), text("Saved.")]
+            script = [double.tool_use(SAVE, decision), double.text("Saved.")]
             ask = f"Record our decision: {decision['decision']}"
             _, first_s, pid = run_session(
                 script, ask, workdir, wait=wait, during=poll, plugin=plugin
@@ -276,7 +279,7 @@ def one_run(index: int, model: Path, *, wait: bool = False, plugin: Path = ROOT)
             log = mama_home / "logs" / "server.log"
             offset = log.stat().st_size if log.exists() else 0
             fake, second_s, pid = run_session(
-                [text("Noted.")], paraphrase, workdir, wait=wait, plugin=plugin
+                [double.text("Noted.")], paraphrase, workdir, wait=wait, plugin=plugin
             )
             _wait_group(pid, AFTER_EXIT_S)
         finally:
@@ -366,7 +369,7 @@ def warm_run(
         "results": [asdict(r) for r in results],
     }
     text = (
-        f"mama bench warm: {runs} runs of two real `claude -p` sessions ({settings}), "
+        f"python -m benchmarks warm: {runs} runs of two real `claude -p` sessions ({settings}), "
         f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}\n"
         f"  decisions saved: {data['saved']}/{runs} (none when the server was not connected "
         "in time)\n"

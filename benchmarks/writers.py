@@ -17,9 +17,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .checkout import ROOT
 from .latency import percentile
 
-ROOT = Path(__file__).resolve().parents[2]
 WORKER = """
 import json, sys, time
 from pathlib import Path
@@ -43,8 +43,8 @@ def _round(writers: int, saves: int) -> list[float]:
     """Latencies (ms) of every save by ``writers`` processes started together on one store."""
     with tempfile.TemporaryDirectory(prefix="mama-writers-") as home:
         env = {**os.environ, "MAMA_HOME": home, "PYTHONPATH": str(ROOT)}
-        from ..config import Config
-        from ..storage import Store
+        from mama_plugin.config import Config
+        from mama_plugin.storage import Store
 
         Store.open(config=Config(Path(home))).close()  # created and migrated before the race
         procs = [subprocess.Popen([sys.executable, "-c", WORKER, home, f"w{k}", str(saves)],

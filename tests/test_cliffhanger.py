@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mama_plugin.bench.extraction import extraction_run
+from benchmarks.extraction import extraction_run
 from mama_plugin.config import Config
 from mama_plugin.hooks.session_start import session_start
 from mama_plugin.services import briefing

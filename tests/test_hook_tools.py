@@ -15,8 +15,8 @@ import mcp_types as types
 import pytest
 from conftest import connect
 
+from benchmarks.ownset import save_labelled
 from mama_plugin import bench
-from mama_plugin.bench.ownset import save_labelled
 from mama_plugin.config import Config
 from mama_plugin.embeddings import Embedder
 from mama_plugin.schema import ObservePromptInput, TurnInput
@@ -69,7 +69,7 @@ def test_related_prompts_recall_and_the_rest_stay_silent(
             noise.append(prompt)
         if topic is not None and f", {topic}, " not in text:
             misses.append(prompt)
-    # A smoke test (written with the code); the measure is `mama bench recall` on public data,
+    # A smoke test (written with the code); the measure is the `recall` benchmark on public data,
     # whose silence the prompt's weighted terms bought at the cost of some of these paraphrases.
     assert noise == [] and len(misses) <= 3, misses
 

@@ -1,5 +1,5 @@
 """The ``search_by_context`` answer as main composed it at f9a7c36, frozen: the baseline of
-``mama bench answers``.
+``python -m benchmarks answers``.
 
 Every current result in "Stands now" (automatic checkpoints and outcome events included), the
 next steps of every current result as "Remains", each session's checkpoints and each outcome
@@ -13,10 +13,10 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from ..services import answers
-from ..services.freshness import moot
-from ..services.retrieval import EmbeddingModel, retrieve
-from ..storage import Store
+from mama_plugin.services import answers
+from mama_plugin.services.freshness import moot
+from mama_plugin.services.retrieval import EmbeddingModel, retrieve
+from mama_plugin.storage import Store
 
 TEMPLATE = """\
 {% if not results %}

@@ -1,4 +1,4 @@
-"""The prompt-recall rules before ``mama bench recall`` (frozen, to compare against).
+"""The prompt-recall rules before ``python -m benchmarks recall`` (frozen, to compare against).
 
 What ``services/recall.py`` did until it moved onto the hybrid search: its own candidates (the
 full-text index, 12 deep, and the vectors, 12 deep), judged one by one: the cosine bar (0.5);
@@ -9,10 +9,10 @@ ids it would inject are kept: the bench scores those. Read-only.
 
 from __future__ import annotations
 
-from ..services import vector_index
-from ..services.retrieval import EmbeddingModel
-from ..storage import Store
-from ..text import content_words, stem
+from mama_plugin.services import vector_index
+from mama_plugin.services.retrieval import EmbeddingModel
+from mama_plugin.storage import Store
+from mama_plugin.text import content_words, stem
 
 COSINE_BAR = 0.5
 SUPPORT_BAND = 0.1

@@ -1,4 +1,4 @@
-"""The benchmark commands: metrics, LoCoMo evidence cleaning, and small end-to-end runs."""
+"""The benchmarks: metrics, LoCoMo evidence cleaning, and small runs of ``python -m benchmarks``."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mama_plugin.bench import metrics
-from mama_plugin.bench.latency import percentile
-from mama_plugin.bench.locomo import clean_evidence, load
-from mama_plugin.cli import main
+from benchmarks import metrics
+from benchmarks.cli import main
+from benchmarks.latency import percentile
+from benchmarks.locomo import clean_evidence, load
 
 
 def test_metrics_by_hand() -> None:
@@ -114,12 +114,7 @@ def test_bench_retrieval_keyword_only_end_to_end(
 ) -> None:
     dataset, _ = _mini_locomo(tmp_path)
     out = tmp_path / "r.json"
-    assert (
-        main(
-            ["bench", "retrieval", "--dataset", str(dataset), "--keyword-only", "--json", str(out)]
-        )
-        == 0
-    )
+    assert main(["retrieval", "--dataset", str(dataset), "--keyword-only", "--json", str(out)]) == 0
     text = capsys.readouterr().out
     assert "== evidence: original ==" in text and "== evidence: audited ==" in text
     data = json.loads(out.read_text())
@@ -135,7 +130,7 @@ def test_bench_retrieval_with_the_real_model(
 ) -> None:
     dataset, _ = _mini_locomo(tmp_path)
     out = tmp_path / "r.json"
-    assert main(["bench", "retrieval", "--dataset", str(dataset), "--json", str(out)]) == 0
+    assert main(["retrieval", "--dataset", str(dataset), "--json", str(out)]) == 0
     data = json.loads(out.read_text())
     assert {"full", "today", "bm25", "keyword", "vector", "+links", "-updates"} <= set(
         data["figures"]["original"]
@@ -149,7 +144,6 @@ def test_bench_latency_small(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert (
         main(
             [
-                "bench",
                 "latency",
                 "--sizes",
                 "300",
@@ -170,13 +164,35 @@ def test_bench_latency_small(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 
 def test_bench_needs_a_dataset(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["bench", "retrieval", "--keyword-only"]) == 1
-    assert "needs --dataset" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:
+        main(["retrieval", "--keyword-only"])
+    assert info.value.code == 2
+    assert "required: --dataset" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["retrieval", "startup", "presence", "answers"])
+def test_each_kind_takes_only_its_own_options(
+    kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--help`` lists a kind's own options; another kind's option is a usage error."""
+    from benchmarks.cli import build_parser
+
+    with pytest.raises(SystemExit) as info:
+        build_parser().parse_args([kind, "--help"])
+    assert info.value.code == 0
+    usage = capsys.readouterr().out
+    assert usage.startswith(f"usage: python -m benchmarks {kind}") and "--json OUT" in usage
+    assert ("--keyword-only" in usage) == (kind in ("retrieval", "answers"))
+    assert ("--runs" in usage) == (kind in ("startup", "presence"))
+    assert "--baseline-plugin" not in usage or kind == "presence"
+    with pytest.raises(SystemExit) as info:
+        build_parser().parse_args([kind, "--plugin-dir", "x"])  # warm's alone
+    assert info.value.code == 2
 
 
 def test_bench_startup(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "s.json"
-    assert main(["bench", "startup", "--runs", "2", "--json", str(out)]) == 0
+    assert main(["startup", "--runs", "2", "--json", str(out)]) == 0
     data = json.loads(out.read_text())
     assert data["serve_to_tools_list_p50_ms"] > data["bare_python_p50_ms"] > 0
     assert "first tools/list answered" in capsys.readouterr().out
@@ -187,7 +203,7 @@ def test_presence_reads_a_baseline_checkouts_store_without_upgrading_it(tmp_path
     not migrate that store to this code's schema (its server would then refuse to open it)."""
     import sqlite3
 
-    from mama_plugin.bench import presence
+    from benchmarks import presence
     from mama_plugin.config import Config
     from mama_plugin.storage import Store
 
@@ -206,7 +222,7 @@ def test_presence_reads_a_baseline_checkouts_store_without_upgrading_it(tmp_path
 
 
 def test_presence_refuses_a_baseline_checkout_without_its_environment(tmp_path: Path) -> None:
-    from mama_plugin.bench import presence
+    from benchmarks import presence
     from mama_plugin.errors import MamaError
 
     if not presence.CLAUDE.exists():

@@ -1,10 +1,10 @@
-"""bench/phases.py reads where a claude -p run's time went from Claude Code's debug log."""
+"""benchmarks/phases.py reads where a claude -p run's time went from Claude Code's debug log."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from mama_plugin.bench.phases import marks, phases
+from benchmarks.phases import marks, phases
 
 # Lines as Claude Code 2.1.197 writes them with --debug-file (trimmed), one continuation line.
 LOG = """\

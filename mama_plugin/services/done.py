@@ -2,7 +2,7 @@
 
 A next step (of a checkpoint or a decision) is done when a memory saved or updated after the
 one that holds it shows it done. Each rule reads one kind of evidence of that later memory
-(``mama bench answers`` measures every rule alone and together on labelled steps):
+(``python -m benchmarks answers`` measures every rule alone and together on labelled steps):
 
 - ``said``: a ``done`` item (what a checkpoint says it did: a completed task, a saved
   ``what_was_done`` line) holds most of the step's stemmed words (:func:`covers`);
@@ -60,7 +60,7 @@ DEFAULT = (
     "asked",
     "refined",
     "moot",
-)  # what `mama bench answers` kept (asked, refined: no line dropped wrongly on either set)
+)  # what benchmark `answers` kept (asked, refined: no line dropped wrongly on either set)
 COVERAGE = 0.6  # share of a step's words a "done" text must hold to close it
 MIN_SHARED = 2  # and at least this many of them
 MEANING = 0.8  # cosine a "done" item must reach under the ``meaning`` rule
