@@ -33,7 +33,7 @@ from .options import (
     metavar="PATH",
     help="audit errors (default: locomo_audit_errors.json beside the dataset, if there)",
 )
-@argument("--depth", type=int, default=50, help="results per question (default 50)")
+@argument("--depth", type=int, default=50, metavar="N", help="results per question (default 50)")
 @argument(
     "--updates",
     type=Path,
@@ -67,7 +67,7 @@ def retrieval(args: argparse.Namespace) -> int:
 
 @command("latency", "search beside its floor, traversal and save on synthetic stores")
 @sizes_option()
-@argument("--queries", type=int, default=200, help="searches per size (default 200)")
+@argument("--queries", type=int, default=200, metavar="N", help="searches per size (default 200)")
 @keyword_only_option()
 @figures_option()
 def latency(args: argparse.Namespace) -> int:
@@ -88,7 +88,7 @@ def startup(args: argparse.Namespace) -> int:
 
 
 @command("hooks", "hook latency on a large synthetic store and the tokens the hooks inject")
-@argument("--size", type=int, default=10_000, help="memories in the store (default 10000)")
+@argument("--size", type=int, default=10_000, metavar="N", help="memories in the store (default 10000)")
 @runs_option(30, "runs of each hook")
 @keyword_only_option()
 @figures_option()

@@ -44,7 +44,11 @@ def runs_option(default: int, what: str) -> Decorator:
 def sizes_option(default: str = "1000,10000,100000") -> Decorator:
     """``--sizes A,B,…``: the store sizes to build, as a list of ints."""
     return argument(
-        "--sizes", type=_sizes, default=default, help=f"store sizes (default {default})"
+        "--sizes",
+        type=_sizes,
+        default=default,
+        metavar="N,N,...",
+        help=f"store sizes (default {default})",
     )
 
 
