@@ -15,8 +15,8 @@ import mcp_types as types
 import pytest
 from conftest import connect
 
+from benchmarks.ownset import LABELLED as LABELLED_SET
 from benchmarks.ownset import save_labelled
-from mama_plugin import bench
 from mama_plugin.config import Config
 from mama_plugin.embeddings import Embedder
 from mama_plugin.schema import ObservePromptInput, TurnInput
@@ -33,7 +33,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 TRANSCRIPT = FIXTURES / "transcripts" / "jwt_to_sessions.jsonl"
 RECORDED_CWD = "/tmp/tx/w/project"  # where the fixture session ran
 SESSIONS = itertools.count()
-LABELLED = json.loads((Path(bench.__file__).parent / "recall_prompts.json").read_text())
+LABELLED = json.loads(LABELLED_SET.read_text())
 
 
 def load_labelled(store: Store, project: str) -> None:
