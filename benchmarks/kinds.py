@@ -88,7 +88,9 @@ def startup(args: argparse.Namespace) -> int:
 
 
 @command("hooks", "hook latency on a large synthetic store and the tokens the hooks inject")
-@argument("--size", type=int, default=10_000, metavar="N", help="memories in the store (default 10000)")
+@argument(
+    "--size", type=int, default=10_000, metavar="N", help="memories in the store (default 10000)"
+)
 @runs_option(30, "runs of each hook")
 @keyword_only_option()
 @figures_option()
