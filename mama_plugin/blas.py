@@ -3,7 +3,7 @@
 MAMA multiplies one query vector by the memory matrix (memory-bound: a second thread saves
 ~4 ms at 100k memories) right before llama.cpp embeds the next query on the same two cores.
 OpenBLAS threads keep spinning after a call, and the two pools then stall each other: search
-p95 went from 13 ms to 114 ms at 10k memories (``mama bench latency``). OpenBLAS reads the
+p95 went from 13 ms to 114 ms at 10k memories (``python -m benchmarks latency``). OpenBLAS reads the
 setting once, when numpy is first imported, so this must run before that import.
 """
 

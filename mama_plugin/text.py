@@ -40,7 +40,7 @@ STOPWORDS = frozenset(
     )
 )  # fmt: skip
 # Sentence comparisons also skip the words a decision's phrasing adds ("Use PostgreSQL for …").
-# Prompt recall and BM25 keep them: its bar is calibrated with them (mama bench hooks).
+# Prompt recall and BM25 keep them: its bar is calibrated with them (python -m benchmarks hooks).
 PHRASING = frozenset(("also", "less", "may", "might", "must", "use", "used", "using", "yes"))
 
 # Korean writes particles and endings onto the word ("캐시는", "TTL로", "바꿨지"): a Korean word

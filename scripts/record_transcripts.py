@@ -43,11 +43,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-from fake_anthropic import DONE_TEXT, FakeAnthropic, claude_env, text, tool_use  # noqa: E402
-
-from mama_plugin.bench.stream import next_result, read_events  # noqa: E402
+sys.path.insert(0, str(ROOT))  # the checkout: its benchmarks and the tests' fake model
+from benchmarks.stream import next_result, read_events  # noqa: E402
 from mama_plugin.errors import MamaError  # noqa: E402
+from tests.fake_anthropic import DONE_TEXT, FakeAnthropic, claude_env, text, tool_use  # noqa: E402
 
 RECORDED_WITH = "2.1.197"
 TOOLS = "Read,Edit,Write,Bash,TaskCreate,TaskUpdate"
@@ -401,8 +400,8 @@ FIXTURES: dict[str, Callable[[], Fixture]] = {
     "cache_invalidation": cache_invalidation,
 }
 
-# -- the labelled turns of `mama bench extraction` ------------------------------------------------
-LABELS = ROOT / "mama_plugin" / "bench" / "extraction_labels.json"
+# -- the labelled turns of `python -m benchmarks extraction` ---------------------------------
+LABELS = ROOT / "benchmarks" / "data" / "extraction_labels.json"
 
 
 def labelled(name: str) -> Callable[[], Fixture]:

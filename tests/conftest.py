@@ -182,6 +182,19 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+class Counting:
+    """An embedding model that counts the texts it embeds (a word's letters as the vector)."""
+
+    name, dim = "counting", 26
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        self.texts += texts
+        return [[float(t.lower().count(chr(97 + i))) for i in range(26)] for t in texts]
+
+
 def assert_snapshot(name: str, data: Any) -> None:
     """Compare ``data`` with the reviewed ``tests/snapshots/<name>.json``; fail with the diff.
 

@@ -1,4 +1,4 @@
-"""What the search tools answer carries no stale noise (services/answers.py, freshness.py).
+"""What the search tools answer carries no stale noise (services/story/answers.py, freshness.py).
 
 One test a rule: automatic checkpoints stay out of "Stands now"; steps a later memory says
 were done are not "Remains"; a session's checkpoints are one entry in search_by_context,
@@ -16,7 +16,7 @@ from conftest import DESKTOP, connect, text_result
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mama_plugin.bench.answers import answers_run, judge, section
+from benchmarks.answers import section
 from mama_plugin.fence import HEADER, TAG
 from mama_plugin.schema import OutcomeInput, parse
 from mama_plugin.server.app import State
@@ -299,33 +299,6 @@ async def test_every_search_answer_is_fenced_and_memory_cannot_close_the_fence(
         text = text_result(answer)
         assert text.startswith(HEADER + f"\n<{TAG}>\n") and text.endswith(f"</{TAG}>")
         assert text.count(f"</{TAG}>") == 1 and text.count(f"<{TAG}>") == 1
-
-
-def test_the_benchmark_finds_stale_entries_before_and_none_after() -> None:
-    text, data = answers_run()
-    last = data["sessions"][-1]
-    assert last["before"]["stale"] > 0 and last["before"]["tokens_max"] > ANSWER_TOKENS
-    for row in data["sessions"]:
-        after = row["after"]
-        assert after["tokens_max"] <= ANSWER_TOKENS
-        assert after["auto_in_stands"] == 0 and after["repeated"] == 0
-    assert "| 7 serve_mode |" in text
-    story, split = data["done_detection"]["story"], data["done_detection"]["split"]
-    default = next(key for key in story if key.startswith("default ("))
-    for figures in (story[default], split[default]):
-        assert figures["wrongly_dropped"] == 0  # no open work hidden, in the story or the cuts
-    assert story[default]["right"] > 0 and story[default]["stale"] < story[default]["right"]
-    start = next(iter(story))  # the rules this benchmark first ran: one open line hidden
-    assert story[start]["lines_wrongly_dropped"] == [
-        "run the service with price_db set and rerun smoke.sh"
-    ]
-    assert "done detection on the recordings cut in two" in text
-
-
-def test_the_judge_counts_from_the_text(store: Store) -> None:
-    judged = judge(store, "Stands now:\n- a\nRemains:\n- add the bound (HIGH)\n- b", [],
-                   ["add the bound"])  # fmt: skip
-    assert (judged.stands, judged.remains, judged.done_in_remains) == (1, 2, 1)
 
 
 def test_a_step_done_in_part_shows_only_what_is_left(store: Store, project: str) -> None:

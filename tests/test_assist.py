@@ -244,7 +244,7 @@ def test_the_real_model_gives_schema_valid_output_every_time(assistant: Assistan
 
 
 def test_the_real_model_answers_the_recall_judge(assistant: Assistant) -> None:
-    from mama_plugin.bench.recall_assist import verdict
+    from benchmarks.recall_assist import verdict
 
     related, seconds = verdict(
         assistant, "We cache prices for 60 s.", "How long are prices cached?"

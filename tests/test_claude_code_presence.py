@@ -7,7 +7,8 @@ hooks skipped). Unlike the other real-CLI suites, these runs leave
 HOME, one project whose store holds a decision the prompt is about) must show MAMA's tools on
 the first model request, the UserPromptSubmit hook's recall of that decision, and the Stop
 hook's rolling checkpoint in the store. ``MAMA_PRESENCE_RUNS`` sets how many (default 3; the
-release check runs 20); ``mama bench presence`` runs the same with timings against no plugin.
+release check runs 20); ``python -m benchmarks presence`` runs the same with timings against
+no plugin.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 from test_claude_code import needs_claude
 
-from mama_plugin.bench import presence
+from benchmarks import presence
 from mama_plugin.config import Config
 
 RUNS = int(os.environ.get("MAMA_PRESENCE_RUNS", "3"))

@@ -24,7 +24,7 @@ from fake_anthropic import FakeAnthropic, claude_env, text
 from test_claude_code import CLAUDE, ROOT, SERVER, needs_claude
 from test_mpnet import installed
 
-from mama_plugin.bench.stream import next_result, read_events
+from benchmarks.stream import next_result, read_events
 from mama_plugin.config import Config
 from mama_plugin.embeddings import mpnet
 from mama_plugin.project import project_key

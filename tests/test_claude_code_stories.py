@@ -34,7 +34,7 @@ from test_claude_code import CLAUDE, ROOT, RUN_TIMEOUT_S, SERVER, needs_claude, 
 from test_claude_code_hooks import injected
 from test_claude_code_recall import _prompt_context
 
-from mama_plugin.bench.stream import read_events, send_turn
+from benchmarks.stream import read_events, send_turn
 from mama_plugin.config import Config
 from mama_plugin.errors import MamaError
 from mama_plugin.server.hook_tools import EMBEDDER_WAIT_S

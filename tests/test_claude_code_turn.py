@@ -4,7 +4,7 @@ The user trial's case: the turn's last tool call fails (``exit 7``) and Claude c
 explicit next step. Claude Code has not written those entries when Stop fires; the checkpoint
 must wait for them, and the next session's start must carry the failure under "Unresolved"
 and the explicit step as "Next step" (once, without its "Next:" cue). Runs
-``MAMA_TURN_TEST_COUNT`` such turns (default 1; `mama bench turns` runs 200).
+``MAMA_TURN_TEST_COUNT`` such turns (default 1; `python -m benchmarks turns` runs 200).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Real Claude Code, fake model: the index is warm when a short ``-p`` session needs it.
 
-Runs ``mama bench warm``'s scenario (mama_plugin/bench/warm.py): one session saves a decision,
-the next opens with a paraphrase of it that keywords alone miss. ``MAMA_WARM_RUNS`` sets how
-many pairs of sessions (1 by default); ``mama bench warm`` runs more, with default settings.
+Runs the scenario of ``python -m benchmarks warm`` (benchmarks/warm.py): one session saves a
+decision, the next opens with a paraphrase of it that keywords alone miss. ``MAMA_WARM_RUNS``
+sets how many pairs of sessions (1 by default); the benchmark runs more, with default settings.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from test_claude_code import needs_claude
 
-from mama_plugin.bench import warm
+from benchmarks import warm
 from mama_plugin.server import hook_tools
 
 pytestmark = needs_claude
@@ -25,7 +25,7 @@ def test_a_saved_decision_is_embedded_and_the_next_first_prompt_recalls_it_by_me
     index: int, built_model: Path
 ) -> None:
     # -p waits for the server, as a user typing later would: the server's start race is
-    # mama bench startup's business; this is about the index once the server is there.
+    # python -m benchmarks startup's business; this is about the index once the server is there.
     run = warm.one_run(index, built_model, wait=True)
     assert run.saved, run
     # The vector was there before the session's server was gone (the save woke the indexer,
@@ -40,5 +40,5 @@ def test_a_saved_decision_is_embedded_and_the_next_first_prompt_recalls_it_by_me
     assert run.first_prompt_path == "vectors", run
     # The decision reached the model on the first request: the session start tells a project's
     # decisions, and the prompt hook never repeats what the session start told (nothing twice);
-    # how often a paraphrase alone is recalled is `mama bench recall`'s business.
+    # how often a paraphrase alone is recalled is `python -m benchmarks recall`'s business.
     assert run.injected or run.told_at_start, run

@@ -1,4 +1,4 @@
-"""The resume point follows the work, and the story told from it (services/cliffhanger.py)."""
+"""The resume point follows the work, and the story told from it (services/story/cliffhanger.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mama_plugin.bench.extraction import extraction_run
+from benchmarks.extraction import extraction_run
 from mama_plugin.config import Config
 from mama_plugin.hooks.session_start import session_start
 from mama_plugin.services.memories import save_checkpoint, save_decision

@@ -1,4 +1,4 @@
-"""The README, the CLI and the CI script must not drift apart."""
+"""The README, the CLI, the benchmarks' command and the CI script must not drift apart."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.cli import build_parser as build_benchmarks_parser
 from mama_plugin.cli import build_parser
 from mama_plugin.config import KEYS
 from mama_plugin.storage.migrations import STEPS
@@ -17,10 +18,28 @@ ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
-def _commands() -> dict[str, argparse.ArgumentParser]:
-    parser = build_parser()
+def _commands(parser: argparse.ArgumentParser | None = None) -> dict[str, argparse.ArgumentParser]:
+    parser = parser or build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return dict(sub.choices)
+
+
+def _kinds() -> dict[str, argparse.ArgumentParser]:
+    """The subcommands of ``python -m benchmarks``, one per benchmark."""
+    return _commands(build_benchmarks_parser())
+
+
+def synopsis(parser: argparse.ArgumentParser) -> str:
+    """A subcommand's options as the README writes them: ``--a X [--b] [--c N]``."""
+    parts = []
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        option = action.option_strings[0]
+        if action.nargs != 0:
+            option += f" {action.metavar or action.dest.upper()}"
+        parts.append(option if action.required else f"[{option}]")
+    return " ".join(parts)
 
 
 def test_readme_opens_with_the_two_commands() -> None:
@@ -54,6 +73,24 @@ def test_every_command_is_documented_and_has_help(
 def test_every_documented_command_exists() -> None:
     documented = set(re.findall(r"`mama ([a-z]+)", README))
     assert documented <= set(_commands()), documented - set(_commands())
+
+
+@pytest.mark.parametrize("kind", sorted(_kinds()))
+def test_every_benchmark_is_documented_with_its_options_and_has_help(
+    kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's row is rendered from the parser: the kind and every option it takes."""
+    row = f"| `python -m benchmarks {kind} {synopsis(_kinds()[kind])}".rstrip()
+    assert row in README, f"README does not document {row}`"
+    with pytest.raises(SystemExit) as info:
+        build_benchmarks_parser().parse_args([kind, "--help"])
+    assert info.value.code == 0
+    assert "usage: python -m benchmarks " + kind in capsys.readouterr().out
+
+
+def test_every_documented_benchmark_exists() -> None:
+    documented = set(re.findall(r"python -m benchmarks ([a-z]+)", README))
+    assert documented <= set(_kinds()), documented - set(_kinds())
 
 
 def test_every_config_key_is_documented() -> None:

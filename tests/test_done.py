@@ -1,4 +1,4 @@
-"""Whether later work shows a next step done (services/done.py), one test a rule.
+"""Whether later work shows a next step done (services/story/done.py), one test a rule.
 
 Every rule closes the step it is for and leaves alone the near misses the recorded sessions
 hold (a configuration check is not running the service; a decision about CI is not the CI

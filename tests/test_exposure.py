@@ -211,30 +211,6 @@ def test_seeding_needs_no_pydantic(tmp_path: Path, mama_home: Path) -> None:
     assert heavy == [] and listed == [n for n in EVERY if n in CORE]
 
 
-def test_bench_exposure_on_the_scripted_sessions(mama_home: Path) -> None:
-    from mama_plugin.bench.exposure import exposure_run
-
-    text, figures = exposure_run(Config(mama_home))
-    assert figures["sessions"] >= 40 and set(figures["languages"]) == {"en", "ko"}
-    seeded_run = figures["seeded"]
-    assert seeded_run["first_request_availability"] == 1.0, seeded_run["misses"]
-    assert seeded_run["changes_max"] <= 1
-    assert figures["today"]["first_request_availability"] < 1.0  # the trial's failure, replayed
-    assert "first-request availability" in text
-
-
-def test_mama_bench_exposure_writes_its_figures(
-    tmp_path: Path, mama_home: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from mama_plugin.cli import main
-
-    out = tmp_path / "exposure.json"
-    assert main(["bench", "exposure", "--json", str(out)]) == 0
-    figures = json.loads(out.read_text(encoding="utf-8"))
-    assert figures["seeded"]["turns_available"] == figures["turns"]
-    assert "today (main)" in capsys.readouterr().out
-
-
 def test_the_server_state_lists_tools_before_pydantic(tmp_path: Path, mama_home: Path) -> None:
     # What a light front calls before answering initialize and tools/list.
     code = (

@@ -15,8 +15,8 @@ import mcp_types as types
 import pytest
 from conftest import connect
 
-from mama_plugin import bench
-from mama_plugin.bench.ownset import save_labelled
+from benchmarks.ownset import LABELLED as LABELLED_SET
+from benchmarks.ownset import save_labelled
 from mama_plugin.config import Config
 from mama_plugin.embeddings import Embedder
 from mama_plugin.server import background, hook_tools
@@ -34,7 +34,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 TRANSCRIPT = FIXTURES / "transcripts" / "jwt_to_sessions.jsonl"
 RECORDED_CWD = "/tmp/tx/w/project"  # where the fixture session ran
 SESSIONS = itertools.count()
-LABELLED = json.loads((Path(bench.__file__).parent / "recall_prompts.json").read_text())
+LABELLED = json.loads(LABELLED_SET.read_text())
 
 
 def load_labelled(store: Store, project: str) -> None:
@@ -68,7 +68,7 @@ def test_related_prompts_recall_and_the_rest_stay_silent(
             noise.append(prompt)
         if topic is not None and f", {topic}, " not in text:
             misses.append(prompt)
-    # A smoke test (written with the code); the measure is `mama bench recall` on public data,
+    # A smoke test (written with the code); the measure is the `recall` benchmark on public data,
     # whose silence the prompt's weighted terms bought at the cost of some of these paraphrases.
     assert noise == [] and len(misses) <= 3, misses
 

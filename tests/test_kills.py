@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mama_plugin.bench.faults import kills_run
-from mama_plugin.bench.fuzz import fuzz_run
+from benchmarks.faults import kills_run
+from benchmarks.fuzz import fuzz_run
 
 
 def test_killed_writers_and_servers_lose_no_acknowledged_save(tmp_path: Path) -> None:

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from benchmarks.secrets import _holds, false_positives, leak_run
+from benchmarks.secrets_corpus import PRIVATE_VARIANTS, corpus
+from benchmarks.secrets_paths import CLIPS, cut_at
 from mama_plugin import personal
 from mama_plugin.assist.draft import draft_narrative
-from mama_plugin.bench.secrets import _holds, false_positives, leak_run
-from mama_plugin.bench.secrets_corpus import PRIVATE_VARIANTS, corpus
-from mama_plugin.bench.secrets_paths import CLIPS, cut_at
 from mama_plugin.config import Config
 from mama_plugin.privacy import redact_text, redact_tree
 from mama_plugin.schema.assist import DraftRequest

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mama_plugin.bench.floor import kept_words
+from benchmarks.floor import kept_words
 from mama_plugin.config import Config
 from mama_plugin.storage import NewMemory, Store
 from mama_plugin.storage import search as search_module
@@ -40,7 +40,7 @@ def add(store: Store, content: str, topic: str = "") -> str:
 def _small_common(monkeypatch: pytest.MonkeyPatch) -> None:
     # A word becomes "common" (left out) at 3 memories and more than half: a few saves flip it.
     monkeypatch.setattr(search_module, "COMMON_WORD_MIN", 3)
-    import mama_plugin.bench.floor as floor_module
+    import benchmarks.floor as floor_module
 
     monkeypatch.setattr(floor_module, "COMMON_WORD_MIN", 3)
 

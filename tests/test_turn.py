@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mama_plugin.bench.extraction import extraction_run, labelled_turns
+from benchmarks.extraction import extraction_run, labelled_turns
 from mama_plugin.config import Config
 from mama_plugin.server.base import Env
 from mama_plugin.server.hook_table import HOOKS, TurnArgs

@@ -287,7 +287,7 @@ def test_mama_serve_drains_on_sigint_and_exits(
 ) -> None:
     """`mama serve` (the front, and the SDK server) for real: stopped the way Claude Code stops
     it, it exits (130 for the front's interrupted read, 0 for the SDK's), nothing queued."""
-    from mama_plugin.bench.stdio import SERVE, StdioServer
+    from benchmarks.stdio import SERVE, StdioServer
     from mama_plugin.storage import Store
 
     home = tmp_path / "mama"

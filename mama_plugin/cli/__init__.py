@@ -3,7 +3,7 @@
 Errors from MAMA become one ``mama: error: …`` line and exit code 1; usage errors exit 2.
 Nothing else prints a traceback: an unexpected error is one line naming the log file its
 traceback went to (``$MAMA_HOME/logs/cli.log``), exit code 1.
-Each command lives with its kin (memory, transfer, settings, runtime, assist, bench) and
+Each command lives with its kin (memory, transfer, settings, runtime, assist, doctor, catchup) and
 declares its arguments with the shared decorators of ``options``.
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from ..config import Config, mama_home
 from ..errors import MamaError
 from ..home import keep_private
-from . import assist, bench, catchup, doctor, memory, runtime, settings, transfer
+from . import assist, catchup, doctor, memory, runtime, settings, transfer
 from .failure import unexpected
 from .options import Command
 
@@ -37,7 +37,6 @@ COMMANDS: tuple[Command, ...] = (
     assist.cmd_draft,
     assist.cmd_links,
     assist.cmd_stats,
-    bench.cmd_bench,
     settings.cmd_config,
     settings.cmd_commands,
     runtime.cmd_hook,

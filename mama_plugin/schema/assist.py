@@ -55,7 +55,7 @@ class LinkJudgement(Strict):
 
 
 class Relatedness(Strict):
-    """The model's verdict on one memory and one prompt (``mama bench recall --assist-judge``)."""
+    """The model's verdict on one memory and one prompt (benchmark ``recall --assist-judge``)."""
 
     related: bool
 

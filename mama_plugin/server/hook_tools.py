@@ -41,7 +41,7 @@ ASK_REASON = (
 EMBEDDER_WAIT_S = 1.5
 
 # Seconds the Stop hook waits for the turn's last transcript entries; MAMA_TURN_WAIT_S=0 reads
-# once without waiting (what `mama bench turns` compares against).
+# once without waiting (what `python -m benchmarks turns` compares against).
 TURN_WAIT_ENV = "MAMA_TURN_WAIT_S"
 
 

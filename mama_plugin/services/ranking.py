@@ -17,7 +17,7 @@ match the question before its history can reorder it.
 Time is measured at ``as_of`` (the search's "now": the wall clock, or a conversation's own
 date), from the memory's event time (``created_at``: when it was said, which imports and
 dated saves carry over). The design documents' other signals are options, measured in
-``mama bench retrieval`` (docs/architecture.md, "Retrieval", says which are on):
+``python -m benchmarks retrieval`` (docs/architecture.md, "Retrieval", says which are on):
 
 - ``last_use_factor = 1 / (1 + days_since_last_used / 30)`` (never used: since its event time),
   which would replace ``recency_factor``.

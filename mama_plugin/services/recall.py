@@ -25,7 +25,7 @@ A memory passes when it is at the bar *and* holds ``WEIGHT_BAR`` of the weight, 
 under the bar holding most of it (``STRONG_WEIGHT``); with a model whose scale says so
 (multilingual-e5), far above the bar on meaning alone; with no vectors
 (the model still loading, or none), on the weight and ``MIN_MATCHED`` terms. Measured by
-``mama bench recall`` on public data beside the old rules (README, "Prompt recall").
+``python -m benchmarks recall`` on public data beside the old rules (README, "Prompt recall").
 
 Nothing twice (``shown``, a :class:`Seen`; :mod:`.story.shown` keeps one a session): what the
 session start injected and what an earlier prompt of the same session injected is not
@@ -78,7 +78,7 @@ class Scale:
     alone_latin: float | None = None  # the same for a prompt with no Korean in it
 
 
-# Read off the calibration half of `mama bench recall` (the held-out half reports).
+# Read off the calibration half of `python -m benchmarks recall` (the held-out half reports).
 SCALES = {
     # Korean prompts alone 0.3 above the bar, English ones 0.1 (calibration: recall 0.682 →
     # 0.667, silence 0.963 → 0.977, the half's silence target met).
@@ -218,7 +218,7 @@ def recall(
 
     ``shown`` (this session's): a hit it already holds, unchanged, is left out (and listed in
     ``skipped``). Recording what was injected is the caller's (:func:`prompt_context`).
-    ``judged=False`` keeps every candidate (``mama bench recall`` judges them at many bars);
+    ``judged=False`` keeps every candidate (the ``recall`` benchmark judges them at many bars);
     ``views=False`` reads the stored narrative's cosine only (:mod:`recall_views`);
     ``df_prior`` is the bench's ablation of :data:`DF_PRIOR` (1: the weights before it).
     """

@@ -16,7 +16,7 @@
    did not exist yet and are left out.
 5. Signals (:mod:`signals`): a later version of the same fact ranks above the older one, which
    is marked as updated; optionally, links to the top result and type pairs.
-``Options`` holds every choice the ablation in ``mama bench retrieval`` measures; ``DEFAULT``
+``Options`` holds every choice the ablation in the ``retrieval`` benchmark measures; ``DEFAULT``
 is what the figures kept. Read-only. :mod:`answers` turns the ranked memories into what the
 search tools answer (the graph expansion and the story to read).
 """
@@ -61,7 +61,7 @@ class EmbeddingModel(Protocol):
 
 @dataclass(frozen=True)
 class Options:
-    """Every ranking choice ``mama bench retrieval`` measures; ``DEFAULT`` is what it kept."""
+    """Every ranking choice the ``retrieval`` benchmark measures; ``DEFAULT`` is what it kept."""
 
     vector_weight: float = VECTOR_WEIGHT
     keyword_depth: int = CANDIDATES

@@ -10,8 +10,8 @@ queries of a partition of at most ``DIRECT_UP_TO`` memories: sqlite-vec scans 1,
 at 1,000, 74 ms at 5,000) that a short ``claude -p`` session's one prompt paid in full. The
 distances agree to ~4e-7.
 
-A large partition is searched in two passes (``mama bench latency`` prints the figures behind
-this; docs/architecture.md quotes them): the sign bits of every vector (48 bytes at 384
+A large partition is searched in two passes (the ``latency`` benchmark prints the figures
+behind this; docs/architecture.md quotes them): the sign bits of every vector (48 bytes at 384
 dimensions, 1/32 of the floats) are compared with the query's by Hamming distance, and the
 ``max(OVERSAMPLE × k, RERANK_MIN)`` nearest by bits are re-ranked by their exact float
 cosine. Every returned distance is exact; only which rows are re-ranked is approximate. A

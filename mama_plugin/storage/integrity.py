@@ -21,8 +21,8 @@ import apsw
 
 DAMAGE = (apsw.CorruptError, apsw.NotADBError)
 # Up to this size opening walks every b-tree (``structure_check``: 36-188 ms at 28 MB, 10k
-# memories); above it, the header and schema read only. ``mama bench integrity`` prints what
-# each check costs (figures in docs/architecture.md).
+# memories); above it, the header and schema read only. ``python -m benchmarks integrity``
+# prints what each check costs (figures in docs/architecture.md).
 QUICK_CHECK_BYTES = 32 * 1024 * 1024
 HEADER = b"SQLite format 3\x00"
 

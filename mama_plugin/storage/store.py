@@ -186,7 +186,7 @@ class Store:
     def verify(self) -> StoreDamaged | None:
         """Run ``PRAGMA quick_check`` over the whole file now; the damage found, or None.
 
-        Reads every page (see ``mama bench integrity`` for the cost), on a connection of its
+        Reads every page (the ``integrity`` benchmark gives the cost), on a connection of its
         own: a long-running process can call it once from a worker thread for a store too
         large to check when opened. Damage found marks the store: its writes are refused.
         """

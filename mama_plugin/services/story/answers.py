@@ -2,7 +2,7 @@
 
 Graph expansion: a superseded hit brings the decision that replaced it, ranked right above it;
 decisions bring their evolution chain and their implementation/outcome neighbours. What is
-no longer news is left out (``services/freshness.py``): an outcome event gives way to the
+no longer news is left out (``services/story/freshness.py``): an outcome event gives way to the
 memory it judges, a session's checkpoints collapse into one entry, next steps a later memory
 says were done are not "remaining". The answer is a story to read (``context_summary.md.j2``:
 the chains, what stands now, lessons, work per session, what is unresolved, what remains)

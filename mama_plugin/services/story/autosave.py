@@ -288,7 +288,7 @@ def confirmed(commands: list[Command], failing: list[Command]) -> list[dict[str,
 def moved_on(digest: Digest, last: str) -> bool:
     """Whether this turn moved the work on: it edited, ran a command that does more than look
     around, or changed tasks, or it said what comes next without only echoing the memory (a
-    turn that called MAMA's tools echoes it). ``mama bench extraction`` scores it.
+    turn that called MAMA's tools echoes it). ``python -m benchmarks extraction`` scores it.
     """
     if digest.turn_work:
         return True

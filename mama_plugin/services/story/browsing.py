@@ -1,7 +1,7 @@
 """The browsing tools' answers: every memory of one topic, and the newest memories.
 
 No ranking and no graph work beyond labelling what stands now: an outcome event is listed as
-the memory it judges, a session's checkpoints as one row (``services/freshness.py``).
+the memory it judges, a session's checkpoints as one row (``services/story/freshness.py``).
 Read-only.
 """
 

@@ -1,6 +1,6 @@
 """What is still news in an answer: one entry a session, outcomes on their memory, open work.
 
-Four rules the search answers apply to what retrieval ranked (``services/answers.py``):
+Four rules the search answers apply to what retrieval ranked (``services/story/answers.py``):
 
 - **One entry a session.** A session's checkpoints (its rolling automatic one and any Claude
   saved) collapse into the one updated last, at the rank of the session's best hit; it
@@ -9,7 +9,7 @@ Four rules the search answers apply to what retrieval ranked (``services/answers
   writes, linked ``outcome_of``) repeats what the memory it judges already carries (status,
   details, lessons): the memory stands in its place.
 - **Done is not remaining.** A next step is still open unless a memory saved or updated after
-  the one that holds it shows it done (``services/done.py``: its done items and tasks, the
+  the one that holds it shows it done (``services/story/done.py``: its done items and tasks, the
   checks it saw pass, the step's object among what it did, a later turn asked for it); a
   step of a memory that only carries out superseded decisions is moot; a step or a concern
   that a later decision building on its memory covers is settled (:func:`building_on`).

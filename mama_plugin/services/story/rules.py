@@ -11,8 +11,9 @@ one that holds it shows it done. Two kinds of rule, in one table (:data:`RULES`)
   (:func:`.freshness.open_steps`).
 
 Each rule says what it compares and the figure that justified it (or left it off);
-``mama bench answers`` measures every rule alone and within the default set, iterating this
-table. :data:`DEFAULT` is what the product runs. Pure functions; standard library only.
+``python -m benchmarks answers`` measures every rule alone and within the default set,
+iterating this table. :data:`DEFAULT` is what the product runs. Pure functions; standard
+library only.
 """
 
 from __future__ import annotations

@@ -1,0 +1,294 @@
+"""Every benchmark as a subcommand of ``python -m benchmarks``, each with only its own options.
+
+A handler parses nothing itself: it calls its benchmark's ``*_run`` (imported when the kind
+runs, so ``--help`` stays fast and a kind needs only its own dependencies) and hands the text
+and figures to :func:`.options.report`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from mama_plugin.cli.options import Command, argument, command
+from mama_plugin.errors import MamaError
+
+from .options import (
+    dataset_option,
+    embedder,
+    figures_option,
+    keyword_only_option,
+    progress,
+    report,
+    runs_option,
+    sizes_option,
+)
+
+
+@command("retrieval", "LoCoMo-10 through the product's save and search paths: R@k, MRR, nDCG")
+@dataset_option("LoCoMo's locomo10.json", required=True)
+@argument(
+    "--audit",
+    type=Path,
+    metavar="PATH",
+    help="audit errors (default: locomo_audit_errors.json beside the dataset, if there)",
+)
+@argument("--depth", type=int, default=50, metavar="N", help="results per question (default 50)")
+@argument(
+    "--updates",
+    type=Path,
+    metavar="PATH",
+    help="SituatedQA's temp.test.jsonl, for the latest-first rate "
+    "(default: situatedqa_temp.test.jsonl beside the dataset, if there)",
+)
+@keyword_only_option()
+@figures_option()
+def retrieval(args: argparse.Namespace) -> int:
+    from .commands import retrieval as retrieval_run
+
+    model = embedder(args)
+    dataset: Path = args.dataset
+    audit = args.audit or dataset.with_name("locomo_audit_errors.json")
+    changes = args.updates or dataset.with_name("situatedqa_temp.test.jsonl")
+    if args.updates and not changes.is_file():
+        raise MamaError(f"--updates: no file at {changes}")
+    return report(
+        args,
+        *retrieval_run(
+            dataset,
+            audit if audit.is_file() else None,
+            model,
+            depth=args.depth,
+            progress=progress,
+            updates=changes if changes.is_file() else None,
+        ),
+    )
+
+
+@command("latency", "search beside its floor, traversal and save on synthetic stores")
+@sizes_option()
+@argument("--queries", type=int, default=200, metavar="N", help="searches per size (default 200)")
+@keyword_only_option()
+@figures_option()
+def latency(args: argparse.Namespace) -> int:
+    from .commands import latency_run
+
+    # Latency embeds one query at a time, as the MCP server does: with its thread count.
+    model = embedder(args, one_thread=True)
+    return report(args, *latency_run(args.sizes, model, queries=args.queries, progress=progress))
+
+
+@command("startup", "process start to initialize and tools/list answered, per server")
+@runs_option(30, "cold starts of each server")
+@figures_option()
+def startup(args: argparse.Namespace) -> int:
+    from .startup import startup_run
+
+    return report(args, *startup_run(args.runs))
+
+
+@command("hooks", "hook latency on a large synthetic store and the tokens the hooks inject")
+@argument(
+    "--size", type=int, default=10_000, metavar="N", help="memories in the store (default 10000)"
+)
+@runs_option(30, "runs of each hook")
+@keyword_only_option()
+@figures_option()
+def hooks(args: argparse.Namespace) -> int:
+    from .hooks import hooks_run
+
+    model = embedder(args)
+    return report(args, *hooks_run(args.size, model, runs=args.runs, progress=progress))
+
+
+@command("draft", "drafting with the local model on recorded transcripts: time and grounding")
+@runs_option(3, "runs over the transcripts")
+@argument(
+    "--transcripts",
+    type=Path,
+    metavar="DIR",
+    help="a folder of Claude Code transcripts (default: tests/fixtures/transcripts)",
+)
+@figures_option()
+def draft(args: argparse.Namespace) -> int:
+    from .draft import draft_run
+
+    return report(args, *draft_run(args.runs, folder=args.transcripts, config=args.config))
+
+
+@command("exposure", "scripted sessions: is every tool a turn needs on its first request?")
+@figures_option()
+def exposure(args: argparse.Namespace) -> int:
+    from .exposure import exposure_run
+
+    return report(args, *exposure_run(args.config))
+
+
+@command("warm", "real claude -p sessions: is the index warm when the next session needs it?")
+@runs_option(5, "pairs of sessions")
+@argument(
+    "--wait-for-servers",
+    action="store_true",
+    help="-p waits for MCP servers (MCP_CONNECTION_NONBLOCKING=false), as a user would",
+)
+@argument(
+    "--plugin-dir",
+    type=Path,
+    metavar="DIR",
+    help="the MAMA checkout Claude Code loads (default: this one)",
+)
+@figures_option()
+def warm(args: argparse.Namespace) -> int:
+    from mama_plugin.embeddings import resolve_model
+
+    from .checkout import ROOT
+    from .warm import warm_run
+
+    model = resolve_model(args.config).path
+    plugin = args.plugin_dir.resolve() if args.plugin_dir else ROOT
+    text, data = warm_run(
+        args.runs, model, wait=args.wait_for_servers, plugin=plugin, progress=progress
+    )
+    return report(args, text, data)
+
+
+@command("integrity", "what checking a store's integrity costs at each size")
+@sizes_option()
+@runs_option(5, "checks timed at each size")
+@figures_option()
+def integrity(args: argparse.Namespace) -> int:
+    from .integrity import integrity_run
+
+    return report(args, *integrity_run(args.sizes, runs=args.runs, progress=progress))
+
+
+@command("turns", "real Claude Code: does the Stop checkpoint see the end of its turn?")
+@runs_option(200, "turns in each arm")
+@figures_option()
+def turns(args: argparse.Namespace) -> int:
+    from .turns import turns_run
+
+    return report(args, *turns_run(args.runs, progress=progress))
+
+
+@command("extraction", "the rolling checkpoint's unresolved items and next step, on labelled turns")
+@figures_option()
+def extraction(args: argparse.Namespace) -> int:
+    from .extraction import extraction_run
+
+    return report(args, *extraction_run())
+
+
+@command("presence", "real claude -p with and without the plugin: is MAMA there, what it costs")
+@runs_option(20, "rounds")
+@argument(
+    "--baseline-plugin",
+    type=Path,
+    metavar="DIR",
+    help="another MAMA checkout (e.g. main's) run as a third arm in the same rounds",
+)
+@argument(
+    "--fresh-projects",
+    action="store_true",
+    help="a new project in every run (each session its project's first) instead of one "
+    "project the runs follow each other in",
+)
+@figures_option()
+def presence(args: argparse.Namespace) -> int:
+    from .presence import presence_run
+
+    baseline = args.baseline_plugin.resolve() if args.baseline_plugin else None
+    text, data = presence_run(
+        args.runs, baseline=baseline, progress=progress, fresh_projects=args.fresh_projects
+    )
+    return report(args, text, data)
+
+
+@command("kills", "SIGKILLed writers and servers: is anything acknowledged lost?")
+@runs_option(200, "killed writers, and half as many servers")
+@figures_option()
+def kills(args: argparse.Namespace) -> int:
+    from .faults import kills_run
+
+    writers = args.runs
+    return report(args, *kills_run(writers, max(1, writers // 2), progress=progress))
+
+
+@command("fuzz", "random tool calls and garbage lines over one stdio session")
+@runs_option(10_000, "tool calls")
+@figures_option()
+def fuzz(args: argparse.Namespace) -> int:
+    from .fuzz import fuzz_run
+
+    return report(args, *fuzz_run(args.runs, progress=progress))
+
+
+@command("writers", "save latency under 8 concurrent writers against one alone")
+@runs_option(200, "saves per writer")
+@figures_option()
+def writers(args: argparse.Namespace) -> int:
+    from .writers import writers_run
+
+    return report(args, *writers_run(args.runs))
+
+
+@command("recall", "prompt recall on public labelled prompts (KLUE-STS, LoCoMo), held-out half")
+@dataset_option("LoCoMo's locomo10.json (default: shared/bench's, if there)")
+@argument(
+    "--assist-judge",
+    type=int,
+    default=0,
+    metavar="N",
+    help="also judge the candidates of N related and N unrelated held-out prompts with the "
+    "assist model (default 0: not run; a verdict takes ~1 s)",
+)
+@keyword_only_option()
+@figures_option()
+def recall(args: argparse.Namespace) -> int:
+    from .recall import recall_run
+
+    model = embedder(args)
+    text, data = recall_run(
+        args.config, model, args.dataset, assist_judge=args.assist_judge, progress=progress
+    )
+    return report(args, text, data)
+
+
+@command("secrets", "the secrets corpus through every write path; false positives on prose")
+@dataset_option("LoCoMo's locomo10.json, ordinary text for the false positives")
+@figures_option()
+def secrets(args: argparse.Namespace) -> int:
+    from .secrets import secrets_run
+
+    return report(args, *secrets_run(args.dataset, progress=progress))
+
+
+@command("answers", "the default search answer, session by session, beside the frozen baseline")
+@keyword_only_option()
+@figures_option()
+def answers(args: argparse.Namespace) -> int:
+    from .answers import answers_run
+
+    return report(args, *answers_run(embedder(args)))
+
+
+# In the order ``python -m benchmarks --help`` lists them.
+KINDS: tuple[Command, ...] = (
+    retrieval,
+    latency,
+    startup,
+    hooks,
+    draft,
+    exposure,
+    warm,
+    integrity,
+    turns,
+    extraction,
+    presence,
+    kills,
+    fuzz,
+    writers,
+    recall,
+    secrets,
+    answers,
+)

@@ -1,0 +1,322 @@
+"""The ``recall`` benchmark: does prompt-time recall bring back the memory meant, and only then?
+
+On public prompts nobody on this team wrote (:mod:`recall_data`: KLUE-STS in Korean, shipped;
+LoCoMo in English, when its file is there), each system is asked every prompt against one
+store holding every memory; a related prompt counts when a memory it means is injected (of at
+most three), an unrelated one when nothing is. Targets: recall ≥ ``RECALL_TARGET`` and silence
+≥ ``SILENCE_TARGET``, on the held-out half. Rows:
+
+- ``today``: the rules before this bench (:mod:`.baselines.recall_before_hybrid`), MiniLM;
+- ``hybrid/<model>``: :func:`services.recall.recall` (the hybrid search's candidates, judged),
+  at the configured ``relevance_bar``, with each embedding model installed;
+- ``hybrid/keywords``: the same with no vectors (a model still loading);
+- a bar sweep of each hybrid row, both halves, so the bar's choice can be read off the
+  calibration half and checked on the held-out one;
+- what limits each hybrid row (:mod:`recall_causes`): its misses by cause and the ceiling
+  the candidates' order sets; the pairs in one-memory stores, with the term-weight prior and
+  without; the hand-written ``recall_prompts.json`` (16 + 16) as a smoke test.
+
+Each row's per-prompt time (p50, p95) is printed beside it.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mama_plugin.config import Config
+from mama_plugin.errors import MamaError
+from mama_plugin.services import indexing, recall
+from mama_plugin.services.memories import save_context
+from mama_plugin.services.retrieval import EmbeddingModel
+from mama_plugin.storage import Store
+from mama_plugin.text import hangul, search_terms
+
+from . import recall_causes
+from .baselines import recall_before_hybrid
+from .checkout import ROOT
+from .recall_data import Case, Labelled
+
+RECALL_TARGET = 0.85
+SILENCE_TARGET = 0.97
+PROJECT = "/bench/recall"
+SWEEP = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65)
+
+
+@dataclass
+class Row:
+    """One system's answers: for each case, the ids it would inject."""
+
+    name: str
+    injected: list[list[str]]
+    ms: list[float]
+
+
+def score(cases: Sequence[Case], injected: Sequence[Sequence[str]], split: str) -> dict[str, Any]:
+    """Recall of related cases and silence on unrelated ones, in ``split`` ("all": both)."""
+    out: dict[str, Any] = {}
+    for language in ("all", "en", "ko"):
+        chosen = [
+            (c, ids)
+            for c, ids in zip(cases, injected, strict=True)
+            if split in ("all", c.split) and language in ("all", c.language)
+        ]
+        related = [c.meant & set(ids) != set() for c, ids in chosen if c.related]
+        unrelated = [not ids for c, ids in chosen if not c.related]
+        out[language] = {
+            "recall": round(sum(related) / len(related), 3) if related else None,
+            "silence": round(sum(unrelated) / len(unrelated), 3) if unrelated else None,
+            "related": len(related),
+            "unrelated": len(unrelated),
+        }
+    return out
+
+
+def _store(home: Path, data: Labelled, embedder: EmbeddingModel | None) -> tuple[Store, dict]:
+    store = Store.open(home / "recall.db", config=Config(home))
+    ids: dict[str, str] = {}
+    with store.transaction():
+        for memory in data.memories:
+            saved = save_context(store, PROJECT, {"topic": memory.topic, "content": memory.content})
+            ids[saved.memory.id] = memory.key
+    if embedder is not None:
+        indexing.drain(store, embedder)
+    return store, ids
+
+
+def _ask_all(cases: Sequence[Case], ask: Callable[[str], list[str]]) -> Row:
+    injected, ms = [], []
+    for case in cases:
+        started = time.perf_counter()
+        injected.append(ask(case.prompt))
+        ms.append((time.perf_counter() - started) * 1000)
+    return Row("", injected, ms)
+
+
+# id, relevance, weight, matched, terms, whether the prompt is Korean
+Candidate = tuple[str, float | None, float, int, int, bool]
+
+
+def _candidates(store: Store, prompt: str, embedder: EmbeddingModel | None) -> list[Candidate]:
+    """Every chain's candidate, before any bar (see :data:`Candidate`)."""
+    found = recall.recall(
+        store, prompt, project=PROJECT, embedder=embedder, judged=False, max_hits=99
+    )
+    name = embedder.name if embedder is not None else ""
+    return [
+        (
+            h.memory.id,
+            recall.relevance(h.cosine or 0.0, name) if found.used_vectors else None,
+            h.coverage,
+            len(h.matched),
+            len(found.words),
+            hangul(prompt),
+        )
+        for h in found.hits
+    ]
+
+
+def _judged(candidates: list[Candidate], bar: float, model: str, *, cut: bool = True) -> list[str]:
+    passed = [
+        memory_id
+        for memory_id, relevant, weight, matched, terms, korean in candidates
+        if terms >= recall.MIN_TERMS
+        and recall.judge(relevant, weight, matched, bar=bar, model=model, korean=korean)
+    ]
+    return passed[: recall.MAX_HITS] if cut else passed
+
+
+def run(
+    data: Labelled,
+    embedders: dict[str, EmbeddingModel],
+    *,
+    bar: float,
+    progress: Callable[[str], None] | None = None,
+    small: bool = True,
+) -> dict[str, Any]:
+    """Every row's figures (see the module docstring); ``small=False`` leaves out the
+    one-memory stores and the smoke set."""
+    say = progress or (lambda _line: None)
+    out: dict[str, Any] = {"rows": {}, "sweeps": {}, "candidates": {}, "causes": {}}
+    out |= {"small": {}, "smoke": {}}
+    for model, embedder in [*embedders.items(), ("keywords", None)]:
+        with tempfile.TemporaryDirectory(prefix="mama-bench-recall-") as tmp:
+            say(f"{model}: storing {len(data.memories)} memories")
+            store, keys = _store(Path(tmp), data, embedder)
+            try:
+                today = model == "all-MiniLM-L6-v2" or (embedder is None and not embedders)
+                _rows(out, model, store, keys, data.cases, embedder, bar, today, say)
+            finally:
+                store.close()
+        if small:
+            say(f"hybrid/{model}: one-memory stores")
+            out["small"][f"hybrid/{model}"] = recall_causes.small_stores(data, embedder, bar=bar)
+            out["smoke"][f"hybrid/{model}"] = recall_causes.smoke(embedder, bar=bar)
+    return out | {"bar": bar, "sources": data.sources}
+
+
+def _rows(
+    out: dict[str, Any],
+    model: str,
+    store: Store,
+    keys: dict[str, str],
+    cases: Sequence[Case],
+    embedder: EmbeddingModel | None,
+    bar: float,
+    today: bool,
+    say: Callable[[str], None],
+) -> None:
+    """The rows one store answers: today's rules (with MiniLM, or with no model), the hybrid."""
+    if today:
+        say("today's rules")
+        asked = _ask_all(
+            cases,
+            lambda p: recall_before_hybrid.recalled(store, p, project=PROJECT, embedder=embedder),
+        )
+        out["rows"]["today"] = _figures(cases, asked, keys)
+    say(f"hybrid/{model}: {len(cases)} prompts")
+    seen: list[list[Candidate]] = []
+
+    def ask(prompt: str) -> list[str]:
+        seen.append(_candidates(store, prompt, embedder))
+        return [c[0] for c in seen[-1]]
+
+    timed = _ask_all(cases, ask)
+    out["candidates"][model] = [[(keys.get(i, i), *rest) for i, *rest in c] for c in seen]
+    judged = Row("", [_judged(c, bar, model) for c in seen], timed.ms)
+    out["rows"][f"hybrid/{model}"] = _figures(cases, judged, keys)
+    out["causes"][f"hybrid/{model}"] = recall_causes.causes(
+        cases,
+        _keyed([[c[0] for c in found] for found in seen], keys),
+        _keyed([_judged(c, bar, model, cut=False) for c in seen], keys),
+        [len(search_terms(c.prompt, min_length=recall.MIN_TERM)) for c in cases],
+    )
+    out["sweeps"][f"hybrid/{model}"] = {
+        str(b): {
+            split: score(cases, _keyed([_judged(c, b, model) for c in seen], keys), split)["all"]
+            for split in ("calibration", "held-out")
+        }
+        for b in SWEEP
+    }
+
+
+def _keyed(injected: list[list[str]], keys: dict[str, str]) -> list[list[str]]:
+    return [[keys.get(i, i) for i in ids] for ids in injected]
+
+
+def _figures(cases: Sequence[Case], row: Row, keys: dict[str, str]) -> dict[str, Any]:
+    injected = _keyed(row.injected, keys)
+    ms = sorted(row.ms)
+    return {
+        "held-out": score(cases, injected, "held-out"),
+        "calibration": score(cases, injected, "calibration"),
+        "ms_p50": round(ms[len(ms) // 2], 1) if ms else None,
+        "ms_p95": round(ms[int(len(ms) * 0.95)], 1) if ms else None,
+    }
+
+
+def report(figures: dict[str, Any], *, load: str) -> str:
+    """The printed report: one line per row, then the bar sweeps."""
+    lines = ["Prompt recall on public data (related: the memory meant is injected; unrelated:"]
+    lines.append(f"nothing is). Targets: recall ≥ {RECALL_TARGET}, silence ≥ {SILENCE_TARGET}.")
+    lines += [f"  source: {s}" for s in figures["sources"]]
+    lines.append(f"relevance_bar {figures['bar']}; load average {load}")
+    lines.append("")
+    head = f"{'row':<34}{'half':<12}{'recall':>8}{'silence':>9}{'en r/s':>13}{'ko r/s':>13}"
+    lines += [head + f"{'p50 ms':>8}{'p95 ms':>8}", "-" * (len(head) + 16)]
+    for name, row in figures["rows"].items():
+        for half in ("held-out", "calibration"):
+            s = row[half]
+            lines.append(
+                f"{name:<34}{half:<12}{_f(s['all']['recall']):>8}{_f(s['all']['silence']):>9}"
+                f"{_pair(s['en']):>13}{_pair(s['ko']):>13}"
+                + (f"{row['ms_p50']:>8}{row['ms_p95']:>8}" if half == "held-out" else "")
+            )
+    n = figures["rows"][next(iter(figures["rows"]))]["held-out"]["all"]
+    lines.append(f"(held-out: {n['related']} related, {n['unrelated']} unrelated prompts)")
+    for name, sweep in figures["sweeps"].items():
+        lines += ["", f"{name}: bar sweep (recall / silence)"]
+        for b, halves in sweep.items():
+            cal, held = halves["calibration"], halves["held-out"]
+            lines.append(
+                f"  bar {b:<6} calibration {_f(cal['recall'])} / {_f(cal['silence'])}"
+                f"   held-out {_f(held['recall'])} / {_f(held['silence'])}"
+            )
+    lines += recall_causes.report(figures)
+    return "\n".join(lines) + "\n"
+
+
+def _f(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _pair(s: dict[str, Any]) -> str:
+    return f"{_f(s['recall'])}/{_f(s['silence'])}"
+
+
+LOCOMO = ROOT.parent / "shared" / "bench" / "locomo10.json"
+
+
+def recall_run(
+    config: Config,
+    embedder: EmbeddingModel | None,
+    locomo: Path | None = None,
+    *,
+    assist_judge: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """The ``recall`` benchmark: every row on every labelled prompt; the report and its figures.
+
+    The rows use the configured model and, when their packages are installed,
+    multilingual-e5 and all-mpnet-base-v2.
+    LoCoMo is read from ``locomo`` (default: ``shared/bench/locomo10.json`` beside the
+    checkout, when there); without it only the shipped KLUE-STS sample is asked.
+    ``assist_judge`` > 0 adds the assist model as a judge on that many related and unrelated
+    held-out prompts (:mod:`recall_assist`).
+    """
+    import os
+
+    from .recall_data import labelled
+
+    path = locomo if locomo is not None else (LOCOMO if LOCOMO.is_file() else None)
+    data = labelled(path)
+    embedders: dict[str, EmbeddingModel] = {}
+    if embedder is not None:
+        embedders[embedder.name] = embedder
+    try:
+        from mama_plugin.embeddings.e5 import MODEL_NAME, E5Embedder
+
+        if MODEL_NAME not in embedders:
+            embedders[MODEL_NAME] = E5Embedder(threads=1)
+    except MamaError as exc:
+        (progress or print)(f"multilingual-e5 left out: {exc}")
+    try:
+        from mama_plugin.embeddings import models_dir, mpnet
+
+        if mpnet.MODEL_NAME not in embedders:
+            embedders[mpnet.MODEL_NAME] = mpnet.open_mpnet(models_dir(config))
+    except MamaError as exc:
+        (progress or print)(f"{mpnet.MODEL_NAME} left out: {exc}")
+    figures = run(data, embedders, bar=config.settings.relevance_bar, progress=progress)
+    load = f"{os.getloadavg()[0]:.1f}"
+    figures.pop("candidates")
+    text = report(figures, load=load)
+    if assist_judge > 0:
+        from mama_plugin.assist.runtime import Assistant
+
+        from . import recall_assist
+
+        assistant = Assistant(config)
+        try:
+            figures["assist_judge"] = recall_assist.judge_run(
+                data, embedder, assistant, assist_judge,
+                bar=config.settings.relevance_bar, progress=progress,
+            )  # fmt: skip
+        finally:
+            assistant.close()
+        text += "\n".join(recall_assist.report(figures["assist_judge"])) + "\n"
+    return text, figures

@@ -1,0 +1,1 @@
+"""Tests of the benchmarks themselves (the product's tests are in tests/)."""

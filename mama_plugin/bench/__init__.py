@@ -1,1 +1,0 @@
-"""Benchmarks: commands that print numbers (``mama bench retrieval``, ``mama bench latency``)."""
