@@ -229,7 +229,7 @@ def _after(store: Store, question: str, embedder: Any) -> tuple[str, list[str]]:
     result = search_by_context(
         store, question, embedder=embedder, project=PROJECT, record_usage=False
     )
-    return result.text, [r["id"] for r in result.primary_results]
+    return result.text, [r.id for r in result.primary_results]
 
 
 def _sum(judged: list[Judged]) -> dict[str, Any]:

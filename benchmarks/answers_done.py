@@ -248,7 +248,7 @@ def _shown(
 ) -> set[str]:
     """The steps (lower case) "Remains" would show; ``()``: the rules at this bench's start."""
     if rules:
-        return {s["step"].lower() for s in open_steps(store, holders, rules=rules,
+        return {s.step.lower() for s in open_steps(store, holders, rules=rules,
                                                       similar=similar)}  # fmt: skip
     shown = set()
     for m in holders:  # a whole step, covered by a later done item or decision; moot: all

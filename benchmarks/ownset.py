@@ -54,8 +54,8 @@ def run(embedder: EmbeddingModel | None) -> dict[str, dict[str, float]]:
                         store, prompt, embedder=embedder, project=PROJECT, k=3,
                         record_usage=False, options=options,
                     )  # fmt: skip
-                    hits = [r for r in result.primary_results if r["status"] == "current"]
-                    topics = [r["topic"] for r in hits]
+                    hits = [r for r in result.primary_results if r.status == "current"]
+                    topics = [r.topic for r in hits]
                     first += bool(topics) and topics[0] == topic
                     top3 += topic in topics[:3]
                 out[name] = {"r1": round(first / len(labelled), 4),

@@ -128,12 +128,7 @@ def _story(store: Store, config: Config, embedder: EmbeddingModel | None) -> str
     result = search_by_context(store, QUESTION, embedder=embedder, project=PROJECT, k=5)
     out.append(f'Search "{QUESTION}" ({how}):')
     for rank, item in enumerate(result.primary_results, 1):
-        label = (
-            item["status"]
-            if item["current_id"] == item["id"]
-            else f"superseded → {item['current_id']}"
-        )
-        out.append(f"  {rank}. [{label}] {item['id']} ({item['type']}) {item['content']}")
+        out.append(f"  {rank}. [{item.mark}] {item.id} ({item.type}) {item.content}")
     out.append("\nWhat Claude reads back (narrative_summary):\n")
     out.append(result.narrative_summary)
     out.append(_what_claude_sees(store, config, embedder))

@@ -66,14 +66,14 @@ def test_a_step_a_later_memory_says_was_done_is_not_remaining(store: Store, proj
         "next_steps": [{"step": "add a max_entries bound to TTLCache", "priority": "HIGH"},
                        {"step": "start the service on port 8765", "priority": "MEDIUM"}]})  # fmt: skip
     result = search_by_context(store, "TTLCache size bound service", project=project)
-    assert [s["step"] for s in result.status["next_steps"]] == [
+    assert [s.step for s in result.status.next_steps] == [
         "add a max_entries bound to TTLCache", "start the service on port 8765"]  # fmt: skip
     save_checkpoint(store, project, {
         "summary": "TTLCache bounded", "session_id": "s2",
         "what_was_done": ["Added a max_entries bound to TTLCache (all 3 tests pass)"]})  # fmt: skip
     result = search_by_context(store, "TTLCache size bound service", project=project)
     remains = section(result.text, "Remains:")
-    assert [s["step"] for s in result.status["next_steps"]] == ["start the service on port 8765"]
+    assert [s.step for s in result.status.next_steps] == ["start the service on port 8765"]
     assert len(remains) == 1 and "start the service" in remains[0]
 
 
@@ -85,11 +85,11 @@ def test_a_later_memory_edited_after_a_search_is_read_again(store: Store, projec
     later = save_checkpoint(store, project, {"summary": "read the cache code",
                                              "session_id": "s2"}).memory  # fmt: skip
     asked = "TTLCache size bound"
-    steps = search_by_context(store, asked, project=project).status["next_steps"]
-    assert [s["step"] for s in steps] == ["add a max_entries bound to TTLCache"]
+    steps = search_by_context(store, asked, project=project).status.next_steps
+    assert [s.step for s in steps] == ["add a max_entries bound to TTLCache"]
     store.memories.update(later.id, continuity={
         **later.continuity, "done": ["Added a max_entries bound to TTLCache (all 3 tests pass)"]})  # fmt: skip
-    assert search_by_context(store, asked, project=project).status["next_steps"] == []
+    assert search_by_context(store, asked, project=project).status.next_steps == []
 
 
 @pytest.mark.parametrize("high", range(-1, 7))
@@ -113,9 +113,7 @@ def test_done_counts_only_when_it_comes_later(store: Store, project: str) -> Non
         "summary": "the bound regressed: test_size_bound fails again", "session_id": "s2",
         "next_steps": [{"step": "add a max_entries bound to TTLCache", "priority": "HIGH"}]})  # fmt: skip
     result = search_by_context(store, "max_entries bound TTLCache", project=project)
-    assert [s["step"] for s in result.status["next_steps"]] == [
-        "add a max_entries bound to TTLCache"
-    ]
+    assert [s.step for s in result.status.next_steps] == ["add a max_entries bound to TTLCache"]
 
 
 def test_a_later_decision_closes_the_step_it_settles(store: Store, project: str) -> None:
@@ -124,7 +122,7 @@ def test_a_later_decision_closes_the_step_it_settles(store: Store, project: str)
         "next_steps": [{"step": "decide what the smoke test checks", "priority": "HIGH"}]})  # fmt: skip
     decide(store, project, "The smoke test checks /health only", topic="smoke_test")
     result = search_by_context(store, "smoke test checks", project=project)
-    assert result.status["next_steps"] == []
+    assert result.status.next_steps == []
 
 
 VOCABULARY = (
@@ -178,10 +176,9 @@ def test_a_sessions_checkpoints_are_one_entry_everywhere(store: Store, project: 
     other = save_checkpoint(store, project, {"topic": "cache", "summary": "cache bound elsewhere",
                                              "session_id": "s2"}).memory.id  # fmt: skip
     result = search_by_context(store, "cache bound step", project=project)
-    listed = [r for r in result.primary_results if r["type"] == "checkpoint"]
-    assert [r["id"] for r in listed] == [other, second] or [r["id"] for r in listed] == [
-        second, other]  # fmt: skip
-    assert next(r for r in listed if r["id"] == second)["collapsed"] == [first]
+    listed = [r for r in result.primary_results if r.type == "checkpoint"]
+    assert [r.id for r in listed] in ([other, second], [second, other])
+    assert next(r for r in listed if r.id == second).collapsed == [first]
     assert "(+1 earlier checkpoint of this session)" in result.text
     rows = search_by_topic(store, "cache", project=project)
     assert [r["id"] for r in rows] == [other, second] and rows[1]["collapsed"] == [first]
@@ -195,9 +192,9 @@ def test_the_rolling_checkpoint_and_a_saved_one_are_one_entry(store: Store, proj
     saved = save_checkpoint(store, project, {"summary": "TTLCache bounded; smoke test red",
                                              "session_id": "s1"}).memory  # fmt: skip
     result = search_by_context(store, "TTLCache smoke test", project=project)
-    checkpoints = [r["id"] for r in result.primary_results if r["type"] == "checkpoint"]
+    checkpoints = [r.id for r in result.primary_results if r.type == "checkpoint"]
     assert checkpoints == [saved.id]  # the one updated last stands for the session
-    assert result.primary_results[result.ids().index(saved.id)]["collapsed"] == [cp.id]
+    assert result.primary_results[result.ids().index(saved.id)].collapsed == [cp.id]
 
 
 def _failed_jwt(store: Store, project: str) -> tuple[str, str]:
@@ -233,7 +230,7 @@ def test_a_chain_refined_at_its_head_is_told_once(store: Store, project: str) ->
     result = search_by_context(store, "server-side sessions in Redis, session store",
                                project=project)  # fmt: skip
     assert result.ids()[:2] == [redis, sentinel]
-    assert [[s["id"] for s in c["steps"]] for c in result.evolution] == [[jwt, redis, sentinel]]
+    assert [[s.id for s in c.steps] for c in result.evolution] == [[jwt, redis, sentinel]]
     assert result.text.count("On auth_strategy:") == 1
 
 
@@ -262,7 +259,7 @@ def test_the_default_answer_keeps_to_its_budget_least_relevant_first(
     result = search_by_context(store, "price cache tier", project=project)
     assert estimate_tokens(result.text) <= ANSWER_TOKENS
     assert result.left_out and result.ids() == full.ids()
-    kept = [r["id"] for r in result.primary_results]
+    kept = [r.id for r in result.primary_results]
     assert kept == full.ids()[: len(kept)]  # the least relevant went first
     assert f"{len(result.left_out)} less relevant results left out" in result.text
 
@@ -273,7 +270,7 @@ def test_the_budget_never_cuts_a_chains_current_decision(store: Store, project: 
     new = decide(store, project, "LRU eviction", topic="eviction", supersedes=old)
     result = search_by_context(store, "price cache eviction oldest-first", project=project,
                                budget=120)  # fmt: skip
-    assert new in [r["id"] for r in result.primary_results]
+    assert new in [r.id for r in result.primary_results]
     assert "LRU eviction" in result.text
 
 
@@ -309,8 +306,8 @@ def test_a_step_done_in_part_shows_only_what_is_left(store: Store, project: str)
         "summary": "LRU done", "session_id": "s2",
         "what_was_done": ["Switched TTLCache to LRU order with an OrderedDict"]})  # fmt: skip
     result = search_by_context(store, "LRU switch README", project=project)
-    (step,) = result.status["next_steps"]
-    assert (step["left"], step["done"]) == ("the README", "finish the LRU switch")
+    (step,) = result.status.next_steps
+    assert (step.left, step.done) == ("the README", "finish the LRU switch")
     (line,) = section(result.text, "Remains:")
     assert line.startswith("the README (HIGH") and "done since: finish the LRU switch" in line
 
@@ -325,7 +322,7 @@ def test_a_moot_checkpoint_keeps_the_steps_that_are_not_about_the_replaced_plan(
                        {"step": "run the service with PRICE_DB set", "priority": "HIGH"}]})  # fmt: skip
     decide(store, project, "LRU eviction for TTLCache", supersedes=old)
     result = search_by_context(store, "TTLCache max_entries service PRICE_DB", project=project)
-    assert [s["step"] for s in result.status["next_steps"]] == ["run the service with PRICE_DB set"]
+    assert [s.step for s in result.status.next_steps] == ["run the service with PRICE_DB set"]
 
 
 def test_a_step_said_twice_is_shown_once(store: Store, project: str) -> None:
@@ -337,7 +334,7 @@ def test_a_step_said_twice_is_shown_once(store: Store, project: str) -> None:
                        {"step": "write the --serve flag with a /health handler, then rerun "
                                 "smoke.sh", "priority": "HIGH"}]})  # fmt: skip
     result = search_by_context(store, "serve flag health handler smoke", project=project)
-    assert [s["step"] for s in result.status["next_steps"]] == [  # the rerun is news
+    assert [s.step for s in result.status.next_steps] == [  # the rerun is news
         "add a --serve flag with a /health handler",
         "write the --serve flag with a /health handler, then rerun smoke.sh",
     ]

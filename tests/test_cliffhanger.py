@@ -188,7 +188,7 @@ def test_a_later_decision_building_on_one_settles_its_step_and_concern(
     }
     # Alike in words but not building on it: the step and the risk stay open.
     save_decision(store, "/elsewhere", sentinel)
-    assert [s["step"] for s in open_steps(store, [redis])] == ["set up Redis HA (sentinel)"]
+    assert [s.step for s in open_steps(store, [redis])] == ["set up Redis HA (sentinel)"]
     later = save_decision(
         store,
         project,
@@ -209,7 +209,7 @@ def test_a_later_decision_building_on_one_settles_its_step_and_concern(
         "details": "failover lost writes at 10K req/s",
     }
     record_outcome(store, failed)
-    assert [s["step"] for s in open_steps(store, [redis])] == ["set up Redis HA (sentinel)"]
+    assert [s.step for s in open_steps(store, [redis])] == ["set up Redis HA (sentinel)"]
     record_outcome(store, {"memory_id": later.memory.id, "outcome": "SUCCESS",
                            "details": "failover held p99 4 ms"})  # fmt: skip
     start = briefing.brief(store, project, Config(), "startup")
@@ -308,9 +308,9 @@ def test_what_remains_is_told_as_remaining_once(store: Store, project: str) -> N
     turn(store, project, "A", working(), "Added it. Remaining: the cache has no size bound yet.")
     facts = briefing.gather(store, project, followup_days=7, now=0)
     assert facts is not None
-    assert facts["remains"] == ["the cache has no size bound yet"]
-    assert not any("size bound" in x for x in facts["unresolved"]), facts["unresolved"]
-    assert any("FAILED test_ttl" in x for x in facts["unresolved"])
+    assert facts.remains == ["the cache has no size bound yet"]
+    assert not any("size bound" in x for x in facts.unresolved), facts.unresolved
+    assert any("FAILED test_ttl" in x for x in facts.unresolved)
 
 
 def test_a_failure_judged_by_an_outcome_is_told_once_by_the_decision() -> None:

@@ -155,7 +155,7 @@ def test_a_request_of_the_steps_own_session_does_not_close_it(store: Store, proj
                     turn_work=1)  # fmt: skip
     checkpoint_turn(store, project, session_id="S", digest=digest, last_message="Added the cache.",
                     cwd="/p")  # fmt: skip
-    assert [s["step"] for s in open_steps(store, [decision])] == ["add a TTL cache for stock"]
+    assert [s.step for s in open_steps(store, [decision])] == ["add a TTL cache for stock"]
     # The same request in a later session did it.
     checkpoint_turn(store, project, session_id="T", digest=digest, last_message="Added the cache.",
                     cwd="/p")  # fmt: skip

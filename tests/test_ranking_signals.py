@@ -44,8 +44,8 @@ def test_as_of_leaves_out_what_was_not_said_yet(store: Store, project: str) -> N
     assert before.ids() == [old]
     after = search_by_context(store, "team lead", project=project, as_of=T0 + 101 * DAY)
     assert after.ids()[:2] == [new, old]
-    assert after.primary_results[1]["updated_by"] == new
-    assert "updated_by" not in after.primary_results[0]
+    assert after.primary_results[1].updated_by == new
+    assert "updated_by" not in after.primary_results[0].as_dict()
 
 
 def test_a_later_version_ranks_first_even_when_it_matches_less(store: Store, project: str) -> None:

@@ -132,18 +132,15 @@ def test_superseded_hit_brings_its_successor_above_it(store: Store, project: str
     result = search_by_context(store, "JWT gateway", project=project)
     assert result.ids()[:2] == [sessions, jwt]
     first, second = result.primary_results[:2]
-    assert (first["status"], first["role"]) == ("current", "advice")
-    assert (second["status"], second["current_id"], second["role"]) == (
+    assert (first.status, first.role) == ("current", "advice")
+    assert (second.status, second.current_id, second.role) == (
         "superseded",
         sessions,
         "lesson",
     )
     chain = result.evolution[0]
-    assert [s["id"] for s in chain["steps"]] == [jwt, sessions]
-    assert (
-        chain["steps"][0]["failure_reason"] == "p99 307 ms"
-        and chain["steps"][0]["led_to"] == sessions
-    )
+    assert [s.id for s in chain.steps] == [jwt, sessions]
+    assert chain.steps[0].failure_reason == "p99 307 ms" and chain.steps[0].led_to == sessions
     assert result.learned_patterns == ["refresh paths hit the DB"]
     assert (
         "JWT tokens for gateway auth (FAILED: p99 307 ms) → Redis sessions"
@@ -174,10 +171,10 @@ def test_a_superseded_decision_never_appears_without_its_successor(
     assert len(results) <= k
     seen: set[str] = set()
     for item in results:
-        if item["status"] == "superseded":
-            assert item["current_id"] in seen, "successor must come first"
-            assert store.memories.require(item["current_id"]).status == "current"
-        seen.add(item["id"])
+        if item.status == "superseded":
+            assert item.current_id in seen, "successor must come first"
+            assert store.memories.require(item.current_id).status == "current"
+        seen.add(item.id)
 
 
 def test_implementation_neighbours_come_with_a_decision(store: Store, project: str) -> None:
@@ -186,8 +183,8 @@ def test_implementation_neighbours_come_with_a_decision(store: Store, project: s
         store, project, {"summary": "event store wired", "implements": [d]}
     ).memory.id
     item = search_by_context(store, "event sourcing", project=project).primary_results[0]
-    assert item["id"] == d
-    assert [(r["id"], r["relationship"], r["direction"]) for r in item["related"]] == [
+    assert item.id == d
+    assert [(r.id, r.relationship, r.direction) for r in item.related or []] == [
         (cp, "implements", "in")
     ]
 
@@ -201,10 +198,10 @@ def test_layers_are_included_on_request(store: Store, project: str) -> None:
         tension={"risks": ["ops load"]},
     )
     full = search_by_context(store, "kafka", project=project).primary_results[0]
-    assert full["evidence"] and full["tension"]["risks"] == ["ops load"]
+    assert full.evidence and (full.tension or {})["risks"] == ["ops load"]
     bare = search_by_context(store, "kafka", project=project, include_evidence=False,
                              include_tensions=False, include_evolution=False)  # fmt: skip
-    assert "evidence" not in bare.primary_results[0] and "tension" not in bare.primary_results[0]
+    assert bare.primary_results[0].evidence is None and bare.primary_results[0].tension is None
 
 
 def test_scoping_and_min_confidence(store: Store, project: str) -> None:
@@ -301,11 +298,11 @@ def test_plans_for_a_superseded_decision_no_longer_remain(store: Store, project:
     save_checkpoint(store, project, {"summary": "JWT auth wired in the gateway", "implements": [old],
                                      "next_steps": ["load test the JWT refresh path"]})  # fmt: skip
     result = search_by_context(store, "gateway auth", project=project)
-    assert [s["step"] for s in result.status["next_steps"]] == ["load test the JWT refresh path"]
+    assert [s.step for s in result.status.next_steps] == ["load test the JWT refresh path"]
     decide(store, project, "sessions for the gateway auth", supersedes=old,
            next_steps=["set up Redis HA"])  # fmt: skip
     result = search_by_context(store, "gateway auth", project=project)
-    assert [s["step"] for s in result.status["next_steps"]] == ["set up Redis HA"]
+    assert [s.step for s in result.status.next_steps] == ["set up Redis HA"]
 
 
 @settings(max_examples=200, deadline=None)

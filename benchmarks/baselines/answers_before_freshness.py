@@ -83,8 +83,8 @@ def answer_today(
         "next_steps": [
             s
             for r in primary
-            if r["status"] == "current" and not moot(store, store.memories.require(r["id"]))
-            for s in r.get("next_steps", [])
+            if r.status == "current" and not moot(store, store.memories.require(r.id))
+            for s in r.next_steps or []
         ],
     }
     learned = results.learned([m for m, _ in ordered], chains, along)
@@ -93,6 +93,5 @@ def answer_today(
     )
     lines = [summary.strip(), ""] if primary else [summary.strip()]
     for i, r in enumerate(primary, 1):
-        mark = r["status"] if r["current_id"] == r["id"] else f"superseded → {r['current_id']}"
-        lines.append(f"{i}. [{mark}, {r['role']}] {r['id']} ({r['type']}) {r['content']}")
-    return "\n".join(lines).strip(), [r["id"] for r in primary]
+        lines.append(f"{i}. [{r.mark}, {r.role}] {r.id} ({r.type}) {r.content}")
+    return "\n".join(lines).strip(), [r.id for r in primary]

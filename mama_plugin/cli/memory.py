@@ -109,21 +109,13 @@ def cmd_search(args: argparse.Namespace) -> int:
         print("no matching memories" + (" in this project (try --all-projects)" if project else ""))
         return 0
     for rank, item in enumerate(result.primary_results, start=1):
-        label = (
-            item["status"]
-            if item["current_id"] == item["id"]
-            else f"superseded → {item['current_id']}"
-        )
-        topic = f", {item['topic']}" if item["topic"] else ""
-        if item.get("updated_by"):
-            label += f", updated → {item['updated_by']}"
-        print(f"{rank:>2}. [{label}] {item['id']} ({item['type']}{topic})")
-        print(f"    {item['content']}")
-        if item["outcome"]["status"] != "PENDING":
-            details = item["outcome"].get("details")
-            print(
-                f"    outcome: {item['outcome']['status']}" + (f" — {details}" if details else "")
-            )
+        label = item.mark + (f", updated → {item.updated_by}" if item.updated_by else "")
+        topic = f", {item.topic}" if item.topic else ""
+        print(f"{rank:>2}. [{label}] {item.id} ({item.type}{topic})")
+        print(f"    {item.content}")
+        if item.outcome["status"] != "PENDING":
+            details = item.outcome.get("details")
+            print(f"    outcome: {item.outcome['status']}" + (f" — {details}" if details else ""))
     print()
     print(result.narrative_summary)
     return 0

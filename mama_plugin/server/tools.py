@@ -39,6 +39,7 @@ from ..services.story.answers import search_by_context
 from ..services.story.briefing import current_decisions, render_brief
 from ..services.story.browsing import search_by_topic, search_recent
 from ..services.story.cliffhanger import ResumePoint, resume_point, story
+from ..services.story.worklog import WorkLog
 from ..storage import MemoryRecord, Store
 from .assist_tools import do_draft_decision, do_evolve_link, do_suggest_links
 from .base import Answer, Env, Tool
@@ -144,15 +145,16 @@ def do_load_checkpoint(env: Env, args: LoadCheckpointInput) -> Answer:
     ids = [ln.to_id for ln in env.store.links.of(cp.id, direction="out",
                                                  categories=("implementation",))]  # fmt: skip
     for m in (cp, point.then):
-        ids += [str(i) for i in (m.metadata.get("decisions") or [])] if m is not None else []
+        log = WorkLog.of(m) if m is not None else None
+        ids += list(log.decisions) if log is not None else []
     decisions = current_decisions(env.store, ids)
     facts = story(point, decisions)
     budget = 2 * env.config.settings.session_start_tokens
     text = render_brief(facts, budget=budget, short=False, template="checkpoint.md.j2",
                         limits=(8, 5, 3, 2, 1))  # fmt: skip
     listed = [
-        {**_list_item(d["m"], env.store), "current_id": d["m"].id,
-         "replaced": [r.id for r in d["replaced"]]}
+        {**_list_item(d.m, env.store), "current_id": d.m.id,
+         "replaced": [r.id for r in d.replaced]}
         for d in decisions
     ]  # fmt: skip
     data = {"checkpoint": cp.as_dict(), "decisions": listed, "since": point.since}

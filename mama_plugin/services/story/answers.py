@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...errors import StoreUnwritable
@@ -43,10 +43,26 @@ from .freshness import (
     outcomes_on_their_memory,
     settle,
 )
+from .records import OpenStep
+from .results import AnswerItem, Chain
 from .worklog import WorkLog
 
 WORK_DEPTH = 8  # newest checkpoints looked through for the one that carries work
 ANSWER_TOKENS = 600  # the default answer's text, fence and header included (estimate_tokens)
+
+
+@dataclass(frozen=True)
+class Status:
+    """What stands now among the results told (current decisions) and what remains open."""
+
+    current: list[AnswerItem]
+    next_steps: list[OpenStep]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "current": [{"id": r.id, "topic": r.topic, "content": r.content} for r in self.current],
+            "next_steps": [s.as_dict() for s in self.next_steps],
+        }
 
 
 @dataclass
@@ -59,9 +75,9 @@ class ContextResult:
     """
 
     query: str
-    primary_results: list[dict[str, Any]]
-    evolution: list[dict[str, Any]]
-    status: dict[str, Any]
+    primary_results: list[AnswerItem]
+    evolution: list[Chain]
+    status: Status
     learned_patterns: list[str]
     narrative_summary: str
     retrievers: list[str] = field(default_factory=list)
@@ -72,21 +88,33 @@ class ContextResult:
 
     def ids(self) -> list[str]:
         """Ids of every ranked result in rank order, those the budget left out included."""
-        return self.ranked or [r["id"] for r in self.primary_results]
+        return self.ranked or [r.id for r in self.primary_results]
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form (structured content of the MCP tool)."""
         return {
             "query": self.query,
-            "primary_results": self.primary_results,
-            "evolution": self.evolution,
-            "status": self.status,
+            "primary_results": [r.as_dict() for r in self.primary_results],
+            "evolution": [c.as_dict() for c in self.evolution],
+            "status": self.status.as_dict(),
             "learned_patterns": self.learned_patterns,
             "narrative_summary": self.narrative_summary,
             "retrievers": self.retrievers,
             "left_out": self.left_out,
             "token_budget": self.budget,
         }
+
+
+@dataclass(frozen=True)
+class _Told:
+    """An answer telling some of the results: the story, the fenced text and what it holds."""
+
+    told: list[AnswerItem]
+    story: str
+    text: str
+    status: Status
+    learned: list[str]
+    chains: list[Chain]
 
 
 def search_by_context(
@@ -151,63 +179,59 @@ def search_by_context(
     primary = []
     for m, score, collapsed in entries:
         item = results.present(store, m, score, include_evidence, include_tensions)
-        if collapsed:
-            item["collapsed"] = collapsed
-        if m.id in updated:
-            item["updated_by"] = updated[m.id]
+        item.collapsed = collapsed or None
+        item.updated_by = updated.get(m.id)
         primary.append(item)
     records = {m.id: m for m, _, _ in entries}
     every_chain, along = (
         results.chains(store, list(records.values())) if include_evolution else ([], {})
     )
-    live = [r["id"] for r in primary if r["status"] == "current"]
+    live = [r.id for r in primary if r.status == "current"]
     steps = distinct(open_steps(store, [records[i] for i in live]))
     settle(store, primary, [records[i] for i in live])
-    keep = {c["current_id"] for c in every_chain}  # never cut a chain's current decision
+    keep = {c.current_id for c in every_chain}  # never cut a chain's current decision
     newest = _newest_work(store, [m for m in records.values() if m.type == "checkpoint"])
-    cuttable = [r["id"] for r in primary if r["id"] not in keep]
+    cuttable = [r.id for r in primary if r.id not in keep]
 
-    composed: dict[int, tuple[Any, ...]] = {}
+    composed: dict[int, _Told] = {}
 
-    def compose(n: int) -> tuple[Any, ...]:
+    def compose(n: int) -> _Told:
         """The answer telling the chains' heads and the ``n`` most relevant other results."""
         if n not in composed:
-            told = [r for r in primary if r["id"] in keep or r["id"] in cuttable[:n]]
-            composed[n] = (
-                told,
-                *_compose(query, told, records, every_chain, along, steps, primary, newest, own),
+            told = [r for r in primary if r.id in keep or r.id in cuttable[:n]]
+            composed[n] = _compose(
+                query, told, records, every_chain, along, steps, len(primary), newest, own
             )
         return composed[n]
 
     answer = compose(len(cuttable))
-    size = estimate_tokens(answer[2])
+    size = estimate_tokens(answer.text)
     if budget is not None and size > budget:
         # The most results that fit (text grows with every result told), looked for from
         # where the whole answer's size says it should be.
         n = _most_within(
-            lambda n: estimate_tokens(compose(n)[2]) <= budget,
+            lambda n: estimate_tokens(compose(n).text) <= budget,
             len(cuttable) - 1,
             len(cuttable) * budget // size,
         )
         answer = compose(n)
-    told, story, text, status, learned, chains = answer
-    left_out = [r["id"] for r in primary if r not in told]
-    if record_usage and told:
+    told_ids = {r.id for r in answer.told}
+    if record_usage and told_ids:
         # Bookkeeping: never fail a search on a busy, read-only or full store.
         with contextlib.suppress(StoreUnwritable):
-            store.memories.touch(r["id"] for r in told)
+            store.memories.touch(r.id for r in answer.told)
     return ContextResult(
         query,
-        told,
-        chains,
-        status,
-        learned,
-        story,
+        answer.told,
+        answer.chains,
+        answer.status,
+        answer.learned,
+        answer.story,
         used,
-        text,
-        left_out,
+        answer.text,
+        [r.id for r in primary if r.id not in told_ids],
         budget,
-        [r["id"] for r in primary],
+        [r.id for r in primary],
     )
 
 
@@ -227,35 +251,32 @@ def _most_within(fits: Callable[[int], bool], high: int, guess: int) -> int:
 
 def _compose(
     query: str,
-    told: list[dict[str, Any]],
+    told: list[AnswerItem],
     records: dict[str, MemoryRecord],
-    every_chain: list[dict[str, Any]],
+    every_chain: list[Chain],
     along: dict[str, MemoryRecord],
-    steps: list[dict[str, Any]],
-    primary: list[dict[str, Any]],
+    steps: list[OpenStep],
+    ranked: int,
     newest: MemoryRecord | None,
     own: str = "",
-) -> tuple[str, str, dict[str, Any], list[str], list[dict[str, Any]]]:
-    """The story and the fenced text for the results ``told``: (story, text, status, …);
+) -> _Told:
+    """The story and the fenced text for the results ``told`` (of ``ranked`` results);
     ``along`` holds the chains' steps by id; ``newest`` is the project's newest checkpoint
     with work, named when it is not told; ``own`` the asking session's rolling checkpoint
     when it matched and was left out (named when nothing else matched)."""
-    ids = {r["id"] for r in told}
-    chains = [c for c in every_chain if any(s["id"] in ids for s in c["steps"])]
-    on_chains = {s["id"] for c in chains for s in c["steps"]}
-    current = [r for r in told if r["status"] == "current" and r["type"] == "decision"]
+    ids = {r.id for r in told}
+    chains = [c for c in every_chain if any(s.id in ids for s in c.steps)]
+    on_chains = {s.id for c in chains for s in c.steps}
+    current = [r for r in told if r.status == "current" and r.type == "decision"]
     work = sorted(
-        (r for r in told if r["type"] == "checkpoint"),
-        key=lambda r: records[r["id"]].updated_at,
+        (r for r in told if r.type == "checkpoint"),
+        key=lambda r: records[r.id].updated_at,
         reverse=True,
     )
-    status = {
-        "current": [{"id": r["id"], "topic": r["topic"], "content": r["content"]} for r in current],
-        "next_steps": [s for s in steps if s["from"] in ids],
-    }
+    status = Status(current, [s for s in steps if s.holder in ids])
     learned = results.learned([records[i] for i in ids], chains, along)
     newer = newest if work and newest is not None and newest.id not in ids else None
-    auto = {r["id"] for r in work if is_auto(records[r["id"]])} | (
+    auto = {r.id for r in work if is_auto(records[r.id])} | (
         {newer.id} if newer is not None and is_auto(newer) else set()
     )
     concerned = current + ([_own_concerns(work[0])] if work and newer is None else [])
@@ -266,28 +287,23 @@ def _compose(
         chains=chains,
         status=status,
         learned=learned,
-        stands=[r for r in current if r["role"] == "advice"],
-        lessons=[r for r in told if r["role"] == "lesson" and r["id"] not in on_chains],
-        also=[r for r in told if r["type"] in ("insight", "context") and r["role"] == "advice"],
+        stands=[r for r in current if r.role == "advice"],
+        lessons=[r for r in told if r.role == "lesson" and r.id not in on_chains],
+        also=[r for r in told if r.type in ("insight", "context") and r.role == "advice"],
         work=work,
         auto=auto,
         newer=newer,
         concerned=concerned,
         own=own,
     ).strip()
-    lines = [
-        f"{i}. {r['id']} ({r['type']}) "
-        + (r["status"] if r["current_id"] == r["id"] else f"superseded → {r['current_id']}")
-        + f", {r['role']}"
-        for i, r in enumerate(told, 1)
-    ]
-    if len(told) < len(primary):
+    lines = [f"{i}. {r.id} ({r.type}) {r.mark}, {r.role}" for i, r in enumerate(told, 1)]
+    if len(told) < ranked:
         lines.append(
-            f"({len(primary) - len(told)} less relevant results left out to keep this "
+            f"({ranked - len(told)} less relevant results left out to keep this "
             "answer short: ask a narrower question to see them.)"
         )
     body = story + ("\n\nRanked:\n" + "\n".join(lines) if told else "")
-    return story, fenced(body), status, learned, chains
+    return _Told(told, story, fenced(body), status, learned, chains)
 
 
 def _own(m: MemoryRecord, session: str) -> bool:
@@ -310,8 +326,8 @@ def _newest_work(store: Store, checkpoints: list[MemoryRecord]) -> MemoryRecord 
     )
 
 
-def _own_concerns(r: dict[str, Any]) -> dict[str, Any]:
+def _own_concerns(r: AnswerItem) -> AnswerItem:
     """A checkpoint's result without the concerns its work line already tells."""
-    tension = r.get("tension") or {}
-    concerns = [c for c in tension.get("concerns") or [] if str(c)[:80] not in r["content"]]
-    return {**r, "tension": {**tension, "concerns": concerns}}
+    tension = r.tension or {}
+    concerns = [c for c in tension.get("concerns") or [] if str(c)[:80] not in r.content]
+    return replace(r, tension={**tension, "concerns": concerns})

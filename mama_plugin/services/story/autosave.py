@@ -71,7 +71,7 @@ def checkpoint_turn(
                 layers = _kept(old, log, layers, echo=bool(digest.memory_tools(turn=True)))
             # When the work last moved on: a checkpoint Claude wrote after it says it all.
             stamp = now_ms() if moved else (log.moved_at or old.updated_at)
-            layers["metadata"]["moved_at"] = old.metadata.get("moved_at")  # compared as stored
+            layers["metadata"]["moved_at"] = log.moved_at  # compared as it was
             if all(getattr(old, k) == v for k, v in layers.items()):
                 return old
             layers["metadata"]["moved_at"] = stamp

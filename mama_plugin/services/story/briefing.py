@@ -21,7 +21,7 @@ between sessions while nothing changed, so the client's prompt cache holds
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from dataclasses import replace
 
 from ...config import Config
 from ...fence import fenced
@@ -32,13 +32,14 @@ from . import brief_cache, cliffhanger
 from .brief_cache import HEADER, TEMPLATE, budget, entry_key, variant_of
 from .done import doubts
 from .freshness import building_on, open_steps, unsettled
+from .records import DecisionView, Proposed, Story
 from .worklog import WorkLog
 
 DAY_MS = 86_400_000
 POINTER = "/mama-resume tells the whole checkpoint and its decisions; search_by_context asks more."
 
 
-def gather(store: Store, project: str, *, followup_days: int, now: int) -> dict[str, Any] | None:
+def gather(store: Store, project: str, *, followup_days: int, now: int) -> Story | None:
     """The cliffhanger's facts for ``project``, or None when it has no memory at all."""
     point = cliffhanger.resume_point(store, project)
     checkpoint = point.checkpoint
@@ -62,56 +63,53 @@ def gather(store: Store, project: str, *, followup_days: int, now: int) -> dict[
     proposed, proposed_total = pending_links(store, project, limit=3)
     if checkpoint is None and not decisions and not waiting and not proposed:
         return None
-    return {
-        **cliffhanger.story(point, decisions),
-        "waiting": waiting,
-        "waiting_total": waiting_total,
-        "followup_days": followup_days,
-        "proposed": proposed,
-        "proposed_total": proposed_total,
-    }
+    return replace(
+        cliffhanger.story(point, decisions),
+        waiting=waiting,
+        waiting_total=waiting_total,
+        followup_days=followup_days,
+        proposed=proposed,
+        proposed_total=proposed_total,
+    )
 
 
-def current_decisions(store: Store, ids: list[str]) -> list[dict[str, Any]]:
+def current_decisions(store: Store, ids: list[str]) -> list[DecisionView]:
     """The decisions now current for ``ids`` (once each), each with what it replaced and what
     later work left open of it (:func:`_still_open`): the session start and
     ``load_checkpoint`` tell them alike."""
-    decisions: list[dict[str, Any]] = []
+    decisions: list[DecisionView] = []
     for memory_id in dict.fromkeys(ids):
         found = store.memories.get(memory_id)
         if found is None or found.type != "decision":
             continue
         head = current_of(store, found.id)
-        if head.id not in {d["m"].id for d in decisions}:
-            decisions.append({"m": head, "replaced": predecessors(store, head)})
+        if head.id not in {d.m.id for d in decisions}:
+            decisions.append(DecisionView(head, predecessors(store, head)))
     _still_open(store, decisions)
     return decisions
 
 
-def _still_open(store: Store, decisions: list[dict[str, Any]]) -> None:
+def _still_open(store: Store, decisions: list[DecisionView]) -> None:
     """Give each decision what later work left open of it, as search answers tell it: its HIGH
     next steps (``high``: the parts no later memory shows done) and its concerns and risks
     (``doubts``: those no later decision building on it settles)."""
-    held = [d["m"] for d in decisions]
+    held = [d.m for d in decisions]
     built = building_on(store, held)
     steps = open_steps(store, held)
     for d in decisions:
-        mine = [s for s in steps if s["from"] == d["m"].id and s["priority"] == "HIGH"]
-        d["high"] = [strip_cue(str(s.get("left") or s["step"])) for s in mine]
-        d["doubts"] = unsettled(doubts(d["m"].tension), built.get(d["m"].id, []))
+        mine = [s for s in steps if s.holder == d.m.id and s.priority == "HIGH"]
+        d.high = [strip_cue(s.told) for s in mine]
+        d.doubts = unsettled(doubts(d.m.tension), built.get(d.m.id, []))
 
 
-def pending_links(store: Store, project: str, *, limit: int) -> tuple[list[dict[str, Any]], int]:
-    """Link suggestions of ``project`` still waiting for a verdict (best first), and how many.
-
-    Each as ``{"s": suggestion, "a": from memory, "b": to memory}``; a suggestion whose memory
-    is gone is left out.
-    """
+def pending_links(store: Store, project: str, *, limit: int) -> tuple[list[Proposed], int]:
+    """Link suggestions of ``project`` still waiting for a verdict (best first), and how many;
+    a suggestion whose memory is gone is left out."""
     found = store.suggestions.of_project(project, status="pending", limit=limit)
     total = store.suggestions.counts(project)["pending"]
     memories = store.memories.get_many([i for s in found for i in (s.from_id, s.to_id)])
     shown = [
-        {"s": s, "a": memories[s.from_id], "b": memories[s.to_id]}
+        Proposed(s, memories[s.from_id], memories[s.to_id])
         for s in found
         if s.from_id in memories and s.to_id in memories
     ]
@@ -119,7 +117,7 @@ def pending_links(store: Store, project: str, *, limit: int) -> tuple[list[dict[
 
 
 def render_brief(
-    facts: dict[str, Any],
+    facts: Story,
     *,
     budget: int,
     short: bool,
@@ -131,7 +129,7 @@ def render_brief(
 
 
 def render_told(
-    facts: dict[str, Any],
+    facts: Story,
     *,
     budget: int,
     short: bool,
@@ -146,11 +144,11 @@ def render_told(
         pointer = "More: /mama-resume." if short else POINTER
     text = ""
     for limit in limits:
-        text = _fenced(render(template, **facts, limit=limit, short=short), pointer)
+        text = _fenced(render(template, **facts.context(), limit=limit, short=short), pointer)
         if estimate_tokens(text) <= budget:
             return text, told(facts, limit=limit, short=short) if text else []
     key = "resume_tokens" if short else "session_start_tokens"
-    body = render(template, **facts, limit=limits[-1], short=short)
+    body = render(template, **facts.context(), limit=limits[-1], short=short)
     over = estimate_tokens(text) - budget
     cut = body[: max(0, len(body) - over * 4 - 80)].rsplit("\n", 1)[0]
     text = _fenced(cut + f"\n[cut to the {budget}-token budget: {key}]", pointer)
@@ -158,20 +156,16 @@ def render_told(
     return text, [i for i in told(facts, limit=limits[-1], short=short) if i in text]
 
 
-def told(facts: dict[str, Any], *, limit: int, short: bool) -> list[str]:
+def told(facts: Story, *, limit: int, short: bool) -> list[str]:
     """The ids of the memories the session start tells with ``limit`` items a list: the
     checkpoint, the decisions and what each replaced, the decisions waiting for an outcome,
     and the two ends of each proposed link (as ``session_start.md.j2`` lists them)."""
-    ids: list[str] = []
-    if facts.get("cp") is not None:
-        ids.append(facts["cp"].id)
-    for d in facts.get("decisions", [])[:limit]:
-        ids += [d["m"].id, *(old.id for old in d.get("replaced", [])[:1])]
-    ids += [w.id for w in facts.get("waiting", [])[: 1 if short else limit]]
+    ids = [facts.cp.id] if facts.cp is not None else []
+    for d in facts.decisions[:limit]:
+        ids += [d.m.id, *(old.id for old in d.replaced[:1])]
+    ids += [w.id for w in facts.waiting[: 1 if short else limit]]
     if not short:
-        ids += [
-            i for p in facts.get("proposed", [])[: min(limit, 2)] for i in (p["a"].id, p["b"].id)
-        ]
+        ids += [i for p in facts.proposed[: min(limit, 2)] for i in (p.a.id, p.b.id)]
     return list(dict.fromkeys(ids))
 
 

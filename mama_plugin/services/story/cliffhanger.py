@@ -20,12 +20,13 @@ Read-only; no I/O beyond the store.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ...storage import MemoryRecord, Store
 from ...text import strip_cue
 from ..render import because, clip, day
+from .records import DecisionView, NextStep, Story
 from .worklog import WorkLog, is_auto
 
 RECENT = 30
@@ -135,35 +136,35 @@ def _norm(text: str) -> str:
     return " ".join(strip_cue(str(text)).lower().strip(" .").split())
 
 
-def story(point: ResumePoint, decisions: list[dict[str, Any]]) -> dict[str, Any]:
+def story(point: ResumePoint, decisions: list[DecisionView]) -> Story:
     """The cliffhanger's sections for ``point`` and ``decisions`` (current, with predecessors).
 
-    Each decision is ``{"m": current decision, "replaced": [what it superseded]}``; it gains
-    ``line`` ("D1 …") and ``open`` (its own unresolved items and HIGH next step, not said
-    elsewhere). Lists come longest first; the template cuts them to its limit.
+    Each decision is told with its line ("D1 …") and its own open ends (its unresolved items
+    and HIGH next step, not said elsewhere). Lists come longest first; the template cuts them
+    to its limit.
     """
     said = _Said()
     cp = point.checkpoint
     c: dict[str, Any] = (cp.continuity or {}) if cp is not None else {}
     t: dict[str, Any] = (cp.tension or {}) if cp is not None else {}
-    out: dict[str, Any] = {"cp": cp, "auto": cp is not None and is_auto(cp), "since": point.since}
+    out = Story(cp=cp, auto=cp is not None and is_auto(cp), since=point.since)
     if cp is not None:
-        out["did"] = said.fresh([clip(_did(cp), 300)])[:1]
-        out["date"] = day(cp.updated_at)
-        out["stopped"] = said.fresh([clip(c.get("stopped_at", ""), 240)])
-        out["now"] = said.fresh([clip(c.get("now", ""), 240)])
-        out["to"] = said.fresh([clip(c.get("target", ""), 240)])
-    out["next"] = _next(c, decisions, said)
-    out["done"] = said.fresh([clip(x, 200) for x in _done(cp)][::-1])[::-1]
+        out.did = said.fresh([clip(_did(cp), 300)])[:1]
+        out.date = day(cp.updated_at)
+        out.stopped = said.fresh([clip(c.get("stopped_at", ""), 240)])
+        out.now = said.fresh([clip(c.get("now", ""), 240)])
+        out.to = said.fresh([clip(c.get("target", ""), 240)])
+    out.next = _next(c, decisions, said)
+    out.done = said.fresh([clip(x, 200) for x in _done(cp)][::-1])[::-1]
     tasks = [x for x in c.get("tasks") or [] if isinstance(x, dict) and x.get("status") != "done"]
-    out["tasks"] = said.fresh([_task(x) for x in tasks])
+    out.tasks = said.fresh([_task(x) for x in tasks])
     said.fresh([clip(x.get("task", ""), 200) for x in tasks])  # a task is not also "remains"
     # What remains is told as remaining, even when it is a gap ("no size bound yet").
-    out["remains"] = said.fresh([clip(x, 200) for x in c.get("remains") or []])
+    out.remains = said.fresh([clip(x, 200) for x in c.get("remains") or []])
     unresolved = [str(x) for key in ("concerns", "risks", "trade_offs") for x in t.get(key) or []]
     unresolved += [_question(q) for q in t.get("questions") or [] if isinstance(q, dict)]
-    out["unresolved"] = said.fresh([clip(x, 240) for x in unresolved])
-    out["confirmed"] = said.fresh(
+    out.unresolved = said.fresh([clip(x, 240) for x in unresolved])
+    out.confirmed = said.fresh(
         [_pair("", x.get("claim"), "evidence", x.get("evidence")) for x in _dicts(c, "confirmed")]
         + [
             _pair("found: ", x.get("finding"), "evidence", x.get("evidence"))
@@ -171,26 +172,25 @@ def story(point: ResumePoint, decisions: list[dict[str, Any]]) -> dict[str, Any]
             for x in _dicts(c, "discoveries")
         ]
     )
-    out["skipped"] = said.fresh(
+    out.skipped = said.fresh(
         [
             _pair("", x.get("item"), "reason", x.get("reason"))
             + (f"; risk: {clip(x['risk'], 160)}" if x.get("risk") else "")
             for x in _dicts(c, "skipped")
         ]
     )
-    out["unknown"] = said.fresh(
+    out.unknown = said.fresh(
         [
             _pair("", x.get("assumption"), "checked", x.get("check_when"))
             for x in _dicts(c, "unknowns")
         ]
     )
-    out["then"] = ""
     if point.then is not None:
         files = point.then.continuity.get("open_files") or []
-        out["then"] = clip(_did(point.then, latest=True), 200) + (
+        out.then = clip(_did(point.then, latest=True), 200) + (
             f"; changed {', '.join(files[:4])}" if files else ""
         )
-    out["decisions"] = [_decision(i, d, said) for i, d in enumerate(decisions, 1)]
+    out.decisions = [_decision(i, d, said) for i, d in enumerate(decisions, 1)]
     return out
 
 
@@ -243,51 +243,37 @@ def _question(q: dict[str, Any]) -> str:
     return text + ("; a decision is needed" if q.get("decision_needed") else "")
 
 
-def _next(c: dict[str, Any], decisions: list[dict[str, Any]], said: _Said) -> dict[str, Any] | None:
+def _next(c: dict[str, Any], decisions: list[DecisionView], said: _Said) -> NextStep | None:
     """The next step: the first action given, else the checkpoint's first next step, else a
     current decision's HIGH next step."""
     first = c.get("first_action")
+    step = None
     if isinstance(first, dict) and first.get("action"):
-        why, files = str(first.get("why_first", "")), list(first.get("files") or [])
-        step = {
-            "step": strip_cue(str(first["action"])),
-            "priority": "HIGH",
-            "why": why,
-            "files": files,
-        }
+        files = tuple(str(f) for f in first.get("files") or [])
+        why = str(first.get("why_first", ""))
+        step = NextStep(strip_cue(str(first["action"])), "HIGH", why, files)
     else:
         steps = [s for s in c.get("next_steps") or [] if isinstance(s, dict) and s.get("step")]
-        step = None
         if steps:
             why = str(steps[0].get("context", ""))
-            step = {
-                "step": strip_cue(str(steps[0]["step"])),
-                "priority": steps[0].get("priority") or "MEDIUM",
-                "why": _WHY.get(why, why),
-                "files": [],
-            }
+            priority = str(steps[0].get("priority") or "MEDIUM")
+            step = NextStep(strip_cue(str(steps[0]["step"])), priority, _WHY.get(why, why))
         for d in decisions if step is None else []:
-            high = d["high"]
-            if high:
-                step = {
-                    "step": high[0],
-                    "priority": "HIGH",
-                    "why": f"next step of {d['m'].id}",
-                    "files": [],
-                }
+            if d.high:
+                step = NextStep(d.high[0], "HIGH", f"next step of {d.m.id}")
                 break
-    if step is None or not said.fresh([str(step["step"])]):
+    if step is None or not said.fresh([step.step]):
         return None
     return step
 
 
-def _decision(i: int, d: dict[str, Any], said: _Said) -> dict[str, Any]:
+def _decision(i: int, d: DecisionView, said: _Said) -> DecisionView:
     """ "D1 id [topic]: choice > alternative (confidence) — why not the alternative"."""
-    m: MemoryRecord = d["m"]
+    m = d.m
     line = f"D{i} {m.id}" + (f" [{m.topic}]" if m.topic else "") + f": {clip(m.content, 160)}"
     if m.outcome_status != "PENDING":
         line += f" ({m.outcome_status})"
-    old = (d.get("replaced") or [None])[0]
+    old = d.replaced[0] if d.replaced else None
     alternatives = [
         a
         for a in (m.reasoning or {}).get("alternatives_considered") or []
@@ -307,9 +293,9 @@ def _decision(i: int, d: dict[str, Any], said: _Said) -> dict[str, Any]:
         if alternatives[0].get("rejected_because"):
             why = f"not it: {clip(alternatives[0]['rejected_because'], 160).rstrip('.')}; {why}"
     line += f" ({m.confidence:.1f}) — {why}"
-    open_ = said.fresh([clip(x, 160) for x in d["doubts"]])
-    high = said.fresh(d["high"])
+    open_ = said.fresh([clip(x, 160) for x in d.doubts])
+    high = said.fresh(d.high)
     extra = "; ".join(open_[:2])
     if high:
         extra += (" · " if extra else "") + f"next (HIGH): {clip(high[0], 160)}"
-    return {**d, "line": line, "open": extra}
+    return replace(d, line=line, open=extra)

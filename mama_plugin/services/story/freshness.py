@@ -24,13 +24,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from ...storage import MemoryRecord, Store
 from ...text import search_terms
 from ..evolution import current_of, outcome_events
 from ..warm import warm
 from .done import Later, Similar, evidence, judged_parts
+from .records import OpenStep
+from .results import AnswerItem
 from .rules import DEFAULT, Rule, select
 from .words import MIN_SHARED, bag, covers, parts
 from .worklog import WorkLog, is_auto
@@ -180,15 +182,15 @@ def unsettled(texts: Iterable[str], settled_by: Sequence[str]) -> list[str]:
     return [t for t in texts if not any(covers(s, str(t)) for s in settled_by)]
 
 
-def settle(store: Store, items: list[dict[str, Any]], memories: Sequence[MemoryRecord]) -> None:
+def settle(store: Store, items: list[AnswerItem], memories: Sequence[MemoryRecord]) -> None:
     """Leave out of each answer item's tension the concerns and risks that a later decision
     building on its memory covers (:func:`building_on`); ``memories``: the current ones."""
     built = building_on(store, memories)
     for item in items:
-        if item["id"] in built and "tension" in item:
-            item["tension"] = {
-                key: unsettled(v, built[item["id"]]) if key in ("concerns", "risks") else v
-                for key, v in item["tension"].items()
+        if item.id in built and item.tension is not None:
+            item.tension = {
+                key: unsettled(v, built[item.id]) if key in ("concerns", "risks") else v
+                for key, v in item.tension.items()
             }
 
 
@@ -269,22 +271,21 @@ def open_steps(
     *,
     rules: Iterable[str | Rule] = DEFAULT,
     similar: Similar | None = None,
-) -> list[dict[str, Any]]:
+) -> list[OpenStep]:
     """The next steps of ``holders`` no later memory of their project shows done.
 
-    Each step is a dict with ``step``, ``priority`` and ``from`` (the holder's id), in
-    holder order, without repeats (compared case-insensitively); a step shown done in part
-    also has ``left`` (the parts still open) and ``done`` (the parts done). A step the holder
-    rules among ``rules`` settle (:mod:`.rules`: ``refined``, ``moot``) is left out before any
-    later memory is read; the part rules judge the rest (:func:`.done.judged_parts`, with
-    ``similar``).
+    In holder order, without repeats (compared case-insensitively); a step shown done in
+    part says which parts are left and which were done (:class:`.records.OpenStep`). A step
+    the holder rules among ``rules`` settle (:mod:`.rules`: ``refined``, ``moot``) is left
+    out before any later memory is read; the part rules judge the rest
+    (:func:`.done.judged_parts`, with ``similar``).
     """
     rules = tuple(rules)
     settling = [r for r in select(rules) if r.settles is not None]
     holders = list(holders)
     work = _OpenWork(store, holders)
     later: dict[str, list[tuple[int, int, str, Later]]] = {}
-    out: list[dict[str, Any]] = []
+    out: list[OpenStep] = []
     seen: set[str] = set()
     for m in holders:
         holder = _Holder(store, m, work)
@@ -310,11 +311,11 @@ def open_steps(
                 continue
             seen.add(text.lower())
             priority = s.get("priority", "MEDIUM") if isinstance(s, dict) else "MEDIUM"
-            step = {"step": text, "priority": priority, "from": m.id}
+            left = done = ""
             if any(rule for _, rule in judged):  # done in part: say which part is left
-                step["left"] = "; then ".join(p for p, rule in judged if not rule)
-                step["done"] = "; ".join(p for p, rule in judged if rule)
-            out.append(step)
+                left = "; then ".join(p for p, rule in judged if not rule)
+                done = "; ".join(p for p, rule in judged if rule)
+            out.append(OpenStep(text, str(priority), m.id, left, done))
     return out
 
 
@@ -342,13 +343,13 @@ def _later(store: Store, project: str) -> list[tuple[int, int, str, Later]]:
     return sorted(out, key=lambda row: (row[0], row[1]))
 
 
-def distinct(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def distinct(steps: list[OpenStep]) -> list[OpenStep]:
     """``steps`` without one that only says again what an earlier one says (each of its open
     parts holds most of a part of an earlier step's words, and the other way round)."""
-    kept: list[dict[str, Any]] = []
+    kept: list[OpenStep] = []
     said: list[str] = []
     for s in steps:
-        mine = parts(s.get("left") or s["step"])
+        mine = parts(s.told)
         if all(any(covers(p, q) and covers(q, p) for q in said) for p in mine):
             continue
         said += mine

@@ -8,12 +8,114 @@ lessons they hold. Read-only.
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from ...storage import MemoryRecord, Store
 from .. import ranking
 from ..evolution import EVOLUTION, chain, current_of, failure_reason
 from ..graph import traverse
+
+
+@dataclass(frozen=True)
+class Related:
+    """A memory linked to a result by an implementation link, and which way the link runs."""
+
+    id: str
+    type: str
+    content: str
+    status: str
+    current_id: str
+    relationship: str
+    reason: str
+    direction: str  # "out": the result links to it; "in": it links to the result
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class AnswerItem:
+    """One result of a search answer: the memory's layers, its role, what stands in its place.
+
+    The optional layers are None when the memory has none (or the search left them out);
+    ``collapsed`` names the checkpoints of its session folded into it; ``updated_by`` the later
+    version of the fact it states.
+    """
+
+    id: str
+    type: str
+    topic: str
+    content: str
+    status: str
+    current_id: str
+    role: str
+    outcome: dict[str, Any]  # its status, details, evidence and lessons
+    confidence: float
+    score: float
+    created_at: int
+    project: str
+    session_id: str
+    reasoning: dict[str, Any] | None = None
+    specifics: list[Any] | None = None
+    evidence: list[Any] | None = None
+    tension: dict[str, Any] | None = None
+    next_steps: list[Any] | None = None
+    related: list[Related] | None = None
+    collapsed: list[str] | None = None
+    updated_by: str | None = None
+
+    @property
+    def mark(self) -> str:
+        """Its status, or what superseded it: "current", "superseded → dec_…"."""
+        return self.status if self.current_id == self.id else f"superseded → {self.current_id}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form (the search tools' ``primary_results``): a layer it lacks is no key."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        if self.related is not None:
+            out["related"] = [r.as_dict() for r in self.related]
+        return {k: v for k, v in out.items() if v is not None or k not in _OPTIONAL}
+
+
+_OPTIONAL = frozenset(
+    (
+        "reasoning",
+        "specifics",
+        "evidence",
+        "tension",
+        "next_steps",
+        "related",
+        "collapsed",
+        "updated_by",
+    )
+)
+
+
+@dataclass(frozen=True)
+class ChainStep:
+    """One decision of an evolution chain, and the one it led to."""
+
+    id: str
+    content: str
+    status: str
+    outcome: str
+    failure_reason: str
+    reason: str
+    led_to: str | None
+    created_at: int
+
+
+@dataclass(frozen=True)
+class Chain:
+    """An evolution chain among the results, oldest step first; ``current_id`` stands now."""
+
+    topic: str
+    current_id: str
+    steps: tuple[ChainStep, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self) | {"steps": [asdict(step) for step in self.steps]}
 
 
 def with_successors(
@@ -38,66 +140,64 @@ def with_successors(
 
 def present(
     store: Store, m: MemoryRecord, score: float, evidence: bool, tensions: bool
-) -> dict[str, Any]:
+) -> AnswerItem:
+    """``m`` as a search answer tells it (``evidence``, ``tensions``: with those layers)."""
     head = current_of(store, m.id, record=m) if m.status == "superseded" else m
-    item: dict[str, Any] = {
-        "id": m.id,
-        "type": m.type,
-        "topic": m.topic,
-        "content": m.content,
-        "status": m.status,
-        "current_id": head.id,
-        "role": ranking.role(m),
-        "outcome": {"status": m.outcome_status, **m.outcome},
-        "confidence": m.confidence,
-        "score": round(score, 6),
-        "created_at": m.created_at,
-        "project": m.project,
-        "session_id": m.session_id,
-    }
-    if m.reasoning:
-        item["reasoning"] = m.reasoning
-    if m.specifics:
-        item["specifics"] = m.specifics
-    if evidence and m.evidence:
-        item["evidence"] = m.evidence
+    item = AnswerItem(
+        id=m.id,
+        type=m.type,
+        topic=m.topic,
+        content=m.content,
+        status=m.status,
+        current_id=head.id,
+        role=ranking.role(m),
+        outcome={"status": m.outcome_status, **m.outcome},
+        confidence=m.confidence,
+        score=round(score, 6),
+        created_at=m.created_at,
+        project=m.project,
+        session_id=m.session_id,
+        reasoning=m.reasoning or None,
+        specifics=m.specifics or None,
+        evidence=m.evidence if evidence and m.evidence else None,
+        next_steps=m.continuity.get("next_steps") or None,
+    )
     if tensions and any(m.tension.get(key) for key in ("concerns", "trade_offs", "risks")):
-        item["tension"] = m.tension
-    steps = m.continuity.get("next_steps") or []
-    if steps:
-        item["next_steps"] = steps
+        item.tension = m.tension
     neighbours = traverse(store, m.id, categories=("implementation",), max_depth=1)
     if neighbours:
         found = store.memories.get_many(s.memory_id for s in neighbours)
-        item["related"] = []
+        item.related = []
         for s in neighbours:
             other = found.get(s.memory_id)
             if other is None:
                 continue
-            head = (
-                current_of(store, other.id, record=other) if other.status == "superseded" else other
-            )
-            item["related"].append(
-                {
-                    "id": other.id,
-                    "type": other.type,
-                    "content": other.content,
-                    "status": other.status,
-                    "current_id": head.id,
-                    "relationship": s.link.relationship,
-                    "reason": s.link.reason,
-                    "direction": "out" if s.link.from_id == m.id else "in",
-                }
+            stands = other
+            if other.status == "superseded":
+                stands = current_of(store, other.id, record=other)
+            direction = "out" if s.link.from_id == m.id else "in"
+            link = s.link
+            item.related.append(
+                Related(
+                    other.id,
+                    other.type,
+                    other.content,
+                    other.status,
+                    stands.id,
+                    link.relationship,
+                    link.reason,
+                    direction,
+                )
             )
     return item
 
 
 def chains(
     store: Store, memories: list[MemoryRecord]
-) -> tuple[list[dict[str, Any]], dict[str, MemoryRecord]]:
+) -> tuple[list[Chain], dict[str, MemoryRecord]]:
     """One evolution chain per distinct chain among the results, oldest step first; and the
     chains' steps by id."""
-    chains: list[dict[str, Any]] = []
+    found: list[Chain] = []
     covered: set[str] = set()
     along: dict[str, MemoryRecord] = {}
     decisions = [m.id for m in memories if m.type == "decision"]
@@ -117,37 +217,32 @@ def chains(
         if len(steps) < 2:
             continue
         along.update((s.id, s) for s in steps)
-        chains.append(
-            {
-                "topic": steps[-1].topic,
-                "current_id": steps[-1].id,
-                "steps": [
-                    {
-                        "id": s.id,
-                        "content": s.content,
-                        "status": s.status,
-                        "outcome": s.outcome_status,
-                        "failure_reason": failure_reason(s),
-                        "reason": s.reasoning.get("primary", ""),
-                        "led_to": steps[i + 1].id if i + 1 < len(steps) else None,
-                        "created_at": s.created_at,
-                    }
-                    for i, s in enumerate(steps)
-                ],
-            }
+        told = tuple(
+            ChainStep(
+                s.id,
+                s.content,
+                s.status,
+                s.outcome_status,
+                failure_reason(s),
+                s.reasoning.get("primary", ""),
+                steps[i + 1].id if i + 1 < len(steps) else None,
+                s.created_at,
+            )
+            for i, s in enumerate(steps)
         )
+        found.append(Chain(steps[-1].topic, steps[-1].id, told))
     # A decision that refines a chain's head tells that chain again, one step longer: the
     # longer one alone is told.
-    told = [frozenset(s["id"] for s in c["steps"]) for c in chains]
-    chains = [c for c, mine in zip(chains, told, strict=True) if not any(mine < o for o in told)]
-    return chains, along
+    ids = [frozenset(s.id for s in c.steps) for c in found]
+    return [c for c, mine in zip(found, ids, strict=True) if not any(mine < o for o in ids)], along
 
 
 def learned(
-    memories: list[MemoryRecord], chains: list[dict[str, Any]], along: dict[str, MemoryRecord]
+    memories: list[MemoryRecord], chains: list[Chain], along: dict[str, MemoryRecord]
 ) -> list[str]:
+    """The lessons the memories and the chains' steps hold, each once."""
     lessons: list[str] = []
-    chain_ids = [s["id"] for c in chains for s in c["steps"]]
+    chain_ids = [s.id for c in chains for s in c.steps]
     for memory in [*memories, *(along[i] for i in chain_ids if i in along)]:
         for lesson in memory.outcome.get("learned") or []:
             if lesson not in lessons:

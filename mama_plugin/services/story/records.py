@@ -1,0 +1,115 @@
+"""The story's typed records, declared once: what the services hand the templates.
+
+:class:`OpenStep` is a next step no later work shows done (:func:`.freshness.open_steps`);
+:class:`DecisionView` a current decision as the story tells it (:func:`.briefing.
+current_decisions`); :class:`NextStep` the one step to take first; :class:`Story` the
+cliffhanger's sections (:func:`.cliffhanger.story`, :func:`.briefing.gather`), which the
+session start and ``load_checkpoint`` render. Templates receive these records (a
+:class:`Story` as its fields, :meth:`Story.context`); JSON answers their ``as_dict``.
+Standard library only (the session-start hook may use them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from ...storage import MemoryRecord, SuggestionRecord
+
+
+@dataclass(frozen=True)
+class OpenStep:
+    """A next step of a memory (``holder``) that no later memory shows done.
+
+    A step shown done in part has ``left`` (the parts still open) and ``done`` (the parts
+    done since).
+    """
+
+    step: str
+    priority: str
+    holder: str
+    left: str = ""
+    done: str = ""
+
+    @property
+    def told(self) -> str:
+        """What is still to do: the parts left, or the whole step."""
+        return self.left or self.step
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form (search answers' ``status.next_steps``)."""
+        out: dict[str, Any] = {"step": self.step, "priority": self.priority, "from": self.holder}
+        if self.left:
+            out |= {"left": self.left, "done": self.done}
+        return out
+
+
+@dataclass
+class DecisionView:
+    """A current decision as the story tells it: what it replaced, what later work left open
+    of it (``high``: its HIGH next steps' open parts; ``doubts``: its unsettled concerns and
+    risks), and once told, its line ("D1 …") and its own open ends not said elsewhere."""
+
+    m: MemoryRecord
+    replaced: list[MemoryRecord] = field(default_factory=list)
+    high: list[str] = field(default_factory=list)
+    doubts: list[str] = field(default_factory=list)
+    line: str = ""
+    open: str = ""
+
+
+@dataclass(frozen=True)
+class NextStep:
+    """The step to take first, and why it comes first."""
+
+    step: str
+    priority: str
+    why: str = ""
+    files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Proposed:
+    """A link suggestion waiting for a verdict, with the memories at its two ends."""
+
+    s: SuggestionRecord
+    a: MemoryRecord
+    b: MemoryRecord
+
+
+@dataclass
+class Story:
+    """The cliffhanger's sections: where the work stopped, as it was left, and what comes next.
+
+    Each list is longest first (the template cuts it to its limit); every item is said once.
+    ``waiting`` and ``proposed`` are the session start's (decisions past their follow-up age
+    without an outcome; links waiting for a verdict), with how many there are in all.
+    """
+
+    cp: MemoryRecord | None = None
+    auto: bool = False  # ``cp`` is a rolling checkpoint
+    since: str = ""  # what later sessions without work did
+    did: list[str] = field(default_factory=list)
+    date: str = ""
+    stopped: list[str] = field(default_factory=list)
+    now: list[str] = field(default_factory=list)
+    to: list[str] = field(default_factory=list)
+    next: NextStep | None = None
+    done: list[str] = field(default_factory=list)
+    tasks: list[str] = field(default_factory=list)
+    remains: list[str] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)
+    confirmed: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    then: str = ""  # what the same session did after ``cp``
+    decisions: list[DecisionView] = field(default_factory=list)
+    waiting: list[MemoryRecord] = field(default_factory=list)
+    waiting_total: int = 0
+    followup_days: int = 0
+    proposed: list[Proposed] = field(default_factory=list)
+    proposed_total: int = 0
+
+    def context(self) -> dict[str, Any]:
+        """The template's context: one name a section."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
