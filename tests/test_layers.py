@@ -40,6 +40,7 @@ ROOMS: dict[str, tuple[str, ...]] = {
         "",
         "errors",
         "config",
+        "settings",
         "project",
         "privacy",
         "personal",
@@ -631,3 +632,22 @@ FMT_SKIP_BUDGET = 46
 def test_fmt_skip_stays_within_its_budget() -> None:
     count = sum(p.read_text(encoding="utf-8").count("# fmt: skip") for p in MODULES.values())
     assert count <= FMT_SKIP_BUDGET, f"{count} `# fmt: skip` markers (budget {FMT_SKIP_BUDGET})"
+
+
+# The environment is read where a process starts: its composition root builds the Config (which
+# reads MAMA_HOME and the overrides, config.OVERRIDES) and passes it down.
+ENVIRONMENT_READERS = {
+    "mama_plugin.server.process": "the server's composition root (CLAUDE_PROJECT_DIR)",
+    "mama_plugin.server.preload": "hands the whole environment to the builder it spawns",
+}
+
+
+def test_the_environment_is_read_only_at_the_roots() -> None:
+    problems = []
+    for module, path in MODULES.items():
+        if room_of(module) not in ("services", "story", "server") or module in ENVIRONMENT_READERS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv"):
+                problems.append(f"{module}:{node.lineno} os.{node.attr}")
+    _report("environment reads below the composition roots (read them into Config)", problems)

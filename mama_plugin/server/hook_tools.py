@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from typing import TYPE_CHECKING
 
+from ..config import OVERRIDES, Config
 from ..envelope import SILENT, answer
 from ..services import recall
 from ..services.story import autosave, shown
@@ -42,7 +42,7 @@ EMBEDDER_WAIT_S = 1.5
 
 # Seconds the Stop hook waits for the turn's last transcript entries; MAMA_TURN_WAIT_S=0 reads
 # once without waiting (what `python -m benchmarks turns` compares against).
-TURN_WAIT_ENV = "MAMA_TURN_WAIT_S"
+TURN_WAIT_ENV = OVERRIDES["turn_wait_s"]
 
 
 def do_observe_prompt(env: Env, args: PromptArgs) -> Answer:
@@ -98,7 +98,7 @@ def do_checkpoint_turn(env: Env, args: TurnArgs) -> Answer:
         # A copy: the reader is the session's, and a draft may read on into it meanwhile
         # (the store lock that once serialised the two is gone).
         reader = env.session.reader(args.transcript_path)
-        waited = reader.settle_turn(args.last_assistant_message, limit_s=_turn_wait())
+        waited = reader.settle_turn(args.last_assistant_message, limit_s=_turn_wait(env.config))
         if waited >= 0.5:
             log.info("checkpoint_turn waited %.2f s for the transcript", waited)
         digest = reader.copy()
@@ -124,9 +124,11 @@ def do_checkpoint_turn(env: Env, args: TurnArgs) -> Answer:
     return Answer(SILENT, data)
 
 
-def _turn_wait() -> float:
-    """The Stop hook's bound on waiting for the transcript (``TURN_WAIT_ENV``, else the default)."""
+def _turn_wait(config: Config) -> float:
+    """The Stop hook's bound on waiting for the transcript (``$MAMA_TURN_WAIT_S`` as the
+    process's Config read it, else the default)."""
     try:
-        return min(max(float(os.environ.get(TURN_WAIT_ENV, TURN_LIMIT_S)), 0.0), TURN_LIMIT_S * 2)
+        wait = float(config.overrides.get("turn_wait_s", TURN_LIMIT_S))
     except ValueError:
         return TURN_LIMIT_S
+    return min(max(wait, 0.0), TURN_LIMIT_S * 2)

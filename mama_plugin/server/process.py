@@ -36,7 +36,7 @@ def composition_root(cwd: str | None) -> tuple[Config, str]:
 def early_exposure(config: Config) -> Exposure:
     """The exposure ``State`` will build from the same config, before ``State`` is imported."""
     mode = str(config.settings.dynamic_tools)
-    override = os.environ.get("MAMA_DYNAMIC_TOOLS", "").strip()
+    override = config.overrides.get("dynamic_tools", "")
     if override:
         with contextlib.suppress(ValueError):  # State logs it
             mode = str(KEYS["dynamic_tools"].parse(override))

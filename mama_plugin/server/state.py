@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -215,7 +214,7 @@ def _dynamic_tools(config: Config) -> str:
     The bootstrap bridge sets ``force_static`` when it hands a session over, so the list
     stays the full static one the client already read from the bridge.
     """
-    override = os.environ.get("MAMA_DYNAMIC_TOOLS", "").strip()
+    override = config.overrides.get("dynamic_tools", "")
     if override:
         try:
             return str(KEYS["dynamic_tools"].parse(override))

@@ -16,7 +16,7 @@ import re
 import time
 from pathlib import Path
 
-from ...config import Config, mama_home
+from ...config import Config
 from ...home import shipped_templates
 
 VARIANTS = {"startup": "full", "clear": "full", "resume": "short", "compact": "short"}
@@ -60,7 +60,7 @@ def key(fingerprint: str, config: Config, variant: str) -> list[str]:
     templates, the code that renders them and the day ("waiting for an outcome" depends on
     it)."""
     stamps = []
-    for folder in (mama_home() / "templates", shipped_templates()):
+    for folder in (config.home / "templates", shipped_templates()):
         for name in (TEMPLATE, STORY):
             try:
                 stamps.append(os.stat(folder / name).st_mtime_ns)
