@@ -59,58 +59,88 @@ def run_demo(
 
 def _story(store: Store, config: Config, embedder: EmbeddingModel | None) -> str:
     out = [f"MAMA demo — a temporary store at {store.path}\n"]
-    jwt = save_decision(store, PROJECT, {
-        "topic": "auth_strategy",
-        "decision": "Use stateless JWT access tokens with refresh tokens for API auth",
-        "reasoning": {
-            "primary": "Stateless tokens let every API node verify requests without a shared "
-                       "session store, so the auth service scales horizontally",
-            "alternatives_considered": [
-                {"option": "server-side sessions", "rejected_because": "needs a shared store"}],
+    jwt = save_decision(
+        store,
+        PROJECT,
+        {
+            "topic": "auth_strategy",
+            "decision": "Use stateless JWT access tokens with refresh tokens for API auth",
+            "reasoning": {
+                "primary": "Stateless tokens let every API node verify requests without a shared "
+                "session store, so the auth service scales horizontally",
+                "alternatives_considered": [
+                    {"option": "server-side sessions", "rejected_because": "needs a shared store"}
+                ],
+            },
+            "specifics": ["access token TTL 15 min", "refresh token TTL 30 days"],
+            "evidence": ["docs/auth-design.md:12-40"],
+            "tension": {"risks": ["refresh traffic at peak load is unmeasured"]},
+            "confidence": 0.8,
         },
-        "specifics": ["access token TTL 15 min", "refresh token TTL 30 days"],
-        "evidence": ["docs/auth-design.md:12-40"],
-        "tension": {"risks": ["refresh traffic at peak load is unmeasured"]},
-        "confidence": 0.8,
-    })  # fmt: skip
+    )
     out.append(f"1. Decision saved  {jwt.memory.id}: {jwt.memory.content}")
-    work = save_checkpoint(store, PROJECT, {
-        "summary": "JWT auth implemented behind the API gateway; load test scheduled",
-        "what_was_done": ["token issuing and refresh endpoints", "gateway verification"],
-        "what_remains": ["load test at 10K req/s"],
-        "next_steps": [{"step": "run the 10K req/s load test", "priority": "HIGH"}],
-        "open_files": ["src/auth/tokens.py", "benchmarks/auth.txt"],
-        "implements": [jwt.memory.id],
-    })  # fmt: skip
+    work = save_checkpoint(
+        store,
+        PROJECT,
+        {
+            "summary": "JWT auth implemented behind the API gateway; load test scheduled",
+            "what_was_done": ["token issuing and refresh endpoints", "gateway verification"],
+            "what_remains": ["load test at 10K req/s"],
+            "next_steps": [{"step": "run the 10K req/s load test", "priority": "HIGH"}],
+            "open_files": ["src/auth/tokens.py", "benchmarks/auth.txt"],
+            "implements": [jwt.memory.id],
+        },
+    )
     out.append(f"2. Checkpoint saved {work.memory.id}: {work.memory.content}")
-    failed = record_outcome(store, {
-        "memory_id": jwt.memory.id,
-        "outcome": "FAILED",
-        "details": "Token refresh hit Postgres on every call: p99 307 ms at 10K req/s",
-        "evidence": ["benchmarks/auth.txt:89-142"],
-        "learned": ["stateless tokens still need a revocation store, which is state after all"],
-    })  # fmt: skip
+    failed = record_outcome(
+        store,
+        {
+            "memory_id": jwt.memory.id,
+            "outcome": "FAILED",
+            "details": "Token refresh hit Postgres on every call: p99 307 ms at 10K req/s",
+            "evidence": ["benchmarks/auth.txt:89-142"],
+            "learned": ["stateless tokens still need a revocation store, which is state after all"],
+        },
+    )
     out.append(f"3. Outcome recorded: {failed.outcome_status} — {failed.outcome['details']}")
-    sessions = save_decision(store, PROJECT, {
-        "topic": "auth_strategy",
-        "decision": "Server-side sessions in Redis for auth of the high-traffic API",
-        "reasoning": "JWT failed at 10K req/s: token refresh hit the DB (p99 307 ms); a Redis "
-                     "session lookup is one round trip (p99 4 ms in the same load test)",
-        "specifics": ["Redis 7, 2 GB", "session TTL 24 h",
-                      "connection: redis://auth:s3cr3t-pass@cache.internal:6379/0"],
-        "evidence": [{"source": "benchmarks/auth-redis.txt:1-60", "kind": "benchmark"}],
-        "tension": {"risks": ["Redis is a single point of failure until HA is set up"]},
-        "next_steps": [{"step": "set up Redis HA (sentinel)", "priority": "HIGH"}],
-        "supersedes": jwt.memory.id,
-        "confidence": 0.85,
-    })  # fmt: skip
+    sessions = save_decision(
+        store,
+        PROJECT,
+        {
+            "topic": "auth_strategy",
+            "decision": "Server-side sessions in Redis for auth of the high-traffic API",
+            "reasoning": "JWT failed at 10K req/s: token refresh hit the DB (p99 307 ms); a Redis "
+            "session lookup is one round trip (p99 4 ms in the same load test)",
+            "specifics": [
+                "Redis 7, 2 GB",
+                "session TTL 24 h",
+                "connection: redis://auth:s3cr3t-pass@cache.internal:6379/0",
+            ],
+            "evidence": [{"source": "benchmarks/auth-redis.txt:1-60", "kind": "benchmark"}],
+            "tension": {"risks": ["Redis is a single point of failure until HA is set up"]},
+            "next_steps": [{"step": "set up Redis HA (sentinel)", "priority": "HIGH"}],
+            "supersedes": jwt.memory.id,
+            "confidence": 0.85,
+        },
+    )
     out.append(f"4. {sessions.summary()}")
-    lesson = save_insight(store, PROJECT, {
-        "topic": "auth_strategy",
-        "content": "Load-test auth at target traffic before committing: refresh paths hide DB hits",
-        "links": [{"to_id": jwt.memory.id, "relationship": "learned from",
-                   "reason": "the JWT load test exposed the refresh path's DB hit"}],
-    })  # fmt: skip
+    lesson = save_insight(
+        store,
+        PROJECT,
+        {
+            "topic": "auth_strategy",
+            "content": (
+                "Load-test auth at target traffic before committing: refresh paths hide DB hits"
+            ),
+            "links": [
+                {
+                    "to_id": jwt.memory.id,
+                    "relationship": "learned from",
+                    "reason": "the JWT load test exposed the refresh path's DB hit",
+                }
+            ],
+        },
+    )
     out.append(f"5. Insight saved   {lesson.memory.id}: {lesson.memory.content}\n")
 
     history = chain(store, jwt.memory.id)
@@ -138,24 +168,69 @@ def _story(store: Store, config: Config, embedder: EmbeddingModel | None) -> str
 def write_transcript(folder: Path) -> Path:
     """A short Claude Code session transcript (its JSONL format): an edit, a run, a task."""
     lines: list[dict[str, object]] = [
-        {"type": "user", "message": {"role": "user", "content": "Set up Redis HA for sessions"},
-         "cwd": PROJECT},
-        {"type": "assistant", "message": {"role": "assistant", "content": [
-            {"type": "tool_use", "id": "t1", "name": "TaskCreate",
-             "input": {"subject": "Fail over to the replica in the load test", "description": ""}},
-            {"type": "tool_use", "id": "t2", "name": "Edit",
-             "input": {"file_path": "/demo/checkout-service/infra/redis.tf"}},
-            {"type": "tool_use", "id": "t3", "name": "Bash",
-             "input": {"command": "make loadtest RATE=10000", "description": "Load test"}}]}},
-        {"type": "user", "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "t1", "content": "Task #1 created"}]},
-         "toolUseResult": {"task": {"id": "1", "subject": "Fail over to the replica"}}},
-        {"type": "user", "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "t2", "content": "updated"}]},
-         "toolUseResult": {"structuredPatch": [{"newStart": 12, "newLines": 19}]}},
-        {"type": "user", "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "t3", "content": "p99 4 ms"}]}},
-    ]  # fmt: skip
+        {
+            "type": "user",
+            "message": {"role": "user", "content": "Set up Redis HA for sessions"},
+            "cwd": PROJECT,
+        },
+        {
+            "type": "assistant",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "t1",
+                        "name": "TaskCreate",
+                        "input": {
+                            "subject": "Fail over to the replica in the load test",
+                            "description": "",
+                        },
+                    },
+                    {
+                        "type": "tool_use",
+                        "id": "t2",
+                        "name": "Edit",
+                        "input": {"file_path": "/demo/checkout-service/infra/redis.tf"},
+                    },
+                    {
+                        "type": "tool_use",
+                        "id": "t3",
+                        "name": "Bash",
+                        "input": {
+                            "command": "make loadtest RATE=10000",
+                            "description": "Load test",
+                        },
+                    },
+                ],
+            },
+        },
+        {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "Task #1 created"}
+                ],
+            },
+            "toolUseResult": {"task": {"id": "1", "subject": "Fail over to the replica"}},
+        },
+        {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "updated"}],
+            },
+            "toolUseResult": {"structuredPatch": [{"newStart": 12, "newLines": 19}]},
+        },
+        {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t3", "content": "p99 4 ms"}],
+            },
+        },
+    ]
     path = folder / "session.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     return path
@@ -169,10 +244,16 @@ def _what_claude_sees(store: Store, config: Config, embedder: EmbeddingModel | N
 
     out = ["\n=== What Claude will see (the real hook code) ===\n"]
     env = Env(store, PROJECT, embedder, config=config)
-    last = ("Sentinel is configured (infra/redis.tf:12-30) and the load test holds p99 4 ms. "
-            "Next: rehearse a failover. But the replica lags 2 s under peak load.")  # fmt: skip
-    turn = TurnArgs(session_id="demo-session", cwd=PROJECT, last_assistant_message=last,
-                    transcript_path=str(write_transcript(store.path.parent)))  # fmt: skip
+    last = (
+        "Sentinel is configured (infra/redis.tf:12-30) and the load test holds p99 4 ms. "
+        "Next: rehearse a failover. But the replica lags 2 s under peak load."
+    )
+    turn = TurnArgs(
+        session_id="demo-session",
+        cwd=PROJECT,
+        last_assistant_message=last,
+        transcript_path=str(write_transcript(store.path.parent)),
+    )
     saved = do_checkpoint_turn(env, turn).data["checkpoint"]
     cp = store.memories.require(saved)
     out.append(f"Stop hook, after a turn: rolling checkpoint {cp.id} — {cp.content}\n")
@@ -205,14 +286,18 @@ def _co_author(
     from .transcript import read_transcript
 
     out = ["=== The local model as co-author ===\n"]
-    request = parse(DraftRequest, {
-        "decision": "Redis Sentinel with one replica for the session store",
-        "topic": "auth_strategy", "draft": True,
-        "context": "Sentinel is configured because the single Redis node is a single point of "
-                   "failure for every login; the failover test holds p99 4 ms at 10K req/s. We "
-                   "considered Redis Cluster instead of Sentinel, but it needs client changes. "
-                   "But the replica lags 2 s under peak load. Next: rehearse a failover.",
-    })  # fmt: skip
+    request = parse(
+        DraftRequest,
+        {
+            "decision": "Redis Sentinel with one replica for the session store",
+            "topic": "auth_strategy",
+            "draft": True,
+            "context": "Sentinel is configured because the single Redis node is a single point of "
+            "failure for every login; the failover test holds p99 4 ms at 10K req/s. We "
+            "considered Redis Cluster instead of Sentinel, but it needs client changes. "
+            "But the replica lags 2 s under peak load. Next: rehearse a failover.",
+        },
+    )
     digest = read_transcript(store.path.parent / "session.jsonl")
     draft = draft_narrative(request, digest, assistant=assistant)
     p = draft.proposal
@@ -234,8 +319,9 @@ def _co_author(
         out.append(f"  #{s.id} {s.from_id} --{s.relationship}--> {s.to_id}: {s.reason}")
     if made:
         _, link = suggest.accept(store, made[0].id, decided_by="claude")
-        out.append(f"evolve_link accepts #{made[0].id}: link #{link.id}, reason by "
-                   f"{link.created_by}\n")  # fmt: skip
+        out.append(
+            f"evolve_link accepts #{made[0].id}: link #{link.id}, reason by {link.created_by}\n"
+        )
     brief = briefing.brief(store, PROJECT, config, "startup")
     if "\n\nProposed links" in brief:  # what is still pending waits at the next session start
         pending = "Proposed links" + brief.split("\n\nProposed links", 1)[1].split("\n\n")[0]

@@ -213,5 +213,7 @@ def build_embedding_model(venv: Path, log: Log) -> None:
         log(f"embedding model not built now ({exc}); the server builds it when first needed")
         return
     if done.returncode != 0:
-        log(f"embedding model not built now (status {done.returncode}); the server builds it "
-            "when first needed")  # fmt: skip
+        log(
+            f"embedding model not built now (status {done.returncode}); the server builds it "
+            "when first needed"
+        )

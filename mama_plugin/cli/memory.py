@@ -98,10 +98,16 @@ def cmd_search(args: argparse.Namespace) -> int:
     project = None if args.all_projects else project_of(args)
     with open_store(args) as store:
         result = search_by_context(
-            store, args.text, embedder=embedder, project=project, k=args.limit,
-            record_usage=False, tags=args.tag, as_of=as_of,
+            store,
+            args.text,
+            embedder=embedder,
+            project=project,
+            k=args.limit,
+            record_usage=False,
+            tags=args.tag,
+            as_of=as_of,
             budget=None,  # a person asked for --limit results: no answer budget
-        )  # fmt: skip
+        )
     if args.json:
         print_json(result.as_dict())
         return 0

@@ -338,8 +338,13 @@ def _checked(w: dict[str, Any], layers: int) -> dict[str, Any]:
     ]
     for layer in range(layers):
         p = f"encoder.layer.{layer}."
-        for name in (*(f"attention.attn.{part}" for part in "qkvo"), "intermediate.dense",
-                     "output.dense", "attention.LayerNorm", "output.LayerNorm"):  # fmt: skip
+        for name in (
+            *(f"attention.attn.{part}" for part in "qkvo"),
+            "intermediate.dense",
+            "output.dense",
+            "attention.LayerNorm",
+            "output.LayerNorm",
+        ):
             needed += [f"{p}{name}.weight", f"{p}{name}.bias"]
     missing = [name for name in needed if name not in w]
     if missing:

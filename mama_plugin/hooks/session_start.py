@@ -51,8 +51,12 @@ def session_start(event: dict[str, Any], config: Config) -> str:
 def _cached(config: Config, project: str, source: str) -> str | None:
     """The cached text if it still holds, read without opening the store; else None."""
     variant = brief_cache.variant_of(source)
-    found = brief_entry(config.db_path, project, brief_cache.entry_key(variant, project),
-                        busy_timeout_ms=BUSY_TIMEOUT_MS)  # fmt: skip
+    found = brief_entry(
+        config.db_path,
+        project,
+        brief_cache.entry_key(variant, project),
+        busy_timeout_ms=BUSY_TIMEOUT_MS,
+    )
     if found is None:
         return None
     fingerprint, raw = found

@@ -223,9 +223,19 @@ class CheckpointInput(_Saves):
     ] = None
 
     _more_lists = field_validator(
-        "what_was_done", "what_remains", "next_steps", "open_files", "implements", "tasks",
-        "discoveries", "confirmed", "skipped", "unknowns", "open_questions", mode="before",
-    )(lambda cls, v: _listify(v))  # fmt: skip
+        "what_was_done",
+        "what_remains",
+        "next_steps",
+        "open_files",
+        "implements",
+        "tasks",
+        "discoveries",
+        "confirmed",
+        "skipped",
+        "unknowns",
+        "open_questions",
+        mode="before",
+    )(lambda cls, v: _listify(v))
 
 
 class InsightInput(_Saves):

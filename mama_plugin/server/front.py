@@ -43,9 +43,7 @@ from ..jsonrpc import (
     Problem,
     initialize_result,
     request,
-)
-from ..jsonrpc import (
-    tool_result as _tool_result,
+    tool_result,
 )
 from .catalogue import CONTEXT_TOOLS, instructions, load
 from .exposure import MEMORY_KINDS, Exposure, contexts_of
@@ -209,8 +207,9 @@ class Front(LineSession):
         try:
             from . import hook_lane  # the store, the services, the hook handlers: no pydantic
 
-            self.state = hook_lane.build(self.config, self.project, self.db, self._preload,
-                                         self.exposure())  # fmt: skip
+            self.state = hook_lane.build(
+                self.config, self.project, self.db, self._preload, self.exposure()
+            )
             log.info("hook tools ready %.0f ms after start", (time.monotonic() - STARTED) * 1000)
             if self.served is not None and self.state.exposure.listed(self.client) != self.served:
                 self.state.exposure.pending = True  # listed before the State: tell the client
@@ -278,17 +277,16 @@ class Front(LineSession):
         self.ready.wait(WARM_UP_TIMEOUT_S)
         if self.portal is None or self.state is None:
             where = mama_home() / "logs" / "server.log"
-            return _tool_result(
+            return tool_result(
                 f"MAMA's server could not load (details in {where}); nothing was saved.",
                 error=True,
             )
         try:
-            call = partial(self._dispatch.call, self.state, name, arguments, client=self.client,
-                           call_id=call_id)  # fmt: skip
-            reply = self.portal.call(call)
+            call = partial(self._dispatch.call, client=self.client, call_id=call_id)
+            reply = self.portal.call(call, self.state, name, arguments)
         except Exception:  # the loop is gone (shutting down): dispatch itself never raises
             log.error("tool %s could not run:\n%s", name, traceback.format_exc())
-            return _tool_result(f"{name} could not run: MAMA's server is stopping.", error=True)
+            return tool_result(f"{name} could not run: MAMA's server is stopping.", error=True)
         self.notify_if_pending()
         return dict(reply.result())
 
@@ -297,7 +295,7 @@ class Front(LineSession):
         asked = time.monotonic()  # its handler gets HOOK_LEAST_S at least within the budget
         if not self.lane_ready.wait(HOOK_BUDGET_S - HOOK_LEAST_S) or self.state is None:
             log.warning("%s answered {}: not ready after %.1f s", name, time.monotonic() - asked)
-            return _tool_result("{}", error=False)
+            return tool_result("{}", error=False)
         result = self.state.hooks.call(name, arguments, asked).result()
         self.notify_if_pending()
         return dict(result)

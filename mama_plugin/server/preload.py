@@ -211,8 +211,7 @@ def drain_quietly(state: State, budget_s: float) -> None:
     raised, and neither waits past ``budget_s``."""
     started = time.monotonic()
     deadline = started + budget_s
-    briefs = threading.Thread(target=refresh_briefs, args=(state,), name="mama-briefs",
-                              daemon=True)  # fmt: skip
+    briefs = threading.Thread(target=refresh_briefs, args=(state,), name="mama-briefs", daemon=True)
     briefs.start()
     embedded = left = 0
     try:
@@ -220,9 +219,13 @@ def drain_quietly(state: State, budget_s: float) -> None:
     except Exception:
         log.error("the exit drain failed:\n%s", traceback.format_exc())
     briefs.join(max(0.0, deadline - time.monotonic()))
-    log.info("exit: %d memories embedded (%d left queued), cliffhanger %s, in %.0f ms",
-             embedded, max(left, 0), "refreshed" if not briefs.is_alive() else "still rendering",
-             (time.monotonic() - started) * 1000)  # fmt: skip
+    log.info(
+        "exit: %d memories embedded (%d left queued), cliffhanger %s, in %.0f ms",
+        embedded,
+        max(left, 0),
+        "refreshed" if not briefs.is_alive() else "still rendering",
+        (time.monotonic() - started) * 1000,
+    )
 
 
 def refresh_briefs(state: State) -> None:

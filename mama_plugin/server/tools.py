@@ -142,21 +142,23 @@ def do_load_checkpoint(env: Env, args: LoadCheckpointInput) -> Answer:
         if point.checkpoint is None:
             return Answer("No checkpoint saved in this project yet.", {"checkpoint": None})
         cp = point.checkpoint
-    ids = [ln.to_id for ln in env.store.links.of(cp.id, direction="out",
-                                                 categories=("implementation",))]  # fmt: skip
+    ids = [
+        ln.to_id
+        for ln in env.store.links.of(cp.id, direction="out", categories=("implementation",))
+    ]
     for m in (cp, point.then):
         log = WorkLog.of(m) if m is not None else None
         ids += list(log.decisions) if log is not None else []
     decisions = current_decisions(env.store, ids)
     facts = story(point, decisions)
     budget = 2 * env.config.settings.session_start_tokens
-    text = render_brief(facts, budget=budget, short=False, template="checkpoint.md.j2",
-                        limits=(8, 5, 3, 2, 1))  # fmt: skip
+    text = render_brief(
+        facts, budget=budget, short=False, template="checkpoint.md.j2", limits=(8, 5, 3, 2, 1)
+    )
     listed = [
-        {**_list_item(d.m, env.store), "current_id": d.m.id,
-         "replaced": [r.id for r in d.replaced]}
+        {**_list_item(d.m, env.store), "current_id": d.m.id, "replaced": [r.id for r in d.replaced]}
         for d in decisions
-    ]  # fmt: skip
+    ]
     data = {"checkpoint": cp.as_dict(), "decisions": listed, "since": point.since}
     return Answer(text, data)
 
@@ -170,11 +172,20 @@ def do_load_context(env: Env, args: LoadContextInput) -> Answer:
     ]
     head = current_of(env.store, m.id) if m.status == "superseded" else m
     text = render("neighbourhood.md.j2", m=m, steps=rows, head=head).strip()
-    data = {"memory": m.as_dict(), "current_id": head.id, "neighbours": [
-        {**_list_item(r["m"], env.store), "depth": r["step"].depth,
-         "relationship": r["step"].link.relationship,
-         "reason": r["step"].link.reason, "confidence": round(r["step"].confidence, 4)}
-        for r in rows]}  # fmt: skip
+    data = {
+        "memory": m.as_dict(),
+        "current_id": head.id,
+        "neighbours": [
+            {
+                **_list_item(r["m"], env.store),
+                "depth": r["step"].depth,
+                "relationship": r["step"].link.relationship,
+                "reason": r["step"].link.reason,
+                "confidence": round(r["step"].confidence, 4),
+            }
+            for r in rows
+        ],
+    }
     return Answer(text, data)
 
 
@@ -196,12 +207,19 @@ def do_search_by_topic(env: Env, args: SearchByTopicInput) -> Answer:
 
 def do_search_by_context(env: Env, args: SearchByContextInput) -> Answer:
     result = search_by_context(
-        env.store, args.query, embedder=env.embedder,
-        project=None if args.all_projects else env.project, k=args.k,
-        include_evolution=args.include_evolution, include_evidence=args.include_evidence,
-        include_tensions=args.include_tensions, min_confidence=args.min_confidence,
-        tags=args.tags, as_of=args.as_of_ms(), own_session=env.session.id,
-    )  # fmt: skip
+        env.store,
+        args.query,
+        embedder=env.embedder,
+        project=None if args.all_projects else env.project,
+        k=args.k,
+        include_evolution=args.include_evolution,
+        include_evidence=args.include_evidence,
+        include_tensions=args.include_tensions,
+        min_confidence=args.min_confidence,
+        tags=args.tags,
+        as_of=args.as_of_ms(),
+        own_session=env.session.id,
+    )
     return Answer(result.text or result.narrative_summary, result.as_dict())
 
 

@@ -122,9 +122,12 @@ def adjusted(
         last_use_factor(memory, now) if last_use else recency_factor(memory, now, recency_boost)
     )
     return (
-        relevance * confidence_factor(memory) * outcome_factor(memory) * recency
+        relevance
+        * confidence_factor(memory)
+        * outcome_factor(memory)
+        * recency
         * usage_factor(memory)
-    )  # fmt: skip
+    )
 
 
 def ceiling(*, last_use: bool = False, recency_boost: float = RECENCY_BOOST) -> float:

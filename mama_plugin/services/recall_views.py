@@ -63,8 +63,11 @@ class ViewCache:
         ``store``, embedding the rest at once."""
         texts = list(dict.fromkeys(text for _, text in wanted))
         with self._lock:
-            known = {t: self._vectors[(embedder.name, t)] for t in texts
-                     if (embedder.name, t) in self._vectors}  # fmt: skip
+            known = {
+                t: self._vectors[(embedder.name, t)]
+                for t in texts
+                if (embedder.name, t) in self._vectors
+            }
             for t in known:
                 self._vectors.move_to_end((embedder.name, t))
         missing = [t for t in texts if t not in known]

@@ -157,9 +157,18 @@ def retrieve(
     relevance = _session_context(store, relevance, fields, project, options)
     now = as_of if as_of is not None else now_ms()
     size = max(2 * k, 20)  # the window near the cut at k, which the signals may reorder
-    fields, scores, bar = _scored(store, query, relevance, fields, size, now,
-                                  min_confidence=min_confidence, tags=tags,
-                                  exclude_types=exclude_types, options=options)  # fmt: skip
+    fields, scores, bar = _scored(
+        store,
+        query,
+        relevance,
+        fields,
+        size,
+        now,
+        min_confidence=min_confidence,
+        tags=tags,
+        exclude_types=exclude_types,
+        options=options,
+    )
     # Best score first; ties go to the newer memory, then the later row: one order for the
     # cut at k and for the answer. Only scores at the window's lowest can be in it.
     near = [seq for seq, score in scores.items() if score >= bar]
@@ -175,12 +184,15 @@ def retrieve(
     ranks = _ranks(found, final)
     return [
         Scored(
-            memories[seq], relevance[seq], scores[seq], ranks.get(seq, {}),
+            memories[seq],
+            relevance[seq],
+            scores[seq],
+            ranks.get(seq, {}),
             memories[updated[seq]].id if seq in updated and updated[seq] in memories else None,
         )
         for seq in final
         if seq in memories
-    ]  # fmt: skip
+    ]
 
 
 def _ranks(
@@ -242,8 +254,9 @@ def _scored(
             relevance[seq] *= 1.0 + options.date_boost
         if f.confidence < min_confidence or f.created_at > now or f.type in exclude_types:
             continue
-        score = ranking.adjusted(relevance[seq], f, now, last_use=options.last_use,
-                                 recency_boost=options.recency_boost)  # fmt: skip
+        score = ranking.adjusted(
+            relevance[seq], f, now, last_use=options.last_use, recency_boost=options.recency_boost
+        )
         scores[seq] = score
         if len(kept) < size:
             heapq.heappush(kept, score)

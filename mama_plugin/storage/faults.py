@@ -65,8 +65,9 @@ def connect_read_only(db: Path, *, busy_timeout_ms: int) -> apsw.Connection:
     last: BaseException | None = None
     for options in ("mode=ro", "immutable=1"):
         try:
-            conn = connect(f"file:{quoted}?{options}", busy_timeout_ms=busy_timeout_ms,
-                           readonly=True)  # fmt: skip
+            conn = connect(
+                f"file:{quoted}?{options}", busy_timeout_ms=busy_timeout_ms, readonly=True
+            )
         except apsw.Error as exc:
             last = exc
             continue

@@ -153,9 +153,13 @@ class Memories(Repository):
             )
             updated = self.require(memory_id)
             self._index(
-                updated.seq, updated.topic, updated.content, updated.reasoning, updated.tags,
+                updated.seq,
+                updated.topic,
+                updated.content,
+                updated.reasoning,
+                updated.tags,
                 replace=True,
-            )  # fmt: skip
+            )
             if {"topic", "content", "reasoning"} & set(changes):
                 self.conn.execute(
                     "INSERT OR IGNORE INTO embedding_queue(seq) VALUES (?)", (updated.seq,)

@@ -79,8 +79,10 @@ class RankCache:
         gives (seq, (session, project, event time)) of the sessions the copy does not hold."""
         with self._lock:
             if not self._in_step(conn):
-                return {n: [(seq, m[1]) for seq, m in members]
-                        for n, members in read(list(names)).items()}  # fmt: skip
+                return {
+                    n: [(seq, m[1]) for seq, m in members]
+                    for n, members in read(list(names)).items()
+                }
             kept = self._sessions
             out = {n: kept[n] for n in names if n in kept}
             missing = [n for n in names if n not in kept]

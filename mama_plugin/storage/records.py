@@ -104,8 +104,12 @@ class MemoryRecord:
             name: json.loads(value) if name in JSON_COLUMNS else value
             for name, value in zip(MEMORY_COLUMNS, row, strict=True)
         }
-        values.update(_masked_once({k: values[k] for k in TEXT_FIELDS},
-                                   ("memory", personal, *(row[i] for i in _TEXT_AT))))  # fmt: skip
+        values.update(
+            _masked_once(
+                {k: values[k] for k in TEXT_FIELDS},
+                ("memory", personal, *(row[i] for i in _TEXT_AT)),
+            )
+        )
         return cls(**values)
 
     def as_dict(self) -> dict[str, Any]:

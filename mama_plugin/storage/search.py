@@ -158,8 +158,18 @@ class Search(Repository):
             )
             # The names repeat across rows: one string each, however many rows hold it.
             names = intern(outcome), intern(status), intern(kind), intern(project)
-            out[seq] = RankFields(seq, confidence, names[0], names[1], at, used, names[2],
-                                  last, names[3], intern(session))  # fmt: skip
+            out[seq] = RankFields(
+                seq,
+                confidence,
+                names[0],
+                names[1],
+                at,
+                used,
+                names[2],
+                last,
+                names[3],
+                intern(session),
+            )
         return out
 
     def ids_of(self, seqs: Iterable[int]) -> dict[int, str]:
