@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from ...errors import StoreUnwritable
@@ -31,6 +32,7 @@ from ..retrieval import (
     RETRIEVERS,
     EmbeddingModel,
     Options,
+    Scored,
     retrieve,
 )
 from . import results
@@ -144,32 +146,19 @@ def search_by_context(
     Code session asking; its own rolling checkpoint is left out (it repeats this session's
     prompts, so it matched every search the session made, and the session knows its work).
     """
-    # Left out, without taking a place among the k: the asking session's own rolling
-    # checkpoint, and those of sessions that did no work on a prompt that named nothing
-    # ("Working on: hello — last: Hi.": a small store returns every memory).
-    # Asked again, for twice as many and as many more as were left out, when they leave
-    # fewer than k (never in a search whose k best hold none of them).
-    asked, hits = k + (1 if own_session else 0), []
-    for _ in range(3):
-        found = retrieve(
-            store,
-            query,
-            embedder=embedder,
-            project=project,
-            k=asked,
-            retrievers=retrievers,
-            min_confidence=min_confidence,
-            as_of=as_of,
-            tags=tags,
-            options=options,
-        )
-        mine = [h.memory.id for h in found if _own(h.memory, own_session)]
-        hits = [h for h in found if h.memory.id not in mine and not chatter(h.memory)]
-        if len(hits) >= k or len(found) < asked:
-            break
-        asked = 2 * asked + (asked - len(hits))
-    own = mine[0] if mine else ""  # the asking session's rolling checkpoint, when it matched
-    hits = hits[:k]
+    ask = partial(
+        retrieve,
+        store,
+        query,
+        embedder=embedder,
+        project=project,
+        retrievers=retrievers,
+        min_confidence=min_confidence,
+        as_of=as_of,
+        tags=tags,
+        options=options,
+    )
+    hits, own = _news(ask, k, own_session)
     updated = {h.memory.id: h.updated_by for h in hits if h.updated_by}
     ranked = outcomes_on_their_memory(store, [(h.memory, h.score) for h in hits])
     entries = one_per_session(results.with_successors(store, ranked, k))
@@ -233,6 +222,28 @@ def search_by_context(
         budget,
         [r.id for r in primary],
     )
+
+
+def _news(ask: Callable[..., list[Scored]], k: int, own_session: str) -> tuple[list[Scored], str]:
+    """The ``k`` best hits ``ask(k=…)`` finds that are news to the asker, and the id of the
+    asking session's own rolling checkpoint when it matched ("" when not).
+
+    Left out without taking a place among the k: that own checkpoint (it repeats this
+    session's prompts, so it matches every search the session makes), and the rolling
+    checkpoints of sessions that did no work on a prompt that named nothing ("Working on:
+    hello — last: Hi.": a small store returns every memory). While they leave fewer than k
+    and retrieval had more to give, it is asked again (twice at most) for twice as many, and
+    as many more as were left out; a search whose k best hold none of them asks once.
+    """
+    asked, hits, mine = k + (1 if own_session else 0), [], []
+    for _ in range(3):
+        found = ask(k=asked)
+        mine = [h.memory.id for h in found if _own(h.memory, own_session)]
+        hits = [h for h in found if h.memory.id not in mine and not chatter(h.memory)]
+        if len(hits) >= k or len(found) < asked:
+            break
+        asked = 2 * asked + (asked - len(hits))
+    return hits[:k], mine[0] if mine else ""
 
 
 def _most_within(fits: Callable[[int], bool], high: int, guess: int) -> int:
