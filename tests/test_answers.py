@@ -181,7 +181,7 @@ def test_a_sessions_checkpoints_are_one_entry_everywhere(store: Store, project: 
     assert next(r for r in listed if r.id == second).collapsed == [first]
     assert "(+1 earlier checkpoint of this session)" in result.text
     rows = search_by_topic(store, "cache", project=project)
-    assert [r["id"] for r in rows] == [other, second] and rows[1]["collapsed"] == [first]
+    assert [r.id for r in rows] == [other, second] and rows[1].collapsed == (first,)
     assert [m.id for m in search_recent(store, 10, project=project)] == [other, second]
     # n counts entries, not rows: the collapsed checkpoint leaves room for one more.
     assert len(search_recent(store, 2, project=project)) == 2
@@ -213,7 +213,7 @@ def test_an_outcome_is_told_on_its_memory_not_again_by_its_event(
     assert jwt in result.ids() and event not in result.ids()
     assert result.text.count("p99 307 ms") == 1
     assert result.text.count("every refresh hits the DB") == 1
-    assert event not in [r["id"] for r in search_by_topic(store, "auth_strategy", project=project)]
+    assert event not in [r.id for r in search_by_topic(store, "auth_strategy", project=project)]
     # The newest memory is the outcome: listed as the decision, which carries it.
     assert [m.id for m in search_recent(store, 10, project=project)] == [jwt]
     assert [m.id for m in search_recent(store, 1, project=project)] == [jwt]

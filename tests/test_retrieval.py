@@ -277,7 +277,7 @@ def test_search_by_topic_and_recent(store: Store, project: str) -> None:
     b = decide(store, project, "v2", topic="db", supersedes=a)
     decide(store, project, "other", topic="cache")
     chain = search_by_topic(store, "db", project=project)
-    assert [(c["id"], c["status"], c["current_id"]) for c in chain] == [
+    assert [(c.id, c.status, c.current_id) for c in chain] == [
         (b, "current", b),
         (a, "superseded", b),
     ]

@@ -199,10 +199,10 @@ def do_search_by_topic(env: Env, args: SearchByTopicInput) -> Answer:
         )
     lines = [f"'{args.topic}', newest first:"]
     for r in rows:
-        mark = r["status"] if r["current_id"] == r["id"] else f"superseded → {r['current_id']}"
-        extra = f" — {r['outcome']}: {r['failure_reason']}" if r["failure_reason"] else ""
-        lines.append(f"- [{mark}] {r['id']} ({r['type']}) {r['content']}{extra}")
-    return Answer(fenced("\n".join(lines)), {"topic": args.topic, "chain": rows})
+        extra = f" — {r.outcome}: {r.failure_reason}" if r.failure_reason else ""
+        lines.append(f"- [{r.mark}] {r.id} ({r.type}) {r.content}{extra}")
+    chain = [r.as_dict() for r in rows]
+    return Answer(fenced("\n".join(lines)), {"topic": args.topic, "chain": chain})
 
 
 def do_search_by_context(env: Env, args: SearchByContextInput) -> Answer:

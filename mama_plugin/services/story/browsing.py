@@ -7,16 +7,13 @@ Read-only.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...storage import MemoryRecord, Store
 from ..evolution import current_of, failure_reason
 from .freshness import idle, one_per_session, outcomes_on_their_memory
+from .records import TopicRow
 
 
-def search_by_topic(
-    store: Store, topic: str, *, project: str | None = None
-) -> list[dict[str, Any]]:
+def search_by_topic(store: Store, topic: str, *, project: str | None = None) -> list[TopicRow]:
     """Every memory of exactly this topic, newest first, each labelled with what stands now.
 
     An outcome event is the row of the memory it judges (that row carries the outcome); a
@@ -26,18 +23,20 @@ def search_by_topic(
     out = []
     for m, collapsed in found:
         head = current_of(store, m.id, record=m) if m.status == "superseded" else m
-        row = {
-            "id": m.id,
-            "type": m.type,
-            "content": m.content,
-            "status": m.status,
-            "current_id": head.id,
-            "outcome": m.outcome_status,
-            "failure_reason": failure_reason(m),
-            "reason": m.reasoning.get("primary", ""),
-            "created_at": m.created_at,
-        }
-        out.append(row | ({"collapsed": collapsed} if collapsed else {}))
+        out.append(
+            TopicRow(
+                m.id,
+                m.type,
+                m.content,
+                m.status,
+                head.id,
+                m.outcome_status,
+                failure_reason(m),
+                m.reasoning.get("primary", ""),
+                m.created_at,
+                tuple(collapsed),
+            )
+        )
     return out
 
 

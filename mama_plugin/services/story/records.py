@@ -113,3 +113,30 @@ class Story:
     def context(self) -> dict[str, Any]:
         """The template's context: one name a section."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class TopicRow:
+    """One memory of a topic as ``search_by_topic`` lists it, with what stands in its place
+    (``collapsed``: the checkpoints of its session folded into it)."""
+
+    id: str
+    type: str
+    content: str
+    status: str
+    current_id: str
+    outcome: str
+    failure_reason: str
+    reason: str
+    created_at: int
+    collapsed: tuple[str, ...] = ()
+
+    @property
+    def mark(self) -> str:
+        """Its status, or what superseded it: "current", "superseded → dec_…"."""
+        return self.status if self.current_id == self.id else f"superseded → {self.current_id}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form (the tool's ``chain``): ``collapsed`` only when something was folded."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "collapsed"}
+        return out | ({"collapsed": list(self.collapsed)} if self.collapsed else {})
