@@ -24,8 +24,12 @@ import apsw
 from mama_plugin.config import Config
 from mama_plugin.storage import Store
 from mama_plugin.storage.connection import connect
-from mama_plugin.storage.integrity import quick_check, sanity_read, structure_check
-from mama_plugin.storage.store import QUICK_CHECK_BYTES
+from mama_plugin.storage.integrity import (
+    QUICK_CHECK_BYTES,
+    quick_check,
+    sanity_read,
+    structure_check,
+)
 
 from .latency import build, percentile
 

@@ -25,8 +25,7 @@ from mama_plugin.config import Config
 from mama_plugin.errors import StoreDamaged
 from mama_plugin.hooks.runner import run
 from mama_plugin.services.memories import save_decision
-from mama_plugin.storage import Store
-from mama_plugin.storage import store as store_module
+from mama_plugin.storage import Store, opening
 from mama_plugin.storage.backup import back_up, backups
 
 PAGE = 4096
@@ -153,7 +152,7 @@ def test_a_large_store_finds_damage_on_the_write_and_refuses_every_later_one(
 ) -> None:
     """Above QUICK_CHECK_BYTES the open reads the header and schema only: the first statement
     that meets the damage raises, nothing of it is committed, and no later write goes in."""
-    monkeypatch.setattr(store_module, "QUICK_CHECK_BYTES", 0)
+    monkeypatch.setattr(opening, "QUICK_CHECK_BYTES", 0)
     db = build(mama_home)
     zero(db, pages(db, "memories")[-1])  # where the next row goes
     before = fingerprint(db)
@@ -347,7 +346,7 @@ def test_a_store_restored_underneath_a_running_process_is_usable_again(
     mama_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A server that met the damage checks again once the file changed (restored in place)."""
-    monkeypatch.setattr(store_module, "QUICK_CHECK_BYTES", 0)
+    monkeypatch.setattr(opening, "QUICK_CHECK_BYTES", 0)
     db = build(mama_home, backup=True)
     zero(db, pages(db, "memories")[-1])
     store = Store.open(config=Config(mama_home))
@@ -369,7 +368,7 @@ def test_verify_finds_damage_no_statement_met_and_refuses_writes(
 ) -> None:
     """A store too large to check on open: ``verify`` (the server's background check) finds
     a broken page nothing read, and the cliffhanger cache write is refused afterwards."""
-    monkeypatch.setattr(store_module, "QUICK_CHECK_BYTES", 0)
+    monkeypatch.setattr(opening, "QUICK_CHECK_BYTES", 0)
     db = build(mama_home)
     with Store.open(config=Config(mama_home)) as store:
         assert store.verify() is None

@@ -19,7 +19,7 @@ import pytest
 from test_retrieval import BagOfWords
 
 from mama_plugin.config import Config
-from mama_plugin.embeddings import EmbeddingError, open_embedder
+from mama_plugin.embeddings import EmbeddingError, mpnet_parts, open_embedder
 from mama_plugin.embeddings import mpnet as mp
 from mama_plugin.embeddings.wordpiece import WordPiece, basic_words
 
@@ -228,14 +228,14 @@ def tiny(tmp_path: Path) -> tuple[Path, list[Path], dict, dict[str, np.ndarray]]
 
 def test_the_split_zip_is_extracted_once(tiny) -> None:
     models, parts, _, _ = tiny
-    folder = mp.ensure_files(models / mp.MODEL_NAME, parts)
+    folder = mpnet_parts.ensure_files(models / mpnet_parts.MODEL_NAME, parts)
     assert sorted(p.name for p in folder.iterdir() if not p.name.startswith(".")) == sorted(
-        mp.FILES
+        mpnet_parts.FILES
     )
     stamp = (folder / "model.safetensors").stat().st_mtime_ns
     for part in parts:
         part.unlink()  # a second call needs no parts: the files are there
-    assert mp.ensure_files(folder) == folder
+    assert mpnet_parts.ensure_files(folder) == folder
     assert (folder / "model.safetensors").stat().st_mtime_ns == stamp
 
 
@@ -245,19 +245,19 @@ def test_a_damaged_part_is_an_error_that_says_to_reinstall(tiny) -> None:
     data[len(data) // 2] ^= 0xFF
     parts[1].write_bytes(bytes(data))
     with pytest.raises(EmbeddingError, match="reinstall"):
-        mp.ensure_files(models / mp.MODEL_NAME, parts)
-    assert not (models / mp.MODEL_NAME / "model.safetensors").exists()
-    assert not list((models / mp.MODEL_NAME).glob(".*.tmp"))
+        mpnet_parts.ensure_files(models / mpnet_parts.MODEL_NAME, parts)
+    assert not (models / mpnet_parts.MODEL_NAME / "model.safetensors").exists()
+    assert not list((models / mpnet_parts.MODEL_NAME).glob(".*.tmp"))
 
 
 def test_a_missing_package_names_the_pip_command(monkeypatch) -> None:
     def missing(name: str) -> None:
         raise metadata.PackageNotFoundError(name)
 
-    monkeypatch.setattr(mp.metadata, "distribution", missing)
+    monkeypatch.setattr(mpnet_parts.metadata, "distribution", missing)
     with pytest.raises(EmbeddingError) as caught:
-        mp.package_parts()
-    assert mp.INSTALL_HINT in str(caught.value)
+        mpnet_parts.package_parts()
+    assert mpnet_parts.INSTALL_HINT in str(caught.value)
     assert "embedding_model minilm" in str(caught.value)
 
 
@@ -297,18 +297,18 @@ def test_closed_embedder_says_so(tiny) -> None:
 def test_the_config_key_loads_mpnet_from_the_cache(tiny, tmp_path: Path) -> None:
     _, parts, _, _ = tiny
     home = tmp_path / "home"
-    mp.ensure_files(home / "models" / mp.MODEL_NAME, parts)
+    mpnet_parts.ensure_files(home / "models" / mpnet_parts.MODEL_NAME, parts)
     config = Config(home)
     config.set("embedding_model", "mpnet")
     embedder = open_embedder(config)
     assert isinstance(embedder, mp.MPNetEmbedder)
-    assert (embedder.name, embedder.dim) == (mp.MODEL_NAME, HIDDEN)
+    assert (embedder.name, embedder.dim) == (mpnet_parts.MODEL_NAME, HIDDEN)
 
 
 def installed() -> bool:
     """Whether the five packages of the real weights are installed."""
     try:
-        mp.package_parts()
+        mpnet_parts.package_parts()
     except EmbeddingError:
         return False
     return True
@@ -336,12 +336,12 @@ def test_mama_models_names_mpnet_and_its_folder(tiny, mama_home: Path, capsys) -
     from mama_plugin.cli import main
 
     _, parts, _, _ = tiny
-    folder = mp.ensure_files(mama_home / "models" / mp.MODEL_NAME, parts)
+    folder = mpnet_parts.ensure_files(mama_home / "models" / mpnet_parts.MODEL_NAME, parts)
     assert main(["config", "set", "embedding_model", "mpnet"]) == 0
     capsys.readouterr()
     assert main(["models", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
-    assert info["embedding_model"] == mp.MODEL_NAME
+    assert info["embedding_model"] == mpnet_parts.MODEL_NAME
     assert info["path"] == str(folder) and info["dimensions"] == HIDDEN
     assert info["bytes"] == sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
 
@@ -355,7 +355,7 @@ def test_mama_reindex_after_switching_to_mpnet_embeds_every_memory(
     from mama_plugin.storage import Store
 
     _, parts, _, _ = tiny
-    mp.ensure_files(mama_home / "models" / mp.MODEL_NAME, parts)
+    mpnet_parts.ensure_files(mama_home / "models" / mpnet_parts.MODEL_NAME, parts)
     with Store.open(config=Config(mama_home)) as store:
         save_context(store, "/p", {"content": "the cat sat on the mat"})
         drain(store, BagOfWords(dim=4, name="another-model"))
@@ -364,7 +364,7 @@ def test_mama_reindex_after_switching_to_mpnet_embeds_every_memory(
     assert main(["reindex"]) == 0  # no --all: the model changed, so every memory
     assert "embedded 1 every memory with all-mpnet-base-v2" in capsys.readouterr().out
     with Store.open(config=Config(mama_home)) as store:
-        assert store.vectors.recorded_model() == (mp.MODEL_NAME, HIDDEN)
+        assert store.vectors.recorded_model() == (mpnet_parts.MODEL_NAME, HIDDEN)
         assert store.vectors.count() == 1
 
 
@@ -378,6 +378,6 @@ def test_no_builder_runs_when_mpnet_is_extracted(tiny, mama_home: Path, monkeypa
     monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: started.append(a))
     config = Config(mama_home)
     config.set("embedding_model", "mpnet")
-    mp.ensure_files(mama_home / "models" / mp.MODEL_NAME, parts)
+    mpnet_parts.ensure_files(mama_home / "models" / mpnet_parts.MODEL_NAME, parts)
     preload.build_outliving(Config(mama_home))  # no MiniLM cached: nothing to build either
     assert started == []

@@ -23,7 +23,7 @@ def unexpected(exc: BaseException, args: argparse.Namespace) -> str:
     from ..storage.integrity import is_damage
 
     if is_damage(exc):
-        from ..storage.store import damage_of
+        from ..storage.opening import damage_of
 
         config = getattr(args, "config", None)
         db = Path(args.db) if getattr(args, "db", None) else config.db_path if config else None

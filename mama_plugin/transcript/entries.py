@@ -1,0 +1,221 @@
+"""How each line of a transcript adds to its digest: requests, tool calls and their results.
+
+One entry at a time, in file order (:func:`take`): an assistant line's text and tool calls, a
+user line's request (slash commands as typed, Claude Code's own notices left out) or the
+results of earlier calls — the files read and written with the line ranges the tools report,
+the commands run (a failure's exit code and first line), the tasks. What an entry lacks, or
+holds in another shape than expected, is skipped. Standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .digest import Command, Digest, FileTouch, Task, span_of
+
+_EDITORS = {"Edit", "MultiEdit", "NotebookEdit"}
+_TASKS = {"TaskCreate", "TaskUpdate", "TodoWrite"}
+_TAG = re.compile(r"<(command-name|command-message|command-args)>(.*?)</\1>", re.S)
+_EXIT = re.compile(r"^(?:Error: )?Exit code (\d+)$")
+_SHELL_PREFIX = re.compile(r"^/bin/(?:ba|z)?sh: (?:line \d+: )?")
+_NOISE = ("<local-command-stdout>", "<local-command-stderr>", "<system-reminder>", "Caveat:")
+
+
+def take(
+    entry: dict[str, Any], digest: Digest, calls: dict[str, dict[str, Any]], seen: set[str]
+) -> None:
+    """Add one parsed transcript line to ``digest``, skipping what it cannot use.
+
+    ``calls`` holds the tool calls still waiting for their result (a result is matched to its
+    call by id and removed), ``seen`` the id of every tool call read.
+    """
+    kind = entry.get("type")
+    message = entry.get("message")
+    if kind not in ("user", "assistant") or not isinstance(message, dict):
+        return
+    if isinstance(entry.get("cwd"), str) and entry["cwd"]:
+        digest.cwd = entry["cwd"]
+    content = message.get("content")
+    blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+    if kind == "assistant":
+        for block in blocks:
+            if block.get("type") == "text" and str(block.get("text", "")).strip():
+                digest.assistant_texts.append(str(block["text"]).strip())
+            elif block.get("type") == "tool_use" and isinstance(block.get("input"), dict):
+                calls[str(block.get("id"))] = block
+                seen.add(str(block.get("id")))
+                digest.tool_calls += 1
+                digest.tool_names.append(str(block.get("name", "")))
+        return
+    if entry.get("isMeta") or entry.get("isSidechain"):
+        return
+    results = [b for b in blocks if b.get("type") == "tool_result"]
+    for block in results:
+        call = calls.pop(str(block.get("tool_use_id")), None)
+        if call is not None:
+            _result(call, block, entry.get("toolUseResult"), digest)
+    if not results:
+        request = _request_text(content, blocks)
+        if request:
+            digest.user_requests.append(request)
+            digest.turn_start = len(digest.assistant_texts)
+            digest.turn_tools = len(digest.tool_names)
+            digest.turn_work = 0
+
+
+def _request_text(content: Any, blocks: list[dict[str, Any]]) -> str:
+    text = (
+        content
+        if isinstance(content, str)
+        else "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+    )
+    text = text.strip()
+    if not text or text.startswith(_NOISE):
+        return ""
+    tags = dict((name, value.strip()) for name, value in _TAG.findall(text))
+    if "command-name" in tags:  # a slash command: keep what the user typed
+        return " ".join(x for x in (tags["command-name"], tags.get("command-args", "")) if x)
+    return text
+
+
+def _result(call: dict[str, Any], block: dict[str, Any], meta: Any, digest: Digest) -> None:
+    name, args = str(call.get("name", "")), call["input"]
+    failed = bool(block.get("is_error"))
+    meta = meta if isinstance(meta, dict) else {}
+    if name == "Bash" and isinstance(args.get("command"), str):
+        error = _error_of(block.get("content")) if failed else ""
+        digest.commands.append(
+            Command(
+                args["command"],
+                str(args.get("description", "")),
+                failed,
+                error,
+                len(digest.tool_names),
+            )
+        )
+        digest.last = digest.commands[-1]
+        digest.turn_work += not digest.last.looks
+        return
+    if failed:
+        return
+    path = args.get("file_path") or args.get("notebook_path")
+    if name in _EDITORS | {"Write"} | _TASKS:
+        digest.turn_work += 1
+    if name == "Read" and isinstance(path, str):
+        digest.files.append(FileTouch(path, "read", _read_window(args, meta)))
+    elif name == "Write" and isinstance(path, str):
+        lines = str(args.get("content", "")).count("\n") or 1
+        action = "created" if meta.get("type") == "create" else "edited"
+        for touch in digest.files:  # the old content's lines are gone
+            if touch.path == path and touch.lines is not None:
+                touch.lines = (1, lines) if touch.action == "created" else None
+        digest.files.append(FileTouch(path, action, (1, lines)))
+        digest.last = digest.files[-1]
+    elif name in _EDITORS and isinstance(path, str):
+        hunks = [h for h in meta.get("structuredPatch") or [] if isinstance(h, dict)]
+        _shift([t for t in digest.files if t.path == path], hunks)
+        ranges = [_hunk(h) for h in hunks] or [None]
+        digest.files.extend(FileTouch(path, "edited", r) for r in ranges)
+        digest.last = span_of(digest.files[-len(ranges) :])
+    else:
+        _task(name, args, meta, digest)
+
+
+def _error_of(content: Any) -> str:
+    """ "exit N, first line of output" from a failed Bash result ("" when it says nothing)."""
+    if isinstance(content, list):
+        content = "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    code, said = "", ""
+    for line in str(content or "").splitlines():
+        line = line.strip()
+        exit_line = _EXIT.match(line)
+        if exit_line and not code:
+            code = exit_line.group(1)
+        elif line and not said:
+            said = _SHELL_PREFIX.sub("", line)
+    text = ", ".join(x for x in (f"exit {code}" if code else "", said) if x)
+    return text if len(text) <= 160 else text[:159] + "…"
+
+
+def _read_window(args: dict[str, Any], meta: dict[str, Any]) -> tuple[int, int] | None:
+    file: dict[str, Any] = meta["file"] if isinstance(meta.get("file"), dict) else {}
+    start, count = file.get("startLine"), file.get("numLines")
+    if isinstance(start, int) and isinstance(count, int) and count > 0:
+        content = file.get("content")
+        if isinstance(content, str) and content.endswith("\n") and count == content.count("\n") + 1:
+            count -= 1  # Claude Code counts the empty "line" after a final newline
+        return (start, start + max(count, 1) - 1)
+    offset, limit = args.get("offset"), args.get("limit")
+    if isinstance(offset, int) and isinstance(limit, int) and limit > 0:
+        return (offset, offset + limit - 1)
+    return None
+
+
+def _shift(touches: list[FileTouch], hunks: list[dict[str, Any]]) -> None:
+    """Move earlier ranges of a file to where an edit's hunks left their lines.
+
+    Evidence cites the file as the session left it: lines below a hunk move by the lines it
+    added or removed, a range the hunk cuts into grows or shrinks with it. Hunks are applied
+    bottom-up, so each one's old line numbers still hold when it is applied.
+    """
+    spans = []
+    for hunk in hunks:
+        start, old, new = hunk.get("oldStart"), hunk.get("oldLines"), hunk.get("newLines")
+        if isinstance(start, int) and isinstance(old, int) and isinstance(new, int):
+            spans.append((start, old, new))
+    for start, old, new in sorted(spans, reverse=True):
+        end, delta = start + old - 1, new - old  # the hunk's old lines: start..end
+        for touch in touches:
+            if touch.lines is None or delta == 0 or touch.lines[1] < start:
+                continue
+            first, last = touch.lines
+            if first > end:
+                touch.lines = (first + delta, last + delta)
+            else:  # the hunk changes lines inside the range
+                touch.lines = (first, max(first, last + delta))
+
+
+def _hunk(hunk: dict[str, Any]) -> tuple[int, int] | None:
+    """The lines a patch hunk added or changed, in the new file (its context lines left out)."""
+    start, count = hunk.get("newStart"), hunk.get("newLines")
+    if not (isinstance(start, int) and isinstance(count, int)):
+        return None
+    lines = hunk.get("lines")
+    if isinstance(lines, list) and all(isinstance(x, str) for x in lines):
+        line, added, removed_at = start, [], None
+        for text in lines:
+            if text.startswith("+"):
+                added.append(line)
+                line += 1
+            elif text.startswith("-"):
+                removed_at = line if removed_at is None else removed_at
+            else:
+                line += 1
+        if added:
+            return (added[0], added[-1])
+        if removed_at is not None:  # a pure deletion: cite where the lines were
+            return (removed_at, removed_at)
+    return (start, start + max(count, 1) - 1)
+
+
+def _task(name: str, args: dict[str, Any], meta: dict[str, Any], digest: Digest) -> None:
+    if name == "TaskCreate":
+        made: dict[str, Any] = meta["task"] if isinstance(meta.get("task"), dict) else {}
+        task_id = str(made.get("id") or f"new{len(digest.tasks) + 1}")
+        digest.tasks[task_id] = Task(task_id, str(args.get("subject", "")).strip())
+    elif name == "TaskUpdate" and args.get("taskId") is not None:
+        task_id = str(args["taskId"])
+        task = digest.tasks.setdefault(task_id, Task(task_id, f"task #{task_id}"))
+        if isinstance(args.get("subject"), str) and args["subject"].strip():
+            task.subject = args["subject"].strip()
+        if args.get("status") == "deleted":
+            digest.tasks.pop(task_id, None)
+        elif isinstance(args.get("status"), str):
+            task.status = args["status"]
+    elif name == "TodoWrite" and isinstance(args.get("todos"), list):
+        digest.tasks = {
+            str(i): Task(str(i), str(t.get("content", "")).strip(), str(t.get("status", "")))
+            for i, t in enumerate(args["todos"], 1)
+            if isinstance(t, dict)
+        }
