@@ -94,7 +94,8 @@ def _write(
 
 
 def _hook(state: State, name: str, arguments: dict[str, Any]) -> None:
-    """A hook's call of a hidden tool, as the server runs it (its answer is the hook's)."""
+    """A hook's call of a hidden tool: its arguments read and its handler run as the server
+    does, without the deadline (every call runs to its end, so each run counts the same)."""
     hook = HOOKS[name]
     hook.handler()(state.env(), hook.read(arguments))
 

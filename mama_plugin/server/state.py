@@ -51,7 +51,7 @@ class State:
         self._session: Session | None = None
         self._hooks: HookRunner | None = None
         self._opening = threading.Lock()  # the store opens once, whichever thread asks first
-        self._making = threading.Lock()  # likewise the assistant and the session
+        self._making = threading.Lock()  # likewise the assistant, the session, the hooks
         self._observing = threading.Lock()  # a context grows the tool list once
 
     @property
