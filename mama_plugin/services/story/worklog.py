@@ -51,13 +51,15 @@ class WorkLog:
         count = meta.get("work_requests")
         moved = meta.get("moved_at")
         changed = meta.get("changed")
+        decisions = meta.get("decisions")
+        calls = meta.get("tool_calls")
         return cls(
             request=str(meta.get("request") or ""),
             first_request=str(meta.get("first_request") or ""),
             work_requests=count if isinstance(count, int) and count > 0 else 0,
             last_message=str(meta.get("last_message") or ""),
-            decisions=tuple(str(i) for i in meta.get("decisions") or []),
-            tool_calls=int(meta.get("tool_calls") or 0),
+            decisions=tuple(str(i) for i in decisions) if isinstance(decisions, list) else (),
+            tool_calls=calls if isinstance(calls, int) else 0,
             work=bool(meta["work"]) if "work" in meta else None,
             activity=str(meta.get("activity") or ""),
             moved_at=moved if isinstance(moved, int) else None,
