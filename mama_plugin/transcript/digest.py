@@ -51,13 +51,15 @@ class FileTouch:
 
 @dataclass
 class Command:
-    """A shell command the session ran, what it was for, and whether it failed (and how)."""
+    """A shell command the session ran, what it was for, and what its result shows: failed
+    (and how), passed, or not known (:mod:`.verdict`)."""
 
     command: str
     description: str = ""
     failed: bool = False
-    error: str = ""  # a failed command's exit code and first line of output: "exit 127, …"
+    error: str = ""  # what tells the failure: "exit 1, NameError: …", "2 failed, 3 passed"
     calls: int = 0  # the session's tool calls up to and including this one
+    unknown: bool = False  # it ran, and nothing shows whether it passed (``| tail``, ``|| true``)
 
     @property
     def outcome(self) -> str:

@@ -13,12 +13,11 @@ import re
 from typing import Any
 
 from .digest import Command, Digest, FileTouch, Task, span_of
+from .verdict import FAILED, UNKNOWN, verdict
 
 _EDITORS = {"Edit", "MultiEdit", "NotebookEdit"}
 _TASKS = {"TaskCreate", "TaskUpdate", "TodoWrite"}
 _TAG = re.compile(r"<(command-name|command-message|command-args)>(.*?)</\1>", re.S)
-_EXIT = re.compile(r"^(?:Error: )?Exit code (\d+)$")
-_SHELL_PREFIX = re.compile(r"^/bin/(?:ba|z)?sh: (?:line \d+: )?")
 _NOISE = ("<local-command-stdout>", "<local-command-stderr>", "<system-reminder>", "Caveat:")
 
 
@@ -84,14 +83,17 @@ def _result(call: dict[str, Any], block: dict[str, Any], meta: Any, digest: Dige
     failed = bool(block.get("is_error"))
     meta = meta if isinstance(meta, dict) else {}
     if name == "Bash" and isinstance(args.get("command"), str):
-        error = _error_of(block.get("content")) if failed else ""
+        command, description = args["command"], str(args.get("description", ""))
+        looks = Command(command).looks  # a look around is judged by its status alone
+        result = verdict(command, failed, _text_of(block.get("content")), read_output=not looks)
         digest.commands.append(
             Command(
-                args["command"],
-                str(args.get("description", "")),
-                failed,
-                error,
+                command,
+                description,
+                result.state == FAILED,
+                result.line,
                 len(digest.tool_names),
+                unknown=result.state == UNKNOWN,
             )
         )
         digest.last = digest.commands[-1]
@@ -122,20 +124,11 @@ def _result(call: dict[str, Any], block: dict[str, Any], meta: Any, digest: Dige
         _task(name, args, meta, digest)
 
 
-def _error_of(content: Any) -> str:
-    """ "exit N, first line of output" from a failed Bash result ("" when it says nothing)."""
+def _text_of(content: Any) -> str:
+    """A tool result's text (a string, or a list of text blocks)."""
     if isinstance(content, list):
-        content = "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
-    code, said = "", ""
-    for line in str(content or "").splitlines():
-        line = line.strip()
-        exit_line = _EXIT.match(line)
-        if exit_line and not code:
-            code = exit_line.group(1)
-        elif line and not said:
-            said = _SHELL_PREFIX.sub("", line)
-    text = ", ".join(x for x in (f"exit {code}" if code else "", said) if x)
-    return text if len(text) <= 160 else text[:159] + "…"
+        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return str(content or "")
 
 
 def _read_window(args: dict[str, Any], meta: dict[str, Any]) -> tuple[int, int] | None:

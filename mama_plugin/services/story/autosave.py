@@ -241,9 +241,13 @@ def stopped_at(digest: Digest, cwd: str, decisions: Sequence[Any] = ()) -> str:
     if isinstance(last, Command):
         what = clip(last.description, 120) if last.description else f"`{clip(last.command, 120)}`"
         after = _after(digest, last.calls, decisions)
-        verdict = "failed" if last.failed else "passed"
-        code = last.error.split(",", 1)[0] if last.failed and last.error.startswith("exit ") else ""
-        told = f"{what} had {'' if after else 'just '}{verdict}" + (f" ({code})" if code else "")
+        verdict = "failed" if last.failed else "run" if last.unknown else "passed"
+        told = f"{what} had {'' if after else 'just '}{verdict}"
+        if last.failed and last.error:  # its exit code, or the line of its output that failed
+            exit_code = last.error.startswith("exit ")
+            told += f" ({last.error.split(',', 1)[0] if exit_code else clip(last.error, 80)})"
+        elif last.unknown:
+            told += "; its output does not show whether it passed"
         return told + (f"; after it I {after}" if after else "")
     if isinstance(last, FileTouch):
         return f"I had just {'created' if last.action == 'created' else 'edited'} {last.cite(cwd)}"
@@ -268,13 +272,14 @@ def confirmed(commands: list[Command], failing: list[Command]) -> list[dict[str,
     """Checks that passed (the newest three), each with its evidence: the command, exit 0.
 
     A command that only looks around (``ls``, ``cat``…) confirms nothing; one that failed
-    later is not confirmed.
+    later is not confirmed; nor is one whose result nothing shows (a pipeline whose status is
+    ``tail``'s, a failure swallowed by ``|| true``): it only ran.
     """
     bad = {_key(c) for c in failing}
     kept: dict[str, dict[str, str]] = {}
     for c in reversed(commands):
         key = _key(c)
-        if c.failed or key in bad or key in kept or c.looks:
+        if c.failed or c.unknown or key in bad or key in kept or c.looks:
             continue
         command = f"`{clip(c.command, 120)}`"
         claim = clip(c.description, 160) if c.description else command
@@ -347,6 +352,8 @@ def unresolved(commands: list[Command]) -> list[Command]:
     kept: dict[str, Command] = {}
     for command in reversed(commands):
         key = _key(command)
+        if command.unknown:  # a run whose output shows nothing settles nothing, fails nothing
+            continue
         if not command.failed:
             later_ok.add(key)
         elif key not in later_ok and key not in kept:

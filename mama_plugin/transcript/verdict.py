@@ -1,0 +1,113 @@
+"""What a shell command's result shows: passed, failed, or not known, and the line that says so.
+
+The exit status alone is not proof. A pipeline's status is its last stage's (``pytest … |
+tail -15`` exits 0 whatever pytest said), and a test run can print "2 failed" and exit 0. So
+a command failed when it exited non-zero or when its output reports a failure (a count of
+failures or errors, a ``FAILED``/``ERROR`` line, a traceback, an exception line); it passed
+when it exited 0 and nothing in the status could hide a failure, or when a pipeline's output
+itself shows the pass ("5 passed", "OK"); otherwise it only ran. The line told is the
+failure's own (``NameError: name 'STATS' is not defined``), never a progress bar.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+PASSED, FAILED, UNKNOWN = "passed", "failed", "unknown"
+
+_EXIT = re.compile(r"^(?:Error: )?Exit code (\d+)$")
+_SHELL_PREFIX = re.compile(r"^/bin/(?:ba|z)?sh: (?:line \d+: )?")
+# Output that reports a failure, whatever the exit status.
+_COUNT = re.compile(r"\b[1-9]\d* (?:failed|errors?)\b", re.I)
+_FAILED_LINE = re.compile(r"^(?:FAILED|FAIL:|ERROR:?)(?:\s|\(|$)|^make(?:\[\d+\])?: \*\*\* ")
+_EXCEPTION = re.compile(r"^(?:E\s+)?((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)\b:?.*)$")
+_TRACEBACK = "Traceback (most recent call last)"
+# Output that shows a pass on its own (a test runner's summary).
+_SWALLOWED = re.compile(r"\|\|\s*(?:true|:)(?:\s|;|$)")
+_PASS = re.compile(r"\b[1-9]\d* passed\b|^OK(?: \(|$)|^All checks passed")
+# A pipeline's last stage that decides its status and hides the first's.
+_FILTERS = frozenset(
+    ("tail", "head", "grep", "egrep", "fgrep", "rg", "sort", "uniq", "wc", "less", "more", "cat",
+     "tee", "cut", "sed", "awk", "column", "jq", "tr", "nl")
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A command's result: ``passed``, ``failed`` or ``unknown``, with the line that tells it
+    ("exit 1, NameError: …" for a failure)."""
+
+    state: str
+    line: str = ""
+
+
+def verdict(command: str, is_error: bool, output: str, *, read_output: bool = True) -> Verdict:
+    """What ``command``'s result shows (``read_output``: look for a failure in its output)."""
+    lines = [_SHELL_PREFIX.sub("", line.strip()) for line in output.splitlines()]
+    code = next((m.group(1) for line in lines if (m := _EXIT.match(line))), "")
+    said = [line for line in lines if line and not _EXIT.match(line)]
+    told = _failure_line(said) if read_output or is_error else ""
+    if is_error:
+        return Verdict(
+            FAILED, _joined(f"exit {code}" if code else "", told or next(iter(said), ""))
+        )
+    if read_output and (told or _TRACEBACK in output):
+        return Verdict(FAILED, _joined(told or _TRACEBACK))
+    if masked(command) and not any(_PASS.search(line) for line in said):
+        return Verdict(UNKNOWN)
+    return Verdict(PASSED)
+
+
+def _failure_line(lines: list[str]) -> str:
+    """The line that says what failed: an exception's own line first, else the first line
+    that reports failures ("2 failed, 3 passed", "FAILED tests/…")."""
+    for line in lines:
+        # pytest's short summary: "FAILED tests/test_x.py::test_y - NameError: …"
+        summary = _FAILED_LINE.match(line) and " - " in line
+        found = _EXCEPTION.match(line.split(" - ", 1)[1] if summary else line)
+        if found:
+            return found.group(1)
+    return next((line for line in lines if _COUNT.search(line) or _FAILED_LINE.match(line)), "")
+
+
+def _joined(*parts: str) -> str:
+    text = ", ".join(p for p in parts if p)
+    return text if len(text) <= 160 else text[:159] + "…"
+
+
+def masked(command: str) -> bool:
+    """Whether ``command``'s status hides its first command's: a pipeline ending in a filter
+    (``| tail``, ``| grep``…) without ``pipefail``, or a failure swallowed (``|| true``)."""
+    if _SWALLOWED.search(command):
+        return True
+    if "pipefail" in command:
+        return False
+    stages = _stages(command)
+    words = stages[-1].split() if len(stages) > 1 else []
+    if words[:1] == ["grep"] and {"-q", "--quiet", "-qE", "-Eq"} & set(words):
+        return False  # ``… | grep -q X`` is the check itself: its status is the answer
+    return bool(words) and words[0] in _FILTERS
+
+
+def _stages(command: str) -> list[str]:
+    """The stages of ``command``'s last pipeline: split at ``|`` outside quotes; ``||``,
+    ``&&``, ``;`` and a newline start a new pipeline."""
+    stages, quote, i = [""], "", 0
+    while i < len(command):
+        ch, pair = command[i], command[i : i + 2]
+        if quote or ch in "'\"":
+            quote = ("" if ch == quote else quote) if quote else ch
+        elif pair in ("||", "&&") or ch in ";\n":
+            stages = [""]
+            i += 2 if pair in ("||", "&&") else 1
+            continue
+        elif ch == "|":
+            stages.append("")
+            i += 1
+            continue
+        stages[-1] += ch
+        i += 1
+    return [s.strip() for s in stages]

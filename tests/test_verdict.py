@@ -1,0 +1,102 @@
+"""What a command's result shows (transcript/verdict.py): the exit status is not proof."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mama_plugin.services.story.autosave import confirmed, layers_of, stopped_at, unresolved
+from mama_plugin.transcript import Command, Digest
+from mama_plugin.transcript.verdict import FAILED, PASSED, UNKNOWN, masked, verdict
+
+PIPED = "python -m pytest tests -q 2>&1 | tail -15"
+PYTEST_FAILED = """....F.F                                                    [100%]
+FAILED tests/test_cache.py::test_stats - NameError: name 'STATS' is not defined
+2 failed, 5 passed in 0.21s"""
+
+
+@pytest.mark.parametrize(
+    ("command", "is_error", "output", "state", "line"),
+    [
+        # A pipeline's status is tail's: the output decides.
+        (PIPED, False, PYTEST_FAILED, FAILED, "NameError: name 'STATS' is not defined"),
+        (PIPED, False, "7 passed in 0.20s", PASSED, ""),
+        (PIPED, False, "....... [100%]", UNKNOWN, ""),
+        ("make test || true", False, "make: *** [Makefile:3: test] Error 2", FAILED, "make: *** [Makefile:3: test] Error 2"),
+        ("make test || true", False, "done", UNKNOWN, ""),
+        ("set -o pipefail; pytest -q | tail -3", False, "....", PASSED, ""),
+        # Exit 0 that printed a failure is a failure; its own line is told, not a progress bar.
+        ("pytest -q", False, "..F\nE   NameError: name 'STATS' is not defined\n1 failed", FAILED, "NameError: name 'STATS' is not defined"),
+        ("python app.py", False, "Traceback (most recent call last):\n  File \"app.py\", line 1\nKeyError: 'PRICE_DB'", FAILED, "KeyError: 'PRICE_DB'"),
+        ("pytest -q", True, "Exit code 1\n....F.F [100%]\nE   NameError: name 'STATS' is not defined", FAILED, "exit 1, NameError: name 'STATS' is not defined"),
+        ("ls nothing", True, "Exit code 2\nls: cannot access 'nothing': No such file or directory", FAILED, "exit 2, ls: cannot access 'nothing': No such file or directory"),
+        # Nothing that could hide a failure, nothing that reports one.
+        ("python -m shop.app --check", False, "config ok", PASSED, ""),
+        ("npm test", False, "Tests: 0 failed, 12 passed", PASSED, ""),
+        ("grep -c 'a|b' notes.txt", False, "3", PASSED, ""),
+    ],
+)  # fmt: skip
+def test_the_verdict_reads_the_output_as_well_as_the_status(
+    command: str, is_error: bool, output: str, state: str, line: str
+) -> None:
+    found = verdict(command, is_error, output)
+    assert (found.state, found.line) == (state, line)
+
+
+def test_a_look_around_is_judged_by_its_status_alone() -> None:
+    assert verdict("cat app.log", False, "ValueError: bad row", read_output=False).state == PASSED
+
+
+@pytest.mark.parametrize(
+    ("command", "hides"),
+    [("pytest | tail -5", True), ("cd a && pytest -q 2>&1 | grep -E 'passed|failed'", True),
+     ("pytest | tee out.txt", True), ("pytest || true", True), ("echo 'x | tail'", False),
+     ("pytest -q; ls | wc -l", True), ("pytest -q && echo done", False), ("a || b", False),
+     ("set -o pipefail && pytest | tail", False), ("pytest | python summarise.py", False),
+     ("ss -ltn | grep -q ':8765 '", False)],
+)  # fmt: skip
+def test_what_hides_the_first_command_s_status(command: str, hides: bool) -> None:
+    assert masked(command) is hides
+
+
+@given(st.text(max_size=80), st.booleans(), st.text(max_size=300))
+def test_any_command_and_output_get_a_verdict(command: str, is_error: bool, output: str) -> None:
+    found = verdict(command, is_error, output)
+    assert found.state in (PASSED, FAILED, UNKNOWN) and len(found.line) <= 160
+    assert found.state == FAILED or not is_error
+
+
+def _run(command: str, description: str, output: str, is_error: bool = False) -> Command:
+    found = verdict(command, is_error, output)
+    return Command(command, description, found.state == FAILED, found.line, calls=1,
+                   unknown=found.state == UNKNOWN)  # fmt: skip
+
+
+def test_a_failing_piped_test_run_is_never_confirmed() -> None:
+    """`pytest … | tail` printed "2 failed" and exited 0 (tail's status): the story tells the
+    failure, with its own line, never a ✅."""
+    run = _run(PIPED, "Run the tests", PYTEST_FAILED)
+    digest = Digest(user_requests=["fix the cache"], commands=[run], tool_names=["Bash"], last=run)
+    assert confirmed([run], unresolved([run])) == []
+    assert "NameError: name 'STATS' is not defined" in unresolved([run])[0].failure()
+    assert stopped_at(digest, "/p") == (
+        "Run the tests had just failed (NameError: name 'STATS' is not defined)"
+    )
+    layers = layers_of(digest, "fix the cache", "Done.", "/p", [])
+    assert "confirmed" not in layers["continuity"]
+    assert any("NameError" in c for c in layers["tension"]["concerns"])
+
+
+def test_a_run_whose_output_shows_nothing_only_ran() -> None:
+    run = _run(PIPED, "Run the tests", "....... [100%]")
+    digest = Digest(user_requests=["run them"], commands=[run], tool_names=["Bash"], last=run)
+    assert confirmed([run], []) == [] and unresolved([run]) == []
+    assert stopped_at(digest, "/p") == (
+        "Run the tests had just run; its output does not show whether it passed"
+    )
+    # It does not make good an earlier failure of the same command either.
+    failed = _run(PIPED, "Run the tests", PYTEST_FAILED)
+    assert unresolved([failed, run]) == [failed]
+    passed = _run(PIPED, "Run the tests", "7 passed in 0.20s")
+    assert unresolved([failed, passed]) == [] and confirmed([failed, passed], []) != []
