@@ -30,7 +30,28 @@ _SWALLOWED = re.compile(r"\|\|\s*(?:true|:)(?:\s|;|$)")
 _PASS = re.compile(r"\b[1-9]\d* passed\b|^OK(?: \(|$)|^All checks passed")
 # A pipeline's last stage that decides its status and hides the first's.
 _FILTERS = frozenset(
-    "tail head grep egrep fgrep rg sort uniq wc less more cat tee cut sed awk column jq tr nl".split()
+    [
+        "tail",
+        "head",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "sort",
+        "uniq",
+        "wc",
+        "less",
+        "more",
+        "cat",
+        "tee",
+        "cut",
+        "sed",
+        "awk",
+        "column",
+        "jq",
+        "tr",
+        "nl",
+    ]
 )
 
 
