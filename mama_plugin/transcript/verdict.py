@@ -25,8 +25,9 @@ _COUNT = re.compile(r"\b[1-9]\d* (?:failed|errors?)\b", re.I)
 _FAILED_LINE = re.compile(r"^(?:FAILED|FAIL:|ERROR:?)(?:\s|\(|$)|^make(?:\[\d+\])?: \*\*\* ")
 _EXCEPTION = re.compile(r"^(?:E\s+)?((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)\b:?.*)$")
 _TRACEBACK = "Traceback (most recent call last)"
-# Output that shows a pass on its own (a test runner's summary).
+# A failure swallowed: the command's status is always 0.
 _SWALLOWED = re.compile(r"\|\|\s*(?:true|:)(?:\s|;|$)")
+# Output that shows a pass on its own (a test runner's summary).
 _PASS = re.compile(r"\b[1-9]\d* passed\b|^OK(?: \(|$)|^All checks passed")
 # A pipeline's last stage that decides its status and hides the first's.
 _FILTERS = frozenset(
