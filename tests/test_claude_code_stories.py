@@ -750,3 +750,33 @@ def test_a_failing_piped_test_run_is_told_as_failed_never_confirmed(tmp_path: Pa
         "Where I stopped: Run the quick checks had just run; its output does not show whether "
         "it passed"
     ) in memory
+
+
+@full_only
+def test_an_inspection_never_takes_over_the_resume_point(tmp_path: Path) -> None:
+    """A session that only looked (``git status``, ``ls``, ``command -v``) carries no work: the
+    next start still resumes from the failing tests and their next step, and says in one line
+    what happened since."""
+    story = Story(tmp_path)
+    subprocess.run(["git", "init", "-q"], cwd=story.project, check=True)
+    (story.project / "app").mkdir()
+    story.run("Add a TTL cache to the price service", [
+        write(story.project / "app" / "cache.py", CACHE),
+        bash(PIPED_FAIL, "Run the cache tests"),
+        text("Two tests fail: STATS is not defined. Next: define STATS in app/cache.py and rerun "
+             "the tests."),
+    ])  # fmt: skip
+    story.run("어제 작업 이어서 하자", [
+        bash("git status --short", "Show working tree status"),
+        bash("ls app && command -v python3", "List files"),
+        text("app/cache.py is new and untracked. 어디서부터 할까요?"),
+    ])  # fmt: skip
+    memory = told(story.run("hello", [text("Hi.")]).start, budget=600)
+    print(memory)
+    assert "What I did (" in memory and "Add a TTL cache to the price service" in memory
+    assert "Where I stopped: Run the cache tests had just failed (NameError" in memory
+    assert "Next step: define STATS in app/cache.py and rerun the tests (HIGH)" in memory
+    assert "Show working tree status" not in memory and "List files" not in memory
+    assert (
+        "Since then: one session only asked “어제 작업 이어서 하자” and changed nothing." in memory
+    )

@@ -5,29 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-# Commands that only look around (list, read, search): running one is not work, and one that
-# passes confirms nothing worth keeping.
-LOOKS = frozenset(
-    [
-        "ls",
-        "cat",
-        "cd",
-        "pwd",
-        "echo",
-        "head",
-        "tail",
-        "which",
-        "find",
-        "grep",
-        "rg",
-        "wc",
-        "tree",
-        "file",
-        "stat",
-        "less",
-        "more",
-    ]
-)
+from .looks import LOOKS, only_looks
+
+__all__ = ["LOOKS", "Command", "Digest", "FileTouch", "Task", "span_of"]
 
 
 @dataclass
@@ -70,9 +50,8 @@ class Command:
 
     @property
     def looks(self) -> bool:
-        """Whether the command only looks around (``ls``, ``grep``…, see :data:`LOOKS`)."""
-        words = self.command.split()
-        return not words or words[0] in LOOKS
+        """Whether the command only looks around (``ls``, ``git status``…: :mod:`.looks`)."""
+        return only_looks(self.command)
 
     def failure(self) -> str:
         """The failure as a concern: "`cmd` failed (what it was for): exit 1, why"."""
