@@ -149,7 +149,11 @@ def _story(store: Store, config: Config, embedder: EmbeddingModel | None) -> str
         for m in history
         for ln in store.links.of(m.id, direction="out", categories=("evolution",))
     }
-    out.append(render("chain.txt.j2", topic="auth_strategy", chain=history, links_between=between))
+    out.append(
+        render(
+            "chain.txt.j2", config.home, topic="auth_strategy", chain=history, links_between=between
+        )
+    )
     if embedder is not None:
         embedded = drain(store, embedder)
         how = f"hybrid: keywords + {embedder.name}, {embedded} memories embedded after saving"

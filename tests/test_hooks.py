@@ -209,7 +209,7 @@ def test_compiled_templates_are_kept_and_an_edited_override_is_compiled_afresh(
 
     def fresh(name: str) -> str:
         rendering._environment.cache_clear()  # as a new process starts
-        return rendering.render(name, greeting="hello")
+        return rendering.render(name, mama_home, greeting="hello")
 
     overrides = mama_home / "templates"
     overrides.mkdir(parents=True)

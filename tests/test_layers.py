@@ -650,4 +650,7 @@ def test_the_environment_is_read_only_at_the_roots() -> None:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv"):
                 problems.append(f"{module}:{node.lineno} os.{node.attr}")
+            # $MAMA_HOME is the Config's home: config.mama_home() reads the environment.
+            if isinstance(node, ast.Name) and node.id == "mama_home":
+                problems.append(f"{module}:{node.lineno} mama_home (use config.home)")
     _report("environment reads below the composition roots (read them into Config)", problems)

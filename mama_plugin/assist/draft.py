@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..privacy import redact_tree
@@ -65,12 +66,14 @@ class Draft:
     dropped: list[str] = field(default_factory=list)  # model items not grounded in the text
     missing: list[str] = field(default_factory=list)  # layers nothing could fill
 
-    def as_text(self) -> str:
-        """The draft for a person or a model to review (``templates/draft.md.j2``)."""
+    def as_text(self, home: Path) -> str:
+        """The draft for a person or a model to review (``templates/draft.md.j2``; ``home``
+        holds the user's overrides)."""
         from ..services.render import render
 
         return render(
             "draft.md.j2",
+            home,
             p=self.proposal,
             sources=self.sources,
             model=self.model,

@@ -55,7 +55,7 @@ def cmd_draft(args: argparse.Namespace) -> int:
     if args.json:
         print_json(draft.as_data())
         return 0
-    print(draft.as_text())
+    print(draft.as_text(args.config.home))
     return 0
 
 
@@ -154,7 +154,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     if args.json:
         print_json(stats.as_dict())
     else:
-        print(render("stats.txt.j2", s=stats).rstrip())
+        print(render("stats.txt.j2", args.config.home, s=stats).rstrip())
     return 0
 
 

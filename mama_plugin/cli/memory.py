@@ -70,7 +70,9 @@ def cmd_show(args: argparse.Namespace) -> int:
                 }
             )
             return 0
-        print(render("memory.md.j2", m=memory, links=links, successor=successor), end="")
+        print(
+            render("memory.md.j2", store.home, m=memory, links=links, successor=successor), end=""
+        )
     return 0
 
 

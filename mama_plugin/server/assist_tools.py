@@ -32,7 +32,8 @@ def do_draft_decision(env: Env, args: DraftRequest) -> Answer:
     draft = draft_narrative(args, digest, assistant=env.assistant)
     data = draft.as_data()
     return Answer(
-        draft.as_text(), data | {"transcript": path or None, "transcript_wait_s": round(waited, 3)}
+        draft.as_text(env.config.home),
+        data | {"transcript": path or None, "transcript_wait_s": round(waited, 3)},
     )
 
 

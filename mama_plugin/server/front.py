@@ -35,7 +35,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO, NoReturn, cast
 
-from ..config import Config, mama_home
+from ..config import Config
 from ..jsonrpc import (
     INVALID_PARAMS,
     LIST_CHANGED,
@@ -206,7 +206,7 @@ class Front(WarmUp, LineSession):
         self._go_on.set()  # a listed tool: the rest of the warm-up may not wait any longer
         self.ready.wait(WARM_UP_TIMEOUT_S)
         if self.portal is None or self.state is None:
-            where = mama_home() / "logs" / "server.log"
+            where = self.config.home / "logs" / "server.log"
             return tool_result(
                 f"MAMA's server could not load (details in {where}); nothing was saved.",
                 error=True,

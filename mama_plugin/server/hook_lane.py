@@ -292,5 +292,5 @@ def build(config: Config, project: str, db: Path | None, preload: Any, exposure:
         log.error("the store did not open: %s", exc)
     _ = state.hooks
     with contextlib.suppress(Exception):  # compiled now, not by the first recall with hits
-        render(PROMPT_TEMPLATE)
+        render(PROMPT_TEMPLATE, config.home)
     return state

@@ -153,7 +153,12 @@ def do_load_checkpoint(env: Env, args: LoadCheckpointInput) -> Answer:
     facts = story(point, decisions)
     budget = 2 * env.config.settings.session_start_tokens
     text = render_brief(
-        facts, budget=budget, short=False, template="checkpoint.md.j2", limits=(8, 5, 3, 2, 1)
+        facts,
+        env.config.home,
+        budget=budget,
+        short=False,
+        template="checkpoint.md.j2",
+        limits=(8, 5, 3, 2, 1),
     )
     listed = [
         {**_list_item(d.m, env.store), "current_id": d.m.id, "replaced": [r.id for r in d.replaced]}
@@ -171,7 +176,7 @@ def do_load_context(env: Env, args: LoadContextInput) -> Answer:
         {"step": s, "m": found[s.memory_id]} for s in steps if s.memory_id in found
     ]
     head = current_of(env.store, m.id) if m.status == "superseded" else m
-    text = render("neighbourhood.md.j2", m=m, steps=rows, head=head).strip()
+    text = render("neighbourhood.md.j2", env.config.home, m=m, steps=rows, head=head).strip()
     data = {
         "memory": m.as_dict(),
         "current_id": head.id,

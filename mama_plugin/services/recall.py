@@ -344,13 +344,14 @@ def prompt_context(
     skipped = tuple(found.skipped)
     hits = [_defang(as_data(h)) for h in found.hits]
     while hits:
-        text = render("prompt_context.md.j2", hits=hits, fence=FENCE).strip()
+        text = render("prompt_context.md.j2", store.home, hits=hits, fence=FENCE).strip()
         if estimate_tokens(text) <= budget:
             break
         hits = hits[:-1]
         if not hits:  # even one memory is over budget: shorten it instead of dropping it
             hits = [_defang(as_data(found.hits[0], short=True))]
-            text = render("prompt_context.md.j2", hits=hits, fence=FENCE).strip()[: budget * 4]
+            text = render("prompt_context.md.j2", store.home, hits=hits, fence=FENCE).strip()
+            text = text[: budget * 4]
             break
     else:
         return Injection("", [], found.used_vectors, skipped)

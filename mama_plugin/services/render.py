@@ -15,7 +15,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..config import mama_home
 from ..home import private_folder, shipped_templates
 from ..text import strip_cue
 
@@ -97,9 +96,11 @@ def _environment(user_dir: str, _overrides: tuple[str, ...]) -> Any:
     return env
 
 
-def render(name: str, **context: Any) -> str:
-    """Render template ``name`` with ``context``."""
-    user_dir = mama_home() / "templates"
+def render(name: str, home: Path, /, **context: Any) -> str:
+    """Render template ``name`` with ``context``: the user's override in ``home``'s
+    ``templates`` folder (``home`` is the ``Config.home`` the process's root built), else the
+    shipped one."""
+    user_dir = home / "templates"
     try:
         overrides = tuple(sorted(os.listdir(user_dir)))
     except OSError:

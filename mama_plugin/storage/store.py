@@ -57,6 +57,7 @@ class Store:
         self._damaged_file: tuple[int, ...] = ()  # the file's identity when found damaged
         self._local = threading.local()  # the transaction depth, per thread like its connection
         self.masks_personal_data = True  # keep_personal_data off (Store.open reads the setting)
+        self.home = Path()  # the MAMA home of the Config it was opened with (Store.open sets it)
         self.memories = Memories(self)
         self.links = Links(self)
         self.suggestions = Suggestions(self)
@@ -116,6 +117,7 @@ class Store:
         conn, read_only = open_file(db, config, timeout, check)
         store = cls(PerThread(conn, lambda: store._connect(db, timeout)), db)
         store.masks_personal_data = not config.settings.keep_personal_data
+        store.home = config.home
         store.read_only = read_only
         conn.cursor_factory = store._cursor
         return store

@@ -24,6 +24,7 @@ def export_markdown(store: Store, *, project: str | None = None) -> str:
     total = sum(len(v) for v in groups.values())
     return render(
         "export.md.j2",
+        store.home,
         exported_at=now_ms(),
         groups=groups,
         links_of=links_of,

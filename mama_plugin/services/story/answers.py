@@ -18,6 +18,7 @@ import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from ...errors import StoreUnwritable
@@ -189,7 +190,16 @@ def search_by_context(
         if n not in composed:
             told = [r for r in primary if r.id in keep or r.id in cuttable[:n]]
             composed[n] = _compose(
-                query, told, records, every_chain, along, steps, len(primary), newest, own
+                query,
+                told,
+                records,
+                every_chain,
+                along,
+                steps,
+                len(primary),
+                newest,
+                own,
+                store.home,
             )
         return composed[n]
 
@@ -269,12 +279,14 @@ def _compose(
     steps: list[OpenStep],
     ranked: int,
     newest: MemoryRecord | None,
-    own: str = "",
+    own: str,
+    home: Path,
 ) -> _Told:
     """The story and the fenced text for the results ``told`` (of ``ranked`` results);
     ``along`` holds the chains' steps by id; ``newest`` is the project's newest checkpoint
     with work, named when it is not told; ``own`` the asking session's rolling checkpoint
-    when it matched and was left out (named when nothing else matched)."""
+    when it matched and was left out (named when nothing else matched); ``home`` the MAMA
+    home whose templates may override the shipped ones."""
     ids = {r.id for r in told}
     chains = [c for c in every_chain if any(s.id in ids for s in c.steps)]
     on_chains = {s.id for c in chains for s in c.steps}
@@ -293,6 +305,7 @@ def _compose(
     concerned = current + ([_own_concerns(work[0])] if work and newer is None else [])
     story = render(
         "context_summary.md.j2",
+        home,
         query=query,
         results=told,
         chains=chains,

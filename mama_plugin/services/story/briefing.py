@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import replace
+from pathlib import Path
 
 from ...config import Config
 from ...fence import fenced
@@ -118,18 +119,21 @@ def pending_links(store: Store, project: str, *, limit: int) -> tuple[list[Propo
 
 def render_brief(
     facts: Story,
+    home: Path,
     *,
     budget: int,
     short: bool,
     template: str = TEMPLATE,
     limits: tuple[int, ...] = (5, 4, 3, 2, 1),
 ) -> str:
-    """Render the facts within ``budget`` tokens, fenced: fewer items per list until it fits."""
-    return render_told(facts, budget=budget, short=short, template=template, limits=limits)[0]
+    """Render the facts within ``budget`` tokens, fenced: fewer items per list until it fits
+    (``home``: the MAMA home whose ``templates`` may override the shipped ones)."""
+    return render_told(facts, home, budget=budget, short=short, template=template, limits=limits)[0]
 
 
 def render_told(
     facts: Story,
+    home: Path,
     *,
     budget: int,
     short: bool,
@@ -144,11 +148,11 @@ def render_told(
         pointer = "More: /mama-resume." if short else POINTER
     text = ""
     for limit in limits:
-        text = _fenced(render(template, **facts.context(), limit=limit, short=short), pointer)
+        text = _fenced(render(template, home, **facts.context(), limit=limit, short=short), pointer)
         if estimate_tokens(text) <= budget:
             return text, told(facts, limit=limit, short=short) if text else []
     key = "resume_tokens" if short else "session_start_tokens"
-    body = render(template, **facts.context(), limit=limits[-1], short=short)
+    body = render(template, home, **facts.context(), limit=limits[-1], short=short)
     over = estimate_tokens(text) - budget
     cut = body[: max(0, len(body) - over * 4 - 80)].rsplit("\n", 1)[0]
     text = _fenced(cut + f"\n[cut to the {budget}-token budget: {key}]", pointer)
@@ -214,7 +218,9 @@ def brief(store: Store, project: str, config: Config, source: str) -> str:
     text, ids = (
         ("", [])
         if facts is None
-        else render_told(facts, budget=budget(config, variant), short=variant == "short")
+        else render_told(
+            facts, config.home, budget=budget(config, variant), short=variant == "short"
+        )
     )
     # The cache is an optimisation: a busy or read-only store still answers.
     with contextlib.suppress(Exception):
