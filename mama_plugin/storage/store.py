@@ -48,7 +48,7 @@ class Store:
     ``store.suggestions``, ``store.search`` and ``store.vectors``.
     """
 
-    def __init__(self, conns: PerThread, path: Path) -> None:
+    def __init__(self, conns: PerThread, path: Path, home: Path) -> None:
         self._conns = conns
         self.path = path
         self._damage: StoreDamaged | None = None
@@ -57,7 +57,7 @@ class Store:
         self._damaged_file: tuple[int, ...] = ()  # the file's identity when found damaged
         self._local = threading.local()  # the transaction depth, per thread like its connection
         self.masks_personal_data = True  # keep_personal_data off (Store.open reads the setting)
-        self.home = Path()  # the MAMA home of the Config it was opened with (Store.open sets it)
+        self.home = home  # the MAMA home of the Config it was opened with
         self.memories = Memories(self)
         self.links = Links(self)
         self.suggestions = Suggestions(self)
@@ -115,9 +115,8 @@ class Store:
             busy_timeout_ms if busy_timeout_ms is not None else config.settings.busy_timeout_ms
         )
         conn, read_only = open_file(db, config, timeout, check)
-        store = cls(PerThread(conn, lambda: store._connect(db, timeout)), db)
+        store = cls(PerThread(conn, lambda: store._connect(db, timeout)), db, config.home)
         store.masks_personal_data = not config.settings.keep_personal_data
-        store.home = config.home
         store.read_only = read_only
         conn.cursor_factory = store._cursor
         return store
