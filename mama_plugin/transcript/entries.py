@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from .digest import Command, Digest, FileTouch, Task, span_of
+from .looks import only_looks
 from .verdict import FAILED, UNKNOWN, verdict
 
 _EDITORS = {"Edit", "MultiEdit", "NotebookEdit"}
@@ -84,8 +85,9 @@ def _result(call: dict[str, Any], block: dict[str, Any], meta: Any, digest: Dige
     meta = meta if isinstance(meta, dict) else {}
     if name == "Bash" and isinstance(args.get("command"), str):
         command, description = args["command"], str(args.get("description", ""))
-        looks = Command(command).looks  # a look around is judged by its status alone
-        result = verdict(command, failed, _text_of(block.get("content")), read_output=not looks)
+        output = _text_of(block.get("content"))
+        # A look around is judged by its status alone.
+        result = verdict(command, failed, output, read_output=not only_looks(command))
         digest.commands.append(
             Command(
                 command,

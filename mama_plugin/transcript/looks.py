@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from .shell import pipelines
+
 # Commands that only look around (list, read, search, describe the machine).
 LOOKS = frozenset(
     [
@@ -95,21 +97,5 @@ def _looks(part: str) -> bool:
 
 
 def segments(command: str) -> list[str]:
-    """The simple commands of a command line: split at ``|``, ``||``, ``&&``, ``;`` and
-    newlines outside quotes, blanks left out."""
-    parts, quote, i = [""], "", 0
-    while i < len(command):
-        ch, pair = command[i], command[i : i + 2]
-        if quote or ch in "'\"":
-            quote = ("" if ch == quote else quote) if quote else ch
-        elif pair in ("||", "&&"):
-            parts.append("")
-            i += 2
-            continue
-        elif ch in "|;\n":
-            parts.append("")
-            i += 1
-            continue
-        parts[-1] += ch
-        i += 1
-    return [p.strip() for p in parts if p.strip()]
+    """The simple commands of a command line, every stage of every pipeline."""
+    return [stage for line in pipelines(command) for stage in line]

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .shell import pipelines
+
 PASSED, FAILED, UNKNOWN = "passed", "failed", "unknown"
 
 _EXIT = re.compile(r"^(?:Error: )?Exit code (\d+)$")
@@ -106,29 +108,8 @@ def masked(command: str) -> bool:
         return True
     if "pipefail" in command:
         return False
-    stages = _stages(command)
-    words = stages[-1].split() if len(stages) > 1 else []
+    last = (pipelines(command) or [[]])[-1]
+    words = last[-1].split() if len(last) > 1 else []
     if words[:1] == ["grep"] and {"-q", "--quiet", "-qE", "-Eq"} & set(words):
         return False  # ``… | grep -q X`` is the check itself: its status is the answer
     return bool(words) and words[0] in _FILTERS
-
-
-def _stages(command: str) -> list[str]:
-    """The stages of ``command``'s last pipeline: split at ``|`` outside quotes; ``||``,
-    ``&&``, ``;`` and a newline start a new pipeline."""
-    stages, quote, i = [""], "", 0
-    while i < len(command):
-        ch, pair = command[i], command[i : i + 2]
-        if quote or ch in "'\"":
-            quote = ("" if ch == quote else quote) if quote else ch
-        elif pair in ("||", "&&") or ch in ";\n":
-            stages = [""]
-            i += 2 if pair in ("||", "&&") else 1
-            continue
-        elif ch == "|":
-            stages.append("")
-            i += 1
-            continue
-        stages[-1] += ch
-        i += 1
-    return [s.strip() for s in stages]
