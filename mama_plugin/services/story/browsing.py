@@ -22,7 +22,7 @@ def search_by_topic(store: Store, topic: str, *, project: str | None = None) -> 
     found = _fresh(store, store.memories.by_topic(topic, project=project))
     out = []
     for m, collapsed in found:
-        head = current_of(store, m.id, record=m) if m.status == "superseded" else m
+        head = current_of(store, m.id, record=m)  # itself when it stands
         out.append(
             TopicRow(
                 m.id,

@@ -17,6 +17,11 @@ from typing import Any
 from ...storage import MemoryRecord, SuggestionRecord
 
 
+def mark(memory_id: str, status: str, current_id: str) -> str:
+    """A memory's status as a result list tells it: "current", "superseded → dec_…"."""
+    return status if current_id == memory_id else f"superseded → {current_id}"
+
+
 @dataclass(frozen=True)
 class OpenStep:
     """A next step of a memory (``holder``) that no later memory shows done.
@@ -133,8 +138,8 @@ class TopicRow:
 
     @property
     def mark(self) -> str:
-        """Its status, or what superseded it: "current", "superseded → dec_…"."""
-        return self.status if self.current_id == self.id else f"superseded → {self.current_id}"
+        """Its status, or what superseded it (:func:`mark`)."""
+        return mark(self.id, self.status, self.current_id)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form (the tool's ``chain``): ``collapsed`` only when something was folded."""

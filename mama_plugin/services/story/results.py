@@ -15,6 +15,7 @@ from ...storage import MemoryRecord, Store
 from .. import ranking
 from ..evolution import EVOLUTION, chain, current_of, failure_reason
 from ..graph import traverse
+from .records import mark
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,8 @@ class AnswerItem:
 
     @property
     def mark(self) -> str:
-        """Its status, or what superseded it: "current", "superseded → dec_…"."""
-        return self.status if self.current_id == self.id else f"superseded → {self.current_id}"
+        """Its status, or what superseded it (:func:`.records.mark`)."""
+        return mark(self.id, self.status, self.current_id)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form (the search tools' ``primary_results``): a layer it lacks is no key."""
@@ -142,7 +143,7 @@ def present(
     store: Store, m: MemoryRecord, score: float, evidence: bool, tensions: bool
 ) -> AnswerItem:
     """``m`` as a search answer tells it (``evidence``, ``tensions``: with those layers)."""
-    head = current_of(store, m.id, record=m) if m.status == "superseded" else m
+    head = current_of(store, m.id, record=m)  # itself when it stands
     item = AnswerItem(
         id=m.id,
         type=m.type,
@@ -172,9 +173,7 @@ def present(
             other = found.get(s.memory_id)
             if other is None:
                 continue
-            stands = other
-            if other.status == "superseded":
-                stands = current_of(store, other.id, record=other)
+            stands = current_of(store, other.id, record=other)
             direction = "out" if s.link.from_id == m.id else "in"
             link = s.link
             item.related.append(
