@@ -45,7 +45,6 @@ from mama_plugin.services.outcomes import record_outcome_event
 from mama_plugin.services.retrieval import EmbeddingModel
 from mama_plugin.services.story.answers import ANSWER_TOKENS, search_by_context
 from mama_plugin.services.story.autosave import checkpoint_turn
-from mama_plugin.services.story.freshness import is_auto
 from mama_plugin.storage import Store
 from mama_plugin.text import estimate_tokens
 from mama_plugin.transcript.turns import turn_digests
@@ -108,7 +107,7 @@ _LISTED = re.compile(r"\b((?:dec|chk|ins|ctx)_[0-9a-z]{10,})\b")
 def judge(store: Store, text: str, ranked: list[str], done: list[str]) -> Judged:
     """Count an answer's stale entries (``ranked``: the ids its list names, in order)."""
     stands = section(text, "Stands now:")
-    autos = [m.content[:60] for m in store.memories.iter(project=PROJECT) if is_auto(m)]
+    autos = [m.content[:60] for m in store.memories.iter(project=PROJECT) if m.rolling]
     auto_in = sum(1 for line in stands if any(a in line for a in autos))
     remains = section(text, "Remains:")
     left = [line.split("done since:", 1)[0].lower() for line in remains]  # a done part is told

@@ -24,7 +24,6 @@ from ..schema.assist import LinkJudgement
 from ..services import vector_index
 from ..services.render import clip
 from ..services.retrieval import EmbeddingModel, retrieve
-from ..services.story.worklog import is_auto
 from ..storage import LinkRecord, MemoryRecord, Store, SuggestionRecord
 from ..storage.text import embedding_text
 from .draft import grounded
@@ -128,7 +127,7 @@ def candidates(
         for c in found.values()
         if c.other.id not in {memory.id, *linked, *judged, *events}
         and c.other.type in SUGGESTED_TYPES
-        and not is_auto(c.other)
+        and not c.other.rolling
     ]
     # Rules first (they are the seeds' evidence of a relation), then search relevance.
     kept.sort(key=lambda c: (-sum(s != "search" for s in c.sources), -c.score))
@@ -188,7 +187,7 @@ def suggest_for(
 ) -> list[SuggestionRecord]:
     """Find, judge and store suggestions for one memory; return the new pending ones."""
     memory = store.memories.get(memory_id)
-    if memory is None or memory.type not in SUGGESTED_TYPES or is_auto(memory):
+    if memory is None or memory.type not in SUGGESTED_TYPES or memory.rolling:
         return []
     pairs = candidates(store, memory, embedder=embedder, limit=limit)
     made: list[SuggestionRecord] = []

@@ -24,7 +24,6 @@ from typing import Any
 from ..bootstrap import paths, pending
 from ..config import Config
 from ..project import project_key
-from ..services.story.worklog import is_auto
 from .options import command, json_option
 from .shared import print_json
 
@@ -83,7 +82,7 @@ class _Replay:
             newer = [
                 m
                 for m in state.store.memories.of_session(session_id, type="checkpoint")
-                if is_auto(m) and m.updated_at >= turn["at"]
+                if m.rolling and m.updated_at >= turn["at"]
             ]
             if newer:  # the running server checkpointed this session after that turn
                 self.done["skipped"] += 1

@@ -22,7 +22,6 @@ from ..config import OVERRIDES, Config
 from ..envelope import SILENT, answer
 from ..services import recall
 from ..services.story import autosave, shown
-from ..services.story.worklog import is_auto
 from ..transcript import TURN_LIMIT_S, Digest
 from .base import Answer, Env
 
@@ -117,7 +116,7 @@ def do_checkpoint_turn(env: Env, args: TurnArgs) -> Answer:
         written = [
             m
             for m in env.store.memories.of_session(args.session_id, type="checkpoint")
-            if not is_auto(m)
+            if not m.rolling
         ]
         if not written:
             return Answer(json.dumps({"decision": "block", "reason": ASK_REASON}), data)

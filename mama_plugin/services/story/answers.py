@@ -40,7 +40,7 @@ from . import results
 from .freshness import (
     chatter,
     distinct,
-    is_auto,
+    idle,
     one_per_session,
     open_steps,
     outcomes_on_their_memory,
@@ -48,7 +48,6 @@ from .freshness import (
 )
 from .records import OpenStep
 from .results import AnswerItem, Chain
-from .worklog import WorkLog
 
 WORK_DEPTH = 8  # newest checkpoints looked through for the one that carries work
 ANSWER_TOKENS = 600  # the default answer's text, fence and header included (estimate_tokens)
@@ -299,8 +298,8 @@ def _compose(
     status = Status(current, [s for s in steps if s.holder in ids])
     learned = results.learned([records[i] for i in ids], chains, along)
     newer = newest if work and newest is not None and newest.id not in ids else None
-    auto = {r.id for r in work if is_auto(records[r.id])} | (
-        {newer.id} if newer is not None and is_auto(newer) else set()
+    auto = {r.id for r in work if records[r.id].rolling} | (
+        {newer.id} if newer is not None and newer.rolling else set()
     )
     concerned = current + ([_own_concerns(work[0])] if work and newer is None else [])
     story = render(
@@ -332,7 +331,7 @@ def _compose(
 
 def _own(m: MemoryRecord, session: str) -> bool:
     """Whether ``m`` is the rolling checkpoint of the asking ``session`` ("" : none asks)."""
-    return bool(session) and is_auto(m) and m.session_id == session
+    return bool(session) and m.rolling and m.session_id == session
 
 
 def _newest_work(store: Store, checkpoints: list[MemoryRecord]) -> MemoryRecord | None:
@@ -345,9 +344,7 @@ def _newest_work(store: Store, checkpoints: list[MemoryRecord]) -> MemoryRecord 
         return None
     project = max(checkpoints, key=lambda m: (m.updated_at, m.seq)).project
     newest = store.memories.latest(project=project, type="checkpoint", limit=WORK_DEPTH)
-    return next(
-        (m for m in newest if (log := WorkLog.of(m)) is None or log.work is not False), None
-    )
+    return next((m for m in newest if not idle(m)), None)
 
 
 def _own_concerns(r: AnswerItem) -> AnswerItem:

@@ -27,7 +27,7 @@ from ...storage import MemoryRecord, Store
 from ...text import strip_cue
 from ..render import because, clip, day
 from .records import DecisionView, NextStep, Story
-from .worklog import WorkLog, is_auto
+from .worklog import WorkLog
 
 RECENT = 30
 _COUNT = {1: "one", 2: "two", 3: "three"}
@@ -71,14 +71,14 @@ def resume_point(store: Store, project: str) -> ResumePoint:
         return ResumePoint(None)
     rolling: dict[str, MemoryRecord] = {}
     for m in recent:  # newest first: each session's newest rolling checkpoint
-        if is_auto(m) and m.session_id:
+        if m.rolling and m.session_id:
             rolling.setdefault(m.session_id, m)
     lead = next((m for m in recent if carries_work(m, rolling.get(m.session_id or ""))), recent[0])
     then = None
     if lead.session_id:
         mates = [m for m in recent if m.session_id == lead.session_id and m.id != lead.id]
-        written = next((m for m in [lead, *mates] if not is_auto(m)), None)
-        auto = next((m for m in [lead, *mates] if is_auto(m)), None)
+        written = next((m for m in [lead, *mates] if not m.rolling), None)
+        auto = next((m for m in [lead, *mates] if m.rolling), None)
         if written is not None:  # Claude's own words tell the story best
             moved = _moved_at(auto) if auto is not None else 0
             if auto is not None and moved > written.updated_at and carries_work(auto):
@@ -92,7 +92,7 @@ def resume_point(store: Store, project: str) -> ResumePoint:
         and (not lead.session_id or m.session_id != lead.session_id)
     ]
     # One entry a later session: its rolling checkpoint tells what it did.
-    later = {(m.session_id or m.id): m for m in newer[::-1] if not m.session_id or is_auto(m)}
+    later = {(m.session_id or m.id): m for m in newer[::-1] if not m.session_id or m.rolling}
     later |= {m.session_id: m for m in newer[::-1] if m.session_id and m.session_id not in later}
     return ResumePoint(lead, then, since_line(sorted(later.values(), key=lambda m: m.updated_at)))
 
@@ -147,7 +147,7 @@ def story(point: ResumePoint, decisions: list[DecisionView]) -> Story:
     cp = point.checkpoint
     c: dict[str, Any] = (cp.continuity or {}) if cp is not None else {}
     t: dict[str, Any] = (cp.tension or {}) if cp is not None else {}
-    out = Story(cp=cp, auto=cp is not None and is_auto(cp), since=point.since)
+    out = Story(cp=cp, auto=cp is not None and cp.rolling, since=point.since)
     if cp is not None:
         out.did = said.fresh([clip(_did(cp), 300)])[:1]
         out.date = day(cp.updated_at)

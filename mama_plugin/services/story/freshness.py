@@ -35,7 +35,7 @@ from .records import OpenStep
 from .results import AnswerItem
 from .rules import DEFAULT, Rule, select
 from .words import MIN_SHARED, bag, covers, parts
-from .worklog import WorkLog, is_auto
+from .worklog import WorkLog
 
 T = TypeVar("T")
 __all__ = [
@@ -44,7 +44,6 @@ __all__ = [
     "covers",
     "distinct",
     "idle",
-    "is_auto",
     "moot",
     "one_per_session",
     "open_steps",

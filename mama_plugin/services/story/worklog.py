@@ -45,7 +45,7 @@ class WorkLog:
     @classmethod
     def of(cls, m: MemoryRecord) -> WorkLog | None:
         """The record of ``m``, a rolling checkpoint; None for any other memory."""
-        if not is_auto(m):
+        if not m.rolling:
             return None
         meta = m.metadata
         count = meta.get("work_requests")
@@ -140,8 +140,3 @@ class WorkLog:
         if log is None or log.changed is not None:
             return done
         return [d for d in done if not d.startswith(LEGACY_CHANGED)]
-
-
-def is_auto(m: MemoryRecord) -> bool:
-    """True for the rolling checkpoint the Stop hook writes (not one Claude saved)."""
-    return m.rolling
