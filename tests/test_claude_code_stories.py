@@ -228,7 +228,10 @@ def test_a_trivial_session_never_erases_the_work(tmp_path: Path) -> None:
     assert "Add a TTL cache to the price service — Added a TTL cache in app/cache.py" in memory
     assert re.search(r"\(\d{4}-\d{2}-\d{2}, chk_[a-z0-9]+, saved automatically\)", memory)
     assert "Changed app/cache.py:1-11 (created)" in memory
-    assert "Where I stopped: Check that app/cache.py parses had just passed" in memory
+    assert (
+        f"Where I stopped: I had just run `{PARSES}` (check that app/cache.py parses): it passed (exit 0)"
+        in memory
+    )
     assert "✅ Check that app/cache.py parses — evidence: `python3 -c" in memory
     assert "Next step: start the price service on port 8765 and run the smoke test (HIGH)" in memory
     assert (
@@ -257,7 +260,10 @@ def test_mama_resume_after_a_failing_command_tells_where_it_stopped(tmp_path: Pa
         memory = told(words, budget=budget)
         print(memory)
         assert "What I did (" in memory
-        assert "Where I stopped: Smoke test the price service had just failed (exit 7)" in memory
+        assert (
+            f"Where I stopped: I had just run `{SMOKE}` (smoke test the price service): it failed (exit 7)"
+            in memory
+        )
         unresolved = memory.split("Unresolved:\n", 1)[1]
         assert "failed (Smoke test the price service): exit 7, curl: (7) Failed to connect" in (
             unresolved
@@ -269,7 +275,10 @@ def test_mama_resume_after_a_failing_command_tells_where_it_stopped(tmp_path: Pa
     # The session that reloaded it echoed the memory: the next start is still the smoke test.
     memory = told(story.run("hello", [text("Hi.")]).start, budget=600)
     print(memory)
-    assert "Where I stopped: Smoke test the price service had just failed (exit 7)" in memory
+    assert (
+        f"Where I stopped: I had just run `{SMOKE}` (smoke test the price service): it failed (exit 7)"
+        in memory
+    )
     assert "Since then: one session reloaded the checkpoint." in memory
 
 
@@ -398,8 +407,8 @@ def test_a_failed_decision_comes_back_under_the_decision_that_replaced_it(
     the_chain(memory, redis, jwt)
     assert "What I did (" in memory and "Load test the auth at 10K req/s" in memory
     # The command is not left as if it had just failed: what came after it is told.
-    assert ("Where I stopped: Load test the API at 10K req/s had failed (exit 1); after it I "
-            f"recorded the outcome and saved {redis}") in memory  # fmt: skip
+    assert (f"Where I stopped: I had run `{LOAD_TEST}` (load test the API at 10K req/s): it "
+            f"failed (exit 1); after it I recorded the outcome and saved {redis}") in memory  # fmt: skip
     # The failure the session judged is told by the decision it failed, not again as unresolved.
     assert "failed (Load test the API at 10K req/s)" not in memory
     assert "Unresolved:\n- Redis is a single point of failure until Sentinel runs" in memory
@@ -452,7 +461,10 @@ def test_clear_tells_the_work_just_done_once(tmp_path: Path) -> None:
     assert session.starts(session.fake.main_requests.index(after)) == 1
     assert "Add a TTL cache to the price service" in memory
     assert "Changed app/cache.py:1-11 (created)" in memory
-    assert "Where I stopped: Run the cache tests had just failed (exit 1)" in memory
+    assert (
+        f"Where I stopped: I had just run `{failing}` (run the cache tests): it failed (exit 1)"
+        in memory
+    )
     assert "failed (Run the cache tests): exit 1, FAILED tests/test_cache.py::test_expiry" in memory
     assert "Next step: compare the expiry with time.monotonic() in get() (HIGH)" in memory
     sent_after = json.dumps(after["messages"], ensure_ascii=False)
@@ -482,7 +494,10 @@ def test_compaction_keeps_the_work_in_progress(tmp_path: Path) -> None:
     memory = told(start_of(after), budget=300)
     print(memory)
     assert session.starts(session.fake.main_requests.index(after)) == 1
-    assert "Where I stopped: Run the cache tests had just failed (exit 1)" in memory
+    assert (
+        f"Where I stopped: I had just run `{failing}` (run the cache tests): it failed (exit 1)"
+        in memory
+    )
     assert "Next step: compare the expiry with time.monotonic() in get() (HIGH)" in memory
     assert _prompt_context(after) == ""
     memory = told(story.run("hello", [text("Hi.")]).start, budget=600)
@@ -549,7 +564,7 @@ def test_a_search_and_a_save_after_the_work_leave_the_resume_point(tmp_path: Pat
     print(memory)
     holds(memory, "Add a TTL cache to the price service and smoke test it",
           "Changed app/cache.py:1-11 (created)",
-          "Where I stopped: Smoke test the price service had just failed (exit 7)",
+          f"Where I stopped: I had just run `{SMOKE}` (smoke test the price service): it failed (exit 7)",
           "failed (Smoke test the price service): exit 7, curl: (7)",
           "Tasks: Bound the cache's size (pending)",
           "Next step: start the price service on port 8765 (HIGH)")  # fmt: skip
@@ -733,8 +748,8 @@ def test_a_failing_piped_test_run_is_told_as_failed_never_confirmed(tmp_path: Pa
     print(memory)
     assert "✅" not in memory and "exited 0" not in memory
     assert (
-        "Where I stopped: Run the cache tests had just failed (NameError: name STATS is not "
-        "defined)"
+        f"Where I stopped: I had just run `{PIPED_FAIL}` (run the cache tests): it failed "
+        "(NameError: name STATS is not defined)"
     ) in memory
     unresolved = memory.split("Unresolved:\n", 1)[1]
     assert "failed (Run the cache tests): NameError: name STATS is not defined" in unresolved
@@ -747,8 +762,8 @@ def test_a_failing_piped_test_run_is_told_as_failed_never_confirmed(tmp_path: Pa
     print(memory)
     assert "✅" not in memory
     assert (
-        "Where I stopped: Run the quick checks had just run; its output does not show whether "
-        "it passed"
+        f"Where I stopped: I had just run `{PIPED_QUIET}` (run the quick checks): its output "
+        "does not show whether it passed"
     ) in memory
 
 
@@ -774,7 +789,7 @@ def test_an_inspection_never_takes_over_the_resume_point(tmp_path: Path) -> None
     memory = told(story.run("hello", [text("Hi.")]).start, budget=600)
     print(memory)
     assert "What I did (" in memory and "Add a TTL cache to the price service" in memory
-    assert "Where I stopped: Run the cache tests had just failed (NameError" in memory
+    assert "(run the cache tests): it failed (NameError: name STATS is not defined)" in memory
     assert "Next step: define STATS in app/cache.py and rerun the tests (HIGH)" in memory
     assert "Show working tree status" not in memory and "List files" not in memory
     assert (

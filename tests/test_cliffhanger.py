@@ -339,17 +339,20 @@ def test_where_it_stopped_says_what_was_recorded_after_the_command() -> None:
 
     load = Command("sh load.sh", "Load test", True, "exit 1, p99 307 ms", calls=1)
     alone = Digest(user_requests=["load test"], commands=[load], last=load, tool_names=["Bash"])
-    assert stopped_at(alone, "/p") == "Load test had just failed (exit 1)"
+    assert stopped_at(alone, "/p") == "I had just run `sh load.sh` (load test): it failed (exit 1)"
     tools = ["Bash", "mcp__plugin_mama_mama__evolve_outcome",
              "mcp__plugin_mama_mama__evolve_supersede"]  # fmt: skip
     acted = Digest(user_requests=["load test"], commands=[load], last=load, tool_names=tools)
     decided = [SimpleNamespace(id="dec_old"), SimpleNamespace(id="dec_new")]
     assert stopped_at(acted, "/p", decided) == (
-        "Load test had failed (exit 1); after it I recorded the outcome and saved dec_new"
+        "I had run `sh load.sh` (load test): it failed (exit 1); after it I recorded the outcome "
+        "and saved dec_new"
     )
     searched = Digest(user_requests=["x"], commands=[load], last=load,
                       tool_names=["Bash", "mcp__plugin_mama_mama__search_by_context"])  # fmt: skip
-    assert stopped_at(searched, "/p", decided) == "Load test had just failed (exit 1)"
+    assert stopped_at(searched, "/p", decided) == (
+        "I had just run `sh load.sh` (load test): it failed (exit 1)"
+    )
 
 
 def test_a_long_sessions_start_names_the_work_it_began_with(store: Store, project: str) -> None:

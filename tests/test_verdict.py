@@ -8,7 +8,15 @@ from hypothesis import strategies as st
 
 from mama_plugin.services.story.autosave import confirmed, layers_of, stopped_at, unresolved
 from mama_plugin.transcript import Command, Digest
-from mama_plugin.transcript.verdict import FAILED, PASSED, UNKNOWN, masked, verdict
+from mama_plugin.transcript.verdict import (
+    FAILED,
+    INTERRUPTED,
+    NOT_RUN,
+    PASSED,
+    UNKNOWN,
+    masked,
+    verdict,
+)
 
 PIPED = "python -m pytest tests -q 2>&1 | tail -15"
 PYTEST_FAILED = """....F.F                                                    [100%]
@@ -21,7 +29,7 @@ FAILED tests/test_cache.py::test_stats - NameError: name 'STATS' is not defined
     [
         # A pipeline's status is tail's: the output decides.
         (PIPED, False, PYTEST_FAILED, FAILED, "NameError: name 'STATS' is not defined"),
-        (PIPED, False, "7 passed in 0.20s", PASSED, ""),
+        (PIPED, False, "7 passed in 0.20s", PASSED, "7 passed in 0.20s"),
         (PIPED, False, "....... [100%]", UNKNOWN, ""),
         ("make test || true", False, "make: *** [Makefile:3: test] Error 2", FAILED, "make: *** [Makefile:3: test] Error 2"),
         ("make test || true", False, "done", UNKNOWN, ""),
@@ -33,7 +41,13 @@ FAILED tests/test_cache.py::test_stats - NameError: name 'STATS' is not defined
         ("ls nothing", True, "Exit code 2\nls: cannot access 'nothing': No such file or directory", FAILED, "exit 2, ls: cannot access 'nothing': No such file or directory"),
         # Nothing that could hide a failure, nothing that reports one.
         ("python -m shop.app --check", False, "config ok", PASSED, ""),
-        ("npm test", False, "Tests: 0 failed, 12 passed", PASSED, ""),
+        ("npm test", False, "Tests: 0 failed, 12 passed", PASSED, "Tests: 0 failed, 12 passed"),
+        ("pytest -q", False, "....\n===== 4 passed in 0.1s =====", PASSED, "4 passed in 0.1s"),
+        # Stopped before it ended, or never started (Claude Code 2.1.197's own answers).
+        ("sleep 5", True, "Exit code 143\nCommand timed out after 1s", INTERRUPTED, "Command timed out after 1s"),
+        ("pytest -q", True, "[Request interrupted by user for tool use]", INTERRUPTED, "[Request interrupted by user for tool use]"),
+        ("touch zz", True, "touch in '/x/zz' was blocked. For security, Claude Code may only create or modify files in the allowed working directories for this session: '/p'.", NOT_RUN, "touch in '/x/zz' was blocked. For security, Claude Code may only create or modify files in the allowed working directories for this session: '/p'."),
+        ("rm -rf build", True, "Claude requested permissions to use Bash, but you haven't granted it yet.", NOT_RUN, "Claude requested permissions to use Bash, but you haven't granted it yet."),
         ("grep -c 'a|b' notes.txt", False, "3", PASSED, ""),
     ],
 )  # fmt: skip
@@ -63,8 +77,9 @@ def test_what_hides_the_first_command_s_status(command: str, hides: bool) -> Non
 @given(st.text(max_size=80), st.booleans(), st.text(max_size=300))
 def test_any_command_and_output_get_a_verdict(command: str, is_error: bool, output: str) -> None:
     found = verdict(command, is_error, output)
-    assert found.state in (PASSED, FAILED, UNKNOWN) and len(found.line) <= 160
-    assert found.state == FAILED or not is_error
+    assert found.state in (PASSED, FAILED, UNKNOWN, INTERRUPTED, NOT_RUN)
+    assert len(found.line) <= 160
+    assert found.state in (FAILED, INTERRUPTED, NOT_RUN) or not is_error
 
 
 def _run(command: str, description: str, output: str, is_error: bool = False) -> Command:
@@ -81,7 +96,8 @@ def test_a_failing_piped_test_run_is_never_confirmed() -> None:
     assert confirmed([run], unresolved([run])) == []
     assert "NameError: name 'STATS' is not defined" in unresolved([run])[0].failure()
     assert stopped_at(digest, "/p") == (
-        "Run the tests had just failed (NameError: name 'STATS' is not defined)"
+        f"I had just run `{PIPED}` (run the tests): it failed (NameError: name 'STATS' is not "
+        "defined)"
     )
     layers = layers_of(digest, "fix the cache", "Done.", "/p", [])
     assert "confirmed" not in layers["continuity"]
@@ -93,7 +109,7 @@ def test_a_run_whose_output_shows_nothing_only_ran() -> None:
     digest = Digest(user_requests=["run them"], commands=[run], tool_names=["Bash"], last=run)
     assert confirmed([run], []) == [] and unresolved([run]) == []
     assert stopped_at(digest, "/p") == (
-        "Run the tests had just run; its output does not show whether it passed"
+        f"I had just run `{PIPED}` (run the tests): its output does not show whether it passed"
     )
     # It does not make good an earlier failure of the same command either.
     failed = _run(PIPED, "Run the tests", PYTEST_FAILED)

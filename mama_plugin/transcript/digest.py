@@ -7,7 +7,7 @@ from typing import Any
 
 from .looks import LOOKS, only_looks
 
-__all__ = ["LOOKS", "Command", "Digest", "FileTouch", "Task", "span_of"]
+__all__ = ["LOOKS", "Command", "Digest", "FileTouch", "Refused", "Task", "span_of"]
 
 
 @dataclass
@@ -32,7 +32,8 @@ class FileTouch:
 @dataclass
 class Command:
     """A shell command the session ran, what it was for, and what its result shows: failed
-    (and how), passed, or not known (:mod:`.verdict`)."""
+    (and how), passed, or not known (:mod:`.verdict`). One that was interrupted failed (it
+    is not done); one Claude Code never started (``not_run``) neither failed nor passed."""
 
     command: str
     description: str = ""
@@ -40,10 +41,19 @@ class Command:
     error: str = ""  # what tells the failure: "exit 1, NameError: …", "2 failed, 3 passed"
     calls: int = 0  # the session's tool calls up to and including this one
     unknown: bool = False  # it ran, and nothing shows whether it passed (``| tail``, ``|| true``)
+    shown: str = ""  # the line of its output that shows it passed ("7 passed in 0.20s")
+    stopped: str = ""  # "interrupted" (a timeout, the user) or "not run" (refused), else ""
+
+    @property
+    def not_run(self) -> bool:
+        """Whether Claude Code refused to start it (a permission, a blocked path)."""
+        return self.stopped == "not run"
 
     @property
     def outcome(self) -> str:
-        """``ran``, ``failed`` or ``failed: exit 1, why``."""
+        """``ran``, ``failed``, ``failed: exit 1, why``, ``interrupted: …`` or ``not run: …``."""
+        if self.stopped:
+            return f"{self.stopped}: {self.error}" if self.error else self.stopped
         if not self.failed:
             return "ran"
         return f"failed: {self.error}" if self.error else "failed"
@@ -58,7 +68,28 @@ class Command:
         command = " ".join(self.command.split())
         command = command if len(command) <= 120 else command[:119] + "…"
         what = f" ({self.description})" if self.description else ""
-        return f"`{command}` failed{what}" + (f": {self.error}" if self.error else "")
+        how = "was interrupted" if self.stopped == "interrupted" else "failed"
+        return f"`{command}` {how}{what}" + (f": {self.error}" if self.error else "")
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A change that did not happen: an edit or write Claude Code answered with an error, or a
+    save MAMA's tool refused ("MAMA is installing …; nothing was saved")."""
+
+    tool: str  # the tool's short name: "Edit", "save_decision"
+    target: str  # the file, or "" for a memory write
+    why: str  # the answer's first line
+
+    def told(self, root: str = "") -> str:
+        """As a concern: "not saved: save_decision answered “…”", "the edit of a.py failed: …"."""
+        if not self.target:
+            return f"not saved: {self.tool} answered “{self.why}”"
+        path = self.target
+        if root and path.startswith(root.rstrip("/") + "/"):
+            path = path[len(root.rstrip("/")) + 1 :]
+        what = "write" if self.tool == "Write" else "edit"
+        return f"the {what} of {path} failed, so it is not in the file: {self.why}"
 
 
 @dataclass
@@ -87,6 +118,8 @@ class Digest:
     turn_tools: int = 0  # where the latest request's turn begins in tool_names
     # Work (an edit, a command, a task change) done since the latest request.
     turn_work: int = 0
+    # Changes that did not happen and were not made good later, oldest first.
+    refused: list[Refused] = field(default_factory=list)
     # The last work the session did: where it stopped, as it was left.
     last: Command | FileTouch | None = None
 

@@ -12,14 +12,23 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .digest import Command, Digest, FileTouch, Task, span_of
+from .digest import Command, Digest, FileTouch, Refused, Task, span_of
 from .looks import only_looks
-from .verdict import FAILED, UNKNOWN, verdict
+from .verdict import FAILED, INTERRUPTED, NOT_RUN, PASSED, UNKNOWN, verdict
 
 _EDITORS = {"Edit", "MultiEdit", "NotebookEdit"}
 _TASKS = {"TaskCreate", "TaskUpdate", "TodoWrite"}
+# MAMA's tools that write a memory: a refusal from one of them means nothing was saved.
+_SAVES = ("save_", "evolve_")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 _TAG = re.compile(r"<(command-name|command-message|command-args)>(.*?)</\1>", re.S)
-_NOISE = ("<local-command-stdout>", "<local-command-stderr>", "<system-reminder>", "Caveat:")
+_NOISE = (
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<system-reminder>",
+    "Caveat:",
+    "[Request interrupted by user",
+)
 
 
 def take(
@@ -88,22 +97,25 @@ def _result(call: dict[str, Any], block: dict[str, Any], meta: Any, digest: Dige
         output = _text_of(block.get("content"))
         # A look around is judged by its status alone.
         result = verdict(command, failed, output, read_output=not only_looks(command))
-        digest.commands.append(
-            Command(
-                command,
-                description,
-                result.state == FAILED,
-                result.line,
-                len(digest.tool_names),
-                unknown=result.state == UNKNOWN,
-            )
+        ran = Command(
+            command,
+            description,
+            result.state in (FAILED, INTERRUPTED),
+            "" if result.state == PASSED else result.line,
+            len(digest.tool_names),
+            unknown=result.state in (UNKNOWN, NOT_RUN),
+            shown=result.line if result.state == PASSED else "",
+            stopped=result.state if result.state in (INTERRUPTED, NOT_RUN) else "",
         )
-        digest.last = digest.commands[-1]
-        digest.turn_work += not digest.last.looks
-        return
-    if failed:
+        digest.commands.append(ran)
+        if not ran.not_run:  # what never ran did nothing
+            digest.last = ran
+            digest.turn_work += not ran.looks
         return
     path = args.get("file_path") or args.get("notebook_path")
+    _refusal(name, path if isinstance(path, str) else "", failed, block.get("content"), digest)
+    if failed:
+        return
     if name in _EDITORS | {"Write"} | _TASKS:
         digest.turn_work += 1
     if name == "Read" and isinstance(path, str):
@@ -124,6 +136,23 @@ def _result(call: dict[str, Any], block: dict[str, Any], meta: Any, digest: Dige
         digest.last = span_of(digest.files[-len(ranges) :])
     else:
         _task(name, args, meta, digest)
+
+
+def _refusal(name: str, path: str, failed: bool, content: Any, digest: Digest) -> None:
+    """Keep a change that did not happen (a failed edit or write, a refused memory save); a
+    later success of the same change makes it good."""
+    short = name.rsplit("__", 1)[-1]
+    if name in _EDITORS | {"Write"} and path:
+        key = (short if short == "Write" else "Edit", path)
+    elif name.startswith("mcp__plugin_mama_") and short.startswith(_SAVES):
+        key = (short, "")
+    else:
+        return
+    digest.refused = [r for r in digest.refused if (r.tool, r.target) != key]
+    if failed:
+        why = next((x.strip() for x in _text_of(content).splitlines() if x.strip()), "")
+        why = _SENTENCE.split(re.sub(r"</?tool_use_error>", "", why))[0]
+        digest.refused.append(Refused(key[0], key[1], why if len(why) <= 240 else why[:239] + "…"))
 
 
 def _text_of(content: Any) -> str:

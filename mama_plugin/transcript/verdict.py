@@ -6,7 +6,10 @@ a command failed when it exited non-zero or when its output reports a failure (a
 failures or errors, a ``FAILED``/``ERROR`` line, a traceback, an exception line); it passed
 when it exited 0 and nothing in the status could hide a failure, or when a pipeline's output
 itself shows the pass ("5 passed", "OK"); otherwise it only ran. The line told is the
-failure's own (``NameError: name 'STATS' is not defined``), never a progress bar.
+failure's own (``NameError: name 'STATS' is not defined``), never a progress bar, or the
+line that shows the pass ("7 passed in 0.20s"). A command that was stopped before it ended
+(a timeout, the user's interrupt) was ``interrupted``; one Claude Code refused to start (a
+permission not granted, a blocked path, the user's "no") was ``not run``: neither is a pass.
 
 Standard library only.
 """
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 from .shell import pipelines
 
 PASSED, FAILED, UNKNOWN = "passed", "failed", "unknown"
+INTERRUPTED, NOT_RUN = "interrupted", "not run"
 
 _EXIT = re.compile(r"^(?:Error: )?Exit code (\d+)$")
 _SHELL_PREFIX = re.compile(r"^/bin/(?:ba|z)?sh: (?:line \d+: )?")
@@ -27,6 +31,13 @@ _COUNT = re.compile(r"\b[1-9]\d* (?:failed|errors?)\b", re.I)
 _FAILED_LINE = re.compile(r"^(?:FAILED|FAIL:|ERROR:?)(?:\s|\(|$)|^make(?:\[\d+\])?: \*\*\* ")
 _EXCEPTION = re.compile(r"^(?:E\s+)?((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)\b:?.*)$")
 _TRACEBACK = "Traceback (most recent call last)"
+# Claude Code's own answer when it stopped a command, or never started it (2.1.197).
+_STOPPED = re.compile(r"^Command timed out after|^\[Request interrupted by user")
+_REFUSED = re.compile(
+    r"haven't granted it yet|doesn't want to proceed with this tool use|tool use was rejected"
+    r"|\bwas blocked\. For security|Approve only if you trust it|^Permission to use \w+ "
+    r"(?:has been|was) denied"
+)
 # A failure swallowed: the command's status is always 0.
 _SWALLOWED = re.compile(r"\|\|\s*(?:true|:)(?:\s|;|$)")
 # Output that shows a pass on its own (a test runner's summary).
@@ -60,8 +71,9 @@ _FILTERS = frozenset(
 
 @dataclass(frozen=True)
 class Verdict:
-    """A command's result: ``passed``, ``failed`` or ``unknown``, with the line that tells it
-    ("exit 1, NameError: …" for a failure)."""
+    """A command's result: ``passed``, ``failed``, ``unknown``, ``interrupted`` or ``not run``,
+    with the line that tells it ("exit 1, NameError: …" for a failure, "7 passed" for a pass
+    whose output shows it)."""
 
     state: str
     line: str = ""
@@ -73,15 +85,21 @@ def verdict(command: str, is_error: bool, output: str, *, read_output: bool = Tr
     code = next((m.group(1) for line in lines if (m := _EXIT.match(line))), "")
     said = [line for line in lines if line and not _EXIT.match(line)]
     told = _failure_line(said) if read_output or is_error else ""
+    if is_error and (stop := next((x for x in said if _STOPPED.match(x)), "")):
+        return Verdict(INTERRUPTED, _joined(stop))
+    if is_error and not code and (refused := next((x for x in said if _REFUSED.search(x)), "")):
+        return Verdict(NOT_RUN, _joined(refused))
     if is_error:
         return Verdict(
             FAILED, _joined(f"exit {code}" if code else "", told or next(iter(said), ""))
         )
     if read_output and (told or _TRACEBACK in output):
         return Verdict(FAILED, _joined(told or _TRACEBACK))
-    if masked(command) and not any(_PASS.search(line) for line in said):
+    # The line that shows the pass, as told ("7 passed in 0.20s", not pytest's "=" rule).
+    shown = next((x.strip("= ") for x in said[::-1] if _PASS.search(x)), "")
+    if masked(command) and not shown:
         return Verdict(UNKNOWN)
-    return Verdict(PASSED)
+    return Verdict(PASSED, _joined(shown))
 
 
 def _failure_line(lines: list[str]) -> str:

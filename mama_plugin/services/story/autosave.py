@@ -145,6 +145,7 @@ def layers_of(
         for c in unresolved(digest.commands)[::-1][:4]
         if not outcome_at or c.calls > outcome_at
     ]
+    concerns += [clip(r.told(cwd), MAX_TEXT) for r in digest.refused[-2:]]
     concerns += [clip(s, MAX_TEXT) for s in sentences if tension(s)]
     concerns += [
         clip(f"{c} ({d.id})", MAX_TEXT)
@@ -159,7 +160,7 @@ def layers_of(
         {
             "source": clip(c.command, 300),
             "kind": "command",
-            "detail": c.description + (f" ({c.outcome})" if c.failed else ""),
+            "detail": c.description + (f" ({c.outcome})" if c.failed or c.stopped else ""),
         }
         for c in digest.commands[-4:]
     ]
@@ -179,7 +180,8 @@ def layers_of(
         ][:MAX_ITEMS],
         "confirmed": confirmed(digest.commands, failing),
     }
-    work = bool(changed or any(not c.looks for c in digest.commands) or digest.tasks or decisions)
+    ran_any = any(not (c.looks or c.not_run) for c in digest.commands)
+    work = bool(changed or ran_any or digest.tasks or decisions)
     work = work or bool(said and not digest.memory_tools())  # not an echo of the memory
     log = WorkLog(
         request=request,
@@ -231,27 +233,43 @@ def activity(digest: Digest) -> str:
 def stopped_at(digest: Digest, cwd: str, decisions: Sequence[Any] = ()) -> str:
     """The session's last piece of work, as it was left ("" when it did none).
 
-    A command is named by what it was for when Claude said so (the command itself and its
-    output are under Unresolved or ✅ already). When Claude then recorded an outcome or saved
-    a decision (``decisions``: the session's, oldest first), the command is no longer where it
-    stopped but what came before: "… had failed (exit 1); after it I recorded the outcome and
-    saved dec_…".
+    A command is told by what ran and what it showed ("I had just run `pytest -q` (run the
+    tests): it failed — NameError: …"); its description says what it was for, never stands
+    as the subject. When Claude then recorded an outcome or saved a decision (``decisions``:
+    the session's, oldest first), the command is no longer where it stopped but what came
+    before: "… it failed (exit 1); after it I recorded the outcome and saved dec_…".
     """
     last = digest.last
     if isinstance(last, Command):
-        what = clip(last.description, 120) if last.description else f"`{clip(last.command, 120)}`"
         after = _after(digest, last.calls, decisions)
-        verdict = "failed" if last.failed else "run" if last.unknown else "passed"
-        told = f"{what} had {'' if after else 'just '}{verdict}"
-        if last.failed and last.error:  # its exit code, or the line of its output that failed
-            exit_code = last.error.startswith("exit ")
-            told += f" ({last.error.split(',', 1)[0] if exit_code else clip(last.error, 80)})"
-        elif last.unknown:
-            told += "; its output does not show whether it passed"
+        told = f"I had {'' if after else 'just '}run {ran(last)}: {showed(last)}"
         return told + (f"; after it I {after}" if after else "")
     if isinstance(last, FileTouch):
         return f"I had just {'created' if last.action == 'created' else 'edited'} {last.cite(cwd)}"
     return ""
+
+
+def ran(command: Command) -> str:
+    """ "`pytest -q` (run the tests)": the command, and what it was for when Claude said so."""
+    told = f"`{clip(command.command, 120)}`"
+    what = command.description.strip()
+    if what[:1].isupper() and what[1:2].islower():  # "Run the tests", not "CI" or "PRICE_DB"
+        what = what[0].lower() + what[1:]
+    return told + (f" ({clip(what, 100)})" if what else "")
+
+
+def showed(command: Command) -> str:
+    """What a command's result showed, in short (Unresolved tells a failure in full): "it
+    failed (exit 1)", "it failed (NameError: …)", "it passed (7 passed in 0.20s)"."""
+    if command.stopped == "interrupted":
+        return "it was interrupted" + (f" ({clip(command.error, 80)})" if command.error else "")
+    if command.failed:
+        code = command.error.startswith("exit ")  # its exit code, else the line that failed
+        line = command.error.split(",", 1)[0] if code else clip(command.error, 80)
+        return "it failed" + (f" ({line})" if line else "")
+    if command.unknown:
+        return "its output does not show whether it passed"
+    return f"it passed ({clip(command.shown, 80) if command.shown else 'exit 0'})"
 
 
 def _after(digest: Digest, calls: int, decisions: Sequence[Any]) -> str:
@@ -283,9 +301,10 @@ def confirmed(commands: list[Command], failing: list[Command]) -> list[dict[str,
             continue
         command = f"`{clip(c.command, 120)}`"
         claim = clip(c.description, 160) if c.description else command
+        shown = f": {clip(c.shown, 100)}" if c.shown else ""
         kept[key] = {
             "claim": claim,
-            "evidence": f"{command} exited 0" if c.description else "exited 0",
+            "evidence": (f"{command} exited 0" if c.description else "exited 0") + shown,
         }
     return list(kept.values())[:3][::-1]
 

@@ -1,0 +1,107 @@
+"""What did not happen is not told as done: a refused save, an interrupted command, a failed
+write (issue 35, item 5), read from transcript lines shaped as Claude Code 2.1.197 writes them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from mama_plugin.services.story.autosave import layers_of, stopped_at
+from mama_plugin.transcript import read_transcript
+
+SAVE = "mcp__plugin_mama_mama__save_decision"
+NOT_READY = (
+    "MAMA is installing its Python environment (first run: about a minute for the core; progress "
+    "in /h/.mama/logs/bootstrap.log). Nothing was saved or looked up by this call. This session's "
+    "work will be checkpointed automatically once the environment is ready."
+)
+
+
+def _transcript(tmp_path: Path, calls: list[tuple[str, dict[str, Any], str, bool]]) -> Path:
+    """A transcript of one request and ``calls`` (tool, input, result text, is_error)."""
+    lines: list[dict[str, Any]] = [
+        {"type": "user", "cwd": "/p", "message": {"role": "user", "content": "fix the cache"}}
+    ]
+    for i, (name, arguments, result, error) in enumerate(calls):
+        use = {"type": "tool_use", "id": f"t{i}", "name": name, "input": arguments}
+        lines.append({"type": "assistant", "message": {"role": "assistant", "content": [use]}})
+        block = {"type": "tool_result", "tool_use_id": f"t{i}", "content": result}
+        lines.append(
+            {"type": "user", "message": {"role": "user", "content": [block | {"is_error": error}]}}
+        )
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_refused_save_is_told_as_not_saved(tmp_path: Path) -> None:
+    digest = read_transcript(
+        _transcript(tmp_path, [(SAVE, {"topic": "cache", "decision": "TTL"}, NOT_READY, True)])
+    )
+    layers = layers_of(digest, "fix the cache and save the decision", "Saved.", "/p", [])
+    assert layers["tension"]["concerns"] == [
+        "not saved: save_decision answered “MAMA is installing its Python environment (first "
+        "run: about a minute for the core; progress in /h/.mama/logs/bootstrap.log).”"
+    ]
+    assert layers["metadata"]["work"] is False  # a refused save did nothing
+
+
+def test_a_save_that_went_through_later_makes_the_refusal_good(tmp_path: Path) -> None:
+    digest = read_transcript(
+        _transcript(
+            tmp_path,
+            [
+                (SAVE, {"topic": "cache"}, NOT_READY, True),
+                (SAVE, {"topic": "cache"}, "Saved dec_1.", False),
+            ],
+        )
+    )
+    assert digest.refused == []
+
+
+def test_a_failed_edit_is_told_as_not_in_the_file(tmp_path: Path) -> None:
+    edit = {"file_path": "/p/app/cache.py", "old_string": "x", "new_string": "y"}
+    digest = read_transcript(
+        _transcript(
+            tmp_path,
+            [
+                (
+                    "Edit",
+                    edit,
+                    "<tool_use_error>String to replace not found in file.\nString: x"
+                    "</tool_use_error>",
+                    True,
+                )
+            ],
+        )
+    )
+    layers = layers_of(digest, "fix the cache", "Done.", "/p", [])
+    assert layers["tension"]["concerns"] == [
+        "the edit of app/cache.py failed, so it is not in the file: String to replace not found "
+        "in file."
+    ]
+    assert layers["continuity"]["open_files"] == [] and layers["metadata"]["work"] is False
+    assert stopped_at(digest, "/p") == ""
+
+
+def test_an_interrupted_command_is_not_a_pass_and_a_refused_one_did_nothing(
+    tmp_path: Path,
+) -> None:
+    timed_out = ("Bash", {"command": "pytest -q", "description": "Run the tests"},
+                 "Exit code 143\nCommand timed out after 2m 0s", True)  # fmt: skip
+    blocked = ("Bash", {"command": "rm -rf build", "description": "Clean"},
+               "Claude requested permissions to use Bash, but you haven't granted it yet.", True)  # fmt: skip
+    digest = read_transcript(_transcript(tmp_path, [timed_out, blocked]))
+    layers = layers_of(digest, "fix the cache", "Done.", "/p", [])
+    assert stopped_at(digest, "/p") == (
+        "I had just run `pytest -q` (run the tests): it was interrupted (Command timed out after "
+        "2m 0s)"
+    )
+    assert layers["tension"]["concerns"] == [
+        "`pytest -q` was interrupted (Run the tests): Command timed out after 2m 0s"
+    ]
+    assert "confirmed" not in layers["continuity"]
+    only_refused = read_transcript(_transcript(tmp_path, [blocked]))
+    assert layers_of(only_refused, "clean", "Done.", "/p", [])["metadata"]["work"] is False
+    assert stopped_at(only_refused, "/p") == ""
