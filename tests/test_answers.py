@@ -29,7 +29,7 @@ from mama_plugin.services.story.browsing import search_by_topic, search_recent
 from mama_plugin.services.story.freshness import covers
 from mama_plugin.storage import Store
 from mama_plugin.text import estimate_tokens
-from mama_plugin.transcript import Digest
+from mama_plugin.transcript import Command, Digest
 from mama_plugin.transcript.turns import turn_digests
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "transcripts"
@@ -377,30 +377,30 @@ def test_prompt_recall_tells_an_outcome_on_its_decision_not_again_by_its_event(
 
 def test_a_session_that_said_and_did_nothing_is_no_answer(store: Store, project: str) -> None:
     from mama_plugin.services.retrieval import retrieve
-    from mama_plugin.services.story.freshness import chatter
+    from mama_plugin.services.story.freshness import idle
 
     hello = checkpoint_turn(store, project, session_id="hi", digest=Digest(
         user_requests=["hello"], assistant_texts=["Hi."]))  # fmt: skip
     talk = checkpoint_turn(store, project, session_id="talk", digest=Digest(
         user_requests=["Pick the auth approach for heavy traffic"],
         assistant_texts=["Sessions in Redis, for heavy traffic."]))  # fmt: skip
-    assert hello is not None and talk is not None and chatter(hello) and not chatter(talk)
+    assert hello is not None and talk is not None and idle(hello) and idle(talk)
     decisions = [decide(store, project, f"Cache tier {i} for the price service") for i in range(3)]
-    # Matched or not (a small store's vectors return every memory), the session that said and
-    # did nothing takes no place among the k.
+    # Matched or not (a small store's vectors return every memory), a session that only
+    # talked (a greeting, a question answered) takes no place among the k: it is not work.
     query = "hello: the auth approach, and the price service cache tier"
     plain = retrieve(store, query, project=project, k=4)
     assert hello.id in [h.memory.id for h in plain]
     found = search_by_context(store, query, project=project, k=4)
     assert hello.id not in found.ids() and hello.id not in found.text
-    assert set(found.ids()) == {*decisions, talk.id}
+    assert set(found.ids()) == set(decisions) and "Work, newest first" not in found.text
     # More of them than the few asked for beyond k: asked again for as many more.
     for i in range(6):
         checkpoint_turn(store, project, session_id=f"hi{i}", digest=Digest(
             user_requests=["hello hello"], assistant_texts=["Hi."]))  # fmt: skip
     greetings = [decide(store, project, f"Say hello in the greeting banner of page {i}",
                         topic="greeting banner") for i in (1, 2)]  # fmt: skip
-    assert all(chatter(h.memory) for h in retrieve(store, "hello", project=project, k=6))
+    assert all(idle(h.memory) for h in retrieve(store, "hello", project=project, k=6))
     assert search_by_context(store, "hello", project=project, k=2).ids() == greetings[::-1]
 
 
@@ -409,12 +409,13 @@ def test_a_sessions_own_rolling_checkpoint_stays_out_of_its_searches(
 ) -> None:
     """The rolling checkpoint repeats the session's prompts, so every search the session made
     found its own echo first; the session knows its work. Another session's stays in."""
+    tests = [Command("python -m pytest -q tests/test_login.py", "Run the login tests")]
     mine = checkpoint_turn(store, project, session_id="me", digest=Digest(
         user_requests=["Which auth approach should the payment service use under heavy traffic?"],
-        assistant_texts=["Let me think."]))  # fmt: skip
+        assistant_texts=["Let me think."], commands=tests))  # fmt: skip
     theirs = checkpoint_turn(store, project, session_id="before", digest=Digest(
         user_requests=["Pick the auth approach for heavy traffic"],
-        assistant_texts=["Sessions in Redis, for heavy traffic."]))  # fmt: skip
+        assistant_texts=["Sessions in Redis, for heavy traffic."], commands=tests))  # fmt: skip
     assert mine is not None and theirs is not None
     query = "auth approach under heavy traffic"
     anyone = search_by_context(store, query, project=project, record_usage=False)
@@ -451,3 +452,33 @@ def test_browsing_leaves_out_rolling_checkpoints_of_sessions_that_did_no_work(
     assert idle is not None and idle.metadata["work"] is False
     listed = [m.id for m in search_recent(store, 10, project=project)]
     assert worked.id in listed and saved.id in listed and idle.id not in listed
+
+
+def test_a_step_a_decision_told_beside_it_states_is_not_remaining(
+    store: Store, project: str
+) -> None:
+    """The chain says the lru_cache was replaced by a TTL cache: "Remains" does not list
+    "replace the lru_cache with a TTL cache" again, whoever holds it; a step nothing states
+    still remains."""
+    lru = decide(store, project, "Cache prices with functools.lru_cache", topic="price_cache",
+                 next_steps=[{"step": "Replace the lru_cache with a TTL cache", "priority": "HIGH"},
+                             {"step": "Add a hit-rate panel to the price dashboard",
+                              "priority": "MEDIUM"}])  # fmt: skip
+    record_outcome_event(store, parse(OutcomeInput, {
+        "memory_id": lru, "outcome": "FAILED", "details": "prices stayed stale for hours"}))  # fmt: skip
+    ttl = decide(store, project, "Replace lru_cache with a 30 s TTL cache", topic="price_cache",
+                 supersedes=lru)  # fmt: skip
+    bound = decide(store, project, "Bound the TTL cache at 1024 entries", topic="price_cache",
+                   next_steps=[{"step": "replace the lru_cache with a TTL cache", "priority": "HIGH"},
+                               {"step": "Add a hit-rate panel to the price dashboard",
+                                "priority": "MEDIUM"}],
+                   links=[{"to_id": ttl, "relationship": "refines", "reason": "bounds it"}])  # fmt: skip
+    result = search_by_context(
+        store, "why did we drop lru_cache for the price cache?", project=project
+    )
+    assert {lru, ttl, bound} <= set(result.ids()), result.text
+    remains = section(result.text, "Remains:")
+    assert not any("lru_cache" in line for line in remains), result.text
+    assert any("hit-rate panel" in line for line in remains), result.text
+    assert all(s.step.lower() != "replace the lru_cache with a ttl cache"
+               for s in result.status.next_steps)  # fmt: skip

@@ -48,7 +48,7 @@ ALLOWED = ",".join((SERVER, "Bash", "Write", "Edit", "Read"))
 URGENT = re.compile(
     r"\b(urgent(ly)?|immediately|asap|right away|critical(ly)?|hurry|at once|must)\b", re.I
 )
-DECISION = re.compile(r"D\d+ dec_[a-z0-9]+( \[[^\]]+\])?: .+ \([01]\.\d\) — .+$")
+DECISION = re.compile(r"D\d+ dec_[a-z0-9]+( \[[^\]]+\])?: .+ \([01]\.\d\d?\) — .+$")
 FENCE = re.compile(r"<mama-memory>\n(.*?)\n</mama-memory>", re.S)
 
 

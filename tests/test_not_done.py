@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mama_plugin.services.story.autosave import layers_of, stopped_at
-from mama_plugin.transcript import read_transcript
+from mama_plugin.services.render import because, clip, confidence
+from mama_plugin.services.story.autosave import activity, layers_of, stopped_at
+from mama_plugin.transcript import Digest, read_transcript
 
 SAVE = "mcp__plugin_mama_mama__save_decision"
 NOT_READY = (
@@ -105,3 +106,33 @@ def test_an_interrupted_command_is_not_a_pass_and_a_refused_one_did_nothing(
     only_refused = read_transcript(_transcript(tmp_path, [blocked]))
     assert layers_of(only_refused, "clean", "Done.", "/p", [])["metadata"]["work"] is False
     assert stopped_at(only_refused, "/p") == ""
+
+
+def test_a_session_that_recorded_an_outcome_says_so() -> None:
+    tools = ["mcp__plugin_mama_mama__search_by_context", "mcp__plugin_mama_mama__evolve_outcome"]
+    assert activity(Digest(tool_names=tools)) == "recorded an outcome and searched memory"
+    assert activity(Digest(tool_names=tools[:1])) == "searched memory"
+    assert activity(Digest(tool_names=["Read"])) == "changed nothing"
+
+
+def test_the_words_the_model_reads_as_its_own() -> None:
+    """A confidence is told as recorded, a cut ends at a word, "because" takes no capital
+    unless the word is a name."""
+    assert [confidence(x) for x in (0.75, 0.8, 1.0, 0.333)] == ["0.75", "0.8", "1.0", "0.33"]
+    assert clip("replace the lru_cache with a TTL cache", 30) == "replace the lru_cache with a…"
+    assert clip("가격캐시를무효화한다" * 5, 12) == "가격캐시를무효화한다가…"
+    assert because("The p99 was 307 ms") == "because the p99 was 307 ms"
+    assert because("Redis is already run") == "because Redis is already run"
+    assert because("JWT refresh hit the DB") == "because JWT refresh hit the DB"
+
+
+def test_a_pronoun_in_a_next_step_keeps_its_referent() -> None:
+    last = "The _entries dict grows without bound. Next: cap it at 1024."
+    layers = layers_of(Digest(user_requests=["bound the cache"]), "bound the cache", last, "/p", [])
+    assert layers["continuity"]["next_steps"][0] == {
+        "step": "cap it at 1024",
+        "priority": "HIGH",
+        "context": "“it” is what I said just before: “The _entries dict grows without bound.”",
+    }
+    plain = layers_of(Digest(), "x", "Next: check that the cache expires entries.", "/p", [])
+    assert plain["continuity"]["next_steps"][0]["context"] == "from Claude's last message"

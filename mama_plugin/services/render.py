@@ -32,19 +32,51 @@ def day(ms: int | None) -> str:
 
 
 def clip(text: object, limit: int = 300) -> str:
-    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis, at the end of a word
+    when one ends in the last third (a text without spaces, such as Korean written solid or a
+    long path, is cut where the limit falls)."""
     flat = " ".join(str(text or "").split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+    if len(flat) <= limit:
+        return flat
+    cut = flat[: limit - 1]
+    space = cut.rfind(" ")
+    if space >= (limit - 1) * 2 // 3 and not flat[limit - 1].isspace():
+        cut = cut[:space]
+    return cut.rstrip(" ,;:—-") + "…"
 
 
 _CAUSE = re.compile(r"\bbecause\b", re.I)
+# Words that start a sentence and are never a name: after "because" they are lowercase
+# ("because The p99 …" reads "because the p99 …"); any other capital (Redis, JWT) stays.
+_PLAIN_WORDS = (
+    "a an the it its this that these those they their there we our us you your he she his her "
+    "i my every each all any some no none nothing both one two several many most few more less "
+    "only not neither either without with when while since after before once if otherwise so "
+    "as in on at by for from of to under over stale old new users clients requests"
+)
+_PLAIN = frozenset(_PLAIN_WORDS.split())
 
 
 def because(reason: object) -> str:
     """``reason`` introduced by "because", unless it already says "because" itself ("Sentinel
-    is configured because one node fails every login" would read "because … because")."""
+    is configured because one node fails every login" would read "because … because"). A
+    first word that is never a name loses its capital ("because the p99 …")."""
     text = str(reason or "")
-    return text if _CAUSE.search(text) else f"because {text}"
+    if _CAUSE.search(text):
+        return text
+    first = text.split(" ", 1)[0]
+    if first[:1].isupper() and first[1:].islower() and first.lower().strip(",") in _PLAIN:
+        text = text[0].lower() + text[1:]
+    return f"because {text}"
+
+
+def confidence(value: object) -> str:
+    """A confidence as told: two decimals when it has them (0.75), else one (0.8, 1.0)."""
+    try:
+        told = f"{float(value):.2f}"  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return "?"
+    return told[:-1] if told.endswith("0") else told
 
 
 def ago_marker(ms: int | None) -> str:
@@ -91,6 +123,7 @@ def _environment(user_dir: str, _overrides: tuple[str, ...]) -> Any:
     env.filters["day"] = day
     env.filters["clip"] = clip
     env.filters["because"] = because
+    env.filters["confidence"] = confidence
     env.filters["ago"] = ago_marker
     env.filters["step"] = strip_cue  # a next step without its "Next:" cue
     return env

@@ -38,13 +38,13 @@ from ..retrieval import (
 )
 from . import results
 from .freshness import (
-    chatter,
     distinct,
     idle,
     one_per_session,
     open_steps,
     outcomes_on_their_memory,
     settle,
+    unstated,
 )
 from .records import OpenStep
 from .results import AnswerItem, Chain
@@ -239,8 +239,9 @@ def _news(ask: Callable[..., list[Scored]], k: int, own_session: str) -> tuple[l
 
     Left out without taking a place among the k: that own checkpoint (it repeats this
     session's prompts, so it matches every search the session makes), and the rolling
-    checkpoints of sessions that did no work on a prompt that named nothing ("Working on:
-    hello — last: Hi.": a small store returns every memory). While they leave fewer than k
+    checkpoints of sessions that did no work (:func:`.freshness.idle`: "Working on: hello —
+    last: Hi.", a question asked and answered from memory; a small store returns every
+    memory). While they leave fewer than k
     and retrieval had more to give, it is asked again (twice at most) for twice as many, and
     as many more as were left out; a search whose k best hold none of them asks once.
     """
@@ -248,7 +249,7 @@ def _news(ask: Callable[..., list[Scored]], k: int, own_session: str) -> tuple[l
     for _ in range(3):
         found = ask(k=asked)
         mine = [h.memory.id for h in found if _own(h.memory, own_session)]
-        hits = [h for h in found if h.memory.id not in mine and not chatter(h.memory)]
+        hits = [h for h in found if h.memory.id not in mine and not idle(h.memory)]
         if len(hits) >= k or len(found) < asked:
             break
         asked = 2 * asked + (asked - len(hits))
@@ -295,7 +296,10 @@ def _compose(
         key=lambda r: records[r.id].updated_at,
         reverse=True,
     )
-    status = Status(current, [s for s in steps if s.holder in ids])
+    stated = [(r.id, r.content) for r in current] + [
+        (s.id, s.content) for c in chains for s in c.steps
+    ]
+    status = Status(current, unstated([s for s in steps if s.holder in ids], stated))
     learned = results.learned([records[i] for i in ids], chains, along)
     newer = newest if work and newest is not None and newest.id not in ids else None
     auto = {r.id for r in work if records[r.id].rolling} | (

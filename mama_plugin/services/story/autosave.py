@@ -125,8 +125,8 @@ def layers_of(
     def step(text: str, priority: str, context: str) -> dict[str, str]:
         return {"step": clip(text, MAX_TEXT), "priority": priority, "context": context}
 
-    said = [x for x in (next_step(s) for s in sentences) if x]
-    next_steps = [step(x, "HIGH", "from Claude's last message") for x in said]
+    said = [(x, referent(sentences, i, x)) for i, s in enumerate(sentences) if (x := next_step(s))]
+    next_steps = [step(x, "HIGH", why or "from Claude's last message") for x, why in said]
     next_steps += [
         step(t.subject, "HIGH", "in progress") for t in open_tasks if t.status == "in_progress"
     ]
@@ -203,6 +203,20 @@ def layers_of(
     }
 
 
+# A pronoun whose referent is outside the step: "it", "them", or a "this"/"that" that ends a
+# clause ("fix that."; not "check that the cache works", not "this file").
+_PRONOUN = re.compile(r"\b(?:it|them)\b|\b(?:this|that)\b(?=\s*(?:[.,;:!?)]|$))", re.I)
+
+
+def referent(sentences: list[str], i: int, step: str) -> str:
+    """What a step's pronoun points at ("cap it at 1024" after "_entries grows without
+    bound."): the sentence before it, as the step's context ("" when it needs none)."""
+    found = _PRONOUN.search(step)
+    if i == 0 or found is None:
+        return ""
+    return f"“{found.group(0).lower()}” is what I said just before: “{clip(sentences[i - 1], 200)}”"
+
+
 def _work_so_far(old: WorkLog, request: str) -> tuple[str, int]:
     """The session's first request that did work and how many did, counting ``request`` when
     it is a new one (("", 0) when its rolling checkpoint holds no work yet)."""
@@ -221,13 +235,16 @@ def judged(digest: Digest) -> int:
 
 
 def activity(digest: Digest) -> str:
-    """What a session without work did, in a few words ("searched memory")."""
+    """What a session without work did, in a few words ("recorded an outcome and searched
+    memory"): what it recorded first, then what it looked up."""
     tools = set(digest.memory_tools())
+    did = ["recorded an outcome"] if "evolve_outcome" in tools else []
+    did += ["linked memories"] if tools & {"evolve_link", "suggest_links"} else []
     if tools & _SEARCHES:
-        return "searched memory"
-    if "load_checkpoint" in tools:
-        return "reloaded the checkpoint"
-    return "changed nothing"
+        did.append("searched memory")
+    elif "load_checkpoint" in tools:
+        did.append("reloaded the checkpoint")
+    return " and ".join(did[:2]) or "changed nothing"
 
 
 def stopped_at(digest: Digest, cwd: str, decisions: Sequence[Any] = ()) -> str:

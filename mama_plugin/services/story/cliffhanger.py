@@ -25,8 +25,9 @@ from typing import Any
 
 from ...storage import MemoryRecord, Store
 from ...text import strip_cue
-from ..render import because, clip, day
+from ..render import because, clip, confidence, day
 from .records import DecisionView, NextStep, Story
+from .words import covers
 from .worklog import WorkLog
 
 RECENT = 30
@@ -125,11 +126,17 @@ class _Said:
         kept = []
         for item in items:
             norm = _norm(item)
-            if not norm or any(norm == s or (len(norm) >= 20 and norm in s) for s in self.seen):
+            if not norm or any(_same(norm, s) for s in self.seen):
                 continue
             self.seen.append(norm)
             kept.append(item)
         return kept
+
+
+def _same(a: str, b: str) -> bool:
+    """Whether two items say the same thing: equal, or one holds the whole of the other
+    ("STATS is not defined" and "STATS is not defined (dec_1)", in either order)."""
+    return a == b or (min(len(a), len(b)) >= 20 and (a in b or b in a))
 
 
 def _norm(text: str) -> str:
@@ -154,13 +161,16 @@ def story(point: ResumePoint, decisions: list[DecisionView]) -> Story:
         out.stopped = said.fresh([clip(c.get("stopped_at", ""), 240)])
         out.now = said.fresh([clip(c.get("now", ""), 240)])
         out.to = said.fresh([clip(c.get("target", ""), 240)])
-    out.next = _next(c, decisions, said)
+    # What a decision told beside it states is decided, not remaining (as search answers say).
+    decided = [d.m.content for d in decisions]
+    out.next = _next(c, decisions, said, decided)
     out.done = said.fresh([clip(x, 200) for x in _done(cp)][::-1])[::-1]
     tasks = [x for x in c.get("tasks") or [] if isinstance(x, dict) and x.get("status") != "done"]
     out.tasks = said.fresh([_task(x) for x in tasks])
     said.fresh([clip(x.get("task", ""), 200) for x in tasks])  # a task is not also "remains"
     # What remains is told as remaining, even when it is a gap ("no size bound yet").
-    out.remains = said.fresh([clip(x, 200) for x in c.get("remains") or []])
+    left = [str(x) for x in c.get("remains") or [] if not _stated(str(x), decided)]
+    out.remains = said.fresh([clip(x, 200) for x in left])
     unresolved = [str(x) for key in ("concerns", "risks", "trade_offs") for x in t.get(key) or []]
     unresolved += [_question(q) for q in t.get("questions") or [] if isinstance(q, dict)]
     out.unresolved = said.fresh([clip(x, 240) for x in unresolved])
@@ -243,9 +253,16 @@ def _question(q: dict[str, Any]) -> str:
     return text + ("; a decision is needed" if q.get("decision_needed") else "")
 
 
-def _next(c: dict[str, Any], decisions: list[DecisionView], said: _Said) -> NextStep | None:
-    """The next step: the first action given, else the checkpoint's first next step, else a
-    current decision's HIGH next step."""
+def _stated(step: str, decided: list[str]) -> bool:
+    """Whether one of the ``decided`` choices states ``step`` (:func:`.words.covers`)."""
+    return any(covers(d, step) for d in decided)
+
+
+def _next(
+    c: dict[str, Any], decisions: list[DecisionView], said: _Said, decided: list[str]
+) -> NextStep | None:
+    """The next step: the first action given, else the checkpoint's first next step a
+    current decision does not state, else a current decision's HIGH next step."""
     first = c.get("first_action")
     step = None
     if isinstance(first, dict) and first.get("action"):
@@ -253,7 +270,11 @@ def _next(c: dict[str, Any], decisions: list[DecisionView], said: _Said) -> Next
         why = str(first.get("why_first", ""))
         step = NextStep(strip_cue(str(first["action"])), "HIGH", why, files)
     else:
-        steps = [s for s in c.get("next_steps") or [] if isinstance(s, dict) and s.get("step")]
+        steps = [
+            s
+            for s in c.get("next_steps") or []
+            if isinstance(s, dict) and s.get("step") and not _stated(str(s["step"]), decided)
+        ]
         if steps:
             why = str(steps[0].get("context", ""))
             priority = str(steps[0].get("priority") or "MEDIUM")
@@ -292,7 +313,7 @@ def _decision(i: int, d: DecisionView, said: _Said) -> DecisionView:
         line += f" > {clip(alternatives[0]['option'], 100)}"
         if alternatives[0].get("rejected_because"):
             why = f"not it: {clip(alternatives[0]['rejected_because'], 160).rstrip('.')}; {why}"
-    line += f" ({m.confidence:.1f}) — {why}"
+    line += f" ({confidence(m.confidence)}) — {why}"
     open_ = said.fresh([clip(x, 160) for x in d.doubts])
     high = said.fresh(d.high)
     extra = "; ".join(open_[:2])

@@ -13,8 +13,9 @@ Four rules the search answers apply to what retrieval ranked (``services/story/a
   checks it saw pass, the step's object among what it did, a later turn asked for it); a
   step of a memory that only carries out superseded decisions is moot; a step or a concern
   that a later decision building on its memory covers is settled (:func:`building_on`).
-- **Chatter is no answer.** The rolling checkpoint of a session that did no work on a prompt
-  that named nothing ("hello") is left out of search answers (:func:`chatter`).
+- **A session without work is no answer.** The rolling checkpoint of a session that only
+  asked, looked around or searched (:func:`idle`) is left out of search answers: what it was
+  told came from the memory or the code, and its question is not work.
 
 Read-only; standard library, storage and `text` only (the session-start hook may use it).
 """
@@ -27,7 +28,6 @@ from functools import cached_property
 from typing import TypeVar
 
 from ...storage import MemoryRecord, Store
-from ...text import search_terms
 from ..evolution import current_of, outcome_events
 from ..warm import warm
 from .done import Later, Similar, evidence, judged_parts
@@ -40,7 +40,6 @@ from .worklog import WorkLog
 T = TypeVar("T")
 __all__ = [
     "building_on",
-    "chatter",
     "covers",
     "distinct",
     "idle",
@@ -50,6 +49,7 @@ __all__ = [
     "outcomes_on_their_memory",
     "settle",
     "unsettled",
+    "unstated",
 ]
 LATER = 40  # later checkpoints and decisions consulted per project
 # What a later memory shows (done.evidence) is kept in the store's warm state
@@ -64,15 +64,6 @@ def idle(m: MemoryRecord) -> bool:
     """True for the rolling checkpoint of a session that did no work ("Working on: hello")."""
     log = WorkLog.of(m)
     return log is not None and log.work is False
-
-
-def chatter(m: MemoryRecord) -> bool:
-    """The rolling checkpoint of a session that did no work, asked with fewer than two terms
-    ("hello", "go on", "thanks"): nothing a search could want (a small store returns all)."""
-    log = WorkLog.of(m)
-    return (
-        log is not None and log.work is False and len(search_terms(log.request, min_length=3)) < 2
-    )
 
 
 def _newer(a: MemoryRecord, b: MemoryRecord) -> bool:
@@ -340,6 +331,18 @@ def _later(store: Store, project: str) -> list[tuple[int, int, str, Later]]:
     known.update(fresh)
     out = [(at, seq, i, known[key]) for (seq, i, at, _), key in zip(rows, keys, strict=True)]
     return sorted(out, key=lambda row: (row[0], row[1]))
+
+
+def unstated(steps: list[OpenStep], statements: Sequence[tuple[str, str]]) -> list[OpenStep]:
+    """``steps`` without those a decision told beside them states ("replace the lru_cache with
+    a TTL cache" when "Replace lru_cache with a 30 s TTL cache" stands or was just told on its
+    chain): decided is not remaining. ``statements``: (memory id, what it says); a memory
+    never settles its own steps (a decision's next step carries it out)."""
+    return [
+        s
+        for s in steps
+        if not any(covers(said, s.told) for holder, said in statements if holder != s.holder)
+    ]
 
 
 def distinct(steps: list[OpenStep]) -> list[OpenStep]:
