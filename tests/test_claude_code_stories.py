@@ -795,3 +795,80 @@ def test_an_inspection_never_takes_over_the_resume_point(tmp_path: Path) -> None
     assert (
         "Since then: one session only asked “어제 작업 이어서 하자” and changed nothing." in memory
     )
+
+
+LRU = "import functools\n\n\n@functools.lru_cache\ndef price(sku):\n    return fetch(sku)\n"
+LRU_DECISION = {
+    "topic": "price_cache",
+    "decision": "Cache prices with functools.lru_cache",
+    "reasoning": "no dependency: one decorator on price()",
+    "confidence": 0.6,
+}
+TTL_DECISION = {
+    "topic": "price_cache",
+    "decision": "Replace lru_cache with a 30 s TTL cache",
+    "reasoning": "lru_cache never expires an entry; a TTL bounds how stale a price gets",
+    "confidence": 0.75,
+}
+
+
+@full_only
+def test_remains_is_only_what_remains_and_a_question_is_no_work(tmp_path: Path) -> None:
+    """The chain says the lru_cache was replaced: neither the search answer nor the next start
+    lists replacing it as remaining, and sessions that only asked fill no "Work" list."""
+    story = Story(tmp_path)
+    (story.project / "app").mkdir()
+    first = story.run("Cache the prices", [
+        write(story.project / "app" / "cache.py", LRU),
+        tool_use(T + "save_decision", LRU_DECISION),
+        text("Prices are cached with lru_cache in app/cache.py. But lru_cache never expires an "
+             "entry. Next: replace the lru_cache with a TTL cache."),
+    ])  # fmt: skip
+    lru = saved(first, "save_decision")
+    second = story.run("Replace the lru_cache with a 30 s TTL cache", [
+        tool_use("Read", {"file_path": str(story.project / "app" / "cache.py")}),
+        write(story.project / "app" / "cache.py", CACHE),
+        tool_use(T + "evolve_outcome", {"memory_id": lru, "outcome": "FAILED",
+                                        "details": "prices stayed stale for hours"}),
+        tool_use(T + "evolve_supersede", {**TTL_DECISION, "supersedes": lru}),
+        text("A 30 s TTL cache replaces lru_cache in app/cache.py."),
+    ])  # fmt: skip
+    ttl = saved(second, "evolve_supersede")
+    story.run("What did we decide about the price cache TTL?", [text("A 30 s TTL cache.")])
+    story.run("어제 작업 이어서 하자", [text("어디서부터 할까요?")])
+    last = story.run("why did we drop lru_cache?", [
+        tool_use(T + "search_by_context", {"query": "why did we drop lru_cache?"}),
+        text("It never expired an entry."),
+    ])  # fmt: skip
+    answer = result_of(last.fake.main_requests[1], T + "search_by_context")["text"]
+    start = told(last.start, budget=600)
+    print(answer, start, sep="\n")
+    assert "Cache prices with functools.lru_cache (FAILED: prices stayed stale" in answer
+    assert "Replace lru_cache with a 30 s TTL cache" in answer and ttl in answer
+    for words in (answer, start):
+        tail = words.split("Remains:", 1)[1] if "Remains:" in words else ""
+        assert "lru_cache" not in tail.lower(), words
+        assert "replace the lru_cache with a TTL cache (HIGH" not in words
+        assert "What did we decide about the price cache TTL" not in words
+        assert "어제 작업 이어서 하자" not in words.split("Since then:", 1)[0]
+        assert "failed, so it is not in the file" not in words  # the write went through
+    assert "(0.75)" in start  # the confidence as it was recorded
+
+
+@full_only
+def test_a_refused_save_is_told_as_not_saved(tmp_path: Path) -> None:
+    """The save tool refused (its input lacked the decision) and Claude said "Saved" anyway:
+    the next start says nothing was saved, in the tool's own words."""
+    story = Story(tmp_path)
+    (story.project / "app").mkdir()
+    first = story.run("Add the TTL cache and save the decision", [
+        write(story.project / "app" / "cache.py", CACHE),
+        tool_use(T + "save_decision", {"topic": "price_cache"}),
+        text("Added the TTL cache in app/cache.py and saved the decision."),
+    ])  # fmt: skip
+    answer = result_of(first.fake.main_requests[2], T + "save_decision")
+    assert answer["is_error"], answer
+    memory = told(story.run("hello", [text("Hi.")]).start, budget=600)
+    print(memory)
+    unresolved = memory.split("Unresolved:\n", 1)[1]
+    assert "- not saved: save_decision answered “" in unresolved

@@ -268,7 +268,16 @@ def _next(
     if isinstance(first, dict) and first.get("action"):
         files = tuple(str(f) for f in first.get("files") or [])
         why = str(first.get("why_first", ""))
-        step = NextStep(strip_cue(str(first["action"])), "HIGH", why, files)
+        action = strip_cue(str(first["action"]))
+        # Its own priority: the one the same step has among the next steps, else HIGH.
+        same = [
+            str(n.get("priority") or "")
+            for n in c.get("next_steps") or []
+            if isinstance(n, dict)
+            and covers(str(n.get("step", "")), action)
+            and covers(action, str(n.get("step", "")))
+        ]
+        step = NextStep(action, next(iter(same), "") or "HIGH", why, files)
     else:
         steps = [
             s
