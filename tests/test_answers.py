@@ -482,3 +482,19 @@ def test_a_step_a_decision_told_beside_it_states_is_not_remaining(
     assert any("hit-rate panel" in line for line in remains), result.text
     assert all(s.step.lower() != "replace the lru_cache with a ttl cache"
                for s in result.status.next_steps)  # fmt: skip
+
+
+def test_a_decision_never_settles_the_step_it_lists_itself(store: Store, project: str) -> None:
+    """ "/ready checks the database with a 2 s timeout" plans "Give /ready a 2 s timeout": that
+    step remains, whoever repeats it (the rolling checkpoint copies a decision's HIGH steps)."""
+    from mama_plugin.services.story.freshness import unstated
+    from mama_plugin.services.story.records import OpenStep
+
+    ready = decide(store, project, "/ready checks the database with a 2 s timeout",
+                   topic="readiness",
+                   next_steps=[{"step": "Give /ready a 2 s timeout", "priority": "HIGH"}])  # fmt: skip
+    decision = store.memories.get(ready)
+    assert decision is not None
+    step = OpenStep("Give /ready a 2 s timeout", "HIGH", "chk_elsewhere")
+    other = OpenStep("add a 2 s timeout to the /ready database check", "HIGH", "chk_elsewhere")
+    assert unstated([step, other], [decision]) == [step]

@@ -296,10 +296,10 @@ def _compose(
         key=lambda r: records[r.id].updated_at,
         reverse=True,
     )
-    stated = [(r.id, r.content) for r in current] + [
-        (s.id, s.content) for c in chains for s in c.steps
+    told_by = [records[r.id] for r in current] + [
+        along[s.id] for c in chains for s in c.steps if s.id in along
     ]
-    status = Status(current, unstated([s for s in steps if s.holder in ids], stated))
+    status = Status(current, unstated([s for s in steps if s.holder in ids], told_by))
     learned = results.learned([records[i] for i in ids], chains, along)
     newer = newest if work and newest is not None and newest.id not in ids else None
     auto = {r.id for r in work if records[r.id].rolling} | (

@@ -26,7 +26,8 @@ from typing import Any
 from ...storage import MemoryRecord, Store
 from ...text import strip_cue
 from ..render import because, clip, confidence, day
-from .records import DecisionView, NextStep, Story
+from .freshness import unstated
+from .records import DecisionView, NextStep, OpenStep, Story
 from .words import covers
 from .worklog import WorkLog
 
@@ -162,7 +163,7 @@ def story(point: ResumePoint, decisions: list[DecisionView]) -> Story:
         out.now = said.fresh([clip(c.get("now", ""), 240)])
         out.to = said.fresh([clip(c.get("target", ""), 240)])
     # What a decision told beside it states is decided, not remaining (as search answers say).
-    decided = [d.m.content for d in decisions]
+    decided = [d.m for d in decisions]
     out.next = _next(c, decisions, said, decided)
     out.done = said.fresh([clip(x, 200) for x in _done(cp)][::-1])[::-1]
     tasks = [x for x in c.get("tasks") or [] if isinstance(x, dict) and x.get("status") != "done"]
@@ -253,13 +254,13 @@ def _question(q: dict[str, Any]) -> str:
     return text + ("; a decision is needed" if q.get("decision_needed") else "")
 
 
-def _stated(step: str, decided: list[str]) -> bool:
-    """Whether one of the ``decided`` choices states ``step`` (:func:`.words.covers`)."""
-    return any(covers(d, step) for d in decided)
+def _stated(step: str, decided: list[MemoryRecord]) -> bool:
+    """Whether one of the ``decided`` choices states ``step`` (:func:`.freshness.unstated`)."""
+    return not unstated([OpenStep(step, "", "")], decided)
 
 
 def _next(
-    c: dict[str, Any], decisions: list[DecisionView], said: _Said, decided: list[str]
+    c: dict[str, Any], decisions: list[DecisionView], said: _Said, decided: list[MemoryRecord]
 ) -> NextStep | None:
     """The next step: the first action given, else the checkpoint's first next step a
     current decision does not state, else a current decision's HIGH next step."""

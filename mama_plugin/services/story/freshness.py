@@ -333,16 +333,23 @@ def _later(store: Store, project: str) -> list[tuple[int, int, str, Later]]:
     return sorted(out, key=lambda row: (row[0], row[1]))
 
 
-def unstated(steps: list[OpenStep], statements: Sequence[tuple[str, str]]) -> list[OpenStep]:
+def unstated(steps: list[OpenStep], deciders: Sequence[MemoryRecord]) -> list[OpenStep]:
     """``steps`` without those a decision told beside them states ("replace the lru_cache with
     a TTL cache" when "Replace lru_cache with a 30 s TTL cache" stands or was just told on its
-    chain): decided is not remaining. ``statements``: (memory id, what it says); a memory
-    never settles its own steps (a decision's next step carries it out)."""
-    return [
-        s
-        for s in steps
-        if not any(covers(said, s.told) for holder, said in statements if holder != s.holder)
+    chain): decided is not remaining. A decision never settles a step it lists itself (its
+    next step carries it out, whoever repeats it: "Give /ready a 2 s timeout" after "/ready
+    checks the database with a 2 s timeout"), nor one of its own holder."""
+    return [s for s in steps if not any(_states(d, s) for d in deciders)]
+
+
+def _states(decision: MemoryRecord, step: OpenStep) -> bool:
+    if decision.id == step.holder or not covers(decision.content, step.told):
+        return False
+    own = [
+        str(n.get("step", "")) if isinstance(n, dict) else str(n)
+        for n in decision.continuity.get("next_steps") or []
     ]
+    return not any(covers(o, step.told) and covers(step.told, o) for o in own)
 
 
 def distinct(steps: list[OpenStep]) -> list[OpenStep]:
