@@ -9,6 +9,13 @@ transcript Claude Code writes there (``$HOME/.claude/projects/<cwd>/<session>.js
 copied out unchanged, except that the temporary HOME path, if it appears, becomes
 ``/tmp/tx/home``. The session id is derived from the fixture name, so it is stable too.
 
+Scripted sessions (``benchmarks/data/extraction_labels.json`` and ``truth_sessions.json``) may
+name their own files, ``setup`` commands run in the project first (git with a fixed author and
+date, so commit hashes are stable), an ``env`` for Claude Code, and ``plugin``: Claude Code then
+loads this checkout as a plugin (``--plugin-dir``; MAMA's server and hooks run, MAMA's store in
+the temporary HOME), and the checkout's path and MAMA's home are written ``/tmp/tx/plugin`` and
+``/tmp/tx/mama`` in the transcript.
+
 A one-prompt fixture passes its prompt with ``-p``; a fixture with several prompts sends them
 one at a time over ``--input-format stream-json`` and waits for each turn's result. After a
 recording the script checks that the model used exactly its script (no fallback replies) and
