@@ -251,9 +251,10 @@ def _pr(scores: dict[str, Any], classes: Sequence[Any]) -> list[str]:
     return [_f(scores[str(c)][k]) for c in classes for k in ("precision", "recall")]
 
 
+# Each level of "carries work": the rule before, the product's.
 WORK_RULES = {
-    "per turn": ("turn", "any tool call but MAMA's", "autosave.moved_on"),
-    "per session so far": ("session", "any tool call but MAMA's so far", "checkpoint's work flag"),
+    "turn": ("a tool but MAMA's", "autosave.moved_on"),
+    "session": ("a tool but MAMA's", "WorkLog.work"),
 }
 
 
@@ -284,11 +285,12 @@ def truth_run(
         "",
         _row("carries work", ["n", "work P", "work R", "looks P", "looks R"]),
     ]
-    for level, (key, old, new) in WORK_RULES.items():
+    for key, (old, new) in WORK_RULES.items():
         for arm, rule in zip(ARMS, (old, new), strict=True):
             said, truth = [r[key][arm] for r in work], [r[key]["truth"] for r in work]
             scores = data[f"work_{key}_{arm}"] = _scores(said, truth, (True, False))
-            lines.append(_row(f"{level}, {arm} ({rule})", [len(work), *_pr(scores, (True, False))]))
+            cells = [len(work), *_pr(scores, (True, False))]
+            lines.append(_row(f"{key}, {arm} ({rule})", cells))
     lines += [
         "",
         _row(
@@ -330,8 +332,9 @@ def _disagreements(
     """Every judgement the labels disagree with, one line each (``--verbose``)."""
     out = []
     names = {True: "work", False: "looks"}
-    for level, (key, _, _) in WORK_RULES.items():
-        out.append(f"carries work, {level}: label / before / now")
+    for key in WORK_RULES:
+        level = "turn" if key == "turn" else "session so far"
+        out.append(f"carries work, per {level}: label / before / now")
         out += [
             f"  {r['ref']}: {names[r[key]['truth']]} / {names[r[key]['before']]} / "
             f"{names[r[key]['now']]}" + (f" — {r['note']}" if key == "turn" else "")
