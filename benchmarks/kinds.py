@@ -272,6 +272,24 @@ def answers(args: argparse.Namespace) -> int:
     return report(args, *answers_run(embedder(args)))
 
 
+@command(
+    "truth",
+    "carries work, passed/failed/unknown and done on labelled real turns, beside the rules before",
+)
+@argument(
+    "--session",
+    action="append",
+    metavar="NAME",
+    help="only this labelled session (repeatable; default: every one)",
+)
+@argument("--verbose", action="store_true", help="also list every disagreement with the labels")
+@figures_option()
+def truth(args: argparse.Namespace) -> int:
+    from .truth import truth_run
+
+    return report(args, *truth_run(args.session, verbose=args.verbose, progress=progress))
+
+
 # In the order ``python -m benchmarks --help`` lists them.
 KINDS: tuple[Command, ...] = (
     retrieval,
@@ -284,6 +302,7 @@ KINDS: tuple[Command, ...] = (
     integrity,
     turns,
     extraction,
+    truth,
     presence,
     kills,
     fuzz,

@@ -9,6 +9,13 @@ transcript Claude Code writes there (``$HOME/.claude/projects/<cwd>/<session>.js
 copied out unchanged, except that the temporary HOME path, if it appears, becomes
 ``/tmp/tx/home``. The session id is derived from the fixture name, so it is stable too.
 
+Scripted sessions (``benchmarks/data/extraction_labels.json`` and ``truth_sessions.json``) may
+name their own files, ``setup`` commands run in the project first (git with a fixed author and
+date, so commit hashes are stable), an ``env`` for Claude Code, and ``plugin``: Claude Code then
+loads this checkout as a plugin (``--plugin-dir``; MAMA's server and hooks run, MAMA's store in
+the temporary HOME), and the checkout's path and MAMA's home are written ``/tmp/tx/plugin`` and
+``/tmp/tx/mama`` in the transcript.
+
 A one-prompt fixture passes its prompt with ``-p``; a fixture with several prompts sends them
 one at a time over ``--input-format stream-json`` and waits for each turn's result. After a
 recording the script checks that the model used exactly its script (no fallback replies) and
@@ -65,6 +72,8 @@ class Fixture:
     turns: list[tuple[str, list[dict[str, Any]]]]
     expected_errors: int = 0  # tool results Claude Code marks is_error
     env: dict[str, str] = field(default_factory=dict)
+    setup: list[str] = field(default_factory=list)  # shell commands run in the project first
+    plugin: bool = False  # Claude Code loads this checkout as a plugin (MAMA's server, hooks)
 
     @property
     def project(self) -> Path:
@@ -400,23 +409,36 @@ FIXTURES: dict[str, Callable[[], Fixture]] = {
     "cache_invalidation": cache_invalidation,
 }
 
-# -- the labelled turns of `python -m benchmarks extraction` ---------------------------------
-LABELS = ROOT / "benchmarks" / "data" / "extraction_labels.json"
+# -- the scripted sessions: `python -m benchmarks extraction`'s labelled turns, then `truth`'s ---
+SCRIPTS = [
+    ROOT / "benchmarks" / "data" / f for f in ("extraction_labels.json", "truth_sessions.json")
+]
+PLUGIN_PLACEHOLDER, MAMA_PLACEHOLDER = "/tmp/tx/plugin", "/tmp/tx/mama"
+# Setup commits get a fixed author and date: the same hashes on every recording.
+_GIT_ID = {"NAME": "Fixture", "EMAIL": "fixture@example.com", "DATE": "2026-11-20T10:00:00+00:00"}
+GIT_ENV = {f"GIT_{who}_{k}": v for who in ("AUTHOR", "COMMITTER") for k, v in _GIT_ID.items()}
 
 
-def labelled(name: str) -> Callable[[], Fixture]:
-    """A session of the label set: its files, and per turn the prompt, the calls, the closing."""
+def scripted(path: Path, name: str) -> Callable[[], Fixture]:
+    """A session of a script file: its files (the file's, or its own), its setup commands, and
+    per turn the prompt, the calls ({p}: the project, {plugin}: this checkout), the closing."""
 
     def build() -> Fixture:
-        spec = json.loads(LABELS.read_text())
+        spec = json.loads(path.read_text())
         session = spec["sessions"][name]
-        fixture = Fixture(name, files=spec["files"], turns=[])
-        place = str(fixture.project)
+        files = session.get("files") or spec["files"]
+        fixture = Fixture(name, files=files, turns=[], setup=session.get("setup") or [])
+        fixture.plugin = bool(session.get("plugin"))
+        fixture.env.update(session.get("env") or {})
+        # `python` is the recording interpreter (it has pytest).
+        fixture.env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
         for turn in session["turns"]:
-            replies = [
-                tool_use(call["tool"], json.loads(json.dumps(call["input"]).replace("{p}", place)))
-                for call in turn["calls"]
-            ]
+            replies = []
+            for call in turn["calls"]:
+                given = json.dumps(call["input"]).replace("{p}", str(fixture.project))
+                replies.append(
+                    tool_use(call["tool"], json.loads(given.replace("{plugin}", str(ROOT))))
+                )
             fixture.turns.append((turn["prompt"], [*replies, text(turn["say"])]))
             fixture.expected_errors += sum(bool(call.get("fails")) for call in turn["calls"])
         return fixture
@@ -424,7 +446,10 @@ def labelled(name: str) -> Callable[[], Fixture]:
     return build
 
 
-FIXTURES.update({name: labelled(name) for name in json.loads(LABELS.read_text())["sessions"]})
+for _path in SCRIPTS:
+    FIXTURES.update(
+        {name: scripted(_path, name) for name in json.loads(_path.read_text())["sessions"]}
+    )
 
 
 # -- recording ------------------------------------------------------------------------------------
@@ -472,11 +497,16 @@ def _make_project(fixture: Fixture) -> None:
         target = fixture.project / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content)
+    for command in fixture.setup:
+        env = {**os.environ, **GIT_ENV}
+        subprocess.run(command, shell=True, cwd=fixture.project, check=True, env=env)
 
 
 def _run_session(claude: Path, fixture: Fixture, env: dict[str, str]) -> None:
     """Run Claude Code in the project until every turn has its result."""
-    options = ["--allowedTools", TOOLS, "--session-id", fixture.session_id]
+    tools = f"{TOOLS},mcp__plugin_mama_mama" if fixture.plugin else TOOLS
+    options = ["--allowedTools", tools, "--session-id", fixture.session_id]
+    options += ["--plugin-dir", str(ROOT)] if fixture.plugin else []
     if len(fixture.turns) == 1:
         command = [str(claude), "-p", fixture.turns[0][0], *options]
         with tempfile.TemporaryFile("w+") as err:
@@ -576,14 +606,18 @@ def record(claude: Path, fixture: Fixture, out: Path) -> Path:
     _make_project(fixture)
     with tempfile.TemporaryDirectory(prefix="mama-record-home-") as home_dir:
         home = Path(home_dir)
+        # A plugin session's MAMA keeps its store apart (in the temporary HOME).
+        extra = {"MAMA_HOME": str(home / "mama")} if fixture.plugin else {}
         with FakeAnthropic(fixture.script) as fake:
-            _run_session(claude, fixture, claude_env(fake, home, **fixture.env))
+            _run_session(claude, fixture, claude_env(fake, home, **fixture.env, **extra))
         found = list((home / ".claude" / "projects").glob(f"*/{fixture.session_id}.jsonl"))
         if len(found) != 1:
             raise RecordingError(f"{fixture.name}: expected one transcript, found {found}")
         transcript = found[0].read_text()
-        for home_path in sorted({str(home.resolve()), str(home)}, key=len, reverse=True):
-            transcript = transcript.replace(home_path, HOME_PLACEHOLDER)
+        places = [(str(home / "mama"), MAMA_PLACEHOLDER), (str(ROOT), PLUGIN_PLACEHOLDER)]
+        places += [(str(home.resolve()), HOME_PLACEHOLDER), (str(home), HOME_PLACEHOLDER)]
+        for place, placeholder in places if fixture.plugin else places[2:]:
+            transcript = transcript.replace(place, placeholder)
     kept = fixture.project.parent / "transcript.jsonl"
     kept.write_text(transcript)
     _check(fixture, fake, transcript, kept)
