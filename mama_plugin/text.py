@@ -85,10 +85,14 @@ NEXT = re.compile(
     r"^(next( step)?s?\b|then\b|todo\b|still (need|to)\b|remaining\b|follow[- ]up\b)", re.I
 )
 # "Next: …", "Next step: …", "Next, I'll …", "The next step is to …", "TODO: …", "Follow-up: …"
+# "Up next: …", "Going forward, the first thing to do is …"; never advice in general ("The next
+# step is usually to profile it").
 NEXT_STEP = re.compile(
-    r"^(?:(?:the |my |our )?next(?: steps?| up| task)?(?:\s*[:,—–-]\s*|\s+(?:is|would be|will be)"
-    r"\s+(?:to\s+)?|\s+(?=(?:I|we)\b))|to-?do\s*[:—–-]\s*|follow[- ]up\s*[:—–-]\s*"
-    r"|then\s*:\s*)(?:(?:I|we)(?:'ll| will| should| would| can)?\s+)?",
+    r"^(?:(?:the |my |our |up )?next(?: steps?| up| task)?(?:\s*[:,—–-]\s*|\s+(?:is|would be"
+    r"|will be)\s+(?!usually|typically|generally|often|normally|always)(?:to\s+)?"
+    r"|\s+(?=(?:I|we)\b))|to-?do\s*[:—–-]\s*|follow[- ]up\s*[:—–-]\s*|then\s*:\s*"
+    r"|(?:going forward|from here on|from here)\s*,?\s*(?:the first thing to do is\s+)?)"
+    r"(?:(?:I|we)(?:'ll| will| should| would| can)?\s+)?",
     re.I,
 )
 # "Remaining: …", "Still to do: …", "Left to do: …", "Still missing: …"

@@ -19,10 +19,11 @@ from mama_plugin.transcript.looks import only_looks, segments
         ("git log --oneline | head -5", True), ("cat a.txt 2>&1 | grep x", True),
         ("sh /home/u/.claude/plugins/mama/bin/mama config list", True), ("mama status", True),
         ("git branch", True), ("git remote -v", True), ("LANG=C ls", True),
+        ('sh "${CLAUDE_PLUGIN_ROOT}/bin/mama" config get stop_mode', True), ("ss -ltn", True),
         # Work: it changes something or tests it.
         ("cd app && pytest -q", False), ("git branch feature", False), ("git commit -m x", False),
         ("echo hi > notes.txt", False), ("cat >> log.txt", False), ("find . -name '*.pyc' -delete", False),
-        ("PRICE_DB=x python -m app --check", False), ("ss -ltn | grep -q ':8765 '", False),
+        ("PRICE_DB=x python -m app --check", False), ("ss -ltn | grep -q ':8765 '", True),
         ("ls && rm -rf build", False), ("python -m pytest 2>/dev/null | tail", False),
     ],
 )  # fmt: skip

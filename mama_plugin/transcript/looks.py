@@ -45,6 +45,22 @@ LOOKS = frozenset(
         "df",
         "id",
         "hostname",
+        "ss",
+        "netstat",
+        "ps",
+        "lsof",
+        "diff",
+        "sort",
+        "uniq",
+        "cut",
+        "jq",
+        "nproc",
+        "free",
+        "uptime",
+        "realpath",
+        "readlink",
+        "dirname",
+        "basename",
     ]
 )
 _GIT_READS = frozenset(
@@ -75,7 +91,8 @@ def only_looks(command: str) -> bool:
 def _looks(part: str) -> bool:
     if _WRITES.search(part):
         return False
-    words = part.split()
+    # Quotes never name a command: `sh "${CLAUDE_PLUGIN_ROOT}/bin/mama" config get x`.
+    words = [w.strip("\"'") for w in part.split()]
     while words and _ASSIGNMENT.match(words[0]):
         words = words[1:]
     if not words:

@@ -29,6 +29,12 @@ _SHELL_PREFIX = re.compile(r"^/bin/(?:ba|z)?sh: (?:line \d+: )?")
 # Output that reports a failure, whatever the exit status.
 _COUNT = re.compile(r"\b[1-9]\d* (?:failed|errors?)\b", re.I)
 _FAILED_LINE = re.compile(r"^(?:FAILED|FAIL:|ERROR:?)(?:\s|\(|$)|^make(?:\[\d+\])?: \*\*\* ")
+_HEADER = re.compile(r"^=+ (?:FAILURES|ERRORS) =+$")  # pytest's, before the failures' details
+# pytest's progress line with a failure or an error in it ("..FF.   [ 80%]"): a run cut
+# by ``| head`` may show nothing else.
+_PROGRESS = re.compile(r"^(?:\S+\.py )?[.sxXE]*[FE][.sxXFE]*(?:\s+\[\s*\d+%\])?$")
+# Claude Code's answer for a command it moved to the background: it has only started.
+_BACKGROUND = re.compile(r"^Command running in background with ID")
 _EXCEPTION = re.compile(r"^(?:E\s+)?((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)\b:?.*)$")
 _TRACEBACK = "Traceback (most recent call last)"
 # Claude Code's own answer when it stopped a command, or never started it (2.1.197).
@@ -95,6 +101,12 @@ def verdict(command: str, is_error: bool, output: str, *, read_output: bool = Tr
         )
     if read_output and (told or _TRACEBACK in output):
         return Verdict(FAILED, _joined(told or _TRACEBACK))
+    progress = next((x for x in said if _PROGRESS.match(x)), "")
+    if read_output and (progress or any(_HEADER.match(x) for x in said)):
+        shown = " ".join(progress.split()) if progress else "pytest printed its FAILURES"
+        return Verdict(FAILED, _joined(f"tests failed: {shown}"))
+    if started := next((x for x in said if _BACKGROUND.match(x)), ""):
+        return Verdict(UNKNOWN, _joined(started))
     # The line that shows the pass, as told ("7 passed in 0.20s", not pytest's "=" rule).
     shown = next((x.strip("= ") for x in said[::-1] if _PASS.search(x)), "")
     if masked(command) and not shown:
@@ -128,6 +140,6 @@ def masked(command: str) -> bool:
         return False
     last = (pipelines(command) or [[]])[-1]
     words = last[-1].split() if len(last) > 1 else []
-    if words[:1] == ["grep"] and {"-q", "--quiet", "-qE", "-Eq"} & set(words):
-        return False  # ``… | grep -q X`` is the check itself: its status is the answer
+    # ``… | grep -q X`` too: Claude Code reports grep's "no match" (exit 1) as no error, and
+    # ``-q`` prints nothing, so the transcript cannot tell a match from none.
     return bool(words) and words[0] in _FILTERS
