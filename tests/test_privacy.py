@@ -267,3 +267,14 @@ def test_ordinary_transcripts_have_nothing_masked() -> None:
     for name, measured in figures.items():
         assert measured["texts"] > 1000, name
         assert measured["masked"] == 0, measured["examples"]
+
+
+def test_mamas_own_settings_help_is_never_masked_as_a_secret() -> None:
+    """`/mama:configure` shows `mama config list`: a package name before an ellipsis read as a
+    clipped credential (found by the truth set's recording)."""
+    import dataclasses
+
+    from mama_plugin.settings import Settings
+
+    helps = " ".join(f.metadata.get("help", "") for f in dataclasses.fields(Settings))
+    assert "part-00N" in helps and redact_text(helps) == (helps, {})
