@@ -36,7 +36,7 @@ from mama_plugin.services.retrieval import EmbeddingModel
 from mama_plugin.storage import Store
 from mama_plugin.text import hangul, search_terms
 
-from . import recall_causes
+from . import recall_causes, recall_tiers
 from .baselines import recall_before_hybrid
 from .checkout import ROOT
 from .recall_data import Case, Labelled
@@ -137,11 +137,12 @@ def run(
     bar: float,
     progress: Callable[[str], None] | None = None,
     small: bool = True,
+    budget: int = 300,
 ) -> dict[str, Any]:
     """Every row's figures (see the module docstring); ``small=False`` leaves out the
     one-memory stores and the smoke set."""
     say = progress or (lambda _line: None)
-    out: dict[str, Any] = {"rows": {}, "sweeps": {}, "candidates": {}, "causes": {}}
+    out: dict[str, Any] = {"rows": {}, "sweeps": {}, "candidates": {}, "causes": {}, "tiers": {}}
     out |= {"small": {}, "smoke": {}}
     for model, embedder in [*embedders.items(), ("keywords", None)]:
         with tempfile.TemporaryDirectory(prefix="mama-bench-recall-") as tmp:
@@ -149,7 +150,7 @@ def run(
             store, keys = _store(Path(tmp), data, embedder)
             try:
                 today = model == "all-MiniLM-L6-v2" or (embedder is None and not embedders)
-                _rows(out, model, store, keys, data.cases, embedder, bar, today, say)
+                _rows(out, model, store, keys, data.cases, embedder, (bar, budget), today, say)
             finally:
                 store.close()
         if small:
@@ -166,11 +167,13 @@ def _rows(
     keys: dict[str, str],
     cases: Sequence[Case],
     embedder: EmbeddingModel | None,
-    bar: float,
+    limits: tuple[float, int],
     today: bool,
     say: Callable[[str], None],
 ) -> None:
-    """The rows one store answers: today's rules (with MiniLM, or with no model), the hybrid."""
+    """The rows one store answers: today's rules (with MiniLM, or with no model), the hybrid,
+    the tiers (``limits``: the relevance bar and the prompt's token budget)."""
+    bar, budget = limits
     if today:
         say("today's rules")
         asked = _ask_all(
@@ -186,6 +189,8 @@ def _rows(
         return [c[0] for c in seen[-1]]
 
     timed = _ask_all(cases, ask)
+    answers = recall_tiers.ask(store, PROJECT, cases, seen, keys, embedder, bar=bar, budget=budget)
+    out["tiers"][model] = recall_tiers.figures(cases, answers)
     out["candidates"][model] = [[(keys.get(i, i), *rest) for i, *rest in c] for c in seen]
     judged = Row("", [_judged(c, bar, model) for c in seen], timed.ms)
     out["rows"][f"hybrid/{model}"] = _figures(cases, judged, keys)
@@ -246,6 +251,7 @@ def report(figures: dict[str, Any], *, load: str) -> str:
                 f"  bar {b:<6} calibration {_f(cal['recall'])} / {_f(cal['silence'])}"
                 f"   held-out {_f(held['recall'])} / {_f(held['silence'])}"
             )
+    lines += recall_tiers.report(figures.get("tiers", {}))
     lines += recall_causes.report(figures)
     return "\n".join(lines) + "\n"
 
@@ -301,7 +307,13 @@ def recall_run(
             embedders[mpnet.MODEL_NAME] = mpnet.open_mpnet(models_dir(config))
     except MamaError as exc:
         (progress or print)(f"{mpnet.MODEL_NAME} left out: {exc}")
-    figures = run(data, embedders, bar=config.settings.relevance_bar, progress=progress)
+    figures = run(
+        data,
+        embedders,
+        bar=config.settings.relevance_bar,
+        progress=progress,
+        budget=config.settings.prompt_tokens,
+    )
     load = f"{os.getloadavg()[0]:.1f}"
     figures.pop("candidates")
     text = report(figures, load=load)

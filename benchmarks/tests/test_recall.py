@@ -131,3 +131,24 @@ def test_one_memory_stores_embed_each_prompt_once_for_every_prior() -> None:
     assert figures["1.0"]["all"]["pairs"] == 2 and figures["1.0"]["ko"]["pairs"] == 2
     asked = [c.prompt for c in data.cases]
     assert all(model.texts.count(p) == 1 for p in asked), model.texts
+
+
+def test_the_tiers_count_reach_chains_and_what_unrelated_prompts_got() -> None:
+    from benchmarks.recall_data import Case
+    from benchmarks.recall_tiers import figures
+
+    cases = [
+        Case("a b c", frozenset({"m1"}), "en", "t", "held-out"),
+        Case("d e f", frozenset({"m2"}), "en", "t", "held-out"),
+        Case("g h i", frozenset(), "en", "t", "held-out"),
+        Case("j k l", frozenset(), "en", "t", "held-out"),
+    ]
+    answers = [
+        {"tier": "chain", "chains": ["m1"], "pointers": [], "tokens": 0},
+        {"tier": "pointer", "chains": [], "pointers": ["m9", "m2"], "tokens": 0},
+        {"tier": "pointer", "chains": [], "pointers": ["m1"], "tokens": 40},
+        {"tier": "none", "chains": [], "pointers": [], "tokens": 0},
+    ]
+    held = figures(cases, answers)["held-out"]["en"]
+    assert (held["reach"], held["chain"]) == (1.0, 0.5)
+    assert (held["noise_chain"], held["noise_pointer"], held["tokens_mean"]) == (0.0, 0.5, 20.0)

@@ -81,7 +81,8 @@ def instructions(listed: Iterable[str], *, enabled: bool = True) -> str:
     return (
         "MAMA is this project's memory of decisions."
         + (f" {advice[0].upper()}{advice[1:]}." if advice else "")
-        + " Results say what is current."
+        + " Results say what is current. When a prompt touches a topic the session start lists "
+        'under "Decisions on record", search before deciding it again.'
     )
 
 

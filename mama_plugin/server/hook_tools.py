@@ -72,14 +72,20 @@ def do_observe_prompt(env: Env, args: PromptArgs) -> Answer:
     )
     log.info(
         "observe_prompt: %d memories recalled by %s (waited %.2f s for the model, %.2f s in "
-        "all; %d more already told this session)",
+        "all; %d more already told this session; %d pointed at)",
         len(injected.hits),
         "vectors" if injected.used_vectors else "keywords",
         waited,
         time.monotonic() - started,
         len(injected.skipped),
+        len(injected.pointers),
     )
-    data = {"context": context, "tools_added": added, "memories": injected.hits}
+    data = {
+        "context": context,
+        "tools_added": added,
+        "memories": injected.hits,
+        "pointers": injected.pointers,
+    }
     return Answer(answer("UserPromptSubmit", injected.text), data)
 
 

@@ -76,19 +76,25 @@ class Scale:
     floor: float = 0.0
     alone: float | None = None
     alone_latin: float | None = None  # the same for a prompt with no Korean in it
+    # How far under the bar a first candidate still gets a one-line pointer (None: never; a
+    # model that cannot read the prompt's script gives none), Korean prompts and the others.
+    pointer: float | None = None
+    pointer_latin: float | None = None
 
 
 # Read off the calibration half of `python -m benchmarks recall` (the held-out half reports).
 SCALES = {
     # Korean prompts alone 0.3 above the bar, English ones 0.1 (calibration: recall 0.682 →
     # 0.667, silence 0.963 → 0.977, the half's silence target met).
-    "multilingual-e5-small-q4": Scale(floor=0.712, alone=0.3, alone_latin=0.1),
+    "multilingual-e5-small-q4": Scale(
+        floor=0.712, alone=0.3, alone_latin=0.1, pointer=0.15, pointer_latin=0.15
+    ),
     # English prompts only: on Korean, MiniLM's cosines say little (calibration: 0.566 → 0.641
     # recall, silence 0.983 kept; 0.1 above the bar drops silence to 0.963).
-    "all-MiniLM-L6-v2": Scale(alone_latin=0.15),
+    "all-MiniLM-L6-v2": Scale(alone_latin=0.15, pointer_latin=0.15),
     # The same for all-mpnet-base-v2 (calibration: recall 0.561 → 0.641, silence 0.983 →
     # 0.974; 0.1 above the bar drops silence to 0.960). Held-out 0.614 → 0.650, silence 0.978.
-    "all-mpnet-base-v2": Scale(alone_latin=0.15),
+    "all-mpnet-base-v2": Scale(alone_latin=0.15, pointer_latin=0.15),
 }
 WEIGHT_BAR = 0.4  # the share of the prompt's term weight a memory must hold
 # Most of the weight (STRONG_WEIGHT) lets a memory pass STRONG_BAND under the bar: a decision
@@ -111,6 +117,8 @@ CANDIDATES = 10
 # down the vector order still gets its own cosine (at 50 deep, many got none and read as 0).
 KNN_DEPTH = 400
 MAX_HITS = 3
+MAX_POINTERS = 2  # one-line pointers when no memory is clearly related
+POINTER_DEPTH = 2  # only the first candidates of the ranking get one
 FENCE = TAG  # the tag the injected memories are fenced in, as data
 
 
@@ -143,6 +151,9 @@ class Recall:
     hits: list[Hit] = field(default_factory=list)
     used_vectors: bool = False
     skipped: list[str] = field(default_factory=list)  # passed, but already shown this session
+    # When nothing is clearly related: the first candidates close enough for a one-line
+    # pointer (the decision, its status, its id), which Claude may follow with a search.
+    pointers: list[Hit] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -153,6 +164,12 @@ class Injection:
     hits: list[dict[str, Any]]
     used_vectors: bool = False  # the prompt was embedded and matched against the vectors
     skipped: tuple[str, ...] = ()
+    pointers: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def tier(self) -> str:
+        """``chain`` (the full story of a clearly related memory), ``pointer`` or ``none``."""
+        return "chain" if self.hits else "pointer" if self.pointers else "none"
 
 
 def scale(model: str) -> Scale:
@@ -190,6 +207,15 @@ def judge(
     if relevant >= bar - STRONG_BAND and weighted >= STRONG_WEIGHT:
         return True
     return relevant >= bar and weighted >= WEIGHT_BAR
+
+
+def close_enough(relevant: float | None, *, bar: float, model: str, korean: bool) -> bool:
+    """Whether a first candidate the rules did not pass is close enough for a pointer: on
+    meaning alone, at most the model's ``pointer`` under the bar (never without vectors, nor
+    for a script the model cannot read)."""
+    read = scale(model)
+    under = read.pointer if korean or read.pointer_latin is None else read.pointer_latin
+    return relevant is not None and under is not None and relevant >= bar - under
 
 
 def weights(store: Store, terms: list[str], *, prior: float = DF_PRIOR) -> dict[str, float]:
@@ -261,24 +287,35 @@ def recall(
     events = outcome_events(store, [m for m, _ in told])  # an outcome event: its verdict
     judges = store.memories.get_many(set(events.values()))  # is on the memory it judges
     hits: list[Hit] = []
-    for memory, narrative in told:
+    close: list[Hit] = []
+    for rank, (memory, narrative) in enumerate(told):
         matched = matched_terms(terms, text_keys(narrative))
         held = sum(weight[t] for t in matched) / total
         cosine = cosines.get(memory.id)
         relevant = None if vector is None else relevance(cosine or 0.0, model)
         passed = judge(relevant, held, len(matched), bar=cosine_bar, model=model, korean=korean)
-        if not judged or passed:
+        pointed = (
+            rank < POINTER_DEPTH
+            and len(terms) >= VIEW_TERMS
+            and close_enough(relevant, bar=cosine_bar, model=model, korean=korean)
+        )
+        if not judged or passed or pointed:
             shown_terms = [t.removesuffix(PREFIX) for t in matched]
             memory = judges.get(events.get(memory.id, ""), memory)  # told on what it judges
-            hits.append(Hit(memory, memory, cosine, held, shown_terms))
-    _chains(store, hits, found, max_hits, shown)
+            hit = Hit(memory, memory, cosine, held, shown_terms)
+            (hits if not judged or passed else close).append(hit)
+    found.hits = _chains(store, hits, found, max_hits, shown)
+    if judged and not found.hits and not found.skipped:
+        found.pointers = _chains(store, close, found, MAX_POINTERS, shown)
     return found
 
 
 def _chains(
-    store: Store, hits: list[Hit], found: Recall, max_hits: int, shown: Seen | None
-) -> None:
-    """One entry per evolution chain, with what stands now and what it replaced."""
+    store: Store, hits: list[Hit], found: Recall, most: int, shown: Seen | None
+) -> list[Hit]:
+    """One entry per evolution chain (at most ``most``), with what stands now and what it
+    replaced; one the session already holds is listed in ``found.skipped`` instead."""
+    kept: list[Hit] = []
     seen: set[str] = set()
     for hit in hits:
         head = current_of(store, hit.memory.id) if hit.memory.status == "superseded" else hit.memory
@@ -292,9 +329,10 @@ def _chains(
         if shown is not None and shown.holds(hit.shown()):
             found.skipped.append(hit.memory.id)
             continue
-        found.hits.append(hit)
-        if len(found.hits) >= max_hits:
+        kept.append(hit)
+        if len(kept) >= most:
             break
+    return kept
 
 
 def _excerpt(m: MemoryRecord, limit: int) -> dict[str, Any]:
@@ -342,16 +380,19 @@ def prompt_context(
     """
     found = recall(store, prompt, project=project, embedder=embedder, cosine_bar=bar, shown=shown)
     skipped = tuple(found.skipped)
+    if found.pointers:
+        return _pointed(store, found, budget, shown)
     hits = [_defang(as_data(h)) for h in found.hits]
     while hits:
-        text = render("prompt_context.md.j2", store.home, hits=hits, fence=FENCE).strip()
+        text = render("prompt_context.md.j2", store.home, hits=hits, pointers=[], fence=FENCE)
+        text = text.strip()
         if estimate_tokens(text) <= budget:
             break
         hits = hits[:-1]
         if not hits:  # even one memory is over budget: shorten it instead of dropping it
             hits = [_defang(as_data(found.hits[0], short=True))]
-            text = render("prompt_context.md.j2", store.home, hits=hits, fence=FENCE).strip()
-            text = text[: budget * 4]
+            text = render("prompt_context.md.j2", store.home, hits=hits, pointers=[], fence=FENCE)
+            text = text.strip()[: budget * 4]
             break
     else:
         return Injection("", [], found.used_vectors, skipped)
@@ -359,6 +400,22 @@ def prompt_context(
         for hit in found.hits[: len(hits)]:
             shown.add(hit.shown())
     return Injection(text, hits, found.used_vectors, skipped)
+
+
+def _pointed(store: Store, found: Recall, budget: int, shown: Seen | None) -> Injection:
+    """One line for each of ``found.pointers`` (as many as fit ``budget``), recorded as shown."""
+    pointers = [_defang(as_data(h, short=True)) for h in found.pointers]
+    while pointers:
+        text = render("prompt_context.md.j2", store.home, hits=[], pointers=pointers, fence=FENCE)
+        if estimate_tokens(text.strip()) <= budget:
+            break
+        pointers = pointers[:-1]
+    else:
+        return Injection("", [], found.used_vectors, tuple(found.skipped))
+    if shown is not None:
+        for hit in found.pointers[: len(pointers)]:
+            shown.add(hit.shown())
+    return Injection(text.strip(), [], found.used_vectors, tuple(found.skipped), pointers)
 
 
 def _defang(value: Any) -> Any:

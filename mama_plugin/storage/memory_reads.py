@@ -122,6 +122,16 @@ class MemoryReads(Repository):
         ).fetchall()[0][0]
         return rows, int(total or 0)
 
+    def decision_topics(self, project: str) -> list[tuple[str, int]]:
+        """The topics of ``project``'s current decisions with how many each has, the most
+        decided first (then by name: the same store, the same order)."""
+        rows = self.conn.execute(
+            "SELECT topic, count(*) AS n FROM memories WHERE project = ? AND type = 'decision' "
+            "AND status = 'current' GROUP BY topic ORDER BY n DESC, topic",
+            (project,),
+        ).fetchall()
+        return [(str(topic), int(str(n))) for topic, n in rows]
+
     def by_topic(self, topic: str, *, project: str | None = None) -> list[MemoryRecord]:
         """Every memory with exactly this topic, newest first."""
         where, params = scope(project, None)

@@ -71,6 +71,7 @@ def gather(store: Store, project: str, *, followup_days: int, now: int) -> Story
         followup_days=followup_days,
         proposed=proposed,
         proposed_total=proposed_total,
+        topics=store.memories.decision_topics(project),
     )
 
 

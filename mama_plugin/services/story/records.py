@@ -114,6 +114,9 @@ class Story:
     followup_days: int = 0
     proposed: list[Proposed] = field(default_factory=list)
     proposed_total: int = 0
+    # The project's current decisions by topic (topic, how many), the most decided first: what
+    # exists, said once, so that Claude searches when a prompt touches one of them.
+    topics: list[tuple[str, int]] = field(default_factory=list)
 
     def context(self) -> dict[str, Any]:
         """The template's context: one name a section."""

@@ -1,0 +1,159 @@
+"""What each prompt gets from the product's prompt hook: a full chain, a pointer, or nothing.
+
+Prompt-time recall answers in tiers (:func:`mama_plugin.services.recall.prompt_context`): the
+full chain of a memory the rules judge clearly related; otherwise at most two one-line
+pointers to the first candidates close enough on meaning; otherwise nothing. Each labelled
+prompt's tier is read off its candidates by the product's rules, in a session of its own
+(nothing shown before); an unrelated prompt that gets something is asked through the hook's
+call at the configured budget, so its tokens are what a model would read. Per language and
+half:
+
+- related prompts: **reach** (the memory meant is in a chain or a pointer) and the **chain**
+  rate (in a full chain);
+- unrelated prompts: the share that got a **chain**, the share that got a **pointer**, and
+  the **tokens** injected (mean and p95, nothing counting 0).
+
+Targets (issue 28, held-out half): reach ≥ 0.85; chain on unrelated ≤ 0.03; pointer on
+unrelated ≤ 0.10; mean tokens on unrelated ≤ 10.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+from mama_plugin.services import recall
+from mama_plugin.services.retrieval import EmbeddingModel
+from mama_plugin.storage import Store
+from mama_plugin.text import estimate_tokens
+
+from .recall_data import Case
+
+# id, relevance, weight, matched, terms, whether the prompt is Korean (recall._candidates)
+Candidate = tuple[str, float | None, float, int, int, bool]
+
+REACH_TARGET = 0.85
+CHAIN_NOISE_TARGET = 0.03
+POINTER_NOISE_TARGET = 0.10
+TOKENS_TARGET = 10.0
+
+
+def ask(
+    store: Store,
+    project: str,
+    cases: Sequence[Case],
+    seen: Sequence[Sequence[Candidate]],
+    keys: dict[str, str],
+    embedder: EmbeddingModel | None,
+    *,
+    bar: float,
+    budget: int,
+) -> list[dict[str, Any]]:
+    """Each case's tier, the memory keys in its chains and pointers, and the tokens injected.
+
+    The tier is read off the case's candidates (``seen``, in retrieval order) by the product's
+    own rules (:func:`recall.judge`, :func:`recall.close_enough`), as :func:`recall.recall`
+    applies them; the tokens of an unrelated prompt that gets something are those of the
+    product's own answer (:func:`recall.prompt_context`), asked once more.
+    """
+    model = embedder.name if embedder is not None else ""
+    out = []
+    for case, candidates in zip(cases, seen, strict=True):
+        chains = [c[0] for c in candidates if _passes(c, bar, model)][: recall.MAX_HITS]
+        first = candidates[: recall.POINTER_DEPTH]
+        pointers = [] if chains else [c[0] for c in first if _near(c, bar, model)]
+        tokens = 0
+        if (chains or pointers) and not case.related:
+            got = recall.prompt_context(
+                store, case.prompt, project=project, budget=budget, bar=bar, embedder=embedder
+            )
+            tokens = estimate_tokens(got.text) if got.text else 0
+        out.append(
+            {
+                "tier": "chain" if chains else "pointer" if pointers else "none",
+                "chains": [keys.get(i, i) for i in chains],
+                "pointers": [keys.get(i, i) for i in pointers],
+                "tokens": tokens,
+            }
+        )
+    return out
+
+
+def _passes(c: Candidate, bar: float, model: str) -> bool:
+    _, relevant, weight, matched, terms, korean = c
+    return terms >= recall.MIN_TERMS and recall.judge(
+        relevant, weight, matched, bar=bar, model=model, korean=korean
+    )
+
+
+def _near(c: Candidate, bar: float, model: str) -> bool:
+    _, relevant, _, _, terms, korean = c
+    return terms >= recall.VIEW_TERMS and recall.close_enough(
+        relevant, bar=bar, model=model, korean=korean
+    )
+
+
+def figures(cases: Sequence[Case], answers: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The tier figures per half and language (``all`` beside each language asked)."""
+    languages = ["all", *sorted({c.language for c in cases})]
+    out: dict[str, Any] = {}
+    for half in ("held-out", "calibration"):
+        out[half] = {}
+        for language in languages:
+            chosen = [
+                (c, a)
+                for c, a in zip(cases, answers, strict=True)
+                if c.split == half and language in ("all", c.language)
+            ]
+            related = [(c, a) for c, a in chosen if c.related]
+            unrelated = [a for c, a in chosen if not c.related]
+            tokens = sorted(a["tokens"] for a in unrelated)
+            out[half][language] = {
+                "related": len(related),
+                "unrelated": len(unrelated),
+                "reach": _share(bool(c.meant & {*a["chains"], *a["pointers"]}) for c, a in related),
+                "chain": _share(bool(c.meant & set(a["chains"])) for c, a in related),
+                "noise_chain": _share(a["tier"] == "chain" for a in unrelated),
+                "noise_pointer": _share(a["tier"] == "pointer" for a in unrelated),
+                "tokens_mean": round(statistics.fmean(tokens), 1) if tokens else None,
+                "tokens_p95": tokens[int(len(tokens) * 0.95)] if tokens else None,
+            }
+    return out
+
+
+def _share(flags: Any) -> float | None:
+    values = list(flags)
+    return round(sum(values) / len(values), 3) if values else None
+
+
+def report(rows: dict[str, Any]) -> list[str]:
+    """The printed table: one line per model, half and language."""
+    if not rows:
+        return []
+    lines = [
+        "",
+        "Tiers: what the prompt hook injects (prompt_context at the configured budget). Targets "
+        f"on held-out: reach ≥ {REACH_TARGET}, chain on unrelated ≤ {CHAIN_NOISE_TARGET}, "
+        f"pointer on unrelated ≤ {POINTER_NOISE_TARGET}, mean tokens on unrelated ≤ "
+        f"{TOKENS_TARGET:g}.",
+    ]
+    head = (
+        f"{'model':<26}{'half':<12}{'lang':<6}{'n rel':>6}{'reach':>7}{'chain':>7}"
+        f"{'n unr':>6}{'chain':>7}{'ptr':>7}{'tok':>6}{'p95':>5}"
+    )
+    lines += [head, "-" * len(head)]
+    for model, halves in rows.items():
+        for half, languages in halves.items():
+            for language, s in languages.items():
+                lines.append(
+                    f"{model:<26}{half:<12}{language:<6}{s['related']:>6}{_f(s['reach']):>7}"
+                    f"{_f(s['chain']):>7}{s['unrelated']:>6}{_f(s['noise_chain']):>7}"
+                    f"{_f(s['noise_pointer']):>7}{_f(s['tokens_mean'], 1):>6}"
+                    f"{'-' if s['tokens_p95'] is None else s['tokens_p95']:>5}"
+                )
+    return lines
+
+
+def _f(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
