@@ -79,7 +79,7 @@ def _stats(values: list[float]) -> dict[str, float]:
 
 def relevance_check(embedder: EmbeddingModel | None) -> dict[str, Any]:
     """Recall and silence of the prompt-time bar on the labelled prompt set."""
-    from mama_plugin.services.recall import prompt_context
+    from mama_plugin.services.prompt_context import prompt_context
 
     data = json.loads(LABELLED.read_text(encoding="utf-8"))
     with (

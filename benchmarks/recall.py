@@ -24,68 +24,35 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mama_plugin.config import Config
 from mama_plugin.errors import MamaError
-from mama_plugin.services import indexing, recall
-from mama_plugin.services.memories import save_context
+from mama_plugin.services import recall
 from mama_plugin.services.retrieval import EmbeddingModel
 from mama_plugin.storage import Store
-from mama_plugin.text import hangul, search_terms
+from mama_plugin.text import search_terms
 
 from . import recall_causes, recall_tiers
 from .baselines import recall_before_hybrid
 from .checkout import ROOT
+from .recall_core import (
+    PROJECT,
+    Candidate,
+    Row,
+    candidates,
+    fmt,
+    judged,
+    keyed,
+    score,
+    store_of,
+)
 from .recall_data import Case, Labelled
 
 RECALL_TARGET = 0.85
 SILENCE_TARGET = 0.97
-PROJECT = "/bench/recall"
 SWEEP = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65)
-
-
-@dataclass
-class Row:
-    """One system's answers: for each case, the ids it would inject."""
-
-    name: str
-    injected: list[list[str]]
-    ms: list[float]
-
-
-def score(cases: Sequence[Case], injected: Sequence[Sequence[str]], split: str) -> dict[str, Any]:
-    """Recall of related cases and silence on unrelated ones, in ``split`` ("all": both)."""
-    out: dict[str, Any] = {}
-    for language in ("all", "en", "ko"):
-        chosen = [
-            (c, ids)
-            for c, ids in zip(cases, injected, strict=True)
-            if split in ("all", c.split) and language in ("all", c.language)
-        ]
-        related = [c.meant & set(ids) != set() for c, ids in chosen if c.related]
-        unrelated = [not ids for c, ids in chosen if not c.related]
-        out[language] = {
-            "recall": round(sum(related) / len(related), 3) if related else None,
-            "silence": round(sum(unrelated) / len(unrelated), 3) if unrelated else None,
-            "related": len(related),
-            "unrelated": len(unrelated),
-        }
-    return out
-
-
-def _store(home: Path, data: Labelled, embedder: EmbeddingModel | None) -> tuple[Store, dict]:
-    store = Store.open(home / "recall.db", config=Config(home))
-    ids: dict[str, str] = {}
-    with store.transaction():
-        for memory in data.memories:
-            saved = save_context(store, PROJECT, {"topic": memory.topic, "content": memory.content})
-            ids[saved.memory.id] = memory.key
-    if embedder is not None:
-        indexing.drain(store, embedder)
-    return store, ids
 
 
 def _ask_all(cases: Sequence[Case], ask: Callable[[str], list[str]]) -> Row:
@@ -95,39 +62,6 @@ def _ask_all(cases: Sequence[Case], ask: Callable[[str], list[str]]) -> Row:
         injected.append(ask(case.prompt))
         ms.append((time.perf_counter() - started) * 1000)
     return Row("", injected, ms)
-
-
-# id, relevance, weight, matched, terms, whether the prompt is Korean
-Candidate = tuple[str, float | None, float, int, int, bool]
-
-
-def _candidates(store: Store, prompt: str, embedder: EmbeddingModel | None) -> list[Candidate]:
-    """Every chain's candidate, before any bar (see :data:`Candidate`)."""
-    found = recall.recall(
-        store, prompt, project=PROJECT, embedder=embedder, judged=False, max_hits=99
-    )
-    name = embedder.name if embedder is not None else ""
-    return [
-        (
-            h.memory.id,
-            recall.relevance(h.cosine or 0.0, name) if found.used_vectors else None,
-            h.coverage,
-            len(h.matched),
-            len(found.words),
-            hangul(prompt),
-        )
-        for h in found.hits
-    ]
-
-
-def _judged(candidates: list[Candidate], bar: float, model: str, *, cut: bool = True) -> list[str]:
-    passed = [
-        memory_id
-        for memory_id, relevant, weight, matched, terms, korean in candidates
-        if terms >= recall.MIN_TERMS
-        and recall.judge(relevant, weight, matched, bar=bar, model=model, korean=korean)
-    ]
-    return passed[: recall.MAX_HITS] if cut else passed
 
 
 def run(
@@ -147,7 +81,7 @@ def run(
     for model, embedder in [*embedders.items(), ("keywords", None)]:
         with tempfile.TemporaryDirectory(prefix="mama-bench-recall-") as tmp:
             say(f"{model}: storing {len(data.memories)} memories")
-            store, keys = _store(Path(tmp), data, embedder)
+            store, keys = store_of(Path(tmp), data, embedder)
             try:
                 today = model == "all-MiniLM-L6-v2" or (embedder is None and not embedders)
                 _rows(out, model, store, keys, data.cases, embedder, (bar, budget), today, say)
@@ -185,36 +119,32 @@ def _rows(
     seen: list[list[Candidate]] = []
 
     def ask(prompt: str) -> list[str]:
-        seen.append(_candidates(store, prompt, embedder))
+        seen.append(candidates(store, prompt, embedder))
         return [c[0] for c in seen[-1]]
 
     timed = _ask_all(cases, ask)
     answers = recall_tiers.ask(store, PROJECT, cases, seen, keys, embedder, bar=bar, budget=budget)
     out["tiers"][model] = recall_tiers.figures(cases, answers)
     out["candidates"][model] = [[(keys.get(i, i), *rest) for i, *rest in c] for c in seen]
-    judged = Row("", [_judged(c, bar, model) for c in seen], timed.ms)
-    out["rows"][f"hybrid/{model}"] = _figures(cases, judged, keys)
+    passed = Row("", [judged(c, bar, model) for c in seen], timed.ms)
+    out["rows"][f"hybrid/{model}"] = _figures(cases, passed, keys)
     out["causes"][f"hybrid/{model}"] = recall_causes.causes(
         cases,
-        _keyed([[c[0] for c in found] for found in seen], keys),
-        _keyed([_judged(c, bar, model, cut=False) for c in seen], keys),
+        keyed([[c[0] for c in found] for found in seen], keys),
+        keyed([judged(c, bar, model, cut=False) for c in seen], keys),
         [len(search_terms(c.prompt, min_length=recall.MIN_TERM)) for c in cases],
     )
     out["sweeps"][f"hybrid/{model}"] = {
         str(b): {
-            split: score(cases, _keyed([_judged(c, b, model) for c in seen], keys), split)["all"]
+            split: score(cases, keyed([judged(c, b, model) for c in seen], keys), split)["all"]
             for split in ("calibration", "held-out")
         }
         for b in SWEEP
     }
 
 
-def _keyed(injected: list[list[str]], keys: dict[str, str]) -> list[list[str]]:
-    return [[keys.get(i, i) for i in ids] for ids in injected]
-
-
 def _figures(cases: Sequence[Case], row: Row, keys: dict[str, str]) -> dict[str, Any]:
-    injected = _keyed(row.injected, keys)
+    injected = keyed(row.injected, keys)
     ms = sorted(row.ms)
     return {
         "held-out": score(cases, injected, "held-out"),
@@ -237,7 +167,7 @@ def report(figures: dict[str, Any], *, load: str) -> str:
         for half in ("held-out", "calibration"):
             s = row[half]
             lines.append(
-                f"{name:<34}{half:<12}{_f(s['all']['recall']):>8}{_f(s['all']['silence']):>9}"
+                f"{name:<34}{half:<12}{fmt(s['all']['recall']):>8}{fmt(s['all']['silence']):>9}"
                 f"{_pair(s['en']):>13}{_pair(s['ko']):>13}"
                 + (f"{row['ms_p50']:>8}{row['ms_p95']:>8}" if half == "held-out" else "")
             )
@@ -248,20 +178,16 @@ def report(figures: dict[str, Any], *, load: str) -> str:
         for b, halves in sweep.items():
             cal, held = halves["calibration"], halves["held-out"]
             lines.append(
-                f"  bar {b:<6} calibration {_f(cal['recall'])} / {_f(cal['silence'])}"
-                f"   held-out {_f(held['recall'])} / {_f(held['silence'])}"
+                f"  bar {b:<6} calibration {fmt(cal['recall'])} / {fmt(cal['silence'])}"
+                f"   held-out {fmt(held['recall'])} / {fmt(held['silence'])}"
             )
     lines += recall_tiers.report(figures.get("tiers", {}))
     lines += recall_causes.report(figures)
     return "\n".join(lines) + "\n"
 
 
-def _f(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
 def _pair(s: dict[str, Any]) -> str:
-    return f"{_f(s['recall'])}/{_f(s['silence'])}"
+    return f"{fmt(s['recall'])}/{fmt(s['silence'])}"
 
 
 LOCOMO = ROOT.parent / "shared" / "bench" / "locomo10.json"

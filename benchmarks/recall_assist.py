@@ -28,7 +28,7 @@ from mama_plugin.schema.assist import Relatedness
 from mama_plugin.services import recall
 from mama_plugin.services.retrieval import EmbeddingModel
 
-from .recall import _candidates, _f, _judged, _keyed, _store, score
+from .recall_core import candidates, fmt, judged, keyed, score, store_of
 from .recall_data import Case, Labelled
 
 SEED = 12
@@ -97,12 +97,12 @@ def judge_run(
     said = {"meant": [0, 0], "other": [0, 0], "no answer": [0, 0]}  # [related, asked]
     seconds: list[float] = []
     with tempfile.TemporaryDirectory(prefix="mama-bench-judge-") as tmp:
-        store, keys = _store(Path(tmp), data, embedder)
+        store, keys = store_of(Path(tmp), data, embedder)
         try:
             say(f"assist judge: {len(asked)} prompts, {recall.MAX_HITS} candidates each")
             for case in asked:
-                found = _candidates(store, case.prompt, embedder)[: recall.MAX_HITS]
-                rules = set(_judged(found, bar, model))
+                found = candidates(store, case.prompt, embedder)[: recall.MAX_HITS]
+                rules = set(judged(found, bar, model))
                 yes: list[str] = []
                 for memory_id, *_ in found:
                     key = keys.get(memory_id, memory_id)
@@ -125,7 +125,7 @@ def judge_run(
         "prompts": {"related": meaning, "unrelated": len(asked) - meaning},
         "said_related": {k: {"yes": v[0], "of": v[1]} for k, v in said.items()},
         "rows": {
-            name: score(asked, _keyed(injected, keys), "held-out")["all"]
+            name: score(asked, keyed(injected, keys), "held-out")["all"]
             for name, injected in rows.items()
         },
         "verdict_s_p50": round(statistics.median(seconds), 3) if seconds else None,
@@ -154,6 +154,6 @@ def report(figures: dict[str, Any]) -> list[str]:
         ("both", "rules, then the model"),
     ):
         row = figures["rows"][name]
-        lines.append(f"  {label:<24} recall {_f(row['recall'])}  silence {_f(row['silence'])}")
+        lines.append(f"  {label:<24} recall {fmt(row['recall'])}  silence {fmt(row['silence'])}")
     lines.append(f"  seconds a verdict (median): {figures['verdict_s_p50']}")
     return lines

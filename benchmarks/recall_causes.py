@@ -29,6 +29,7 @@ from mama_plugin.services.retrieval import EmbeddingModel
 from mama_plugin.storage import Store
 
 from .ownset import LABELLED, save_labelled
+from .recall_core import fmt
 from .recall_data import Case, Labelled
 
 CAUSES = ("not candidate", "judged out", "cut", "few terms")
@@ -200,7 +201,7 @@ def report(figures: dict[str, Any]) -> list[str]:
         for name, priors in figures["small"].items():
             for prior, by_language in priors.items():
                 parts = [
-                    f"{lang} {_f(s['recall'])}/{_f(s['silence'])} ({s['pairs']})"
+                    f"{lang} {fmt(s['recall'])}/{fmt(s['silence'])} ({s['pairs']})"
                     for lang, s in by_language.items()
                 ]
                 lines.append(f"  {name:<32}prior {prior:<6}" + "   ".join(parts))
@@ -212,7 +213,3 @@ def report(figures: dict[str, Any]) -> list[str]:
                 f"{c['silent']}/{c['unrelated']} silent"
             )
     return lines
-
-
-def _f(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"

@@ -1,7 +1,7 @@
 """What each prompt gets from the product's prompt hook: a full chain, a pointer, or nothing.
 
-Prompt-time recall answers in tiers (:func:`mama_plugin.services.recall.prompt_context`): the
-full chain of a memory the rules judge clearly related; otherwise at most two one-line
+Prompt-time recall answers in tiers (:func:`~mama_plugin.services.prompt_context.prompt_context`):
+the full chain of a memory the rules judge clearly related; otherwise at most two one-line
 pointers to the first candidates close enough on meaning; otherwise nothing. Each labelled
 prompt's tier is read off its candidates by the product's rules, in a session of its own
 (nothing shown before); an unrelated prompt that gets something is asked through the hook's
@@ -24,14 +24,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from mama_plugin.services import recall
+from mama_plugin.services.prompt_context import prompt_context
 from mama_plugin.services.retrieval import EmbeddingModel
 from mama_plugin.storage import Store
 from mama_plugin.text import estimate_tokens
 
+from .recall_core import Candidate
 from .recall_data import Case
-
-# id, relevance, weight, matched, terms, whether the prompt is Korean (recall._candidates)
-Candidate = tuple[str, float | None, float, int, int, bool]
 
 REACH_TARGET = 0.85
 CHAIN_NOISE_TARGET = 0.03
@@ -55,7 +54,7 @@ def ask(
     The tier is read off the case's candidates (``seen``, in retrieval order) by the product's
     own rules (:func:`recall.judge`, :func:`recall.close_enough`), as :func:`recall.recall`
     applies them; the tokens of an unrelated prompt that gets something are those of the
-    product's own answer (:func:`recall.prompt_context`), asked once more.
+    product's own answer (:func:`prompt_context`), asked once more.
     """
     model = embedder.name if embedder is not None else ""
     out = []
@@ -65,7 +64,7 @@ def ask(
         pointers = [] if chains else [c[0] for c in first if _near(c, bar, model)]
         tokens = 0
         if (chains or pointers) and not case.related:
-            got = recall.prompt_context(
+            got = prompt_context(
                 store, case.prompt, project=project, budget=budget, bar=bar, embedder=embedder
             )
             tokens = estimate_tokens(got.text) if got.text else 0

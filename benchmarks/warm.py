@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from mama_plugin.config import Config
 from mama_plugin.errors import MamaError
 from mama_plugin.project import project_key
-from mama_plugin.services import recall
+from mama_plugin.services.prompt_context import prompt_context
 from mama_plugin.storage import Store
 
 from .checkout import CLAUDE, ROOT, fake_anthropic
@@ -275,7 +275,7 @@ def one_run(index: int, model: Path, *, wait: bool = False, plugin: Path = ROOT)
             poll()
             with Store.open(config=poll.config) as store:
                 after = store.vectors.count_pending(project=project)
-                baseline = recall.prompt_context(store, paraphrase, project=project, budget=300)
+                baseline = prompt_context(store, paraphrase, project=project, budget=300)
             log = mama_home / "logs" / "server.log"
             offset = log.stat().st_size if log.exists() else 0
             fake, second_s, pid = run_session(

@@ -17,6 +17,7 @@ from mama_plugin.services.memories import (
     save_context,
     save_decision,
 )
+from mama_plugin.services.prompt_context import prompt_context
 from mama_plugin.services.story import briefing
 from mama_plugin.services.story import shown as seen
 from mama_plugin.storage import Store
@@ -157,16 +158,16 @@ def test_a_memory_injected_once_is_not_injected_again_unless_it_changed(
     jwt, redis = _chain(store, project)
     shown = seen.Shown()
     ask = "Should we switch the API back to JWT access tokens?"
-    first = recall.prompt_context(store, ask, project=project, budget=300, shown=shown)
+    first = prompt_context(store, ask, project=project, budget=300, shown=shown)
     assert redis in first.text and jwt in first.text
-    again = recall.prompt_context(store, "JWT access tokens for the API?", project=project,
+    again = prompt_context(store, "JWT access tokens for the API?", project=project,
                                   budget=300, shown=shown)  # fmt: skip
     assert again.text == "" and again.skipped == (jwt,)
     store.memories.update(redis, content="Server-side sessions in Redis, 30 min idle timeout")
-    changed = recall.prompt_context(store, ask, project=project, budget=300, shown=shown)
+    changed = prompt_context(store, ask, project=project, budget=300, shown=shown)
     assert "30 min idle timeout" in changed.text
     # Another session has its own record.
-    other = recall.prompt_context(store, ask, project=project, budget=300, shown=seen.Shown())
+    other = prompt_context(store, ask, project=project, budget=300, shown=seen.Shown())
     assert redis in other.text
 
 
@@ -185,7 +186,7 @@ def test_what_the_session_start_showed_is_not_injected_at_a_prompt(
         sessions, store, project, "session-a", config
     )
     ask = "Should we switch the API back to JWT access tokens?"
-    injected = recall.prompt_context(store, ask, project=project, budget=300, shown=shown)
+    injected = prompt_context(store, ask, project=project, budget=300, shown=shown)
     assert redis not in injected.text
     assert seen.session_shown(sessions, store, project, "", config) is None
 

@@ -34,7 +34,7 @@ from .process import leave_signals_to_the_main_thread
 from .state import State
 
 log = logging.getLogger("mama.server")
-PROMPT_TEMPLATE = "prompt_context.md.j2"  # what services.recall renders a recall with
+PROMPT_TEMPLATE = "prompt_context.md.j2"  # what services.prompt_context renders with
 # A lane's threads at most: the one taking calls and those still finishing a call that ran
 # past its deadline. Past that, calls wait for one of them (each answers {} at its deadline).
 MAX_WORKERS = 3

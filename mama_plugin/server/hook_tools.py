@@ -1,7 +1,7 @@
 """The hidden tools Claude Code's ``mcp_tool`` hooks call on the running server.
 
 UserPromptSubmit → ``observe_prompt``: memories this prompt clearly touches (fenced as data,
-within ``prompt_tokens``, silent below ``relevance_bar``; ``services.recall.prompt_context``)
+within ``prompt_tokens``, silent below ``relevance_bar``; ``services.prompt_context``)
 and the conversation context that grows the listed tools. Stop → ``checkpoint_turn``: the
 session's rolling checkpoint.
 
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from ..config import OVERRIDES, Config
 from ..envelope import SILENT, answer
-from ..services import recall
+from ..services import prompt_context
 from ..services.story import autosave, shown
 from ..transcript import TURN_LIMIT_S, Digest
 from .base import Answer, Env
@@ -59,7 +59,7 @@ def do_observe_prompt(env: Env, args: PromptArgs) -> Answer:
     embedder = env.embedder if env.embedder_within is None else env.embedder_within(EMBEDDER_WAIT_S)
     waited = time.monotonic() - started
     # The prompt is embedded here, in the hook's call: its vector is never deferred.
-    injected = recall.prompt_context(
+    injected = prompt_context.prompt_context(
         env.store,
         args.prompt,
         project=env.project,

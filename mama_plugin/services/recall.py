@@ -30,26 +30,25 @@ under the bar holding most of it (``STRONG_WEIGHT``); with a model whose scale s
 Nothing twice (``shown``, a :class:`Seen`; :mod:`.story.shown` keeps one a session): what the
 session start injected and what an earlier prompt of the same session injected is not
 injected again unless it changed (its row version moved).
-:func:`prompt_context` is the hook's one call: the hits, fenced as data within a token budget.
-Read-only.
+What the hook injects (the chains, or the pointers, fenced as data within a token budget) is
+:mod:`.prompt_context`'s. Read-only.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from ..errors import MamaError
-from ..fence import TAG, defang
+from ..fence import TAG
 from ..storage import MemoryRecord, Store
 from ..storage.fts import Terms
-from ..text import PREFIX, estimate_tokens, hangul, matched_terms, search_terms, text_keys
+from ..text import PREFIX, hangul, matched_terms, search_terms, text_keys
 from . import vector_index
 from .evolution import current_of, outcome_events, predecessors
 from .indexing import narrative_text
 from .recall_views import best_cosines
-from .render import clip, render
 from .retrieval import EmbeddingModel, retrieve
 
 COSINE_BAR = 0.5  # relevance_bar's default
@@ -154,22 +153,6 @@ class Recall:
     # When nothing is clearly related: the first candidates close enough for a one-line
     # pointer (the decision, its status, its id), which Claude may follow with a search.
     pointers: list[Hit] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Injection:
-    """What a prompt gets: the fenced text to inject ("" for nothing) and the hits behind it."""
-
-    text: str
-    hits: list[dict[str, Any]]
-    used_vectors: bool = False  # the prompt was embedded and matched against the vectors
-    skipped: tuple[str, ...] = ()
-    pointers: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def tier(self) -> str:
-        """``chain`` (the full story of a clearly related memory), ``pointer`` or ``none``."""
-        return "chain" if self.hits else "pointer" if self.pointers else "none"
 
 
 def scale(model: str) -> Scale:
@@ -333,97 +316,3 @@ def _chains(
         if len(kept) >= most:
             break
     return kept
-
-
-def _excerpt(m: MemoryRecord, limit: int) -> dict[str, Any]:
-    return {
-        "id": m.id,
-        "content": clip(m.content, limit),
-        "why": clip(m.reasoning.get("primary"), limit),
-        "outcome": m.outcome_status,
-        "outcome_details": clip(m.outcome.get("details"), limit),
-    }
-
-
-def as_data(hit: Hit, *, short: bool = False) -> dict[str, Any]:
-    """A hit as the plain dict the prompt template and the tool's structured result use."""
-    limit = 120 if short else 300
-    m, head = hit.memory, hit.current
-    return _excerpt(m, limit) | {
-        "type": m.type,
-        "topic": m.topic,
-        "status": m.status,
-        "created_at": m.created_at,
-        "current": None if head.id == m.id else _excerpt(head, limit),
-        "replaced": None if hit.replaced is None else _excerpt(hit.replaced, limit),
-        "cosine": None if hit.cosine is None else round(hit.cosine, 3),
-        "coverage": round(hit.coverage, 3),
-        "matched": hit.matched,
-    }
-
-
-def prompt_context(
-    store: Store,
-    prompt: str,
-    *,
-    project: str,
-    budget: int,
-    bar: float = COSINE_BAR,
-    embedder: EmbeddingModel | None = None,
-    shown: Seen | None = None,
-) -> Injection:
-    """The memories ``prompt`` clearly touches, fenced as data within ``budget`` tokens.
-
-    Drops the weakest hits until the text fits; when even one is over budget, shortens it
-    instead of dropping it. Memory text is defanged so it cannot close the fence. ``shown``:
-    the session's record of what it was shown (nothing twice). Read-only.
-    """
-    found = recall(store, prompt, project=project, embedder=embedder, cosine_bar=bar, shown=shown)
-    skipped = tuple(found.skipped)
-    if found.pointers:
-        return _pointed(store, found, budget, shown)
-    hits = [_defang(as_data(h)) for h in found.hits]
-    while hits:
-        text = render("prompt_context.md.j2", store.home, hits=hits, pointers=[], fence=FENCE)
-        text = text.strip()
-        if estimate_tokens(text) <= budget:
-            break
-        hits = hits[:-1]
-        if not hits:  # even one memory is over budget: shorten it instead of dropping it
-            hits = [_defang(as_data(found.hits[0], short=True))]
-            text = render("prompt_context.md.j2", store.home, hits=hits, pointers=[], fence=FENCE)
-            text = text.strip()[: budget * 4]
-            break
-    else:
-        return Injection("", [], found.used_vectors, skipped)
-    if shown is not None:
-        for hit in found.hits[: len(hits)]:
-            shown.add(hit.shown())
-    return Injection(text, hits, found.used_vectors, skipped)
-
-
-def _pointed(store: Store, found: Recall, budget: int, shown: Seen | None) -> Injection:
-    """One line for each of ``found.pointers`` (as many as fit ``budget``), recorded as shown."""
-    pointers = [_defang(as_data(h, short=True)) for h in found.pointers]
-    while pointers:
-        text = render("prompt_context.md.j2", store.home, hits=[], pointers=pointers, fence=FENCE)
-        if estimate_tokens(text.strip()) <= budget:
-            break
-        pointers = pointers[:-1]
-    else:
-        return Injection("", [], found.used_vectors, tuple(found.skipped))
-    if shown is not None:
-        for hit in found.pointers[: len(pointers)]:
-            shown.add(hit.shown())
-    return Injection(text.strip(), [], found.used_vectors, tuple(found.skipped), pointers)
-
-
-def _defang(value: Any) -> Any:
-    """Memory text cannot close the fence it is shown in."""
-    if isinstance(value, str):
-        return defang(value)
-    if isinstance(value, dict):
-        return {k: _defang(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_defang(v) for v in value]
-    return value

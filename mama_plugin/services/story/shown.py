@@ -2,7 +2,8 @@
 
 :func:`session_shown` starts a session's record from the ids of the memories the session
 start told (recorded with its cached text: :func:`.briefing.shown_at_start`);
-:func:`recall.prompt_context` skips a hit the record holds unchanged and adds what it injects.
+:func:`..prompt_context.prompt_context` skips a hit the record holds unchanged and adds what
+it injects.
 The records live in a :class:`Sessions` the server's per-session state owns
 (``server.base.Session.shown``). Read-only on the store.
 """

@@ -1,0 +1,106 @@
+"""What the ``recall`` benchmark's parts share: the store of labelled memories, each prompt's
+candidates before any bar, the rules' verdict on them, and the score of what was injected.
+
+One home for :mod:`.recall` (the rows, the sweep, the report), :mod:`.recall_assist` (the
+assist model as a judge), :mod:`.recall_tiers` and :mod:`.recall_causes`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mama_plugin.config import Config
+from mama_plugin.services import indexing, recall
+from mama_plugin.services.memories import save_context
+from mama_plugin.services.retrieval import EmbeddingModel
+from mama_plugin.storage import Store
+from mama_plugin.text import hangul
+
+from .recall_data import Case, Labelled
+
+PROJECT = "/bench/recall"
+
+
+@dataclass
+class Row:
+    """One system's answers: for each case, the ids it would inject."""
+
+    name: str
+    injected: list[list[str]]
+    ms: list[float]
+
+
+def score(cases: Sequence[Case], injected: Sequence[Sequence[str]], split: str) -> dict[str, Any]:
+    """Recall of related cases and silence on unrelated ones, in ``split`` ("all": both)."""
+    out: dict[str, Any] = {}
+    for language in ("all", "en", "ko"):
+        chosen = [
+            (c, ids)
+            for c, ids in zip(cases, injected, strict=True)
+            if split in ("all", c.split) and language in ("all", c.language)
+        ]
+        related = [c.meant & set(ids) != set() for c, ids in chosen if c.related]
+        unrelated = [not ids for c, ids in chosen if not c.related]
+        out[language] = {
+            "recall": round(sum(related) / len(related), 3) if related else None,
+            "silence": round(sum(unrelated) / len(unrelated), 3) if unrelated else None,
+            "related": len(related),
+            "unrelated": len(unrelated),
+        }
+    return out
+
+
+def store_of(home: Path, data: Labelled, embedder: EmbeddingModel | None) -> tuple[Store, dict]:
+    store = Store.open(home / "recall.db", config=Config(home))
+    ids: dict[str, str] = {}
+    with store.transaction():
+        for memory in data.memories:
+            saved = save_context(store, PROJECT, {"topic": memory.topic, "content": memory.content})
+            ids[saved.memory.id] = memory.key
+    if embedder is not None:
+        indexing.drain(store, embedder)
+    return store, ids
+
+
+# id, relevance, weight, matched, terms, whether the prompt is Korean
+Candidate = tuple[str, float | None, float, int, int, bool]
+
+
+def candidates(store: Store, prompt: str, embedder: EmbeddingModel | None) -> list[Candidate]:
+    """Every chain's candidate, before any bar (see :data:`Candidate`)."""
+    found = recall.recall(
+        store, prompt, project=PROJECT, embedder=embedder, judged=False, max_hits=99
+    )
+    name = embedder.name if embedder is not None else ""
+    return [
+        (
+            h.memory.id,
+            recall.relevance(h.cosine or 0.0, name) if found.used_vectors else None,
+            h.coverage,
+            len(h.matched),
+            len(found.words),
+            hangul(prompt),
+        )
+        for h in found.hits
+    ]
+
+
+def judged(candidates: list[Candidate], bar: float, model: str, *, cut: bool = True) -> list[str]:
+    passed = [
+        memory_id
+        for memory_id, relevant, weight, matched, terms, korean in candidates
+        if terms >= recall.MIN_TERMS
+        and recall.judge(relevant, weight, matched, bar=bar, model=model, korean=korean)
+    ]
+    return passed[: recall.MAX_HITS] if cut else passed
+
+
+def keyed(injected: list[list[str]], keys: dict[str, str]) -> list[list[str]]:
+    return [[keys.get(i, i) for i in ids] for ids in injected]
+
+
+def fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
