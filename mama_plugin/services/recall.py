@@ -243,6 +243,10 @@ def recall(
         except MamaError:  # vectors from another model: keywords only until `mama reindex`
             vector = None
     found.used_vectors = vector is not None
+    # One nearest-neighbour search for both the ranking and the candidates' cosines.
+    neighbours = (
+        [] if vector is None else vector_index.knn(store, vector, KNN_DEPTH, project=project)
+    )
     ranked = retrieve(
         store,
         prompt,
@@ -255,11 +259,10 @@ def recall(
         # the cut, so a project's many checkpoints repeating a topic never crowd out its
         # decisions (ten of them once silenced recall of the decision they were about).
         exclude_types=("checkpoint",),
+        neighbours=neighbours if vector is not None else None,
     )
-    cosines: dict[str, float] = {}
-    if vector is not None:
-        near = dict(vector_index.knn(store, vector, KNN_DEPTH, project=project))
-        cosines = {s.memory.id: 1.0 - near[s.memory.seq] for s in ranked if s.memory.seq in near}
+    near = dict(neighbours)
+    cosines = {s.memory.id: 1.0 - near[s.memory.seq] for s in ranked if s.memory.seq in near}
     weight = weights(store, terms, prior=df_prior)
     korean = hangul(prompt)
     total = sum(weight.values())

@@ -120,6 +120,7 @@ def retrieve(
     query_vector: Sequence[float] | None = None,
     options: Options = DEFAULT,
     exclude_types: Sequence[str] = (),
+    neighbours: Sequence[tuple[int, float]] | None = None,
 ) -> list[Scored]:
     """The ``k`` best memories for ``query``, best first (no graph expansion).
 
@@ -128,7 +129,9 @@ def retrieve(
 
     ``as_of`` is the search's "now" in ms (default: the wall clock): recency is measured at it
     and memories dated after it are left out. ``tags``: only memories carrying every one.
-    ``query_vector`` is ``query`` already embedded by ``embedder`` (it is not embedded again).
+    ``query_vector`` is ``query`` already embedded by ``embedder`` (it is not embedded again);
+    ``neighbours``, its nearest memories as :func:`.vector_index.knn` gives them, at least as
+    deep as the vector search reads (they are not searched again).
     """
     unknown = set(retrievers) - set(RETRIEVERS)
     if unknown:
@@ -145,7 +148,10 @@ def retrieve(
             if query_vector is None:
                 query_vector = embedder.embed([query])[0]
             depth = max(options.vector_depth, 4 * k)
-            hits = vector_index.knn(store, query_vector, depth, project=project)
+            if neighbours is not None:
+                hits = list(neighbours[:depth])
+            else:
+                hits = vector_index.knn(store, query_vector, depth, project=project)
             found["vector"] = [(seq, options.vector_weight * (1.0 - dist)) for seq, dist in hits]
     relevance: dict[int, float] = {}
     for scored in found.values():
