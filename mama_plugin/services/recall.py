@@ -48,7 +48,7 @@ from ..text import PREFIX, hangul, matched_terms, search_terms, text_keys
 from . import vector_index
 from .evolution import current_of, outcome_events, predecessors
 from .indexing import narrative_text
-from .recall_views import best_cosines
+from .recall_views import best_cosines, read_with
 from .retrieval import EmbeddingModel, retrieve
 
 COSINE_BAR = 0.5  # relevance_bar's default
@@ -155,6 +155,13 @@ class Recall:
     pointers: list[Hit] = field(default_factory=list)
 
 
+def reads_korean(model: str) -> bool:
+    """Whether ``model``'s cosines say anything about a Korean prompt (its scale judges one
+    on meaning alone or points at one); MiniLM and mpnet put any Korean text near any other."""
+    read = scale(model)
+    return read.alone is not None or read.pointer is not None
+
+
 def scale(model: str) -> Scale:
     """How ``model``'s cosines are read (an unknown model: as cosines, words always needed)."""
     return SCALES.get(model, Scale())
@@ -222,6 +229,7 @@ def recall(
     judged: bool = True,
     views: bool = True,
     df_prior: float = DF_PRIOR,
+    reader: EmbeddingModel | None = None,
 ) -> Recall:
     """The memories of ``project`` that ``prompt`` clearly touches, best first.
 
@@ -229,7 +237,9 @@ def recall(
     ``skipped``). Recording what was injected is the caller's (:func:`prompt_context`).
     ``judged=False`` keeps every candidate (the ``recall`` benchmark judges them at many bars);
     ``views=False`` reads the stored narrative's cosine only (:mod:`recall_views`);
-    ``df_prior`` is the bench's ablation of :data:`DF_PRIOR` (1: the weights before it).
+    ``df_prior`` is the bench's ablation of :data:`DF_PRIOR` (1: the weights before it);
+    ``reader``: a model that reads Korean (multilingual-e5), used for a Korean prompt when
+    ``embedder`` cannot (:func:`reads_korean`).
     """
     terms = search_terms(prompt, min_length=MIN_TERM)
     found = Recall([t.rstrip("*") for t in terms])
@@ -267,7 +277,12 @@ def recall(
     korean = hangul(prompt)
     total = sum(weight.values())
     told = [(s.memory, narrative_text(store, s.memory)) for s in ranked]
-    if vector is not None and embedder is not None and views and len(terms) >= VIEW_TERMS:
+    meaning = vector is not None  # the candidates are judged on meaning too
+    if korean and reader is not None and not reads_korean(model or getattr(embedder, "name", "")):
+        # The model cannot read Korean: a model that can judges these candidates' meaning.
+        cosines, model, meaning = read_with(reader, prompt, told, store), reader.name, bool(told)
+        found.used_vectors = found.used_vectors or meaning
+    elif vector is not None and embedder is not None and views and len(terms) >= VIEW_TERMS:
         told_cosines = [(m, n, cosines.get(m.id)) for m, n in told]
         cosines = best_cosines(embedder, vector, told_cosines, store=store)
     events = outcome_events(store, [m for m, _ in told])  # an outcome event: its verdict
@@ -278,7 +293,7 @@ def recall(
         matched = matched_terms(terms, text_keys(narrative))
         held = sum(weight[t] for t in matched) / total
         cosine = cosines.get(memory.id)
-        relevant = None if vector is None else relevance(cosine or 0.0, model)
+        relevant = relevance(cosine or 0.0, model) if meaning else None
         passed = judge(relevant, held, len(matched), bar=cosine_bar, model=model, korean=korean)
         pointed = (
             rank < POINTER_DEPTH

@@ -161,3 +161,22 @@ def save_fresh(
     if fresh or more:
         store.vectors.put_texts(model, [*more, *fresh])
     return len(fresh)
+
+
+def read_with(
+    reader: EmbeddingModel,
+    prompt: str,
+    candidates: Sequence[tuple[MemoryRecord, str]],
+    store: Store,
+) -> dict[str, float]:
+    """Each candidate's best cosine with ``prompt`` as ``reader`` reads them (its narrative and
+    its views): for a model other than the store's, whose vectors the store does not index.
+    The narratives' vectors are kept like views' (by model and text), so a memory is embedded
+    once a process, and stored for the next by :func:`save_fresh`."""
+    if not candidates:
+        return {}
+    asked = reader.embed([prompt[:2000]])[0]
+    wanted = [(m, narrative[:2000]) for m, narrative in candidates]
+    read = warm(store).views.vectors(reader, wanted, store)
+    known = [(m, n, cosine(asked, read[(m.id, n[:2000])])) for m, n in candidates]
+    return best_cosines(reader, asked, known, store=store)
