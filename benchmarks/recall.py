@@ -1,10 +1,10 @@
 """The ``recall`` benchmark: does prompt-time recall bring back the memory meant, and only then?
 
-On public prompts nobody on this team wrote (:mod:`recall_data`: KLUE-STS in Korean, shipped;
-LoCoMo in English, when its file is there), each system is asked every prompt against one
-store holding every memory; a related prompt counts when a memory it means is injected (of at
-most three), an unrelated one when nothing is. Targets: recall ≥ ``RECALL_TARGET`` and silence
-≥ ``SILENCE_TARGET``, on the held-out half. Rows:
+On public prompts nobody on this team wrote (:mod:`recall_data`: KLUE-STS in Korean and Stack
+Overflow duplicate questions, shipped; LoCoMo in English, when its file is there), each system
+is asked every prompt against one store holding every memory; a related prompt counts when a
+memory it means is injected (of at most three), an unrelated one when nothing is. Targets:
+recall ≥ ``RECALL_TARGET`` and silence ≥ ``SILENCE_TARGET``, on the held-out half. Rows:
 
 - ``today``: the rules before this bench (:mod:`.baselines.recall_before_hybrid`), MiniLM;
 - ``hybrid/<model>``: :func:`services.recall.recall` (the hybrid search's candidates, judged),
@@ -39,7 +39,7 @@ from mama_plugin.text import hangul, search_terms
 from . import recall_causes
 from .baselines import recall_before_hybrid
 from .checkout import ROOT
-from .recall_data import Case, Labelled
+from .recall_data import GROUPS, Case, Labelled
 
 RECALL_TARGET = 0.85
 SILENCE_TARGET = 0.97
@@ -59,11 +59,11 @@ class Row:
 def score(cases: Sequence[Case], injected: Sequence[Sequence[str]], split: str) -> dict[str, Any]:
     """Recall of related cases and silence on unrelated ones, in ``split`` ("all": both)."""
     out: dict[str, Any] = {}
-    for language in ("all", "en", "ko"):
+    for language in GROUPS:
         chosen = [
             (c, ids)
             for c, ids in zip(cases, injected, strict=True)
-            if split in ("all", c.split) and language in ("all", c.language)
+            if split in ("all", c.split) and language in ("all", c.group)
         ]
         related = [c.meant & set(ids) != set() for c, ids in chosen if c.related]
         unrelated = [not ids for c, ids in chosen if not c.related]
@@ -226,14 +226,16 @@ def report(figures: dict[str, Any], *, load: str) -> str:
     lines += [f"  source: {s}" for s in figures["sources"]]
     lines.append(f"relevance_bar {figures['bar']}; load average {load}")
     lines.append("")
-    head = f"{'row':<34}{'half':<12}{'recall':>8}{'silence':>9}{'en r/s':>13}{'ko r/s':>13}"
+    head = f"{'row':<34}{'half':<12}{'recall':>8}{'silence':>9}" + "".join(
+        f"{g + ' r/s':>13}" for g in GROUPS[1:]
+    )
     lines += [head + f"{'p50 ms':>8}{'p95 ms':>8}", "-" * (len(head) + 16)]
     for name, row in figures["rows"].items():
         for half in ("held-out", "calibration"):
             s = row[half]
             lines.append(
                 f"{name:<34}{half:<12}{_f(s['all']['recall']):>8}{_f(s['all']['silence']):>9}"
-                f"{_pair(s['en']):>13}{_pair(s['ko']):>13}"
+                + "".join(f"{_pair(s[g]):>13}" for g in GROUPS[1:])
                 + (f"{row['ms_p50']:>8}{row['ms_p95']:>8}" if half == "held-out" else "")
             )
     n = figures["rows"][next(iter(figures["rows"]))]["held-out"]["all"]
