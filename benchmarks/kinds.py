@@ -232,7 +232,10 @@ def writers(args: argparse.Namespace) -> int:
     return report(args, *writers_run(args.runs))
 
 
-@command("recall", "prompt recall on public labelled prompts (KLUE-STS, LoCoMo), held-out half")
+@command(
+    "recall",
+    "prompt recall on public labelled prompts (KLUE-STS, Stack Overflow, LoCoMo), held-out half",
+)
 @dataset_option("LoCoMo's locomo10.json (default: shared/bench's, if there)")
 @argument(
     "--assist-judge",

@@ -30,7 +30,7 @@ from mama_plugin.storage import Store
 
 from .ownset import LABELLED, save_labelled
 from .recall_core import fmt
-from .recall_data import Case, Labelled
+from .recall_data import GROUPS, Case, Labelled
 
 CAUSES = ("not candidate", "judged out", "cut", "few terms")
 PROJECT = "/bench/recall-small"
@@ -50,11 +50,11 @@ def causes(
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for half in ("calibration", "held-out"):
         out[half] = {}
-        for language in ("all", "en", "ko"):
+        for language in GROUPS:
             counts = dict.fromkeys(CAUSES, 0)
             top = related = 0
             for case, found, kept, n in zip(cases, candidates, passed, terms, strict=True):
-                if not case.related or case.split != half or language not in ("all", case.language):
+                if not case.related or case.split != half or language not in ("all", case.group):
                     continue
                 related += 1
                 top += bool(case.meant & set(found[: recall.MAX_HITS]))
@@ -116,7 +116,7 @@ def small_stores(
     """Recall and silence in one-memory stores, per prior and language (see the docstring)."""
     memo = None if embedder is None else _Memo(embedder)
     tally: dict[str, dict[str, list[int]]] = {
-        str(p): {lang: [0, 0, 0, 0] for lang in ("all", "en", "ko")} for p in priors
+        str(p): {lang: [0, 0, 0, 0] for lang in GROUPS} for p in priors
     }
     with tempfile.TemporaryDirectory(prefix="mama-bench-recall-small-") as tmp:
         for number, (memory, related, unrelated) in enumerate(_pairs(data, half)):
@@ -134,11 +134,11 @@ def small_stores(
                         ).hits
                         for case in (related, unrelated)
                     }  # fmt: skip
-                    for language in ("all", related.language):
+                    for language in ("all", related.group):
                         counts = tally[str(prior)][language]
                         counts[0] += bool(ask[related.prompt])
                         counts[1] += 1
-                    for language in ("all", unrelated.language):
+                    for language in ("all", unrelated.group):
                         counts = tally[str(prior)][language]
                         counts[2] += not ask[unrelated.prompt]
                         counts[3] += 1

@@ -19,7 +19,7 @@ from mama_plugin.services.retrieval import EmbeddingModel
 from mama_plugin.storage import Store
 from mama_plugin.text import hangul
 
-from .recall_data import Case, Labelled
+from .recall_data import GROUPS, Case, Labelled
 
 PROJECT = "/bench/recall"
 
@@ -36,11 +36,11 @@ class Row:
 def score(cases: Sequence[Case], injected: Sequence[Sequence[str]], split: str) -> dict[str, Any]:
     """Recall of related cases and silence on unrelated ones, in ``split`` ("all": both)."""
     out: dict[str, Any] = {}
-    for language in ("all", "en", "ko"):
+    for language in GROUPS:
         chosen = [
             (c, ids)
             for c, ids in zip(cases, injected, strict=True)
-            if split in ("all", c.split) and language in ("all", c.language)
+            if split in ("all", c.split) and language in ("all", c.group)
         ]
         related = [c.meant & set(ids) != set() for c, ids in chosen if c.related]
         unrelated = [not ids for c, ids in chosen if not c.related]

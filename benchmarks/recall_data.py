@@ -1,6 +1,6 @@
 """The labelled prompts of ``python -m benchmarks recall``: public data nobody on this team wrote.
 
-Two sources, each split in halves (``calibration`` to set a bar on, ``held-out`` to report):
+Three sources, each split in halves (``calibration`` to set a bar on, ``held-out`` to report):
 
 - **KLUE-STS v1.1 dev** (Korean; CC BY-SA 4.0; shipped as ``recall_klue_sts.json`` with its
   source and licence). Human-scored sentence pairs (0–5). A pair scored ≥ ``KLUE_RELATED``
@@ -14,8 +14,15 @@ Two sources, each split in halves (``calibration`` to set a bar on, ``held-out``
   and 2) of a stored conversation must recall an observation that cites one of its evidence
   turns; every question (categories 1–4) of an ``UNSTORED`` conversation (other people, other
   lives) must recall nothing.
+- **Stack Overflow duplicate questions** (English, software engineering; CC BY-SA; shipped as
+  ``recall_tech.json`` with its source and licence). Questions of 2008 closed as duplicates:
+  the title of the question a group repeats is a memory, each other duplicate's title a related
+  prompt that must recall it; duplicates of groups with no memory stored must recall nothing.
+  A developer's rewording of the same question, often in other words; reported in a column
+  of its own (``tech``, :attr:`Case.group`), apart from LoCoMo's English.
 
-Halves: KLUE by the parity of the pair's number, LoCoMo by the parity of the question's.
+Halves: KLUE by the parity of the pair's number, LoCoMo by the parity of the question's, the
+technical set by the parity of the prompt's Stack Overflow id.
 """
 
 from __future__ import annotations
@@ -32,6 +39,9 @@ from mama_plugin.errors import MamaError
 from .checkout import DATA
 
 KLUE = DATA / "recall_klue_sts.json"
+TECH = DATA / "recall_tech.json"
+OWN_GROUP = ("tech",)
+GROUPS = ("all", "en", "ko", *OWN_GROUP)  # the columns: en LoCoMo, ko KLUE-STS, tech Stack Overflow
 KLUE_RELATED = 3.5
 KLUE_UNRELATED = 1.5
 STORED = (0, 1, 2)
@@ -64,6 +74,11 @@ class Case:
     def related(self) -> bool:
         return bool(self.meant)
 
+    @property
+    def group(self) -> str:
+        """Its column in the report: its source when that has one of its own, else its language."""
+        return self.source if self.source in OWN_GROUP else self.language
+
 
 @dataclass
 class Labelled:
@@ -95,6 +110,24 @@ def klue(path: Path = KLUE) -> tuple[list[Memory], list[Case], str]:
         elif score < KLUE_UNRELATED:
             cases.append(Case(second, frozenset(), "ko", "klue-sts", split))
     return memories, cases, f"{data['name']}: {data['source']}; {data['licence'].split(';')[0]}"
+
+
+def tech(path: Path = TECH) -> tuple[list[Memory], list[Case], str]:
+    """The Stack Overflow duplicate-question memories and cases, and the source line to print."""
+    try:
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise MamaError(f"cannot read the technical set {path}: {exc}") from exc
+    memories: dict[str, Memory] = {}
+    cases: list[Case] = []
+    for memory_id, memory, _how, prompt_id, prompt in data["pairs"]:
+        key = f"tech:{memory_id}"
+        memories.setdefault(key, Memory(key, "", memory))
+        cases.append(Case(prompt, frozenset({key}), "en", "tech", _half(int(prompt_id))))
+    for prompt_id, prompt in data["unrelated"]:
+        cases.append(Case(prompt, frozenset(), "en", "tech", _half(int(prompt_id))))
+    line = f"{data['name']}: {data['source'].split(':')[0]}; {data['licence'].split(';')[0]}"
+    return list(memories.values()), cases, line
 
 
 def _observations(sample: dict[str, Any]) -> Iterator[tuple[str, str]]:
@@ -139,9 +172,14 @@ def locomo(path: Path) -> tuple[list[Memory], list[Case], str]:
 
 
 def labelled(locomo_path: Path | None) -> Labelled:
-    """Every source that is present: KLUE-STS always (shipped), LoCoMo when its file is given."""
+    """Every source that is present: KLUE-STS and the technical set always (shipped), LoCoMo
+    when its file is given."""
     memories, cases, line = klue()
     out = Labelled(memories, cases, [line])
+    more, asked, line = tech()
+    out.memories.extend(more)
+    out.cases.extend(asked)
+    out.sources.append(line)
     if locomo_path is not None:
         more, asked, line = locomo(locomo_path)
         out.memories.extend(more)

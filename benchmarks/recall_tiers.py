@@ -95,7 +95,7 @@ def _near(c: Candidate, bar: float, model: str) -> bool:
 
 def figures(cases: Sequence[Case], answers: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The tier figures per half and language (``all`` beside each language asked)."""
-    languages = ["all", *sorted({c.language for c in cases})]
+    languages = ["all", *sorted({c.group for c in cases})]
     out: dict[str, Any] = {}
     for half in ("held-out", "calibration"):
         out[half] = {}
@@ -103,7 +103,7 @@ def figures(cases: Sequence[Case], answers: Sequence[dict[str, Any]]) -> dict[st
             chosen = [
                 (c, a)
                 for c, a in zip(cases, answers, strict=True)
-                if c.split == half and language in ("all", c.language)
+                if c.split == half and language in ("all", c.group)
             ]
             related = [(c, a) for c, a in chosen if c.related]
             unrelated = [a for c, a in chosen if not c.related]
