@@ -245,6 +245,12 @@ def writers(args: argparse.Namespace) -> int:
     help="also judge the candidates of N related and N unrelated held-out prompts with the "
     "assist model (default 0: not run; a verdict takes ~1 s)",
 )
+@argument(
+    "--quick",
+    action="store_true",
+    help="the configured model only (with multilingual-e5 reading Korean prompts when "
+    "installed), without the one-memory stores and the smoke set",
+)
 @keyword_only_option()
 @figures_option()
 def recall(args: argparse.Namespace) -> int:
@@ -252,7 +258,12 @@ def recall(args: argparse.Namespace) -> int:
 
     model = embedder(args)
     text, data = recall_run(
-        args.config, model, args.dataset, assist_judge=args.assist_judge, progress=progress
+        args.config,
+        model,
+        args.dataset,
+        assist_judge=args.assist_judge,
+        quick=args.quick,
+        progress=progress,
     )
     return report(args, text, data)
 

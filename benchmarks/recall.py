@@ -72,11 +72,14 @@ def run(
     progress: Callable[[str], None] | None = None,
     small: bool = True,
     budget: int = 300,
+    reader: EmbeddingModel | None = None,
 ) -> dict[str, Any]:
     """Every row's figures (see the module docstring); ``small=False`` leaves out the
-    one-memory stores and the smoke set."""
+    one-memory stores and the smoke set; ``reader``: the model that reads Korean prompts for
+    a model that cannot (as the prompt hook uses it), named in those rows ("+ko e5")."""
     say = progress or (lambda _line: None)
     out: dict[str, Any] = {"rows": {}, "sweeps": {}, "candidates": {}, "causes": {}, "tiers": {}}
+    out["pointers"] = {}
     out |= {"small": {}, "smoke": {}}
     for model, embedder in [*embedders.items(), ("keywords", None)]:
         with tempfile.TemporaryDirectory(prefix="mama-bench-recall-") as tmp:
@@ -84,7 +87,10 @@ def run(
             store, keys = store_of(Path(tmp), data, embedder)
             try:
                 today = model == "all-MiniLM-L6-v2" or (embedder is None and not embedders)
-                _rows(out, model, store, keys, data.cases, embedder, (bar, budget), today, say)
+                helps = reader if reader is not None and not recall.reads_korean(model) else None
+                name = f"{model}+ko e5" if helps is not None else model
+                _rows(out, name, store, keys, data.cases, (embedder, helps), (bar, budget),
+                      today, say)  # fmt: skip
             finally:
                 store.close()
         if small:
@@ -100,14 +106,16 @@ def _rows(
     store: Store,
     keys: dict[str, str],
     cases: Sequence[Case],
-    embedder: EmbeddingModel | None,
+    embedders: tuple[EmbeddingModel | None, EmbeddingModel | None],
     limits: tuple[float, int],
     today: bool,
     say: Callable[[str], None],
 ) -> None:
     """The rows one store answers: today's rules (with MiniLM, or with no model), the hybrid,
-    the tiers (``limits``: the relevance bar and the prompt's token budget)."""
+    the tiers (``embedders``: the store's model and the reader of Korean prompts; ``limits``:
+    the relevance bar and the prompt's token budget)."""
     bar, budget = limits
+    embedder, reader = embedders
     if today:
         say("today's rules")
         asked = _ask_all(
@@ -119,12 +127,13 @@ def _rows(
     seen: list[list[Candidate]] = []
 
     def ask(prompt: str) -> list[str]:
-        seen.append(candidates(store, prompt, embedder))
+        seen.append(candidates(store, prompt, embedder, reader))
         return [c[0] for c in seen[-1]]
 
     timed = _ask_all(cases, ask)
-    answers = recall_tiers.ask(store, PROJECT, cases, seen, keys, embedder, bar=bar, budget=budget)
+    answers = recall_tiers.ask(store, PROJECT, cases, seen, keys, embedders, bar=bar, budget=budget)
     out["tiers"][model] = recall_tiers.figures(cases, answers)
+    out["pointers"][model] = recall_tiers.sweep(cases, _keyed_seen(seen, keys), bar)
     out["candidates"][model] = [[(keys.get(i, i), *rest) for i, *rest in c] for c in seen]
     passed = Row("", [judged(c, bar, model) for c in seen], timed.ms)
     out["rows"][f"hybrid/{model}"] = _figures(cases, passed, keys)
@@ -141,6 +150,10 @@ def _rows(
         }
         for b in SWEEP
     }
+
+
+def _keyed_seen(seen: list[list[Candidate]], keys: dict[str, str]) -> list[list[Candidate]]:
+    return [[(keys.get(c[0], c[0]), *c[1:]) for c in found] for found in seen]
 
 
 def _figures(cases: Sequence[Case], row: Row, keys: dict[str, str]) -> dict[str, Any]:
@@ -184,6 +197,7 @@ def report(figures: dict[str, Any], *, load: str) -> str:
                 f"   held-out {fmt(held['recall'])} / {fmt(held['silence'])}"
             )
     lines += recall_tiers.report(figures.get("tiers", {}))
+    lines += recall_tiers.sweep_report(figures.get("pointers", {}))
     lines += recall_causes.report(figures)
     return "\n".join(lines) + "\n"
 
@@ -201,14 +215,17 @@ def recall_run(
     locomo: Path | None = None,
     *,
     assist_judge: int = 0,
+    quick: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """The ``recall`` benchmark: every row on every labelled prompt; the report and its figures.
 
     The rows use the configured model and, when their packages are installed,
-    multilingual-e5 and all-mpnet-base-v2.
+    multilingual-e5 and all-mpnet-base-v2; with multilingual-e5 installed, a model that
+    cannot read Korean has it read Korean prompts, as the prompt hook does. ``quick``: the
+    configured model only (with that reader), without the one-memory stores and the smoke set.
     LoCoMo is read from ``locomo`` (default: ``shared/bench/locomo10.json`` beside the
-    checkout, when there); without it only the shipped KLUE-STS sample is asked.
+    checkout, when there); without it only the shipped sets are asked.
     ``assist_judge`` > 0 adds the assist model as a judge on that many related and unrelated
     held-out prompts (:mod:`recall_assist`).
     """
@@ -221,17 +238,19 @@ def recall_run(
     embedders: dict[str, EmbeddingModel] = {}
     if embedder is not None:
         embedders[embedder.name] = embedder
+    reader: EmbeddingModel | None = None
     try:
         from mama_plugin.embeddings.e5 import MODEL_NAME, E5Embedder
 
-        if MODEL_NAME not in embedders:
-            embedders[MODEL_NAME] = E5Embedder(threads=1)
+        reader = embedders.get(MODEL_NAME) or E5Embedder(threads=1)
+        if MODEL_NAME not in embedders and not quick:
+            embedders[MODEL_NAME] = reader
     except MamaError as exc:
         (progress or print)(f"multilingual-e5 left out: {exc}")
     try:
         from mama_plugin.embeddings import models_dir, mpnet
 
-        if mpnet.MODEL_NAME not in embedders:
+        if mpnet.MODEL_NAME not in embedders and not quick:
             embedders[mpnet.MODEL_NAME] = mpnet.open_mpnet(models_dir(config))
     except MamaError as exc:
         (progress or print)(f"{mpnet.MODEL_NAME} left out: {exc}")
@@ -240,7 +259,9 @@ def recall_run(
         embedders,
         bar=config.settings.relevance_bar,
         progress=progress,
+        small=not quick,
         budget=config.settings.prompt_tokens,
+        reader=reader,
     )
     load = f"{os.getloadavg()[0]:.1f}"
     figures.pop("candidates")

@@ -65,35 +65,43 @@ def store_of(home: Path, data: Labelled, embedder: EmbeddingModel | None) -> tup
     return store, ids
 
 
-# id, relevance, weight, matched, terms, whether the prompt is Korean
-Candidate = tuple[str, float | None, float, int, int, bool]
+# id, relevance, weight, matched, terms, whether the prompt is Korean, the model whose scale
+# the relevance is on ("" without vectors)
+Candidate = tuple[str, float | None, float, int, int, bool, str]
 
 
-def candidates(store: Store, prompt: str, embedder: EmbeddingModel | None) -> list[Candidate]:
-    """Every chain's candidate, before any bar (see :data:`Candidate`)."""
+def candidates(
+    store: Store,
+    prompt: str,
+    embedder: EmbeddingModel | None,
+    reader: EmbeddingModel | None = None,
+) -> list[Candidate]:
+    """Every chain's candidate, before any bar (see :data:`Candidate`); ``reader``: the model
+    that reads a Korean prompt the store's cannot (``recall.recall``'s)."""
     found = recall.recall(
-        store, prompt, project=PROJECT, embedder=embedder, judged=False, max_hits=99
+        store, prompt, project=PROJECT, embedder=embedder, judged=False, max_hits=99, reader=reader
     )
-    name = embedder.name if embedder is not None else ""
     return [
         (
             h.memory.id,
-            recall.relevance(h.cosine or 0.0, name) if found.used_vectors else None,
+            recall.relevance(h.cosine or 0.0, found.model) if found.model else None,
             h.coverage,
             len(h.matched),
             len(found.words),
             hangul(prompt),
+            found.model,
         )
         for h in found.hits
     ]
 
 
 def judged(candidates: list[Candidate], bar: float, model: str, *, cut: bool = True) -> list[str]:
+    """The ids the rules pass at ``bar``, each candidate read on its own model's scale."""
     passed = [
         memory_id
-        for memory_id, relevant, weight, matched, terms, korean in candidates
+        for memory_id, relevant, weight, matched, terms, korean, read in candidates
         if terms >= recall.MIN_TERMS
-        and recall.judge(relevant, weight, matched, bar=bar, model=model, korean=korean)
+        and recall.judge(relevant, weight, matched, bar=bar, model=read or model, korean=korean)
     ]
     return passed[: recall.MAX_HITS] if cut else passed
 

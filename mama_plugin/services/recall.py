@@ -75,8 +75,9 @@ class Scale:
     floor: float = 0.0
     alone: float | None = None
     alone_latin: float | None = None  # the same for a prompt with no Korean in it
-    # How far under the bar a first candidate still gets a one-line pointer (None: never; a
-    # model that cannot read the prompt's script gives none), Korean prompts and the others.
+    # Where a first candidate the rules did not pass gets a one-line pointer, from the bar
+    # (-0.1: 0.1 under it; None: never, as for a script the model cannot read), for Korean
+    # prompts and the others.
     pointer: float | None = None
     pointer_latin: float | None = None
 
@@ -86,14 +87,14 @@ SCALES = {
     # Korean prompts alone 0.3 above the bar, English ones 0.1 (calibration: recall 0.682 →
     # 0.667, silence 0.963 → 0.977, the half's silence target met).
     "multilingual-e5-small-q4": Scale(
-        floor=0.712, alone=0.3, alone_latin=0.1, pointer=0.15, pointer_latin=0.15
+        floor=0.712, alone=0.3, alone_latin=0.1, pointer=-0.15, pointer_latin=-0.15
     ),
     # English prompts only: on Korean, MiniLM's cosines say little (calibration: 0.566 → 0.641
     # recall, silence 0.983 kept; 0.1 above the bar drops silence to 0.963).
-    "all-MiniLM-L6-v2": Scale(alone_latin=0.15, pointer_latin=0.15),
+    "all-MiniLM-L6-v2": Scale(alone_latin=0.15, pointer_latin=-0.15),
     # The same for all-mpnet-base-v2 (calibration: recall 0.561 → 0.641, silence 0.983 →
     # 0.974; 0.1 above the bar drops silence to 0.960). Held-out 0.614 → 0.650, silence 0.978.
-    "all-mpnet-base-v2": Scale(alone_latin=0.15, pointer_latin=0.15),
+    "all-mpnet-base-v2": Scale(alone_latin=0.15, pointer_latin=-0.15),
 }
 WEIGHT_BAR = 0.4  # the share of the prompt's term weight a memory must hold
 # Most of the weight (STRONG_WEIGHT) lets a memory pass STRONG_BAND under the bar: a decision
@@ -153,6 +154,7 @@ class Recall:
     # When nothing is clearly related: the first candidates close enough for a one-line
     # pointer (the decision, its status, its id), which Claude may follow with a search.
     pointers: list[Hit] = field(default_factory=list)
+    model: str = ""  # the model whose scale the hits' cosines are on ("" without vectors)
 
 
 def reads_korean(model: str) -> bool:
@@ -201,11 +203,11 @@ def judge(
 
 def close_enough(relevant: float | None, *, bar: float, model: str, korean: bool) -> bool:
     """Whether a first candidate the rules did not pass is close enough for a pointer: on
-    meaning alone, at most the model's ``pointer`` under the bar (never without vectors, nor
-    for a script the model cannot read)."""
+    meaning alone, at the bar moved by the model's ``pointer`` (never without vectors, nor for
+    a script the model cannot read)."""
     read = scale(model)
-    under = read.pointer if korean or read.pointer_latin is None else read.pointer_latin
-    return relevant is not None and under is not None and relevant >= bar - under
+    offset = read.pointer if korean or read.pointer_latin is None else read.pointer_latin
+    return relevant is not None and offset is not None and relevant >= bar + offset
 
 
 def weights(store: Store, terms: list[str], *, prior: float = DF_PRIOR) -> dict[str, float]:
@@ -289,6 +291,7 @@ def recall(
     judges = store.memories.get_many(set(events.values()))  # is on the memory it judges
     hits: list[Hit] = []
     close: list[Hit] = []
+    found.model = model if meaning else ""
     for rank, (memory, narrative) in enumerate(told):
         matched = matched_terms(terms, text_keys(narrative))
         held = sum(weight[t] for t in matched) / total
