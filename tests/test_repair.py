@@ -32,7 +32,7 @@ from conftest import (
 
 from mama_plugin.config import Config
 from mama_plugin.embeddings import Embedder
-from mama_plugin.errors import StoreDamaged
+from mama_plugin.errors import MamaError, StoreDamaged
 from mama_plugin.hooks.runner import run
 from mama_plugin.services.indexing import drain, narrative_text
 from mama_plugin.services.memories import save_decision
@@ -277,3 +277,28 @@ def test_repair_of_a_sound_store_says_there_is_nothing_to_do(
     assert fix.returncode == 1 and "is sound: nothing to repair" in fix.stderr
     both = run_mama(home, "doctor", "--repair", "--restore")
     assert both.returncode == 1 and "choose one" in both.stderr
+
+
+def test_a_save_made_while_the_copy_is_built_is_not_lost(
+    home: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session that never met the damage may save during a repair: the repair then replaces
+    nothing and says to run it again."""
+    from mama_plugin.storage import repair
+
+    db, _ = build(home, embedder)
+    garbage(db, btree_pages(db, "memories_fts_data", kinds=("leaf", "internal"))[:2])
+    filled = repair._fill
+
+    def fill_then_a_session_saves(*args: object) -> tuple[int, int]:
+        counts = filled(*args)  # type: ignore[arg-type]
+        with Store.open(config=Config(home), check="none") as store:
+            store.conn.execute("INSERT INTO meta(key, value) VALUES ('saved', 'meanwhile')")
+        return counts
+
+    monkeypatch.setattr(repair, "_fill", fill_then_a_session_saves)
+    with pytest.raises(MamaError, match="changed while it was being rebuilt"):
+        repair.rebuild(db, embedding_dim=384)
+    assert not (home / "damaged").exists()
+    with Store.open(config=Config(home), check="none") as store:
+        assert store.meta("saved") == "meanwhile"

@@ -178,6 +178,19 @@ def header_problem(path: Path) -> str | None:
     return None
 
 
+def file_identity(path: Path) -> tuple[int, ...]:
+    """What changes when the file is replaced or written (its log included)."""
+    out: tuple[int, ...] = ()
+    for name in (str(path), f"{path}-wal"):
+        try:
+            st = os.stat(name)
+        except OSError:
+            out += (0, 0, 0)
+        else:
+            out += (st.st_ino, st.st_size, st.st_mtime_ns)
+    return out
+
+
 def _wal_frames(path: Path) -> bool:
     try:
         return os.path.getsize(f"{path}-wal") > 0

@@ -30,7 +30,7 @@ from ..home import create_private
 from .backup import restore_file, set_aside
 from .connection import connect
 from .diagnosis import part_of
-from .integrity import quick_check
+from .integrity import file_identity, quick_check
 from .migrations import migrate, user_version
 from .text import fulltext_row
 
@@ -52,11 +52,13 @@ def rebuild(db: Path, *, embedding_dim: int) -> Rebuilt:
 
     ``embedding_dim`` sizes the vector table when the store records no dimension. Raises
     MamaError, nothing changed, when a kept table cannot be read to its end (the memories
-    themselves are damaged: only a backup helps) or the new database does not check sound.
+    themselves are damaged: only a backup helps), the new database does not check sound, or
+    the file changed while it was copied (a save would be lost: run it again).
     """
     fresh = db.with_name(f".{db.name}.rebuilding")
     _remove(fresh)
     create_private(fresh)
+    before = file_identity(db)
     try:
         conn = connect(fresh)
         try:
@@ -64,6 +66,13 @@ def rebuild(db: Path, *, embedding_dim: int) -> Rebuilt:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
         finally:
             conn.close()
+        # A session that had not met the damage may have saved meanwhile: its save is not in
+        # the copy, and putting the copy in place would lose it.
+        if file_identity(db) != before:
+            raise MamaError(
+                f"{db} changed while it was being rebuilt (a session saved into it): nothing "
+                f"was replaced; run `{mama_command()} doctor --repair` again"
+            )
         aside = set_aside(db)
         in_place = restore_file(db, fresh)
     finally:

@@ -16,7 +16,6 @@ Imports: standard library, apsw, sqlite-vec.
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -29,7 +28,7 @@ from ..config import Config
 from ..errors import StoreBusyError, StoreDamaged, StoreReadOnly
 from .connection import PerThread, connect
 from .faults import connect_read_only, refusal
-from .integrity import guarded_cursor, is_damage
+from .integrity import file_identity, guarded_cursor, is_damage
 from .links import Links
 from .memories import Memories
 from .migrations import user_version
@@ -149,7 +148,7 @@ class Store:
         if not findings.problems and not is_damage(exc):
             raise exc
         damage = damage_of(self.path, findings)
-        self._damage, self._damaged_file = damage, _identity(self.path)
+        self._damage, self._damaged_file = damage, file_identity(self.path)
         raise damage from exc
 
     def verify(self) -> StoreDamaged | None:
@@ -160,7 +159,8 @@ class Store:
         large to check when opened. Damage found marks the store: its writes are refused.
         """
         if (findings := diagnose_file(self.path)).problems:
-            self._damage, self._damaged_file = damage_of(self.path, findings), _identity(self.path)
+            self._damage = damage_of(self.path, findings)
+            self._damaged_file = file_identity(self.path)
         return self.damage
 
     @property
@@ -169,11 +169,11 @@ class Store:
 
         A file repaired, replaced or changed since (``mama doctor``) is checked again.
         """
-        if self._damage is not None and _identity(self.path) != self._damaged_file:
+        if self._damage is not None and file_identity(self.path) != self._damaged_file:
             if not diagnose_file(self.path).problems:
                 self._damage, self._damaged_file = None, ()
             else:
-                self._damaged_file = _identity(self.path)
+                self._damaged_file = file_identity(self.path)
         return self._damage
 
     def close(self) -> None:
@@ -270,16 +270,3 @@ class Store:
         """Changes whenever a memory of ``project``, any link or a link suggestion of
         ``project`` is written (not on usage)."""
         return fingerprint(self.conn, project)
-
-
-def _identity(path: Path) -> tuple[int, ...]:
-    """What changes when the file is replaced or written (its log included)."""
-    out: tuple[int, ...] = ()
-    for name in (str(path), f"{path}-wal"):
-        try:
-            st = os.stat(name)
-        except OSError:
-            out += (0, 0, 0)
-        else:
-            out += (st.st_ino, st.st_size, st.st_mtime_ns)
-    return out
