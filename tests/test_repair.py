@@ -302,3 +302,20 @@ def test_a_save_made_while_the_copy_is_built_is_not_lost(
     assert not (home / "damaged").exists()
     with Store.open(config=Config(home), check="none") as store:
         assert store.meta("saved") == "meanwhile"
+
+
+def test_a_store_no_process_has_open_is_rebuilt(home: Path, embedder: Embedder) -> None:
+    """No write-ahead log beside the file: reading it creates an empty one, which is no save."""
+    from mama_plugin.storage import repair
+
+    db, _ = build(home, embedder)
+    before = kept_rows(db)
+    garbage(db, btree_pages(db, "memories_fts_data", kinds=("leaf", "internal"))[:2])
+    for leftover in (Path(f"{db}-wal"), Path(f"{db}-shm")):
+        leftover.unlink(missing_ok=True)
+    rebuilt = repair.rebuild(db, embedding_dim=384)
+    assert (rebuilt.memories, rebuilt.links) == (
+        len(before["memories"]),
+        len(before["memory_links"]),
+    )
+    assert kept_rows(db) == before and examine(db, full=True).problems == []

@@ -78,7 +78,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(
             f"to repair  run `{mama} doctor --repair`: it copies the damaged file to "
             f"{db.parent / 'damaged'}, rebuilds {listed(findings.derived)} from the memories "
-            "and embeds them again; every memory and link is kept"
+            "and embeds every memory again; every memory and link is kept"
         )
     elif found:
         print(

@@ -39,7 +39,7 @@ SIGNAL_DRAIN_S = 0.3
 # answers first.
 BRIEF_AFTER_S = 0.5
 SUGGEST_AFTER_S = 1.0
-# The day's backup reads and copies every page (66 ms at 2,000 memories): it waits until the
+# The day's backup copies and checks every page (60 ms at 2,000 memories): it waits until the
 # session's start has settled, and runs in a worker thread, never on a hook's path.
 BACKUP_AFTER_S = 10.0
 

@@ -58,7 +58,7 @@ def rebuild(db: Path, *, embedding_dim: int) -> Rebuilt:
     fresh = db.with_name(f".{db.name}.rebuilding")
     _remove(fresh)
     create_private(fresh)
-    before = file_identity(db)
+    before = _written(db)
     try:
         conn = connect(fresh)
         try:
@@ -68,7 +68,7 @@ def rebuild(db: Path, *, embedding_dim: int) -> Rebuilt:
             conn.close()
         # A session that had not met the damage may have saved meanwhile: its save is not in
         # the copy, and putting the copy in place would lose it.
-        if file_identity(db) != before:
+        if _written(db) != before:
             raise MamaError(
                 f"{db} changed while it was being rebuilt (a session saved into it): nothing "
                 f"was replaced; run `{mama_command()} doctor --repair` again"
@@ -78,6 +78,13 @@ def rebuild(db: Path, *, embedding_dim: int) -> Rebuilt:
     finally:
         _remove(fresh)
     return Rebuilt(memories, links, aside, in_place)
+
+
+def _written(db: Path) -> tuple[int, ...]:
+    """What a commit into ``db`` changes: the file, or its write-ahead log once it holds
+    frames (an empty log is none: opening the file read-only may create it)."""
+    identity = file_identity(db)
+    return identity[:3] + (identity[3:] if identity[4] else (0, 0, 0))
 
 
 def _fill(conn: apsw.Connection, db: Path, embedding_dim: int) -> tuple[int, int]:
