@@ -4,7 +4,9 @@ Each synthetic store (``latency.build``, with random unit vectors standing in fo
 the check reads bytes, not meaning) is checkpointed and closed, then timed on fresh
 connections: opening the store without a check (the baseline), the header and schema read
 every open makes, the b-tree walk an open makes up to ``QUICK_CHECK_BYTES``
-(``structure_check``), ``PRAGMA quick_check`` and ``PRAGMA integrity_check``. The page cache
+(``structure_check``), ``PRAGMA quick_check`` and ``PRAGMA integrity_check``, and the day's
+backup: the copy through SQLite's backup API (``backup``) and that copy with the check that
+makes it count (``backup + check``, what ``storage.backup.daily_backup`` does). The page cache
 of the operating system is warm after the first run; medians and p95 of the warm runs are
 reported.
 """
@@ -23,7 +25,9 @@ import apsw
 
 from mama_plugin.config import Config
 from mama_plugin.storage import Store
+from mama_plugin.storage.backup import backup_to
 from mama_plugin.storage.connection import connect
+from mama_plugin.storage.diagnosis import check_file
 from mama_plugin.storage.integrity import (
     QUICK_CHECK_BYTES,
     quick_check,
@@ -72,6 +76,13 @@ def measure(n: int, *, runs: int = 5) -> dict[str, Any]:
             with Store.open(db, config=config, check="none"):
                 return None
 
+        def backed_up(conn: apsw.Connection, *, checked: bool = False) -> object:
+            copy = home / "backups" / "timed.db"
+            backup_to(conn, copy)
+            problems = check_file(copy, limit=1) if checked else []
+            copy.unlink()
+            return problems
+
         timings = {
             "open": _timed(db, opened, runs),
             "sanity": _timed(db, sanity_read, runs),
@@ -80,6 +91,8 @@ def measure(n: int, *, runs: int = 5) -> dict[str, Any]:
             "integrity_check": _timed(
                 db, lambda c: c.execute("PRAGMA integrity_check(1)").fetchall(), runs
             ),
+            "backup": _timed(db, backed_up, runs),
+            "backup_checked": _timed(db, lambda c: backed_up(c, checked=True), runs),
         }
         size = db.stat().st_size
     result: dict[str, Any] = {"memories": n, "db_bytes": size}
@@ -87,6 +100,17 @@ def measure(n: int, *, runs: int = 5) -> dict[str, Any]:
         result[f"{name}_p50_ms"] = round(percentile(values, 50), 2)
         result[f"{name}_p95_ms"] = round(percentile(values, 95), 2)
     return result
+
+
+_COLUMNS = (
+    "open",
+    "sanity",
+    "structure",
+    "quick_check",
+    "integrity_check",
+    "backup",
+    "backup_checked",
+)
 
 
 def integrity_run(
@@ -103,16 +127,14 @@ def integrity_run(
         f"Integrity checks (warm page cache, median / p95 of {runs} runs; "
         f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f})",
         f"{'memories':>9} {'DB MB':>7} {'open':>13} {'header+schema':>14} "
-        f"{'b-tree walk':>15} {'quick_check':>17} {'integrity_check':>17}",
+        f"{'b-tree walk':>15} {'quick_check':>17} {'integrity_check':>17} {'backup':>17} "
+        f"{'backup + check':>17}",
     ]
     for r in rows:
-        cells = [
-            f"{r[f'{k}_p50_ms']:.1f} / {r[f'{k}_p95_ms']:.1f}"
-            for k in ("open", "sanity", "structure", "quick_check", "integrity_check")
-        ]
+        cells = [f"{r[f'{k}_p50_ms']:.1f} / {r[f'{k}_p95_ms']:.1f}" for k in _COLUMNS]
         lines.append(
             f"{r['memories']:>9} {r['db_bytes'] / 1e6:>7.1f} {cells[0]:>13} {cells[1]:>14} "
-            f"{cells[2]:>15} {cells[3]:>17} {cells[4]:>17}"
+            + " ".join(f"{cell:>17}" if i else f"{cell:>15}" for i, cell in enumerate(cells[2:]))
         )
     lines.append(
         "(ms; open = Store.open without a check, the baseline; an open walks the b-trees up "

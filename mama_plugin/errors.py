@@ -92,30 +92,72 @@ class BootstrapError(MamaError):
 class StoreDamaged(MamaError):
     """Raised when the database file is damaged; MAMA then writes nothing into it."""
 
-    def __init__(self, path: str, problems: list[str], backup: tuple[str, str] | None) -> None:
+    def __init__(
+        self,
+        path: str,
+        problems: list[str],
+        backup: tuple[str, str] | None,
+        *,
+        derived: tuple[str, ...] = (),
+    ) -> None:
         self.path = path
         self.problems = list(problems) or ["database disk image is malformed"]
         self.backup = backup  # (file, when it was taken) of the newest backup, if any
+        # The parts the memories rebuild that are damaged, when nothing else is (else empty).
+        self.derived = tuple(derived)
         more = len(self.problems) - 1
         what = self.problems[0] + (f"; {more} more problem(s)" if more else "")
-        if backup:
+        mama = _mama_command()
+        if self.derived:
+            where = (
+                f" in {_listed(self.derived)} only, which MAMA rebuilds from the memories; every "
+                "memory and link reads sound"
+            )
             fix = (
-                f"run `mama doctor` to check it, then `mama doctor --restore` to put back the "
-                f"newest backup ({backup[0]}, taken {backup[1]}); the damaged file is kept aside"
+                f"run `{mama} doctor --repair` to rebuild what is damaged from the memories "
+                "(every memory and link is kept; the damaged file is kept aside)"
+            )
+        elif backup:
+            where = ""
+            fix = (
+                f"run `{mama} doctor` to check it, then `{mama} doctor --restore` to put back "
+                f"the newest backup ({backup[0]}, taken {backup[1]}); the damaged file is kept "
+                "aside"
             )
         else:
+            where = ""
             fix = (
-                "run `mama doctor` to check it (there is no backup to restore: it says what to do)"
+                f"run `{mama} doctor` to check it (there is no backup to restore: it says what "
+                "to do)"
             )
         super().__init__(
-            f"the memory store {path} is damaged ({what}). MAMA writes nothing into it until "
-            f"it is repaired: {fix}"
+            f"the memory store {path} is damaged ({what}){where}. MAMA writes nothing into it "
+            f"until it is repaired: {fix}"
         )
 
     @property
     def notice(self) -> str:
         """One short line for the model at session start: what is wrong and what to say."""
+        mama = _mama_command()
+        if self.derived:
+            return (
+                f"MAMA's memory store ({self.path}) is damaged in {_listed(self.derived)} only: "
+                "the memories are intact, but nothing can be saved or recalled until it is "
+                f"rebuilt. Tell the user to run `{mama} doctor --repair` in a terminal: it "
+                "rebuilds that from the memories and keeps every memory and link."
+            )
         return (
             f"MAMA's memory store ({self.path}) is damaged: nothing can be saved or recalled "
-            "until it is repaired. Tell the user to run `mama doctor` in a terminal."
+            f"until it is repaired. Tell the user to run `{mama} doctor` in a terminal."
         )
+
+
+def _mama_command() -> str:
+    """How a person runs ``mama`` in a terminal (``sh …/bin/mama`` from the plugin)."""
+    from .bootstrap.paths import mama_command as command  # it reads config, which imports us
+
+    return command()
+
+
+def _listed(parts: tuple[str, ...]) -> str:
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import difflib
+import hashlib
 import importlib.util
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import apsw
 import mcp_types as types
 import pytest
 
@@ -29,6 +33,8 @@ PROJECT = "/work/example-project"
 DESKTOP = types.Implementation(name="claude-ai", version="1.0")
 CLAUDE = types.Implementation(name="claude-code", version="2.1.330")
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
+ROOT = Path(__file__).resolve().parent.parent
+MAMA = f"sh {ROOT}/bin/mama"  # how MAMA's messages name its command: a terminal has no `mama`
 UPDATE_SNAPSHOTS = "MAMA_UPDATE_SNAPSHOTS"
 
 
@@ -224,3 +230,39 @@ def assert_snapshot(name: str, data: Any) -> None:
 def snapshot() -> Callable[[str, Any], None]:
     """``snapshot(name, data)``: ``data`` must equal the reviewed ``tests/snapshots/<name>.json``."""
     return assert_snapshot
+
+
+def run_mama(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``mama ARGS`` as a process of its own, with ``home`` as MAMA_HOME."""
+    env = {**os.environ, "MAMA_HOME": str(home), "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "mama_plugin.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=ROOT,
+    )
+
+
+def btree_pages(db: Path, btree: str, *, kinds: tuple[str, ...] = ("leaf",)) -> list[int]:
+    """The page numbers of one table or index of ``kinds`` (SQLite's dbstat), in order."""
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        rows = conn.execute(
+            f"SELECT pageno FROM dbstat WHERE name = ? AND pagetype IN "
+            f"({', '.join('?' * len(kinds))}) ORDER BY pageno",
+            (btree, *kinds),
+        ).fetchall()
+    finally:
+        conn.close()
+    return [int(r[0]) for r in rows]  # type: ignore[arg-type]
+
+
+def file_fingerprint(db: Path) -> dict[str, str]:
+    """Hashes of the database file and its write-ahead log (when it holds anything)."""
+    out = {}
+    for path in (db, Path(f"{db}-wal")):
+        if path.exists() and path.stat().st_size:
+            out[path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out

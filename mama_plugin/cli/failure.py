@@ -28,7 +28,7 @@ def unexpected(exc: BaseException, args: argparse.Namespace) -> str:
         config = getattr(args, "config", None)
         db = Path(args.db) if getattr(args, "db", None) else config.db_path if config else None
         if db is not None:
-            return str(damage_of(db, []))
+            return str(damage_of(db))
     if isinstance(exc, OSError) and is_unwritable(exc):  # the machine, not a bug
         name = f" {exc.filename}" if exc.filename else ""
         return f"cannot write{name}: {exc.strerror or exc}; nothing more was done"

@@ -1,4 +1,5 @@
-"""The server's background tasks: the embedding queue, link suggestions, cliffhanger refreshes.
+"""The server's background tasks: the embedding queue, link suggestions, cliffhanger refreshes,
+the day's backup.
 
 Each runs on the event loop for the server's lifetime and does its work in worker threads. The
 link suggester and the cliffhanger refresher wait on the session's queues (anyio memory object
@@ -38,6 +39,9 @@ SIGNAL_DRAIN_S = 0.3
 # answers first.
 BRIEF_AFTER_S = 0.5
 SUGGEST_AFTER_S = 1.0
+# The day's backup copies and checks every page (60 ms at 2,000 memories): it waits until the
+# session's start has settled, and runs in a worker thread, never on a hook's path.
+BACKUP_AFTER_S = 10.0
 
 
 def start(state: State) -> tuple[Any, Any]:
@@ -47,7 +51,12 @@ def start(state: State) -> tuple[Any, Any]:
 
     portal_cm = start_blocking_portal(name="mama-loop")
     portal = portal_cm.__enter__()
-    for task in (index_in_background, refresh_briefs_in_background, suggest_in_background):
+    for task in (
+        index_in_background,
+        refresh_briefs_in_background,
+        suggest_in_background,
+        back_up_in_background,
+    ):
         portal.start_task_soon(task, state)
     return portal_cm, portal
 
@@ -168,6 +177,24 @@ async def refresh_briefs_in_background(state: State) -> None:
         briefing.refresh(state.store, project, state.config)
 
     await _consume(state.session.briefs, BRIEF_AFTER_S, refresh, "cliffhanger refresh for %s")
+
+
+async def back_up_in_background(state: State, after_s: float = BACKUP_AFTER_S) -> None:
+    """Take the day's backup of the store once, ``after_s`` after the loop starts, in a worker
+    thread (``storage.backup.daily_backup``: when the newest is a day old; the newest three
+    kept). Never raises: a failure is logged."""
+    from ..storage.backup import daily_backup
+
+    await anyio.sleep(after_s)
+    try:
+        taken = await anyio.to_thread.run_sync(daily_backup, state.store)
+    except MamaError as exc:
+        log.warning("no backup today: %s", exc)
+    except Exception:
+        log.error("the day's backup failed:\n%s", traceback.format_exc())
+    else:
+        if taken is not None:
+            log.info("the day's backup: %s", taken)
 
 
 async def _consume(

@@ -1,19 +1,31 @@
-"""Whole-database backups through SQLite's online backup API (consistent under WAL)."""
+"""Whole-database backups through SQLite's online backup API (consistent under WAL).
+
+Backups live in ``<db dir>/backups/`` (``$MAMA_HOME/backups/`` for the default store), 0600.
+MAMA takes one by itself once a day (:func:`daily_backup`, the ``daily`` label: the MCP server,
+off every hook's path) and keeps the newest :data:`KEEP` of those; ``mama import`` takes one
+before each import (kept: ``mama import --rollback`` restores it). ``mama doctor --restore``
+puts one back (:func:`restore_file`), after setting the damaged file aside (:func:`set_aside`).
+"""
 
 from __future__ import annotations
 
 import calendar
+import contextlib
+import fcntl
 import os
 import re
 import shutil
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import apsw
 
+from ..errors import MamaError
 from ..home import FILE_MODE, create_private, private_folder
+from .diagnosis import check_file
 from .integrity import quick_check
 
 if TYPE_CHECKING:
@@ -48,9 +60,10 @@ def _copy(source: apsw.Connection, *, into: apsw.Connection) -> None:
             job.step(1024)
 
 
-def backup_path(db: Path, label: str) -> Path:
-    """Where a backup of ``db`` taken now goes: ``<db dir>/backups/<stem>-<time>-<label>.db``."""
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+def backup_path(db: Path, label: str, *, now: float | None = None) -> Path:
+    """Where a backup of ``db`` taken now (or at ``now``) goes:
+    ``<db dir>/backups/<stem>-<time>-<label>.db``."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now))
     folder = db.parent / "backups"
     candidate = folder / f"{db.stem}-{stamp}-{label}.db"
     n = 1
@@ -72,8 +85,20 @@ class Backup:
         """When it was taken, as a person reads it: ``2026-11-23 15:04 UTC``."""
         return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(self.taken))
 
+    @property
+    def automatic(self) -> bool:
+        """Whether MAMA took it by itself (:func:`daily_backup`), so rotates it out."""
+        return bool(_AUTOMATIC_NAME.search(self.path.name))
+
 
 _STAMP = re.compile(r"-(\d{8}T\d{6})-")
+AUTOMATIC = "daily"  # the label of the backups MAMA takes by itself
+_AUTOMATIC_NAME = re.compile(rf"-\d{{8}}T\d{{6}}-{AUTOMATIC}(?:-\d+)?\.db$")
+# Automatic backups kept: the newest three days a session ran on. A backup is a whole copy
+# (16 MB at 2,000 memories), and damage is found when the store is opened: the newest sound
+# copy is the one a restore wants.
+KEEP = 3
+EVERY_S = 24 * 3600  # an automatic backup is taken when the newest is this old
 
 
 def backups(db: Path) -> list[Backup]:
@@ -97,6 +122,65 @@ def backups(db: Path) -> list[Backup]:
 def back_up(store: Store, label: str) -> Path:
     """Back the store up into a new file beside it (see :func:`backup_path`); its path."""
     return backup_to(store.conn, backup_path(store.path, label))
+
+
+def daily_backup(store: Store, *, now: float | None = None) -> Path | None:
+    """The day's automatic backup: taken when the newest automatic one is :data:`EVERY_S`
+    old (or there is none), checked, and the automatic ones beyond the newest :data:`KEEP`
+    deleted. The path of the new backup; None when none was due, the store cannot take one
+    (read-only, damaged) or another process is taking it.
+
+    It reads every page and checks the copy (tens of ms at 2,000 memories, seconds at
+    100,000): the MCP server calls it from a worker thread after its start, never a hook.
+    The copy is written under a hidden name and renamed once it checks sound, so a process
+    killed halfway leaves no backup that is not one. Raises MamaError when the copy does not
+    check sound: it is deleted, the older backups are kept (a damaged copy never pushes out a
+    sound one) and the store is checked (:meth:`~.store.Store.verify`).
+    """
+    now = time.time() if now is None else now
+    if store.read_only is not None or store.damage is not None or not _due(store.path, now):
+        return None
+    folder = private_folder(store.path.parent / "backups")
+    with _held(folder / ".daily.lock") as held:
+        if not held or not _due(store.path, now):  # another process took it meanwhile
+            return None
+        for partial in folder.glob(".*.partial"):  # left by a process killed halfway
+            partial.unlink(missing_ok=True)
+        final = backup_path(store.path, AUTOMATIC, now=now)
+        partial = folder / f".{final.name}.partial"
+        backup_to(store.conn, partial)
+        if problems := check_file(partial, limit=1):
+            partial.unlink(missing_ok=True)
+            store.verify()
+            raise MamaError(
+                f"the day's backup of {store.path} does not check sound ({problems[0]}): it was "
+                "deleted and the older backups kept; `mama doctor` checks the store"
+            )
+        os.replace(partial, final)
+        for old in [b for b in backups(store.path) if b.automatic][KEEP:]:
+            old.path.unlink(missing_ok=True)
+    return final
+
+
+def _due(db: Path, now: float) -> bool:
+    newest = next((b for b in backups(db) if b.automatic), None)
+    return newest is None or now - newest.taken >= EVERY_S
+
+
+@contextlib.contextmanager
+def _held(lock: Path) -> Iterator[bool]:
+    """An exclusive lock on ``lock`` if no other process holds it: True, else False at once."""
+    create_private(lock)
+    with open(lock, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def restore(store: Store, source: Path) -> None:

@@ -4,15 +4,15 @@ SQLite reports a damaged file as ``SQLITE_CORRUPT`` (any extended code: apsw rai
 ``CorruptError``) or ``SQLITE_NOTADB`` (``NotADBError``), only when a statement reaches a bad
 page: a store can look healthy to the statements that miss it and take writes into a file that
 is already broken. The checks here are what the store runs to say what is wrong before anything
-is written; :class:`GuardedCursor` turns the error of any statement into the store's
-:class:`~mama_plugin.errors.StoreDamaged`. Standard library and apsw only.
+is written (:mod:`.diagnosis` says which part is damaged); :class:`GuardedCursor` turns the
+error of any statement into the store's :class:`~mama_plugin.errors.StoreDamaged`. Standard
+library and apsw only.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import urllib.parse
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
@@ -27,9 +27,20 @@ QUICK_CHECK_BYTES = 32 * 1024 * 1024
 HEADER = b"SQLite format 3\x00"
 
 
+# sqlite-vec reports a damaged page of its tables as an ordinary SQL error of its own words
+# ("Could not fetch vector data for 84, reading from blob failed", "chunks iter error"):
+# such an error is damage only when the file then checks damaged (``Store._damaged``).
+_VEC0_READ = re.compile(r"\bblob\b.*\b(failed|error)\b|blob for chunk|chunks iter error", re.I)
+
+
 def is_damage(exc: BaseException) -> bool:
     """Whether ``exc`` is SQLite saying the file is damaged (not busy, full or misused)."""
     return isinstance(exc, DAMAGE)
+
+
+def may_be_damage(exc: BaseException) -> bool:
+    """Whether ``exc`` is damage, or sqlite-vec failing to read its tables (perhaps damage)."""
+    return is_damage(exc) or (isinstance(exc, apsw.SQLError) and bool(_VEC0_READ.search(str(exc))))
 
 
 def quick_check(conn: apsw.Connection, *, limit: int = 5) -> list[str]:
@@ -38,16 +49,19 @@ def quick_check(conn: apsw.Connection, *, limit: int = 5) -> list[str]:
     O(size of the database): every page is read once, indexes are not compared with their
     tables (``integrity_check`` does that, several times slower).
     """
-    return _pragma(conn, f"quick_check({int(limit)})")
+    return named_trees(conn, check_lines(conn, f"quick_check({int(limit)})"))
 
 
-def structure_check(conn: apsw.Connection, *, limit: int = 5) -> list[str]:
-    """The problems ``PRAGMA quick_check`` finds in every b-tree, without its slow parts.
+def table_checks(conn: apsw.Connection, *, limit: int = 5) -> dict[str, list[str]]:
+    """The problems the b-tree walk finds, by table ({} when sound): raw lines (see below).
 
     Each ordinary table with its indexes is walked page by page, as quick_check does, but
     without evaluating CHECK constraints (a JSON parse per memory) or asking virtual tables
     to check themselves (FTS5 compares its index with its content): a third to a sixth of the
-    cost, and still every page read, so a zeroed or overwritten page is found.
+    cost, and still every page read, so a zeroed or overwritten page is found. Every table is
+    walked even after one is found damaged (each keeps its first ``limit`` lines): what else
+    is damaged decides whether the memories can rebuild it. A line naming a b-tree names it by
+    its root page (``Tree 29 page 30 …``): :func:`named_trees` says which table that is.
     """
     tables = [
         str(row[0])
@@ -56,26 +70,31 @@ def structure_check(conn: apsw.Connection, *, limit: int = 5) -> list[str]:
             "AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'"
         ).fetchall()
     ]
-    problems: list[str] = []
+    found: dict[str, list[str]] = {}
     conn.execute("PRAGMA ignore_check_constraints = ON")
     try:
         for table in tables:
             quoted = table.replace('"', '""')
-            problems += _pragma(conn, f'quick_check("{quoted}")')
-            if len(problems) >= limit:
-                break
+            if lines := check_lines(conn, f'quick_check("{quoted}")'):
+                found[table] = lines[:limit]
     finally:
         conn.execute("PRAGMA ignore_check_constraints = OFF")
-    return problems[:limit]
+    return found
+
+
+def structure_check(conn: apsw.Connection, *, limit: int = 5) -> list[str]:
+    """The problems the b-tree walk (:func:`table_checks`) finds, trees named; [] when sound."""
+    lines = [line for found in table_checks(conn, limit=limit).values() for line in found]
+    return named_trees(conn, lines[:limit])
 
 
 def integrity_check(conn: apsw.Connection, *, limit: int = 20) -> list[str]:
     """The problems ``PRAGMA integrity_check`` finds (its first ``limit`` lines); [] when sound."""
-    return _pragma(conn, f"integrity_check({int(limit)})")
+    return named_trees(conn, check_lines(conn, f"integrity_check({int(limit)})"))
 
 
-def _pragma(conn: apsw.Connection, pragma: str) -> list[str]:
-    """The lines a check pragma reports ([] for "ok"), the b-trees named by table.
+def check_lines(conn: apsw.Connection, pragma: str) -> list[str]:
+    """The lines a check pragma reports ([] for "ok"), as SQLite words them.
 
     A check can report a few problems and then fail on a page it cannot step over: the lines
     it gave are kept, then the error's message.
@@ -93,25 +112,30 @@ def _pragma(conn: apsw.Connection, pragma: str) -> list[str]:
         for line in row.splitlines()
         if line.strip() and not line.startswith("***")
     ]
-    if lines == ["ok"]:
-        return []
-    names = _tree_names(conn) if any(_TREE.match(line) for line in lines) else {}
+    return [] if lines == ["ok"] else lines
+
+
+def named_trees(conn: apsw.Connection, lines: list[str]) -> list[str]:
+    """``lines`` as a person reads them: ``Tree 29 …`` becomes ``memory_vectors_… (tree 29) …``."""
+    names = tree_names(conn) if any(TREE.match(line) for line in lines) else {}
     return [
-        _TREE.sub(lambda m: f"{names.get(int(m[1]), 'tree')} (tree {m[1]})", line, count=1)
+        TREE.sub(lambda m: f"{names.get(int(m[1]), ('tree',))[0]} (tree {m[1]})", line, count=1)
         for line in lines
     ]
 
 
-_TREE = re.compile(r"^Tree (\d+)")
+TREE = re.compile(r"^Tree (\d+)")
 
 
-def _tree_names(conn: apsw.Connection) -> dict[int, str]:
-    """Root page → table or index name, to say which one a damaged page belongs to."""
+def tree_names(conn: apsw.Connection) -> dict[int, tuple[str, str, str]]:
+    """Root page → (name, ``table`` or ``index``, the table it belongs to) of every b-tree."""
     try:
-        rows = conn.execute("SELECT rootpage, name FROM sqlite_schema WHERE rootpage > 0")
-        return {int(root): str(name) for root, name in rows.fetchall()}  # type: ignore[arg-type]
+        rows = conn.execute(
+            "SELECT rootpage, name, type, tbl_name FROM sqlite_schema WHERE rootpage > 0"
+        ).fetchall()
     except apsw.Error:
         return {}
+    return {int(root): (str(name), str(kind), str(table)) for root, name, kind, table in rows}  # type: ignore[arg-type]
 
 
 def sanity_read(conn: apsw.Connection) -> None:
@@ -154,34 +178,17 @@ def header_problem(path: Path) -> str | None:
     return None
 
 
-def check_file(path: Path, *, limit: int = 20, full: bool = False) -> list[str]:
-    """What is wrong with the database file at ``path`` ([] when sound); opens it read-only.
-
-    The header, then the b-tree walk (fast, and it finds the common damage), then the full
-    quick_check only when that found nothing; with ``full``, ``integrity_check`` too (indexes
-    compared with their tables).
-    """
-    if problem := header_problem(path):
-        return [problem]
-    # In a folder MAMA cannot write, a WAL database without its -shm file can be read only
-    # as immutable: "attempt to write a readonly database" is not damage.
-    immutable = f"file:{urllib.parse.quote(str(path))}?immutable=1"
-    for name in (str(path), immutable):
+def file_identity(path: Path) -> tuple[int, ...]:
+    """What changes when the file is replaced or written (its log included)."""
+    out: tuple[int, ...] = ()
+    for name in (str(path), f"{path}-wal"):
         try:
-            conn = apsw.Connection(name, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
-        except apsw.Error as exc:
-            return [str(exc)]
-        try:
-            found = structure_check(conn, limit=limit) or quick_check(conn, limit=limit)
-            return found if found or not full else integrity_check(conn, limit=limit)
-        except (apsw.ReadOnlyError, apsw.CantOpenError) as exc:
-            if name == immutable:
-                return [str(exc)]
-        except apsw.Error as exc:
-            return [str(exc)]
-        finally:
-            conn.close()
-    return []  # not reached: the immutable attempt returns
+            st = os.stat(name)
+        except OSError:
+            out += (0, 0, 0)
+        else:
+            out += (st.st_ino, st.st_size, st.st_mtime_ns)
+    return out
 
 
 def _wal_frames(path: Path) -> bool:
@@ -191,8 +198,12 @@ def _wal_frames(path: Path) -> bool:
         return False
 
 
+_CAUGHT = (*DAMAGE, apsw.SQLError)
+
+
 class GuardedCursor(apsw.Cursor):
-    """A cursor that hands damage errors to ``on_damage`` (which raises the store's error).
+    """A cursor that hands damage errors (:func:`may_be_damage`) to ``on_damage``, which
+    raises the store's error (or ``exc`` itself when the file checks sound).
 
     Install with :func:`guarded_cursor`. ``fetchall`` and ``fetchone`` stay in C; only an
     explicit ``for row in cursor`` goes through a Python generator.
@@ -202,29 +213,34 @@ class GuardedCursor(apsw.Cursor):
     def on_damage(exc: BaseException) -> NoReturn:
         raise exc
 
+    def _met(self, exc: apsw.Error) -> NoReturn:
+        if may_be_damage(exc):
+            self.on_damage(exc)
+        raise exc
+
     def execute(self, statements: str, bindings: Any = None, **kwargs: Any) -> apsw.Cursor:
         try:
             return super().execute(statements, bindings, **kwargs)
-        except DAMAGE as exc:
-            self.on_damage(exc)
+        except _CAUGHT as exc:
+            self._met(exc)
 
     def executemany(self, statements: str, sequenceofbindings: Any, **kwargs: Any) -> apsw.Cursor:
         try:
             return super().executemany(statements, sequenceofbindings, **kwargs)
-        except DAMAGE as exc:
-            self.on_damage(exc)
+        except _CAUGHT as exc:
+            self._met(exc)
 
     def fetchall(self) -> list[tuple[apsw.SQLiteValue, ...]]:
         try:
             return super().fetchall()
-        except DAMAGE as exc:
-            self.on_damage(exc)
+        except _CAUGHT as exc:
+            self._met(exc)
 
     def fetchone(self) -> Any:
         try:
             return super().fetchone()
-        except DAMAGE as exc:
-            self.on_damage(exc)
+        except _CAUGHT as exc:
+            self._met(exc)
 
     def __iter__(self) -> Iterator[Any]:  # type: ignore[override]
         return self._rows()
@@ -235,8 +251,8 @@ class GuardedCursor(apsw.Cursor):
                 row = apsw.Cursor.__next__(self)
             except StopIteration:
                 return
-            except DAMAGE as exc:
-                self.on_damage(exc)
+            except _CAUGHT as exc:
+                self._met(exc)
             yield row
 
 

@@ -21,7 +21,7 @@ from ..relationships import REPLACING
 from .memory_reads import MemoryReads
 from .records import MemoryRecord, NewMemory, Redactions
 from .sql import now_ms
-from .text import reasoning_text
+from .text import fulltext_row
 
 MEMORY_TYPES = ("decision", "checkpoint", "insight", "context")
 
@@ -255,10 +255,9 @@ class Memories(MemoryReads):
         """Write the memory's full-text row; its tags are indexed with its topic (searchable)."""
         if replace:
             self.conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
-        labels = "\n".join([topic, *(str(t) for t in tags)]).strip()
         self.conn.execute(
             "INSERT INTO memories_fts(rowid, topic, content, reasoning) VALUES (?, ?, ?, ?)",
-            (seq, labels, content, reasoning_text(reasoning)),
+            (seq, *fulltext_row(topic, content, reasoning, tags)),
         )
 
 

@@ -20,16 +20,9 @@ from ..config import Config
 from ..errors import ConfigError, StoreBusyError, StoreDamaged, StoreReadOnly
 from .backup import backups
 from .connection import connect
+from .diagnosis import Findings, diagnose, examine
 from .faults import READ_ONLY, cannot_write, connect_read_only, prepare, refusal
-from .integrity import (
-    QUICK_CHECK_BYTES,
-    check_file,
-    header_problem,
-    is_damage,
-    quick_check,
-    sanity_read,
-    structure_check,
-)
+from .integrity import QUICK_CHECK_BYTES, header_problem, is_damage, sanity_read
 from .migrations import migrate
 
 Check = Literal["auto", "quick", "none"]
@@ -44,7 +37,7 @@ def open_file(
     every wait for another writer's lock. Nothing is left open when it raises.
     """
     if check != "none" and db.exists() and (problem := header_problem(db)):
-        raise damage_of(db, [problem])
+        raise damage_of(db, Findings([problem]))
     _refuse_a_new_store_at_a_configured_path(db, config)
     conn: apsw.Connection | None = None
     read_only: StoreReadOnly | None = None
@@ -69,40 +62,44 @@ def open_file(
     except BaseException as exc:
         _close(conn)
         if is_damage(exc):
-            raise damage_of(db, []) from exc
+            raise damage_of(db) from exc
         if (refused := refusal(exc, db)) is not None:
             raise refused from exc
         raise
     return conn, read_only
 
 
-def damage_of(path: Path, problems: list[str]) -> StoreDamaged:
-    """The error naming what is wrong with ``path`` and the newest backup to restore.
+def damage_of(path: Path, findings: Findings | None = None) -> StoreDamaged:
+    """The error naming what is wrong with ``path``, and the fix: ``mama doctor --repair``
+    when only what the memories rebuild is damaged, else the newest backup to restore.
 
-    ``path`` is checked now unless ``problems`` says what is wrong already.
+    ``path`` is checked now unless ``findings`` says what is wrong already.
     """
-    found = problems or diagnose(path)
+    found = findings if findings is not None and findings.problems else diagnose_file(path)
     newest = next(iter(backups(path)), None)
     return StoreDamaged(
-        str(path), found, (newest.path.name, newest.when) if newest is not None else None
+        str(path),
+        found.problems,
+        (newest.path.name, newest.when) if newest is not None else None,
+        derived=found.derived,
     )
 
 
-def diagnose(path: Path) -> list[str]:
-    """What is wrong with the file at ``path`` ([] when it checks sound), read-only."""
-    return check_file(path, limit=3)
+def diagnose_file(path: Path) -> Findings:
+    """What is wrong with the file at ``path`` (no problems when it checks sound), read-only."""
+    return examine(path, limit=3)
 
 
 def _check_on_open(conn: apsw.Connection, path: Path, *, full: bool) -> None:
     sanity_read(conn)
     if full:
-        problems = quick_check(conn, limit=3)
+        findings = diagnose(conn, limit=3, depth="quick")
     elif os.path.getsize(path) <= QUICK_CHECK_BYTES:
-        problems = structure_check(conn, limit=3)
+        findings = diagnose(conn, limit=3, depth="structure")
     else:
         return
-    if problems:
-        raise damage_of(path, problems)
+    if findings.problems:
+        raise damage_of(path, findings)
 
 
 def _refuse_a_new_store_at_a_configured_path(db: Path, config: Config) -> None:

@@ -8,14 +8,14 @@ deadlock upgrading a read lock); its repositories — ``memories``, ``links``, `
 A damaged file is named, never written into: the store checks the file when opened (see
 :meth:`Store.open`), and any statement that meets a damaged page raises
 :class:`~mama_plugin.errors.StoreDamaged`; from then on every transaction of this store raises
-it too, until the file is replaced (``mama doctor --restore``) and checks sound again.
+it too, until the file is repaired or replaced (``mama doctor --repair`` or ``--restore``) and
+checks sound again.
 Imports: standard library, apsw, sqlite-vec.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -28,11 +28,11 @@ from ..config import Config
 from ..errors import StoreBusyError, StoreDamaged, StoreReadOnly
 from .connection import PerThread, connect
 from .faults import connect_read_only, refusal
-from .integrity import guarded_cursor, is_damage
+from .integrity import file_identity, guarded_cursor, is_damage
 from .links import Links
 from .memories import Memories
 from .migrations import user_version
-from .opening import Check, busy_message, damage_of, diagnose, open_file
+from .opening import Check, busy_message, damage_of, diagnose_file, open_file
 from .peek import fingerprint
 from .search import Search
 from .suggestions import Suggestions
@@ -139,9 +139,16 @@ class Store:
     # -- damage ----------------------------------------------------------------------------
 
     def _damaged(self, exc: BaseException) -> NoReturn:
-        """A statement met a damaged page: say what is wrong and refuse every later write."""
-        damage = damage_of(self.path, [])
-        self._damage, self._damaged_file = damage, _identity(self.path)
+        """A statement met a damaged page: say what is wrong and refuse every later write.
+
+        sqlite-vec words a damaged page as an error of its own: that one is damage only when
+        the file checks damaged; else it is raised as it is.
+        """
+        findings = diagnose_file(self.path)
+        if not findings.problems and not is_damage(exc):
+            raise exc
+        damage = damage_of(self.path, findings)
+        self._damage, self._damaged_file = damage, file_identity(self.path)
         raise damage from exc
 
     def verify(self) -> StoreDamaged | None:
@@ -151,21 +158,22 @@ class Store:
         own: a long-running process can call it once from a worker thread for a store too
         large to check when opened. Damage found marks the store: its writes are refused.
         """
-        if problems := diagnose(self.path):
-            self._damage, self._damaged_file = damage_of(self.path, problems), _identity(self.path)
+        if (findings := diagnose_file(self.path)).problems:
+            self._damage = damage_of(self.path, findings)
+            self._damaged_file = file_identity(self.path)
         return self.damage
 
     @property
     def damage(self) -> StoreDamaged | None:
         """The damage this store met (its writes are refused), or None while it is sound.
 
-        A file replaced or changed since (``mama doctor --restore``) is checked again.
+        A file repaired, replaced or changed since (``mama doctor``) is checked again.
         """
-        if self._damage is not None and _identity(self.path) != self._damaged_file:
-            if not diagnose(self.path):
+        if self._damage is not None and file_identity(self.path) != self._damaged_file:
+            if not diagnose_file(self.path).problems:
                 self._damage, self._damaged_file = None, ()
             else:
-                self._damaged_file = _identity(self.path)
+                self._damaged_file = file_identity(self.path)
         return self._damage
 
     def close(self) -> None:
@@ -216,7 +224,7 @@ class Store:
                 self._depth -= 1
             return
         if (damage := self.damage) is not None:  # a fresh instance: tracebacks do not pile up
-            raise StoreDamaged(damage.path, damage.problems, damage.backup)
+            raise StoreDamaged(damage.path, damage.problems, damage.backup, derived=damage.derived)
         if self.read_only is not None:
             raise StoreReadOnly(self.read_only.path, self.read_only.reason)
         try:
@@ -262,16 +270,3 @@ class Store:
         """Changes whenever a memory of ``project``, any link or a link suggestion of
         ``project`` is written (not on usage)."""
         return fingerprint(self.conn, project)
-
-
-def _identity(path: Path) -> tuple[int, ...]:
-    """What changes when the file is replaced or written (its log included)."""
-    out: tuple[int, ...] = ()
-    for name in (str(path), f"{path}-wal"):
-        try:
-            st = os.stat(name)
-        except OSError:
-            out += (0, 0, 0)
-        else:
-            out += (st.st_ino, st.st_size, st.st_mtime_ns)
-    return out

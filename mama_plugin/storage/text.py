@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -22,3 +23,11 @@ def embedding_text(topic: str, content: str, reasoning: dict[str, Any]) -> str:
     """The text a memory is embedded as: topic, content and its primary reason."""
     parts = [topic.replace("_", " ") if topic else "", content, str(reasoning.get("primary") or "")]
     return ". ".join(p.strip() for p in parts if p and p.strip())
+
+
+def fulltext_row(
+    topic: str, content: str, reasoning: dict[str, Any], tags: Iterable[str]
+) -> tuple[str, str, str]:
+    """A memory's full-text columns (topic, content, reasoning); its tags go with its topic."""
+    labels = "\n".join([topic, *(str(t) for t in tags)]).strip()
+    return labels, content, reasoning_text(reasoning)
