@@ -5,6 +5,8 @@ The recall benchmark's own tests are in benchmarks/tests/test_recall.py.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from conftest import Counting
 
@@ -323,3 +325,21 @@ def test_meaning_alone_passes_an_english_prompt_with_minilm_only() -> None:
     assert recall.judge(0.66, 0.0, 0, bar=0.5, model=minilm, korean=False)
     assert not recall.judge(0.66, 0.0, 0, bar=0.5, model=minilm, korean=True)
     assert not recall.judge(0.6, 0.0, 0, bar=0.5, model=minilm, korean=False)
+
+
+def test_a_pointer_is_one_line_with_its_status_and_what_it_replaced(tmp_path: Path) -> None:
+    from mama_plugin.services.render import render
+
+    pointer = {"id": "dec_b", "topic": "auth_strategy", "content": "Server-side sessions in Redis",
+               "current": None, "outcome": "PENDING",
+               "replaced": {"id": "dec_a", "outcome": "FAILED"}}  # fmt: skip
+    old = pointer | {"id": "dec_a", "content": "Stateless JWT", "outcome": "FAILED",
+                     "current": {"id": "dec_b", "content": "Server-side sessions in Redis"},
+                     "replaced": None}  # fmt: skip
+    text = render("prompt_context.md.j2", tmp_path, hits=[], pointers=[pointer, old], fence="m")
+    lines = [x for x in text.splitlines() if x.startswith("- ")]
+    assert lines == [
+        "- dec_b [auth_strategy]: Server-side sessions in Redis (current; it replaced dec_a, FAILED)",
+        "- dec_a [auth_strategy]: Stateless JWT (superseded by dec_b: Server-side sessions in Redis)",
+    ]
+    assert text.startswith("MAMA holds 2 past decisions that may relate to this prompt")
