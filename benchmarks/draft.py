@@ -7,10 +7,14 @@ the first generated token, the whole draft (extraction, generation, grounding), 
 second. The deterministic extractor alone is timed in the same run as the baseline. Also
 reported: the share of generations that gave schema-valid JSON, the share of model items kept
 by grounding, where each draft's primary reason came from, and one link judgement per run.
+``--threads N`` runs the model with N threads instead of ``assist_threads`` (0: all cores);
+the load average at the start and the end is reported with the figures, since a busy machine
+changes what the thread count costs.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections import Counter
@@ -21,6 +25,7 @@ from mama_plugin.assist.draft import draft_narrative
 from mama_plugin.assist.runtime import Assistant, Prompt
 from mama_plugin.assist.suggest import EXAMPLES, INSTRUCTIONS, JUDGE_TOKENS
 from mama_plugin.config import Config
+from mama_plugin.embeddings.embedder import available_cores
 from mama_plugin.errors import MamaError
 from mama_plugin.schema import parse
 from mama_plugin.schema.assist import DraftRequest, LinkJudgement
@@ -42,9 +47,12 @@ JUDGE_PAIR = (
 
 
 def draft_run(
-    runs: int, *, config: Config, folder: Path | None = None
+    runs: int, *, config: Config, folder: Path | None = None, threads: int | None = None
 ) -> tuple[str, dict[str, Any]]:
-    """Run the benchmark; return its report and its figures."""
+    """Run the benchmark; return its report and its figures.
+
+    ``threads`` overrides ``assist_threads`` (None: the config's; 0: all cores).
+    """
     folder = folder or FIXTURES
     paths = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
     if not paths:
@@ -62,8 +70,9 @@ def draft_run(
     primary: Counter[str] = Counter()
     kept = dropped = 0
     name = ""
+    load_before = _load_average()
     for _ in range(runs):
-        assistant = Assistant(config)
+        assistant = Assistant(config, threads=threads)
         try:
             load.append(assistant.warm())
         except MamaError as exc:
@@ -97,10 +106,13 @@ def draft_run(
         outcomes[verdict.outcome] += 1
         assistant.close()
 
+    load_after = _load_average()
     total = sum(outcomes.values())
+    chosen = config.settings.assist_threads if threads is None else threads
     data: dict[str, Any] = {
         "model": name,
-        "threads": config.settings.assist_threads or "all cores",
+        "threads": chosen or f"all cores ({available_cores()})",
+        "load_average": [load_before, load_after],
         "transcripts": [c[0] for c in cases],
         "runs": runs,
         "load_s_median": _median(load),
@@ -122,7 +134,7 @@ def draft_run(
     )
     lines = [
         f"Drafting with {name} ({data['threads']} threads), {len(cases)} recorded transcripts "
-        f"× {runs} runs (medians)",
+        f"× {runs} runs (medians), load average {load_before} → {load_after}",
         f"  model load (cold)        {data['load_s_median']:.2f} s",
         f"  first token              {data['first_token_s_median']:.2f} s",
         f"  full draft               {data['draft_s_median']:.2f} s "
@@ -137,6 +149,14 @@ def draft_run(
         f"  primary reason from      {dict(primary)}",
     ]
     return "\n".join(lines) + "\n", data
+
+
+def _load_average() -> float | None:
+    """The one-minute load average (None where the system does not tell it)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
 
 
 def _median(values: list[float]) -> float:

@@ -25,6 +25,14 @@ from .options import (
 )
 
 
+def _threads(text: str) -> int:
+    """A thread count: 0 (all cores) or more."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
 @command("retrieval", "LoCoMo-10 through the product's save and search paths: R@k, MRR, nDCG")
 @dataset_option("LoCoMo's locomo10.json", required=True)
 @argument(
@@ -109,11 +117,20 @@ def hooks(args: argparse.Namespace) -> int:
     metavar="DIR",
     help="a folder of Claude Code transcripts (default: tests/fixtures/transcripts)",
 )
+@argument(
+    "--threads",
+    type=_threads,
+    metavar="N",
+    help="llama.cpp threads for the model (default: assist_threads; 0: all cores)",
+)
 @figures_option()
 def draft(args: argparse.Namespace) -> int:
     from .draft import draft_run
 
-    return report(args, *draft_run(args.runs, folder=args.transcripts, config=args.config))
+    return report(
+        args,
+        *draft_run(args.runs, folder=args.transcripts, config=args.config, threads=args.threads),
+    )
 
 
 @command("exposure", "scripted sessions: is every tool a turn needs on its first request?")

@@ -145,7 +145,9 @@ class Settings:
         "off: none)",
     )
     assist_threads: int = _setting(
-        0, _non_negative_int, "threads for the assist model (0: all cores)"
+        1,
+        _non_negative_int,
+        "threads for the assist model (0: all cores; more than 1 is slower on a busy machine)",
     )
     assist_ctx: int = _setting(2048, _positive_int, "assist model context window, in tokens")
     assist_timeout_s: float = _setting(

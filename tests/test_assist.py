@@ -252,6 +252,15 @@ def test_the_real_model_answers_the_recall_judge(assistant: Assistant) -> None:
     assert isinstance(related, bool) and seconds > 0
 
 
+def test_the_model_runs_one_thread_unless_told(assistant: Assistant, mama_home: Path) -> None:
+    # More threads than free cores spin at llama.cpp's barriers: 1 is the default (settings.py).
+    llm = assistant._llm
+    assert (assistant.threads, llm.n_threads, llm.n_threads_batch) == (1, 1, 1)
+    Config(mama_home).set("assist_threads", "0")
+    assert Assistant(Config(mama_home)).threads == 0  # all cores, when asked for
+    assert Assistant(Config(mama_home), threads=2).threads == 2  # the benchmark's --threads
+
+
 def test_invalid_output_is_retried_once_then_dropped(assistant: Assistant) -> None:
     # Four tokens cannot close the JSON object: both attempts are cut off, then dropped.
     result = assistant.generate(Prompt(INSTRUCTIONS, EXAMPLES, "OLDER: a\nNEWER: b"),

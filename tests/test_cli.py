@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import tell_story
 
+from mama_plugin import cli
 from mama_plugin.cli import main
 from mama_plugin.config import Config
 from mama_plugin.storage import Store
@@ -190,3 +192,60 @@ def test_mama_models_names_multilingual_e5_and_its_weights(mama_home: Path, caps
     info = json.loads(capsys.readouterr().out)
     assert (info["embedding_model"], info["dimensions"]) == (e5.MODEL_NAME, 384)
     assert info["path"] == str(e5.model_file()) and info["bytes"] > 1_000_000
+
+
+# -- a reader that stops early ----------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cli_env(mama_home: Path, *, unbuffered: bool) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    env.update(MAMA_HOME=str(mama_home), PYTHONPATH=str(ROOT), MAMA_VENV=sys.prefix)
+    if unbuffered:  # every print its own write: the pipe breaks at the first one
+        env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+@pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "unbuffered"])
+@pytest.mark.parametrize(
+    "args", [["status"], ["--help"], ["config", "list"], ["search", "auth"]], ids=" ".join
+)
+def test_a_closed_pipe_ends_every_command_quietly(
+    args: list[str], unbuffered: bool, db: Path, mama_home: Path
+) -> None:
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first byte: every write meets EPIPE
+    try:
+        done = subprocess.run(
+            [sys.executable, "-P", "-m", "mama_plugin.cli", "--db", str(db), *args],
+            env=_cli_env(mama_home, unbuffered=unbuffered),
+            stdin=subprocess.DEVNULL,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(write)
+    # argparse swallows a failed write of its help; buffered, the help fails at main's flush.
+    swallowed = args == ["--help"] and unbuffered
+    assert (done.returncode, done.stderr) == (0 if swallowed else cli.BROKEN_PIPE_STATUS, "")
+
+
+def test_mama_status_piped_into_head_prints_its_first_line_and_no_traceback(
+    db: Path, mama_home: Path
+) -> None:
+    # The user's own line, through the launcher; mama's status goes to fd 3.
+    line = f'{{ sh "{ROOT}/bin/mama" --db "{db}" status; echo "mama $?" >&3; }} | head -1'
+    done = subprocess.run(
+        ["sh", "-c", f"exec 3>&2\n{line}"],
+        env=_cli_env(mama_home, unbuffered=True),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout == f"database        {db}\n"
+    # 141 when head had left before the rest was written, 0 when it was all in the pipe first.
+    assert done.stderr in (f"mama {cli.BROKEN_PIPE_STATUS}\n", "mama 0\n"), done.stderr

@@ -152,8 +152,10 @@ def _without_weight_repacking(llama_cpp: Any) -> Iterator[None]:
 class Assistant:
     """The configured generative model, loaded on first use and kept for the process."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, *, threads: int | None = None) -> None:
+        """``threads`` overrides ``assist_threads`` (None: the config's; 0: all cores)."""
         self.config = config
+        self.threads = config.settings.assist_threads if threads is None else threads
         self._lock = threading.Lock()
         self._llm: Any = None
         self._grammars: dict[type, Any] = {}
@@ -249,7 +251,7 @@ class Assistant:
                     "(`pip install 'mama-plugin[local]'`, or run scripts/setup.sh)"
                 ) from exc
             install_log_callback(llama_cpp)
-            threads = self.config.settings.assist_threads or available_cores()
+            threads = self.threads or available_cores()
             # verbose=True: verbose=False points file descriptors 1 and 2 at /dev/null while
             # loading, which would swallow an MCP server's protocol stream; the library's own
             # Python prints go to stderr, captured here, and its C log to MAMA's callback.

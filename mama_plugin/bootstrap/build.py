@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO
 
 from ..errors import BootstrapError
+from ..home import private_folder
 from . import paths
 
 # Declares sentence-transformers (torch + CUDA, 6.4 GB) although MAMA only reads the model.zip
@@ -36,7 +37,7 @@ class Log:
     """Timestamped lines appended to the bootstrap log; ``file`` takes pip's output too."""
 
     def __init__(self, path: Path, *, echo: bool = False) -> None:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        private_folder(path.parent)  # its parents too ($MAMA_HOME): mkdir's mode is the last's
         self.path = path
         self.echo = echo
         with contextlib.suppress(OSError):  # capped: one build's output past LOG_MAX at most

@@ -1,6 +1,13 @@
 # Shared by bin/mama-hook, bin/mama-server and bin/mama (sourced, POSIX sh; ROOT is set).
 # The same rules as mama_plugin/bootstrap/paths.py: keep the two in step.
 
+# Creates folders (and their missing parents) private, 0700 from their first moment: memory is
+# the user's alone. Plain `mkdir -p` under umask 022 made $MAMA_HOME 0755 until a Python process
+# narrowed it, and `mkdir -p -m 700` sets the last folder's mode only, not its parents'.
+mama_mkdir() {
+  (umask 077 && mkdir -p "$@")
+}
+
 MAMA_LOGS=${MAMA_HOME:-$HOME/.mama}/logs
 # Claude Code exports CLAUDE_PLUGIN_DATA to hooks and servers, but not to its Bash tool or to a
 # terminal: the launchers record it here, so that `bin/mama` run from either uses the
@@ -10,8 +17,8 @@ if [ -n "${CLAUDE_PLUGIN_DATA:-}" ]; then
   MAMA_DATA=$CLAUDE_PLUGIN_DATA
   recorded=
   [ -r "$MAMA_DATA_RECORD" ] && read -r recorded <"$MAMA_DATA_RECORD"
-  if [ "$recorded" != "$MAMA_DATA" ] && mkdir -p "${MAMA_DATA_RECORD%/*}" 2>/dev/null; then
-    printf '%s\n' "$MAMA_DATA" >"$MAMA_DATA_RECORD.$$" 2>/dev/null &&
+  if [ "$recorded" != "$MAMA_DATA" ] && mama_mkdir "${MAMA_DATA_RECORD%/*}" 2>/dev/null; then
+    (umask 077 && printf '%s\n' "$MAMA_DATA" >"$MAMA_DATA_RECORD.$$") 2>/dev/null &&
       mv -f "$MAMA_DATA_RECORD.$$" "$MAMA_DATA_RECORD" 2>/dev/null
   fi
 else
@@ -54,7 +61,7 @@ mama_find_python() {
 # Starts `python -m mama_plugin.bootstrap` with $1, detached: own session, no pipes held
 # open (a hook's caller waits for its pipes to close), so the caller returns at once.
 mama_start_bootstrap() {
-  mkdir -p "$MAMA_DATA" 2>/dev/null
+  mama_mkdir "$MAMA_DATA" 2>/dev/null
   if command -v setsid >/dev/null 2>&1; then
     PYTHONPATH=$ROOT setsid "$1" -P -m mama_plugin.bootstrap </dev/null >/dev/null 2>&1 &
   else
@@ -75,12 +82,15 @@ mama_kick_local() {
 # it was being built (see mama_plugin/bootstrap/pending.py; the catch-up runs one at a time).
 mama_kick_catchup() {
   if [ -s "$MAMA_DATA/pending-turns.jsonl" ] || [ -e "$MAMA_DATA/pending-turns.claimed.jsonl" ]; then
-    mkdir -p "$MAMA_LOGS" 2>/dev/null
-    if command -v setsid >/dev/null 2>&1; then
-      PYTHONPATH=$ROOT setsid "$VENV/bin/python" -P -m mama_plugin.cli catchup </dev/null >>"$MAMA_LOGS/bootstrap.log" 2>&1 &
-    else
-      PYTHONPATH=$ROOT nohup "$VENV/bin/python" -P -m mama_plugin.cli catchup </dev/null >>"$MAMA_LOGS/bootstrap.log" 2>&1 &
-    fi
+    mama_mkdir "$MAMA_LOGS" 2>/dev/null
+    (
+      umask 077 # the log, when this creates it, private
+      if command -v setsid >/dev/null 2>&1; then
+        PYTHONPATH=$ROOT setsid "$VENV/bin/python" -P -m mama_plugin.cli catchup </dev/null >>"$MAMA_LOGS/bootstrap.log" 2>&1 &
+      else
+        PYTHONPATH=$ROOT nohup "$VENV/bin/python" -P -m mama_plugin.cli catchup </dev/null >>"$MAMA_LOGS/bootstrap.log" 2>&1 &
+      fi
+    )
   fi
 }
 

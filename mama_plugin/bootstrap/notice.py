@@ -15,6 +15,7 @@ import json
 import os
 import sys
 
+from ..home import private_folder
 from . import paths
 
 MARKER = "notice-shown"
@@ -55,7 +56,7 @@ def mark_shown() -> None:
     """Remember the notice was shown for these requirements (best effort)."""
     folder = paths.data_dir()
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        private_folder(folder)
         tmp = folder / f".{MARKER}.{os.getpid()}"
         tmp.write_text(_digest() + "\n", encoding="utf-8")
         os.replace(tmp, folder / MARKER)

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..home import private_folder
 from . import paths
 
 PENDING = "pending-turns.jsonl"
@@ -64,7 +65,7 @@ def _size(path: Path) -> int:
 def locked(wait_s: float = LOCK_WAIT_S) -> Iterator[bool]:
     """Hold ``DATA/pending.lock``; yields False when it stayed busy for ``wait_s``."""
     folder = paths.data_dir()
-    folder.mkdir(parents=True, exist_ok=True)
+    private_folder(folder)
     with open(folder / LOCK, "ab") as handle:
         deadline = time.monotonic() + wait_s
         while True:

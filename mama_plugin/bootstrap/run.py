@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import IO
 
 from ..errors import BootstrapError
+from ..home import create_private, private_folder
 from . import build, paths, pending
 
 FOREGROUND_WAIT_S = 1800.0
@@ -47,7 +48,8 @@ def spawn_catchup() -> subprocess.Popen[bytes] | None:
     if chosen is None or not pending.waiting():
         return None
     log = paths.log_path()
-    log.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(log.parent)
+    create_private(log)
     with open(log, "ab") as out:
         return subprocess.Popen(
             [str(paths.venv_python(chosen[0])), "-P", "-m", "mama_plugin.cli", "catchup"],
@@ -117,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--core-only", action="store_true", help="skip the local-model runtime")
     args = parser.parse_args(argv)
-    paths.data_dir().mkdir(parents=True, exist_ok=True)
+    private_folder(paths.data_dir())  # and $MAMA_HOME when the data lives there: 0700 at once
     log = build.Log(paths.log_path(), echo=args.foreground)
     try:
         status, local_left = _work(args, log)

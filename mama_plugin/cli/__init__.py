@@ -2,7 +2,8 @@
 
 Errors from MAMA become one ``mama: error: …`` line and exit code 1; usage errors exit 2.
 Nothing else prints a traceback: an unexpected error is one line naming the log file its
-traceback went to (``$MAMA_HOME/logs/cli.log``), exit code 1.
+traceback went to (``$MAMA_HOME/logs/cli.log``), exit code 1. A reader that stops reading early
+(``mama status | head -1``) ends the command quietly with status 141, as it ends ``cat``.
 Each command lives with its kin (memory, transfer, settings, runtime, assist, doctor, catchup) and
 declares its arguments with the shared decorators of ``options``.
 """
@@ -10,6 +11,8 @@ declares its arguments with the shared decorators of ``options``.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -58,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The status of a command whose reader closed the pipe early: 128 + SIGPIPE, what the shell
+# reports for cat, grep or git ended by the signal. Not 0 (the output was cut short, and a
+# script under `set -o pipefail` sees the same as with those tools), not 1 (mama's own errors).
+BROKEN_PIPE_STATUS = 141
+
 # Processes with a composition root of their own, which reads the config leniently: a typo in
 # config.json must not take memory away from a session.
 _OWN_ROOT = frozenset({"serve", "hook", "catchup"})
@@ -79,6 +87,16 @@ def _config(command: str) -> Config | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mama`` command."""
+    try:
+        try:
+            return _run(argv)
+        finally:  # also after --help or a usage error, which leave through SystemExit
+            sys.stdout.flush()  # a reader gone early is met here, not in the interpreter's exit
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "config":
@@ -87,6 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args.config = _config(args.command)
         return int(args.handler(args))
+    except BrokenPipeError:
+        raise  # stdout's reader left: not an error of the command's (main ends quietly)
     except MamaError as exc:
         print(f"mama: error: {exc}", file=sys.stderr)
         return 1
@@ -95,3 +115,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug or the environment: one line, the traceback to a log
         print(f"mama: error: {unexpected(exc, args)}", file=sys.stderr)
         return 1
+
+
+def _reader_gone() -> int:
+    """End quietly when stdout's reader has closed it (the Python docs' recipe, ``signal``).
+
+    What is still buffered has nowhere to go: stdout is pointed at /dev/null, so the
+    interpreter's last flush at exit cannot raise again and print its own traceback.
+    """
+    with contextlib.suppress(OSError, ValueError):  # ValueError: stdout has no descriptor
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return BROKEN_PIPE_STATUS
