@@ -136,3 +136,10 @@ def test_a_pronoun_in_a_next_step_keeps_its_referent() -> None:
     }
     plain = layers_of(Digest(), "x", "Next: check that the cache expires entries.", "/p", [])
     assert plain["continuity"]["next_steps"][0]["context"] == "from Claude's last message"
+
+
+def test_a_file_written_after_a_failed_edit_is_made_good(tmp_path: Path) -> None:
+    failed = ("Edit", {"file_path": "/p/a.py", "old_string": "x", "new_string": "y"},
+              "<tool_use_error>File has not been read yet.</tool_use_error>", True)  # fmt: skip
+    written = ("Write", {"file_path": "/p/a.py", "content": "y\n"}, "File created", False)
+    assert read_transcript(_transcript(tmp_path, [failed, written])).refused == []

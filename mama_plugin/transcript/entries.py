@@ -140,15 +140,17 @@ def _result(call: dict[str, Any], block: dict[str, Any], meta: Any, digest: Dige
 
 def _refusal(name: str, path: str, failed: bool, content: Any, digest: Digest) -> None:
     """Keep a change that did not happen (a failed edit or write, a refused memory save); a
-    later success of the same change makes it good."""
+    later success of the same change (any edit or write of that file; the same tool's save)
+    makes it good."""
     short = name.rsplit("__", 1)[-1]
     if name in _EDITORS | {"Write"} and path:
-        key = (short if short == "Write" else "Edit", path)
+        key = ("Write" if short == "Write" else "Edit", path)
+        digest.refused = [r for r in digest.refused if r.target != path]
     elif name.startswith("mcp__plugin_mama_") and short.startswith(_SAVES):
         key = (short, "")
+        digest.refused = [r for r in digest.refused if (r.tool, r.target) != key]
     else:
         return
-    digest.refused = [r for r in digest.refused if (r.tool, r.target) != key]
     if failed:
         why = next((x.strip() for x in _text_of(content).splitlines() if x.strip()), "")
         why = _SENTENCE.split(re.sub(r"</?tool_use_error>", "", why))[0]
