@@ -747,10 +747,10 @@ def test_a_failing_piped_test_run_is_told_as_failed_never_confirmed(tmp_path: Pa
     memory = told(story.run("hello", [text("Hi.")]).start, budget=600)
     print(memory)
     assert "✅" not in memory and "exited 0" not in memory
-    assert (
-        f"Where I stopped: I had just run `{PIPED_FAIL}` (run the cache tests): it failed "
-        "(NameError: name STATS is not defined)"
-    ) in memory
+    assert 'Where I stopped: I had just run `python3 -c \'print("....F.F")' in memory
+    assert (  # the command is cut at a word, what it showed is its failure's own line
+        "…` (run the cache tests): it failed (NameError: name STATS is not defined)" in memory
+    )
     unresolved = memory.split("Unresolved:\n", 1)[1]
     assert "failed (Run the cache tests): NameError: name STATS is not defined" in unresolved
     assert "Next step: define STATS in app/cache.py and rerun the tests (HIGH)" in memory
