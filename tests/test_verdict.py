@@ -14,6 +14,7 @@ from mama_plugin.transcript.verdict import (
     NOT_RUN,
     PASSED,
     UNKNOWN,
+    core,
     masked,
     verdict,
 )
@@ -122,3 +123,15 @@ def test_a_run_whose_output_shows_nothing_only_ran() -> None:
     assert unresolved([failed, run]) == [failed]
     passed = _run(PIPED, "Run the tests", "7 passed in 0.20s")
     assert unresolved([failed, passed]) == [] and confirmed([failed, passed], []) != []
+
+
+def test_a_later_run_of_the_same_check_makes_good_a_piped_failure() -> None:
+    """`pytest … 2>&1 | tail -15` failed; `pytest …` then passed: the failure is settled, as
+    a run of the same check, whatever either was piped through."""
+    failed = _run(PIPED, "Run the tests", PYTEST_FAILED)
+    passed = _run("python -m pytest tests -q", "Run the tests", "7 passed in 0.20s")
+    assert unresolved([failed, passed]) == [] and unresolved([passed, failed]) == [failed]
+    assert core("python -m pytest -q 2>&1 | grep -E 'passed|failed' | head -3") == (
+        "python -m pytest -q"
+    )
+    assert core("echo 'a | tail'") == "echo 'a | tail'" and core("a || tail") == "a || tail"

@@ -143,3 +143,24 @@ def masked(command: str) -> bool:
     # ``… | grep -q X`` too: Claude Code reports grep's "no match" (exit 1) as no error, and
     # ``-q`` prints nothing, so the transcript cannot tell a match from none.
     return bool(words) and words[0] in _FILTERS
+
+
+_STDERR = re.compile(r"\s*2>&1\s*$")
+
+
+def core(command: str) -> str:
+    """``command`` as the check it runs: without the filters it was piped through, a swallowed
+    failure or stderr folded in (``pytest -q 2>&1 | tail -15`` → ``pytest -q``), so that one
+    run of it can make good another's failure."""
+    text = " ".join(command.split())
+    while True:
+        before = text
+        text = _SWALLOWED.sub("", text).rstrip()
+        last = (pipelines(text) or [[]])[-1]
+        words = last[-1].split() if len(last) > 1 else []
+        rest = text[: len(text) - len(last[-1])].rstrip() if text.endswith(last[-1]) else ""
+        if words and words[0] in _FILTERS and rest.endswith("|") and not rest.endswith("||"):
+            text = rest[:-1].rstrip()
+        text = _STDERR.sub("", text)
+        if text == before:
+            return text

@@ -18,6 +18,7 @@ from ...privacy import redact_text
 from ...storage import MemoryRecord, NewMemory, Store, now_ms
 from ...text import next_step, remains, split, tension, unique
 from ...transcript import Command, Digest, FileTouch
+from ...transcript.verdict import core
 from ..render import clip as _clip
 from .worklog import MAX_TEXT, WorkLog
 
@@ -374,7 +375,8 @@ def _kept(old: MemoryRecord, log: WorkLog, new: dict[str, Any], echo: bool) -> d
 
 
 def _key(command: Command) -> str:
-    return _ASSIGNMENTS.sub("", " ".join(command.command.split()))
+    """The check a command runs, whatever it was piped through (:func:`verdict.core`)."""
+    return _ASSIGNMENTS.sub("", core(command.command))
 
 
 def unresolved(commands: list[Command]) -> list[Command]:
