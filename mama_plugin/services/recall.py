@@ -246,7 +246,9 @@ def recall(
     ``reader``: a model that reads Korean (multilingual-e5), used for a Korean prompt when
     ``embedder`` cannot (:func:`reads_korean`).
     """
-    terms = search_terms(prompt, min_length=MIN_TERM)
+    # The prompt read once: the index's terms, and those recall judges (no short ASCII word).
+    words = search_terms(prompt)
+    terms = [t for t in words if t.endswith(PREFIX) or len(t) >= MIN_TERM]
     found = Recall([t.rstrip("*") for t in terms])
     if len(terms) < MIN_TERMS:
         return found
@@ -275,6 +277,7 @@ def recall(
         # decisions (ten of them once silenced recall of the decision they were about).
         exclude_types=("checkpoint",),
         neighbours=neighbours if vector is not None else None,
+        words=words,
     )
     near = dict(neighbours)
     cosines = {s.memory.id: 1.0 - near[s.memory.seq] for s in ranked if s.memory.seq in near}

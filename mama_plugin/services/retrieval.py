@@ -121,6 +121,7 @@ def retrieve(
     options: Options = DEFAULT,
     exclude_types: Sequence[str] = (),
     neighbours: Sequence[tuple[int, float]] | None = None,
+    words: Sequence[str] | None = None,
 ) -> list[Scored]:
     """The ``k`` best memories for ``query``, best first (no graph expansion).
 
@@ -131,7 +132,8 @@ def retrieve(
     and memories dated after it are left out. ``tags``: only memories carrying every one.
     ``query_vector`` is ``query`` already embedded by ``embedder`` (it is not embedded again);
     ``neighbours``, its nearest memories as :func:`.vector_index.knn` gives them, at least as
-    deep as the vector search reads (they are not searched again).
+    deep as the vector search reads (they are not searched again); ``words``, ``query``'s
+    terms already read (:func:`~mama_plugin.storage.fts.query_words`: not read again).
     """
     unknown = set(retrievers) - set(RETRIEVERS)
     if unknown:
@@ -139,7 +141,8 @@ def retrieve(
     found: dict[str, list[tuple[int, float]]] = {}
     if "keyword" in retrievers:
         depth = max(options.keyword_depth, 4 * k)
-        hits = store.search.text_ranks(query, project=project, limit=depth)
+        asked = query if words is None else words
+        hits = store.search.text_ranks(asked, project=project, limit=depth)
         top = max((score for _, score in hits), default=0.0) or 1.0
         found["keyword"] = [(seq, options.keyword_weight * score / top) for seq, score in hits]
     if "vector" in retrievers and embedder is not None and query.strip():
