@@ -335,7 +335,7 @@ def test_where_it_stopped_says_what_was_recorded_after_the_command() -> None:
     it had just failed; what came after it is told."""
     from types import SimpleNamespace
 
-    from mama_plugin.services.story.autosave import stopped_at
+    from mama_plugin.services.story.commands import stopped_at
 
     load = Command("sh load.sh", "Load test", True, "exit 1, p99 307 ms", calls=1)
     alone = Digest(user_requests=["load test"], commands=[load], last=load, tool_names=["Bash"])

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from mama_plugin.services.render import because, clip, confidence
-from mama_plugin.services.story.autosave import activity, layers_of, stopped_at
+from mama_plugin.services.story.autosave import activity, layers_of
+from mama_plugin.services.story.commands import stopped_at
 from mama_plugin.transcript import Digest, read_transcript
 
 SAVE = "mcp__plugin_mama_mama__save_decision"

@@ -17,7 +17,8 @@ from mama_plugin.server.hook_table import HOOKS, TurnArgs
 from mama_plugin.server.hook_tools import do_checkpoint_turn
 from mama_plugin.services.memories import save_checkpoint, save_decision
 from mama_plugin.services.story import briefing
-from mama_plugin.services.story.autosave import layers_of, unresolved
+from mama_plugin.services.story.autosave import layers_of
+from mama_plugin.services.story.commands import unresolved
 from mama_plugin.storage import Store
 from mama_plugin.text import next_step, remains, strip_cue, tension
 from mama_plugin.transcript import Command, Digest, Reader

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mama_plugin.services.story.autosave import confirmed, layers_of, stopped_at, unresolved
+from mama_plugin.services.story.autosave import layers_of
+from mama_plugin.services.story.commands import confirmed, stopped_at, unresolved
 from mama_plugin.transcript import Command, Digest
 from mama_plugin.transcript.verdict import (
     FAILED,

@@ -10,28 +10,18 @@ separate memories, and the cliffhanger prefers the newest of either kind.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from ...privacy import redact_text
 from ...storage import MemoryRecord, NewMemory, Store, now_ms
 from ...text import next_step, remains, split, tension, unique
-from ...transcript import Command, Digest, FileTouch
-from ...transcript.verdict import core
-from ..render import clip as _clip
+from ...transcript import Digest
+from .commands import clip, confirmed, judged, stopped_at, unresolved
 from .worklog import MAX_TEXT, WorkLog
 
 TAG = "auto"
-_ASSIGNMENTS = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|\"[^\"]*\"|\S*)\s+)+")
 MAX_ITEMS = 8
 _SEARCHES = frozenset(("search_by_context", "search_by_topic", "search_recent", "load_context"))
-_DECIDES = frozenset(("save_decision", "evolve_supersede"))
-
-
-def clip(text: object, limit: int = 300) -> str:
-    """``text`` masked first (privacy.redact_text), then cut: a cut secret escapes the mask."""
-    return _clip(redact_text(str(text or ""))[0], limit)
 
 
 def checkpoint_turn(
@@ -229,12 +219,6 @@ def _work_so_far(old: WorkLog, request: str) -> tuple[str, int]:
 _STATUS = {"completed": "done"}
 
 
-def judged(digest: Digest) -> int:
-    """How many tool calls the session had made when it last recorded an outcome (0: never)."""
-    names = [n.rsplit("__", 1)[-1] for n in digest.tool_names]
-    return max((i + 1 for i, n in enumerate(names) if n == "evolve_outcome"), default=0)
-
-
 def activity(digest: Digest) -> str:
     """What a session without work did, in a few words ("recorded an outcome and searched
     memory"): what it recorded first, then what it looked up."""
@@ -246,85 +230,6 @@ def activity(digest: Digest) -> str:
     elif "load_checkpoint" in tools:
         did.append("reloaded the checkpoint")
     return " and ".join(did[:2]) or "changed nothing"
-
-
-def stopped_at(digest: Digest, cwd: str, decisions: Sequence[Any] = ()) -> str:
-    """The session's last piece of work, as it was left ("" when it did none).
-
-    A command is told by what ran and what it showed ("I had just run `pytest -q` (run the
-    tests): it failed — NameError: …"); its description says what it was for, never stands
-    as the subject. When Claude then recorded an outcome or saved a decision (``decisions``:
-    the session's, oldest first), the command is no longer where it stopped but what came
-    before: "… it failed (exit 1); after it I recorded the outcome and saved dec_…".
-    """
-    last = digest.last
-    if isinstance(last, Command):
-        after = _after(digest, last.calls, decisions)
-        told = f"I had {'' if after else 'just '}run {ran(last)}: {showed(last)}"
-        return told + (f"; after it I {after}" if after else "")
-    if isinstance(last, FileTouch):
-        return f"I had just {'created' if last.action == 'created' else 'edited'} {last.cite(cwd)}"
-    return ""
-
-
-def ran(command: Command) -> str:
-    """ "`pytest -q` (run the tests)": the command, and what it was for when Claude said so."""
-    told = f"`{clip(command.command, 120)}`"
-    what = command.description.strip()
-    if what[:1].isupper() and what[1:2].islower():  # "Run the tests", not "CI" or "PRICE_DB"
-        what = what[0].lower() + what[1:]
-    return told + (f" ({clip(what, 100)})" if what else "")
-
-
-def showed(command: Command) -> str:
-    """What a command's result showed, in short (Unresolved tells a failure in full): "it
-    failed (exit 1)", "it failed (NameError: …)", "it passed (7 passed in 0.20s)"."""
-    if command.stopped == "interrupted":
-        return "it was interrupted" + (f" ({clip(command.error, 80)})" if command.error else "")
-    if command.failed:
-        code = command.error.startswith("exit ")  # its exit code, else the line that failed
-        line = command.error.split(",", 1)[0] if code else clip(command.error, 80)
-        return "it failed" + (f" ({line})" if line else "")
-    if command.unknown:
-        return "its output does not show whether it passed"
-    return f"it passed ({clip(command.shown, 80) if command.shown else 'exit 0'})"
-
-
-def _after(digest: Digest, calls: int, decisions: Sequence[Any]) -> str:
-    """What the session recorded in memory after its tool call number ``calls``: "recorded
-    the outcome and saved dec_…" ("" when nothing)."""
-    names = {
-        n.rsplit("__", 1)[-1]
-        for n in digest.tool_names[calls:]
-        if n.startswith("mcp__plugin_mama_")
-    }
-    done = ["recorded the outcome"] if "evolve_outcome" in names else []
-    if names & _DECIDES and decisions:
-        done.append(f"saved {decisions[-1].id}")
-    return " and ".join(done)
-
-
-def confirmed(commands: list[Command], failing: list[Command]) -> list[dict[str, str]]:
-    """Checks that passed (the newest three), each with its evidence: the command, exit 0.
-
-    A command that only looks around (``ls``, ``cat``…) confirms nothing; one that failed
-    later is not confirmed; nor is one whose result nothing shows (a pipeline whose status is
-    ``tail``'s, a failure swallowed by ``|| true``): it only ran.
-    """
-    bad = {_key(c) for c in failing}
-    kept: dict[str, dict[str, str]] = {}
-    for c in reversed(commands):
-        key = _key(c)
-        if c.failed or c.unknown or key in bad or key in kept or c.looks:
-            continue
-        command = f"`{clip(c.command, 120)}`"
-        claim = clip(c.description, 160) if c.description else command
-        shown = f": {clip(c.shown, 100)}" if c.shown else ""
-        kept[key] = {
-            "claim": claim,
-            "evidence": (f"{command} exited 0" if c.description else "exited 0") + shown,
-        }
-    return list(kept.values())[:3][::-1]
 
 
 def moved_on(digest: Digest, last: str) -> bool:
@@ -372,28 +277,3 @@ def _kept(old: MemoryRecord, log: WorkLog, new: dict[str, Any], echo: bool) -> d
         "evidence": old.evidence,
         "metadata": kept.metadata(),
     }
-
-
-def _key(command: Command) -> str:
-    """The check a command runs, whatever it was piped through (:func:`verdict.core`)."""
-    return _ASSIGNMENTS.sub("", core(command.command))
-
-
-def unresolved(commands: list[Command]) -> list[Command]:
-    """The failed commands, newest last, that no later run of the same command made good.
-
-    "The same command" ignores spacing and leading variable assignments: after
-    ``python -m app --check`` failed for want of ``PRICE_DB``, ``PRICE_DB=… python -m app
-    --check`` passing settles it.
-    """
-    later_ok: set[str] = set()
-    kept: dict[str, Command] = {}
-    for command in reversed(commands):
-        key = _key(command)
-        if command.unknown:  # a run whose output shows nothing settles nothing, fails nothing
-            continue
-        if not command.failed:
-            later_ok.add(key)
-        elif key not in later_ok and key not in kept:
-            kept[key] = command
-    return list(kept.values())[::-1][-MAX_ITEMS:]
