@@ -144,3 +144,9 @@ def test_a_file_written_after_a_failed_edit_is_made_good(tmp_path: Path) -> None
               "<tool_use_error>File has not been read yet.</tool_use_error>", True)  # fmt: skip
     written = ("Write", {"file_path": "/p/a.py", "content": "y\n"}, "File created", False)
     assert read_transcript(_transcript(tmp_path, [failed, written])).refused == []
+
+
+def test_a_concern_is_told_as_a_sentence_of_its_own() -> None:
+    last = "Sentinel is configured. But the replica lags 2 s under peak load."
+    layers = layers_of(Digest(user_requests=["set up HA"]), "set up HA", last, "/p", [])
+    assert layers["tension"]["concerns"] == ["The replica lags 2 s under peak load."]

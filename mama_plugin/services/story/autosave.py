@@ -137,7 +137,7 @@ def layers_of(
         if not outcome_at or c.calls > outcome_at
     ]
     concerns += [clip(r.told(cwd), MAX_TEXT) for r in digest.refused[-2:]]
-    concerns += [clip(s, MAX_TEXT) for s in sentences if tension(s)]
+    concerns += [clip(_standing(s), MAX_TEXT) for s in sentences if tension(s)]
     concerns += [
         clip(f"{c} ({d.id})", MAX_TEXT)
         for d in current
@@ -206,6 +206,16 @@ def referent(sentences: list[str], i: int, step: str) -> str:
     if i == 0 or found is None:
         return ""
     return f"“{found.group(0).lower()}” is what I said just before: “{clip(sentences[i - 1], 200)}”"
+
+
+_LINKED = re.compile(r"^(?:but|however|yet|still|though|although)\s*,?\s+(?=\w)", re.I)
+
+
+def _standing(sentence: str) -> str:
+    """A concern as a sentence of its own: "But the replica lags 2 s." → "The replica lags 2 s."
+    (told under Unresolved, away from the sentence it answered)."""
+    rest = _LINKED.sub("", sentence, count=1)
+    return rest[:1].upper() + rest[1:] if rest != sentence else sentence
 
 
 def _work_so_far(old: WorkLog, request: str) -> tuple[str, int]:
