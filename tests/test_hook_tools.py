@@ -297,7 +297,7 @@ def test_stop_upserts_one_rolling_checkpoint_per_session(store: Store, project: 
     assert "Add Redis session store" in cp.continuity["remains"]
     assert cp.continuity["open_files"] == ["auth.py:8-9", "sessions.py:1-5"]
     assert any("failed" in c for c in cp.tension["concerns"])
-    assert "But the failover test is still flaky." in cp.tension["concerns"]
+    assert "The failover test is still flaky." in cp.tension["concerns"]
     assert {"source": "sessions.py:1-5", "kind": "file", "detail": "created"} in cp.evidence
     # The server re-renders the next session's cliffhanger off the hook's path.
     assert env.session.stale_briefs == {project}
