@@ -13,6 +13,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from mama_plugin.cli import reader_gone
 from mama_plugin.config import Config, mama_home
 from mama_plugin.errors import MamaError
 from mama_plugin.home import keep_private
@@ -37,7 +38,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m benchmarks``."""
+    """Entry point of ``python -m benchmarks``; a reader that closes the pipe early (``… |
+    head``) ends it quietly, as it ends ``mama`` (:func:`mama_plugin.cli.reader_gone`)."""
+    try:
+        try:
+            return _run(argv)
+        finally:  # also after --help or a usage error, which leave through SystemExit
+            sys.stdout.flush()
+    except BrokenPipeError:
+        return reader_gone()
+
+
+def _run(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     keep_private(mama_home())  # new files 0600, as under ``mama``
     try:

@@ -93,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:  # also after --help or a usage error, which leave through SystemExit
             sys.stdout.flush()  # a reader gone early is met here, not in the interpreter's exit
     except BrokenPipeError:
-        return _reader_gone()
+        return reader_gone()
 
 
 def _run(argv: Sequence[str] | None) -> int:
@@ -117,7 +117,7 @@ def _run(argv: Sequence[str] | None) -> int:
         return 1
 
 
-def _reader_gone() -> int:
+def reader_gone() -> int:
     """End quietly when stdout's reader has closed it (the Python docs' recipe, ``signal``).
 
     What is still buffered has nowhere to go: stdout is pointed at /dev/null, so the
