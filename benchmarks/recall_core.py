@@ -110,5 +110,5 @@ def keyed(injected: list[list[str]], keys: dict[str, str]) -> list[list[str]]:
     return [[keys.get(i, i) for i in ids] for ids in injected]
 
 
-def fmt(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
+def fmt(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"

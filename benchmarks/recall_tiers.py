@@ -29,7 +29,7 @@ from mama_plugin.services.retrieval import EmbeddingModel
 from mama_plugin.storage import Store
 from mama_plugin.text import estimate_tokens
 
-from .recall_core import Candidate
+from .recall_core import Candidate, fmt
 from .recall_data import Case
 
 REACH_TARGET = 0.85
@@ -182,9 +182,9 @@ def report(rows: dict[str, Any]) -> list[str]:
         for half, languages in halves.items():
             for language, s in languages.items():
                 lines.append(
-                    f"{model:<26}{half:<12}{language:<6}{s['related']:>6}{_f(s['reach']):>7}"
-                    f"{_f(s['chain']):>7}{s['unrelated']:>6}{_f(s['noise_chain']):>7}"
-                    f"{_f(s['noise_pointer']):>7}{_f(s['tokens_mean'], 1):>6}"
+                    f"{model:<26}{half:<12}{language:<6}{s['related']:>6}{fmt(s['reach']):>7}"
+                    f"{fmt(s['chain']):>7}{s['unrelated']:>6}{fmt(s['noise_chain']):>7}"
+                    f"{fmt(s['noise_pointer']):>7}{fmt(s['tokens_mean'], 1):>6}"
                     f"{'-' if s['tokens_p95'] is None else s['tokens_p95']:>5}"
                 )
     return lines
@@ -201,11 +201,7 @@ def sweep_report(sweeps: dict[str, Any]) -> list[str]:
                 for group, s in halves[half].items():
                     if group != "all" and s["related"]:
                         cells.append(
-                            f"{half[:3]} {group} {_f(s['reach'])}/{_f(s['noise_pointer'])}"
+                            f"{half[:3]} {group} {fmt(s['reach'])}/{fmt(s['noise_pointer'])}"
                         )
             lines.append(f"  {offset}  " + "  ".join(cells))
     return lines
-
-
-def _f(value: float | None, digits: int = 3) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"

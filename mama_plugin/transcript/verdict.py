@@ -138,11 +138,17 @@ def masked(command: str) -> bool:
         return True
     if "pipefail" in command:
         return False
-    last = (pipelines(command) or [[]])[-1]
-    words = last[-1].split() if len(last) > 1 else []
     # ``… | grep -q X`` too: Claude Code reports grep's "no match" (exit 1) as no error, and
     # ``-q`` prints nothing, so the transcript cannot tell a match from none.
-    return bool(words) and words[0] in _FILTERS
+    return bool(_filter_stage(command))
+
+
+def _filter_stage(command: str) -> str:
+    """The last stage of ``command``'s last pipeline when it is a filter (``tail -15``), else
+    "": the stage whose status the pipeline's is, and which hides the first's."""
+    last = (pipelines(command) or [[]])[-1]
+    words = last[-1].split() if len(last) > 1 else []
+    return last[-1] if words and words[0] in _FILTERS else ""
 
 
 _STDERR = re.compile(r"\s*2>&1\s*$")
@@ -156,10 +162,9 @@ def core(command: str) -> str:
     while True:
         before = text
         text = _SWALLOWED.sub("", text).rstrip()
-        last = (pipelines(text) or [[]])[-1]
-        words = last[-1].split() if len(last) > 1 else []
-        rest = text[: len(text) - len(last[-1])].rstrip() if text.endswith(last[-1]) else ""
-        if words and words[0] in _FILTERS and rest.endswith("|") and not rest.endswith("||"):
+        stage = _filter_stage(text)
+        rest = text[: len(text) - len(stage)].rstrip() if stage and text.endswith(stage) else ""
+        if rest.endswith("|") and not rest.endswith("||"):
             text = rest[:-1].rstrip()
         text = _STDERR.sub("", text)
         if text == before:
