@@ -30,6 +30,7 @@ from mama_plugin.config import Config
 from mama_plugin.errors import MamaError
 from mama_plugin.project import project_key
 from mama_plugin.server.hook_tools import TURN_WAIT_ENV
+from mama_plugin.services.story.worklog import WorkLog
 from mama_plugin.storage import Store
 
 from .checkout import CLAUDE, ROOT, fake_anthropic
@@ -64,7 +65,7 @@ def _stored(config: Config, project: str, closing: str) -> Any:
             found = [
                 m
                 for m in store.memories.latest(project=project, type="checkpoint", limit=5)
-                if m.metadata.get("auto") and m.metadata.get("last_message") == closing
+                if (log := WorkLog.of(m)) is not None and log.last_message == closing
             ]
             if found or time.monotonic() > deadline:
                 return found[0] if found else None

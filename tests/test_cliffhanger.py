@@ -230,7 +230,7 @@ def test_the_start_does_not_depend_on_the_clock(store: Store, project: str) -> N
     for later in (now, now + 60_000, now + 3 * 3_600_000):  # a minute, three hours later
         facts = briefing.gather(store, project, followup_days=7, now=later)
         assert facts is not None
-        texts.add(briefing.render_brief(facts, store.home, budget=600, short=False))
+        texts.add(briefing.render_brief(facts, store.home, budget=600, short=False).text)
     assert len(texts) == 1 and "ago" not in texts.pop()
 
 

@@ -595,6 +595,18 @@ PURE_MEMOS = {
 }
 
 
+def _held(node: ast.stmt, value: ast.expr | None) -> bool:
+    """A mutable display bound at module level: an empty one (``_CACHE = {}``, a table is never
+    empty) or one bound to a name that does not read as a constant (``seen = [...]``)."""
+    displays = ast.Dict | ast.List | ast.Set | ast.DictComp | ast.ListComp | ast.SetComp
+    if not isinstance(value, displays):
+        return False
+    targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+    names = [t.id for t in targets if isinstance(t, ast.Name)]
+    empty = isinstance(value, ast.Dict | ast.List | ast.Set) and not ast.unparse(value)[1:-1]
+    return empty or any(not (n.lstrip("_").isupper() or n.startswith("__")) for n in names)
+
+
 def _name_of(node: ast.expr) -> str:
     if isinstance(node, ast.Call):
         node = node.func
@@ -615,7 +627,7 @@ def test_services_hold_no_module_level_mutable_state() -> None:
         for node in body:
             value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
             called = _name_of(value) if isinstance(value, ast.Call) else ""
-            if real.get(called, called) in STATEFUL_FACTORIES:
+            if real.get(called, called) in STATEFUL_FACTORIES or _held(node, value):
                 problems.append(f"{module}:{node.lineno} {ast.unparse(node)[:80]}")
             if isinstance(node, ast.FunctionDef):
                 memo = [d for d in node.decorator_list if _name_of(d) in ("lru_cache", "cache")]

@@ -232,7 +232,7 @@ def test_the_cliffhanger_shows_one_cue_and_the_decisions_open_ends(
     })  # fmt: skip
     facts = briefing.gather(store, project, followup_days=7, now=lru.created_at)
     assert facts is not None
-    text = briefing.render_brief(facts, store.home, budget=2000, short=False)
+    text = briefing.render_brief(facts, store.home, budget=2000, short=False).text
     assert "Next step: cap _entries at 1,000 (MEDIUM)" in text and "Next: cap" not in text
     assert "Unresolved:\n- the smoke test fails with exit 7" in text
     assert (
@@ -248,7 +248,7 @@ def test_without_a_step_the_decisions_high_step_is_the_next_one(store: Store, pr
     })  # fmt: skip
     facts = briefing.gather(store, project, followup_days=7, now=0)
     assert facts is not None
-    text = briefing.render_brief(facts, store.home, budget=2000, short=False)
+    text = briefing.render_brief(facts, store.home, budget=2000, short=False).text
     assert "Next step: add a /ready endpoint (HIGH)" in text
     assert "next (HIGH)" not in text  # shown once, as the next step
 

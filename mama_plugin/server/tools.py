@@ -159,7 +159,7 @@ def do_load_checkpoint(env: Env, args: LoadCheckpointInput) -> Answer:
         short=False,
         template="checkpoint.md.j2",
         limits=(8, 5, 3, 2, 1),
-    )
+    ).text
     listed = [
         {**_list_item(d.m, env.store), "current_id": d.m.id, "replaced": [r.id for r in d.replaced]}
         for d in decisions

@@ -62,12 +62,13 @@ def checkpoint_turn(
                 layers = _kept(old, log, layers, echo=bool(digest.memory_tools(turn=True)))
             # When the work last moved on: a checkpoint Claude wrote after it says it all.
             stamp = now_ms() if moved else (log.moved_at or old.updated_at)
-            layers["metadata"]["moved_at"] = log.moved_at  # compared as it was
+            fresh = WorkLog.read(layers["metadata"])
+            layers["metadata"] = replace(fresh, moved_at=log.moved_at).metadata()  # as it was
             if all(getattr(old, k) == v for k, v in layers.items()):
                 return old
-            layers["metadata"]["moved_at"] = stamp
+            layers["metadata"] = replace(fresh, moved_at=stamp).metadata()
             return store.memories.update(old.id, expected_version=old.version, **layers)[0]
-        layers["metadata"]["moved_at"] = now_ms()
+        layers["metadata"] = replace(WorkLog.read(layers["metadata"]), moved_at=now_ms()).metadata()
         return store.memories.insert(
             NewMemory(
                 type="checkpoint",
@@ -260,7 +261,8 @@ def _kept(old: MemoryRecord, log: WorkLog, new: dict[str, Any], echo: bool) -> d
     turn only echoed the memory (``echo``: it called MAMA's tools), the concerns and next steps
     of its closing message, after the old ones.
     """
-    ids = new["metadata"]["decisions"]
+    fresh = WorkLog.read(new["metadata"])
+    ids = fresh.decisions
 
     def gained(item: str, context: str = "") -> bool:
         from_decision = context.startswith("next step of ") or item.endswith(
@@ -276,7 +278,7 @@ def _kept(old: MemoryRecord, log: WorkLog, new: dict[str, Any], echo: bool) -> d
     concerns = (old.tension.get("concerns") or []) + [
         c for c in new["tension"]["concerns"] if gained(c)
     ]
-    kept = replace(log, decisions=tuple(ids), tool_calls=new["metadata"]["tool_calls"])
+    kept = replace(log, decisions=ids, tool_calls=fresh.tool_calls)
     return {
         "content": old.content,
         "continuity": {

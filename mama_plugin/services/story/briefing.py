@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import replace
 from pathlib import Path
+from typing import NamedTuple
 
 from ...config import Config
 from ...fence import fenced
@@ -118,6 +119,13 @@ def pending_links(store: Store, project: str, *, limit: int) -> tuple[list[Propo
     return shown, total
 
 
+class Told(NamedTuple):
+    """A rendered story and the ids of the memories it tells (:func:`told`)."""
+
+    text: str
+    ids: list[str]
+
+
 def render_brief(
     facts: Story,
     home: Path,
@@ -126,22 +134,10 @@ def render_brief(
     short: bool,
     template: str = TEMPLATE,
     limits: tuple[int, ...] = (5, 4, 3, 2, 1),
-) -> str:
+) -> Told:
     """Render the facts within ``budget`` tokens, fenced: fewer items per list until it fits
-    (``home``: the MAMA home whose ``templates`` may override the shipped ones)."""
-    return render_told(facts, home, budget=budget, short=short, template=template, limits=limits)[0]
-
-
-def render_told(
-    facts: Story,
-    home: Path,
-    *,
-    budget: int,
-    short: bool,
-    template: str = TEMPLATE,
-    limits: tuple[int, ...] = (5, 4, 3, 2, 1),
-) -> tuple[str, list[str]]:
-    """:func:`render_brief`'s text and the ids of the memories it tells (:func:`told`)."""
+    (``home``: the MAMA home whose ``templates`` may override the shipped ones), with the ids
+    of the memories the text tells."""
     from ..render import render
 
     pointer = ""
@@ -151,14 +147,14 @@ def render_told(
     for limit in limits:
         text = _fenced(render(template, home, **facts.context(), limit=limit, short=short), pointer)
         if estimate_tokens(text) <= budget:
-            return text, told(facts, limit=limit, short=short) if text else []
+            return Told(text, told(facts, limit=limit, short=short) if text else [])
     key = "resume_tokens" if short else "session_start_tokens"
     body = render(template, home, **facts.context(), limit=limits[-1], short=short)
     over = estimate_tokens(text) - budget
     cut = body[: max(0, len(body) - over * 4 - 80)].rsplit("\n", 1)[0]
     text = _fenced(cut + f"\n[cut to the {budget}-token budget: {key}]", pointer)
     # Cut mid-list: of what the smallest limit tells, only what survived the cut.
-    return text, [i for i in told(facts, limit=limits[-1], short=short) if i in text]
+    return Told(text, [i for i in told(facts, limit=limits[-1], short=short) if i in text])
 
 
 def told(facts: Story, *, limit: int, short: bool) -> list[str]:
@@ -219,7 +215,7 @@ def brief(store: Store, project: str, config: Config, source: str) -> str:
     text, ids = (
         ("", [])
         if facts is None
-        else render_told(
+        else render_brief(
             facts, config.home, budget=budget(config, variant), short=variant == "short"
         )
     )

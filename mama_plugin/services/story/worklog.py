@@ -45,9 +45,11 @@ class WorkLog:
     @classmethod
     def of(cls, m: MemoryRecord) -> WorkLog | None:
         """The record of ``m``, a rolling checkpoint; None for any other memory."""
-        if not m.rolling:
-            return None
-        meta = m.metadata
+        return cls.read(m.metadata) if m.rolling else None
+
+    @classmethod
+    def read(cls, meta: dict[str, Any]) -> WorkLog:
+        """The record a rolling checkpoint's ``metadata`` holds (odd values read as none)."""
         count = meta.get("work_requests")
         moved = meta.get("moved_at")
         changed = meta.get("changed")
