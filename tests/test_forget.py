@@ -276,3 +276,48 @@ def test_a_backup_that_cannot_be_rewritten_is_deleted(store: Store, config: Conf
     assert [p for p, _ in done.cleared.backups.deleted] == [broken]
     assert not broken.exists()
     assert _holding(store.path, SECRET) == []
+
+
+# -- the surfaces --------------------------------------------------------------------------
+
+
+def test_the_commands_forget_edit_and_redact(
+    store: Store, mama_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mama_plugin.cli import main
+
+    a = save_insight(store, PROJECT, {"content": f"{SECRET} mirrors are slow"}).memory
+    b = save_insight(store, PROJECT, {"content": f"use the {SECRET} cdn"}).memory
+    db = str(store.path)
+    assert main(["--db", db, "edit", a.id, "--content", "the mirrors are slow"]) == 0
+    assert "version 1 → 2" in capsys.readouterr().out
+    assert main(["--db", db, "edit", a.id, "--expected-version", "1", "--content", "x"]) == 1
+    assert "changed since you read it" in capsys.readouterr().err
+    assert main(["--db", db, "redact", SECRET]) == 0
+    assert "memories ×1" in capsys.readouterr().out
+    assert store.memories.require(b.id).content == "use the [REDACTED] cdn"
+    assert main(["--db", db, "forget", b.id, "--json"]) == 0
+    assert '"id": "' + b.id in capsys.readouterr().out
+    assert store.memories.get(b.id) is None
+    assert _holding(store.path, SECRET) == []
+
+
+@pytest.mark.anyio
+async def test_the_tools_update_and_forget_a_memory(state: Any) -> None:
+    from conftest import DESKTOP, connect, text_result
+
+    async with connect(state, DESKTOP) as c:
+        saved = await c.call_tool(
+            "save_insight", {"content": f"{SECRET} caches for an hour", "topic": "cache"}
+        )
+        assert "update_memory/forget_memory" in text_result(saved)  # the answer names them
+        memory_id = saved.structured_content["id"]  # type: ignore[index]
+        stale = {"memory_id": memory_id, "expected_version": 1, "content": "caches for a day"}
+        updated = await c.call_tool("update_memory", stale)
+        assert not updated.is_error and updated.structured_content["version"] == 2  # type: ignore[index]
+        again = await c.call_tool("update_memory", {**stale, "content": "caches forever"})
+        assert again.is_error
+        assert "caches for a day" in text_result(again) and "caches forever" in text_result(again)
+        gone = await c.call_tool("forget_memory", {"memory_id": memory_id})
+        assert not gone.is_error and "Forgot insight" in text_result(gone)
+    assert _holding(state.store.path, SECRET) == []

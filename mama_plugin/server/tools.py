@@ -362,11 +362,11 @@ TOOLS: tuple[Tool, ...] = (
     Tool("update_memory", "Correct a memory's narrative (topic, content, reasoning, specifics, "
          "evidence, tension, tags, confidence) at the version you read it; if it changed since, "
          "nothing is written and both versions are shown.",
-         UpdateInput, do_update, read_only=False, slow=True),
+         UpdateInput, do_update, read_only=False, slow=True, destructive=True),
     Tool("forget_memory", "Delete a memory for good when the user asks: its links and outcome "
          "events go too, a decision it replaced is current again, and its text leaves the "
          "index, vectors and backups.",
-         ForgetInput, do_forget, read_only=False, slow=True),
+         ForgetInput, do_forget, read_only=False, slow=True, destructive=True),
     Tool("recall_decision", "MAMA v1.0: use search_by_topic.", RecallDecisionInput, v1_recall,
          read_only=True, hidden=True, replaced_by="search_by_topic"),
     Tool("suggest_decision", "MAMA v1.0: use search_by_context.", SuggestDecisionInput, v1_suggest,
