@@ -104,15 +104,23 @@ def test_forget_removes_its_links_and_suggestions_and_restores_what_it_replaced(
     new = save_decision(
         store,
         PROJECT,
-        {"topic": "auth", "decision": f"Sessions via {SECRET}", "reasoning": "refresh cost",
-         "supersedes": old.id},
-    ).memory  # fmt: skip
+        {
+            "topic": "auth",
+            "decision": f"Sessions via {SECRET}",
+            "reasoning": "refresh cost",
+            "supersedes": old.id,
+        },
+    ).memory
     note = save_insight(
         store,
         PROJECT,
-        {"content": "tokens leak in logs", "links": [
-            {"to_id": new.id, "relationship": "motivated_by", "reason": "sessions were chosen"}]},
-    ).memory  # fmt: skip
+        {
+            "content": "tokens leak in logs",
+            "links": [
+                {"to_id": new.id, "relationship": "motivated_by", "reason": "sessions were chosen"}
+            ],
+        },
+    ).memory
     store.suggestions.add(
         PROJECT, note.id, old.id, "refines", "the same auth question", judged_by="rules"
     )
@@ -223,8 +231,8 @@ def test_two_processes_editing_one_version_one_wins_the_other_sees_both(
         store, PROJECT, {"topic": "db", "decision": "SQLite", "reasoning": "one file"}
     ).memory
     ctx = multiprocessing.get_context("spawn")
-    barrier = ctx.Manager().Barrier(2)
-    with ctx.Pool(2) as pool:
+    with ctx.Manager() as manager, ctx.Pool(2) as pool:
+        barrier = manager.Barrier(2)
         results = pool.map(
             _edit_at, [(str(store.path), str(mama_home), m.id, m.version, barrier)] * 2
         )
@@ -242,15 +250,23 @@ def test_redact_masks_a_string_in_every_place_and_every_backup(
     a = save_decision(
         store,
         PROJECT,
-        {"topic": "vendors", "decision": f"Buy from {SECRET} Ltd", "reasoning": "cheapest",
-         "tags": [f"{SECRET.lower()}-deal"]},
-    ).memory  # fmt: skip
+        {
+            "topic": "vendors",
+            "decision": f"Buy from {SECRET} Ltd",
+            "reasoning": "cheapest",
+            "tags": [f"{SECRET.lower()}-deal"],
+        },
+    ).memory
     b = save_insight(
         store,
         PROJECT,
-        {"content": "contracts need legal review", "links": [
-            {"to_id": a.id, "relationship": "motivated_by", "reason": f"the {SECRET} contract"}]},
-    ).memory  # fmt: skip
+        {
+            "content": "contracts need legal review",
+            "links": [
+                {"to_id": a.id, "relationship": "motivated_by", "reason": f"the {SECRET} contract"}
+            ],
+        },
+    ).memory
     _backed_up(store)
     assert _holding(store.path, SECRET)
 
