@@ -25,6 +25,35 @@ class ConflictError(MamaError):
     """Raised when a memory changed under an update that expected an older row version."""
 
 
+class EditConflict(ConflictError):
+    """Raised when an edit was based on an older version of a memory; nothing was written.
+
+    Carries both versions of the fields the edit gives: ``stored`` (as they are now, at
+    ``stored_version``) and ``proposed``.
+    """
+
+    def __init__(
+        self,
+        memory_id: str,
+        expected: int,
+        stored_version: int,
+        stored: dict[str, object],
+        proposed: dict[str, object],
+    ) -> None:
+        self.memory_id, self.expected, self.stored_version = memory_id, expected, stored_version
+        self.stored, self.proposed = stored, proposed
+
+        def told(fields: dict[str, object]) -> str:
+            return "; ".join(f"{k}: {v!r}" for k, v in fields.items())
+
+        super().__init__(
+            f"memory {memory_id} changed since you read it (you had version {expected}, it is "
+            f"now version {stored_version}): nothing was changed. Stored (version "
+            f"{stored_version}) — {told(stored)}. Yours — {told(proposed)}. Merge the two and "
+            f"update again with expected_version={stored_version}"
+        )
+
+
 class SchemaError(MamaError):
     """Raised when the database schema is newer than this code or cannot be migrated."""
 

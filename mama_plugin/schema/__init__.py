@@ -1,5 +1,6 @@
 """Schema room: pydantic models of memories, links and tool inputs. No I/O."""
 
+from .edits import ForgetInput, UpdateInput
 from .inputs import (
     CheckpointInput,
     ContextInput,
@@ -34,6 +35,7 @@ __all__ = [
     "Continuity",
     "DecisionInput",
     "EvidenceItem",
+    "ForgetInput",
     "InsightInput",
     "LinkInput",
     "LoadCheckpointInput",
@@ -47,5 +49,6 @@ __all__ = [
     "SearchRecentInput",
     "SupersedeInput",
     "Tension",
+    "UpdateInput",
     "parse",
 ]

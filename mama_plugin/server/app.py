@@ -84,7 +84,9 @@ def tool_definition(tool: Tool) -> types.Tool:
         description=tool.description,
         input_schema=_schema(tool.model),
         annotations=types.ToolAnnotations(
-            read_only_hint=tool.read_only, destructive_hint=False, open_world_hint=False
+            read_only_hint=tool.read_only,
+            destructive_hint=tool.destructive,
+            open_world_hint=False,
         ),
     )
 

@@ -141,5 +141,6 @@ class Tool:
     hidden: bool = False
     replaced_by: str | None = None  # v1.0 names: served, unlisted, with a deprecation notice
     slow: bool = False  # may run a model for seconds: runs in a worker thread
+    destructive: bool = False  # deletes or overwrites what was saved (MCP's destructiveHint)
     # Called with draft=true: validated by this model and answered by this handler (slow).
     drafted: tuple[type[BaseModel], Callable[[Env, Any], Answer]] | None = None

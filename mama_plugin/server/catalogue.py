@@ -36,7 +36,13 @@ CONTEXT_TOOLS: dict[str, tuple[str, ...]] = {
     "resuming": ("load_context", "search_recent"),
     "searching": ("search_by_topic", "load_context", "search_recent"),
     "deciding": ("search_by_topic", "load_context"),
-    "tracking": ("evolve_outcome", "evolve_supersede", "search_by_topic"),
+    "tracking": (
+        "evolve_outcome",
+        "evolve_supersede",
+        "search_by_topic",
+        "update_memory",
+        "forget_memory",
+    ),
     "linking": ("suggest_links", "evolve_link"),
 }
 # The sentences of the initialize instructions, each said only when its tools are listed.

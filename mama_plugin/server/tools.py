@@ -19,6 +19,7 @@ from ..fence import fenced
 from ..schema import (
     CheckpointInput,
     DecisionInput,
+    ForgetInput,
     InsightInput,
     LoadCheckpointInput,
     LoadContextInput,
@@ -27,6 +28,7 @@ from ..schema import (
     SearchByTopicInput,
     SearchRecentInput,
     SupersedeInput,
+    UpdateInput,
     parse,
 )
 from ..schema.assist import DraftRequest, EvolveLinkInput, SuggestLinksInput
@@ -43,6 +45,7 @@ from ..services.story.worklog import WorkLog
 from ..storage import MemoryRecord, Store
 from .assist_tools import do_draft_decision, do_evolve_link, do_suggest_links
 from .base import Answer, Env, Tool
+from .edit_tools import do_forget, do_update
 
 # Every tool name obeys the Anthropic API pattern even behind Claude Code's plugin prefix.
 NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
@@ -356,6 +359,14 @@ TOOLS: tuple[Tool, ...] = (
     Tool("evolve_link", "Accept a suggested link (it becomes a real link, optionally with your "
          "own relationship or reason) or reject it (never proposed again).",
          EvolveLinkInput, do_evolve_link, read_only=False, slow=True),
+    Tool("update_memory", "Correct a memory's narrative (topic, content, reasoning, specifics, "
+         "evidence, tension, tags, confidence) at the version you read it; if it changed since, "
+         "nothing is written and both versions are shown.",
+         UpdateInput, do_update, read_only=False, slow=True, destructive=True),
+    Tool("forget_memory", "Delete a memory for good when the user asks: its links and outcome "
+         "events go too, a decision it replaced is current again, and its text leaves the "
+         "index, vectors and backups.",
+         ForgetInput, do_forget, read_only=False, slow=True, destructive=True),
     Tool("recall_decision", "MAMA v1.0: use search_by_topic.", RecallDecisionInput, v1_recall,
          read_only=True, hidden=True, replaced_by="search_by_topic"),
     Tool("suggest_decision", "MAMA v1.0: use search_by_context.", SuggestDecisionInput, v1_suggest,

@@ -41,6 +41,8 @@ class SaveResult:
         """One compact paragraph a person or a model reads once."""
         m = self.memory
         lines = [f"Saved {m.type} {m.id}" + (f" on '{m.topic}'" if m.topic else "") + "."]
+        # How to correct or remove it, in a few tokens: the version is what an update needs.
+        lines.append(f"(v{m.version}; update_memory/forget_memory fix or remove it.)")
         if self.superseded:
             lines.append(
                 "Superseded: " + ", ".join(self.superseded) + " (kept, marked superseded)."

@@ -94,6 +94,12 @@ class ViewCache:
             while len(self._vectors) > self._size:
                 self._vectors.popitem(last=False)
 
+    def clear(self) -> None:
+        """Forget every vector kept, stored or not (their texts may have been forgotten)."""
+        with self._lock:
+            self._vectors.clear()
+            self.fresh.clear()
+
     def take_fresh(self, model: str) -> list[tuple[str, list[float]]]:
         """What this process embedded with ``model`` and has not stored yet (handed over)."""
         with self._lock:

@@ -98,6 +98,7 @@ _AUTOMATIC_NAME = re.compile(rf"-\d{{8}}T\d{{6}}-{AUTOMATIC}(?:-\d+)?\.db$")
 # (16 MB at 2,000 memories), and damage is found when the store is opened: the newest sound
 # copy is the one a restore wants.
 KEEP = 3
+LOCK = ".daily.lock"  # held while a backup is taken, or backups are rewritten (backup_erasure)
 EVERY_S = 24 * 3600  # an automatic backup is taken when the newest is this old
 
 
@@ -141,7 +142,7 @@ def daily_backup(store: Store, *, now: float | None = None) -> Path | None:
     if store.read_only is not None or store.damage is not None or not _due(store.path, now):
         return None
     folder = private_folder(store.path.parent / "backups")
-    with _held(folder / ".daily.lock") as held:
+    with _held(folder / LOCK) as held:
         if not held or not _due(store.path, now):  # another process took it meanwhile
             return None
         for partial in folder.glob(".*.partial"):  # left by a process killed halfway

@@ -27,6 +27,7 @@ import apsw
 from ..config import Config
 from ..errors import StoreBusyError, StoreDamaged, StoreReadOnly
 from .connection import PerThread, connect
+from .erasure import Erasure
 from .faults import connect_read_only, refusal
 from .integrity import file_identity, guarded_cursor, is_damage
 from .links import Links
@@ -63,6 +64,7 @@ class Store:
         self.suggestions = Suggestions(self)
         self.search = Search(self)
         self.vectors = Vectors(self)
+        self.erasure = Erasure(self)
         # The warm state the services keep for this store (their caches), by what builds it.
         self._kept: dict[Callable[[], Any], Any] = {}
         self._kept_guard = threading.Lock()

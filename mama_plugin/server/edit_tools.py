@@ -1,0 +1,27 @@
+"""The tools that forget or correct a memory: ``forget_memory`` and ``update_memory``.
+
+Both rewrite the store's file and every backup (services/forgetting.py): seconds on a large
+store, so they run in a worker thread (:attr:`Tool.slow`), which has its own connection.
+"""
+
+from __future__ import annotations
+
+from ..schema import ForgetInput, UpdateInput
+from ..services.forgetting import edit, forget
+from .base import Answer, Env
+
+
+def do_forget(env: Env, args: ForgetInput) -> Answer:
+    """Forget a memory; the session start is rendered again without it."""
+    done = forget(env.store, env.config, args.memory_id)
+    env.session.brief_stale(env.project)  # also wakes the indexer: its chain is re-embedded
+    return Answer(done.summary(), done.as_dict())
+
+
+def do_update(env: Env, args: UpdateInput) -> Answer:
+    """Correct a memory read at ``expected_version``; a stale version is a conflict (error)."""
+    done = edit(env.store, env.config, args)
+    env.session.brief_stale(env.project)
+    m = done.memory
+    data = {"id": m.id, "version": m.version, "before": done.before, **done.cleared.as_dict()}
+    return Answer(done.summary(), data)
