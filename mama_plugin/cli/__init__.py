@@ -4,8 +4,8 @@ Errors from MAMA become one ``mama: error: …`` line and exit code 1; usage err
 Nothing else prints a traceback: an unexpected error is one line naming the log file its
 traceback went to (``$MAMA_HOME/logs/cli.log``), exit code 1. A reader that stops reading early
 (``mama status | head -1``) ends the command quietly with status 141, as it ends ``cat``.
-Each command lives with its kin (memory, transfer, settings, runtime, assist, doctor, catchup) and
-declares its arguments with the shared decorators of ``options``.
+Each command lives with its kin (memory, transfer, settings, runtime, assist, doctor, gc,
+catchup) and declares its arguments with the shared decorators of ``options``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from ..config import Config, mama_home
 from ..errors import MamaError
 from ..home import keep_private
-from . import assist, catchup, doctor, memory, runtime, settings, transfer
+from . import assist, catchup, doctor, gc, memory, runtime, settings, transfer
 from .failure import unexpected
 from .options import Command
 
@@ -37,6 +37,7 @@ COMMANDS: tuple[Command, ...] = (
     runtime.cmd_models,
     runtime.cmd_reindex,
     doctor.cmd_doctor,
+    gc.cmd_gc,
     assist.cmd_draft,
     assist.cmd_links,
     assist.cmd_stats,
