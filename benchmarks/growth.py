@@ -129,7 +129,7 @@ def simulate(
             for s in range(sessions):
                 replay = Replay(store, cwd, f"session-{s}", home / "t.jsonl", baseline=False)
                 for t in range(turns):
-                    entries = turn_lines(s, t, cwd)
+                    entries: list[dict[str, Any] | None] = [*turn_lines(s, t, cwd)]
                     replay.turn([json.dumps(e).encode() for e in entries], entries)
                     indexing.drain(store, embedder)
                 age = int((sessions - 1 - s) / per_day * DAY_MS)
@@ -171,7 +171,7 @@ def _row_bytes(store: Store) -> int:
         "+ length(reasoning) + length(tension) + length(continuity) + length(outcome) "
         "+ length(tags) + length(metadata)) FROM memories"
     ).fetchall()[0][0]
-    return int(value or 0)  # type: ignore[call-overload]
+    return int(value or 0)
 
 
 def growth_run(

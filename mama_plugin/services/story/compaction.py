@@ -88,7 +88,9 @@ def fold(store: Store, plan: Fold) -> MemoryRecord | None:
             return None
         kept, folded = rolling[-1], rolling[:-1]
         layers = folded_layers(rolling)
-        out = store.memories.update(kept.id, expected_version=kept.version, **layers)[0]
+        out = store.memories.update(
+            kept.id, expected_version=kept.version, updated_at=kept.updated_at, **layers
+        )[0]
         for m in folded:
             _move_links(store, m.id, kept.id, {x.id for x in rolling})
             store.memories.delete(m.id)
