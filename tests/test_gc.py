@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import PROJECT, run_mama
 
 from mama_plugin.config import Config
@@ -158,7 +159,7 @@ def test_a_dry_run_lists_what_would_go_and_changes_nothing(mama_home: Path) -> N
         assert store.memories.counts()["memories"] == count
     ran = run_mama(mama_home, "gc", "--json")
     assert json.loads(ran.stdout)["folded"] == 2
-    assert "frees        up to" in run_mama(mama_home, "gc", "--dry-run").stdout
+    assert "frees        about" in run_mama(mama_home, "gc", "--dry-run").stdout
 
 
 def backup_files(db: Path, sizes: list[int], label: str = AUTOMATIC, days: int = 0) -> list[Path]:
@@ -197,12 +198,14 @@ def test_the_file_is_rewritten_only_when_that_pays(store: Store) -> None:
             store, PROJECT, {"topic": f"t{i}", "decision": "x" * 3000, "reasoning": f"r{i}"}
         )
     assert not vacuum_pays(space(store))
+    assert gc.plan(store, Settings(), now=NOW).frees == 0  # no rewrite: nothing given back
     assert gc.collect(store, Settings(), now=NOW).vacuum_s is None
     for m in list(store.memories.iter())[:300]:
         store.memories.delete(m.id)
     store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
     before = space(store)
     assert vacuum_pays(before)
+    assert gc.plan(store, Settings(), now=NOW).frees == before.free_bytes
     done = gc.collect(store, Settings(), now=NOW)
     assert done.vacuum_s is not None and done.bytes_after < before.file_bytes / 2
     assert space(store).free_pages == 0
@@ -213,3 +216,28 @@ def test_the_background_run_is_due_once_a_day(store: Store) -> None:
     gc.collect(store, Settings(), now=NOW)
     assert not gc.due(store, now=NOW + gc.EVERY_MS - 1)
     assert gc.due(store, now=NOW + gc.EVERY_MS)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("on", [True, False])
+async def test_the_server_runs_gc_once_a_day_unless_switched_off(
+    tmp_path: Path, mama_home: Path, on: bool
+) -> None:
+    from mama_plugin.server.background import collect_in_background
+    from mama_plugin.server.state import State
+
+    mama_home.mkdir(parents=True, exist_ok=True)
+    (mama_home / "config.json").write_text(json.dumps({"gc_in_background": on}))
+    served = State(Config(mama_home), PROJECT, tmp_path / "server.db")
+    try:
+        cps, _, _ = split_session(served.store)
+        recent_sessions(served.store)
+        await collect_in_background(served, after_s=0)
+        assert (served.store.memories.get(cps[0].id) is None) is on
+        assert gc.due(served.store) is not on
+        if on:  # ran today: a new split session waits for tomorrow's run
+            again, _, _ = split_session(served.store)
+            await collect_in_background(served, after_s=0)
+            assert served.store.memories.get(again[0].id) is not None
+    finally:
+        served.close()

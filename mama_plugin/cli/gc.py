@@ -58,7 +58,7 @@ def print_plan(found: Plan, *, horizon_days: int) -> None:
     s = found.space
     rewrite = "would" if found.vacuum else "would not"
     print(f"rewrite      {rewrite} run ({mb(s.free_bytes)} free of {mb(s.file_bytes)})")
-    print(f"frees        up to {mb(found.frees)}")
+    print(f"frees        about {mb(found.frees)}")
 
 
 def mb(n: int) -> str:

@@ -39,7 +39,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"database        {info['database']}")
     print(
         f"size            {mb(g['database']['file_bytes'])} (+ {mb(g['database']['wal_bytes'])} "
-        f"log), backups {mb(g['backups_bytes'])}; `mama gc` frees up to {mb(g['frees_bytes'])}"
+        f"log), backups {mb(g['backups_bytes'])}; `mama gc` frees about {mb(g['frees_bytes'])}"
         + (" (`mama gc --dry-run` lists it)" if g["frees_bytes"] else "")
     )
     print(f"schema version  {info['schema_version']} (latest {info['schema_latest']})")

@@ -46,10 +46,12 @@ class Plan:
 
     @property
     def frees(self) -> int:
-        """Bytes it would give back, at most: the backups deleted, the rows folded away and
-        the free pages (the file shrinks by the last two only when it is rewritten)."""
+        """Bytes it would give back, about: the backups deleted, and when the file is
+        rewritten its free pages and the rows folded away (without the rewrite SQLite keeps
+        them for its next rows)."""
         rows = sum(f.bytes for f in self.folds)
-        return sum(size for _, size in self.backups) + rows + self.space.free_bytes
+        rewritten = rows + self.space.free_bytes if self.vacuum else 0
+        return sum(size for _, size in self.backups) + rewritten
 
     def as_dict(self) -> dict[str, Any]:
         """The plan as ``--json`` output reports it."""
