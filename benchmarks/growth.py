@@ -8,8 +8,10 @@ text: the store's bytes, not meaning, are measured). Sessions are spread over ``
 rows dated back), one automatic backup taken a simulated day (``daily_backup``, the server's),
 so the horizon and the backup caps apply. The database's size and the session start (its
 story gathered and rendered, uncached: what the SessionStart hook does when the cache is
-stale; median of ``runs``) are measured after the first session, after the last, and after
-``gc`` (``services.story.gc.collect``), whose work is reported.
+stale; median of ``runs``) are measured after the first session, after
+:data:`~mama_plugin.services.story.cliffhanger.RECENT` (the checkpoints the start reads: from
+there its work no longer grows with the sessions), after the last, and after ``gc``
+(``services.story.gc.collect``), whose work is reported.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 from mama_plugin.config import Config
 from mama_plugin.services import indexing
 from mama_plugin.services.story import briefing, gc
+from mama_plugin.services.story.cliffhanger import RECENT
 from mama_plugin.storage import Store, now_ms
 from mama_plugin.storage.backup import backups, backups_bytes, daily_backup
 from mama_plugin.storage.space import space
@@ -138,6 +141,8 @@ def simulate(
                 if s == 0 or day != (sessions - s) // per_day:  # a new simulated day
                     daily_backup(store, now=(now - age) / 1000, keep=_keep(config))
                 if s == 0:
+                    figures["first"] = measure(store, cwd, config, runs)
+                if s + 1 == min(RECENT, sessions):  # the start reads a full window from here
                     figures["start"] = measure(store, cwd, config, runs)
                 if progress and (s + 1) % max(sessions // 10, 1) == 0:
                     progress(f"{s + 1} sessions")
@@ -187,11 +192,12 @@ def growth_run(
     lines = [
         f"Growth: {sessions} sessions × {turns} turns through the Stop hook's checkpoint, over "
         f"{days} days; session start = its story gathered and rendered, uncached "
-        f"(median, min–max of {runs} runs)",
+        f"(median, min–max of {runs} runs); start = after {min(RECENT, sessions)} sessions, "
+        "the checkpoints the start reads",
         f"{'':9} {'memories':>8} {'DB MB':>7} {'free MB':>7} {'backups':>12} "
         f"{'start ms':>8} {'min–max':>13}",
     ]
-    for name in ("start", "end", "after_gc"):
+    for name in ("first", "start", "end", "after_gc"):
         r = f[name]
         lines.append(
             f"{name.replace('_', ' '):9} {r['memories']:>8} {r['db_bytes'] / 1e6:>7.2f} "

@@ -15,10 +15,11 @@ from benchmarks.growth import Seeded, simulate
 def test_the_store_keeps_one_checkpoint_a_session_whatever_the_turns() -> None:
     few, many = simulate(4, 2, days=8, runs=1), simulate(4, 6, days=8, runs=1)
     for f in (few, many):
-        assert f["start"]["memories"] == 1 and f["end"]["memories"] == 4
+        assert f["first"]["memories"] == 1 and f["end"]["memories"] == 4
+        assert f["start"] == f["end"] | {k: f["start"][k] for k in f["start"] if "ms" in k}
         assert f["after_gc"]["memories"] == 4  # nothing gc may fold: one a session already
         assert f["end"]["backups"] == 3  # a simulated day each, the newest three kept
-        assert all(f[p]["start_p50_ms"] > 0 for p in ("start", "end", "after_gc"))
+        assert all(f[p]["start_p50_ms"] > 0 for p in ("first", "start", "end", "after_gc"))
     # Three times the turns, about the same bytes: the rows are rewritten, not added.
     assert many["kept_row_bytes"] < 1.5 * few["kept_row_bytes"]
 
@@ -35,6 +36,7 @@ def test_the_command_prints_the_start_the_end_and_gc(
     args = ["--sessions", "3", "--turns", "2", "--days", "3", "--runs", "1", "--json", str(out)]
     assert main(["growth", *args]) == 0
     text = capsys.readouterr().out
-    assert [line.split()[0] for line in text.splitlines()[2:5]] == ["start", "end", "after"]
+    rows = [line.split()[0] for line in text.splitlines()[2:6]]
+    assert rows == ["first", "start", "end", "after"]
     assert "gc: 0 checkpoints folded" in text
     assert json.loads(out.read_text())["end"]["memories"] == 3
