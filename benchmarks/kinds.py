@@ -25,6 +25,14 @@ from .options import (
 )
 
 
+def _count(text: str) -> int:
+    """A count: 1 or more."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
 def _threads(text: str) -> int:
     """A thread count: 0 (all cores) or more."""
     value = int(text)
@@ -179,6 +187,21 @@ def integrity(args: argparse.Namespace) -> int:
     return report(args, *integrity_run(args.sizes, runs=args.runs, progress=progress))
 
 
+@command("growth", "simulated sessions through the Stop hook, then gc: DB size, session start")
+@argument("--sessions", type=_count, default=2000, metavar="N", help="sessions (default 2000)")
+@argument("--turns", type=_count, default=20, metavar="N", help="turns a session (default 20)")
+@argument("--days", type=_count, default=200, metavar="N", help="days they span (default 200)")
+@runs_option(7, "session starts timed at each point")
+@figures_option()
+def growth(args: argparse.Namespace) -> int:
+    from .growth import growth_run
+
+    return report(
+        args,
+        *growth_run(args.sessions, args.turns, days=args.days, runs=args.runs, progress=progress),
+    )
+
+
 @command("turns", "real Claude Code: does the Stop checkpoint see the end of its turn?")
 @runs_option(200, "turns in each arm")
 @figures_option()
@@ -331,6 +354,7 @@ KINDS: tuple[Command, ...] = (
     exposure,
     warm,
     integrity,
+    growth,
     turns,
     extraction,
     truth,

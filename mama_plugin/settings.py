@@ -163,6 +163,22 @@ class Settings:
         _boolean,
         "keep e-mail addresses, phone numbers and card numbers in memories (false: masked)",
     )
+    checkpoint_horizon_days: int = _setting(
+        30,
+        _positive_int,
+        "mama gc folds a session's rolling checkpoints older than this into one",
+    )
+    backups_max_count: int = _setting(
+        3, _positive_int, "automatic daily backups kept (the newest; older ones deleted)"
+    )
+    backups_max_mb: int = _setting(
+        500,
+        _positive_int,
+        "MB all backups may take together; mama gc deletes the oldest beyond it (never the newest)",
+    )
+    gc_in_background: bool = _setting(
+        True, _boolean, "the MCP server runs mama gc by itself, at most once a day, in small steps"
+    )
     disabled_projects: tuple[str, ...] = _setting(
         (),
         _paths,

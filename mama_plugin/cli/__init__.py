@@ -5,7 +5,7 @@ Nothing else prints a traceback: an unexpected error is one line naming the log 
 traceback went to (``$MAMA_HOME/logs/cli.log``), exit code 1. A reader that stops reading early
 (``mama status | head -1``) ends the command quietly with status 141, as it ends ``cat``.
 Each command lives with its kin (memory, forgetting, transfer, settings, runtime, assist, doctor,
-catchup) and declares its arguments with the shared decorators of ``options``.
+gc, catchup) and declares its arguments with the shared decorators of ``options``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from ..config import Config, mama_home
 from ..errors import MamaError
 from ..home import keep_private
-from . import assist, catchup, doctor, forgetting, memory, runtime, settings, transfer
+from . import assist, catchup, doctor, forgetting, gc, memory, runtime, settings, transfer
 from .failure import unexpected
 from .options import Command
 
@@ -40,6 +40,7 @@ COMMANDS: tuple[Command, ...] = (
     runtime.cmd_models,
     runtime.cmd_reindex,
     doctor.cmd_doctor,
+    gc.cmd_gc,
     assist.cmd_draft,
     assist.cmd_links,
     assist.cmd_stats,

@@ -18,18 +18,30 @@ from .options import (
 from .shared import open_store, optional_embedder, print_json, project_of
 
 
-@command("status", "database path, schema version, counts by type and project")
+@command(
+    "status",
+    "database path and size, what `mama gc` would free, schema version, counts by type and project",
+)
 @json_option()
 def cmd_status(args: argparse.Namespace) -> int:
     """Print where the store is, its schema version and what it holds."""
     from ..services.status import store_status
+    from ..services.story.gc import plan
+    from .gc import mb
 
     with open_store(args) as store:
         info = store_status(store, project=project_key(os.getcwd()))
+        info["gc"] = plan(store, args.config.settings).as_dict()
     if args.json:
         print_json(info)
         return 0
+    g = info["gc"]
     print(f"database        {info['database']}")
+    print(
+        f"size            {mb(g['database']['file_bytes'])} (+ {mb(g['database']['wal_bytes'])} "
+        f"log), backups {mb(g['backups_bytes'])}; `mama gc` frees about {mb(g['frees_bytes'])}"
+        + (" (`mama gc --dry-run` lists it)" if g["frees_bytes"] else "")
+    )
     print(f"schema version  {info['schema_version']} (latest {info['schema_latest']})")
     print(f"this project    {info['project']}")
     print(f"memories        {info['memories']}  links {info['links']}")

@@ -125,11 +125,11 @@ def back_up(store: Store, label: str) -> Path:
     return backup_to(store.conn, backup_path(store.path, label))
 
 
-def daily_backup(store: Store, *, now: float | None = None) -> Path | None:
+def daily_backup(store: Store, *, now: float | None = None, keep: int = KEEP) -> Path | None:
     """The day's automatic backup: taken when the newest automatic one is :data:`EVERY_S`
-    old (or there is none), checked, and the automatic ones beyond the newest :data:`KEEP`
-    deleted. The path of the new backup; None when none was due, the store cannot take one
-    (read-only, damaged) or another process is taking it.
+    old (or there is none), checked, and the automatic ones beyond the newest ``keep``
+    (``backups_max_count``) deleted. The path of the new backup; None when none was due, the
+    store cannot take one (read-only, damaged) or another process is taking it.
 
     It reads every page and checks the copy (tens of ms at 2,000 memories, seconds at
     100,000): the MCP server calls it from a worker thread after its start, never a hook.
@@ -158,9 +158,44 @@ def daily_backup(store: Store, *, now: float | None = None) -> Path | None:
                 "deleted and the older backups kept; `mama doctor` checks the store"
             )
         os.replace(partial, final)
-        for old in [b for b in backups(store.path) if b.automatic][KEEP:]:
+        for old in [b for b in backups(store.path) if b.automatic][max(keep, 1) :]:
             old.path.unlink(missing_ok=True)
     return final
+
+
+def backups_bytes(db: Path) -> int:
+    """How many bytes the backups of ``db`` take together (those that can be read)."""
+    total = 0
+    for b in backups(db):
+        with contextlib.suppress(OSError):
+            total += b.path.stat().st_size
+    return total
+
+
+def over_caps(
+    db: Path, *, keep: int, max_bytes: int, protected: Path | None = None
+) -> list[tuple[Backup, int]]:
+    """The backups of ``db`` beyond its caps, oldest first, each with its size in bytes.
+
+    Beyond the caps: the automatic ones older than the newest ``keep``, then the oldest of
+    any kind while all of them together take more than ``max_bytes``. Never the newest
+    backup, nor ``protected`` (the one ``mama import --rollback`` restores). Read-only.
+    """
+    found = []
+    for b in backups(db):
+        with contextlib.suppress(OSError):
+            found.append((b, b.path.stat().st_size))
+    automatic = [b for b, _ in found if b.automatic]
+    doomed = {b.path for b in automatic[max(keep, 1) :]}
+    spare = [(b, size) for b, size in found[1:] if protected is None or b.path != protected]
+    total = sum(size for b, size in found if b.path not in doomed)
+    for b, size in reversed(spare):  # oldest first
+        if total <= max_bytes:
+            break
+        if b.path not in doomed:
+            doomed.add(b.path)
+            total -= size
+    return [(b, size) for b, size in reversed(found) if b.path in doomed]
 
 
 def _due(db: Path, now: float) -> bool:

@@ -125,12 +125,19 @@ class Memories(MemoryReads):
         return self.require(memory_id), redactions
 
     def update(
-        self, memory_id: str, *, expected_version: int | None = None, **changes: Any
+        self,
+        memory_id: str,
+        *,
+        expected_version: int | None = None,
+        updated_at: int | None = None,
+        **changes: Any,
     ) -> tuple[MemoryRecord, Redactions]:
         """Change editable fields of a memory, bumping its row version.
 
         With ``expected_version``, raises ConflictError if another writer changed the row
-        first (optimistic concurrency). Raises NotFoundError for an unknown id.
+        first (optimistic concurrency). ``updated_at`` is the row's new change time (default:
+        now; compaction keeps the old one, so a folded session does not become the newest).
+        Raises NotFoundError for an unknown id.
         """
         unknown = set(changes) - _EDITABLE
         if unknown:
@@ -145,7 +152,11 @@ class Memories(MemoryReads):
             if expected_version is not None and current.version != expected_version:
                 raise ConflictError(_conflict(memory_id, expected_version, current.version))
             assignments = ", ".join(f"{k} = :{k}" for k in sets)
-            sets.update(id=memory_id, version=current.version, now=now_ms())
+            sets.update(
+                id=memory_id,
+                version=current.version,
+                now=now_ms() if updated_at is None else updated_at,
+            )
             self.conn.execute(
                 f"UPDATE memories SET {assignments + ', ' if assignments else ''}"
                 "version = version + 1, updated_at = :now WHERE id = :id AND version = :version",

@@ -103,6 +103,17 @@ class MemoryReads(Repository):
             (session_id, *params),
         )
 
+    def split_sessions(self, *, before: int, limit: int) -> list[str]:
+        """Sessions holding more than one rolling checkpoint (``metadata.auto``), every one
+        of them last changed before ``before`` (ms): up to ``limit``, the oldest first."""
+        rows = self.conn.execute(
+            "SELECT session_id FROM memories WHERE type = 'checkpoint' AND session_id <> '' "
+            "AND json_extract(metadata, '$.auto') GROUP BY session_id "
+            "HAVING count(*) > 1 AND max(updated_at) < ? ORDER BY max(updated_at) LIMIT ?",
+            (before, limit),
+        ).fetchall()
+        return [str(session) for (session,) in rows]
+
     def awaiting_outcome(
         self, project: str, *, before: int, limit: int = 3
     ) -> tuple[list[MemoryRecord], int]:
