@@ -95,7 +95,7 @@ def measure(store: Store, project: str, config: Config, runs: int) -> dict[str, 
             store, project, followup_days=config.settings.outcome_followup_days, now=now_ms()
         )
         if facts is not None:
-            briefing.render_told(
+            briefing.render_brief(
                 facts, config.home, budget=config.settings.session_start_tokens, short=False
             )
         timings.append((time.perf_counter() - started) * 1000)
