@@ -1,6 +1,7 @@
 """Schema room: pydantic models of memories, links and tool inputs. No I/O."""
 
 from .inputs import (
+    VERIFIED,
     CheckpointInput,
     ContextInput,
     DecisionInput,
@@ -28,6 +29,7 @@ from .queries import (
 from .validation import parse
 
 __all__ = [
+    "VERIFIED",
     "Alternative",
     "CheckpointInput",
     "ContextInput",

@@ -35,6 +35,7 @@ from ..services.graph import traverse
 from ..services.memories import SaveResult, save_checkpoint, save_decision, save_insight
 from ..services.outcomes import record_outcome_event
 from ..services.render import render
+from ..services.story import checked
 from ..services.story.answers import search_by_context
 from ..services.story.briefing import current_decisions, render_brief
 from ..services.story.browsing import search_by_topic, search_recent
@@ -150,7 +151,7 @@ def do_load_checkpoint(env: Env, args: LoadCheckpointInput) -> Answer:
         log = WorkLog.of(m) if m is not None else None
         ids += list(log.decisions) if log is not None else []
     decisions = current_decisions(env.store, ids)
-    facts = story(point, decisions)
+    facts = checked.flag(env.store, story(point, decisions), git=True)
     budget = 2 * env.config.settings.session_start_tokens
     text = render_brief(
         facts,

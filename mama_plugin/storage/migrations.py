@@ -15,7 +15,7 @@ from typing import Any
 import apsw
 
 from ..errors import SchemaError
-from . import search_tables, tables
+from . import file_states, search_tables, tables
 from .search_tables import RANK_LOG_KEPT, create_vector_table
 
 __all__ = ["LATEST", "RANK_LOG_KEPT", "STEPS", "Step", "create_vector_table", "migrate"]
@@ -34,7 +34,7 @@ class Step:
 
 
 # Each step's function lives with its kind of table: records (.tables), search
-# (.search_tables).
+# (.search_tables), the files memories cite (.file_states).
 STEPS: tuple[Step, ...] = (
     Step(
         "core_tables",
@@ -92,6 +92,13 @@ STEPS: tuple[Step, ...] = (
         "`rank_log` (seq of every memory inserted, deleted or changed in a column ranking "
         "reads; trimmed by a trigger to its newest entries) and `meta.rank_epoch`: what an "
         "in-memory copy of the ranking columns must drop or reload",
+    ),
+    Step(
+        "memory_files",
+        file_states.memory_files,
+        "`memory_files` (memory, project, path → the commit, git blob hash, size and mtime when "
+        "it was recorded; cascades with its memory): the files a memory cites, checked against "
+        "the working tree before it is told",
     ),
 )
 LATEST = len(STEPS)
