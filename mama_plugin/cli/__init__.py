@@ -31,6 +31,7 @@ COMMANDS: tuple[Command, ...] = (
     memory.cmd_status,
     memory.cmd_show,
     memory.cmd_search,
+    memory.cmd_verify,
     transfer.cmd_import,
     transfer.cmd_export,
     runtime.cmd_serve,

@@ -27,6 +27,7 @@ from ..storage.file_states import CitedFile
 from .warm import warm
 
 HOW = "`mama verify {id}` or record an outcome"
+SAID_FILES = 2  # changed files a verify line names; the rest are counted
 BLOBS_KEPT = 4096  # hashes kept by stat data in the warm state before it starts over
 
 
@@ -59,10 +60,6 @@ class Change:
         elif self.commits == 0:
             detail = " (not committed yet)"
         return f"{self.path} {what} {since}{detail}"
-
-    def line(self) -> str:
-        """The verify line a tool's answer tells, with how to clear it."""
-        return f"verify: {self.said} — {HOW.format(id=self.memory_id)}"
 
 
 def cited_texts(m: MemoryRecord) -> list[str]:
@@ -192,9 +189,14 @@ def _history(store: Store, c: CitedFile, head: str, git: bool) -> tuple[int | No
     return known
 
 
-def verify_lines(changes: Iterable[Change]) -> list[str]:
-    """One verify line a change."""
-    return [c.line() for c in changes]
+def line(changes: Sequence[Change]) -> str:
+    """One verify line for a memory's changes: "verify: a.tf changed since this was decided
+    (3 commits, last 2026-11-20); 2 more files — `mama verify ID` or record an outcome"."""
+    said = "; ".join(c.said for c in changes[:SAID_FILES])
+    more = len(changes) - SAID_FILES
+    if more > 0:
+        said += f"; {more} more file{'s' if more > 1 else ''}"
+    return f"verify: {said} — {HOW.format(id=changes[0].memory_id)}"
 
 
-__all__ = ["Change", "check", "cited_texts", "record", "reverify", "verify_lines"]
+__all__ = ["Change", "check", "cited_texts", "line", "record", "reverify"]

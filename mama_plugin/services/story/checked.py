@@ -9,20 +9,8 @@ changes in a story whose files are as recorded: the session start stays byte-ide
 from __future__ import annotations
 
 from ...storage import Store
-from ..verify import HOW, Change, check
+from ..verify import check, line
 from .records import Story
-
-SAID_FILES = 2  # changed files a line names; the rest are counted
-
-
-def line(changes: list[Change]) -> str:
-    """One verify line for a memory's changes: "verify: a.tf changed since this was decided
-    (3 commits, last 2026-11-20); 2 more files — `mama verify ID` or record an outcome"."""
-    said = "; ".join(c.said for c in changes[:SAID_FILES])
-    more = len(changes) - SAID_FILES
-    if more > 0:
-        said += f"; {more} more file{'s' if more > 1 else ''}"
-    return f"verify: {said} — {HOW.format(id=changes[0].memory_id)}"
 
 
 def flag(store: Store, facts: Story, *, git: bool) -> Story:
