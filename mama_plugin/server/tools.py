@@ -345,7 +345,8 @@ TOOLS: tuple[Tool, ...] = (
     Tool("search_recent", "The newest memories of this project, optionally of one type.",
          SearchRecentInput, do_search_recent, read_only=True),
     Tool("evolve_outcome", "Record what happened to a decision: SUCCESS, PARTIAL, FAILED or "
-         "SUPERSEDED, with details (numbers), evidence and what was learned.",
+         "SUPERSEDED, with details (numbers), evidence and what was learned; VERIFIED when "
+         "it still holds against the code (a 'verify:' line clears).",
          OutcomeInput, do_outcome, read_only=False),
     Tool("evolve_supersede", "Replace an earlier decision with a new one (supersedes is "
          "required); the old one is kept as history, marked superseded.",
