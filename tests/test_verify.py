@@ -292,3 +292,47 @@ def test_a_memory_outside_any_folder_records_nothing(store: Store, project: str)
         ][0].get("verify")
         is None
     )
+
+
+def test_a_prompt_s_context_flags_a_changed_memory_without_spawning_git(
+    repo: Path, mama_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mama_plugin.services import verify
+    from mama_plugin.services.prompt_context import prompt_context
+
+    def no_git(*_: object) -> None:
+        raise AssertionError("the prompt hook ran git")
+
+    monkeypatch.setattr(verify, "commits_since", no_git)
+    project = project_key(repo)
+    with Store.open(config=Config(mama_home)) as store:
+        saved = save_decision(store, project, DECISION).memory
+        ask = "Should sessions keep Redis Sentinel with one replica?"
+        assert "verify:" not in prompt_context(store, ask, project=project, budget=400).text
+        change(repo, "infra/redis.tf", 'resource "redis" { replicas = 2 }\n')
+        told = prompt_context(store, ask, project=project, budget=400)
+    assert saved.id in told.text
+    assert f"verify: infra/redis.tf changed since this was decided — `mama verify {saved.id}`" in (
+        told.text
+    )
+
+
+def test_a_memory_s_files_go_with_it_and_an_old_database_gains_the_table(
+    repo: Path, mama_home: Path
+) -> None:
+    from mama_plugin.storage.connection import connect
+    from mama_plugin.storage.migrations import LATEST, migrate
+
+    old = mama_home / "old.db"
+    mama_home.mkdir(parents=True, exist_ok=True)
+    conn = connect(old)
+    migrate(conn, embedding_dim=384, upto=LATEST - 1)  # the ladder before memory_files
+    conn.close()
+    with Store.open(old, config=Config(mama_home)) as store:
+        saved = save_decision(store, project_key(repo), DECISION).memory
+        assert [c.state.path for c in store.file_states.of([saved.id])[saved.id]] == [
+            "infra/redis.tf"
+        ]
+        with store.transaction():
+            store.conn.execute("DELETE FROM memories WHERE id = ?", (saved.id,))
+        assert store.file_states.of([saved.id]) == {}
