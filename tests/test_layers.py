@@ -42,6 +42,7 @@ ROOMS: dict[str, tuple[str, ...]] = {
         "config",
         "settings",
         "project",
+        "filestate",
         "privacy",
         "personal",
         "secret_rules",

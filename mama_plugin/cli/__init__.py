@@ -34,6 +34,7 @@ COMMANDS: tuple[Command, ...] = (
     forgetting.cmd_edit,
     forgetting.cmd_forget,
     forgetting.cmd_redact,
+    memory.cmd_verify,
     transfer.cmd_import,
     transfer.cmd_export,
     runtime.cmd_serve,

@@ -1,4 +1,5 @@
-"""``mama status``, ``mama show`` and ``mama search``: reading the memory."""
+"""``mama status``, ``mama show`` and ``mama search``: reading the memory; ``mama verify``:
+checking one against the code."""
 
 from __future__ import annotations
 
@@ -138,4 +139,32 @@ def cmd_search(args: argparse.Namespace) -> int:
             print(f"    outcome: {item.outcome['status']}" + (f" — {details}" if details else ""))
     print()
     print(result.narrative_summary)
+    return 0
+
+
+@command("verify", "record that a memory still holds against the files it cites, as they are now")
+@argument("id", help="memory id")
+@json_option()
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Record the files a memory cites as they are now; say what had changed since."""
+    from ..services.verify import reverify
+
+    with open_store(args) as store:
+        memory, before, states = reverify(store, args.id)
+    if args.json:
+        print_json(
+            {
+                "id": memory.id,
+                "changed": [c.said for c in before],
+                "files": [s.path for s in states],
+            }
+        )
+        return 0
+    if not states:
+        print(f"{memory.id} cites no file of its project ({memory.project}): nothing to verify")
+        return 0
+    files = ", ".join(s.path for s in states)
+    print(f"Verified {memory.id} against {files}: recorded as they are now.")
+    for change in before:
+        print(f"  was: {change.said}")
     return 0

@@ -2,6 +2,7 @@
 
 from .edits import ForgetInput, UpdateInput
 from .inputs import (
+    VERIFIED,
     CheckpointInput,
     ContextInput,
     DecisionInput,
@@ -29,6 +30,7 @@ from .queries import (
 from .validation import parse
 
 __all__ = [
+    "VERIFIED",
     "Alternative",
     "CheckpointInput",
     "ContextInput",

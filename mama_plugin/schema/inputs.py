@@ -260,11 +260,20 @@ class ContextInput(_Saves):
     _more_lists = field_validator("evidence", mode="before")(lambda cls, v: _listify(v))
 
 
+VERIFIED = "VERIFIED"  # an outcome kind that re-checks a memory against the code, no verdict
+
+
 class OutcomeInput(Strict):
     """What happened to a decision: the result, the details, and what was learned."""
 
     memory_id: MemoryId
-    outcome: Literal["SUCCESS", "PARTIAL", "FAILED"]
+    outcome: Annotated[
+        Literal["SUCCESS", "PARTIAL", "FAILED", "VERIFIED"],
+        Field(
+            description="VERIFIED: checked against the code as it is now, still true; its "
+            "outcome stays, its cited files are recorded afresh."
+        ),
+    ]
     details: Annotated[
         str,
         Field(
@@ -298,6 +307,7 @@ class SupersedeInput(DecisionInput):
 
 
 __all__ = [
+    "VERIFIED",
     "CheckpointInput",
     "ContextInput",
     "DecisionInput",

@@ -37,6 +37,7 @@ from ..services.graph import traverse
 from ..services.memories import SaveResult, save_checkpoint, save_decision, save_insight
 from ..services.outcomes import record_outcome_event
 from ..services.render import render
+from ..services.story import checked
 from ..services.story.answers import search_by_context
 from ..services.story.briefing import current_decisions, render_brief
 from ..services.story.browsing import search_by_topic, search_recent
@@ -153,7 +154,7 @@ def do_load_checkpoint(env: Env, args: LoadCheckpointInput) -> Answer:
         log = WorkLog.of(m) if m is not None else None
         ids += list(log.decisions) if log is not None else []
     decisions = current_decisions(env.store, ids)
-    facts = story(point, decisions)
+    facts = checked.flag(env.store, story(point, decisions), git=True)
     budget = 2 * env.config.settings.session_start_tokens
     text = render_brief(
         facts,
@@ -347,7 +348,8 @@ TOOLS: tuple[Tool, ...] = (
     Tool("search_recent", "The newest memories of this project, optionally of one type.",
          SearchRecentInput, do_search_recent, read_only=True),
     Tool("evolve_outcome", "Record what happened to a decision: SUCCESS, PARTIAL, FAILED or "
-         "SUPERSEDED, with details (numbers), evidence and what was learned.",
+         "SUPERSEDED, with details (numbers), evidence and what was learned; VERIFIED when "
+         "it still holds against the code (a 'verify:' line clears).",
          OutcomeInput, do_outcome, read_only=False),
     Tool("evolve_supersede", "Replace an earlier decision with a new one (supersedes is "
          "required); the old one is kept as history, marked superseded.",

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from ..errors import ValidationError
 from ..schema import (
+    VERIFIED,
     CheckpointInput,
     ContextInput,
     DecisionInput,
@@ -24,6 +25,7 @@ from ..schema import (
 )
 from ..storage import LinkRecord, MemoryRecord, NewMemory, Redactions, Store
 from .evolution import current_of
+from .verify import record as record_files
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -193,10 +195,14 @@ def save_context(
 
 
 def record_outcome(store: Store, data: OutcomeInput | dict[str, Any]) -> MemoryRecord:
-    """Record what happened to a memory: SUCCESS, PARTIAL, FAILED or SUPERSEDED."""
+    """Record what happened to a memory: SUCCESS, PARTIAL, FAILED or SUPERSEDED (VERIFIED:
+    checked against the code, its outcome unchanged)."""
     o = _coerce(OutcomeInput, data)
-    if store.memories.get(o.memory_id) is None:
+    found = store.memories.get(o.memory_id)
+    if found is None:
         raise ValidationError([f"unknown memory_id {o.memory_id!r}: no memory has that id"])
+    if o.outcome == VERIFIED:  # checked against the code: its outcome stands as it was
+        return found
     return store.memories.set_outcome(
         o.memory_id, o.outcome, details=o.details, evidence=o.evidence, learned=o.learned
     )
@@ -252,7 +258,9 @@ def _save(
             written.append(record)
             redactions.add(found.counts)
     superseded = [ln.to_id for ln in written if ln.relationship == "supersedes"]
-    return SaveResult(store.memories.require(memory.id), written, superseded, redactions)
+    saved = store.memories.require(memory.id)
+    record_files(store, saved)  # the files it cites, as they are now (outside its transaction)
+    return SaveResult(saved, written, superseded, redactions)
 
 
 def _check_references(

@@ -2,9 +2,11 @@
 
 Composes :func:`~.memories.record_outcome` and :func:`~.memories.save_insight` in one
 transaction, so the memory's outcome and the event that tells it are written together or not
-at all. The event is for finding the verdict (its words are indexed) and dating it; the memory
-carries the verdict itself, so neither the event's link reason nor the answers that find the
-event repeat it (:func:`~.evolution.outcome_events`). Raises
+at all; then the files the memory cites are recorded as they are now (VERIFIED does only that
+and the event: checked against the code, the outcome unchanged). The event is for finding the
+verdict (its words are indexed) and dating it; the memory carries the verdict itself, so
+neither the event's link reason nor the answers that find the event repeat it
+(:func:`~.evolution.outcome_events`). Raises
 :class:`~mama_plugin.errors.ValidationError` (nothing written) for an unknown memory or
 invalid input.
 """
@@ -13,10 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..schema import OutcomeInput
+from ..schema import VERIFIED, OutcomeInput
 from ..storage import MemoryRecord, Store
 from .evolution import current_of
 from .memories import record_outcome, save_insight
+from .verify import record as record_files
 
 TAG = "outcome"  # every outcome event carries it
 
@@ -35,6 +38,8 @@ def record_outcome_event(store: Store, args: OutcomeInput) -> OutcomeEvent:
     with store.transaction():
         target = record_outcome(store, args)
         content = f"Outcome {args.outcome} of '{target.content[:200]}': {args.details}"
+        if args.outcome == VERIFIED:
+            content = f"Verified '{target.content[:200]}' against the code: {args.details}"
         lesson = "; ".join(args.learned)
         if lesson:
             content += f" Learned: {lesson}"
@@ -54,4 +59,7 @@ def record_outcome_event(store: Store, args: OutcomeInput) -> OutcomeEvent:
                 "links": [link],
             },
         )
+    # Judged or verified: the files it cites are recorded as they are now, so what changed
+    # before this verdict is no longer told as a change.
+    record_files(store, target)
     return OutcomeEvent(target, event.memory, current_of(store, target.id))

@@ -3,7 +3,8 @@
 The UserPromptSubmit hook's one call (:func:`prompt_context`): :func:`.recall.recall`'s hits
 rendered by ``prompt_context.md.j2`` within the ``prompt_tokens`` budget — each hit's chain
 (what stands now, what it replaced), or, when nothing is clearly related, one line for each
-pointer — and recorded in the session's record of what it was shown (nothing twice). Memory
+pointer, each hit with its verify line when a file it cites changed since — and recorded in
+the session's record of what it was shown (nothing twice). Memory
 text is defanged so it cannot close the fence. Read-only.
 """
 
@@ -18,6 +19,7 @@ from ..text import estimate_tokens
 from .recall import COSINE_BAR, FENCE, Hit, Recall, Seen, recall
 from .render import clip, render
 from .retrieval import EmbeddingModel
+from .verify import check, line
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,14 @@ def prompt_context(
     skipped = tuple(found.skipped)
     if found.pointers:
         return _pointed(store, found, budget, shown)
-    hits = [_defang(as_data(h)) for h in found.hits]
+    # Stat calls (and hashes of what differs) only: a hook's check never spawns git.
+    changes = check(store, [h.memory for h in found.hits], git=False)
+    hits = [
+        _defang(
+            as_data(h) | ({"verify": line(changes[h.memory.id])} if h.memory.id in changes else {})
+        )
+        for h in found.hits
+    ]
     while hits:
         text = render("prompt_context.md.j2", store.home, hits=hits, pointers=[], fence=FENCE)
         text = text.strip()

@@ -26,7 +26,8 @@ def _view_cache() -> ViewCache:
 
 @dataclass
 class Warm:
-    """One store's caches: graph walks, the vector index, later memories' evidence, views."""
+    """One store's caches: graph walks, the vector index, later memories' evidence, views,
+    cited files' hashes and histories."""
 
     # services.graph: walks by (links version, start, options), newest last.
     walks: OrderedDict[tuple[object, ...], tuple[Any, ...]] = field(default_factory=OrderedDict)
@@ -41,6 +42,11 @@ class Warm:
     later: dict[tuple[str, int, int, bool], Any] = field(default_factory=dict)
     # services.recall_views: vectors of memory views, and those embedded here, not yet stored.
     views: ViewCache = field(default_factory=_view_cache)
+    # services.verify: git blob hashes by (path, size, mtime_ns), and what git said of a cited
+    # file's history by (project, path, recorded commit, HEAD): (commits, last day), -1 unknown.
+    blobs: dict[tuple[str, int, int], str] = field(default_factory=dict)
+    file_logs: dict[tuple[str, str, str, str], tuple[int, str]] = field(default_factory=dict)
+    files_guard: threading.Lock = field(default_factory=threading.Lock)
 
 
 def warm(store: Store) -> Warm:

@@ -42,7 +42,11 @@ def kinds_present(db: Path, project: str, kinds: Iterable[str]) -> set[str]:
 
 def fingerprint(conn: Any, project: str) -> str:
     """Changes whenever a memory of ``project``, any link or a link suggestion of ``project``
-    is written (not on usage). ``conn``: an apsw or sqlite3 connection to the database."""
+    is written (not on usage), or a file its memories cite differs by its stat data from what
+    they recorded (:func:`.file_states.stat_stamp`). ``conn``: an apsw or sqlite3 connection
+    to the database."""
+    from .file_states import stat_stamp
+
     count, changed = conn.execute(
         "SELECT count(*), max(updated_at) FROM memories WHERE project = ?", (project,)
     ).fetchall()[0]
@@ -50,7 +54,11 @@ def fingerprint(conn: Any, project: str) -> str:
         "SELECT count(*), count(decided_at) FROM link_suggestions WHERE project = ?", (project,)
     ).fetchall()[0]
     links = conn.execute("SELECT value FROM meta WHERE key = 'links_version'").fetchall()
-    return f"{count}:{changed}:{str(links[0][0]) if links else None}:{judged}:{decided}"
+    found = f"{count}:{changed}:{str(links[0][0]) if links else None}:{judged}:{decided}"
+    # Stat calls only (the session start's cache key): a cited file that differs from what its
+    # memory recorded renews the key; while none does, the key is what it always was.
+    files = stat_stamp(conn, project)
+    return f"{found}:files={files}" if files else found
 
 
 def brief_entry(

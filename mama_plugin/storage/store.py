@@ -29,6 +29,7 @@ from ..errors import StoreBusyError, StoreDamaged, StoreReadOnly
 from .connection import PerThread, connect
 from .erasure import Erasure
 from .faults import connect_read_only, refusal
+from .file_states import FileStates
 from .integrity import file_identity, guarded_cursor, is_damage
 from .links import Links
 from .memories import Memories
@@ -65,6 +66,7 @@ class Store:
         self.search = Search(self)
         self.vectors = Vectors(self)
         self.erasure = Erasure(self)
+        self.file_states = FileStates(self)
         # The warm state the services keep for this store (their caches), by what builds it.
         self._kept: dict[Callable[[], Any], Any] = {}
         self._kept_guard = threading.Lock()
@@ -270,5 +272,6 @@ class Store:
 
     def fingerprint(self, project: str) -> str:
         """Changes whenever a memory of ``project``, any link or a link suggestion of
-        ``project`` is written (not on usage)."""
+        ``project`` is written (not on usage), or a file its memories cite differs from what
+        they recorded (stat data)."""
         return fingerprint(self.conn, project)

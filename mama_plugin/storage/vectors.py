@@ -12,8 +12,8 @@ import struct
 from collections.abc import Sequence
 
 from ..errors import MamaError
-from .migrations import create_vector_table
 from .repository import Repository
+from .search_tables import create_vector_table
 from .text import embedding_text
 
 TEXTS_PER_QUERY = 400  # bound parameters per lookup (SQLite allows 32766 since 3.32)

@@ -36,7 +36,8 @@ from ..retrieval import (
     Scored,
     retrieve,
 )
-from . import results
+from ..verify import check
+from . import checked, results
 from .freshness import (
     distinct,
     idle,
@@ -172,6 +173,11 @@ def search_by_context(
         item.updated_by = updated.get(m.id)
         primary.append(item)
     records = {m.id: m for m, _, _ in entries}
+    # Checked against the code: a result whose cited file changed since says so (and how to
+    # clear it); a search is an explicit call, so git is asked how the change came.
+    for memory_id, changes in check(store, list(records.values()), git=True).items():
+        item = next(r for r in primary if r.id == memory_id)
+        item.verify = [checked.line(changes)]
     every_chain, along = (
         results.chains(store, list(records.values())) if include_evolution else ([], {})
     )

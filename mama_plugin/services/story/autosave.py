@@ -16,6 +16,7 @@ from typing import Any
 from ...storage import MemoryRecord, NewMemory, Store, now_ms
 from ...text import next_step, remains, split, tension, unique
 from ...transcript import Digest
+from ..verify import record as record_files
 from .commands import clip, confirmed, judged, stopped_at, unresolved
 from .worklog import MAX_TEXT, WorkLog
 
@@ -46,6 +47,28 @@ def checkpoint_turn(
     if not (request or last_message) or not session_id:
         return None
     decisions = store.memories.of_session(session_id, type="decision")
+    saved, written = _upsert(
+        store, project, session_id, digest, request, last_message, cwd, decisions
+    )
+    if written:
+        # The files it cites and those its session changed, as they are now (outside its
+        # transaction: reading files never holds the write lock).
+        log = WorkLog.of(saved)
+        record_files(store, saved, extra=[p for p, _ in log.changed or ()] if log else [])
+    return saved
+
+
+def _upsert(
+    store: Store,
+    project: str,
+    session_id: str,
+    digest: Digest,
+    request: str,
+    last_message: str,
+    cwd: str,
+    decisions: list[MemoryRecord],
+) -> tuple[MemoryRecord, bool]:
+    """The session's rolling checkpoint, inserted or updated; and whether it was written."""
     with store.transaction():
         existing = [
             (m, log)
@@ -65,9 +88,9 @@ def checkpoint_turn(
             fresh = WorkLog.read(layers["metadata"])
             layers["metadata"] = replace(fresh, moved_at=log.moved_at).metadata()  # as it was
             if all(getattr(old, k) == v for k, v in layers.items()):
-                return old
+                return old, False
             layers["metadata"] = replace(fresh, moved_at=stamp).metadata()
-            return store.memories.update(old.id, expected_version=old.version, **layers)[0]
+            return store.memories.update(old.id, expected_version=old.version, **layers)[0], True
         layers["metadata"] = replace(WorkLog.read(layers["metadata"]), moved_at=now_ms()).metadata()
         return store.memories.insert(
             NewMemory(
@@ -78,7 +101,7 @@ def checkpoint_turn(
                 session_id=session_id,
                 **layers,
             )
-        )[0]
+        )[0], True
 
 
 def layers_of(

@@ -30,7 +30,7 @@ from ...fence import fenced
 from ...storage import Store, now_ms
 from ...text import estimate_tokens, strip_cue
 from ..evolution import current_of, predecessors
-from . import brief_cache, cliffhanger
+from . import brief_cache, checked, cliffhanger
 from .brief_cache import HEADER, TEMPLATE, budget, entry_key, variant_of
 from .done import doubts
 from .freshness import building_on, open_steps, unsettled
@@ -41,8 +41,12 @@ DAY_MS = 86_400_000
 POINTER = "/mama-resume tells the whole checkpoint and its decisions; search_by_context asks more."
 
 
-def gather(store: Store, project: str, *, followup_days: int, now: int) -> Story | None:
-    """The cliffhanger's facts for ``project``, or None when it has no memory at all."""
+def gather(
+    store: Store, project: str, *, followup_days: int, now: int, git: bool = False
+) -> Story | None:
+    """The cliffhanger's facts for ``project``, or None when it has no memory at all; the
+    memories it tells checked against the files they cite (``git``: ask git how each change
+    came, :func:`.checked.flag`)."""
     point = cliffhanger.resume_point(store, project)
     checkpoint = point.checkpoint
     ids: list[str] = []
@@ -65,7 +69,7 @@ def gather(store: Store, project: str, *, followup_days: int, now: int) -> Story
     proposed, proposed_total = pending_links(store, project, limit=3)
     if checkpoint is None and not decisions and not waiting and not proposed:
         return None
-    return replace(
+    facts = replace(
         cliffhanger.story(point, decisions),
         waiting=waiting,
         waiting_total=waiting_total,
@@ -74,6 +78,7 @@ def gather(store: Store, project: str, *, followup_days: int, now: int) -> Story
         proposed_total=proposed_total,
         topics=store.memories.decision_topics(project),
     )
+    return checked.flag(store, facts, git=git)
 
 
 def current_decisions(store: Store, ids: list[str]) -> list[DecisionView]:
@@ -199,10 +204,12 @@ def shown_at_start(store: Store, project: str, config: Config, source: str) -> l
     )
 
 
-def brief(store: Store, project: str, config: Config, source: str) -> str:
+def brief(store: Store, project: str, config: Config, source: str, *, git: bool = False) -> str:
     """The cliffhanger for ``source`` ("" for a project without memory).
 
-    The cached text while it is still true; otherwise rendered now and cached.
+    The cached text while it is still true; otherwise rendered now and cached. ``git``: ask
+    git how a cited file changed (off a hook's path: the server's refresh); without it, a
+    text that could say more once git is asked is not cached, so the next refresh says it.
     """
     variant = variant_of(source)
     key = _key(store, project, config, variant)
@@ -210,7 +217,7 @@ def brief(store: Store, project: str, config: Config, source: str) -> str:
     if text is not None:
         return text
     facts = gather(
-        store, project, followup_days=config.settings.outcome_followup_days, now=now_ms()
+        store, project, followup_days=config.settings.outcome_followup_days, now=now_ms(), git=git
     )
     text, ids = (
         ("", [])
@@ -219,6 +226,8 @@ def brief(store: Store, project: str, config: Config, source: str) -> str:
             facts, config.home, budget=budget(config, variant), short=variant == "short"
         )
     )
+    if facts is not None and facts.checked_later:
+        return text
     # The cache is an optimisation: a busy or read-only store still answers.
     with contextlib.suppress(Exception):
         store.set_meta(entry_key(variant, project), brief_cache.entry(text, key, ids))
@@ -226,6 +235,7 @@ def brief(store: Store, project: str, config: Config, source: str) -> str:
 
 
 def refresh(store: Store, project: str, config: Config) -> None:
-    """Render both variants ahead of the next session start (after a write)."""
+    """Render both variants ahead of the next session start (after a write), asking git how
+    each cited file that changed came to (off any hook's path)."""
     for source in ("startup", "resume"):
-        brief(store, project, config, source)
+        brief(store, project, config, source, git=True)

@@ -53,7 +53,8 @@ class OpenStep:
 class DecisionView:
     """A current decision as the story tells it: what it replaced, what later work left open
     of it (``high``: its HIGH next steps' open parts; ``doubts``: its unsettled concerns and
-    risks), and once told, its line ("D1 …") and its own open ends not said elsewhere."""
+    risks), and once told, its line ("D1 …") and its own open ends not said elsewhere; its
+    verify line when a file it cites changed since it was decided."""
 
     m: MemoryRecord
     replaced: list[MemoryRecord] = field(default_factory=list)
@@ -61,6 +62,7 @@ class DecisionView:
     doubts: list[str] = field(default_factory=list)
     line: str = ""
     open: str = ""
+    verify: str = ""  # "verify: <path> changed since this was decided …" (.checked)
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,8 @@ class Story:
     remains: list[str] = field(default_factory=list)
     unresolved: list[str] = field(default_factory=list)
     confirmed: list[str] = field(default_factory=list)
+    # Confirmed items whose file changed since: "was confirmed; <path> changed since: …".
+    unconfirmed: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
     then: str = ""  # what the same session did after ``cp``
@@ -117,6 +121,8 @@ class Story:
     # The project's current decisions by topic (topic, how many), the most decided first: what
     # exists, said once, so that Claude searches when a prompt touches one of them.
     topics: list[tuple[str, int]] = field(default_factory=list)
+    verify: str = ""  # the checkpoint's verify line when a file it cites changed (.checked)
+    checked_later: bool = False  # a change git was not asked about yet: not cached as final
 
     def context(self) -> dict[str, Any]:
         """The template's context: one name a section."""

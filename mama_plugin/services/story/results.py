@@ -41,7 +41,7 @@ class AnswerItem:
 
     The optional layers are None when the memory has none (or the search left them out);
     ``collapsed`` names the checkpoints of its session folded into it; ``updated_by`` the later
-    version of the fact it states.
+    version of the fact it states; ``verify`` what changed in the files it cites.
     """
 
     id: str
@@ -65,6 +65,7 @@ class AnswerItem:
     related: list[Related] | None = None
     collapsed: list[str] | None = None
     updated_by: str | None = None
+    verify: list[str] | None = None  # its verify line when a file it cites changed since
 
     @property
     def mark(self) -> str:
@@ -89,6 +90,7 @@ _OPTIONAL = frozenset(
         "related",
         "collapsed",
         "updated_by",
+        "verify",
     )
 )
 

@@ -1,0 +1,129 @@
+"""The files memories cite, as they were when recorded: the ladder's step and its repository.
+
+One row a (memory, path): the commit HEAD named, the file's git blob hash and its stat data
+(``filestate.FileState``) when the memory was saved, judged or verified. Rows go with their
+memory (``ON DELETE CASCADE``). :func:`stat_stamp` is what the session-start cache key reads
+of them: stat calls only, never a file's content.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from ..filestate import FileState, head_commit, stat_of
+from .repository import Repository
+from .sql import now_ms
+
+IDS_PER_QUERY = 400
+
+
+def memory_files(conn: apsw.Connection, _dim: int) -> None:
+    """The ladder's step: ``memory_files``, by memory and by project."""
+    conn.execute(
+        """
+        CREATE TABLE memory_files (
+            memory_id TEXT NOT NULL
+                REFERENCES memories(id) ON DELETE CASCADE ON UPDATE CASCADE,
+            project TEXT NOT NULL,
+            path TEXT NOT NULL CHECK (path <> ''),
+            git_commit TEXT NOT NULL DEFAULT '',
+            blob TEXT NOT NULL DEFAULT '',
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            recorded_at INTEGER NOT NULL,
+            PRIMARY KEY (memory_id, path)
+        ) WITHOUT ROWID;
+        CREATE INDEX memory_files_by_project ON memory_files(project, path);
+        """
+    )
+
+
+@dataclass(frozen=True)
+class CitedFile:
+    """A file a memory cites, as recorded: where (``project`` is its root), at which commit."""
+
+    memory_id: str
+    project: str
+    commit: str
+    state: FileState
+    recorded_at: int
+
+    @property
+    def root(self) -> Path:
+        return Path(self.project)
+
+
+class FileStates(Repository):
+    """The recorded state of the files each memory cites."""
+
+    def record(
+        self, memory_id: str, project: str, commit: str, states: Sequence[FileState]
+    ) -> None:
+        """Replace what ``memory_id`` records with ``states`` (none: it cites no file)."""
+        at = now_ms()
+        with self.transaction():
+            self.conn.execute("DELETE FROM memory_files WHERE memory_id = ?", (memory_id,))
+            self.conn.executemany(
+                "INSERT INTO memory_files(memory_id, project, path, git_commit, blob, size, "
+                "mtime_ns, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (memory_id, project, s.path, commit, s.blob, s.size, s.mtime_ns, at)
+                    for s in states
+                ],
+            )
+
+    def of(self, ids: Iterable[str]) -> dict[str, list[CitedFile]]:
+        """What each of ``ids`` records, by memory id (a memory citing no file is absent)."""
+        wanted = list(dict.fromkeys(ids))
+        out: dict[str, list[CitedFile]] = {}
+        for i in range(0, len(wanted), IDS_PER_QUERY):
+            chunk = wanted[i : i + IDS_PER_QUERY]
+            marks = ",".join("?" * len(chunk))
+            for row in self.conn.execute(
+                "SELECT memory_id, project, path, git_commit, blob, size, mtime_ns, recorded_at "
+                f"FROM memory_files WHERE memory_id IN ({marks}) ORDER BY memory_id, path",
+                chunk,
+            ):
+                out.setdefault(str(row[0]), []).append(_cited(row))
+        return out
+
+
+def _cited(row: Sequence[Any]) -> CitedFile:
+    memory_id, project, path, commit, blob, size, mtime, at = row
+    return CitedFile(
+        str(memory_id),
+        str(project),
+        str(commit),
+        FileState(str(path), str(blob), int(size), int(mtime)),
+        int(at),
+    )
+
+
+def stat_stamp(conn: Any, project: str) -> str:
+    """What differs, by stat data alone, among the files ``project``'s memories cite: "" when
+    every one is as recorded; else a digest of the paths that differ, their stat data now and
+    HEAD (so a commit after an edit renews it). ``conn``: apsw or sqlite3."""
+    rows = conn.execute(
+        "SELECT DISTINCT path, size, mtime_ns FROM memory_files WHERE project = ?", (project,)
+    ).fetchall()
+    if not rows:
+        return ""
+    root, now, differ = Path(project), {}, []
+    for path, size, mtime in rows:
+        if path not in now:
+            now[path] = stat_of(root, str(path))
+        if now[path] != (size, mtime):
+            differ.append(f"{path}:{now[path][0]}:{now[path][1]}")
+    if not differ:
+        return ""
+    digest = hashlib.sha1(usedforsecurity=False)
+    for line in sorted(set(differ)):
+        digest.update(line.encode("utf-8", "surrogateescape") + b"\n")
+    digest.update(head_commit(root).encode())
+    return digest.hexdigest()[:16]
