@@ -91,7 +91,16 @@ def tier_of(
     models' own pointer offsets (the sweep)."""
     chains = [c[0] for c in found if _passes(c, bar)][: recall.MAX_HITS]
     first = found[: recall.POINTER_DEPTH]
-    pointers = [] if chains else [c[0] for c in first if _near(c, bar, offset)]
+    apart = (
+        bool(found)
+        and found[0][4] >= recall.VIEW_TERMS
+        and recall.stands_out([c[1] for c in found], bar=bar, model=found[0][6], korean=found[0][5])
+    )
+    pointers = (
+        []
+        if chains
+        else [c[0] for i, c in enumerate(first) if _near(c, bar, offset) or (i == 0 and apart)]
+    )
     return ("chain" if chains else "pointer" if pointers else "none"), chains, pointers
 
 
