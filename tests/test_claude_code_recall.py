@@ -156,7 +156,10 @@ PARAPHRASES = [  # a prompt in other words than its decision's, and the decision
 ]  # fmt: skip
 KOREAN_PARAPHRASE = ("상품 목록 캐시는 얼마 동안 유지하기로 했지?", "상품 목록은 5분 동안 캐시한다")
 # In other words than its decision's: multilingual-e5 reads it (shipped with the local runtime).
-KOREAN_OTHER_WORDS = ("카드 승인이 안 되면 몇 번까지 다시 해 보기로 했더라?", "결제 실패는 세 번까지 재시도한다")
+KOREAN_OTHER_WORDS = (
+    "카드 승인이 안 되면 몇 번까지 다시 해 보기로 했더라?",
+    "결제 실패는 세 번까지 재시도한다",
+)
 UNRELATED = [
     "write a haiku about autumn for the team newsletter",
     "파이썬에서 리스트를 뒤집는 방법 알려줘",
