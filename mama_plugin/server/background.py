@@ -1,5 +1,5 @@
 """The server's background tasks: the embedding queue, link suggestions, cliffhanger refreshes,
-the day's backup, the day's ``gc``.
+the day's backup, the day's ``gc``, Korean memories read ahead for Korean prompts.
 
 Each runs on the event loop for the server's lifetime and does its work in worker threads. The
 link suggester and the cliffhanger refresher wait on the session's queues (anyio memory object
@@ -49,6 +49,11 @@ BACKUP_AFTER_S = 10.0
 # 0.11 s for a 17 MB file with 3.8 MB free, 6,000 synthetic memories with vectors, load ~4.7;
 # ~0.4 s at the cap, well inside the Stop hook's 3 s); a larger file is `mama gc`'s to rewrite.
 GC_AFTER_S = 60.0
+# Korean memories are read ahead by the model that reads Korean prompts once the session start
+# has settled, a batch at a time with a pause between (a prompt's own embedding waits at most
+# one batch of eight).
+READ_AHEAD_AFTER_S = 5.0
+READ_AHEAD_PAUSE_S = 0.05
 GC_PAUSE_S = 0.05
 GC_REWRITE_MAX_BYTES = 64 * 1024 * 1024
 
@@ -66,6 +71,7 @@ def start(state: State) -> tuple[Any, Any]:
         suggest_in_background,
         back_up_in_background,
         collect_in_background,
+        read_korean_in_background,
     ):
         portal.start_task_soon(task, state)
     return portal_cm, portal
@@ -238,6 +244,42 @@ async def collect_in_background(state: State, after_s: float = GC_AFTER_S) -> No
     else:
         if done is not None:
             log.info("the day's gc: %s", done.as_dict())
+
+
+async def read_korean_in_background(state: State, after_s: float = READ_AHEAD_AFTER_S) -> None:
+    """When the store's model cannot read Korean and the project holds Korean memories, make
+    the reader of Korean prompts and embed what it reads of them (``services.read_ahead``),
+    ``after_s`` after the loop starts and once the embedding model has loaded, in a worker
+    thread. Never raises: a failure is logged."""
+    from ..services import read_ahead, recall
+
+    await anyio.sleep(after_s)
+    await anyio.to_thread.run_sync(state.embedder_ready.wait, abandon_on_cancel=True)
+    embedder = state.embedder
+    if embedder is None or recall.reads_korean(embedder.name):
+        return
+
+    def run() -> int:
+        store = state.store
+        if store.read_only is not None or store.damage is not None:
+            return 0
+        memories = read_ahead.to_read(store, state.project)
+        reader = state.reader() if memories else None
+        if reader is None:
+            return 0
+        return read_ahead.read_ahead(store, reader, memories, pause=_read_ahead_pause)
+
+    try:
+        stored = await anyio.to_thread.run_sync(run)
+    except Exception:
+        log.error("reading Korean memories ahead failed:\n%s", traceback.format_exc())
+    else:
+        if stored:
+            log.info("read %d texts of Korean memories ahead with the Korean reader", stored)
+
+
+def _read_ahead_pause() -> None:
+    time.sleep(READ_AHEAD_PAUSE_S)
 
 
 async def _consume(

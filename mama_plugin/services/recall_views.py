@@ -141,13 +141,24 @@ def best_cosines(
 
 
 def index_views(
-    store: Store, embedder: EmbeddingModel, memories: Sequence[tuple[MemoryRecord, str]]
+    store: Store,
+    embedder: EmbeddingModel,
+    memories: Sequence[tuple[MemoryRecord, str]],
+    *,
+    narratives: bool = False,
 ) -> int:
     """Embed and store the views of ``memories`` (each with its narrative) that the store
     lacks, with what this process embedded at prompt time (:func:`save_fresh`); returns how
-    many texts were stored. Checkpoints are never recalled at prompt time: none of theirs."""
+    many texts were stored. Checkpoints are never recalled at prompt time: none of theirs.
+    ``narratives``: the narratives too, as :func:`read_with` reads them (a model other than
+    the store's, whose vectors the store does not index)."""
     texts = list(
-        dict.fromkeys(t for m, n in memories if m.type != "checkpoint" for t in views(m, n))
+        dict.fromkeys(
+            t
+            for m, n in memories
+            if m.type != "checkpoint"
+            for t in [*([n[:2000]] if narratives else []), *views(m, n)]
+        )
     )
     have = store.vectors.of_texts(embedder.name, texts) if texts else {}
     missing = [t for t in texts if t not in have]
