@@ -115,3 +115,27 @@ def test_search_and_load_checkpoint_name_update_and_forget_once(store: Store, pr
     resumed = do_load_checkpoint(Env(store, project), parse(LoadCheckpointInput, {})).text
     assert resumed.count("update_memory/forget_memory") == 1
     assert resumed.endswith(CORRECT)
+
+
+# -- the slash commands show both lists ------------------------------------------------------
+
+
+def test_configure_lists_what_gc_removes_and_what_is_flagged_and_may_run_them(
+    mama_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mama_plugin.hooks.aliases import CONFIGURE_RUNS, alias_text
+
+    root = Path(__file__).resolve().parents[1]
+    body = (root / "commands/configure.md").read_text(encoding="utf-8")
+    (allowed,) = [ln for ln in body.splitlines() if ln.startswith("allowed-tools:")]
+    mama = 'sh "${CLAUDE_PLUGIN_ROOT}/bin/mama"'
+    for run in CONFIGURE_RUNS:
+        assert f"Bash({mama} {run}:*)" in allowed
+        assert f"`{mama} {run}" in body  # and its body runs it
+    assert "gc --dry-run" in CONFIGURE_RUNS and "verify --list" in CONFIGURE_RUNS
+    assert "`mama verify ID`" in body and "`mama forget ID`" in body
+    monkeypatch.setenv("CLAUDE_PLUGIN_ROOT", "/plug")
+    alias = alias_text("mama-configure")
+    assert all(f'Bash(sh "/plug/bin/mama" {run}:*)' in alias for run in CONFIGURE_RUNS)
+    gc = (root / "commands/gc.md").read_text(encoding="utf-8")
+    assert f"Bash({mama} verify --list:*)" in gc and f"`{mama} verify --list`" in gc
