@@ -23,7 +23,12 @@ from mama_plugin.server.app import State
 from mama_plugin.services.memories import save_checkpoint, save_decision
 from mama_plugin.services.outcomes import record_outcome_event
 from mama_plugin.services.recall import recall
-from mama_plugin.services.story.answers import ANSWER_TOKENS, _most_within, search_by_context
+from mama_plugin.services.story.answers import (
+    ANSWER_TOKENS,
+    CORRECT,
+    _most_within,
+    search_by_context,
+)
 from mama_plugin.services.story.autosave import checkpoint_turn
 from mama_plugin.services.story.browsing import search_by_topic, search_recent
 from mama_plugin.services.story.freshness import covers
@@ -294,7 +299,8 @@ async def test_every_search_answer_is_fenced_and_memory_cannot_close_the_fence(
         ]
     for answer in answers:
         text = text_result(answer)
-        assert text.startswith(HEADER + f"\n<{TAG}>\n") and text.endswith(f"</{TAG}>")
+        # After the fence, MAMA's own line: how to correct or remove what it told.
+        assert text.startswith(HEADER + f"\n<{TAG}>\n") and text.endswith(f"</{TAG}>\n{CORRECT}")
         assert text.count(f"</{TAG}>") == 1 and text.count(f"<{TAG}>") == 1
 
 

@@ -54,7 +54,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         )
     if not db.exists():
         print(f"database   {db} does not exist yet (MAMA creates it on the first save)")
-        _print_backups(db)
+        _print_backups(db, args.config.settings.backups_max_count)
         if args.restore is None:
             return 0
         return _restore(db, args.restore, args.config, damaged=True)
@@ -66,7 +66,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         )
     findings = examine(db, full=True)
     _print_problems(findings.problems, findings.derived)
-    found = _print_backups(db)
+    found = _print_backups(db, args.config.settings.backups_max_count)
     if args.repair:
         return _repair(db, findings.problems, findings.derived, args)
     if args.restore is not None:
@@ -114,9 +114,10 @@ def _print_problems(problems: list[str], derived: tuple[str, ...]) -> None:
         print("damaged    the memories or links themselves (or the file's structure)")
 
 
-def _print_backups(db: Path) -> list[Backup]:
-    """List the backups of ``db``, newest first; the list."""
-    from ..storage.backup import KEEP, backups
+def _print_backups(db: Path, keep: int) -> list[Backup]:
+    """List the backups of ``db``, newest first; the list. ``keep``: how many automatic ones
+    the server keeps (the ``backups_max_count`` setting)."""
+    from ..storage.backup import backups
 
     found = backups(db)
     print(f"backups    {len(found)} in {db.parent / 'backups'}" + (":" if found else ""))
@@ -129,7 +130,7 @@ def _print_backups(db: Path) -> list[Backup]:
         print(f"           {backup.path.name}  taken {backup.when}  ({size}){kind}")
     if not any(backup.automatic for backup in found):
         print(
-            f"           (MAMA's server takes one a day, keeping the newest {KEEP}; "
+            f"           (MAMA's server takes one a day, keeping the newest {keep}; "
             "`mama import` one before each import)"
         )
     return found

@@ -1,5 +1,5 @@
 """``mama status``, ``mama show`` and ``mama search``: reading the memory; ``mama verify``:
-checking one against the code."""
+checking one against the code, or listing every one flagged (``--list``)."""
 
 from __future__ import annotations
 
@@ -142,13 +142,29 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-@command("verify", "record that a memory still holds against the files it cites, as they are now")
-@argument("id", help="memory id")
+@command(
+    "verify",
+    "record that a memory still holds against the files it cites, as they are now; --list: "
+    "every memory of the project flagged as changed since it was decided",
+)
+@argument("id", nargs="?", help="memory id (not with --list)")
+@argument(
+    "--list",
+    action="store_true",
+    help="list the project's memories whose cited files changed since they were recorded",
+)
+@project_option("the project whose memories --list checks (default: here)")
+@limit_option(50, "flagged memories --list tells (git is asked about these alone)")
 @json_option()
 def cmd_verify(args: argparse.Namespace) -> int:
-    """Record the files a memory cites as they are now; say what had changed since."""
+    """Record the files a memory cites as they are now; say what had changed since. With
+    ``--list``: the project's memories whose files changed, with the commands to act."""
     from ..services.verify import reverify
 
+    if args.list == bool(args.id):
+        raise MamaError("give a memory id to verify, or --list to see what is flagged")
+    if args.list:
+        return _list_flagged(args)
     with open_store(args) as store:
         memory, before, states = reverify(store, args.id)
     if args.json:
@@ -167,4 +183,34 @@ def cmd_verify(args: argparse.Namespace) -> int:
     print(f"Verified {memory.id} against {files}: recorded as they are now.")
     for change in before:
         print(f"  was: {change.said}")
+    return 0
+
+
+def _list_flagged(args: argparse.Namespace) -> int:
+    """``mama verify --list``: what the session start and search answers flag, all at once."""
+    from ..services.story.checked import flagged
+
+    project = project_of(args)
+    with open_store(args) as store:
+        found = flagged(store, project, limit=max(args.limit, 0))
+    if args.json:
+        print_json(found.as_dict())
+        return 0
+    if not found.told:
+        print(
+            f"nothing flagged: the files {found.checked} memories of {project} cite are as recorded"
+        )
+        return 0
+    print(f"{len(found.told) + found.more} memories of {project} cite files changed since:")
+    for m, changes in found.told:
+        topic = f", {m.topic}" if m.topic else ""
+        print(f"  {m.id} ({m.type}{topic}): {m.content[:100]}")
+        for change in changes:
+            print(f"      {change.said}")
+    if found.more:
+        print(f"  ({found.more} more: --limit {len(found.told) + found.more} lists them)")
+    print(
+        "Still holds: `mama verify ID`. Wrong now: record an outcome, `mama edit ID` or "
+        "`mama forget ID`."
+    )
     return 0

@@ -39,8 +39,17 @@ ALIASES: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
             "evolve_link",
         ),
     ),
-    "mama-configure": ("configure", "Show or change MAMA's settings", "[key value]", ()),
+    "mama-configure": (
+        "configure",
+        "Show or change MAMA's settings; what gc would remove, what is flagged as changed",
+        "[key value]",
+        (),
+    ),
 }
+
+
+# What /mama:configure runs of MAMA's command line (its allowed-tools, the alias's too).
+CONFIGURE_RUNS = ("config", "gc --dry-run", "verify --list")
 
 
 def commands_dir() -> Path:
@@ -64,7 +73,8 @@ def alias_text(alias: str) -> str:
     command, description, hint, tools = ALIASES[alias]
     rules = [f"Skill(mama:{command})", *(SERVER + t for t in tools)]
     if command == "configure":
-        rules.append(f'Bash(sh "{plugin_root()}/bin/mama" config:*)')
+        mama = f'sh "{plugin_root()}/bin/mama"'
+        rules += [f"Bash({mama} {run}:*)" for run in CONFIGURE_RUNS]
     allowed = ", ".join(rules)
     return (
         f"---\ndescription: {description} — alias of /mama:{command}\n"

@@ -38,7 +38,7 @@ from ..services.memories import SaveResult, save_checkpoint, save_decision, save
 from ..services.outcomes import record_outcome_event
 from ..services.render import render
 from ..services.story import checked
-from ..services.story.answers import search_by_context
+from ..services.story.answers import CORRECT, search_by_context
 from ..services.story.briefing import current_decisions, render_brief
 from ..services.story.browsing import search_by_topic, search_recent
 from ..services.story.cliffhanger import ResumePoint, resume_point, story
@@ -169,7 +169,7 @@ def do_load_checkpoint(env: Env, args: LoadCheckpointInput) -> Answer:
         for d in decisions
     ]
     data = {"checkpoint": cp.as_dict(), "decisions": listed, "since": point.since}
-    return Answer(text, data)
+    return Answer(f"{text}\n{CORRECT}", data)
 
 
 def do_load_context(env: Env, args: LoadContextInput) -> Answer:
@@ -211,7 +211,7 @@ def do_search_by_topic(env: Env, args: SearchByTopicInput) -> Answer:
         extra = f" — {r.outcome}: {r.failure_reason}" if r.failure_reason else ""
         lines.append(f"- [{r.mark}] {r.id} ({r.type}) {r.content}{extra}")
     chain = [r.as_dict() for r in rows]
-    return Answer(fenced("\n".join(lines)), {"topic": args.topic, "chain": chain})
+    return Answer(fenced("\n".join(lines)) + f"\n{CORRECT}", {"topic": args.topic, "chain": chain})
 
 
 def do_search_by_context(env: Env, args: SearchByContextInput) -> Answer:
@@ -241,7 +241,7 @@ def do_search_recent(env: Env, args: SearchRecentInput) -> Answer:
     for b in briefs:
         mark = f"superseded → {b['current_id']}" if "current_id" in b else b["status"]
         lines.append(f"- {b['id']} ({b['type']}, {mark}) {b['content']}")
-    return Answer(fenced("\n".join(lines)), {"memories": briefs})
+    return Answer(fenced("\n".join(lines)) + f"\n{CORRECT}", {"memories": briefs})
 
 
 # -- MAMA v1.0 names ---------------------------------------------------------------------

@@ -277,6 +277,8 @@ def recall(
         except MamaError:  # vectors from another model: keywords only until `mama reindex`
             vector = None
     found.used_vectors = vector is not None
+    # Read before the candidates: views embedded for text erased after this are not kept.
+    erased = store.erasure.token()
     # One nearest-neighbour search for both the ranking and the candidates' cosines.
     neighbours = (
         [] if vector is None else vector_index.knn(store, vector, KNN_DEPTH, project=project)
@@ -305,11 +307,12 @@ def recall(
     meaning = vector is not None  # the candidates are judged on meaning too
     if korean and reader is not None and not reads_korean(model or getattr(embedder, "name", "")):
         # The model cannot read Korean: a model that can judges these candidates' meaning.
-        cosines, model, meaning = read_with(reader, prompt, told, store), reader.name, bool(told)
+        cosines = read_with(reader, prompt, told, store, erased)
+        model, meaning = reader.name, bool(told)
         found.used_vectors = found.used_vectors or meaning
     elif vector is not None and embedder is not None and views and len(terms) >= VIEW_TERMS:
         told_cosines = [(m, n, cosines.get(m.id)) for m, n in told]
-        cosines = best_cosines(embedder, vector, told_cosines, store=store)
+        cosines = best_cosines(embedder, vector, told_cosines, store=store, erased=erased)
     events = outcome_events(store, [m for m, _ in told])  # an outcome event: its verdict
     judges = store.memories.get_many(set(events.values()))  # is on the memory it judges
     hits: list[Hit] = []

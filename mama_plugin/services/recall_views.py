@@ -15,6 +15,12 @@ the store when the indexer next runs (:func:`save_fresh`), off the prompt's path
 ``claude -p`` session's first prompt then reads them instead of embedding a dozen texts
 while the user waits. A memory with no topic and no reason has one view (its narrative is
 its content): nothing more.
+
+Text another process forgot, edited or redacted must not come back from this cache: the
+cache drops everything when the store's erasure token (``meta.text_erased``) moves, and each
+vector embedded here carries the token read before its memory was (``erased``, read by the
+caller before its candidates); :func:`save_fresh` stores only those whose token is still the
+store's, read under the write lock.
 """
 
 from __future__ import annotations
@@ -44,23 +50,44 @@ def views(memory: MemoryRecord, narrative: str) -> list[str]:
 class ViewCache:
     """Vectors of memory views, keyed by (model, text), in front of the store's; thread-safe.
 
-    What this process embedded itself waits in ``fresh`` until :func:`save_fresh` stores it.
+    What this process embedded itself waits in ``fresh`` (with the erasure token it was
+    embedded under) until :func:`save_fresh` stores it.
     """
 
     def __init__(self, size: int = CACHE_SIZE) -> None:
         self._lock = threading.Lock()
         self._size = size
         self._vectors: OrderedDict[tuple[str, str], list[float]] = OrderedDict()
-        self.fresh: dict[tuple[str, str], list[float]] = {}
+        self.fresh: dict[tuple[str, str], tuple[list[float], str | None]] = {}
+        self._erased: str | None = None  # the store's erasure token when last looked at
+
+    def watch(self, token: str) -> None:
+        """Drop every vector kept when the store's erasure token is not the one last seen
+        (text was forgotten, edited or redacted since, perhaps by another process)."""
+        with self._lock:
+            if token != self._erased:
+                if self._erased is not None:
+                    self._vectors.clear()
+                    self.fresh.clear()
+                self._erased = token
 
     def vectors(
         self,
         embedder: EmbeddingModel,
         wanted: Sequence[tuple[MemoryRecord, str]],
         store: Store | None = None,
+        erased: str | None = None,
     ) -> dict[tuple[str, str], list[float]]:
         """(memory id, text) → vector for each wanted view: from this cache, then from
-        ``store``, embedding the rest at once."""
+        ``store``, embedding the rest at once.
+
+        ``erased``: the store's erasure token read before ``wanted``'s memories were
+        (default: read now); what is embedded here is stored later only while it holds.
+        """
+        if store is not None:
+            now = store.erasure.token()
+            self.watch(now)
+            erased = now if erased is None else erased
         texts = list(dict.fromkeys(text for _, text in wanted))
         with self._lock:
             known = {
@@ -76,21 +103,25 @@ class ViewCache:
                 stored = store.vectors.of_texts(embedder.name, missing)
             except Exception:  # a store that cannot answer: embed them here, as before
                 stored = {}
-            self._keep(embedder.name, stored, fresh=False)
+            self._keep(embedder.name, stored, fresh=False, erased=erased)
             known.update(stored)
             missing = [t for t in missing if t not in stored]
         if missing:
             made = dict(zip(missing, (list(v) for v in embedder.embed(missing)), strict=True))
-            self._keep(embedder.name, made, fresh=True)
+            self._keep(embedder.name, made, fresh=True, erased=erased)
             known.update(made)
         return {(m.id, text): known[text] for m, text in wanted}
 
-    def _keep(self, model: str, vectors: dict[str, list[float]], *, fresh: bool) -> None:
+    def _keep(
+        self, model: str, vectors: dict[str, list[float]], *, fresh: bool, erased: str | None
+    ) -> None:
         with self._lock:
+            if erased is not None and self._erased is not None and erased != self._erased:
+                return  # read before text was erased: used for this answer, never kept
             for text, vector in vectors.items():
                 self._vectors[(model, text)] = vector
                 if fresh and len(self.fresh) < self._size:
-                    self.fresh[(model, text)] = vector
+                    self.fresh[(model, text)] = (vector, erased)
             while len(self._vectors) > self._size:
                 self._vectors.popitem(last=False)
 
@@ -100,13 +131,24 @@ class ViewCache:
             self._vectors.clear()
             self.fresh.clear()
 
-    def take_fresh(self, model: str) -> list[tuple[str, list[float]]]:
-        """What this process embedded with ``model`` and has not stored yet (handed over)."""
+    def holds_fresh(self, model: str) -> bool:
+        """Whether anything embedded with ``model`` waits to be stored."""
         with self._lock:
-            taken = [(t, v) for (m, t), v in self.fresh.items() if m == model]
-            for text, _ in taken:
+            return any(m == model for m, _ in self.fresh)
+
+    def take_fresh(self, model: str, erased: str | None = None) -> list[tuple[str, list[float]]]:
+        """What this process embedded with ``model`` and has not stored yet (handed over).
+
+        ``erased``: the store's erasure token now; a vector embedded under another is
+        dropped (its text may be gone), and the cache with it (:meth:`watch`).
+        """
+        if erased is not None:
+            self.watch(erased)
+        with self._lock:
+            mine = [(t, v, e) for (m, t), (v, e) in self.fresh.items() if m == model]
+            for text, _, _ in mine:
                 del self.fresh[(model, text)]
-        return taken
+        return [(t, v) for t, v, e in mine if erased is None or e in (None, erased)]
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -120,17 +162,20 @@ def best_cosines(
     candidates: Sequence[tuple[MemoryRecord, str, float | None]],
     cache: ViewCache | None = None,
     store: Store | None = None,
+    erased: str | None = None,
 ) -> dict[str, float]:
     """Each candidate's best cosine over its narrative (given) and its other views.
 
     ``candidates``: (memory, narrative text, the narrative's cosine or None when it has no
     vector yet). A memory with neither a vector nor another view is left out. The views'
     vectors come from ``cache``, then ``store`` (when given), else are embedded now.
+    ``erased``: the store's erasure token read before the candidates were
+    (:meth:`ViewCache.vectors`).
     """
     if cache is None:
         cache = warm(store).views if store is not None else ViewCache()
     wanted = [(m, text) for m, narrative, _ in candidates for text in views(m, narrative)]
-    vectors = cache.vectors(embedder, wanted, store) if wanted else {}
+    vectors = cache.vectors(embedder, wanted, store, erased) if wanted else {}
     out: dict[str, float] = {}
     for memory, narrative, known in candidates:
         scores = [] if known is None else [known]
@@ -173,10 +218,15 @@ def save_fresh(
     cache: ViewCache | None = None,
 ) -> int:
     """Store ``more`` and the views ``cache`` embedded with ``model`` at prompt time; returns
-    how many of the latter were stored."""
-    fresh = (cache if cache is not None else warm(store).views).take_fresh(model)
-    if fresh or more:
-        store.vectors.put_texts(model, [*more, *fresh])
+    how many of the latter were stored. Those embedded before text was erased are dropped:
+    the erasure token is read under the write lock, so a forget cannot land in between."""
+    views = cache if cache is not None else warm(store).views
+    if not more and not views.holds_fresh(model):
+        return 0  # nothing to write: no write lock taken
+    with store.transaction():
+        fresh = views.take_fresh(model, store.erasure.token())
+        if fresh or more:
+            store.vectors.put_texts(model, [*more, *fresh])
     return len(fresh)
 
 
@@ -185,15 +235,17 @@ def read_with(
     prompt: str,
     candidates: Sequence[tuple[MemoryRecord, str]],
     store: Store,
+    erased: str | None = None,
 ) -> dict[str, float]:
     """Each candidate's best cosine with ``prompt`` as ``reader`` reads them (its narrative and
     its views): for a model other than the store's, whose vectors the store does not index.
     The narratives' vectors are kept like views' (by model and text), so a memory is embedded
-    once a process, and stored for the next by :func:`save_fresh`."""
+    once a process, and stored for the next by :func:`save_fresh`. ``erased``: as
+    :func:`best_cosines` takes it."""
     if not candidates:
         return {}
     asked = reader.embed([prompt[:2000]])[0]
     wanted = [(m, narrative[:2000]) for m, narrative in candidates]
-    read = warm(store).views.vectors(reader, wanted, store)
+    read = warm(store).views.vectors(reader, wanted, store, erased)
     known = [(m, n, cosine(asked, read[(m.id, n[:2000])])) for m, n in candidates]
-    return best_cosines(reader, asked, known, store=store)
+    return best_cosines(reader, asked, known, store=store, erased=erased)

@@ -27,6 +27,10 @@ from .text import fulltext_row
 
 MASK = "[REDACTED]"  # what a redacted string becomes: privacy.py's token
 NEEDLE_MIN = 3  # a shorter pattern would mask parts of ordinary words everywhere
+# meta.text_erased: a random token renewed whenever text leaves the store (a forget, an edit,
+# a redaction); a process's cache of vectors keyed by text drops them when it moves, so
+# another process's cache never writes a forgotten text back (services/recall_views.py).
+ERASED = "text_erased"
 # The columns that hold free text, by table: plain text, then JSON (masked value by value).
 _PLAIN = {
     "memories": ("topic", "content"),
@@ -122,13 +126,21 @@ class Erasure(Repository):
             )
             self._store.vectors.bump_epoch()
 
+    def token(self) -> str:
+        """The state of erased text (``meta.text_erased``; "" before anything was erased)."""
+        return self._store.meta(ERASED) or ""
+
     def drop_texts(self, needles: Iterable[str]) -> int:
         """Delete every cached row quoting one of ``needles`` (any case): the view vectors
         keyed by such a text, and every cached session-start text (re-rendered when next
-        asked for). Returns how many rows went."""
+        asked for); renew :data:`ERASED`. Returns how many rows went."""
         words = [n for n in dict.fromkeys(n.strip() for n in needles) if n]
         dropped = 0
         with self.transaction():
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?, lower(hex(randomblob(8))))",
+                (ERASED,),
+            )
             for needle in words:
                 self.conn.execute(
                     "DELETE FROM text_vectors WHERE instr(lower(text), lower(?)) > 0", (needle,)

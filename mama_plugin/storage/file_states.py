@@ -58,6 +58,35 @@ class CitedFile:
     def root(self) -> Path:
         return Path(self.project)
 
+    def as_dict(self) -> dict[str, Any]:
+        """The row as an export holds it (the table's column names)."""
+        s = self.state
+        return {
+            "memory_id": self.memory_id,
+            "project": self.project,
+            "path": s.path,
+            "git_commit": self.commit,
+            "blob": s.blob,
+            "size": s.size,
+            "mtime_ns": s.mtime_ns,
+            "recorded_at": self.recorded_at,
+        }
+
+    @classmethod
+    def from_dict(cls, row: dict[str, Any]) -> CitedFile:
+        """An export's row back (raises KeyError, TypeError or ValueError for a bad one)."""
+        path = str(row["path"])
+        if not path:
+            raise ValueError("'path' is empty")
+        state = FileState(path, str(row.get("blob") or ""), int(row["size"]), int(row["mtime_ns"]))
+        return cls(
+            str(row["memory_id"]),
+            str(row["project"]),
+            str(row.get("git_commit") or ""),
+            state,
+            int(row["recorded_at"]),
+        )
+
 
 class FileStates(Repository):
     """The recorded state of the files each memory cites."""
@@ -92,6 +121,38 @@ class FileStates(Repository):
             ):
                 out.setdefault(str(row[0]), []).append(_cited(row))
         return out
+
+    def of_project(self, project: str | None = None) -> list[CitedFile]:
+        """Every recorded file of ``project``'s memories (None: of every project), by memory
+        and path: what an export holds and what ``mama verify --list`` checks."""
+        where, params = ("WHERE project = ? ", (project,)) if project is not None else ("", ())
+        rows = self.conn.execute(
+            "SELECT memory_id, project, path, git_commit, blob, size, mtime_ns, recorded_at "
+            f"FROM memory_files {where}ORDER BY memory_id, path",
+            params,
+        ).fetchall()
+        return [_cited(row) for row in rows]
+
+    def restore(self, cited: CitedFile) -> bool:
+        """Write one recorded file back as it was recorded (an export's row); False when the
+        memory already records that path or no longer exists."""
+        with self.transaction():
+            self.conn.execute(
+                "INSERT OR IGNORE INTO memory_files(memory_id, project, path, git_commit, blob, "
+                "size, mtime_ns, recorded_at) SELECT id, ?, ?, ?, ?, ?, ?, ? FROM memories "
+                "WHERE id = ?",
+                (
+                    cited.project,
+                    cited.state.path,
+                    cited.commit,
+                    cited.state.blob,
+                    cited.state.size,
+                    cited.state.mtime_ns,
+                    cited.recorded_at,
+                    cited.memory_id,
+                ),
+            )
+            return bool(self.conn.changes())
 
 
 def _cited(row: Sequence[Any]) -> CitedFile:

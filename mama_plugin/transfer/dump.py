@@ -1,5 +1,5 @@
-"""MAMA's own JSON dump: every memory, link and link suggestion with every column,
-re-importable as it is."""
+"""MAMA's own JSON dump: every memory, link and link suggestion with every column, and the
+files each memory cites as they were recorded, re-importable as it is."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 
 from ..errors import LegacyImportError, ValidationError
 from ..storage import NewMemory, Store, now_ms
+from ..storage.file_states import CitedFile
 from .result import LegacyResult
 
 FORMAT = "mama-export"
@@ -35,6 +36,10 @@ def export_data(store: Store, *, project: str | None = None) -> dict[str, Any]:
         for s in store.suggestions.iter(project=project)
         if s.from_id in ids and s.to_id in ids
     ]
+    # The files as recorded when each memory was saved, judged or verified: restored as they
+    # are, so a memory whose file changed since is still flagged after a restore (recording
+    # them again at import would take today's files as verified).
+    cited = [c.as_dict() for c in store.file_states.of_project(project) if c.memory_id in ids]
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -44,15 +49,17 @@ def export_data(store: Store, *, project: str | None = None) -> dict[str, Any]:
         "memories": memories,
         "links": links,
         "link_suggestions": suggestions,
+        "memory_files": cited,
     }
 
 
 def import_dump(store: Store, data: dict[str, Any]) -> LegacyResult:
-    """Write a dump's memories, links and link suggestions into ``store`` (inside the caller's
-    transaction).
+    """Write a dump's memories, links, link suggestions and the files its memories cite into
+    ``store`` (inside the caller's transaction).
 
     Memories whose id is already stored, and suggestions for a pair already judged, are
-    counted as present and left alone.
+    counted as present and left alone; so are the recorded files of a memory already stored
+    (what it records stands).
     """
     if data.get("format") != FORMAT:
         raise LegacyImportError("not a MAMA export: its 'format' field is not 'mama-export'")
@@ -76,6 +83,7 @@ def import_dump(store: Store, data: dict[str, Any]) -> LegacyResult:
         except (TypeError, ValidationError) as exc:
             raise LegacyImportError(f"memories[{index}] ({memory.get('id')}): {exc}") from exc
         result.tally("memories", "imported")
+    _restore_files(store, data.get("memory_files") or [], present, result)
     for index, link in enumerate(data.get("links") or []):
         result.tally("links", "source")
         fields = {k: v for k, v in link.items() if k not in _LINK_SKIP | {"link_category"}}
@@ -101,3 +109,26 @@ def import_dump(store: Store, data: dict[str, Any]) -> LegacyResult:
             raise LegacyImportError(f"link_suggestions[{index}]: {exc}") from exc
         result.tally("link_suggestions", "imported" if restored else "already_present")
     return result
+
+
+def _restore_files(store: Store, rows: list[Any], present: set[str], result: LegacyResult) -> None:
+    """Write back the recorded files of the memories this import wrote; those of a memory
+    already stored count as present, those of a memory the store does not hold as
+    ``no_memory``."""
+    cited: list[CitedFile] = []
+    for index, row in enumerate(rows):
+        result.tally("memory_files", "source")
+        try:
+            if not isinstance(row, dict):
+                raise ValueError("not an object")
+            cited.append(CitedFile.from_dict(row))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise LegacyImportError(f"memory_files[{index}]: {exc}") from exc
+    held = store.memories.existing_ids(c.memory_id for c in cited)
+    for c in cited:
+        if c.memory_id not in held:
+            result.tally("memory_files", "no_memory")
+        elif c.memory_id in present or not store.file_states.restore(c):
+            result.tally("memory_files", "already_present")
+        else:
+            result.tally("memory_files", "imported")

@@ -52,6 +52,9 @@ from .results import AnswerItem, Chain
 
 WORK_DEPTH = 8  # newest checkpoints looked through for the one that carries work
 ANSWER_TOKENS = 600  # the default answer's text, fence and header included (estimate_tokens)
+# How to correct or remove what an answer told, once an answer, after the fence (MAMA's word,
+# not memory's); a verify line already names `mama verify ID`.
+CORRECT = "(update_memory/forget_memory fix or remove one by id.)"
 
 
 @dataclass(frozen=True)
@@ -336,7 +339,8 @@ def _compose(
             "answer short: ask a narrower question to see them.)"
         )
     body = story + ("\n\nRanked:\n" + "\n".join(lines) if told else "")
-    return _Told(told, story, fenced(body), status, learned, chains)
+    text = fenced(body) + (f"\n{CORRECT}" if told else "")
+    return _Told(told, story, text, status, learned, chains)
 
 
 def _own(m: MemoryRecord, session: str) -> bool:
