@@ -1,0 +1,42 @@
+"""The saves the tools make: the save itself, then what it may contradict or repeat.
+
+The one call a tool makes for a decision or an insight (policy here, the tool only wraps the
+answer): :mod:`.memories` writes it; :mod:`.contradiction` asks about the standing decisions
+of its topic it says nothing of; :mod:`.duplicates` names the existing memory it says again,
+when the embedder is warm. Both run after the save's transaction has committed, so what
+Claude wrote is kept whatever they find. The benchmarks and importers call :mod:`.memories`
+directly: they save histories whose topics repeat on purpose.
+"""
+
+from __future__ import annotations
+
+from ..schema import DecisionInput, InsightInput
+from ..storage import Store
+from .contradiction import ask
+from .duplicates import duplicate_of
+from .memories import SaveResult, save_decision, save_insight
+from .retrieval import EmbeddingModel
+
+
+def decide(
+    store: Store, project: str, data: DecisionInput, *, embedder: EmbeddingModel | None
+) -> SaveResult:
+    """Save a decision; ask about its topic's standing decisions when it names no relation to
+    them; name the decision it repeats (none of those it relates to or asks about)."""
+    result = save_decision(store, project, data)
+    related = {link.to_id for link in result.links}
+    if data.supersedes is None and data.relation is None:
+        result.questions = ask(store, result.memory, data.reasoning.primary, skip=related)
+    asked = {q.current.id for q in result.questions}
+    result.duplicate = duplicate_of(store, embedder, result.memory, skip=related | asked)
+    return result
+
+
+def learn(
+    store: Store, project: str, data: InsightInput, *, embedder: EmbeddingModel | None
+) -> SaveResult:
+    """Save an insight; name the insight it repeats (none of those it links to)."""
+    result = save_insight(store, project, data)
+    related = {link.to_id for link in result.links}
+    result.duplicate = duplicate_of(store, embedder, result.memory, skip=related)
+    return result
