@@ -168,8 +168,8 @@ def test_unrelated_memories_other_types_and_other_projects_are_not_claimed(
     _learn(store, "/elsewhere", LEAK_AGAIN, embedder)
     _embedded(store, embedder)
     assert _learn(store, project, CI_KEY, embedder).duplicate is None
-    decision = _decide(store, project, {"topic": "tests", "decision": LEAK_AGAIN,
-                                        "reasoning": "the fixtures hold connections"}, embedder)  # fmt: skip
+    fields = {"topic": "tests", "decision": LEAK_AGAIN, "reasoning": "they hold connections"}
+    decision = _decide(store, project, fields, embedder)
     assert decision.duplicate is None  # the insight it repeats is not a decision
     elsewhere = _learn(store, "/third", LEAK_AGAIN, embedder)
     assert elsewhere.duplicate is None
@@ -206,3 +206,22 @@ def test_a_decision_repeating_a_current_one_is_claimed_not_one_it_replaces(
     # One that replaces it on purpose is not a copy of it.
     fields = {**base, "topic": "test_db", "decision": LEAK_AGAIN, "supersedes": old.memory.id}
     assert _decide(store, project, fields, embedder).duplicate is None
+
+
+class _Broken:
+    """The real model's name and size, but every call fails (llama.cpp out of memory, say)."""
+
+    name, dim = "all-MiniLM-L6-v2", 384
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        raise RuntimeError("llama_decode returned -3")
+
+
+def test_a_check_that_fails_leaves_the_save_standing(
+    store: Store, project: str, embedder: Embedder
+) -> None:
+    _learn(store, project, LEAK, embedder)
+    _embedded(store, embedder)
+    again = _learn(store, project, LEAK_AGAIN, _Broken())
+    assert again.duplicate is None and store.memories.get(again.memory.id) is not None
+    assert "Saved insight" in again.summary()
