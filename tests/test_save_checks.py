@@ -122,6 +122,19 @@ def test_coexists_or_supersedes_asks_nothing_and_other_topics_are_not_asked(
     assert _decide(store, "/elsewhere", JWT).questions == []
 
 
+def test_two_standing_decisions_are_each_asked_with_their_own_suggestion(
+    store: Store, project: str
+) -> None:
+    jwt = _decide(store, project, JWT)
+    both = _decide(store, project, {**SESSIONS, "relation": "coexists"})
+    third = _decide(store, project, {**SESSIONS, "decision": "Opaque tokens in Postgres"})
+    assert [q.current.id for q in third.questions] == [both.memory.id, jwt.memory.id]
+    said = third.summary()
+    for q in third.questions:
+        assert f"{q.current.id} '" in said and f"(#{q.suggestion_id})" in said
+    assert "suggestion_id=<#>" in said
+
+
 @pytest.mark.anyio
 async def test_the_question_and_each_choice_through_the_tools(state: State) -> None:
     async with connect(state, DESKTOP) as c:

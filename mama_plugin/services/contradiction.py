@@ -87,10 +87,13 @@ def told(questions: list[Question], topic: str) -> str:
     """What a save's answer says of ``questions`` (a few tokens: Claude reads it)."""
     if not questions:
         return ""
+    several = len(questions) > 1
     named = "; ".join(
-        f"{q.current.id} '{clip(q.current.content)}' (#{q.suggestion_id})" for q in questions
+        f"{q.current.id} '{clip(q.current.content)}'"
+        + (f" (#{q.suggestion_id})" if several else "")
+        for q in questions
     )
-    which = str(questions[0].suggestion_id) if len(questions) == 1 else "<#>"
+    which = "<#>" if several else str(questions[0].suggestion_id)
     return (
         f"'{topic}' already has current decision {named}: both stand until you choose with "
         f"evolve_link suggestion_id={which}: verdict=accept if this replaces it, "
