@@ -81,7 +81,10 @@ def _write(
     args = _resolve(write["args"], payloads, ids)
     if write["tool"] == "propose_link":  # the background suggester's work, done directly
         found = state.store.suggestions.add(PROJECT, judged_by="rules", **args)
-        assert found is not None, "the script proposes one pair twice"
+        if found is None:  # a save on a topic with a current decision proposed it already
+            pair = (args["from_id"], args["to_id"], args["relationship"])
+            asked = state.store.suggestions.of_project(PROJECT, memory_id=args["from_id"])
+            found = next(s for s in asked if (s.from_id, s.to_id, s.relationship) == pair)
         made: Any = found.id
     else:
         tool = BY_NAME[write["tool"]]

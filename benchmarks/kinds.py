@@ -308,6 +308,19 @@ def recall(args: argparse.Namespace) -> int:
     return report(args, text, data)
 
 
+@command(
+    "duplicates",
+    "near-duplicates at save on public data (Stack Overflow duplicates, KLUE-STS): each bar",
+)
+@argument("--quick", action="store_true", help="the configured model only")
+@figures_option()
+def duplicates(args: argparse.Namespace) -> int:
+    from .duplicates import duplicates_run
+
+    model = embedder(args)
+    return report(args, *duplicates_run(args.config, model, quick=args.quick, progress=progress))
+
+
 @command("secrets", "the secrets corpus through every write path; false positives on prose")
 @dataset_option("LoCoMo's locomo10.json, ordinary text for the false positives")
 @figures_option()
@@ -363,6 +376,7 @@ KINDS: tuple[Command, ...] = (
     fuzz,
     writers,
     recall,
+    duplicates,
     secrets,
     answers,
 )

@@ -69,12 +69,12 @@ def _sizes(text: str) -> list[int]:
 
 
 def embedder(args: argparse.Namespace, *, one_thread: bool = False) -> EmbeddingModel | None:
-    """The configured embedding model, or None with ``--keyword-only``.
+    """The configured embedding model, or None with ``--keyword-only`` (for a kind that has it).
 
     ``one_thread``: embed with one thread unless ``embedding_threads`` is set, as the MCP
     server embeds one query at a time.
     """
-    if args.keyword_only:
+    if getattr(args, "keyword_only", False):
         return None
     from mama_plugin.embeddings import open_embedder
 

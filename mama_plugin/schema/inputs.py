@@ -116,6 +116,14 @@ class DecisionInput(_Saves):
         MemoryId | None,
         Field(description="Id of the decision this one replaces (it becomes superseded)."),
     ] = None
+    relation: Annotated[
+        Literal["supersedes", "refines", "coexists"] | None,
+        Field(
+            description="How this decision stands to the topic's other current decisions "
+            "(those not named in supersedes or links): supersedes replaces them, refines builds "
+            "on them, coexists leaves them standing. Omitted, a save on such a topic asks."
+        ),
+    ] = None
     implements: Annotated[list[MemoryId], Field(max_length=LIST_MAX)] = []
     draft: Annotated[
         bool,
@@ -136,6 +144,11 @@ class DecisionInput(_Saves):
     _more_lists = field_validator(
         "specifics", "evidence", "next_steps", "implements", mode="before"
     )(lambda cls, v: _listify(v))
+
+    @field_validator("relation", mode="before")
+    @classmethod
+    def _relation_word(cls, value: Any) -> Any:
+        return (value.strip().lower() or None) if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _context_is_for_drafts(self) -> DecisionInput:

@@ -34,9 +34,10 @@ from ..schema import (
 from ..schema.assist import DraftRequest, EvolveLinkInput, SuggestLinksInput
 from ..services.evolution import current_of
 from ..services.graph import traverse
-from ..services.memories import SaveResult, save_checkpoint, save_decision, save_insight
+from ..services.memories import SaveResult, save_checkpoint
 from ..services.outcomes import record_outcome_event
 from ..services.render import render
+from ..services.save_checks import decide, learn
 from ..services.story import checked
 from ..services.story.answers import CORRECT, search_by_context
 from ..services.story.briefing import current_decisions, render_brief
@@ -72,6 +73,8 @@ def _saved(result: SaveResult, env: Env | None = None) -> Answer:
                 for ln in result.links
             ],
             "masked_secrets": result.redactions.counts,
+            "questions": [q.as_dict() for q in result.questions],
+            "duplicate_of": result.duplicate.as_dict() if result.duplicate else None,
         },
     )
 
@@ -101,7 +104,8 @@ def _in_session(env: Env, args: S) -> S:
 
 
 def do_save_decision(env: Env, args: DecisionInput) -> Answer:
-    return _saved(save_decision(env.store, env.project, _in_session(env, args)), env)
+    saved = decide(env.store, env.project, _in_session(env, args), embedder=env.embedder)
+    return _saved(saved, env)
 
 
 def do_save_checkpoint(env: Env, args: CheckpointInput) -> Answer:
@@ -109,11 +113,13 @@ def do_save_checkpoint(env: Env, args: CheckpointInput) -> Answer:
 
 
 def do_save_insight(env: Env, args: InsightInput) -> Answer:
-    return _saved(save_insight(env.store, env.project, _in_session(env, args)), env)
+    saved = learn(env.store, env.project, _in_session(env, args), embedder=env.embedder)
+    return _saved(saved, env)
 
 
 def do_supersede(env: Env, args: SupersedeInput) -> Answer:
-    return _saved(save_decision(env.store, env.project, _in_session(env, args)), env)
+    saved = decide(env.store, env.project, _in_session(env, args), embedder=env.embedder)
+    return _saved(saved, env)
 
 
 def do_outcome(env: Env, args: OutcomeInput) -> Answer:

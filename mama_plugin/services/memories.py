@@ -24,6 +24,8 @@ from ..schema import (
     parse,
 )
 from ..storage import LinkRecord, MemoryRecord, NewMemory, Redactions, Store
+from .contradiction import Question, clip, standing, told
+from .duplicates import Near
 from .evolution import current_of
 from .verify import record as record_files
 
@@ -32,12 +34,15 @@ M = TypeVar("M", bound=BaseModel)
 
 @dataclass
 class SaveResult:
-    """What a save wrote: the memory, its links, what it superseded, what was redacted."""
+    """What a save wrote: the memory, its links, what it superseded, what was redacted; and
+    what it may contradict or repeat (:mod:`.save_checks`)."""
 
     memory: MemoryRecord
     links: list[LinkRecord] = field(default_factory=list)
     superseded: list[str] = field(default_factory=list)
     redactions: Redactions = field(default_factory=Redactions)
+    questions: list[Question] = field(default_factory=list)  # standing decisions of its topic
+    duplicate: Near | None = None  # the existing memory it says again
 
     def summary(self) -> str:
         """One compact paragraph a person or a model reads once."""
@@ -56,6 +61,14 @@ class SaveResult:
         if self.redactions.total:
             kinds = ", ".join(f"{k} ×{n}" for k, n in sorted(self.redactions.counts.items()))
             lines.append(f"Masked {self.redactions.total} secret(s) before saving: {kinds}.")
+        if self.questions:
+            lines.append(told(self.questions, m.topic))
+        if self.duplicate is not None:
+            d = self.duplicate
+            lines.append(
+                f"Looks like {d.memory.id} (cosine {d.cosine:.2f}, '{clip(d.memory.content)}'): "
+                f"if it says the same, update_memory {d.memory.id} and forget_memory {m.id}."
+            )
         return " ".join(lines)
 
 
@@ -85,6 +98,7 @@ def save_decision(
             to_id=d.supersedes, relationship="supersedes", reason=d.reasoning.primary
         )
         links.insert(0, ("supersedes", supersede))
+    links += _related(store, project, d, {link.to_id for _, link in links})
     links += _implements(d.implements, f"carries out: {d.decision[:300]}")
     return _save(
         store,
@@ -224,6 +238,20 @@ def _plain(kind: str, project: str, m: InsightInput | ContextInput) -> dict[str,
 def _labelled(field: str, links: Sequence[LinkInput]) -> list[tuple[str, LinkInput]]:
     """Each link with the input field it came from, for error messages."""
     return [(f"{field}[{i}]", link) for i, link in enumerate(links)]
+
+
+def _related(
+    store: Store, project: str, d: DecisionInput, named: set[str]
+) -> list[tuple[str, LinkInput]]:
+    """``relation`` supersedes or refines: a link to each standing decision of the topic the
+    save does not name already (read before the save's transaction: a decision saved in
+    between is asked about by the next save instead)."""
+    if d.relation not in ("supersedes", "refines"):
+        return []
+    return [
+        ("relation", LinkInput(to_id=old.id, relationship=d.relation, reason=d.reasoning.primary))
+        for old in standing(store, project, d.topic, skip=named)
+    ]
 
 
 def _implements(ids: Sequence[str], reason: str) -> list[tuple[str, LinkInput]]:
