@@ -138,7 +138,12 @@ def test_a_session_recalls_the_chain_once_and_stays_silent_on_unrelated_korean(
     assert korean == ""
     assert redis not in again and jwt not in again
     with Store.open(config=Config(mama_home)) as store:  # the session embedded with the model
-        assert store.vectors.recorded_model()[0] == NAMES[model]
+        recorded = store.vectors.recorded_model()[0]
+        # mpnet embeds ~16x slower than MiniLM: on a loaded machine the session may end before
+        # its first vector; then nothing was embedded with another model and all still waits.
+        assert recorded == NAMES[model] or (
+            model == "mpnet" and recorded is None and store.vectors.count_pending() > 0
+        ), recorded
 
 
 KOREAN = [
