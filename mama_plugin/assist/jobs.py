@@ -156,14 +156,11 @@ class ModelJobs:
                 job.error = exc
             job.done.set()
         self._assistant_of().close()
-        while True:  # what was still queued when the work stopped
-            try:
-                left = self._queue.get_nowait()
-            except queue.Empty:
-                return
-            if left is not None:
-                left.error = JobsClosed("the server's model work stopped before this job")
-                left.done.set()
+        while job is not None or not self._queue.empty():  # what was queued when it stopped
+            if job is not None:
+                job.error = JobsClosed("the server's model work stopped before this job")
+                job.done.set()
+            job = self._queue.get_nowait()
 
 
 def lower_priority(nice: int) -> int | None:
