@@ -67,11 +67,13 @@ class ModelJobs:
     """The server's one model worker (started with the first job), its queue and keyed jobs.
 
     ``assistant_of`` gives the assistant to run each job with (the server's, which follows
-    the config). Safe to call from any thread.
+    the config); ``nice`` overrides ``assist_nice`` (a benchmark's comparison). Safe to call
+    from any thread.
     """
 
-    def __init__(self, assistant_of: Callable[[], Assistant]) -> None:
+    def __init__(self, assistant_of: Callable[[], Assistant], *, nice: int | None = None) -> None:
         self._assistant_of = assistant_of
+        self._nice = nice
         self._queue: queue.SimpleQueue[Job[Any] | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._keyed: OrderedDict[str, Job[Any]] = OrderedDict()
@@ -137,7 +139,8 @@ class ModelJobs:
 
     def _serve(self) -> None:
         assistant = self._assistant_of()
-        self.nice = lower_priority(assistant.config.settings.assist_nice)
+        nice = assistant.config.settings.assist_nice if self._nice is None else self._nice
+        self.nice = lower_priority(nice)
         while True:
             assistant = self._assistant_of()
             idle_s = float(assistant.config.settings.assist_idle_s)
