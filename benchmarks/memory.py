@@ -54,6 +54,8 @@ def memory_run(
             "assist_idle_s": idle,
             "assist_threads": config.settings.assist_threads,
             "assist_nice": config.settings.assist_nice,
+            "assist_draft_wait_s": config.settings.assist_draft_wait_s,
+            "assist_timeout_s": config.settings.assist_timeout_s,
         }
         (Path(home) / "config.json").write_text(json.dumps(settings), encoding="utf-8")
         env = {**os.environ, "MAMA_HOME": home, "CLAUDE_CONFIG_DIR": str(Path(home) / "claude")}
@@ -93,6 +95,8 @@ def memory_run(
                 if all(
                     r["rss_mb"] < d["rss_mb"] - 100 for r, d in zip(released, drafted, strict=True)
                 ):
+                    time.sleep(SETTLE_S)  # a release just begun (malloc_trim) shows in full
+                    released = [_memory(s.proc.pid) for s in servers]
                     break
         finally:
             for server in servers:
