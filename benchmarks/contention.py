@@ -6,10 +6,11 @@ hook runner, as the front does for Claude Code's UserPromptSubmit hook, ``--prom
 per mode, a prompt every ``--gap-ms``. The modes take turns, round by round:
 
 - ``no model job``: nothing else runs;
-- ``draft running (server)``: the server's model worker (:class:`~mama_plugin.assist.jobs.
-  ModelJobs`) drafts the recorded transcripts back to back, as configured: nicer by
+- ``draft running (server)``: a model worker (:class:`~mama_plugin.assist.jobs.ModelJobs`)
+  drafts the recorded transcripts back to back as the server's does: nicer by
   ``assist_nice``, pausing between tokens while a hook runs;
-- ``draft running (no pause, nice 0)``: the same drafts, with neither.
+- ``draft running (nice only)`` and ``draft running (no pause, nice 0)``: the same drafts
+  without the pause, then without either.
 
 Reported per mode: the hook's p50, p95 and max, the model's tokens per second meanwhile and how
 often it paused for a hook; with the model, its threads and the load average.
@@ -22,6 +23,7 @@ import statistics
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -41,7 +43,24 @@ from .draft import DECISIONS, _load_average
 from .latency import PROJECT, build, percentile
 from .synthetic import QUERIES
 
-MODES = ("no model job", "draft running (server)", "draft running (no pause, nice 0)")
+
+@dataclass(frozen=True)
+class Mode:
+    """What runs beside the prompts: no model (``drafting`` False), or drafts with or without
+    the pause for hooks, at ``nice`` (None: ``assist_nice``)."""
+
+    name: str
+    drafting: bool
+    pause: bool = False
+    nice: int | None = None
+
+
+MODES = (
+    Mode("no model job", drafting=False),
+    Mode("draft running (server)", drafting=True, pause=True),
+    Mode("draft running (nice only)", drafting=True, pause=False),
+    Mode("draft running (no pause, nice 0)", drafting=True, pause=False, nice=0),
+)
 
 
 class _Drafting:
@@ -89,10 +108,11 @@ def contention_run(
 ) -> tuple[str, dict[str, Any]]:
     """Run the benchmark; return its report and its figures."""
     say = progress or (lambda _line: None)
-    timings: dict[str, list[float]] = {mode: [] for mode in MODES}
-    spent: dict[str, float] = dict.fromkeys(MODES, 0.0)
-    tokens: dict[str, int] = dict.fromkeys(MODES, 0)
-    paused: dict[str, int] = dict.fromkeys(MODES, 0)
+    names = [mode.name for mode in MODES]
+    timings: dict[str, list[float]] = {name: [] for name in names}
+    spent: dict[str, float] = dict.fromkeys(names, 0.0)
+    tokens: dict[str, int] = dict.fromkeys(names, 0)
+    paused: dict[str, int] = dict.fromkeys(names, 0)
     load_before = _load_average()
     with tempfile.TemporaryDirectory(prefix="mama-bench-contention-") as tmp:
         state = State(config, PROJECT, Path(tmp) / "bench.db")
@@ -102,31 +122,33 @@ def contention_run(
         state.embedder_ready.set()
         assistant = Assistant(config, gate=state.hook_gate)
         say(f"loading the assist model ({assistant.warm():.1f} s)")
-        served = ModelJobs(lambda: assistant)
-        plain = ModelJobs(lambda: assistant, nice=0)
+        # One worker per nice value (a thread cannot be made less nice again).
+        workers = {
+            mode.name: ModelJobs(lambda: assistant, nice=mode.nice)
+            for mode in MODES
+            if mode.drafting
+        }
         for query in QUERIES[:5]:  # the lanes' threads, connections and caches warm
             state.hooks.call("observe_prompt", {"prompt": query, "session_id": "warm"})
         try:
             for turn in range(rounds):
                 for mode in MODES:
-                    say(f"round {turn + 1}/{rounds}: {mode}")
-                    assistant.gate = None if mode == MODES[2] else state.hook_gate
-                    jobs = plain if mode == MODES[2] else served
+                    say(f"round {turn + 1}/{rounds}: {mode.name}")
+                    assistant.gate = state.hook_gate if mode.pause else None
                     paused_before = state.hook_gate.paused
                     started = time.monotonic()
-                    if mode == MODES[0]:
-                        timings[mode] += _prompts(state, prompts, gap_ms)
+                    if not mode.drafting:
+                        timings[mode.name] += _prompts(state, prompts, gap_ms)
                     else:
-                        with _Drafting(jobs) as drafting:
-                            timings[mode] += _prompts(state, prompts, gap_ms)
-                        tokens[mode] += drafting.tokens
-                    spent[mode] += time.monotonic() - started
-                    paused[mode] += state.hook_gate.paused - paused_before
+                        with _Drafting(workers[mode.name]) as drafting:
+                            timings[mode.name] += _prompts(state, prompts, gap_ms)
+                        tokens[mode.name] += drafting.tokens
+                    spent[mode.name] += time.monotonic() - started
+                    paused[mode.name] += state.hook_gate.paused - paused_before
         finally:
-            served.close()
-            plain.close()
+            for jobs in workers.values():
+                jobs.close()
             state.close()
-    nice = {MODES[1]: served.nice, MODES[2]: plain.nice}
     data: dict[str, Any] = {
         "model": assistant.name,
         "model_file": resolve_model(config).name,
@@ -145,9 +167,9 @@ def contention_run(
                 "mean_ms": round(statistics.fmean(timings[mode]), 2),
                 "model_tokens_per_s": round(tokens[mode] / spent[mode], 1) if tokens[mode] else 0,
                 "model_paused": paused[mode],
-                "model_nice": nice.get(mode),
+                "model_nice": workers[mode].nice if mode in workers else None,
             }
-            for mode in MODES
+            for mode in names
         },
     }
     return _report(data), data

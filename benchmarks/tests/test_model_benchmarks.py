@@ -34,7 +34,7 @@ def test_bench_contention_times_the_hook_in_each_mode(
     assert "| draft running (server) |" in capsys.readouterr().out
     figures = json.loads(out.read_text())
     modes = figures["modes"]
-    assert list(modes) == ["no model job", "draft running (server)",
+    assert list(modes) == ["no model job", "draft running (server)", "draft running (nice only)",
                            "draft running (no pause, nice 0)"]  # fmt: skip
     assert all(m["p95_ms"] >= m["p50_ms"] > 0 for m in modes.values())
     assert modes["draft running (server)"]["model_tokens_per_s"] > 0  # the model did draft
@@ -42,6 +42,7 @@ def test_bench_contention_times_the_hook_in_each_mode(
     if sys.platform == "linux":
         base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
         assert modes["draft running (server)"]["model_nice"] == min(19, base + 10)
+        assert modes["draft running (nice only)"]["model_nice"] == min(19, base + 10)
         assert modes["draft running (no pause, nice 0)"]["model_nice"] == base
 
 
