@@ -171,6 +171,24 @@ def test_the_hook_gate_holds_model_work_until_the_hook_is_over() -> None:
     assert not waiter.is_alive() and not gate.busy() and gate.paused == 2
 
 
+def test_a_hook_call_holds_the_servers_gate_while_it_runs(
+    state: State, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mama_plugin.server import hook_tools
+    from mama_plugin.server.base import Answer
+
+    seen: list[bool] = []
+
+    def observe(env: Any, args: Any) -> Answer:
+        seen.append(state.hook_gate.busy())
+        return Answer("", {})
+
+    monkeypatch.setattr(hook_tools, "do_observe_prompt", observe)
+    state.hooks.call("observe_prompt", {"prompt": "hello"})
+    assert seen == [True] and not state.hook_gate.busy()
+    assert state.assistant.gate is state.hook_gate  # what the model waits on
+
+
 # -- a draft by its deadline, through the server's tool ----------------------------------------
 
 

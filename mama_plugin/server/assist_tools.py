@@ -43,18 +43,17 @@ def do_draft_decision(env: Env, args: DraftRequest) -> Answer:
         digest = reader.copy()
     reading = read(args, digest)
     jobs: ModelJobs | None = env.assistant
+    wait_s = float(env.config.settings.assist_draft_wait_s)
     generation, pending = None, False
     if jobs is not None and reading.prompt is not None:
-        wait_s = float(env.config.settings.assist_draft_wait_s)
         generation = _model_within(jobs, args, path, reading, started + wait_s)
         pending = generation is None
-    if pending:
-        note = (
-            f"still drafting after {wait_s:g} s (assist_draft_wait_s): this draft is the "
-            "extractor's; ask for the draft of the same decision again for the model's items"
-        )
-    else:
-        note = model_note(jobs, generation)
+    note = (
+        f"still drafting after {wait_s:g} s (assist_draft_wait_s): this draft is the "
+        "extractor's; ask for the draft of the same decision again for the model's items"
+        if pending
+        else model_note(jobs, generation)
+    )
     draft = compose(args, reading, generation, note)
     data = draft.as_data() | {"model_pending": pending}
     return Answer(
