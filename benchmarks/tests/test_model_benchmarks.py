@@ -50,8 +50,10 @@ def test_bench_contention_times_the_hook_in_each_mode(
 def test_bench_memory_shows_a_server_freeing_the_model_when_idle(
     model: None, tmp_path: Path, mama_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # The draft waits for the model here, so it is loaded when "after one draft" is read.
+    # The draft waits for the model here (a busy machine's included), so "after one draft" is
+    # read with the model loaded and its job done.
     Config(mama_home).set("assist_draft_wait_s", "300")
+    Config(mama_home).set("assist_timeout_s", "300")
     out = tmp_path / "m.json"
     assert main(["memory", "--sessions", "1", "--idle-s", "1", "--json", str(out)]) == 0
     assert "| idle (released after" in capsys.readouterr().out
