@@ -3,7 +3,8 @@
 One server's state in this process (:class:`~mama_plugin.server.state.State`, a synthetic
 store of ``--size`` memories, the real embedder warm) answers ``observe_prompt`` through its
 hook runner, as the front does for Claude Code's UserPromptSubmit hook, ``--prompts`` times
-per mode, a prompt every ``--gap-ms``. The modes take turns, round by round:
+per mode, a prompt every ``--gap-ms``. The modes take turns, each round starting with the
+next one:
 
 - ``no model job``: nothing else runs;
 - ``draft running (server)``: a model worker (:class:`~mama_plugin.assist.jobs.ModelJobs`)
@@ -102,7 +103,7 @@ def contention_run(
     config: Config,
     embedder: EmbeddingModel | None,
     size: int = 1000,
-    rounds: int = 3,
+    rounds: int = 4,
     gap_ms: float = 50.0,
     progress: Any = None,
 ) -> tuple[str, dict[str, Any]]:
@@ -132,7 +133,8 @@ def contention_run(
             state.hooks.call("observe_prompt", {"prompt": query, "session_id": "warm"})
         try:
             for turn in range(rounds):
-                for mode in MODES:
+                first = turn % len(MODES)  # each round starts with another mode: no order bias
+                for mode in MODES[first:] + MODES[:first]:
                     say(f"round {turn + 1}/{rounds}: {mode.name}")
                     assistant.gate = state.hook_gate if mode.pause else None
                     paused_before = state.hook_gate.paused

@@ -57,9 +57,9 @@ def draft(args: argparse.Namespace) -> int:
 @argument(
     "--rounds",
     type=count,
-    default=3,
+    default=4,
     metavar="N",
-    help="rounds of the modes, taking turns (default 3)",
+    help="rounds of the modes, each starting with the next mode (default 4)",
 )
 @argument(
     "--size", type=count, default=1000, metavar="N", help="memories in the store (default 1000)"
