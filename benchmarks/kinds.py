@@ -13,7 +13,9 @@ from pathlib import Path
 from mama_plugin.cli.options import Command, argument, command
 from mama_plugin.errors import MamaError
 
+from .kinds_model import contention, draft, memory
 from .options import (
+    count,
     dataset_option,
     embedder,
     figures_option,
@@ -23,22 +25,6 @@ from .options import (
     runs_option,
     sizes_option,
 )
-
-
-def _count(text: str) -> int:
-    """A count: 1 or more."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
-    return value
-
-
-def _threads(text: str) -> int:
-    """A thread count: 0 (all cores) or more."""
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
-    return value
 
 
 @command("retrieval", "LoCoMo-10 through the product's save and search paths: R@k, MRR, nDCG")
@@ -117,30 +103,6 @@ def hooks(args: argparse.Namespace) -> int:
     return report(args, *hooks_run(args.size, model, runs=args.runs, progress=progress))
 
 
-@command("draft", "drafting with the local model on recorded transcripts: time and grounding")
-@runs_option(3, "runs over the transcripts")
-@argument(
-    "--transcripts",
-    type=Path,
-    metavar="DIR",
-    help="a folder of Claude Code transcripts (default: tests/fixtures/transcripts)",
-)
-@argument(
-    "--threads",
-    type=_threads,
-    metavar="N",
-    help="llama.cpp threads for the model (default: assist_threads; 0: all cores)",
-)
-@figures_option()
-def draft(args: argparse.Namespace) -> int:
-    from .draft import draft_run
-
-    return report(
-        args,
-        *draft_run(args.runs, folder=args.transcripts, config=args.config, threads=args.threads),
-    )
-
-
 @command("exposure", "scripted sessions: is every tool a turn needs on its first request?")
 @figures_option()
 def exposure(args: argparse.Namespace) -> int:
@@ -188,9 +150,9 @@ def integrity(args: argparse.Namespace) -> int:
 
 
 @command("growth", "simulated sessions through the Stop hook, then gc: DB size, session start")
-@argument("--sessions", type=_count, default=2000, metavar="N", help="sessions (default 2000)")
-@argument("--turns", type=_count, default=20, metavar="N", help="turns a session (default 20)")
-@argument("--days", type=_count, default=200, metavar="N", help="days they span (default 200)")
+@argument("--sessions", type=count, default=2000, metavar="N", help="sessions (default 2000)")
+@argument("--turns", type=count, default=20, metavar="N", help="turns a session (default 20)")
+@argument("--days", type=count, default=200, metavar="N", help="days they span (default 200)")
 @runs_option(7, "session starts timed at each point")
 @figures_option()
 def growth(args: argparse.Namespace) -> int:
@@ -364,6 +326,8 @@ KINDS: tuple[Command, ...] = (
     startup,
     hooks,
     draft,
+    contention,
+    memory,
     exposure,
     warm,
     integrity,

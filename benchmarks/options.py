@@ -18,6 +18,7 @@ from mama_plugin.cli.options import Decorator, argument, keyword_only_option
 from mama_plugin.services.retrieval import EmbeddingModel
 
 __all__ = [
+    "count",
     "dataset_option",
     "embedder",
     "figures_option",
@@ -26,7 +27,24 @@ __all__ = [
     "report",
     "runs_option",
     "sizes_option",
+    "threads",
 ]
+
+
+def count(text: str) -> int:
+    """A count: 1 or more."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
+def threads(text: str) -> int:
+    """A thread count: 0 (all cores) or more."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
 
 
 def figures_option() -> Decorator:

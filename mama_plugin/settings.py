@@ -88,6 +88,13 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _nice(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 19:
+        raise ValueError("must be a whole number from 0 to 19")
+    return value
+
+
 def _setting(default: Any, parse: Callable[[Any], Any], help: str) -> Any:
     """A :class:`Settings` field: its default, how a value is parsed, what it means."""
     return field(default=default, metadata={"parse": parse, "help": help})
@@ -154,6 +161,20 @@ class Settings:
         30.0,
         _seconds,
         "wall-clock limit of one draft or link judgement; past it MAMA drafts without the model",
+    )
+    assist_idle_s: float = _setting(
+        60.0,
+        _seconds,
+        "the MCP server frees the assist model after this many seconds without model work",
+    )
+    assist_draft_wait_s: float = _setting(
+        10.0,
+        _seconds,
+        "a draft waits this long for the model, then answers with the extractor's draft (the "
+        "model's items come with the next draft of the same decision)",
+    )
+    assist_nice: int = _setting(
+        10, _nice, "how much nicer than the server the assist model runs (0-19; Linux)"
     )
     link_suggestions: bool = _setting(
         True, _boolean, "propose links to earlier memories after each save (pending until accepted)"

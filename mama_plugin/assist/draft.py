@@ -12,6 +12,10 @@
 For the primary reason, the model's and the extractor's best candidates are graded
 (:func:`~mama_plugin.services.quality.reason_quality`) and the better one wins (the model on a
 tie). Nothing is saved: the result is a proposal for a person or Claude to review.
+
+:func:`draft_narrative` does it in one call. A server that must not wait for the model past a
+deadline takes the steps itself: :func:`read` (the extractor, and the model's prompt), the
+model's generation as a job, then :func:`compose` with whatever the model gave in time.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from ..services.quality import RANK, reason_quality
 from ..text import numbers, split, tokens, unique, words
 from ..transcript import Digest
 from .extract import Extracted, extract
-from .runtime import Assistant, Generation, Prompt
+from .runtime import Generation, Model, Prompt
 
 MAX_TOKENS = 320
 GROUNDED_SHARE = 0.6
@@ -105,11 +109,57 @@ class Draft:
         }
 
 
+@dataclass
+class Reading:
+    """What a draft is made from: the extractor's findings, the conversation they were read
+    from, and the model's prompt (None when there is no conversation to give it)."""
+
+    found: Extracted
+    conversation: str
+    prompt: Prompt | None
+
+
+def read(request: DraftRequest, digest: Digest | None = None) -> Reading:
+    """Run the extractor on ``request``'s context and the session's ``digest``; no model."""
+    found = extract(request.decision, request.context, digest or Digest())
+    prompt = None
+    if found.source_text.strip():
+        prompt = Prompt(INSTRUCTIONS, [EXAMPLE], f"Decision: {request.decision}", found.source_text)
+    return Reading(found, f"{request.decision}\n{found.source_text}", prompt)
+
+
+def ask(
+    model: Model, prompt: Prompt, timeout_s: float | None = None
+) -> Generation[DraftedNarrative]:
+    """The model's proposal for ``prompt`` (a :func:`read`'s); never raises for model trouble."""
+    return model.generate(prompt, DraftedNarrative, max_tokens=MAX_TOKENS, timeout_s=timeout_s)
+
+
+def compose(
+    request: DraftRequest,
+    reading: Reading,
+    generation: Generation[DraftedNarrative] | None,
+    note: str,
+    *,
+    personal: bool = True,
+) -> Draft:
+    """The draft from ``reading`` and the model's ``generation`` (None: the extractor's alone),
+    with ``note`` saying what the model did (:func:`model_note`). Secrets (and personal data,
+    unless ``personal=False``) the draft quotes are masked."""
+    proposed = generation.value if generation is not None else None
+    draft = _merge(request, reading.found, proposed, reading.conversation)
+    draft.model, draft.generation = note, generation
+    # A draft is shown and then saved as it stands: what it quotes passes the privacy filter.
+    draft.proposal, _ = redact_tree(draft.proposal, personal=personal)
+    draft.dropped, _ = redact_tree(draft.dropped, personal=personal)
+    return draft
+
+
 def draft_narrative(
     request: DraftRequest,
     digest: Digest | None = None,
     *,
-    assistant: Assistant | None = None,
+    assistant: Model | None = None,
     timeout_s: float | None = None,
     personal: bool = True,
 ) -> Draft:
@@ -119,24 +169,12 @@ def draft_narrative(
     output stays invalid, the extractor's draft stands and ``model`` says why. Secrets (and
     personal data, unless ``personal=False``) the draft quotes are masked.
     """
-    digest = digest or Digest()
-    found = extract(request.decision, request.context, digest)
-    conversation = f"{request.decision}\n{found.source_text}"
-    generation: Generation[DraftedNarrative] | None = None
-    proposed: DraftedNarrative | None = None
-    if assistant is not None and found.source_text.strip():
-        prompt = Prompt(INSTRUCTIONS, [EXAMPLE], f"Decision: {request.decision}", found.source_text)
-        generation = assistant.generate(
-            prompt, DraftedNarrative, max_tokens=MAX_TOKENS, timeout_s=timeout_s
-        )
-        proposed = generation.value
-    model_note = _model_note(assistant, generation)
-    draft = _merge(request, found, proposed, conversation)
-    draft.model, draft.generation = model_note, generation
-    # A draft is shown and then saved as it stands: what it quotes passes the privacy filter.
-    draft.proposal, _ = redact_tree(draft.proposal, personal=personal)
-    draft.dropped, _ = redact_tree(draft.dropped, personal=personal)
-    return draft
+    reading = read(request, digest)
+    generation = None
+    if assistant is not None and reading.prompt is not None:
+        generation = ask(assistant, reading.prompt, timeout_s)
+    note = model_note(assistant, generation)
+    return compose(request, reading, generation, note, personal=personal)
 
 
 def grounded(text: str, conversation: str) -> bool:
@@ -252,9 +290,8 @@ def _merge(
     return Draft(proposal, sources, model="", dropped=dropped, missing=missing)
 
 
-def _model_note(
-    assistant: Assistant | None, generation: Generation[DraftedNarrative] | None
-) -> str:
+def model_note(assistant: Model | None, generation: Generation[DraftedNarrative] | None) -> str:
+    """What the model did for a draft, in words (the draft's ``model``)."""
     if assistant is None:
         return "not used: no model configured for this call"
     if generation is None:

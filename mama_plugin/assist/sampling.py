@@ -23,7 +23,10 @@ from __future__ import annotations
 import ctypes
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .gate import HookGate
 
 # The chain create_completion builds from its defaults; only the knobs MAMA sets vary.
 TOP_K = 40
@@ -44,12 +47,13 @@ def prompt_ids(llm: Any, text: str) -> list[int]:
     return tokens
 
 
-def feed_prompt(llm: Any, tokens: list[int], deadline: float) -> bool:
+def feed_prompt(llm: Any, tokens: list[int], deadline: float, gate: HookGate | None = None) -> bool:
     """Evaluate ``tokens`` as the prompt, reusing the cached prefix of the previous call.
 
     The last prompt token is always evaluated again, so the logits are this prompt's. The
-    deadline is checked between batches; returns False when it passed first (the tokens
-    evaluated so far stay cached, consistently with ``llm.input_ids``).
+    deadline is checked between batches, where a running hook call is also waited for
+    (``gate``); returns False when the deadline passed first (the tokens evaluated so far stay
+    cached, consistently with ``llm.input_ids``).
     """
     import numpy as np
 
@@ -65,7 +69,7 @@ def feed_prompt(llm: Any, tokens: list[int], deadline: float) -> bool:
         keep = 0
     llm.n_tokens = keep  # Llama.eval drops every cached position from n_tokens on
     for start in range(keep, len(tokens), llm.n_batch):
-        if time.monotonic() >= deadline:
+        if time.monotonic() >= deadline or (gate is not None and not gate.wait_clear(deadline)):
             return False
         llm.eval(tokens[start : start + llm.n_batch])
     return True

@@ -27,7 +27,7 @@ from ..services.retrieval import EmbeddingModel, retrieve
 from ..storage import LinkRecord, MemoryRecord, Store, SuggestionRecord
 from ..storage.text import embedding_text
 from .draft import grounded
-from .runtime import Assistant, Prompt
+from .runtime import Model, Prompt
 
 log = logging.getLogger("mama.assist")
 
@@ -149,7 +149,7 @@ def judge(
     older: MemoryRecord,
     sources: list[str],
     *,
-    assistant: Assistant | None = None,
+    assistant: Model | None = None,
 ) -> Verdict | None:
     """Judge one pair; None when nobody could (no model and no rule behind the pair)."""
     note = ""
@@ -181,7 +181,7 @@ def suggest_for(
     store: Store,
     memory_id: str,
     *,
-    assistant: Assistant | None = None,
+    assistant: Model | None = None,
     embedder: EmbeddingModel | None = None,
     limit: int = MAX_PAIRS,
 ) -> list[SuggestionRecord]:

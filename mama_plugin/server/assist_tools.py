@@ -1,16 +1,24 @@
 """The tools the local model serves: drafting a narrative, proposing links, confirming them.
 
 Drafting and judging may take seconds, so these handlers run in a worker thread
-(:attr:`Tool.slow`), which has its own connection to the store.
+(:attr:`Tool.slow`), which has its own connection to the store. The model itself runs on the
+server's model worker (``env.assistant``, :class:`~..assist.jobs.ModelJobs`): one job at a
+time. A draft waits for it ``assist_draft_wait_s`` at most from the call, then answers with
+the extractor's draft; the model's job goes on, and the next draft of the same decision gets
+its items.
 """
 
 from __future__ import annotations
 
+import time
+from functools import partial
 from typing import Any
 
 from ..assist import suggest
-from ..assist.draft import draft_narrative
-from ..schema.assist import DraftRequest, EvolveLinkInput, SuggestLinksInput
+from ..assist.draft import Reading, ask, compose, model_note, read
+from ..assist.jobs import JobsClosed, ModelJobs
+from ..assist.runtime import Generation
+from ..schema.assist import DraftedNarrative, DraftRequest, EvolveLinkInput, SuggestLinksInput
 from ..services.quality import reason_quality
 from ..services.render import clip
 from ..storage import Store, SuggestionRecord
@@ -19,7 +27,11 @@ from .base import Answer, Env
 
 
 def do_draft_decision(env: Env, args: DraftRequest) -> Answer:
-    """``save_decision(draft=true)``: a proposed narrative from this session; nothing saved."""
+    """``save_decision(draft=true)``: a proposed narrative from this session; nothing saved.
+
+    Answers within ``assist_draft_wait_s`` of the call (plus the extractor's milliseconds).
+    """
+    started = time.monotonic()
     path = args.transcript_path or env.session.transcripts.get(env.session.id, "")
     digest, waited = Digest(), 0.0
     if path:
@@ -29,12 +41,44 @@ def do_draft_decision(env: Env, args: DraftRequest) -> Answer:
         reader = env.session.reader(path)
         waited = reader.settle(env.call_id)
         digest = reader.copy()
-    draft = draft_narrative(args, digest, assistant=env.assistant)
-    data = draft.as_data()
+    reading = read(args, digest)
+    jobs: ModelJobs | None = env.assistant
+    wait_s = float(env.config.settings.assist_draft_wait_s)
+    generation, pending = None, False
+    if jobs is not None and reading.prompt is not None:
+        generation = _model_within(jobs, args, path, reading, started + wait_s)
+        pending = generation is None
+    note = (
+        f"still drafting after {wait_s:g} s (assist_draft_wait_s): this draft is the "
+        "extractor's; ask for the draft of the same decision again for the model's items"
+        if pending
+        else model_note(jobs, generation)
+    )
+    draft = compose(args, reading, generation, note)
+    data = draft.as_data() | {"model_pending": pending}
     return Answer(
         draft.as_text(env.config.home),
         data | {"transcript": path or None, "transcript_wait_s": round(waited, 3)},
     )
+
+
+def _model_within(
+    jobs: ModelJobs, args: DraftRequest, path: str, reading: Reading, until: float
+) -> Generation[DraftedNarrative] | None:
+    """The model's proposal if it is ready by monotonic ``until``, else None (its job goes on).
+
+    The job is keyed by the decision, its context and the transcript, not by the conversation
+    read: the next call's transcript has grown by this answer, and still gets this job.
+    """
+    assert reading.prompt is not None
+    key = "\0".join(("draft", path, args.decision, args.context))
+    try:
+        job = jobs.submit(partial(ask, prompt=reading.prompt), key=key)
+    except JobsClosed as exc:
+        return Generation(None, "unavailable", str(exc))
+    if not job.wait(max(0.0, until - time.monotonic())):
+        return None
+    return job.take()
 
 
 def do_suggest_links(env: Env, args: SuggestLinksInput) -> Answer:

@@ -83,8 +83,8 @@ class Env:
     )
     config: Config = field(default_factory=lambda: Config(strict=False))
     session: Session = field(default_factory=Session)
-    # Gives the local generative model (assist.runtime.Assistant) when a handler asks for it:
-    # the hook tools never draft, so they never pay for making one.
+    # Gives the local generative model when a handler asks for it (the server's
+    # assist.jobs.ModelJobs): the hook tools never draft, so they never pay for making one.
     assistant_of: Callable[[], Any] = field(default=lambda: None)
     # The client's id for the call being answered (Claude Code's tool_use id, from the request's
     # _meta), so a handler can find the call in the session's transcript; "" when not given.

@@ -260,7 +260,8 @@ class HookRunner:
             log.error("%s: %s, answered {} (fail open)", name, exc)
             return Reply(SILENT, None)
         try:
-            answer = lane.run(lambda: handler(self.state.env(), args), until)
+            with self.state.hook_gate.hook():  # the assist model waits meanwhile
+                answer = lane.run(lambda: handler(self.state.env(), args), until)
         except TimeoutError:
             log.warning("%s ran past %.1f s: answered {} (fail open)", name, deadline_s)
             return Reply(SILENT, None)

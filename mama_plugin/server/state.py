@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..assist.gate import HookGate
 from ..config import KEYS, Config
 from ..errors import MamaError, StoreBusyError
 from ..storage import Store
@@ -15,6 +16,7 @@ from .context import CONTEXTS, detect, detect_all
 from .exposure import Exposure, seed_contexts
 
 if TYPE_CHECKING:
+    from ..assist.jobs import ModelJobs
     from .base import Env, Session
     from .hook_lane import HookRunner
     from .preload import Preload
@@ -48,6 +50,9 @@ class State:
         self.embedder_loading = False
         self.preload: Preload | None = None  # the model loading since the front's start
         self._assistant: Any = None
+        self._jobs: ModelJobs | None = None
+        # Held by every hook call; the assist model waits between tokens while it is.
+        self.hook_gate = HookGate()
         self._reader: Any = None  # multilingual-e5 for Korean prompts, made on first need
         self._reader_missing = False
         self._session: Session | None = None
@@ -144,9 +149,20 @@ class State:
             ):
                 if self._assistant is not None:
                     self._assistant.close()
-                self._assistant = Assistant(self.config)
+                self._assistant = Assistant(self.config, gate=self.hook_gate)
             self._assistant.config = self.config  # threads, context and timeout apply next load
             return self._assistant
+
+    @property
+    def model_jobs(self) -> ModelJobs:
+        """The server's model work: one job at a time, the model freed when idle
+        (:mod:`..assist.jobs`); what the tool handlers get as ``env.assistant``."""
+        from ..assist.jobs import ModelJobs
+
+        with self._making:
+            if self._jobs is None:
+                self._jobs = ModelJobs(lambda: self.assistant)
+            return self._jobs
 
     def reader(self) -> Any:
         """multilingual-e5, to read the Korean prompts the store's model cannot (made on the
@@ -178,7 +194,7 @@ class State:
             self.observe,
             self.config,
             self.session,
-            lambda: self.assistant,
+            lambda: self.model_jobs,
             call_id,
             self.embedder_within,
             self.reader,
@@ -209,15 +225,19 @@ class State:
             return detect(prompt), self.exposure.grow(detected)
 
     def close(self) -> None:
-        """Stop the hook lanes, close the store and free the assist model, those started.
+        """Stop the hook lanes and the model work, close the store and free the assist model,
+        those started.
 
         A later hook call starts new lanes, as a later use of the store opens it again.
         """
         with self._making:
             hooks, self._hooks = self._hooks, None
+            jobs, self._jobs = self._jobs, None
         if hooks is not None:
             hooks.close()
-        if self._assistant is not None:
+        if jobs is not None:
+            jobs.close()  # its worker frees the model after the job it may be running
+        elif self._assistant is not None:
             self._assistant.close()
         with self._opening:
             if self._store is not None:

@@ -1,0 +1,168 @@
+"""``python -m benchmarks memory``: what each ``mama serve`` holds, at rest, after a draft, idle.
+
+``--sessions`` real ``mama serve`` processes run at once on one MAMA home (as Claude Code
+sessions on one machine do), each spoken to over its stdio pipe in JSON-RPC
+(:class:`.stdio.StdioServer`). Each learns a recorded transcript from the Stop hook's tool and
+answers a few prompts, its embedder loaded: **at rest**. Then each drafts one decision
+(``save_decision`` with ``draft: true``, as ``/mama-save`` does), one session after another:
+**after a draft**, every server having loaded the assist model. Then nothing is asked for
+``assist_idle_s`` (``--idle-s``) after the model's last job: **idle**, once each server has
+released the model. Per server: VmRSS and PSS (shared pages split between the processes that
+map them) from ``/proc``; the model, its file, its threads and the load average are reported
+with them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from mama_plugin.assist.runtime import resolve_model
+from mama_plugin.config import Config
+from mama_plugin.embeddings.resolve import resolve_model as resolve_embedder
+from mama_plugin.errors import MamaError
+
+from .checkout import FIXTURES
+from .draft import DECISIONS, _load_average
+from .stdio import StdioServer
+from .synthetic import QUERIES
+
+TARGET_MB = 200  # per session at rest (issue 30)
+SETTLE_S = 5.0  # after the warm-up, before "at rest" is read: the embedder loads meanwhile
+MARGIN_S = 15.0  # past assist_idle_s and a draft's model job: how long a release may take
+
+
+def memory_run(
+    sessions: int, *, config: Config, idle_s: float | None = None, progress: Any = None
+) -> tuple[str, dict[str, Any]]:
+    """Run the benchmark; return its report and its figures."""
+    say = progress or (lambda _line: None)
+    if not Path("/proc/self/status").exists():
+        raise MamaError("bench memory reads /proc: it runs on Linux")
+    model = resolve_model(config)  # the servers use this file, assembled once here
+    idle = float(idle_s if idle_s is not None else config.settings.assist_idle_s)
+    stems = list(DECISIONS)
+    with tempfile.TemporaryDirectory(prefix="mama-bench-memory-") as home:
+        settings = {
+            "assist_model_path": str(model),
+            "embedding_model_path": str(resolve_embedder(config).path),
+            "assist_idle_s": idle,
+            "assist_threads": config.settings.assist_threads,
+            "assist_nice": config.settings.assist_nice,
+            "assist_draft_wait_s": config.settings.assist_draft_wait_s,
+            "assist_timeout_s": config.settings.assist_timeout_s,
+        }
+        (Path(home) / "config.json").write_text(json.dumps(settings), encoding="utf-8")
+        env = {**os.environ, "MAMA_HOME": home, "CLAUDE_CONFIG_DIR": str(Path(home) / "claude")}
+        say(f"starting {sessions} mama serve")
+        servers = [
+            StdioServer({**env, "CLAUDE_PROJECT_DIR": f"/bench/memory/{i}"}, project=f"/bench/{i}")
+            for i in range(sessions)
+        ]
+        drafts: list[dict[str, Any]] = []
+        try:
+            for i, server in enumerate(servers):
+                transcript = str(FIXTURES / f"{stems[i % len(stems)]}.jsonl")
+                server.call(
+                    "checkpoint_turn", {"session_id": f"s{i}", "transcript_path": transcript}
+                )
+                _warm(server, f"s{i}")
+            time.sleep(SETTLE_S)
+            rest = [_memory(s.proc.pid) for s in servers]
+            say("one draft in each session")
+            for i, server in enumerate(servers):
+                decision = DECISIONS[stems[i % len(stems)]]
+                ms, result = server.call("save_decision", {"decision": decision, "draft": True})
+                text = result["content"][0]["text"]
+                model_line = text.splitlines()[0].partition("Model: ")[2]
+                drafts.append({"s": round(ms / 1000, 1), "model": model_line.rstrip(".")})
+            drafted = [_memory(s.proc.pid) for s in servers]
+            say(f"waiting for assist_idle_s ({idle:g} s) to pass")
+            last_draft = time.monotonic()
+            released = drafted
+            waited = 0.0
+            # A draft that answered without the model leaves its job running (assist_timeout_s
+            # at most); the idle time counts from its end.
+            while waited < config.settings.assist_timeout_s + idle + MARGIN_S:
+                time.sleep(1.0)
+                released = [_memory(s.proc.pid) for s in servers]
+                waited = time.monotonic() - last_draft
+                if all(
+                    r["rss_mb"] < d["rss_mb"] - 100 for r, d in zip(released, drafted, strict=True)
+                ):
+                    time.sleep(SETTLE_S)  # a release just begun (malloc_trim) shows in full
+                    released = [_memory(s.proc.pid) for s in servers]
+                    break
+        finally:
+            for server in servers:
+                server.close()
+    data: dict[str, Any] = {
+        "sessions": sessions,
+        "model_file": model.name,
+        "model_mb": round(model.stat().st_size / 2**20),
+        "assist_threads": config.settings.assist_threads,
+        "assist_nice": config.settings.assist_nice,
+        "assist_idle_s": idle,
+        "released_after_s": round(waited, 1),
+        "cores": os.cpu_count(),
+        "load_average": _load_average(),
+        "drafts": drafts,
+        "at_rest": rest,
+        "after_draft": drafted,
+        "idle": released,
+        "target_mb": TARGET_MB,
+    }
+    return _report(data), data
+
+
+def _warm(server: StdioServer, session: str) -> None:
+    """A few prompts, as a session's first turns: the hook lane, the store and the embedder
+    (which a server loads from its start) in use."""
+    for query in QUERIES[:3]:
+        server.call("observe_prompt", {"prompt": query, "session_id": session})
+
+
+def _memory(pid: int) -> dict[str, float]:
+    """VmRSS and PSS of process ``pid``, in MB."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    rss = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
+    try:
+        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        pss = next(int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:"))
+    except (OSError, StopIteration):
+        pss = 0
+    return {"rss_mb": round(rss / 1024, 1), "pss_mb": round(pss / 1024, 1)}
+
+
+def _row(name: str, figures: list[dict[str, float]], target: int | None = None) -> str:
+    rss = [f["rss_mb"] for f in figures]
+    pss = [f["pss_mb"] for f in figures]
+    met = "" if target is None else (" ✓" if max(rss) <= target else " ✗")
+    return (
+        f"| {name} | {' / '.join(f'{r:.0f}' for r in rss)} | {statistics.fmean(rss):.0f} | "
+        f"{sum(rss):.0f} | {statistics.fmean(pss):.0f} |{met}"
+    )
+
+
+def _report(d: dict[str, Any]) -> str:
+    drafts = "; ".join(f"{x['s']:g} s, {x['model']}" for x in d["drafts"])
+    lines = [
+        f"{d['sessions']} concurrent mama serve on one MAMA home; assist model "
+        f"{d['model_file']} ({d['model_mb']} MB), {d['assist_threads']} thread(s), nice "
+        f"+{d['assist_nice']}, assist_idle_s {d['assist_idle_s']:g}; {d['cores']} cores, load "
+        f"average {d['load_average']}",
+        "",
+        "| when | RSS MB per server | mean | total | mean PSS |",
+        "|---|---|---|---|---|",
+        _row("at rest (embedder warm)", d["at_rest"], d["target_mb"]),
+        _row("after one draft each", d["after_draft"]),
+        _row(f"idle (released after {d['released_after_s']:g} s)", d["idle"], d["target_mb"]),
+        "",
+        f"Drafts: {drafts}. Target: ≤ {d['target_mb']} MB per session at rest.",
+    ]
+    return "\n".join(lines) + "\n"
