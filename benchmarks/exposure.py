@@ -29,7 +29,7 @@ from mama_plugin.schema import parse
 from mama_plugin.server.catalogue import load
 from mama_plugin.server.hook_table import HOOKS
 from mama_plugin.server.state import State
-from mama_plugin.server.tools import BY_NAME
+from mama_plugin.server.tool_table import BY_NAME
 from mama_plugin.text import estimate_tokens
 
 from .baselines.exposure_before_seeding import TodayExposure

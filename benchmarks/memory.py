@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mama_plugin.assist.runtime import resolve_model
+from mama_plugin.assist.model_file import resolve_model
 from mama_plugin.config import Config
 from mama_plugin.embeddings.resolve import resolve_model as resolve_embedder
 from mama_plugin.errors import MamaError

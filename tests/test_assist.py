@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from mama_plugin.assist.draft import EXAMPLE, draft_narrative, grounded
 from mama_plugin.assist.extract import extract
-from mama_plugin.assist.runtime import MODEL_FILENAME, Assistant, Prompt, resolve_model
+from mama_plugin.assist.model_file import MODEL_FILENAME, resolve_model
+from mama_plugin.assist.runtime import Assistant, Prompt
 from mama_plugin.assist.suggest import EXAMPLES, INSTRUCTIONS
 from mama_plugin.config import Config
 from mama_plugin.embeddings.convert import is_model_file

@@ -356,7 +356,7 @@ async def test_an_error_whose_log_cannot_be_written_says_where_it_went(
     from mama_plugin.server import dispatch
     from mama_plugin.server.base import Answer
     from mama_plugin.server.state import State
-    from mama_plugin.server.tools import BY_NAME
+    from mama_plugin.server.tool_table import BY_NAME
 
     def broken(*_: object) -> Answer:
         raise RuntimeError("a bug")

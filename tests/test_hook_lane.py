@@ -49,7 +49,7 @@ STUCK_S = 1.0  # the deadline of a call made to get stuck (a warm worker takes i
 def test_one_table_names_the_hook_tools() -> None:
     """hooks/hooks.json calls the table's tools with the table's fields, within its budget;
     the shipped catalogue names them; each handler is found; the tool table has none."""
-    from mama_plugin.server.tools import BY_NAME
+    from mama_plugin.server.tool_table import BY_NAME
 
     hooks = json.loads((ROOT / "hooks" / "hooks.json").read_text(encoding="utf-8"))["hooks"]
     called = {

@@ -21,7 +21,8 @@ from conftest import text_result as text
 
 from mama_plugin.assist.gate import HookGate
 from mama_plugin.assist.jobs import JobsClosed, ModelJobs
-from mama_plugin.assist.runtime import Assistant, Generation, Prompt, resolve_model
+from mama_plugin.assist.model_file import resolve_model
+from mama_plugin.assist.runtime import Assistant, Generation, Prompt
 from mama_plugin.assist.suggest import EXAMPLES, INSTRUCTIONS
 from mama_plugin.config import Config
 from mama_plugin.schema.assist import DraftedNarrative, LinkJudgement

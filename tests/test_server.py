@@ -17,7 +17,8 @@ from conftest import text_result as text
 from mama_plugin.config import Config
 from mama_plugin.server.catalogue import CORE
 from mama_plugin.server.state import State
-from mama_plugin.server.tools import BY_NAME, CLAUDE_PREFIX, NAME_PATTERN, TOOLS
+from mama_plugin.server.tool_table import BY_NAME, TOOLS
+from mama_plugin.server.tools import CLAUDE_PREFIX, NAME_PATTERN
 from mama_plugin.storage import Store
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from mama_plugin.config import Config
 from mama_plugin.server.app import State
-from mama_plugin.server.tools import TOOLS
+from mama_plugin.server.tool_table import TOOLS
 
 DESKTOP = types.Implementation(name="fuzz", version="1")
 

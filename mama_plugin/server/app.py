@@ -33,7 +33,7 @@ from .base import Tool
 from .catalogue import INSTRUCTIONS, OFF
 from .process import composition_root
 from .state import State
-from .tools import BY_NAME
+from .tool_table import BY_NAME
 
 __all__ = ["State", "build_server", "serve", "tool_definition"]
 log = logging.getLogger("mama.server")

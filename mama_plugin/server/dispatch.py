@@ -54,7 +54,7 @@ async def call(
         return await anyio.to_thread.run_sync(
             _hook_call, state, name, arguments, asked, abandon_on_cancel=True
         )
-    from .tools import BY_NAME  # the whole table: imported on the first other call
+    from .tool_table import BY_NAME  # the whole table: imported on the first other call
 
     tool = BY_NAME.get(name)
     if tool is None:

@@ -13,7 +13,7 @@ from typing import Any
 from .app import tool_definition
 from .catalogue import TOOLS_JSON
 from .hook_table import HOOKS
-from .tools import TOOLS
+from .tool_table import TOOLS
 
 
 def static_listing() -> dict[str, Any]:

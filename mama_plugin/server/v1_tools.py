@@ -1,0 +1,129 @@
+"""The MAMA v1.0 tool names, kept for clients of the original MAMA: each answers as the
+tool that replaced it (hidden from the list, named by ``replaced_by``)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+
+from ..schema import (
+    OutcomeInput,
+    SearchByContextInput,
+    SearchByTopicInput,
+    SearchRecentInput,
+    parse,
+)
+from .base import Answer, Env, Tool
+from .tools import do_outcome, do_search_by_context, do_search_by_topic, do_search_recent
+
+
+class _V1(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class RecallDecisionInput(_V1):
+    """v1.0 recall_decision."""
+
+    topic: Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class SuggestDecisionInput(_V1):
+    """v1.0 suggest_decision."""
+
+    query: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=2000,
+            validation_alias=AliasChoices("query", "userQuestion", "question"),
+        ),
+    ]
+
+
+class ListDecisionsInput(_V1):
+    """v1.0 list_decisions."""
+
+    limit: Annotated[int, Field(ge=1, le=100)] = 10
+
+
+class UpdateOutcomeInput(_V1):
+    """v1.0 update_outcome."""
+
+    decision_id: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=200,
+            validation_alias=AliasChoices("decision_id", "decisionId", "id"),
+        ),
+    ]
+    outcome: str
+    failure_reason: Annotated[
+        str,
+        Field(max_length=8000, validation_alias=AliasChoices("failure_reason", "failureReason")),
+    ] = ""
+    limitation: Annotated[str, Field(max_length=8000)] = ""
+
+
+def v1_recall(env: Env, args: RecallDecisionInput) -> Answer:
+    return do_search_by_topic(env, SearchByTopicInput(topic=args.topic))
+
+
+def v1_suggest(env: Env, args: SuggestDecisionInput) -> Answer:
+    return do_search_by_context(env, SearchByContextInput(query=args.query))
+
+
+def v1_list(env: Env, args: ListDecisionsInput) -> Answer:
+    return do_search_recent(env, SearchRecentInput(n=args.limit, type="decision"))
+
+
+def v1_update_outcome(env: Env, args: UpdateOutcomeInput) -> Answer:
+    words = {"success": "SUCCESS", "failure": "FAILED", "failed": "FAILED", "partial": "PARTIAL",
+             "superseded": "SUPERSEDED"}  # fmt: skip
+    status = words.get(args.outcome.strip().lower(), args.outcome.strip().upper())
+    details = "; ".join(x for x in (args.failure_reason, args.limitation) if x.strip()) or (
+        f"{status} (reported through the v1.0 update_outcome tool, without details)"
+    )
+    request = {"memory_id": args.decision_id, "outcome": status, "details": details}
+    return do_outcome(env, parse(OutcomeInput, request))
+
+
+V1_TOOLS: tuple[Tool, ...] = (
+    Tool(
+        "recall_decision",
+        "MAMA v1.0: use search_by_topic.",
+        RecallDecisionInput,
+        v1_recall,
+        read_only=True,
+        hidden=True,
+        replaced_by="search_by_topic",
+    ),
+    Tool(
+        "suggest_decision",
+        "MAMA v1.0: use search_by_context.",
+        SuggestDecisionInput,
+        v1_suggest,
+        read_only=True,
+        hidden=True,
+        replaced_by="search_by_context",
+    ),
+    Tool(
+        "list_decisions",
+        "MAMA v1.0: use search_recent.",
+        ListDecisionsInput,
+        v1_list,
+        read_only=True,
+        hidden=True,
+        replaced_by="search_recent",
+    ),
+    Tool(
+        "update_outcome",
+        "MAMA v1.0: use evolve_outcome.",
+        UpdateOutcomeInput,
+        v1_update_outcome,
+        read_only=False,
+        hidden=True,
+        replaced_by="evolve_outcome",
+    ),
+)
