@@ -38,6 +38,7 @@ from benchmarks.stream import read_events, send_turn
 from mama_plugin.config import Config
 from mama_plugin.errors import MamaError
 from mama_plugin.server.hook_tools import EMBEDDER_WAIT_S
+from mama_plugin.services.story.answers import CORRECT
 from mama_plugin.text import estimate_tokens
 
 pytestmark = needs_claude
@@ -175,6 +176,7 @@ def told(words: str, *, budget: int) -> str:
     fences = FENCE.findall(words)
     assert len(fences) == 1, words
     after = words.split("</mama-memory>", 1)[1].strip()
+    after = after.removesuffix(CORRECT).strip()  # a tool's answer: how to correct or forget one
     assert ("\n" not in after and "mama-resume" in after) or after == "", after
     body = fences[0]
     assert not URGENT.search(body), URGENT.search(body)
