@@ -336,3 +336,24 @@ def test_a_memory_s_files_go_with_it_and_an_old_database_gains_the_table(
         with store.transaction():
             store.conn.execute("DELETE FROM memories WHERE id = ?", (saved.id,))
         assert store.file_states.of([saved.id]) == {}
+
+
+def test_a_pointer_to_a_changed_memory_says_a_file_it_cites_changed(
+    repo: Path, mama_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mama_plugin.services import prompt_context, verify
+    from mama_plugin.services.recall import Hit, Recall
+
+    def no_git(*_: object) -> None:
+        raise AssertionError("the prompt hook ran git")
+
+    monkeypatch.setattr(verify, "commits_since", no_git)
+    project = project_key(repo)
+    with Store.open(config=Config(mama_home)) as store:
+        saved = save_decision(store, project, DECISION).memory
+        pointed = Recall(["redis"], pointers=[Hit(saved, saved, 0.6, 0.2, ["redis"])])
+        before = prompt_context._pointed(store, pointed, 400, None).text
+        change(repo, "infra/redis.tf", 'resource "redis" { replicas = 2 }\n')
+        after = prompt_context._pointed(store, pointed, 400, None).text
+    assert saved.id in before and "changed since" not in before
+    assert saved.id in after and "; a file it cites changed since)" in after

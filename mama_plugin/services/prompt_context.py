@@ -123,8 +123,13 @@ def prompt_context(
 
 
 def _pointed(store: Store, found: Recall, budget: int, shown: Seen | None) -> Injection:
-    """One line for each of ``found.pointers`` (as many as fit ``budget``), recorded as shown."""
-    pointers = [_defang(as_data(h, short=True)) for h in found.pointers]
+    """One line for each of ``found.pointers`` (as many as fit ``budget``), recorded as shown;
+    a pointer to a memory whose cited file changed since says so (stat calls only)."""
+    changes = check(store, [h.memory for h in found.pointers], git=False)
+    pointers = [
+        _defang(as_data(h, short=True) | ({"changed": True} if h.memory.id in changes else {}))
+        for h in found.pointers
+    ]
     while pointers:
         text = render("prompt_context.md.j2", store.home, hits=[], pointers=pointers, fence=FENCE)
         if estimate_tokens(text.strip()) <= budget:
