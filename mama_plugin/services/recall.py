@@ -48,7 +48,7 @@ from ..text import PREFIX, hangul, matched_terms, search_terms, text_keys
 from . import vector_index
 from .evolution import current_of, outcome_events, predecessors
 from .indexing import narrative_text
-from .recall_views import best_cosines, read_with
+from .recall_views import EMBED_CHARS, best_cosines, read_with
 from .retrieval import EmbeddingModel, retrieve
 
 COSINE_BAR = 0.5  # relevance_bar's default
@@ -276,7 +276,7 @@ def recall(
     if embedder is not None and vector_index.has_vectors(store):
         try:
             store.vectors.check_model(embedder.name, embedder.dim)
-            vector, model = embedder.embed([prompt[:2000]])[0], embedder.name
+            vector, model = embedder.embed([prompt[:EMBED_CHARS]])[0], embedder.name
         except MamaError:  # vectors from another model: keywords only until `mama reindex`
             vector = None
     found.used_vectors = vector is not None

@@ -36,6 +36,8 @@ from .warm import warm
 
 CACHE_SIZE = 4096  # vectors kept (a 384-float vector: ~1.5 kB in Python lists, ~6 MB)
 VIEW_CHARS = 300
+# The most of a prompt or narrative that is embedded: past it a sentence model reads nothing more.
+EMBED_CHARS = 2000
 
 
 def views(memory: MemoryRecord, narrative: str) -> list[str]:
@@ -202,7 +204,7 @@ def index_views(
             t
             for m, n in memories
             if m.type != "checkpoint"
-            for t in [*([n[:2000]] if narratives else []), *views(m, n)]
+            for t in [*([n[:EMBED_CHARS]] if narratives else []), *views(m, n)]
         )
     )
     have = store.vectors.of_texts(embedder.name, texts) if texts else {}
@@ -244,8 +246,8 @@ def read_with(
     :func:`best_cosines` takes it."""
     if not candidates:
         return {}
-    asked = reader.embed([prompt[:2000]])[0]
-    wanted = [(m, narrative[:2000]) for m, narrative in candidates]
+    asked = reader.embed([prompt[:EMBED_CHARS]])[0]
+    wanted = [(m, narrative[:EMBED_CHARS]) for m, narrative in candidates]
     read = warm(store).views.vectors(reader, wanted, store, erased)
-    known = [(m, n, cosine(asked, read[(m.id, n[:2000])])) for m, n in candidates]
+    known = [(m, n, cosine(asked, read[(m.id, n[:EMBED_CHARS])])) for m, n in candidates]
     return best_cosines(reader, asked, known, store=store, erased=erased)
