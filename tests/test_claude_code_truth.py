@@ -1,0 +1,93 @@
+"""Real Claude Code, fake model: memory that stays true, where the model reads it.
+
+A project in a real git repository holds a decision citing ``infra/redis.tf``. The file is
+changed and committed; in one Claude Code session (one process, two user turns) the session
+start and a paraphrased prompt's context both carry the verify line, asserted on the request
+bodies Claude Code sent. In another session the model calls ``forget_memory`` as the user asks:
+the tool's answer says what went, and the store no longer holds the memory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fake_anthropic import text, tool_use
+from test_claude_code import SERVER, needs_claude, result_of, run_claude
+from test_claude_code_recall import OTHERS, _prompt_context, _session
+from test_verify import DECISION, change, git
+
+from mama_plugin.config import Config
+from mama_plugin.project import project_key
+from mama_plugin.services.memories import save_decision
+from mama_plugin.storage import Store
+
+pytestmark = needs_claude
+FORGET = f"{SERVER}__forget_memory"
+
+
+def _repo(root: Path) -> Path:
+    """``root`` as a git repository with infra/redis.tf committed."""
+    (root / "infra").mkdir(parents=True)
+    git(root, "init", "-q")
+    git(root, "config", "user.email", "dev@example.com")
+    git(root, "config", "user.name", "Dev")
+    git(root, "config", "commit.gpgsign", "false")
+    (root / "infra/redis.tf").write_text('resource "redis" { replicas = 1 }\n')
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "first")
+    return root
+
+
+def _seed(project: Path, home: Path) -> str:
+    """The Redis Sentinel decision citing infra/redis.tf, among unrelated ones."""
+    with Store.open(config=Config(home)) as store:
+        key = project_key(project)
+        for topic, decision, why in OTHERS:
+            save_decision(store, key, {"topic": topic, "decision": decision, "reasoning": why})
+        return save_decision(store, key, DECISION).memory.id
+
+
+def _sent(request: dict[str, object]) -> str:
+    return str(request.get("system", "")) + str(request.get("messages", ""))
+
+
+def test_a_changed_cited_file_is_told_at_session_start_and_with_the_prompt(
+    tmp_path: Path, mama_home: Path
+) -> None:
+    project = _repo(tmp_path / "project")
+    saved = _seed(project, mama_home)
+    change(project, "infra/redis.tf", 'resource "redis" { replicas = 3 }\n')
+    fake = _session(
+        project,
+        mama_home,
+        [
+            "Hi, let's pick up the infra work.",
+            "Should sessions keep Redis Sentinel with one replica?",
+        ],
+    )
+    flag = f"verify: infra/redis.tf changed since this was decided — `mama verify {saved}`"
+    first = _sent(fake.main_requests[0])
+    assert "Redis Sentinel" in first and flag in first, first[-3000:]
+    asked = _prompt_context(fake.main_requests[-1])
+    assert saved in asked and "infra/redis.tf changed since this was decided" in asked, asked
+
+
+def test_the_model_forgets_a_memory_when_the_user_asks(tmp_path: Path, mama_home: Path) -> None:
+    project = _repo(tmp_path / "project")
+    saved = _seed(project, mama_home)
+    fake = run_claude(
+        [tool_use(FORGET, {"memory_id": saved}), text("Forgotten.")],
+        f"Forget the Redis Sentinel decision ({saved}) for good.",
+        tmp_path,
+        "forget",
+    )
+    answer = result_of(fake.main_requests[1], FORGET)
+    assert not answer["is_error"], answer["text"]
+    assert saved in answer["text"] and "orgot" in answer["text"], answer["text"]
+    with Store.open(config=Config(mama_home)) as store:
+        assert store.memories.get(saved) is None
+        left = [
+            m.topic
+            for m in store.memories.recent(project=project_key(project), type="decision", limit=50)
+        ]
+    assert "sessions" not in left and len(left) == len(OTHERS)
