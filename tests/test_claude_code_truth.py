@@ -4,7 +4,9 @@ A project in a real git repository holds a decision citing ``infra/redis.tf``. T
 changed and committed; in one Claude Code session (one process, two user turns) the session
 start and a paraphrased prompt's context both carry the verify line, asserted on the request
 bodies Claude Code sent. In another session the model calls ``forget_memory`` as the user asks:
-the tool's answer says what went, and the store no longer holds the memory.
+the tool's answer says what went, and the store no longer holds the memory. A second
+decision on a standing decision's topic is answered with the question, and the model's
+``evolve_link`` accept supersedes the old one.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fake_anthropic import text, tool_use
-from test_claude_code import SERVER, needs_claude, result_of, run_claude
+from test_claude_code import JWT, SAVE, SERVER, needs_claude, result_of, run_claude, tool_names
 from test_claude_code_recall import OTHERS, _prompt_context, _session
 from test_verify import DECISION, change, git
 
@@ -22,7 +24,7 @@ from mama_plugin.services.memories import save_decision
 from mama_plugin.storage import Store
 
 pytestmark = needs_claude
-FORGET = f"{SERVER}__forget_memory"
+FORGET, EVOLVE = f"{SERVER}__forget_memory", f"{SERVER}__evolve_link"
 
 
 def _repo(root: Path) -> Path:
@@ -91,3 +93,36 @@ def test_the_model_forgets_a_memory_when_the_user_asks(tmp_path: Path, mama_home
             for m in store.memories.recent(project=project_key(project), type="decision", limit=50)
         ]
     assert "sessions" not in left and len(left) == len(OTHERS)
+
+
+def test_a_contradicting_save_is_asked_about_and_the_answer_supersedes(
+    tmp_path: Path, mama_home: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    with Store.open(config=Config(mama_home)) as store:
+        jwt = save_decision(store, project_key(project), JWT).memory.id
+    sessions = {
+        "topic": "auth_strategy",
+        "decision": "Server-side sessions in Redis for API auth",
+        "reasoning": "refresh without a DB round trip: p99 41 ms at 10K req/s",
+    }
+    fake = run_claude(
+        [
+            tool_use(SAVE, sessions),
+            tool_use(EVOLVE, {"suggestion_id": 1, "verdict": "accept"}),
+            text("Recorded: sessions replace JWT."),
+        ],
+        "Record that we moved API auth to Redis sessions.",
+        tmp_path,
+        "contradiction",
+    )
+    saved = result_of(fake.main_requests[1], SAVE)["text"]
+    assert f"'auth_strategy' already has current decision {jwt}" in saved, saved
+    assert "evolve_link suggestion_id=1" in saved and "verdict=reject" in saved, saved
+    # The tool the question names is offered in the very request that reads the question.
+    assert EVOLVE in tool_names(fake.main_requests[1])
+    accepted = result_of(fake.main_requests[2], EVOLVE)
+    assert not accepted["is_error"], accepted["text"]
+    with Store.open(config=Config(mama_home)) as store:
+        assert store.memories.require(jwt).status == "superseded"
