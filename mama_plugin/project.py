@@ -10,6 +10,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+# The scope of the memories every project inherits: the user's own preferences and patterns,
+# promoted from a project on purpose (``mama promote``). Project keys are absolute paths, so
+# this key is never a project's.
+GLOBAL = "global"
+
 
 def project_root(cwd: str | os.PathLike[str] | None = None) -> Path:
     """Return the project root for ``cwd`` (default: the process's working directory)."""

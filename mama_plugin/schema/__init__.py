@@ -1,6 +1,6 @@
 """Schema room: pydantic models of memories, links and tool inputs. No I/O."""
 
-from .edits import ForgetInput, UpdateInput
+from .edits import ForgetInput, PromoteInput, UpdateInput
 from .inputs import (
     VERIFIED,
     CheckpointInput,
@@ -45,6 +45,7 @@ __all__ = [
     "NextStep",
     "Outcome",
     "OutcomeInput",
+    "PromoteInput",
     "Reasoning",
     "SearchByContextInput",
     "SearchByTopicInput",

@@ -19,6 +19,14 @@ class ForgetInput(Strict):
     memory_id: MemoryId
 
 
+class PromoteInput(Strict):
+    """A memory to make global (every project inherits it), or with ``back`` to return to
+    this project."""
+
+    memory_id: MemoryId
+    back: bool = False
+
+
 class UpdateInput(Strict):
     """New values for narrative fields of a memory, with the version they were read at.
 

@@ -1,13 +1,15 @@
-"""The tools that forget or correct a memory: ``forget_memory`` and ``update_memory``.
+"""The tools that forget, correct or move a memory: ``forget_memory``, ``update_memory`` and
+``promote_memory``.
 
-Both rewrite the store's file and every backup (services/forgetting.py): seconds on a large
+The first two rewrite the store's file and every backup (services/forgetting.py): seconds on a large
 store, so they run in a worker thread (:attr:`Tool.slow`), which has its own connection.
 """
 
 from __future__ import annotations
 
-from ..schema import ForgetInput, UpdateInput
+from ..schema import ForgetInput, PromoteInput, UpdateInput
 from ..services.forgetting import edit, forget
+from ..services.scopes import demote, promote
 from .base import Answer, Env
 
 
@@ -25,3 +27,13 @@ def do_update(env: Env, args: UpdateInput) -> Answer:
     m = done.memory
     data = {"id": m.id, "version": m.version, "before": done.before, **done.cleared.as_dict()}
     return Answer(done.summary(), data)
+
+
+def do_promote(env: Env, args: PromoteInput) -> Answer:
+    """Make a memory global (every project inherits it), or return it to this project."""
+    if args.back:
+        moved = demote(env.store, args.memory_id, env.project)
+    else:
+        moved = promote(env.store, args.memory_id)
+    env.session.brief_stale(env.project)
+    return Answer(moved.summary(), moved.as_dict())

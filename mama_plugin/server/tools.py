@@ -22,6 +22,7 @@ from ..schema import (
     LoadCheckpointInput,
     LoadContextInput,
     OutcomeInput,
+    PromoteInput,
     SearchByContextInput,
     SearchByTopicInput,
     SearchRecentInput,
@@ -44,7 +45,7 @@ from ..services.story.worklog import WorkLog
 from ..storage import MemoryRecord, Store
 from .assist_tools import do_draft_decision, do_evolve_link, do_suggest_links
 from .base import Answer, Env, Tool
-from .edit_tools import do_forget, do_update
+from .edit_tools import do_forget, do_promote, do_update
 
 # Every tool name obeys the Anthropic API pattern even behind Claude Code's plugin prefix.
 NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
@@ -298,4 +299,8 @@ CURRENT: tuple[Tool, ...] = (
          "events go too, a decision it replaced is current again, and its text leaves the "
          "index, vectors and backups.",
          ForgetInput, do_forget, read_only=False, slow=True, destructive=True),
+    Tool("promote_memory", "Make a decision, insight or context global when the user says it "
+         "holds in every project (a preference, a habit): every project's search and session "
+         "start read it. back=true returns a global memory to this project.",
+         PromoteInput, do_promote, read_only=False),
 )  # fmt: skip

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..storage import MemoryRecord, RankFields, Store, now_ms
+from ..storage import MemoryRecord, RankFields, Scope, Store, now_ms
 from ..text import content_words
 from . import dates, ranking, signals, vector_index
 
@@ -111,7 +111,7 @@ def retrieve(
     query: str,
     *,
     embedder: EmbeddingModel | None = None,
-    project: str | None = None,
+    project: Scope = None,
     k: int = 10,
     retrievers: Sequence[str] = RETRIEVERS,
     min_confidence: float = 0.0,
@@ -278,7 +278,7 @@ def _session_context(
     store: Store,
     relevance: dict[int, float],
     fields: dict[int, RankFields],
-    project: str | None,
+    project: Scope,
     options: Options = DEFAULT,
 ) -> dict[int, float]:
     """Let memories lend relevance to their neighbours in the same session.
@@ -322,7 +322,7 @@ def _session_context(
 
 
 def _expand(
-    store: Store, query: str, relevance: dict[int, float], project: str | None, options: Options
+    store: Store, query: str, relevance: dict[int, float], project: Scope, options: Options
 ) -> None:
     """Pseudo-relevance feedback: query again with the words the best candidates share."""
     best = sorted(relevance, key=lambda seq: -relevance[seq])[: options.expand_docs]

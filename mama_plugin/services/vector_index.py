@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..storage import Store
+from ..storage import Scope, Store
 from .warm import warm
 
 # Up to this many memories a partition is scanned by sqlite-vec, never copied (see above).
@@ -152,16 +152,20 @@ def knn(
     vector: Sequence[float],
     k: int,
     *,
-    project: str | None = None,
+    project: Scope = None,
     exact: bool = False,
 ) -> list[tuple[int, float]]:
     """The ``k`` nearest memories as (seq, cosine distance), nearest first.
 
     ``exact`` multiplies every vector whatever the partition's size (the benchmark's yardstick).
-    A partition of at most ``DIRECT_UP_TO`` memories is scanned by sqlite-vec.
+    A partition of at most ``DIRECT_UP_TO`` memories is scanned by sqlite-vec. Several
+    projects: each partition's nearest, merged.
     """
     if k <= 0:
         return []
+    if isinstance(project, tuple):
+        merged = [hit for p in project for hit in knn(store, vector, k, project=p, exact=exact)]
+        return sorted(merged, key=lambda hit: hit[1])[:k]
     np = None if not exact and store.vectors.few(DIRECT_UP_TO, project=project) else _numpy()
     if np is None:
         return store.vectors.knn(vector, k, project=project) if has_vectors(store) else []

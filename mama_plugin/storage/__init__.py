@@ -19,7 +19,7 @@ if TYPE_CHECKING:
         Redactions,
         SuggestionRecord,
     )
-    from .sql import now_ms
+    from .sql import Scope, now_ms
     from .store import Store
 
 _WHERE = {
@@ -32,6 +32,7 @@ _WHERE = {
     "Redactions": "records",
     "SuggestionRecord": "records",
     "now_ms": "sql",
+    "Scope": "sql",
     "Store": "store",
 }
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "NewMemory",
     "RankFields",
     "Redactions",
+    "Scope",
     "Store",
     "SuggestionRecord",
     "new_id",

@@ -225,10 +225,7 @@ class Memories(MemoryReads):
             ]
             self.conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
             self.conn.execute("DELETE FROM memory_vectors WHERE rowid = ?", (seq,))
-            self.conn.execute("DELETE FROM vector_log")  # in-memory copies must reload
-            self.conn.execute(
-                "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vectors_epoch'"
-            )
+            self._store.vectors.bump_epoch()  # in-memory copies must reload
             self.conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
             for orphan in replaced:
                 if not any(
@@ -241,6 +238,33 @@ class Memories(MemoryReads):
                         "WHEN 'SUPERSEDED' THEN 'PENDING' ELSE outcome_status END WHERE id = ?",
                         (now_ms(), orphan),
                     )
+
+    def rescope(self, memory_id: str, project: str) -> MemoryRecord:
+        """Move a memory to ``project`` (a project's key, or the global scope), its vector with it.
+
+        The files it cited are forgotten: they were paths under the old project's root. Its
+        links stay. Raises NotFoundError for an unknown id.
+        """
+        with self.transaction():
+            seq = self.require(memory_id).seq
+            self.conn.execute(
+                "UPDATE memories SET project = ?, version = version + 1, updated_at = ? "
+                "WHERE seq = ?",
+                (project, now_ms(), seq),
+            )
+            self.conn.execute("DELETE FROM memory_files WHERE memory_id = ?", (memory_id,))
+            # vec0 partitions by project: the vector moves as a delete and an insert.
+            found = self.conn.execute(
+                "SELECT embedding FROM memory_vectors WHERE rowid = ?", (seq,)
+            ).fetchall()
+            if found:
+                self.conn.execute("DELETE FROM memory_vectors WHERE rowid = ?", (seq,))
+                self.conn.execute(
+                    "INSERT INTO memory_vectors(rowid, project, embedding) VALUES (?, ?, ?)",
+                    (seq, project, found[0][0]),
+                )
+                self._store.vectors.bump_epoch()  # in-memory copies must reload
+        return self.require(memory_id)
 
     def touch(self, memory_ids: Iterable[str]) -> None:
         """Count a use of each memory. Usage is bookkeeping: the row version does not change."""

@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import NotFoundError
 from .records import MemoryRecord
 from .repository import Repository
-from .sql import SELECT_MEMORY, scope, select_in
+from .sql import SELECT_MEMORY, Scope, scope, select_in
 
 
 class MemoryReads(Repository):
@@ -78,7 +78,7 @@ class MemoryReads(Repository):
         ]
 
     def recent(
-        self, *, project: str | None = None, limit: int = 10, type: str | None = None
+        self, *, project: Scope = None, limit: int = 10, type: str | None = None
     ) -> list[MemoryRecord]:
         """The newest memories, optionally of one project and type."""
         where, params = scope(project, type)
@@ -143,7 +143,14 @@ class MemoryReads(Repository):
         ).fetchall()
         return [(str(topic), int(str(n))) for topic, n in rows]
 
-    def by_topic(self, topic: str, *, project: str | None = None) -> list[MemoryRecord]:
+    def held_by(self, project: str) -> bool:
+        """Whether ``project`` (a project's key, or the global scope) holds any memory."""
+        rows = self.conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM memories WHERE project = ?)", (project,)
+        ).fetchall()
+        return bool(rows[0][0])
+
+    def by_topic(self, topic: str, *, project: Scope = None) -> list[MemoryRecord]:
         """Every memory with exactly this topic, newest first."""
         where, params = scope(project, None)
         clause = (where + " AND" if where else " WHERE") + " topic = ?"

@@ -41,10 +41,11 @@ def kinds_present(db: Path, project: str, kinds: Iterable[str]) -> set[str]:
 
 
 def fingerprint(conn: Any, project: str) -> str:
-    """Changes whenever a memory of ``project``, any link or a link suggestion of ``project``
-    is written (not on usage), or a file its memories cite differs by its stat data from what
-    they recorded (:func:`.file_states.stat_stamp`). ``conn``: an apsw or sqlite3 connection
-    to the database."""
+    """Changes whenever a memory of ``project`` or of the global scope, any link or a link
+    suggestion of ``project`` is written (not on usage), or a file its memories cite differs
+    by its stat data from what they recorded (:func:`.file_states.stat_stamp`). ``conn``: an
+    apsw or sqlite3 connection to the database."""
+    from ..project import GLOBAL
     from .file_states import stat_stamp
 
     count, changed = conn.execute(
@@ -55,6 +56,12 @@ def fingerprint(conn: Any, project: str) -> str:
     ).fetchall()[0]
     links = conn.execute("SELECT value FROM meta WHERE key = 'links_version'").fetchall()
     found = f"{count}:{changed}:{str(links[0][0]) if links else None}:{judged}:{decided}"
+    # The global scope every project inherits: part of the key only once it holds anything.
+    count, changed = conn.execute(
+        "SELECT count(*), max(updated_at) FROM memories WHERE project = ?", (GLOBAL,)
+    ).fetchall()[0]
+    if count:
+        found += f":global={count}:{changed}"
     # Stat calls only (the session start's cache key): a cited file that differs from what its
     # memory recorded renews the key; while none does, the key is what it always was.
     files = stat_stamp(conn, project)

@@ -10,7 +10,7 @@ from .fts import any_of, query_words, quoted
 from .rank_cache import SELECT_MEMBER, Member, RankCache
 from .records import MemoryRecord, RankFields
 from .repository import Repository
-from .sql import scope, select_in
+from .sql import Scope, projects_in, scope, select_in
 
 if TYPE_CHECKING:
     from .store import Store
@@ -37,7 +37,7 @@ class Search(Repository):
         return [(records[seq], score) for seq, score in ranks if seq in records]
 
     def text_ranks(
-        self, query: str | Sequence[str], *, project: str | None = None, limit: int = 50
+        self, query: str | Sequence[str], *, project: Scope = None, limit: int = 50
     ) -> list[tuple[int, float]]:
         """Full-text (BM25) matches as (seq, score), best first, without loading the rows.
 
@@ -53,18 +53,19 @@ class Search(Repository):
         common = {w for w, n in frequency.items() if n >= COMMON_WORD_MIN and n > total / 2}
         kept = [w for w in words if w not in common and frequency[w]] or words
         expression = any_of(kept)
-        if project is None or self._only_project() == project:
+        if project is None or self._only_project() in projects_in(project):
             rows = self.conn.execute(
                 "SELECT rowid, -bm25(memories_fts) AS score FROM memories_fts "
                 "WHERE memories_fts MATCH ? ORDER BY score DESC LIMIT ?",
                 (expression, limit),
             )
         else:
+            where, params = scope(project, None, alias="m")
             rows = self.conn.execute(
                 "SELECT f.rowid, -bm25(memories_fts) AS score FROM memories_fts f "
-                "JOIN memories m ON m.seq = f.rowid "
-                "WHERE memories_fts MATCH ? AND m.project = ? ORDER BY score DESC LIMIT ?",
-                (expression, project, limit),
+                f"JOIN memories m ON m.seq = f.rowid {where} "
+                "AND memories_fts MATCH ? ORDER BY score DESC LIMIT ?",
+                (*params, expression, limit),
             )
         return [(int(seq), float(score or 0.0)) for seq, score in rows.fetchall()]  # type: ignore[arg-type]
 
@@ -199,14 +200,15 @@ class Search(Repository):
                 out[int(seq)] = (str(topic or ""), str(content or ""))  # type: ignore[arg-type]
         return out
 
-    def sessions(self, names: Iterable[str], *, project: str | None = None) -> dict[str, list[int]]:
+    def sessions(self, names: Iterable[str], *, project: Scope = None) -> dict[str, list[int]]:
         """Every memory of each named session (of ``project`` when given), in time order
         (kept in memory between searches: :mod:`.rank_cache`)."""
         wanted = sorted({name for name in names if name})
         if not wanted:
             return {}
+        keys = None if project is None else projects_in(project)
         order = {
-            name: [seq for seq, where in members if project is None or where == project]
+            name: [seq for seq, where in members if keys is None or where in keys]
             for name, members in self._ranks.sessions(self.conn, wanted, self._members).items()
         }
         return {name: seqs for name, seqs in order.items() if seqs}

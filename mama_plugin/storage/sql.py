@@ -19,12 +19,26 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def scope(project: str | None, type: str | None, *, alias: str = "") -> tuple[str, tuple[Any, ...]]:
+# Where memories are read from: every project (None), one project, or several (a project and
+# the global scope it inherits, :data:`mama_plugin.project.GLOBAL`).
+Scope = str | tuple[str, ...] | None
+
+
+def projects_in(project: str | tuple[str, ...]) -> tuple[str, ...]:
+    """The project keys of a scope that names some."""
+    return (project,) if isinstance(project, str) else project
+
+
+def scope(project: Scope, type: str | None, *, alias: str = "") -> tuple[str, tuple[Any, ...]]:
+    """A WHERE clause (or "") and its parameters for memories of ``project`` and ``type``."""
     prefix = alias + "." if alias else ""
-    clauses, params = [], []
+    clauses: list[str] = []
+    params: list[Any] = []
     if project is not None:
-        clauses.append(f"{prefix}project = ?")
-        params.append(project)
+        keys = projects_in(project)
+        marks = "?" if len(keys) == 1 else "(" + ", ".join("?" * len(keys)) + ")"
+        clauses.append(f"{prefix}project {'=' if len(keys) == 1 else 'IN'} {marks}")
+        params.extend(keys)
     if type is not None:
         clauses.append(f"{prefix}type = ?")
         params.append(type)

@@ -36,6 +36,7 @@ from ..retrieval import (
     Scored,
     retrieve,
 )
+from ..scopes import inherited
 from ..verify import check
 from . import checked, results
 from .freshness import (
@@ -144,10 +145,11 @@ def search_by_context(
 ) -> ContextResult:
     """Hybrid search plus graph expansion; every decision is labelled current or superseded.
 
-    ``project=None`` searches every project. A superseded hit is always preceded by the
-    decision that replaced it. ``budget`` bounds the answer's text in tokens (None: no
-    bound); ``record_usage`` counts a use of each result told. ``own_session``: the Claude
-    Code session asking; its own rolling checkpoint is left out (it repeats this session's
+    ``project=None`` searches every project; a project's search reads the global scope it
+    inherits too (:func:`~mama_plugin.services.scopes.inherited`). A superseded hit is always
+    preceded by the decision that replaced it. ``budget`` bounds the answer's text in tokens
+    (None: no bound); ``record_usage`` counts a use of each result told. ``own_session``: the
+    Claude Code session asking; its own rolling checkpoint is left out (it repeats this session's
     prompts, so it matched every search the session made, and the session knows its work).
     """
     ask = partial(
@@ -155,7 +157,7 @@ def search_by_context(
         store,
         query,
         embedder=embedder,
-        project=project,
+        project=inherited(store, project),
         retrievers=retrievers,
         min_confidence=min_confidence,
         as_of=as_of,

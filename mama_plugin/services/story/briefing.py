@@ -3,7 +3,8 @@
 Built from the store alone (no model): the checkpoint to resume from (the newest that carries
 work, :mod:`.cliffhanger`) told as a cliffhanger, the decisions that work depends on — each
 with the failed or superseded decision it replaced — decisions still waiting for an outcome,
-and links the local model or a rule proposed that still wait for a verdict. Rendered by
+links the local model or a rule proposed that still wait for a verdict, and the user's own
+memories every project inherits (the global scope). Rendered by
 ``templates/session_start.md.j2`` (its body, ``story.md.j2``, is load_checkpoint's too)
 within a token budget, inside the memory fence (``fence.fenced``), and nothing at all for a
 project with no memory.
@@ -27,9 +28,11 @@ from typing import NamedTuple
 
 from ...config import Config
 from ...fence import fenced
+from ...project import GLOBAL
 from ...storage import Store, now_ms
 from ...text import estimate_tokens, strip_cue
 from ..evolution import current_of, predecessors
+from ..scopes import told_everywhere
 from . import brief_cache, checked, cliffhanger
 from .brief_cache import HEADER, TEMPLATE, budget, entry_key, variant_of
 from .done import doubts
@@ -67,7 +70,8 @@ def gather(
         project, before=now - followup_days * DAY_MS, limit=3
     )
     proposed, proposed_total = pending_links(store, project, limit=3)
-    if checkpoint is None and not decisions and not waiting and not proposed:
+    everywhere = told_everywhere(store) if project != GLOBAL else []
+    if checkpoint is None and not decisions and not waiting and not proposed and not everywhere:
         return None
     facts = replace(
         cliffhanger.story(point, decisions),
@@ -77,6 +81,7 @@ def gather(
         proposed=proposed,
         proposed_total=proposed_total,
         topics=store.memories.decision_topics(project),
+        everywhere=everywhere,
     )
     return checked.flag(store, facts, git=git)
 
@@ -165,13 +170,15 @@ def render_brief(
 def told(facts: Story, *, limit: int, short: bool) -> list[str]:
     """The ids of the memories the session start tells with ``limit`` items a list: the
     checkpoint, the decisions and what each replaced, the decisions waiting for an outcome,
-    and the two ends of each proposed link (as ``session_start.md.j2`` lists them)."""
+    the two ends of each proposed link and the global memories (as ``session_start.md.j2``
+    lists them)."""
     ids = [facts.cp.id] if facts.cp is not None else []
     for d in facts.decisions[:limit]:
         ids += [d.m.id, *(old.id for old in d.replaced[:1])]
     ids += [w.id for w in facts.waiting[: 1 if short else limit]]
     if not short:
         ids += [i for p in facts.proposed[: min(limit, 2)] for i in (p.a.id, p.b.id)]
+    ids += [m.id for m in facts.everywhere[: 1 if short else limit]]
     return list(dict.fromkeys(ids))
 
 

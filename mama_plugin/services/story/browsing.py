@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ...storage import MemoryRecord, Store
 from ..evolution import current_of, failure_reason
+from ..scopes import inherited
 from .freshness import idle, one_per_session, outcomes_on_their_memory
 from .records import TopicRow
 
@@ -18,8 +19,9 @@ def search_by_topic(store: Store, topic: str, *, project: str | None = None) -> 
 
     An outcome event is the row of the memory it judges (that row carries the outcome); a
     session's checkpoints are one row, the one updated last (``collapsed`` names the rest).
+    A project's topic includes the global memories of that topic it inherits.
     """
-    found = _fresh(store, store.memories.by_topic(topic, project=project))
+    found = _fresh(store, store.memories.by_topic(topic, project=inherited(store, project)))
     out = []
     for m, collapsed in found:
         head = current_of(store, m.id, record=m)  # itself when it stands
