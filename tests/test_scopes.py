@@ -21,7 +21,7 @@ from mama_plugin.project import GLOBAL
 from mama_plugin.services import vector_index
 from mama_plugin.services.indexing import drain
 from mama_plugin.services.memories import save_checkpoint, save_decision, save_insight
-from mama_plugin.services.scopes import demote, inherited, promote
+from mama_plugin.services.scopes import demote, inherited, promote, seen_across
 from mama_plugin.services.story import briefing
 from mama_plugin.services.story.answers import search_by_context
 from mama_plugin.services.story.browsing import search_by_topic
@@ -128,3 +128,23 @@ async def test_the_promote_memory_tool(state: Any) -> None:
         assert again.is_error and "global already" in text_result(again)
         back = await c.call_tool("promote_memory", {"memory_id": memory_id, "back": True})
         assert not back.is_error and "not to every project" in text_result(back)
+
+
+def test_what_two_projects_say_alike_is_offered_for_promotion(
+    store: Store, embedder: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    here = _preference(store)
+    there = save_insight(store, THERE, {**PREFERENCE, "content": PREFERENCE["content"] + "."})
+    save_insight(store, THERE, {"topic": "css", "content": "Tailwind for the dashboard styles"})
+    save_insight(store, HERE, {**PREFERENCE, "topic": "migrations_again"})  # same project
+    drain(store, embedder)
+    [pattern] = seen_across(store)
+    assert pattern.projects == sorted([HERE, THERE])
+    assert {m.id for m in pattern.memories} >= {here, there.memory.id}
+    assert f"mama promote {pattern.memories[0].id}" in pattern.summary()
+    assert main(["--db", str(store.path), "promote", "--suggest"]) == 0
+    assert "Seen in 2 projects" in capsys.readouterr().out
+    promote(store, here)  # once global, a copy left in a project is still said alike elsewhere
+    assert all(GLOBAL not in p.projects for p in seen_across(store))
+    assert main(["--db", str(store.path), "promote"]) == 1
+    assert "or --suggest" in capsys.readouterr().err

@@ -4,8 +4,9 @@ The user's own preferences and patterns ("prefers explicit migrations", "always 
 auth changes") hold in every project. A memory moves there with :func:`promote` (``mama
 promote ID``) and back into a project with :func:`demote`; nothing moves on its own. Searches
 of a project and its session start read the global scope beside the project's own
-(:func:`inherited`, :func:`told_everywhere`). It is never shared with a team: sharing and
-team sync read one project's memories, and the global scope is no project.
+(:func:`inherited`, :func:`told_everywhere`). What several projects say alike is offered for
+promotion (:func:`seen_across`, ``mama promote --suggest``). It is never shared with a team:
+sharing and team sync read one project's memories, and the global scope is no project.
 """
 
 from __future__ import annotations
@@ -16,10 +17,20 @@ from ..errors import ValidationError
 from ..project import GLOBAL
 from ..storage import MemoryRecord, Scope, Store
 
-__all__ = ["GLOBAL", "Moved", "demote", "inherited", "promote", "told_everywhere"]
+__all__ = [
+    "GLOBAL",
+    "Moved",
+    "Pattern",
+    "demote",
+    "inherited",
+    "promote",
+    "seen_across",
+    "told_everywhere",
+]
 
 PROMOTABLE = ("decision", "insight", "context")
 TOLD = 3  # global memories the session start names
+CHUNK = 512  # rows of the cosine matrix computed at once
 
 
 @dataclass(frozen=True)
@@ -80,3 +91,79 @@ def demote(store: Store, memory_id: str, project: str) -> Moved:
     if found.project != GLOBAL:
         raise ValidationError([f"{memory_id} is not global: it belongs to {found.project}"])
     return Moved(store.memories.rescope(memory_id, project), GLOBAL)
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """The same decision, insight or context said in several projects: a promotion to offer."""
+
+    memories: list[MemoryRecord]  # one or more a project, the newest first
+    cosine: float  # the lowest cosine that joined them
+
+    @property
+    def projects(self) -> list[str]:
+        return sorted({m.project for m in self.memories})
+
+    def summary(self) -> str:
+        newest = self.memories[0]
+        where = ", ".join(f"{m.id} in {m.project}" for m in self.memories)
+        return (
+            f"Seen in {len(self.projects)} projects (cosine ≥ {self.cosine:.2f}): "
+            f"{newest.content[:160]} — {where}. `mama promote {newest.id}` keeps it for every "
+            "project."
+        )
+
+
+def seen_across(store: Store) -> list[Pattern]:
+    """Current decisions, insights and contexts that near-duplicate one another across
+    projects (at the store's model's near-duplicate bar, :data:`.duplicates.BARS`), most
+    projects first. A model without a measured bar (multilingual-e5) finds none; so does a
+    memory not embedded yet. Read-only."""
+    from .duplicates import BARS
+
+    model, _ = store.vectors.recorded_model()
+    bar = BARS.get(model or "")
+    rows = [row for row in store.vectors.load() if row[1] != GLOBAL]
+    if bar is None or len({project for _, project, _ in rows}) < 2:
+        return []
+    found = store.memories.get_by_seq(seq for seq, _, _ in rows)
+    kept = [
+        (seq, blob)
+        for seq, _, blob in rows
+        if seq in found and found[seq].type in PROMOTABLE and found[seq].status == "current"
+    ]
+    try:
+        import numpy as np
+    except ImportError:  # the local-model extra is not installed: no vectors to compare
+        return []
+    if len(kept) < 2:
+        return []
+    matrix = np.stack([np.frombuffer(blob, dtype=np.float32) for _, blob in kept])
+    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    parent = list(range(len(kept)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    lowest: dict[int, float] = {}
+    for start in range(0, len(kept), CHUNK):
+        sims = matrix[start : start + CHUNK] @ matrix.T
+        for i, j in zip(*np.nonzero(sims >= bar), strict=True):
+            a, b = start + int(i), int(j)
+            if a < b and found[kept[a][0]].project != found[kept[b][0]].project:
+                ra, rb = root(a), root(b)
+                cosine = min(float(sims[i, j]), lowest.get(ra, 1.0), lowest.get(rb, 1.0))
+                parent[rb] = ra
+                lowest[ra] = cosine
+    groups: dict[int, list[MemoryRecord]] = {}
+    for i, (seq, _) in enumerate(kept):
+        groups.setdefault(root(i), []).append(found[seq])
+    patterns = [
+        Pattern(sorted(ms, key=lambda m: -m.created_at), lowest[r])
+        for r, ms in groups.items()
+        if len({m.project for m in ms}) >= 2
+    ]
+    return sorted(patterns, key=lambda p: (-len(p.projects), -p.memories[0].created_at))
