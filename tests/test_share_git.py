@@ -339,3 +339,50 @@ def test_share_types_choose_what_is_written(team: tuple[Dev, Dev]) -> None:
     assert [p.split("/")[0] for p in alice.files()] == ["insights"]
     code, out = alice.mama("config", "set", "share_types", "decisions")
     assert code == 1 and "must list memory types" in out
+
+
+def test_the_server_imports_a_pull_in_the_background(team: tuple[Dev, Dev]) -> None:
+    from mama_plugin.server.share_sync import import_if_changed
+    from mama_plugin.server.state import State
+
+    alice, bob = team
+    decided = _decide(alice, "search", "FTS5 first", "no service to run")
+    alice.share()
+    alice.commit_and_push("search")
+    bob.pull()
+    assert "1 new file in .mama/" in bob.start()
+    served = State(Config(bob.home), bob.project)
+    try:
+        lines = import_if_changed(served, bob.clone)
+        assert lines == [f"imported 1 new memories from .mama/: {decided}"]
+        assert import_if_changed(served, bob.clone) == []  # nothing changed since: no work
+    finally:
+        served.close()
+    assert ".mama/" not in bob.start()
+    assert _get(bob, decided) is not None
+
+
+def test_the_session_start_reads_no_file_while_nothing_changed(
+    team: tuple[Dev, Dev], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mama_plugin.share import scan
+
+    alice, _ = team
+    for n in range(30):
+        _decide(alice, f"topic_{n}", f"choice {n}", f"reason {n}")
+    alice.share()
+    first = alice.start()
+
+    def no_reads(path: Path) -> str:
+        raise AssertionError(f"read {path}: stat data should have settled it")
+
+    reads = scan.file_hash
+    monkeypatch.setattr(scan, "file_hash", no_reads)
+    assert alice.start() == first and ".mama/" not in first
+    # A file a pull rewrote with the same bytes (new mtime) is read, found the same: silent.
+    monkeypatch.setattr(scan, "file_hash", reads)
+    touched = next((alice.clone / ".mama" / "decisions").glob("*.md"))
+    os.utime(touched, ns=(1, 1))
+    assert alice.start() == first
+    touched.write_text(touched.read_text().replace("choice", "pick"))
+    assert "1 changed file in .mama/" in alice.start()

@@ -11,7 +11,6 @@ It never writes the working tree: writing ``.mama/`` is ``mama share``'s, on req
 from __future__ import annotations
 
 import logging
-import os
 import traceback
 from pathlib import Path
 
@@ -46,7 +45,7 @@ async def import_shared_in_background(
     """Keep this clone's memory up to date with ``.mama/``; never raises (failures are logged)."""
     from ..share.scan import FOLDER, checkout_root
 
-    root = checkout_root(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
+    root = checkout_root(state.project)  # the project's main working tree
     if root is None or not state.config.project_enabled(state.project):
         return
     await anyio.sleep(after_s)
