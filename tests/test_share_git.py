@@ -386,3 +386,17 @@ def test_the_session_start_reads_no_file_while_nothing_changed(
     assert alice.start() == first
     touched.write_text(touched.read_text().replace("choice", "pick"))
     assert "1 changed file in .mama/" in alice.start()
+
+
+def test_imported_memories_are_embedded_and_found_by_meaning(team: tuple[Dev, Dev]) -> None:
+    alice, bob = team
+    decided = _decide(alice, "auth", "Sessions in Redis", "JWT refresh hit the DB at 10K req/s")
+    alice.share()
+    alice.commit_and_push("auth")
+    bob.pull()
+    code, out = bob.mama("share", "--import")  # with the embedding model
+    assert code == 0 and "embedded 1 memories" in out
+    with bob.store() as store:
+        assert store.conn.execute("SELECT count(*) FROM embedding_queue").fetchall()[0][0] == 0
+    code, out = bob.mama("search", "how do we log users in", "--json")
+    assert code == 0 and decided in out

@@ -302,7 +302,8 @@ class Sharing:
             _write(self.root / base.path, text)
             self.state.record(self.project, memory_id, base.path, digest(text), deleted=True)
             report.tombstones.append(base.path)
-        report.missing = [p for p in report.missing if p not in report.written]
+        settled = {*report.written, *report.tombstones}
+        report.missing = [p for p in report.missing if p not in settled]
         return report
 
     def stamp(self) -> None:
