@@ -6,8 +6,10 @@ in-process with that home, exactly as from a terminal in the clone.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -400,3 +402,25 @@ def test_imported_memories_are_embedded_and_found_by_meaning(team: tuple[Dev, De
         assert store.conn.execute("SELECT count(*) FROM embedding_queue").fetchall()[0][0] == 0
     code, out = bob.mama("search", "how do we log users in", "--json")
     assert code == 0 and decided in out
+
+
+def test_the_real_hook_says_it_in_one_line_without_loading_the_store(team: tuple[Dev, Dev]) -> None:
+    alice, bob = team
+    _decide(alice, "deps", "Pin with uv.lock", "reproducible installs")
+    alice.share()
+    alice.commit_and_push("deps")
+    bob.pull()
+    probe = (
+        "import io, json, sys; from mama_plugin.hooks.runner import run; out = io.StringIO(); "
+        f"run('session-start', io.StringIO(json.dumps({{'cwd': {str(bob.clone)!r}}})), out); "
+        "print(json.dumps([out.getvalue(), sorted(sys.modules)]))"
+    )
+    checkout = str(Path(__file__).resolve().parents[1])  # this checkout's package, not another
+    env = {**os.environ, "MAMA_HOME": str(bob.home), "PYTHONPATH": checkout}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env
+    )
+    answer, modules = json.loads(done.stdout)
+    context = json.loads(answer)["hookSpecificOutput"]["additionalContext"]
+    assert context.count("\n") == 0 and context.startswith("MAMA: 1 new file in .mama/")
+    assert not set(modules) & {"mama_plugin.share.sync", "mama_plugin.storage.store"}
