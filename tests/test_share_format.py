@@ -9,7 +9,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mama_plugin.share import frontmatter as fm
-from mama_plugin.share.files import SharedLink, SharedMemory, from_iso, iso, parse, render
+from mama_plugin.share import scan
+from mama_plugin.share.files import (
+    KIND_DIRS,
+    SharedLink,
+    SharedMemory,
+    from_iso,
+    iso,
+    parse,
+    render,
+)
 from mama_plugin.share.frontmatter import ShareFormatError
 
 _scalars = (
@@ -116,3 +125,7 @@ def test_a_broken_file_is_refused_naming_what_to_fix(edit: Any, says: str) -> No
         parse(edit(render(_memory())), where=".mama/decisions/dec_abc123.md")
     assert says in str(caught.value)
     assert str(caught.value).startswith(".mama/decisions/dec_abc123.md: ")
+
+
+def test_the_session_start_scans_the_folders_files_are_written_to() -> None:
+    assert sorted(KIND_DIRS.values()) == list(scan.KIND_FOLDERS)

@@ -134,8 +134,11 @@ def test_decisions_travel_through_git_and_back(team: tuple[Dev, Dev]) -> None:
                 "AKIAIOSFODNN7EXAMPLZ monthly",
             },
         ).memory.id
+    (alice.clone / ".mama").mkdir()
+    (alice.clone / ".mama" / "README.md").write_text("Our decisions: review them like code.\n")
     out = alice.share()
-    assert "wrote 3 files" in out
+    assert "wrote 3 files" in out and "problem" not in out
+    (alice.clone / ".mama" / "README.md").unlink()
     files = alice.files()
     assert sorted(files) == sorted(
         [f"decisions/{jwt}.md", f"decisions/{redis}.md", f"insights/{lesson}.md"]

@@ -20,6 +20,9 @@ from pathlib import Path
 from ..home import private_folder, write_private
 
 FOLDER = ".mama"
+# The folders of ``.mama/`` that hold memories (``files.KIND_DIRS``); anything else there (a
+# README, notes) is the team's own and left alone.
+KIND_FOLDERS = ("checkpoints", "context", "decisions", "insights")
 MAX_FILES = 20_000
 NOTICE_BUDGET_S = 0.15
 
@@ -47,7 +50,11 @@ def listing(root: Path) -> dict[str, os.stat_result]:
     found: dict[str, os.stat_result] = {}
     base = root / FOLDER
     try:
-        kinds = [e for e in os.scandir(base) if e.is_dir(follow_symlinks=False)]
+        kinds = [
+            e
+            for e in os.scandir(base)
+            if e.name in KIND_FOLDERS and e.is_dir(follow_symlinks=False)
+        ]
     except OSError:
         return found
     for kind in sorted(kinds, key=lambda e: e.name):

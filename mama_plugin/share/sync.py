@@ -98,7 +98,8 @@ class Sharing:
                 continue  # unchanged since the last share
             known = open_conflicts.get(m.id)
             if known is not None and known.theirs_hash == f.hash:
-                continue  # already a conflict, waiting for a choice
+                report.conflicts.append(m.id)  # still open, waiting for a choice
+                continue
             local = self.store.memories.get(m.id)
             if local is not None and local.project != self.project:
                 report.problems.append(f"{f.rel}: id {m.id} belongs to another project here")
