@@ -427,3 +427,15 @@ def test_the_real_hook_says_it_in_one_line_without_loading_the_store(team: tuple
     context = json.loads(answer)["hookSpecificOutput"]["additionalContext"]
     assert context.count("\n") == 0 and context.startswith("MAMA: 1 new file in .mama/")
     assert not set(modules) & {"mama_plugin.share.sync", "mama_plugin.storage.store"}
+
+
+def test_personal_data_kept_here_is_masked_in_the_repository(team: tuple[Dev, Dev]) -> None:
+    alice, _ = team
+    code, _ = alice.mama("config", "set", "keep_personal_data", "true")
+    assert code == 0
+    decided = _decide(alice, "oncall", "Page the owner", "ask jane.doe@example.com first")
+    assert "jane.doe@example.com" in str(getattr(_get(alice, decided), "reasoning", ""))
+    alice.share()
+    text = (alice.clone / ".mama" / "decisions" / f"{decided}.md").read_text()
+    assert "jane.doe@example.com" not in text and "[REDACTED:email]" in text
+    assert "1 files already up to date" in alice.share()  # and it stays so: no diff

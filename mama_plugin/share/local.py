@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
-from ..privacy import redact_text, redact_tree
+from ..privacy import redact_text
 from ..storage import MemoryRecord, Store
+from ..storage.records import masked
 from .files import LAYERS, SharedLink, SharedMemory, digest, render
 
 DEFAULT_TYPES = ("decision", "insight")
@@ -51,19 +53,19 @@ def as_shared(store: Store, memory: MemoryRecord) -> SharedMemory:
     whose target it does not have)."""
     layers = {name: getattr(memory, name) for name, _, _ in LAYERS if name != "outcome"}
     layers["outcome"] = memory.outcome
-    clean, _ = redact_tree(
-        {
-            "topic": memory.topic,
-            "content": memory.content,
-            "tags": list(memory.tags),
-            "layers": layers,
-            "links": [
-                [ln.to_id, ln.relationship, ln.reason]
-                for ln in store.links.of(memory.id, direction="out")
-            ],
-        },
-        personal=True,
-    )
+    fields: dict[str, Any] = {
+        "topic": memory.topic,
+        "content": memory.content,
+        "tags": list(memory.tags),
+        "layers": layers,
+        "links": [
+            [ln.to_id, ln.relationship, ln.reason]
+            for ln in store.links.of(memory.id, direction="out")
+        ],
+    }
+    # The row was read masked already; with keep_personal_data on, personal data was let
+    # through, and one pass over the texts joined (``masked``) takes it out here.
+    clean = fields if store.masks_personal_data else {**fields, **masked(fields, personal=True)}
     return SharedMemory(
         id=memory.id,
         type=memory.type,
@@ -80,9 +82,11 @@ def as_shared(store: Store, memory: MemoryRecord) -> SharedMemory:
     )
 
 
-def rendered(store: Store, memory: MemoryRecord) -> Rendered:
+def rendered(store: Store, memory: MemoryRecord, *, passed: str = "") -> Rendered:
     """``memory``'s file text; ``suspect`` names what the filter still finds in the whole text
-    (a secret split across fields), in which case the file must not be written."""
+    (a secret split across fields), in which case the file must not be written. ``passed``
+    is the hash of a text that passed already (the last shared one): not checked again."""
     text = render(as_shared(store, memory))
-    found = redact_text(text, personal=True)[1]
-    return Rendered(memory, text, digest(text), tuple(sorted(found)))
+    hashed = digest(text)
+    found = redact_text(text, personal=True)[1] if hashed != passed else {}
+    return Rendered(memory, text, hashed, tuple(sorted(found)))

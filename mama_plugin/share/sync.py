@@ -22,7 +22,6 @@ from pathlib import Path
 
 from ..config import Config
 from ..errors import ConflictError, MamaError, NotFoundError, ValidationError
-from ..privacy import redact_text
 from ..storage import NewMemory, Store
 from ..storage.shared_files import SharedFiles
 from . import scan
@@ -44,8 +43,14 @@ class OnDisk:
     memory: SharedMemory | None
 
 
-def read_folder(root: Path, report: ShareReport) -> list[OnDisk]:
-    """Every file under ``root/.mama``, read and parsed; unreadable ones go to ``report``."""
+def read_folder(
+    root: Path, report: ShareReport, known: dict[str, str] | None = None
+) -> list[OnDisk]:
+    """Every file under ``root/.mama``, read and parsed; unreadable ones go to ``report``.
+
+    ``known`` maps paths to the hash they were last shared with: a file that still has it
+    is not parsed again (``memory`` None, ``hash`` equal: nothing to import).
+    """
     found = []
     for rel in scan.listing(root):
         try:
@@ -53,20 +58,24 @@ def read_folder(root: Path, report: ShareReport) -> list[OnDisk]:
         except (OSError, UnicodeDecodeError) as exc:
             report.problems.append(f"{rel}: cannot be read ({exc})")
             continue
+        hashed = digest(text)
+        if known is not None and known.get(rel) == hashed:
+            found.append(OnDisk(rel, text, hashed, None))
+            continue
         try:
             memory = parse(text, where=rel)
         except ShareFormatError as exc:
             report.problems.append(str(exc))
-            found.append(OnDisk(rel, text, digest(text), None))
+            found.append(OnDisk(rel, text, hashed, None))
             continue
         if rel != str(path_of(memory.type, memory.id)):
             report.problems.append(
                 f"{rel}: a {memory.type} with id {memory.id} belongs at "
                 f"{path_of(memory.type, memory.id)}"
             )
-            found.append(OnDisk(rel, text, digest(text), None))
+            found.append(OnDisk(rel, text, hashed, None))
             continue
-        found.append(OnDisk(rel, text, digest(text), memory))
+        found.append(OnDisk(rel, text, hashed, memory))
     return found
 
 
@@ -83,19 +92,23 @@ class Sharing:
     def import_files(self, report: ShareReport | None = None) -> ShareReport:
         """Bring what changed in ``.mama/`` since the last share into the store."""
         report = report if report is not None else ShareReport()
-        disk = read_folder(self.root, report)
         bases = self.state.bases(self.project)
+        by_path = {b.path: b for b in bases.values()}
+        disk = read_folder(self.root, report, {p: b.hash for p, b in by_path.items()})
         open_conflicts = {c.memory_id: c for c in self.state.conflicts(self.project)}
         applied: list[SharedMemory] = []
         to_forget: list[OnDisk] = []
         seen: set[str] = set()
         for f in disk:
+            if f.rel in by_path and by_path[f.rel].hash == f.hash:
+                seen.add(by_path[f.rel].memory_id)
+                continue  # unchanged since the last share
             if f.memory is None:
                 continue
             m, base = f.memory, bases.get(f.memory.id)
             seen.add(m.id)
             if base is not None and base.hash == f.hash:
-                continue  # unchanged since the last share
+                continue  # unchanged since the last share (moved)
             known = open_conflicts.get(m.id)
             if known is not None and known.theirs_hash == f.hash:
                 report.conflicts.append(m.id)  # still open, waiting for a choice
@@ -272,13 +285,13 @@ class Sharing:
             if memory_id in held:
                 report.held.append(memory_id)
                 continue
-            out = rendered(self.store, mine[memory_id])
+            base = bases.get(memory_id)
+            out = rendered(self.store, mine[memory_id], passed=base.hash if base else "")
             rel = str(path_of(out.memory.type, memory_id))
             if out.suspect:
                 report.withheld.append(f"{rel} ({', '.join(out.suspect)})")
                 continue
             on_disk = _hash_of(self.root / rel)
-            base = bases.get(memory_id)
             if on_disk == out.hash:
                 report.unchanged += 1
             elif on_disk is not None and (base is None or on_disk != base.hash):
@@ -328,9 +341,10 @@ def _hash_of(path: Path) -> str | None:
 
 
 def _write(path: Path, text: str) -> None:
-    """Write a shared file atomically, readable by all (it is committed to the repository)."""
-    if redact_text(text, personal=True)[1]:  # the last gate: never a secret on disk
-        raise MamaError(f"refusing to write {path}: it would carry something that looks secret")
+    """Write a shared file atomically, readable by all (it is committed to the repository).
+
+    The text is a tombstone or a rendering the privacy filter passed (``Rendered.suspect``).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
