@@ -228,6 +228,9 @@ def test_both_sides_changed_is_a_conflict_shown_never_overwritten(team: tuple[De
     assert code == 0
     assert "--- theirs" in shown and "Use RabbitMQ" in shown
     assert "--- mine" in shown and "Use SQS FIFO queues" in shown
+    code, _ = alice.mama("redact", "RabbitMQ")  # a redaction reaches the kept version too
+    assert code == 0
+    assert "RabbitMQ" not in alice.mama("share", "--conflicts")[1]
     # Keep hers: the next share writes it over bob's file, and bob takes it in.
     code, told = alice.mama("share", "--resolve", shared, "--keep", "mine")
     assert code == 0 and "kept this clone's version" in told

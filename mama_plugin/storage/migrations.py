@@ -106,7 +106,7 @@ STEPS: tuple[Step, ...] = (
         "`shared_files` (project, memory → path and hash of its `.mama/` file as last shared or "
         "imported, tombstone flag): the common ancestor of a share's three-way merge; "
         "`share_conflicts` (both versions of a memory changed here and by a teammate; a "
-        "trigger drops it with its memory)",
+        "trigger drops it with its memory, `mama redact` masks it)",
     ),
 )
 LATEST = len(STEPS)

@@ -4,7 +4,8 @@
 written or imported — the common ancestor that tells *who* changed a memory since (this
 clone, a teammate, or both). ``share_conflicts`` keeps both versions of a memory changed on
 both sides until someone chooses; a memory forgotten here takes its conflict with it (a
-trigger), so nothing of its text stays behind.
+trigger), and ``mama redact`` masks both texts (``erasure``), so nothing of a removed text
+stays behind.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ def shared_files(conn: apsw.Connection, _dim: int) -> None:
             PRIMARY KEY (project, memory_id)
         ) WITHOUT ROWID;
         CREATE TABLE share_conflicts (
+            id INTEGER PRIMARY KEY,
             project TEXT NOT NULL,
             memory_id TEXT NOT NULL,
             path TEXT NOT NULL,
@@ -40,8 +42,8 @@ def shared_files(conn: apsw.Connection, _dim: int) -> None:
             theirs_hash TEXT NOT NULL,
             mine TEXT NOT NULL,
             found_at INTEGER NOT NULL,
-            PRIMARY KEY (project, memory_id)
-        ) WITHOUT ROWID;
+            UNIQUE (project, memory_id)
+        );
         CREATE TRIGGER share_conflicts_forgotten AFTER DELETE ON memories BEGIN
             DELETE FROM share_conflicts WHERE memory_id = old.id AND mine <> '';
         END;
