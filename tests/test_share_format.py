@@ -129,3 +129,10 @@ def test_a_broken_file_is_refused_naming_what_to_fix(edit: Any, says: str) -> No
 
 def test_the_session_start_scans_the_folders_files_are_written_to() -> None:
     assert sorted(KIND_DIRS.values()) == list(scan.KIND_FOLDERS)
+
+
+def test_an_underline_and_an_empty_section_are_not_errors() -> None:
+    text = render(_memory(content="Title\n=======\nbody"))
+    text = text.replace("## Tension\n\nrisks:\n  - revocation needs a store\n", "## Tension\n\n")
+    back = parse(text, where="x.md")
+    assert back.content == "Title\n=======\nbody" and back.layers["tension"] == {}

@@ -29,8 +29,12 @@ KIND_DIRS = {
     "checkpoint": "checkpoints",
     "context": "context",
 }
-TYPE_HEADINGS = {"decision": "Decision", "insight": "Insight", "checkpoint": "Checkpoint"}
-TYPE_HEADINGS["context"] = "Context"
+TYPE_HEADINGS = {
+    "decision": "Decision",
+    "insight": "Insight",
+    "checkpoint": "Checkpoint",
+    "context": "Context",
+}
 # The narrative layers, in the order their sections appear.
 LAYERS = (
     ("specifics", "Specifics", list),
@@ -45,7 +49,9 @@ OUTCOMES = ("PENDING", "SUCCESS", "PARTIAL", "FAILED", "SUPERSEDED")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\Z")
 _ISO = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.(\d{3})Z\Z")
 _HEADING = re.compile(r"## (.+)\Z")
-_CONFLICT_MARK = re.compile(r"^(?:<{7}|={7}|>{7})(?: |$)", re.M)
+# git's merge markers: both ends (a line of ``=======`` alone is also a Markdown underline).
+_CONFLICT_OPEN = re.compile(r"^<{7}(?: |$)", re.M)
+_CONFLICT_CLOSE = re.compile(r"^>{7}(?: |$)", re.M)
 
 
 @dataclass(frozen=True)
@@ -179,7 +185,7 @@ def parse(text: str, *, where: str) -> SharedMemory:
 
 
 def _parse(text: str) -> SharedMemory:
-    if _CONFLICT_MARK.search(text):
+    if _CONFLICT_OPEN.search(text) and _CONFLICT_CLOSE.search(text):
         raise ShareFormatError(
             "it holds git merge conflict markers (<<<<<<< … >>>>>>>): resolve the merge first"
         )
@@ -290,6 +296,9 @@ def _sections(lines: list[str], first: int, content_heading: str) -> tuple[str, 
     layers: dict[str, Any] = {}
     for heading, (start, body) in found.items():
         name, kind = known[heading]
+        if not any(ln.strip() for ln in body):
+            layers[name] = kind()  # a section left empty: nothing to say
+            continue
         if kind is list:
             block = "".join(" " * fm.INDENT + ln + "\n" for ln in body)
             value = fm.load("items:\n" + block, first_line=start - 1).get("items", [])
