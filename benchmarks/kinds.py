@@ -320,6 +320,16 @@ def truth(args: argparse.Namespace) -> int:
 
 
 # In the order ``python -m benchmarks --help`` lists them.
+@command("share", "mama share both ways: files written, nothing-to-do runs, a teammate's import")
+@sizes_option("100,1000")
+@runs_option(5, "repeated runs timed at each size")
+@figures_option()
+def share(args: argparse.Namespace) -> int:
+    from .share import share_run
+
+    return report(args, *share_run(args.sizes, runs=args.runs, progress=progress))
+
+
 KINDS: tuple[Command, ...] = (
     retrieval,
     latency,
@@ -343,4 +353,5 @@ KINDS: tuple[Command, ...] = (
     duplicates,
     secrets,
     answers,
+    share,
 )

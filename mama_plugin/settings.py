@@ -95,6 +95,16 @@ def _nice(text: str) -> int:
     return value
 
 
+def _types(text: str) -> str:
+    """A comma-separated list of memory types (``decision,insight``), as the file holds it."""
+    known = ("decision", "insight", "checkpoint", "context")
+    kinds = [t.strip().lower() for t in str(text).split(",") if t.strip()]
+    wrong = [t for t in kinds if t not in known]
+    if wrong or not kinds:
+        raise ValueError(f"must list memory types among {', '.join(known)}, separated by commas")
+    return ",".join(dict.fromkeys(kinds))
+
+
 def _setting(default: Any, parse: Callable[[Any], Any], help: str) -> Any:
     """A :class:`Settings` field: its default, how a value is parsed, what it means."""
     return field(default=default, metadata={"parse": parse, "help": help})
@@ -204,6 +214,12 @@ class Settings:
         (),
         _paths,
         "projects where MAMA is off: hooks silent, nothing saved (list; `mama config disable`)",
+    )
+    share_types: str = _setting(
+        "decision,insight",
+        _types,
+        "memory types `mama share` writes to the repository's .mama/ (comma-separated; "
+        "checkpoints also with --checkpoints)",
     )
 
 

@@ -60,6 +60,9 @@ ROOMS: dict[str, tuple[str, ...]] = {
     "schema": ("schema",),
     "storage": ("storage",),
     "transfer": ("transfer",),
+    # Decisions shared through the repository's .mama/ folder: beside transfer; its scan.py
+    # (standard library) is what the SessionStart hook reads a pull with.
+    "share": ("share",),
     "services": ("services",),
     # The story the next session reads (services/story/): it may use search and save, never
     # the reverse.
@@ -84,7 +87,16 @@ RETIRED: dict[str, str] = {
 # rows docs/architecture.md's Rooms table gives them (row -> folder at the checkout's root).
 OUTSIDE: dict[str, str] = {"benchmarks": "benchmarks"}
 NEVER_IMPORTED = frozenset({"benchmarks", "tests"})
-BELOW_SURFACES = ("leaves", "schema", "storage", "transfer", "services", "story", "local model")
+BELOW_SURFACES = (
+    "leaves",
+    "schema",
+    "storage",
+    "transfer",
+    "share",
+    "services",
+    "story",
+    "local model",
+)
 
 # room -> the rooms it may import besides its own.
 MAY_IMPORT: dict[str, tuple[str, ...]] = {
@@ -92,12 +104,13 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "schema": ("leaves",),
     "storage": ("leaves",),
     "transfer": ("storage", "schema", "services", "leaves"),
+    "share": ("storage", "services", "leaves"),
     "services": ("storage", "schema", "leaves"),
     "story": ("services", "storage", "schema", "leaves"),
     "local model": ("services", "story", "storage", "schema", "leaves"),
     "surfaces": (*BELOW_SURFACES, "server", "hooks"),
     "server": BELOW_SURFACES,
-    "hooks": ("leaves", "storage", "services", "story"),
+    "hooks": ("leaves", "storage", "services", "story", "share"),
 }
 
 # room -> third-party packages it may import (None: any). Leaves run in the system Python
@@ -107,6 +120,7 @@ THIRD_PARTY: dict[str, frozenset[str] | None] = {
     "schema": frozenset({"pydantic", "pydantic_core"}),
     "storage": frozenset({"apsw"}),
     "transfer": None,
+    "share": frozenset(),
     "services": None,
     "story": None,
     "local model": None,

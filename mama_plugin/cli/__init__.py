@@ -4,8 +4,8 @@ Errors from MAMA become one ``mama: error: …`` line and exit code 1; usage err
 Nothing else prints a traceback: an unexpected error is one line naming the log file its
 traceback went to (``$MAMA_HOME/logs/cli.log``), exit code 1. A reader that stops reading early
 (``mama status | head -1``) ends the command quietly with status 141, as it ends ``cat``.
-Each command lives with its kin (memory, forgetting, scopes, transfer, settings, runtime, assist,
-doctor, gc, catchup) and declares its arguments with the shared decorators of ``options``.
+Each command lives with its kin (memory, forgetting, scopes, share, transfer, settings, runtime,
+assist, doctor, gc, catchup) and declares its arguments with the shared decorators of ``options``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,19 @@ from collections.abc import Sequence
 from ..config import Config, mama_home
 from ..errors import MamaError
 from ..home import keep_private
-from . import assist, catchup, doctor, forgetting, gc, memory, runtime, scopes, settings, transfer
+from . import (
+    assist,
+    catchup,
+    doctor,
+    forgetting,
+    gc,
+    memory,
+    runtime,
+    scopes,
+    settings,
+    share,
+    transfer,
+)
 from .failure import unexpected
 from .options import Command
 
@@ -50,6 +62,7 @@ COMMANDS: tuple[Command, ...] = (
     settings.cmd_commands,
     runtime.cmd_hook,
     catchup.cmd_catchup,
+    share.cmd_share,
 )
 
 

@@ -1,6 +1,8 @@
 """SessionStart: the cliffhanger for this project, from the cache or rendered now.
 
-Silent (returns "") when there is no database yet, the project has no memory, or the user
+After it, one line when the repository's ``.mama/`` folder holds files MAMA has not read
+(teammates' memories after a ``git pull``; :mod:`mama_plugin.share.scan`). Silent (returns
+"") when there is no database yet, the project has no memory, or the user
 switched MAMA off for the project, and on ``claude --resume`` when the resumed conversation
 already holds MAMA's session start (one copy, not one more per resume).
 
@@ -35,6 +37,13 @@ def session_start(event: dict[str, Any], config: Config) -> str:
     from .aliases import ensure_aliases
 
     ensure_aliases(config)
+    text = _brief(event, config, project)
+    shared = _shared_notice(event, config)
+    return f"{text}\n\n{shared}".strip() if shared else text
+
+
+def _brief(event: dict[str, Any], config: Config, project: str) -> str:
+    """The cliffhanger ("" without a database, or on a resume that holds it already)."""
     if not config.db_path.exists():  # never create a database just to say nothing
         return ""
     source = str(event.get("source") or "startup")
@@ -46,6 +55,16 @@ def session_start(event: dict[str, Any], config: Config) -> str:
     text = _cached(config, project, source)
     text = text if text is not None else _rendered(config, project, source)
     return brief_cache.finish(brief_cache.headed(text, source))
+
+
+def _shared_notice(event: dict[str, Any], config: Config) -> str:
+    """One line when the repository's ``.mama/`` changed since MAMA last read it (stat calls,
+    a file read only when its stat data changed); "" on a resume, whose start said it."""
+    if str(event.get("source") or "startup") == "resume":
+        return ""
+    from ..share.scan import notice
+
+    return notice(config.home, str(event.get("cwd") or "") or None)
 
 
 def _cached(config: Config, project: str, source: str) -> str | None:

@@ -1,5 +1,6 @@
 """The server's background tasks: the embedding queue, link suggestions, cliffhanger refreshes,
-the day's backup, the day's ``gc``, Korean memories read ahead for Korean prompts.
+the day's backup, the day's ``gc``, Korean memories read ahead for Korean prompts, teammates'
+``.mama/`` files imported after a pull (:mod:`.share_sync`).
 
 Each runs on the event loop for the server's lifetime and does its work in worker threads. The
 link suggester and the cliffhanger refresher wait on the session's queues (anyio memory object
@@ -28,6 +29,7 @@ from ..errors import MamaError
 from ..services import indexing
 from .preload import EXIT_DRAIN_S, adopt, drain_now
 from .queues import Handoff
+from .share_sync import import_shared_in_background
 from .state import State
 
 log = logging.getLogger("mama.server")
@@ -72,6 +74,7 @@ def start(state: State) -> tuple[Any, Any]:
         back_up_in_background,
         collect_in_background,
         read_korean_in_background,
+        import_shared_in_background,
     ):
         portal.start_task_soon(task, state)
     return portal_cm, portal

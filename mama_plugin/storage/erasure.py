@@ -36,6 +36,7 @@ _PLAIN = {
     "memories": ("topic", "content"),
     "memory_links": ("reason", "evidence", "context"),
     "link_suggestions": ("reason",),
+    "share_conflicts": ("theirs", "mine"),
 }
 _JSON = {
     "memories": (
@@ -51,7 +52,13 @@ _JSON = {
     "link_suggestions": ("sources",),
     "legacy_rows": ("row",),
 }
-_KEY = {"memories": "seq", "memory_links": "id", "link_suggestions": "id", "legacy_rows": "id"}
+_KEY = {
+    "memories": "seq",
+    "memory_links": "id",
+    "link_suggestions": "id",
+    "legacy_rows": "id",
+    "share_conflicts": "id",
+}
 
 
 @dataclass

@@ -15,7 +15,7 @@ from typing import Any
 import apsw
 
 from ..errors import SchemaError
-from . import file_states, search_tables, tables
+from . import file_states, search_tables, shared_files, tables
 from .search_tables import RANK_LOG_KEPT, create_vector_table
 
 __all__ = ["LATEST", "RANK_LOG_KEPT", "STEPS", "Step", "create_vector_table", "migrate"]
@@ -99,6 +99,14 @@ STEPS: tuple[Step, ...] = (
         "`memory_files` (memory, project, path → the commit, git blob hash, size and mtime when "
         "it was recorded; cascades with its memory): the files a memory cites, checked against "
         "the working tree before it is told",
+    ),
+    Step(
+        "shared_files",
+        shared_files.shared_files,
+        "`shared_files` (project, memory → path and hash of its `.mama/` file as last shared or "
+        "imported, tombstone flag): the common ancestor of a share's three-way merge; "
+        "`share_conflicts` (both versions of a memory changed here and by a teammate; a "
+        "trigger drops it with its memory, `mama redact` masks it)",
     ),
 )
 LATEST = len(STEPS)

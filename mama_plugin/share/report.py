@@ -1,0 +1,64 @@
+"""What one share or import did, file by file, as counts and lines for a person."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class ShareReport:
+    """The ids (or paths) each step touched; ``problems`` are files MAMA could not read."""
+
+    imported: list[str] = field(default_factory=list)  # new memories from teammates
+    updated: list[str] = field(default_factory=list)  # memories a teammate edited
+    forgotten: list[str] = field(default_factory=list)  # tombstones honoured
+    conflicts: list[str] = field(default_factory=list)  # changed on both sides, both kept
+    links_added: int = 0
+    links_skipped: list[str] = field(default_factory=list)  # to a memory this clone lacks
+    written: list[str] = field(default_factory=list)  # files (re)written by the share
+    tombstones: list[str] = field(default_factory=list)  # tombstones written
+    unchanged: int = 0
+    held: list[str] = field(default_factory=list)  # not written: an open conflict
+    withheld: list[str] = field(default_factory=list)  # not written: looks like a secret
+    missing: list[str] = field(default_factory=list)  # shared files gone without a tombstone
+    problems: list[str] = field(default_factory=list)
+    embedded: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items()}
+
+    def lines(self) -> list[str]:
+        """The report for a terminal: one line a kind of change, nothing for an empty one."""
+        out = []
+
+        def say(items: list[str] | int, text: str) -> None:
+            n = items if isinstance(items, int) else len(items)
+            if n:
+                shown = "" if isinstance(items, int) else ": " + ", ".join(items[:8])
+                more = f" (+{n - 8})" if not isinstance(items, int) and n > 8 else ""
+                out.append(f"{text.format(n=n)}{shown}{more}")
+
+        say(self.imported, "imported {n} new memories from .mama/")
+        say(self.updated, "updated {n} memories a teammate edited")
+        say(self.forgotten, "forgot {n} memories a teammate deleted (tombstones)")
+        say(self.links_added, "added {n} links")
+        say(self.links_skipped, "skipped {n} links to memories this clone does not have")
+        say(self.written, "wrote {n} files")
+        say(self.tombstones, "wrote {n} tombstones (memories forgotten here)")
+        say(self.unchanged, "{n} files already up to date")
+        say(self.embedded, "embedded {n} memories")
+        say(
+            self.conflicts,
+            "{n} conflicts: changed here and by a teammate since the last share; "
+            "both kept (`mama share --conflicts`)",
+        )
+        say(self.held, "left {n} files alone while their conflict is open")
+        say(self.withheld, "withheld {n} files: they would carry something that looks secret")
+        say(
+            self.missing,
+            "{n} shared files are gone from .mama/ without a tombstone: nothing was forgotten "
+            "here (`mama forget ID` then `mama share` deletes on purpose)",
+        )
+        out.extend(f"problem: {p}" for p in self.problems)
+        return out or ["nothing to do: .mama/ and this clone agree"]
