@@ -86,7 +86,12 @@ def test_growth_happens_once_and_to_every_tool() -> None:
     exposure.start(MEMORIES)
     assert exposure.grow(["resuming", "searching"]) == []  # already listed: no change
     assert exposure.grow(None) == [] and exposure.changes == 0
-    assert exposure.grow("tracking") == ["evolve_supersede", "update_memory", "forget_memory"]
+    assert exposure.grow("tracking") == [
+        "evolve_supersede",
+        "update_memory",
+        "forget_memory",
+        "confidence_history",
+    ]
     assert exposure.listed(CLAUDE) == EVERY and exposure.changes == 1 and exposure.pending
     exposure.pending = False
     for context in CONTEXT_TOOLS:

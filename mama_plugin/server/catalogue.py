@@ -42,6 +42,7 @@ CONTEXT_TOOLS: dict[str, tuple[str, ...]] = {
         "search_by_topic",
         "update_memory",
         "forget_memory",
+        "confidence_history",
     ),
     "linking": ("suggest_links", "evolve_link"),
 }

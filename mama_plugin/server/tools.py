@@ -31,6 +31,7 @@ from ..schema import (
 from ..schema.assist import DraftRequest, EvolveLinkInput, SuggestLinksInput
 from ..services.evolution import current_of
 from ..services.graph import traverse
+from ..services.learning_views import moves_text
 from ..services.memories import SaveResult, save_checkpoint
 from ..services.outcomes import record_outcome_event
 from ..services.render import render
@@ -127,11 +128,17 @@ def do_outcome(env: Env, args: OutcomeInput) -> Answer:
     text += f"; event {done.event.id}."
     if head.id != target.id:
         text += f" It was already superseded by {head.id}: {head.content[:120]}."
+    moved = moves_text(done.changes)
+    text += f" {moved}" if moved else ""
     data = {
         "id": target.id,
         "outcome": args.outcome,
         "event_id": done.event.id,
         "current_id": head.id,
+        "confidence": [
+            {"id": c.memory_id, "from": c.from_value, "to": c.to_value, "why": c.why}
+            for c in done.changes
+        ],
     }
     return Answer(text, data)
 

@@ -15,7 +15,7 @@ from typing import Any
 import apsw
 
 from ..errors import SchemaError
-from . import file_states, search_tables, tables
+from . import confidence, file_states, search_tables, tables
 from .search_tables import RANK_LOG_KEPT, create_vector_table
 
 __all__ = ["LATEST", "RANK_LOG_KEPT", "STEPS", "Step", "create_vector_table", "migrate"]
@@ -99,6 +99,13 @@ STEPS: tuple[Step, ...] = (
         "`memory_files` (memory, project, path → the commit, git blob hash, size and mtime when "
         "it was recorded; cascades with its memory): the files a memory cites, checked against "
         "the working tree before it is told",
+    ),
+    Step(
+        "confidence_history",
+        confidence.confidence_history,
+        "`confidence_history` (memory, when, from, to, why, the memory whose outcome moved it, "
+        "the outcome's key, hops; cascades with its memory): every move of a confidence "
+        "learned from an outcome, and when a memory was last judged or verified",
     ),
 )
 LATEST = len(STEPS)

@@ -26,6 +26,7 @@ import apsw
 
 from ..config import Config
 from ..errors import StoreBusyError, StoreDamaged, StoreReadOnly
+from .confidence import ConfidenceHistory
 from .connection import PerThread, connect
 from .erasure import Erasure
 from .faults import connect_read_only, refusal
@@ -67,6 +68,7 @@ class Store:
         self.vectors = Vectors(self)
         self.erasure = Erasure(self)
         self.file_states = FileStates(self)
+        self.confidence = ConfidenceHistory(self)
         # The warm state the services keep for this store (their caches), by what builds it.
         self._kept: dict[Callable[[], Any], Any] = {}
         self._kept_guard = threading.Lock()
