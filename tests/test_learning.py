@@ -266,3 +266,39 @@ async def test_the_tools_tell_what_moved(state: State) -> None:
         told = await c.call_tool("confidence_history", {"memory_id": gateway})
         assert f"FAILED outcome of {jwt}, 1 hop away (depends_on)" in text(told)
         assert told.structured_content["confidence"] == pytest.approx(0.64)
+
+
+def test_the_session_start_says_what_another_outcome_did_and_names_hubs(store: Store) -> None:
+    from mama_plugin.services.hubs import HUB_MIN
+    from mama_plugin.services.memories import save_checkpoint
+    from mama_plugin.services.story import briefing
+
+    base = _decision(store, "JWT with refresh tokens", 0.80)
+    built = _decision(
+        store,
+        "Token refresh in the gateway",
+        0.70,
+        topic="gateway",
+        links=[{"to_id": base, "relationship": "depends_on", "reason": "refresh tokens"}],
+    )
+    save_checkpoint(store, PROJECT, {"summary": "gateway refresh wired", "implements": [built]})
+    before = briefing.brief(store, PROJECT, Config(), "startup")
+    assert f"D1 {built} [gateway]: Token refresh in the gateway (0.7) — " in before
+    assert briefing.brief(store, PROJECT, Config(), "startup") == before  # nothing changed
+    _outcome(store, base, "FAILED", "p99 307 ms at 10K req/s")
+    after = briefing.brief(store, PROJECT, Config(), "startup")
+    assert f"Token refresh in the gateway (0.64, was 0.7 before {base} FAILED) — " in after
+    assert briefing.brief(store, PROJECT, Config(), "startup") == after
+    for i in range(HUB_MIN):
+        save_insight(
+            store,
+            PROJECT,
+            {
+                "topic": f"t{i}",
+                "content": f"client {i} calls the gateway",
+                "links": [{"to_id": built, "relationship": "relates_to", "reason": "calls"}],
+            },
+        )
+    assert f"[hub: {HUB_MIN + 1} memories rest on it]" in briefing.brief(  # and the checkpoint
+        store, PROJECT, Config(), "startup"
+    )

@@ -62,6 +62,8 @@ COMMANDS: tuple[Command, ...] = (
     catchup.cmd_catchup,
     learning.cmd_confidence,
     learning.cmd_learn,
+    learning.cmd_decay,
+    learning.cmd_hubs,
 )
 
 

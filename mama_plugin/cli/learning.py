@@ -1,11 +1,14 @@
-"""``mama confidence`` and ``mama learn``: what outcomes taught the memory, and replaying them."""
+"""What memory learned: ``mama confidence`` (a trajectory), ``mama learn`` (replaying
+outcomes), ``mama decay`` (what is stale for its kind), ``mama hubs`` (what many rest on)."""
 
 from __future__ import annotations
 
 import argparse
 
-from .options import argument, command, json_option
-from .shared import open_store, print_json
+from ..errors import MamaError
+from ..services.render import clip, confidence
+from .options import argument, command, json_option, limit_option, project_option
+from .shared import open_store, print_json, project_of
 
 
 @command("confidence", "one memory's confidence now and every move outcomes made to it")
@@ -57,4 +60,75 @@ def cmd_learn(args: argparse.Namespace) -> int:
     )
     for c in done.changes:
         print(f"  {c.memory_id}  {arrow(c)}  {c.why}")
+    return 0
+
+
+@command(
+    "decay",
+    "the project's memories that are stale or expired for their kind (performance 7 days, "
+    "code behaviour 14, requirements 30, team knowledge 60, API docs and security 90, "
+    "architecture and external facts 180), the stalest first",
+)
+@project_option()
+@argument("--aging", action="store_true", help="list the aging ones too")
+@limit_option(50, "memories")
+@json_option()
+def cmd_decay(args: argparse.Namespace) -> int:
+    """Print the project's stale and expired memories with their figures and what to do."""
+    from ..services.staleness import decaying
+
+    project = project_of(args)
+    with open_store(args) as store:
+        found = decaying(store, project, include_aging=args.aging)[: max(args.limit, 0)]
+    if args.json:
+        print_json([s.as_dict() | {"content": s.memory.content} for s in found])
+        return 0
+    if not found:
+        print(f"nothing stale in {project}" + ("" if args.aging else " (--aging lists more)"))
+        return 0
+    for s in found:
+        print(f"{s.memory.id} ({s.memory.type}) {clip(s.memory.content, 100)}")
+        print(f"    {s.said()}")
+    print(
+        "A memory that still holds: `mama verify ID` (its cited files) or record an outcome "
+        "(evolve_outcome, VERIFIED when nothing changed); one that is wrong now: `mama forget ID`."
+    )
+    return 0
+
+
+@command(
+    "hubs",
+    "the project's memories referenced by 5 or more others, with what references them, "
+    "their confidence, last use and staleness (a hub aging or worse is flagged for review)",
+)
+@project_option()
+@argument("--min", type=int, default=5, help="references that make a hub (default 5)")
+@json_option()
+def cmd_hubs(args: argparse.Namespace) -> int:
+    """Print the project's hubs, the most referenced first."""
+    from ..services.hubs import hubs
+    from ..services.learning_views import when
+
+    if args.min < 1:
+        raise MamaError("--min must be 1 or more")
+    project = project_of(args)
+    with open_store(args) as store:
+        found = hubs(store, project, minimum=args.min)
+    if args.json:
+        print_json([h.as_dict() for h in found])
+        return 0
+    if not found:
+        print(f"no memory of {project} is referenced by {args.min} or more others")
+        return 0
+    for h in found:
+        m = h.memory
+        used = when(m.last_used) if m.last_used else "never"
+        print(
+            f"{m.id} ({m.type}, {m.status}) {clip(m.content, 100)}\n"
+            f"    {len(h.referrers)} references, confidence {confidence(m.confidence)}, "
+            f"last used {used}"
+            + (f", {h.staleness.category}" if h.staleness else "")
+            + (" — review it: many memories rest on it" if h.review else "")
+        )
+        print(f"    referenced by {', '.join(h.referrers)}")
     return 0

@@ -137,6 +137,10 @@ def cmd_search(args: argparse.Namespace) -> int:
         if item.outcome["status"] != "PENDING":
             details = item.outcome.get("details")
             print(f"    outcome: {item.outcome['status']}" + (f" — {details}" if details else ""))
+        if item.stale:
+            print(f"    {item.stale}")
+        if item.hub:
+            print(f"    hub: referenced by {item.hub} memories")
     print()
     print(result.narrative_summary)
     return 0

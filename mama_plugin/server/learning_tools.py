@@ -22,8 +22,13 @@ def do_confidence(env: Env, args: ConfidenceInput) -> Answer:
 
 
 LEARNING_TOOLS: tuple[Tool, ...] = (
-    Tool("confidence_history", "How far one memory can be trusted and why: its confidence now "
-         "and every move its outcomes (and the outcomes of what it is linked to) made, with "
-         "when, from, to and which memory's outcome caused it.",
-         ConfidenceInput, do_confidence, read_only=True),
-)  # fmt: skip
+    Tool(
+        "confidence_history",
+        "How far one memory can be trusted and why: its confidence now and every move its "
+        "outcomes (and the outcomes of what it is linked to) made, with when, from, to and "
+        "which memory's outcome caused it.",
+        ConfidenceInput,
+        do_confidence,
+        read_only=True,
+    ),
+)

@@ -82,7 +82,7 @@ def changes_for(
     before = memory.confidence
     after = judged(before, outcome)
     why = "verified against the code" if outcome == "VERIFIED" else f"{outcome} outcome"
-    out = [ConfidenceChange(memory.id, when, before, after, why, memory.id, cause, 0)]
+    out = [ConfidenceChange(memory.id, when, before, after, why, memory.id, outcome, cause, 0)]
     delta = after - before
     if not delta:
         return out
@@ -110,7 +110,9 @@ def changes_for(
                 f"{outcome} outcome of {memory.id}, {hop} hop{'s' if hop > 1 else ''} away "
                 f"({link.relationship})"
             )
-            out.append(ConfidenceChange(there, when, m.confidence, to, why, memory.id, cause, hop))
+            out.append(
+                ConfidenceChange(there, when, m.confidence, to, why, memory.id, outcome, cause, hop)
+            )
     return out
 
 

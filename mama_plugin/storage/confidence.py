@@ -36,6 +36,7 @@ def confidence_history(conn: apsw.Connection, _dim: int) -> None:
             to_value REAL NOT NULL CHECK (to_value BETWEEN 0 AND 1),
             why TEXT NOT NULL CHECK (trim(why) <> ''),
             trigger_id TEXT NOT NULL,
+            outcome TEXT NOT NULL CHECK (outcome IN ('SUCCESS','PARTIAL','FAILED','VERIFIED')),
             cause TEXT NOT NULL,
             hops INTEGER NOT NULL DEFAULT 0 CHECK (hops >= 0),
             UNIQUE (cause, memory_id)
@@ -55,6 +56,7 @@ class ConfidenceChange:
     to_value: float
     why: str
     trigger_id: str
+    outcome: str  # the trigger's verdict: SUCCESS, PARTIAL, FAILED or VERIFIED
     cause: str
     hops: int = 0
 
@@ -66,7 +68,7 @@ class ConfidenceChange:
         return asdict(self)
 
 
-_COLUMNS = "memory_id, at, from_value, to_value, why, trigger_id, cause, hops"
+_COLUMNS = "memory_id, at, from_value, to_value, why, trigger_id, outcome, cause, hops"
 
 
 class ConfidenceHistory(Repository):
@@ -80,7 +82,7 @@ class ConfidenceHistory(Repository):
         """
         with self.transaction():
             self.conn.executemany(
-                f"INSERT INTO confidence_history({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO confidence_history({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [astuple(c) for c in changes],
             )
             self.conn.executemany(
@@ -99,8 +101,10 @@ class ConfidenceHistory(Repository):
             (memory_id,),
         ).fetchall()
         return [
-            ConfidenceChange(str(m), int(at), float(a), float(b), str(w), str(t), str(c), int(h))
-            for m, at, a, b, w, t, c, h in rows
+            ConfidenceChange(
+                str(m), int(at), float(a), float(b), str(w), str(t), str(o), str(c), int(h)
+            )
+            for m, at, a, b, w, t, o, c, h in rows
         ]
 
     def applied(self, causes: Iterable[str]) -> set[str]:

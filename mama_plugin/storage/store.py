@@ -37,6 +37,7 @@ from .memories import Memories
 from .migrations import user_version
 from .opening import Check, busy_message, damage_of, diagnose_file, open_file
 from .peek import fingerprint
+from .references import References
 from .search import Search
 from .suggestions import Suggestions
 from .vectors import Vectors
@@ -69,6 +70,7 @@ class Store:
         self.erasure = Erasure(self)
         self.file_states = FileStates(self)
         self.confidence = ConfidenceHistory(self)
+        self.references = References(self)
         # The warm state the services keep for this store (their caches), by what builds it.
         self._kept: dict[Callable[[], Any], Any] = {}
         self._kept_guard = threading.Lock()

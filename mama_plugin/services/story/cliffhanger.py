@@ -323,7 +323,10 @@ def _decision(i: int, d: DecisionView, said: _Said) -> DecisionView:
         line += f" > {clip(alternatives[0]['option'], 100)}"
         if alternatives[0].get("rejected_because"):
             why = f"not it: {clip(alternatives[0]['rejected_because'], 160).rstrip('.')}; {why}"
-    line += f" ({confidence(m.confidence)}) — {why}"
+    learned = f", {d.learned}" if d.learned else ""
+    line += f" ({confidence(m.confidence)}{learned}) — {why}"
+    if d.hub:
+        line += f" [hub: {d.hub} memories rest on it]"
     open_ = said.fresh([clip(x, 160) for x in d.doubts])
     high = said.fresh(d.high)
     extra = "; ".join(open_[:2])
