@@ -287,7 +287,8 @@ def test_the_session_start_says_what_another_outcome_did_and_names_hubs(store: S
     assert briefing.brief(store, PROJECT, Config(), "startup") == before  # nothing changed
     _outcome(store, base, "FAILED", "p99 307 ms at 10K req/s")
     after = briefing.brief(store, PROJECT, Config(), "startup")
-    assert f"Token refresh in the gateway (0.64, was 0.7 before {base} FAILED) — " in after
+    assert "Token refresh in the gateway (0.64) — chosen" in after
+    assert f"; confidence was 0.7 before {base} FAILED" in after
     assert briefing.brief(store, PROJECT, Config(), "startup") == after
     for i in range(HUB_MIN):
         save_insight(

@@ -323,8 +323,9 @@ def _decision(i: int, d: DecisionView, said: _Said) -> DecisionView:
         line += f" > {clip(alternatives[0]['option'], 100)}"
         if alternatives[0].get("rejected_because"):
             why = f"not it: {clip(alternatives[0]['rejected_because'], 160).rstrip('.')}; {why}"
-    learned = f", {d.learned}" if d.learned else ""
-    line += f" ({confidence(m.confidence)}{learned}) — {why}"
+    line += f" ({confidence(m.confidence)}) — {why}"
+    if d.learned:
+        line += f"; {d.learned}"
     if d.hub:
         line += f" [hub: {d.hub} memories rest on it]"
     open_ = said.fresh([clip(x, 160) for x in d.doubts])

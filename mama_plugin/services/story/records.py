@@ -64,7 +64,7 @@ class DecisionView:
     line: str = ""
     open: str = ""
     verify: str = ""  # "verify: <path> changed since this was decided …" (.checked)
-    learned: str = ""  # "was 0.7 before dec_… FAILED": the last move another outcome made (.trust)
+    learned: str = ""  # "confidence was 0.7 before dec_… FAILED": another outcome's move (.trust)
     hub: int = 0  # how many memories reference it, when it is a hub (.trust)
 
 

@@ -26,11 +26,14 @@ def mark_trust(store: Store, items: Sequence[AnswerItem], memories: Sequence[Mem
 
 def mark_decisions(store: Store, decisions: Sequence[DecisionView]) -> None:
     """Set ``hub`` on the hubs and ``learned`` on the decisions whose confidence another
-    memory's outcome moved last ("was 0.7 before dec_… FAILED"). Read-only."""
+    memory's outcome moved last ("confidence was 0.7 before dec_… FAILED"). Read-only."""
     hubs = hub_counts(store, [d.m.id for d in decisions])
     for d in decisions:
         d.hub = hubs.get(d.m.id, 0)
         moved = [c for c in store.confidence.of(d.m.id) if c.delta]
         last = moved[-1] if moved else None
         if last is not None and last.hops > 0:
-            d.learned = f"was {confidence(last.from_value)} before {last.trigger_id} {last.outcome}"
+            d.learned = (
+                f"confidence was {confidence(last.from_value)} before {last.trigger_id} "
+                f"{last.outcome}"
+            )
