@@ -64,6 +64,7 @@ COMMANDS: tuple[Command, ...] = (
     learning.cmd_learn,
     learning.cmd_decay,
     learning.cmd_hubs,
+    learning.cmd_learned,
 )
 
 

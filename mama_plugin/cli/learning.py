@@ -1,5 +1,6 @@
 """What memory learned: ``mama confidence`` (a trajectory), ``mama learn`` (replaying
-outcomes), ``mama decay`` (what is stale for its kind), ``mama hubs`` (what many rest on)."""
+outcomes), ``mama decay`` (what is stale for its kind), ``mama hubs`` (what many rest on),
+``mama learned`` (what a project's outcomes taught)."""
 
 from __future__ import annotations
 
@@ -131,4 +132,44 @@ def cmd_hubs(args: argparse.Namespace) -> int:
             + (" — review it: many memories rest on it" if h.review else "")
         )
         print(f"    referenced by {', '.join(h.referrers)}")
+    return 0
+
+
+@command(
+    "learned",
+    "what the project learned from its outcomes: verdicts and success rate, would-repeat "
+    "answers, lessons and next-time notes (newest first), confidence moves, the last learn pass",
+)
+@project_option()
+@argument("--all-projects", action="store_true", help="every project's outcomes")
+@limit_option(10, "lessons")
+@json_option()
+def cmd_learned(args: argparse.Namespace) -> int:
+    """Print what the project's outcomes taught."""
+    from ..services.learning_views import when
+    from ..services.teaching import learned
+
+    project = None if args.all_projects else project_of(args)
+    with open_store(args) as store:
+        found = learned(store, project)
+    if args.json:
+        print_json(found.as_dict())
+        return 0
+    where = project or "every project"
+    if not found.judged:
+        print(f"no outcome recorded in {where} yet (evolve_outcome, /mama:outcome)")
+        return 0
+    verdicts = ", ".join(f"{n} {k}" for k, n in sorted(found.outcomes.items()))
+    rate = found.success_rate or 0.0
+    plural = "" if found.judged == 1 else "s"
+    print(f"{where}: {found.judged} outcome{plural} ({verdicts}), success rate {rate:.0%}")
+    if found.would_repeat:
+        repeat = ", ".join(
+            f"{k.replace('_', ' ')} {n}" for k, n in sorted(found.would_repeat.items())
+        )
+        print(f"would repeat: {repeat}")
+    passed = when(found.last_pass) if found.last_pass else "never (`mama learn`)"
+    print(f"confidence moves recorded: {found.moves}; last learn pass: {passed}")
+    for lesson in found.lessons[: max(args.limit, 0)]:
+        print(f"- {lesson.kind}: {clip(lesson.text, 200)} ({lesson.memory_id}, {lesson.outcome})")
     return 0

@@ -42,6 +42,7 @@ from ..services.story.briefing import current_decisions, render_brief
 from ..services.story.browsing import search_by_topic, search_recent
 from ..services.story.cliffhanger import ResumePoint, resume_point, story
 from ..services.story.worklog import WorkLog
+from ..services.teaching import next_move
 from ..storage import MemoryRecord, Store
 from .assist_tools import do_draft_decision, do_evolve_link, do_suggest_links
 from .base import Answer, Env, Tool
@@ -130,6 +131,8 @@ def do_outcome(env: Env, args: OutcomeInput) -> Answer:
         text += f" It was already superseded by {head.id}: {head.content[:120]}."
     moved = moves_text(done.changes)
     text += f" {moved}" if moved else ""
+    offer = next_move(target, head)
+    text += f" {offer}" if offer else ""
     data = {
         "id": target.id,
         "outcome": args.outcome,
@@ -284,8 +287,9 @@ CURRENT: tuple[Tool, ...] = (
     Tool("search_recent", "The newest memories of this project, optionally of one type.",
          SearchRecentInput, do_search_recent, read_only=True),
     Tool("evolve_outcome", "Record what happened to a decision: SUCCESS, PARTIAL, FAILED or "
-         "SUPERSEDED, with details (numbers), evidence and what was learned; VERIFIED when "
-         "it still holds against the code (a 'verify:' line clears).",
+         "SUPERSEDED, with details (numbers), what was expected, evidence, what was learned, "
+         "would_repeat and next_time; VERIFIED when it still holds against the code (a "
+         "'verify:' line clears). It moves the decision's confidence and what rests on it.",
          OutcomeInput, do_outcome, read_only=False),
     Tool("evolve_supersede", "Replace an earlier decision with a new one (supersedes is "
          "required); the old one is kept as history, marked superseded.",

@@ -49,8 +49,14 @@ def record_outcome_event(store: Store, args: OutcomeInput) -> OutcomeEvent:
         if args.outcome == VERIFIED:
             content = f"Verified '{target.content[:200]}' against the code: {args.details}"
         lesson = "; ".join(args.learned)
+        if args.expected:
+            content += f" Expected: {args.expected}."
         if lesson:
             content += f" Learned: {lesson}"
+        if args.would_repeat:
+            content += f" Would repeat: {args.would_repeat.replace('_', ' ')}."
+        if args.next_time:
+            content += f" Next time: {'; '.join(args.next_time)}"
         link = {
             "to_id": target.id,
             "relationship": "outcome_of",
