@@ -303,3 +303,38 @@ def test_the_session_start_says_what_another_outcome_did_and_names_hubs(store: S
     assert f"[hub: {HUB_MIN + 1} memories rest on it]" in briefing.brief(  # and the checkpoint
         store, PROJECT, Config(), "startup"
     )
+
+
+def test_an_export_carries_the_history_and_learn_applies_nothing_after_a_restore(
+    store: Store, tmp_path: Path
+) -> None:
+    from mama_plugin.errors import LegacyImportError
+    from mama_plugin.transfer.dump import export_data, import_dump
+
+    base = _decision(store, "Use Redis", 0.80)
+    built = _decision(
+        store,
+        "Cache in Redis",
+        0.70,
+        topic="cache",
+        links=[{"to_id": base, "relationship": "depends_on", "reason": "the same Redis"}],
+    )
+    _outcome(store, base, "FAILED", "SPOF")
+    data = json.loads(json.dumps(export_data(store)))
+    assert [(r["memory_id"], r["hops"]) for r in data["confidence_history"]] == [
+        (base, 0),
+        (built, 1),
+    ]
+    with Store.open(tmp_path / "fresh.db", config=Config()) as fresh:
+        result = import_dump(fresh, data)
+        assert result.counts["confidence_history"] == {"source": 2, "imported": 2}
+        assert fresh.memories.require(built).confidence == pytest.approx(0.64)
+        assert learn_pass(fresh).applied == []  # the restored confidence holds the move
+        assert fresh.memories.require(built).confidence == pytest.approx(0.64)
+        assert export_data(fresh)["confidence_history"] == data["confidence_history"]
+    data["confidence_history"][0]["to_value"] = 7
+    with (
+        Store.open(tmp_path / "bad.db", config=Config()) as bad,
+        pytest.raises(LegacyImportError, match=r"confidence_history\[0\]: .*0\.\.1"),
+    ):
+        import_dump(bad, data)

@@ -94,18 +94,32 @@ class ConfidenceHistory(Repository):
                 # store's fingerprint does not see this column (it is not an edit).
                 self.conn.execute("DELETE FROM meta WHERE key LIKE 'brief:%'")
 
+    def restore(self, change: ConfidenceChange) -> bool:
+        """Write one row back as it was recorded (an export's), leaving the memory's confidence
+        as it is (the export carried it); False when the memory is not stored or already
+        holds that outcome's move."""
+        with self.transaction():
+            self.conn.execute(
+                f"INSERT OR IGNORE INTO confidence_history({_COLUMNS}) "
+                "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS "
+                "(SELECT 1 FROM memories WHERE id = ?)",
+                (*astuple(change), change.memory_id),
+            )
+            return bool(self.conn.changes())
+
+    def of_many(self, memory_ids: Iterable[str]) -> list[ConfidenceChange]:
+        """The changes of ``memory_ids``, oldest first."""
+        sql = f"SELECT {_COLUMNS} FROM confidence_history WHERE memory_id IN ({{}})"
+        rows = sorted(select_in(self.conn, sql, memory_ids), key=lambda r: (r[1], r[0]))
+        return [_change(r) for r in rows]
+
     def of(self, memory_id: str) -> list[ConfidenceChange]:
         """The memory's changes, oldest first."""
         rows: list[Any] = self.conn.execute(
             f"SELECT {_COLUMNS} FROM confidence_history WHERE memory_id = ? ORDER BY at, id",
             (memory_id,),
         ).fetchall()
-        return [
-            ConfidenceChange(
-                str(m), int(at), float(a), float(b), str(w), str(t), str(o), str(c), int(h)
-            )
-            for m, at, a, b, w, t, o, c, h in rows
-        ]
+        return [_change(r) for r in rows]
 
     def applied(self, causes: Iterable[str]) -> set[str]:
         """Which of ``causes`` have been applied already."""
@@ -155,3 +169,32 @@ class ConfidenceHistory(Repository):
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 (LEARN_PASS, str(at)),
             )
+
+
+def _change(row: Any) -> ConfidenceChange:
+    m, at, a, b, w, t, o, c, h = row
+    return ConfidenceChange(
+        str(m), int(at), float(a), float(b), str(w), str(t), str(o), str(c), int(h)
+    )
+
+
+def change_from_dict(row: dict[str, Any]) -> ConfidenceChange:
+    """An export's row back (raises KeyError, TypeError or ValueError for a bad one)."""
+    change = ConfidenceChange(
+        str(row["memory_id"]),
+        int(row["at"]),
+        float(row["from_value"]),
+        float(row["to_value"]),
+        str(row["why"]),
+        str(row["trigger_id"]),
+        str(row["outcome"]),
+        str(row["cause"]),
+        int(row.get("hops") or 0),
+    )
+    if not (0 <= change.from_value <= 1 and 0 <= change.to_value <= 1):
+        raise ValueError("a confidence is outside 0..1")
+    if change.outcome not in ("SUCCESS", "PARTIAL", "FAILED", "VERIFIED"):
+        raise ValueError(f"unknown outcome {change.outcome!r}")
+    if not change.why.strip() or change.hops < 0:
+        raise ValueError("'why' is empty or 'hops' is negative")
+    return change
