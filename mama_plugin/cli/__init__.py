@@ -65,6 +65,7 @@ COMMANDS: tuple[Command, ...] = (
     learning.cmd_decay,
     learning.cmd_hubs,
     learning.cmd_learned,
+    learning.cmd_context,
 )
 
 

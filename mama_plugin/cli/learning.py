@@ -1,6 +1,7 @@
 """What memory learned: ``mama confidence`` (a trajectory), ``mama learn`` (replaying
 outcomes), ``mama decay`` (what is stale for its kind), ``mama hubs`` (what many rest on),
-``mama learned`` (what a project's outcomes taught)."""
+``mama learned`` (what a project's outcomes taught), ``mama context`` (the project at a
+glance)."""
 
 from __future__ import annotations
 
@@ -172,4 +173,32 @@ def cmd_learned(args: argparse.Namespace) -> int:
     print(f"confidence moves recorded: {found.moves}; last learn pass: {passed}")
     for lesson in found.lessons[: max(args.limit, 0)]:
         print(f"- {lesson.kind}: {clip(lesson.text, 200)} ({lesson.memory_id}, {lesson.outcome})")
+    return 0
+
+
+@command(
+    "context",
+    "the project at a glance: its description, key decisions, hubs, stale memories, tags and "
+    "what its outcomes taught; --describe TEXT saves its description",
+)
+@project_option()
+@argument("--describe", metavar="TEXT", help="save TEXT as the project's description first")
+@json_option()
+def cmd_context(args: argparse.Namespace) -> int:
+    """Print the project's context (after saving its description, when given)."""
+    from ..services.project_context import context_text, describe, project_context
+
+    project = project_of(args)
+    if args.describe is not None and not args.describe.strip():
+        raise MamaError("--describe needs the text of the description")
+    with open_store(args) as store:
+        if args.describe:
+            saved = describe(store, project, args.describe.strip()).memory
+            if not args.json:
+                print(f"Saved the project's description as {saved.id}.")
+        ctx = project_context(store, project)
+    if args.json:
+        print_json(ctx.as_dict())
+        return 0
+    print(context_text(ctx))
     return 0
