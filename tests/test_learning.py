@@ -266,6 +266,11 @@ async def test_the_tools_tell_what_moved(state: State) -> None:
         told = await c.call_tool("confidence_history", {"memory_id": gateway})
         assert f"FAILED outcome of {jwt}, 1 hop away (depends_on)" in text(told)
         assert told.structured_content["confidence"] == pytest.approx(0.64)
+        loaded = await c.call_tool("load_context", {"memory_id": gateway})
+        assert (
+            f"Confidence 0.64 now; moved: 0.7 → 0.64 (FAILED outcome of {jwt}, 1 hop away "
+            "(depends_on))\n" in text(loaded)
+        )
 
 
 def test_the_session_start_says_what_another_outcome_did_and_names_hubs(store: Store) -> None:

@@ -136,3 +136,21 @@ def test_mama_learned(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert main([*base, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["outcomes"] == {"FAILED": 1} and data["success_rate"] == 0.0
+
+
+def test_mama_show_tells_what_the_outcome_taught_and_how_confidence_moved(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "cli.db"
+    with Store.open(db, config=Config()) as store:
+        jwt = save_decision(store, PROJECT, JWT).memory.id
+        _judge(store, jwt, "FAILED", expected="p99 under 100 ms", would_repeat="no",
+               next_time=["load test first"], learned=["refresh hits the DB"])  # fmt: skip
+    assert main(["--db", str(db), "show", jwt]) == 0
+    out = capsys.readouterr().out
+    assert "- expected: p99 under 100 ms" in out and "- would repeat: no" in out
+    assert "- next time: load test first" in out and "- learned: refresh hits the DB" in out
+    assert "**Confidence moved:**" in out and ": 0.8 → 0.68, FAILED outcome" in out
+    assert main(["--db", str(db), "show", jwt, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [c["to_value"] for c in data["confidence_history"]] == [pytest.approx(0.68)]

@@ -74,17 +74,27 @@ def cmd_show(args: argparse.Namespace) -> int:
         memory = store.memories.require(args.id)
         links = store.links.of(memory.id)
         successor = current_of(store, memory.id) if memory.status == "superseded" else None
+        history = store.confidence.of(memory.id)
         if args.json:
             print_json(
                 {
                     "memory": memory.as_dict(),
                     "links": [ln.as_dict() for ln in links],
                     "current": successor.id if successor else memory.id,
+                    "confidence_history": [c.as_dict() for c in history],
                 }
             )
             return 0
         print(
-            render("memory.md.j2", store.home, m=memory, links=links, successor=successor), end=""
+            render(
+                "memory.md.j2",
+                store.home,
+                m=memory,
+                links=links,
+                successor=successor,
+                history=history,
+            ),
+            end="",
         )
     return 0
 

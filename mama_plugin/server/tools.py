@@ -193,7 +193,10 @@ def do_load_context(env: Env, args: LoadContextInput) -> Answer:
         {"step": s, "m": found[s.memory_id]} for s in steps if s.memory_id in found
     ]
     head = current_of(env.store, m.id) if m.status == "superseded" else m
-    text = render("neighbourhood.md.j2", env.config.home, m=m, steps=rows, head=head).strip()
+    history = env.store.confidence.of(m.id)
+    text = render(
+        "neighbourhood.md.j2", env.config.home, m=m, steps=rows, head=head, history=history
+    ).strip()
     data = {
         "memory": m.as_dict(),
         "current_id": head.id,
