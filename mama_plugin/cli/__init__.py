@@ -66,6 +66,7 @@ COMMANDS: tuple[Command, ...] = (
     learning.cmd_hubs,
     learning.cmd_learned,
     learning.cmd_context,
+    learning.cmd_premises,
 )
 
 

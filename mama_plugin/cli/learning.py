@@ -1,7 +1,7 @@
 """What memory learned: ``mama confidence`` (a trajectory), ``mama learn`` (replaying
 outcomes), ``mama decay`` (what is stale for its kind), ``mama hubs`` (what many rest on),
 ``mama learned`` (what a project's outcomes taught), ``mama context`` (the project at a
-glance)."""
+glance), ``mama premises`` (the facts decisions rest on)."""
 
 from __future__ import annotations
 
@@ -201,4 +201,35 @@ def cmd_context(args: argparse.Namespace) -> int:
         print_json(ctx.as_dict())
         return 0
     print(context_text(ctx))
+    return 0
+
+
+@command(
+    "premises",
+    "the project's premises (insights tagged `premise`, with a `domain:NAME` tag) freshest "
+    "first: confidence, uses (decisions resting on them), those decisions' success rate and "
+    "freshness",
+)
+@argument("domain", nargs="?", help="only this domain")
+@project_option()
+@json_option()
+def cmd_premises(args: argparse.Namespace) -> int:
+    """Print the project's premises with their figures."""
+    from ..services.premises import premises
+
+    project = project_of(args)
+    with open_store(args) as store:
+        found = premises(store, project, args.domain)
+    if args.json:
+        print_json([p.as_dict() for p in found])
+        return 0
+    if not found:
+        where = f" of domain '{args.domain}'" if args.domain else ""
+        print(
+            f"no premise{where} in {project}: save one with save_insight, tags "
+            "['premise', 'domain:NAME'], and link decisions to it with depends_on"
+        )
+        return 0
+    for p in found:
+        print(p.said())
     return 0

@@ -34,6 +34,7 @@ from ..services.graph import traverse
 from ..services.learning_views import moves_text
 from ..services.memories import SaveResult, save_checkpoint
 from ..services.outcomes import record_outcome_event
+from ..services.premises import premises_of
 from ..services.render import render
 from ..services.save_checks import decide, learn
 from ..services.story import checked
@@ -194,8 +195,15 @@ def do_load_context(env: Env, args: LoadContextInput) -> Answer:
     ]
     head = current_of(env.store, m.id) if m.status == "superseded" else m
     history = env.store.confidence.of(m.id)
+    rests = [p.said() for p in premises_of(env.store, m)]
     text = render(
-        "neighbourhood.md.j2", env.config.home, m=m, steps=rows, head=head, history=history
+        "neighbourhood.md.j2",
+        env.config.home,
+        m=m,
+        steps=rows,
+        head=head,
+        history=history,
+        premises=rests,
     ).strip()
     data = {
         "memory": m.as_dict(),

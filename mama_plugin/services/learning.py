@@ -34,6 +34,7 @@ BUILT_ON = frozenset(
     {
         "motivated_by",
         "depends_on",
+        "rests_on",
         "inspired_by",
         "builds_on",
         "based_on",

@@ -74,7 +74,8 @@ def kind_of(memory: MemoryRecord) -> Kind | None:
     """The kind that sets ``memory``'s decay (None for a checkpoint: never stale)."""
     if memory.type == "checkpoint":
         return None
-    tags = [t.strip().casefold() for t in memory.tags]
+    # A premise's domain (``domain:performance``) names its kind as a plain tag would.
+    tags = [t.strip().casefold().removeprefix("domain:") for t in memory.tags]
     for tag in tags:
         if tag.startswith("decay:"):
             days = _days(tag.removeprefix("decay:"))
