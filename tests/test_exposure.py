@@ -91,6 +91,8 @@ def test_growth_happens_once_and_to_every_tool() -> None:
         "update_memory",
         "forget_memory",
         "promote_memory",
+        "confidence_history",
+        "project_context",
     ]
     assert exposure.listed(CLAUDE) == EVERY and exposure.changes == 1 and exposure.pending
     exposure.pending = False

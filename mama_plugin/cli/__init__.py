@@ -25,6 +25,7 @@ from . import (
     doctor,
     forgetting,
     gc,
+    learning,
     memory,
     runtime,
     scopes,
@@ -63,6 +64,13 @@ COMMANDS: tuple[Command, ...] = (
     runtime.cmd_hook,
     catchup.cmd_catchup,
     share.cmd_share,
+    learning.cmd_confidence,
+    learning.cmd_learn,
+    learning.cmd_decay,
+    learning.cmd_hubs,
+    learning.cmd_learned,
+    learning.cmd_context,
+    learning.cmd_premises,
 )
 
 

@@ -74,17 +74,27 @@ def cmd_show(args: argparse.Namespace) -> int:
         memory = store.memories.require(args.id)
         links = store.links.of(memory.id)
         successor = current_of(store, memory.id) if memory.status == "superseded" else None
+        history = store.confidence.of(memory.id)
         if args.json:
             print_json(
                 {
                     "memory": memory.as_dict(),
                     "links": [ln.as_dict() for ln in links],
                     "current": successor.id if successor else memory.id,
+                    "confidence_history": [c.as_dict() for c in history],
                 }
             )
             return 0
         print(
-            render("memory.md.j2", store.home, m=memory, links=links, successor=successor), end=""
+            render(
+                "memory.md.j2",
+                store.home,
+                m=memory,
+                links=links,
+                successor=successor,
+                history=history,
+            ),
+            end="",
         )
     return 0
 
@@ -137,6 +147,10 @@ def cmd_search(args: argparse.Namespace) -> int:
         if item.outcome["status"] != "PENDING":
             details = item.outcome.get("details")
             print(f"    outcome: {item.outcome['status']}" + (f" — {details}" if details else ""))
+        if item.stale:
+            print(f"    {item.stale}")
+        if item.hub:
+            print(f"    hub: referenced by {item.hub} memories")
     print()
     print(result.narrative_summary)
     return 0

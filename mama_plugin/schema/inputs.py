@@ -297,6 +297,26 @@ class OutcomeInput(Strict):
     ]
     evidence: Items = []
     learned: Items = []
+    expected: Annotated[
+        str,
+        Field(
+            max_length=TEXT_MAX,
+            description="What was expected, with numbers ('p99 under 100 ms'); details says "
+            "what happened.",
+        ),
+    ] = ""
+    would_repeat: Annotated[
+        Literal["yes", "no", "with_modifications"] | None,
+        Field(description="Would we decide the same again: yes, no or with_modifications."),
+    ] = None
+    next_time: Annotated[Items, Field(description="What to do differently next time.")] = []
+
+    @field_validator("would_repeat", mode="before")
+    @classmethod
+    def _repeat(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return "_".join(value.strip().casefold().replace("-", " ").split()) or None
+        return value
 
     @field_validator("outcome", mode="before")
     @classmethod
@@ -310,7 +330,9 @@ class OutcomeInput(Strict):
             )
         return value
 
-    _lists = field_validator("evidence", "learned", mode="before")(lambda cls, v: _listify(v))
+    _lists = field_validator("evidence", "learned", "next_time", mode="before")(
+        lambda cls, v: _listify(v)
+    )
 
 
 class SupersedeInput(DecisionInput):

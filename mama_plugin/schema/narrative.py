@@ -156,13 +156,18 @@ class Outcome(Strict):
     details: Annotated[str, Field(max_length=TEXT_MAX)] = ""
     evidence: Items = []
     learned: Items = []
+    expected: Annotated[str, Field(max_length=TEXT_MAX)] = ""
+    would_repeat: Literal["yes", "no", "with_modifications"] | None = None
+    next_time: Items = []
 
     @field_validator("status", mode="before")
     @classmethod
     def _upper(cls, value: Any) -> Any:
         return value.strip().upper() if isinstance(value, str) else value
 
-    _lists = field_validator("evidence", "learned", mode="before")(lambda cls, v: _listify(v))
+    _lists = field_validator("evidence", "learned", "next_time", mode="before")(
+        lambda cls, v: _listify(v)
+    )
 
 
 # -- what a checkpoint carries for the next session's cliffhanger --------------------------

@@ -43,6 +43,8 @@ CONTEXT_TOOLS: dict[str, tuple[str, ...]] = {
         "update_memory",
         "forget_memory",
         "promote_memory",
+        "confidence_history",
+        "project_context",
     ),
     "linking": ("suggest_links", "evolve_link"),
 }

@@ -1,11 +1,13 @@
 """Every MCP tool the server answers, declared once: today's (:mod:`.tools`) and the MAMA v1.0
-names (:mod:`.v1_tools`), in the order they are listed."""
+names (:mod:`.v1_tools`), in the order they are listed; what memory learned
+(:mod:`.learning_tools`) after today's."""
 
 from __future__ import annotations
 
 from .base import Tool
+from .learning_tools import LEARNING_TOOLS
 from .tools import CURRENT
 from .v1_tools import V1_TOOLS
 
-TOOLS: tuple[Tool, ...] = (*CURRENT, *V1_TOOLS)
+TOOLS: tuple[Tool, ...] = (*CURRENT, *LEARNING_TOOLS, *V1_TOOLS)
 BY_NAME = {tool.name: tool for tool in TOOLS}

@@ -32,8 +32,10 @@ from ..schema import (
 from ..schema.assist import DraftRequest, EvolveLinkInput, SuggestLinksInput
 from ..services.evolution import current_of
 from ..services.graph import traverse
+from ..services.learning_views import moves_text
 from ..services.memories import SaveResult, save_checkpoint
 from ..services.outcomes import record_outcome_event
+from ..services.premises import premises_of
 from ..services.render import render
 from ..services.save_checks import decide, learn
 from ..services.story import checked
@@ -42,6 +44,7 @@ from ..services.story.briefing import current_decisions, render_brief
 from ..services.story.browsing import search_by_topic, search_recent
 from ..services.story.cliffhanger import ResumePoint, resume_point, story
 from ..services.story.worklog import WorkLog
+from ..services.teaching import next_move
 from ..storage import MemoryRecord, Store
 from .assist_tools import do_draft_decision, do_evolve_link, do_suggest_links
 from .base import Answer, Env, Tool
@@ -128,11 +131,19 @@ def do_outcome(env: Env, args: OutcomeInput) -> Answer:
     text += f"; event {done.event.id}."
     if head.id != target.id:
         text += f" It was already superseded by {head.id}: {head.content[:120]}."
+    moved = moves_text(done.changes)
+    text += f" {moved}" if moved else ""
+    offer = next_move(target, head)
+    text += f" {offer}" if offer else ""
     data = {
         "id": target.id,
         "outcome": args.outcome,
         "event_id": done.event.id,
         "current_id": head.id,
+        "confidence": [
+            {"id": c.memory_id, "from": c.from_value, "to": c.to_value, "why": c.why}
+            for c in done.changes
+        ],
     }
     return Answer(text, data)
 
@@ -184,7 +195,17 @@ def do_load_context(env: Env, args: LoadContextInput) -> Answer:
         {"step": s, "m": found[s.memory_id]} for s in steps if s.memory_id in found
     ]
     head = current_of(env.store, m.id) if m.status == "superseded" else m
-    text = render("neighbourhood.md.j2", env.config.home, m=m, steps=rows, head=head).strip()
+    history = env.store.confidence.of(m.id)
+    rests = [p.said() for p in premises_of(env.store, m)]
+    text = render(
+        "neighbourhood.md.j2",
+        env.config.home,
+        m=m,
+        steps=rows,
+        head=head,
+        history=history,
+        premises=rests,
+    ).strip()
     data = {
         "memory": m.as_dict(),
         "current_id": head.id,
@@ -278,8 +299,9 @@ CURRENT: tuple[Tool, ...] = (
     Tool("search_recent", "The newest memories of this project, optionally of one type.",
          SearchRecentInput, do_search_recent, read_only=True),
     Tool("evolve_outcome", "Record what happened to a decision: SUCCESS, PARTIAL, FAILED or "
-         "SUPERSEDED, with details (numbers), evidence and what was learned; VERIFIED when "
-         "it still holds against the code (a 'verify:' line clears).",
+         "SUPERSEDED, with details (numbers), what was expected, evidence, what was learned, "
+         "would_repeat and next_time; VERIFIED when it still holds against the code (a "
+         "'verify:' line clears). It moves the decision's confidence and what rests on it.",
          OutcomeInput, do_outcome, read_only=False),
     Tool("evolve_supersede", "Replace an earlier decision with a new one (supersedes is "
          "required); the old one is kept as history, marked superseded.",

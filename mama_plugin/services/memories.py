@@ -217,8 +217,14 @@ def record_outcome(store: Store, data: OutcomeInput | dict[str, Any]) -> MemoryR
         raise ValidationError([f"unknown memory_id {o.memory_id!r}: no memory has that id"])
     if o.outcome == VERIFIED:  # checked against the code: its outcome stands as it was
         return found
+    taught = {"expected": o.expected, "would_repeat": o.would_repeat, "next_time": o.next_time}
     return store.memories.set_outcome(
-        o.memory_id, o.outcome, details=o.details, evidence=o.evidence, learned=o.learned
+        o.memory_id,
+        o.outcome,
+        details=o.details,
+        evidence=o.evidence,
+        learned=o.learned,
+        extra={k: v for k, v in taught.items() if v},
     )
 
 

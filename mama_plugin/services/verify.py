@@ -22,8 +22,9 @@ from typing import Any
 
 from ..errors import NotFoundError
 from ..filestate import FileState, cited_paths, commits_since, head_commit, stat_of, state_of
-from ..storage import MemoryRecord, Store
+from ..storage import MemoryRecord, Store, now_ms
 from ..storage.file_states import CitedFile
+from .learning import learn_from
 from .warm import warm
 
 HOW = "`mama verify {id}` or record an outcome"
@@ -100,12 +101,16 @@ def record(store: Store, m: MemoryRecord, *, extra: Iterable[str] = ()) -> list[
 
 def reverify(store: Store, memory_id: str) -> tuple[MemoryRecord, list[Change], list[FileState]]:
     """Record the files ``memory_id`` cites as they are now (``mama verify``): the memory,
-    what had changed before, and the states recorded. Raises NotFoundError."""
+    what had changed before, and the states recorded; a memory that cites files is dated
+    verified (:mod:`.staleness`). Raises NotFoundError."""
     m = store.memories.get(memory_id)
     if m is None:
         raise NotFoundError(f"no memory has the id {memory_id!r}")
     before = check(store, [m], git=True).get(m.id, [])
-    return m, before, record(store, m)
+    states = record(store, m)
+    if states:  # checked against its files: its staleness clock starts again
+        learn_from(store, m, "VERIFIED", recorded_at=now_ms())
+    return m, before, states
 
 
 def check(

@@ -188,10 +188,15 @@ class Memories(MemoryReads):
         evidence: Iterable[str] = (),
         learned: Iterable[str] = (),
         expected_version: int | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> MemoryRecord:
-        """Record what happened after a memory (SUCCESS / PARTIAL / FAILED / SUPERSEDED)."""
+        """Record what happened after a memory (SUCCESS / PARTIAL / FAILED / SUPERSEDED).
+
+        ``extra``: more of the outcome's fields (what was expected, would we repeat it, what
+        to do next time), kept in its JSON beside the details."""
         body, _ = redact_tree(
             {
+                **(extra or {}),
                 "details": details,
                 "evidence": list(evidence),
                 "learned": list(learned),

@@ -15,7 +15,7 @@ from typing import Any
 import apsw
 
 from ..errors import SchemaError
-from . import file_states, search_tables, shared_files, tables
+from . import confidence, file_states, search_tables, shared_files, tables
 from .search_tables import RANK_LOG_KEPT, create_vector_table
 
 __all__ = ["LATEST", "RANK_LOG_KEPT", "STEPS", "Step", "create_vector_table", "migrate"]
@@ -107,6 +107,13 @@ STEPS: tuple[Step, ...] = (
         "imported, tombstone flag): the common ancestor of a share's three-way merge; "
         "`share_conflicts` (both versions of a memory changed here and by a teammate; a "
         "trigger drops it with its memory, `mama redact` masks it)",
+    ),
+    Step(
+        "confidence_history",
+        confidence.confidence_history,
+        "`confidence_history` (memory, when, from, to, why, the memory whose outcome moved it, "
+        "the outcome's key, hops; cascades with its memory): every move of a confidence "
+        "learned from an outcome, and when a memory was last judged or verified",
     ),
 )
 LATEST = len(STEPS)

@@ -26,6 +26,7 @@ import apsw
 
 from ..config import Config
 from ..errors import StoreBusyError, StoreDamaged, StoreReadOnly
+from .confidence import ConfidenceHistory
 from .connection import PerThread, connect
 from .erasure import Erasure
 from .faults import connect_read_only, refusal
@@ -36,6 +37,7 @@ from .memories import Memories
 from .migrations import user_version
 from .opening import Check, busy_message, damage_of, diagnose_file, open_file
 from .peek import fingerprint
+from .references import References
 from .search import Search
 from .suggestions import Suggestions
 from .vectors import Vectors
@@ -67,6 +69,8 @@ class Store:
         self.vectors = Vectors(self)
         self.erasure = Erasure(self)
         self.file_states = FileStates(self)
+        self.confidence = ConfidenceHistory(self)
+        self.references = References(self)
         # The warm state the services keep for this store (their caches), by what builds it.
         self._kept: dict[Callable[[], Any], Any] = {}
         self._kept_guard = threading.Lock()

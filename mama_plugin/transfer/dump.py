@@ -1,5 +1,6 @@
-"""MAMA's own JSON dump: every memory, link and link suggestion with every column, and the
-files each memory cites as they were recorded, re-importable as it is."""
+"""MAMA's own JSON dump: every memory, link and link suggestion with every column, the
+files each memory cites as they were recorded and how each confidence moved, re-importable
+as it is."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from ..errors import LegacyImportError, ValidationError
 from ..storage import NewMemory, Store, now_ms
+from ..storage.confidence import change_from_dict
 from ..storage.file_states import CitedFile
 from .result import LegacyResult
 
@@ -50,6 +52,9 @@ def export_data(store: Store, *, project: str | None = None) -> dict[str, Any]:
         "links": links,
         "link_suggestions": suggestions,
         "memory_files": cited,
+        # How each confidence moved: restored with it, so `mama learn` does not apply again
+        # an outcome the exported confidence already holds.
+        "confidence_history": [c.as_dict() for c in store.confidence.of_many(ids)],
     }
 
 
@@ -84,6 +89,7 @@ def import_dump(store: Store, data: dict[str, Any]) -> LegacyResult:
             raise LegacyImportError(f"memories[{index}] ({memory.get('id')}): {exc}") from exc
         result.tally("memories", "imported")
     _restore_files(store, data.get("memory_files") or [], present, result)
+    _restore_history(store, data.get("confidence_history") or [], present, result)
     for index, link in enumerate(data.get("links") or []):
         result.tally("links", "source")
         fields = {k: v for k, v in link.items() if k not in _LINK_SKIP | {"link_category"}}
@@ -132,3 +138,21 @@ def _restore_files(store: Store, rows: list[Any], present: set[str], result: Leg
             result.tally("memory_files", "already_present")
         else:
             result.tally("memory_files", "imported")
+
+
+def _restore_history(
+    store: Store, rows: list[Any], present: set[str], result: LegacyResult
+) -> None:
+    """Write back the confidence history of the memories this import wrote."""
+    for index, row in enumerate(rows):
+        result.tally("confidence_history", "source")
+        try:
+            if not isinstance(row, dict):
+                raise ValueError("not an object")
+            change = change_from_dict(row)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise LegacyImportError(f"confidence_history[{index}]: {exc}") from exc
+        if change.memory_id in present or not store.confidence.restore(change):
+            result.tally("confidence_history", "already_present")
+        else:
+            result.tally("confidence_history", "imported")

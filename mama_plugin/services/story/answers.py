@@ -50,6 +50,7 @@ from .freshness import (
 )
 from .records import OpenStep
 from .results import AnswerItem, Chain
+from .trust import mark_trust
 
 WORK_DEPTH = 8  # newest checkpoints looked through for the one that carries work
 ANSWER_TOKENS = 600  # the default answer's text, fence and header included (estimate_tokens)
@@ -183,6 +184,8 @@ def search_by_context(
     for memory_id, changes in check(store, list(records.values()), git=True).items():
         item = next(r for r in primary if r.id == memory_id)
         item.verify = [checked.line(changes)]
+    # Told with how far it can be trusted: old for its kind, or many memories rest on it.
+    mark_trust(store, primary, list(records.values()))
     every_chain, along = (
         results.chains(store, list(records.values())) if include_evolution else ([], {})
     )

@@ -38,6 +38,7 @@ from .brief_cache import HEADER, TEMPLATE, budget, entry_key, variant_of
 from .done import doubts
 from .freshness import building_on, open_steps, unsettled
 from .records import DecisionView, Proposed, Story
+from .trust import mark_decisions
 from .worklog import WorkLog
 
 DAY_MS = 86_400_000
@@ -99,6 +100,7 @@ def current_decisions(store: Store, ids: list[str]) -> list[DecisionView]:
         if head.id not in {d.m.id for d in decisions}:
             decisions.append(DecisionView(head, predecessors(store, head)))
     _still_open(store, decisions)
+    mark_decisions(store, decisions)
     return decisions
 
 

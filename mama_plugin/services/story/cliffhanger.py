@@ -324,6 +324,10 @@ def _decision(i: int, d: DecisionView, said: _Said) -> DecisionView:
         if alternatives[0].get("rejected_because"):
             why = f"not it: {clip(alternatives[0]['rejected_because'], 160).rstrip('.')}; {why}"
     line += f" ({confidence(m.confidence)}) — {why}"
+    if d.learned:
+        line += f"; {d.learned}"
+    if d.hub:
+        line += f" [hub: {d.hub} memories rest on it]"
     open_ = said.fresh([clip(x, 160) for x in d.doubts])
     high = said.fresh(d.high)
     extra = "; ".join(open_[:2])

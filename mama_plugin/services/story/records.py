@@ -54,7 +54,8 @@ class DecisionView:
     """A current decision as the story tells it: what it replaced, what later work left open
     of it (``high``: its HIGH next steps' open parts; ``doubts``: its unsettled concerns and
     risks), and once told, its line ("D1 …") and its own open ends not said elsewhere; its
-    verify line when a file it cites changed since it was decided."""
+    verify line when a file it cites changed since it was decided; what another memory's
+    outcome did to its confidence; whether many memories rest on it."""
 
     m: MemoryRecord
     replaced: list[MemoryRecord] = field(default_factory=list)
@@ -63,6 +64,8 @@ class DecisionView:
     line: str = ""
     open: str = ""
     verify: str = ""  # "verify: <path> changed since this was decided …" (.checked)
+    learned: str = ""  # "confidence was 0.7 before dec_… FAILED": another outcome's move (.trust)
+    hub: int = 0  # how many memories reference it, when it is a hub (.trust)
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,8 @@ class AnswerItem:
     collapsed: list[str] | None = None
     updated_by: str | None = None
     verify: list[str] | None = None  # its verify line when a file it cites changed since
+    stale: str | None = None  # its staleness when stale or expired (services/staleness.py)
+    hub: int | None = None  # how many memories reference it, when it is a hub (services/hubs.py)
 
     @property
     def mark(self) -> str:
@@ -91,6 +93,8 @@ _OPTIONAL = frozenset(
         "collapsed",
         "updated_by",
         "verify",
+        "stale",
+        "hub",
     )
 )
 

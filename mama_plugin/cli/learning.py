@@ -1,0 +1,235 @@
+"""What memory learned: ``mama confidence`` (a trajectory), ``mama learn`` (replaying
+outcomes), ``mama decay`` (what is stale for its kind), ``mama hubs`` (what many rest on),
+``mama learned`` (what a project's outcomes taught), ``mama context`` (the project at a
+glance), ``mama premises`` (the facts decisions rest on)."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..errors import MamaError
+from ..services.render import clip, confidence
+from .options import argument, command, json_option, limit_option, project_option
+from .shared import open_store, print_json, project_of
+
+
+@command("confidence", "one memory's confidence now and every move outcomes made to it")
+@argument("id", help="memory id")
+@json_option()
+def cmd_confidence(args: argparse.Namespace) -> int:
+    """Print a memory's confidence trajectory: when, from, to, why, triggered by which memory."""
+    from ..services.learning import trajectory
+    from ..services.learning_views import trajectory_text
+
+    with open_store(args) as store:
+        memory, changes = trajectory(store, args.id)
+    if args.json:
+        print_json(
+            {
+                "id": memory.id,
+                "confidence": memory.confidence,
+                "outcome": memory.outcome_status,
+                "history": [c.as_dict() for c in changes],
+            }
+        )
+        return 0
+    print(trajectory_text(memory, changes))
+    return 0
+
+
+@command(
+    "learn",
+    "apply to confidences every outcome recorded since the last pass that has not moved them "
+    "yet (imported, or recorded by an older MAMA); safe to run again",
+)
+@json_option()
+def cmd_learn(args: argparse.Namespace) -> int:
+    """Replay the outcomes recorded since the last pass, once each; print what moved."""
+    from ..services.learning import learn_pass
+    from ..services.learning_views import arrow, when
+
+    with open_store(args) as store:
+        done = learn_pass(store)
+    if args.json:
+        print_json(done.as_dict())
+        return 0
+    since = f"since {when(done.since)}" if done.since is not None else "first pass"
+    print(
+        f"Learn pass ({since}): {done.considered} judged memor"
+        f"{'y' if done.considered == 1 else 'ies'} considered, {len(done.applied)} outcome"
+        f"{'' if len(done.applied) == 1 else 's'} applied, {len(done.changes)} confidence"
+        f"{'' if len(done.changes) == 1 else 's'} recorded."
+    )
+    for c in done.changes:
+        print(f"  {c.memory_id}  {arrow(c)}  {c.why}")
+    return 0
+
+
+@command(
+    "decay",
+    "the project's memories that are stale or expired for their kind (performance 7 days, "
+    "code behaviour 14, requirements 30, team knowledge 60, API docs and security 90, "
+    "architecture and external facts 180), the stalest first",
+)
+@project_option()
+@argument("--aging", action="store_true", help="list the aging ones too")
+@limit_option(50, "memories")
+@json_option()
+def cmd_decay(args: argparse.Namespace) -> int:
+    """Print the project's stale and expired memories with their figures and what to do."""
+    from ..services.staleness import decaying
+
+    project = project_of(args)
+    with open_store(args) as store:
+        found = decaying(store, project, include_aging=args.aging)[: max(args.limit, 0)]
+    if args.json:
+        print_json([s.as_dict() | {"content": s.memory.content} for s in found])
+        return 0
+    if not found:
+        print(f"nothing stale in {project}" + ("" if args.aging else " (--aging lists more)"))
+        return 0
+    for s in found:
+        print(f"{s.memory.id} ({s.memory.type}) {clip(s.memory.content, 100)}")
+        print(f"    {s.said()}")
+    print(
+        "A memory that still holds: `mama verify ID` (its cited files) or record an outcome "
+        "(evolve_outcome, VERIFIED when nothing changed); one that is wrong now: `mama forget ID`."
+    )
+    return 0
+
+
+@command(
+    "hubs",
+    "the project's memories referenced by 5 or more others, with what references them, "
+    "their confidence, last use and staleness (a hub aging or worse is flagged for review)",
+)
+@project_option()
+@argument("--min", type=int, default=5, help="references that make a hub (default 5)")
+@json_option()
+def cmd_hubs(args: argparse.Namespace) -> int:
+    """Print the project's hubs, the most referenced first."""
+    from ..services.hubs import hubs
+    from ..services.learning_views import when
+
+    if args.min < 1:
+        raise MamaError("--min must be 1 or more")
+    project = project_of(args)
+    with open_store(args) as store:
+        found = hubs(store, project, minimum=args.min)
+    if args.json:
+        print_json([h.as_dict() for h in found])
+        return 0
+    if not found:
+        print(f"no memory of {project} is referenced by {args.min} or more others")
+        return 0
+    for h in found:
+        m = h.memory
+        used = when(m.last_used) if m.last_used else "never"
+        print(
+            f"{m.id} ({m.type}, {m.status}) {clip(m.content, 100)}\n"
+            f"    {len(h.referrers)} references, confidence {confidence(m.confidence)}, "
+            f"last used {used}"
+            + (f", {h.staleness.category}" if h.staleness else "")
+            + (" — review it: many memories rest on it" if h.review else "")
+        )
+        print(f"    referenced by {', '.join(h.referrers)}")
+    return 0
+
+
+@command(
+    "learned",
+    "what the project learned from its outcomes: verdicts and success rate, would-repeat "
+    "answers, lessons and next-time notes (newest first), confidence moves, the last learn pass",
+)
+@project_option()
+@argument("--all-projects", action="store_true", help="every project's outcomes")
+@limit_option(10, "lessons")
+@json_option()
+def cmd_learned(args: argparse.Namespace) -> int:
+    """Print what the project's outcomes taught."""
+    from ..services.learning_views import when
+    from ..services.teaching import learned
+
+    project = None if args.all_projects else project_of(args)
+    with open_store(args) as store:
+        found = learned(store, project)
+    if args.json:
+        print_json(found.as_dict())
+        return 0
+    where = project or "every project"
+    if not found.judged:
+        print(f"no outcome recorded in {where} yet (evolve_outcome, /mama:outcome)")
+        return 0
+    verdicts = ", ".join(f"{n} {k}" for k, n in sorted(found.outcomes.items()))
+    rate = found.success_rate or 0.0
+    plural = "" if found.judged == 1 else "s"
+    print(f"{where}: {found.judged} outcome{plural} ({verdicts}), success rate {rate:.0%}")
+    if found.would_repeat:
+        repeat = ", ".join(
+            f"{k.replace('_', ' ')} {n}" for k, n in sorted(found.would_repeat.items())
+        )
+        print(f"would repeat: {repeat}")
+    passed = when(found.last_pass) if found.last_pass else "never (`mama learn`)"
+    print(f"confidence moves recorded: {found.moves}; last learn pass: {passed}")
+    for lesson in found.lessons[: max(args.limit, 0)]:
+        print(f"- {lesson.kind}: {clip(lesson.text, 200)} ({lesson.memory_id}, {lesson.outcome})")
+    return 0
+
+
+@command(
+    "context",
+    "the project at a glance: its description, key decisions, hubs, stale memories, tags and "
+    "what its outcomes taught; --describe TEXT saves its description",
+)
+@project_option()
+@argument("--describe", metavar="TEXT", help="save TEXT as the project's description first")
+@json_option()
+def cmd_context(args: argparse.Namespace) -> int:
+    """Print the project's context (after saving its description, when given)."""
+    from ..services.project_context import context_text, describe, project_context
+
+    project = project_of(args)
+    if args.describe is not None and not args.describe.strip():
+        raise MamaError("--describe needs the text of the description")
+    with open_store(args) as store:
+        if args.describe:
+            saved = describe(store, project, args.describe.strip()).memory
+            if not args.json:
+                print(f"Saved the project's description as {saved.id}.")
+        ctx = project_context(store, project)
+    if args.json:
+        print_json(ctx.as_dict())
+        return 0
+    print(context_text(ctx))
+    return 0
+
+
+@command(
+    "premises",
+    "the project's premises (insights tagged `premise`, with a `domain:NAME` tag) freshest "
+    "first: confidence, uses (decisions resting on them), those decisions' success rate and "
+    "freshness",
+)
+@argument("domain", nargs="?", help="only this domain")
+@project_option()
+@json_option()
+def cmd_premises(args: argparse.Namespace) -> int:
+    """Print the project's premises with their figures."""
+    from ..services.premises import premises
+
+    project = project_of(args)
+    with open_store(args) as store:
+        found = premises(store, project, args.domain)
+    if args.json:
+        print_json([p.as_dict() for p in found])
+        return 0
+    if not found:
+        where = f" of domain '{args.domain}'" if args.domain else ""
+        print(
+            f"no premise{where} in {project}: save one with save_insight, tags "
+            "['premise', 'domain:NAME'], and link decisions to it with depends_on"
+        )
+        return 0
+    for p in found:
+        print(p.said())
+    return 0
