@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from ..settings import Settings
@@ -145,11 +146,11 @@ def chains(memories: list[MemoryRecord], links: list[LinkRecord]) -> list[Chain]
     for topic, decided in topics.items():
         decided.sort(key=lambda m: (m.created_at, m.seq))
         steps: list[ChainStep | None] = []
-        for older, newer in zip(decided, decided[1:], strict=False):
-            ln = by_pair.get((newer.id, older.id)) or by_pair.get((older.id, newer.id))
+        for older, newer in pairwise(decided):
+            found = by_pair.get((newer.id, older.id)) or by_pair.get((older.id, newer.id))
             steps.append(
-                ChainStep(newer.id, older.id, ln.relationship, ln.reason, ln.created_by)
-                if ln
+                ChainStep(newer.id, older.id, found.relationship, found.reason, found.created_by)
+                if found
                 else None
             )
         last = max(max(m.created_at, int(m.outcome.get("recorded_at") or 0)) for m in decided)

@@ -1,10 +1,11 @@
 """The page: one self-contained HTML file, the store's data embedded as JSON, no network.
 
-The template (``page.html``), its scripts (``view.js``, ``graph.js``) and style (``view.css``) ship in this
-package and are inlined into the one file, so it opens from disk with nothing fetched and
-no server listening. The data goes in a ``<script type="application/json">`` block with
-``<``, ``>`` and ``&`` written as JSON escapes: a memory holding ``</script>`` cannot end the
-block, and the script only ever sets memory text as text (``textContent``), never as markup.
+The template (``page.html``), its scripts (``view.js``, ``graph.js``) and style
+(``view.css``) ship in this package and are inlined into the one file, so it opens from
+disk with nothing fetched and no server listening (its Content-Security-Policy forbids any
+fetch). The data goes in a ``<script type="application/json">`` block with ``<``, ``>``
+and ``&`` written as JSON escapes: a memory holding ``</script>`` cannot end the block, and
+the script only ever sets memory text as text (``textContent``), never as markup.
 """
 
 from __future__ import annotations
