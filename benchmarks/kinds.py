@@ -320,6 +320,15 @@ def truth(args: argparse.Namespace) -> int:
 
 
 # In the order ``python -m benchmarks --help`` lists them.
+@command("view", "mama view's page in headless Chromium: load time for 1k and 10k memories")
+@sizes_option("1000,10000")
+@figures_option()
+def view(args: argparse.Namespace) -> int:
+    from .view import view_run
+
+    return report(args, *view_run(args.sizes))
+
+
 KINDS: tuple[Command, ...] = (
     retrieval,
     latency,
@@ -343,4 +352,5 @@ KINDS: tuple[Command, ...] = (
     duplicates,
     secrets,
     answers,
+    view,
 )

@@ -75,12 +75,19 @@
   }
 
   function draw() {
+    const started = performance.now();
     const f = filters();
     const shown = DATA.memories.filter((m) => matches(m, f));
     const canvas = clear($("graph-canvas"));
     canvas.setAttribute("data-shown", shown.length);
-    if (shown.length > NODES_MAX) drawTopics(canvas, shown);
-    else drawMemories(canvas, shown);
+    const topics = new Set(shown.map((m) => m.topic)).size;
+    if (shown.length > NODES_MAX && topics > 1) drawTopics(canvas, shown);
+    else if (shown.length > NODES_MAX) { // one topic, still too many: its newest ones
+      drawMemories(canvas, shown.slice(-NODES_MAX));
+      $("graph-note").textContent = `${shown.length} memories match: the newest ${NODES_MAX} are drawn. `
+        + "Narrow by time or search to see older ones. " + $("graph-note").textContent;
+    } else drawMemories(canvas, shown);
+    canvas.setAttribute("data-draw-ms", (performance.now() - started).toFixed(0));
   }
 
   function drawMemories(canvas, shown) {

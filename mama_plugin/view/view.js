@@ -20,7 +20,7 @@ const MAMA = (function () {
       if (key === "on") for (const [ev, fn] of Object.entries(value)) node.addEventListener(ev, fn);
       else node.setAttribute(key, String(value));
     }
-    for (const kid of kids.flat()) {
+    for (const kid of kids.flat(Infinity)) {
       if (kid === undefined || kid === null || kid === false) continue;
       node.appendChild(kid instanceof Node ? kid : document.createTextNode(String(kid)));
     }
@@ -34,7 +34,7 @@ const MAMA = (function () {
       if (key === "on") for (const [ev, fn] of Object.entries(value)) node.addEventListener(ev, fn);
       else node.setAttribute(key, String(value));
     }
-    for (const kid of kids.flat()) {
+    for (const kid of kids.flat(Infinity)) {
       if (kid === undefined || kid === null) continue;
       node.appendChild(kid instanceof Node ? kid : document.createTextNode(String(kid)));
     }
@@ -242,7 +242,7 @@ const MAMA = (function () {
       const x = (t) => left + ((t - t0) / (t1 - t0)) * (W - left - right);
       const H = top + laneH * LANES.length + 30;
       const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "chart", "data-events": events.length,
-        "data-mode": events.length > MARKERS_MAX ? "bins" : "markers" });
+        "data-lanes": events.length > MARKERS_MAX ? "bins" : "markers" });
       LANES.forEach((lane, i) => {
         const y = top + i * laneH;
         chart.appendChild(svg("rect", { x: left, y, width: W - left - right, height: laneH - 6, class: "lane" }));
