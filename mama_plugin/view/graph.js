@@ -19,8 +19,9 @@
     return (h >>> 0) / 4294967296;
   }
 
-  // A small force layout: repulsion between all pairs, springs on links, a pull to the
-  // centre. Deterministic (seeded by id); its cost bounded by n² × iterations.
+  // A small force layout (Fruchterman-Reingold): repulsion k²/d between all pairs, springs
+  // d²/k on links, a pull to the centre; then scaled to fill the frame. Deterministic
+  // (seeded by id); its cost bounded by n² × rounds.
   function layout(nodes, edges) {
     const n = nodes.length;
     nodes.forEach((p, i) => {
@@ -28,31 +29,38 @@
       p.x = 0.5 + r * Math.cos(a); p.y = 0.5 + r * Math.sin(a);
     });
     const index = new Map(nodes.map((p, i) => [p.key, i]));
-    const springs = edges.map((e) => [index.get(e.a), index.get(e.b)]).filter(([a, b]) => a !== undefined && b !== undefined);
+    const springs = edges.map((e) => [index.get(e.a), index.get(e.b)]).filter(([a, b]) => a !== undefined && b !== undefined && a !== b);
     const rounds = Math.max(30, Math.min(250, Math.floor(2e7 / Math.max(1, n * n))));
-    const k = 0.6 / Math.sqrt(Math.max(n, 1));
+    const k = 0.8 / Math.sqrt(Math.max(n, 1));
     for (let it = 0; it < rounds; it++) {
-      const cool = 0.08 * (1 - it / rounds) + 0.005;
+      const cool = 0.1 * (1 - it / rounds) + 0.002;
       const dx = new Float64Array(n), dy = new Float64Array(n);
       for (let i = 0; i < n; i++) {
         for (let j = i + 1; j < n; j++) {
           let ex = nodes[i].x - nodes[j].x, ey = nodes[i].y - nodes[j].y;
-          const d2 = ex * ex + ey * ey + 1e-6, f = (k * k) / d2;
+          const d2 = ex * ex + ey * ey + 1e-9, f = (k * k) / d2;
           ex *= f; ey *= f;
           dx[i] += ex; dy[i] += ey; dx[j] -= ex; dy[j] -= ey;
         }
       }
       for (const [a, b] of springs) {
         const ex = nodes[a].x - nodes[b].x, ey = nodes[a].y - nodes[b].y;
-        const d = Math.sqrt(ex * ex + ey * ey) + 1e-6, f = d / k;
-        dx[a] -= ex * f * 0.05; dy[a] -= ey * f * 0.05; dx[b] += ex * f * 0.05; dy[b] += ey * f * 0.05;
+        const f = Math.sqrt(ex * ex + ey * ey) / k;
+        dx[a] -= ex * f; dy[a] -= ey * f; dx[b] += ex * f; dy[b] += ey * f;
       }
       for (let i = 0; i < n; i++) {
-        dx[i] += (0.5 - nodes[i].x) * 0.02; dy[i] += (0.5 - nodes[i].y) * 0.02;
-        const len = Math.sqrt(dx[i] * dx[i] + dy[i] * dy[i]) + 1e-9, step = Math.min(len, cool);
-        nodes[i].x = Math.min(0.95, Math.max(0.05, nodes[i].x + (dx[i] / len) * step));
-        nodes[i].y = Math.min(0.95, Math.max(0.05, nodes[i].y + (dy[i] / len) * step));
+        const gx = 0.5 - nodes[i].x, gy = 0.5 - nodes[i].y;
+        const g = 2 * Math.sqrt(gx * gx + gy * gy) / k; // gravity grows with distance, as a spring to the centre
+        dx[i] += gx * g; dy[i] += gy * g;
+        const len = Math.sqrt(dx[i] * dx[i] + dy[i] * dy[i]) + 1e-12, step = Math.min(len, cool);
+        nodes[i].x += (dx[i] / len) * step; nodes[i].y += (dy[i] / len) * step;
       }
+    }
+    const xs = nodes.map((p) => p.x), ys = nodes.map((p) => p.y);
+    const x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
+    for (const p of nodes) {
+      p.x = x1 > x0 ? 0.06 + (0.88 * (p.x - x0)) / (x1 - x0) : 0.5;
+      p.y = y1 > y0 ? 0.06 + (0.88 * (p.y - y0)) / (y1 - y0) : 0.5;
     }
   }
 
@@ -155,7 +163,7 @@
       const a = at.get(e.a), b = at.get(e.b);
       chart.appendChild(svg("line", { x1: a.x * W, y1: a.y * H, x2: b.x * W, y2: b.y * H, class: "edge cluster", "stroke-width": Math.min(6, 1 + Math.log2(e.n)) }, tip(`${e.n} links between ${e.a} and ${e.b}`)));
     }
-    for (const t of nodes) {
+    for (const [rank, t] of nodes.entries()) {
       const main = Object.entries(t.kinds).sort((a, b) => b[1] - a[1])[0][0];
       const r = 6 + 22 * Math.sqrt(t.n / most);
       const g = svg("g", { class: "node topic t-" + main + (t.n >= most / 2 ? " hub" : ""), "data-topic": t.key,
@@ -163,7 +171,7 @@
         on: { click: () => { $("f-topic").value = t.key; draw(); } } },
         svg("circle", { r: r.toFixed(1) }), tip(`${t.key}: ${t.n} memories (${Object.entries(t.kinds).map(([k, v]) => k + " " + v).join(", ")})`));
       const west = t.x > 0.6;
-      if (r > 12) g.appendChild(svg("text", { x: west ? -r - 3 : r + 3, y: 4, class: "label", "text-anchor": west ? "end" : "start" }, `${clip(t.key, 28)} (${t.n})`));
+      if (rank < 25 || r > 12) g.appendChild(svg("text", { x: west ? -r - 3 : r + 3, y: 4, class: "label", "text-anchor": west ? "end" : "start" }, `${clip(t.key, 28)} (${t.n})`));
       chart.appendChild(g);
     }
     canvas.appendChild(chart);
@@ -208,6 +216,8 @@
   }
 
   MAMA.start();
+  MAMA.dashboards.outcomes();
+  MAMA.dashboards.health();
   controls();
   fromAddress();
   draw();

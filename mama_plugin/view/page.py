@@ -1,7 +1,7 @@
 """The page: one self-contained HTML file, the store's data embedded as JSON, no network.
 
-The template (``page.html``), its scripts (``view.js``, ``graph.js``) and style
-(``view.css``) ship in this package and are inlined into the one file, so it opens from
+The template (``page.html``), its scripts (``view.js``, ``dashboards.js``, ``graph.js``) and
+style (``view.css``) ship in this package and are inlined into the one file, so it opens from
 disk with nothing fetched and no server listening (its Content-Security-Policy forbids any
 fetch). The data goes in a ``<script type="application/json">`` block with ``<``, ``>``
 and ``&`` written as JSON escapes: a memory holding ``</script>`` cannot end the block, and
@@ -19,7 +19,8 @@ from ..errors import MamaError
 from ..home import private_folder, write_private
 from .gather import ViewData
 
-SCRIPTS = ("view.js", "graph.js")  # the sections, then the graph (which starts the page)
+# The building blocks, chains and timeline; the dashboards; the graph, which starts the page.
+SCRIPTS = ("view.js", "dashboards.js", "graph.js")
 _MARKS = ("/*MAMA_STYLE*/", "/*MAMA_SCRIPT*/", "MAMA_DATA", "MAMA_TITLE")
 # JSON escapes for the characters that could end or confuse the embedding block.
 _SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})

@@ -1,4 +1,4 @@
-// MAMA's page: evolution chains, timeline, outcomes, health and the detail panel.
+// MAMA's page: its building blocks, the evolution chains, the timeline and the detail panel.
 // Plain DOM and SVG, no library, nothing fetched. Memory text is data: it is only ever set
 // with textContent / createTextNode / setAttribute, never parsed as markup.
 "use strict";
@@ -91,11 +91,22 @@ const MAMA = (function () {
       return el("ul", {}, v.map((x) => el("li", {}, value(x))));
     }
     if (typeof v === "object") {
+      const line = oneLine(v);
+      if (line) return document.createTextNode(line);
       const keys = Object.keys(v).filter((k) => v[k] !== "" && v[k] !== null && !(Array.isArray(v[k]) && !v[k].length));
       if (!keys.length) return null;
       return el("dl", {}, keys.map((k) => [el("dt", {}, k.replace(/_/g, " ")), el("dd", {}, value(v[k]))]));
     }
     return document.createTextNode(String(v));
+  }
+
+  // The narrative's small records read as one line: evidence, alternatives, next steps.
+  function oneLine(v) {
+    const s = (k) => (typeof v[k] === "string" ? v[k] : "");
+    if (s("source")) return s("source") + (s("detail") ? " — " + s("detail") : "") + (s("kind") ? ` (${s("kind")})` : "");
+    if (s("option")) return s("option") + (s("rejected_because") ? " — rejected because " + s("rejected_because") : "");
+    if (s("step")) return s("step") + (s("priority") ? ` (${s("priority")})` : "");
+    return "";
   }
 
   function overdue(m) {
@@ -182,20 +193,33 @@ const MAMA = (function () {
       el("span", { class: "rel" }, "→ " + step.rel.replace(/_/g, " ")), el("span", { class: "reason" }, step.reason));
   }
 
-  function drawChain(chain) {
+  const CHAIN_SHOWN = 6; // a longer chain shows its first and last decisions, the rest folded
+
+  function drawChain(chain, all) {
     const steps = [];
+    const n = chain.ids.length;
+    const folded = !all && n > CHAIN_SHOWN ? [1, n - (CHAIN_SHOWN - 1)] : null;
     chain.ids.forEach((id, i) => {
-      if (i > 0) steps.push(chainArrow(chain.steps[i - 1]));
+      if (folded && i >= folded[0] && i < folded[1]) {
+        if (i === folded[0]) {
+          const more = el("li", { class: "arrow folded" }, el("button", { type: "button", on: { click: () => {
+            article.replaceWith(drawChain(chain, true)); } } }, `… ${folded[1] - folded[0]} more decisions`));
+          steps.push(more);
+        }
+        return;
+      }
+      if (i > 0 && !(folded && i === folded[1])) steps.push(chainArrow(chain.steps[i - 1]));
       steps.push(chainCard(id));
     });
-    return el("article", { class: "chain", "data-topic": chain.topic },
-      el("h3", {}, chain.topic, el("small", {}, ` ${chain.ids.length} decision${chain.ids.length > 1 ? "s" : ""}`)),
+    const article = el("article", { class: "chain", "data-topic": chain.topic },
+      el("h3", {}, chain.topic, el("small", {}, ` ${n} decision${n > 1 ? "s" : ""}`)),
       el("ol", { class: "steps" }, steps));
+    return article;
   }
 
   function chains() {
     const list = document.getElementById("chain-list");
-    const view = paged(list, document.getElementById("chain-pager"), DATA.chains, drawChain, 10);
+    const view = paged(list, document.getElementById("chain-pager"), DATA.chains, (c) => drawChain(c, false), 10);
     const search = document.getElementById("chain-search");
     search.addEventListener("input", () => {
       const q = search.value.trim().toLowerCase();
@@ -305,94 +329,12 @@ const MAMA = (function () {
     }
   }
 
-  // -- outcomes ----------------------------------------------------------------------------
-
-  function outcomes() {
-    const months = new Map();
-    const bump = (ms, key) => {
-      const month = new Date(ms).toISOString().slice(0, 7);
-      const row = months.get(month) || { month, SUCCESS: 0, PARTIAL: 0, FAILED: 0, SUPERSEDED: 0, PENDING: 0 };
-      row[key]++;
-      months.set(month, row);
-    };
-    const totals = { SUCCESS: 0, PARTIAL: 0, FAILED: 0, SUPERSEDED: 0, PENDING: 0 };
-    const learned = [];
-    for (const m of DATA.memories) {
-      if (m.type !== "decision") continue;
-      const o = m.outcome || {};
-      const status = m.outcome_status;
-      if (status === "PENDING" && m.status !== "current") continue;
-      bump(status === "PENDING" ? m.created : o.recorded_at || m.updated, status);
-      totals[status]++;
-      for (const lesson of o.learned || []) learned.push({ lesson, m, at: o.recorded_at || m.updated });
-    }
-    const rows = [...months.values()].sort((a, b) => (a.month < b.month ? -1 : 1)).slice(-24);
-    const box = document.getElementById("outcome-chart");
-    box.appendChild(el("p", { class: "legend", id: "outcome-totals" }, OUTCOMES.map((k) =>
-      el("span", { class: "key", "data-status": k }, badge(k === "PENDING" ? "PENDING" : k), ` ${totals[k]}` + (k === "PENDING" ? " awaiting" : "") + "  "))));
-    if (rows.length) {
-      const W = 1100, H = 220, left = 40, bottom = 30, barW = Math.min(60, (W - left) / rows.length - 6);
-      const most = Math.max(1, ...rows.map((r) => OUTCOMES.reduce((s, k) => s + r[k], 0)));
-      const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "chart" });
-      rows.forEach((r, i) => {
-        let y = H - bottom;
-        const x0 = left + i * ((W - left) / rows.length);
-        for (const k of OUTCOMES) {
-          if (!r[k]) continue;
-          const h = ((H - bottom - 10) * r[k]) / most;
-          y -= h;
-          chart.appendChild(svg("rect", { x: x0, y, width: barW, height: h, class: "bar o-" + k }, tip(`${r.month}: ${r[k]} ${k === "PENDING" ? "awaiting an outcome" : k}`)));
-        }
-        chart.appendChild(svg("text", { x: x0 + barW / 2, y: H - 10, class: "tick", "text-anchor": "middle" }, r.month));
-      });
-      box.appendChild(chart);
-    }
-    learned.sort((a, b) => b.at - a.at);
-    paged(document.getElementById("learned-list"), document.getElementById("learned-pager"), learned, (item) =>
-      el("li", { "data-id": item.m.id }, el("b", {}, item.lesson), el("span", { class: "muted" }, " — from "),
-        el("a", { href: "#", on: { click: (e) => { e.preventDefault(); openDetail(item.m.id); } } }, clip(item.m.content, 100)),
-        " ", badge(item.m.outcome_status)));
-    if (!learned.length) document.getElementById("learned-list").appendChild(el("li", { class: "note" }, "No lessons recorded with an outcome yet."));
-  }
-
-  // -- health ------------------------------------------------------------------------------
-
   function pct(x) {
     return x === null || x === undefined ? "—" : Math.round(x * 100) + "%";
   }
 
   function counts(obj) {
     return Object.entries(obj || {}).map(([k, v]) => `${k} ${v}`).join(", ") || "—";
-  }
-
-  function health() {
-    const s = DATA.stats;
-    const table = document.getElementById("stats-table");
-    [
-      ["decisions", s.decisions],
-      ["non-trivial reasoning (> 50 chars)", pct(s.non_trivial_reasoning)],
-      ["narrative completeness (0-5)", s.completeness_mean === null ? "—" : s.completeness_mean.toFixed(1) + "  (by score: " + counts(s.completeness) + ")"],
-      ["with an outcome", pct(s.with_outcome) + "  (" + counts(s.outcomes) + ")"],
-      ["links", s.links],
-      ["link reasons", counts(s.link_reasons)],
-      ["links written by", counts(s.links_by)],
-      ["link suggestions", counts(s.suggestions)],
-      ["acceptance rate", pct(s.acceptance_rate)],
-      ["suggestion reasons", counts(s.suggestion_reasons)],
-    ].forEach(([k, v]) => table.appendChild(el("tr", {}, el("th", {}, k), el("td", {}, v))));
-    const flagged = Object.keys(DATA.flagged).map((id) => byId.get(id)).filter(Boolean);
-    paged(document.getElementById("flagged-list"), document.getElementById("flagged-pager"), flagged, (m) =>
-      el("li", { class: "flagged", "data-id": m.id }, el("a", { href: "#", on: { click: (e) => { e.preventDefault(); openDetail(m.id); } } }, clip(m.content, 90)),
-        el("ul", {}, DATA.flagged[m.id].map((c) => el("li", {}, c))),
-        el("code", {}, `mama verify ${m.id}`), " or ", el("code", {}, `mama forget ${m.id}`)), 8);
-    if (!flagged.length) document.getElementById("flagged-list").appendChild(el("li", { class: "note" }, "Nothing flagged: the files the memories cite are as recorded."));
-    const g = DATA.gc, box = document.getElementById("gc-plan");
-    const folded = g.folds.reduce((n, f) => n + f.folded.length, 0);
-    box.appendChild(el("p", {}, `${folded} rolling checkpoints of ${g.folds.length} sessions would be folded into each session's newest`));
-    box.appendChild(el("ul", {}, g.folds.slice(0, 20).map((f) => el("li", {}, `session ${f.session_id}: keep `, memoryLink(f.kept), ` fold ${f.folded.length}`))));
-    box.appendChild(el("p", {}, `${g.backups.length} backups beyond the caps would be deleted`));
-    box.appendChild(el("ul", {}, g.backups.map((b) => el("li", {}, `${b.path.split("/").pop()} taken ${b.taken} (${(b.bytes / 1e6).toFixed(1)} MB)`))));
-    box.appendChild(el("p", {}, `rewrite ${g.vacuum ? "would" : "would not"} run; frees about ${(g.frees_bytes / 1e6).toFixed(1)} MB`));
   }
 
   function start() {
@@ -405,9 +347,7 @@ const MAMA = (function () {
     document.getElementById("detail-close").addEventListener("click", () => { document.getElementById("detail").hidden = true; });
     chains();
     timeline();
-    outcomes();
-    health();
   }
 
-  return { DATA, byId, el, svg, tip, day, clip, clear, badge, openDetail, start, linksOf };
+  return { DATA, byId, el, svg, tip, day, clip, clear, badge, paged, counts, memoryLink, openDetail, start, linksOf, OUTCOMES, pct };
 })();
