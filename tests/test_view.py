@@ -287,6 +287,34 @@ def test_render_page_embeds_what_gather_read(store: Store, project: str) -> None
     assert data["followup_days"] == 14
 
 
+def test_health_holds_the_stats_figures_and_what_changed_since_decided(
+    store: Store, tmp_path: Path
+) -> None:
+    from mama_plugin.services.stats import project_stats
+
+    root = tmp_path / "repo"
+    (root / "infra").mkdir(parents=True)
+    (root / "infra" / "redis.tf").write_text("sentinel = 1\n")
+    project = str(root)
+    d = save_decision(
+        store,
+        project,
+        {
+            "topic": "cache",
+            "decision": "Redis Sentinel for the session store",
+            "reasoning": "one replica fails over in 2 s",
+            "evidence": ["infra/redis.tf:1"],
+        },
+    ).memory
+    quiet = gather(store, project, Config(store.home).settings)
+    assert quiet.flagged == {}
+    (root / "infra" / "redis.tf").write_text("sentinel = 0  # replaced by a cluster\n")
+    data = gather(store, project, Config(store.home).settings).as_data()
+    assert data["flagged"] == {d.id: ["infra/redis.tf changed since this was decided"]}
+    assert data["stats"] == project_stats(store, project).as_dict()
+    assert data["gc"]["folds"] == [] and data["gc"]["vacuum"] in (True, False)
+
+
 def _data_block(html: str) -> str:
     return html.split('id="mama-data">', 1)[1].split("</script>", 1)[0]
 

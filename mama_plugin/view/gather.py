@@ -118,7 +118,7 @@ def gather(store: Store, project: str, settings: Settings, *, now: int | None = 
     ]
     data.chains = chains(data.memories, data.links)
     data.flagged = _flagged(store, project)
-    data.stats = project_stats(store, project).as_dict()
+    data.stats = project_stats(store, project, memories=data.memories).as_dict()
     plan = gc.plan(store, settings, now=data.generated)
     found = plan.as_dict()
     found["folds"] = [f for f in found["folds"] if f["project"] == project]
