@@ -26,7 +26,7 @@ from mama_plugin.config import Config
 from mama_plugin.demo import PROJECT as DEMO
 from mama_plugin.demo import play
 from mama_plugin.services.memories import record_outcome, save_decision
-from mama_plugin.storage import Store
+from mama_plugin.storage import NewMemory, Store, now_ms
 from mama_plugin.view import gather, render_page, write_page
 from mama_plugin.view.page import embedded_json
 
@@ -287,11 +287,9 @@ def test_render_page_embeds_what_gather_read(store: Store, project: str) -> None
     assert data["followup_days"] == 14
 
 
-def test_health_holds_the_stats_figures_and_what_changed_since_decided(
-    store: Store, tmp_path: Path
-) -> None:
-    from mama_plugin.services.stats import project_stats
-
+def _health_story(store: Store, tmp_path: Path) -> tuple[str, str, str]:
+    """A project whose decision cites a file that then changed, and a decision a month old
+    with no outcome (past outcome_followup_days, 14): (project, changed id, overdue id)."""
     root = tmp_path / "repo"
     (root / "infra").mkdir(parents=True)
     (root / "infra" / "redis.tf").write_text("sentinel = 1\n")
@@ -306,13 +304,47 @@ def test_health_holds_the_stats_figures_and_what_changed_since_decided(
             "evidence": ["infra/redis.tf:1"],
         },
     ).memory
-    quiet = gather(store, project, Config(store.home).settings)
-    assert quiet.flagged == {}
+    assert gather(store, project, Config(store.home).settings).flagged == {}
     (root / "infra" / "redis.tf").write_text("sentinel = 0  # replaced by a cluster\n")
+    old = store.memories.insert(
+        NewMemory(
+            "decision",
+            project,
+            "Nightly backups to S3",
+            topic="backups",
+            reasoning={"primary": "the disk is not a backup"},
+            created_at=now_ms() - 30 * 86_400_000,
+        )
+    )[0]
+    return project, d.id, old.id
+
+
+def test_health_holds_the_stats_figures_and_what_changed_since_decided(
+    store: Store, tmp_path: Path
+) -> None:
+    from mama_plugin.services.stats import project_stats
+
+    project, changed, _ = _health_story(store, tmp_path)
     data = gather(store, project, Config(store.home).settings).as_data()
-    assert data["flagged"] == {d.id: ["infra/redis.tf changed since this was decided"]}
+    assert data["flagged"] == {changed: ["infra/redis.tf changed since this was decided"]}
     assert data["stats"] == project_stats(store, project).as_dict()
     assert data["gc"]["folds"] == [] and data["gc"]["vacuum"] in (True, False)
+
+
+@needs_chromium
+def test_the_page_flags_changed_files_and_overdue_decisions(store: Store, tmp_path: Path) -> None:
+    project, changed, overdue = _health_story(store, tmp_path)
+    page = write_page(gather(store, project, Config(store.home).settings), tmp_path / "h.html")
+    dom = Dom(browser.dump_dom(page.as_uri()).out)
+    (flag,) = dom.find("li", class_="flagged")
+    assert flag[1]["data-id"] == changed
+    assert "infra/redis.tf changed since this was decided" in flag[2]
+    assert f"mama verify {changed}" in flag[2] and f"mama forget {changed}" in flag[2]
+    assert [a["data-id"] for _, a, _ in dom.find("li", class_="overdue")] == [overdue]
+    assert [a["data-id"] for _, a, _ in dom.find("circle", class_="overdue")] == [overdue]
+    assert "30 days, no outcome yet" in _text(dom, "overdue-list")
+    (card,) = [t for _, a, t in dom.find("li", class_="step") if a["data-id"] == changed]
+    assert "⚠ infra/redis.tf changed since this was decided" in card
 
 
 def _data_block(html: str) -> str:
