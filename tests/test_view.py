@@ -347,6 +347,36 @@ def test_the_page_flags_changed_files_and_overdue_decisions(store: Store, tmp_pa
     assert "⚠ infra/redis.tf changed since this was decided" in card
 
 
+@needs_chromium
+def test_an_empty_project_opens_and_says_so(store: Store, tmp_path: Path) -> None:
+    page = write_page(
+        gather(store, str(tmp_path), Config(store.home).settings), tmp_path / "e.html"
+    )
+    dom = Dom(browser.dump_dom(page.as_uri()).out)
+    assert "data-rendered-ms" in dom.find("body")[0][1]  # every script ran to its end
+    assert "No decisions in this project yet." in _text(dom, "chain-list")
+    assert _text(dom, "graph-note") == "No memory matches these filters."
+
+
+def test_open_asks_the_desktop_browser_for_the_file(
+    mama_home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import webbrowser
+
+    asked: list[str] = []
+    monkeypatch.setattr(webbrowser, "open", lambda url: asked.append(url) or False)
+    target = tmp_path / "v.html"
+    assert main(["view", "--project", str(tmp_path), "--out", str(target), "--open"]) == 0
+    assert asked == [target.as_uri()]
+    assert (
+        f"no browser could be started here: open {target.as_uri()} yourself"
+        in capsys.readouterr().out
+    )
+
+
 def _data_block(html: str) -> str:
     return html.split('id="mama-data">', 1)[1].split("</script>", 1)[0]
 
