@@ -93,7 +93,11 @@ class ViewData:
 
 
 def gather(store: Store, project: str, settings: Settings, *, now: int | None = None) -> ViewData:
-    """Read what the page shows of ``project`` (read-only; git is never asked)."""
+    """Read what the page shows of ``project`` (read-only; git is never asked).
+
+    Several statements, no snapshot: a save in between may leave a link or a flag naming a
+    memory the list lacks, which the page skips.
+    """
     from ..services.stats import project_stats
     from ..services.story import gc
 
