@@ -275,7 +275,8 @@ const MAMA = (function () {
       for (let k = 0; k <= 6; k++) {
         const t = t0 + ((t1 - t0) * k) / 6;
         const label = t1 - t0 < 3 * DAY ? new Date(t).toISOString().slice(0, 16).replace("T", " ") : day(t);
-        chart.appendChild(svg("text", { x: x(t), y: H - 8, class: "tick", "text-anchor": "middle" }, label));
+        const anchor = k === 0 ? "start" : k === 6 ? "end" : "middle"; // the ends stay inside
+        chart.appendChild(svg("text", { x: x(t), y: H - 8, class: "tick", "text-anchor": anchor }, label));
       }
       const laneY = (lane) => top + LANES.indexOf(lane) * laneH + (laneH - 6) / 2;
       if (events.length > MARKERS_MAX) drawBins(chart, events, t0, t1, x, laneY, laneH);
