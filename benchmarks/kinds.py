@@ -330,6 +330,15 @@ def share(args: argparse.Namespace) -> int:
     return report(args, *share_run(args.sizes, runs=args.runs, progress=progress))
 
 
+@command("view", "mama view's page in headless Chromium: load time for 1k and 10k memories")
+@sizes_option("1000,10000")
+@figures_option()
+def view(args: argparse.Namespace) -> int:
+    from .view import view_run
+
+    return report(args, *view_run(args.sizes))
+
+
 KINDS: tuple[Command, ...] = (
     retrieval,
     latency,
@@ -354,4 +363,5 @@ KINDS: tuple[Command, ...] = (
     secrets,
     answers,
     share,
+    view,
 )

@@ -46,7 +46,7 @@ def run_demo(
     try:
         config = Config(home)  # the demo's own world: a temporary MAMA_HOME
         with Store.open(config=config) as store:
-            text = _story(store, config, embedder) + _co_author(store, config, embedder, assistant)
+            text = play(store, config, embedder=embedder, assistant=assistant)
             return text + (f"\n(store kept at {store.path})\n" if keep else "")
     finally:
         if previous is None:
@@ -55,6 +55,18 @@ def run_demo(
             os.environ["MAMA_HOME"] = previous
         if not keep:
             shutil.rmtree(home, ignore_errors=True)
+
+
+def play(
+    store: Store,
+    config: Config,
+    *,
+    embedder: EmbeddingModel | None = None,
+    assistant: Any = None,
+) -> str:
+    """Play the story into ``store`` (the store ``config`` names; project :data:`PROJECT`)
+    and return the transcript: what ``mama demo`` prints, and the story ``mama view`` shows."""
+    return _story(store, config, embedder) + _co_author(store, config, embedder, assistant)
 
 
 def _story(store: Store, config: Config, embedder: EmbeddingModel | None) -> str:

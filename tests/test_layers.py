@@ -68,7 +68,7 @@ ROOMS: dict[str, tuple[str, ...]] = {
     # the reverse.
     "story": ("services.story",),
     "local model": ("embeddings", "assist"),
-    "surfaces": ("cli", "demo"),
+    "surfaces": ("cli", "demo", "view"),
     # The MCP server and the hook runner are surfaces that reach no other surface; the hook
     # runner is held to less still: no schema, no model.
     "server": ("server",),

@@ -32,6 +32,7 @@ from . import (
     settings,
     share,
     transfer,
+    view,
 )
 from .failure import unexpected
 from .options import Command
@@ -71,6 +72,7 @@ COMMANDS: tuple[Command, ...] = (
     learning.cmd_learned,
     learning.cmd_context,
     learning.cmd_premises,
+    view.cmd_view,
 )
 
 

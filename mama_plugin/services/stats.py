@@ -9,10 +9,11 @@ who wrote them. Suggestions: how many wait, and the share of verdicts that accep
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..storage import Store
+from ..storage import MemoryRecord, Store
 from .quality import QUALITIES, completeness, non_trivial_reasoning, reason_quality
 
 
@@ -41,10 +42,14 @@ class Stats:
         return data
 
 
-def project_stats(store: Store, project: str) -> Stats:
-    """Compute the metrics of ``project`` from the store."""
+def project_stats(
+    store: Store, project: str, *, memories: Iterable[MemoryRecord] | None = None
+) -> Stats:
+    """Compute the metrics of ``project`` from the store (``memories``: the project's, when
+    the caller has read them already)."""
     stats = Stats(project)
-    decisions = [m for m in store.memories.iter(project=project) if m.type == "decision"]
+    read = store.memories.iter(project=project) if memories is None else memories
+    decisions = [m for m in read if m.type == "decision"]
     stats.decisions = len(decisions)
     if decisions:
         n = len(decisions)
