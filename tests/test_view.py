@@ -25,6 +25,7 @@ from mama_plugin.cli import main
 from mama_plugin.config import Config
 from mama_plugin.demo import PROJECT as DEMO
 from mama_plugin.demo import play
+from mama_plugin.services.learning import learn_pass
 from mama_plugin.services.memories import record_outcome, save_decision
 from mama_plugin.storage import NewMemory, Store, now_ms
 from mama_plugin.view import gather, render_page, write_page
@@ -104,6 +105,7 @@ def demo_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, 
         config = Config(home)
         with Store.open(config=config) as store:
             play(store, config)
+            learn_pass(store)  # `mama learn`: the demo's FAILED outcome moves confidences
             hostile = save_decision(
                 store,
                 DEMO,
@@ -194,6 +196,12 @@ def test_a_filter_in_the_address_is_applied(demo_page: tuple[Path, dict], tmp_pa
     layers = [a["data-layer"] for _, a, _ in detail.find("section", class_="layer")]
     assert {"Specifics", "Evidence", "Reasoning", "Tension", "Outcome", "Trust"} <= set(layers)
     assert "docs/auth-design.md:12-40" in _text(detail, "detail-body")
+    # The FAILED outcome moved the JWT decision's confidence (`mama learn` above): its
+    # history is in the panel.
+    trust = next(
+        t for _, a, t in detail.find("section", class_="layer") if a["data-layer"] == "Trust"
+    )
+    assert "confidence history" in trust and re.search(r"0\.\d\d → 0\.\d\d — ", trust), trust
     # The same without the jump to the section (a headless screenshot of a scrolled page is
     # offset), the window tall enough for the graph.
     shot(shown.replace("#graph&", "#&"), tmp_path, "view-demo-filtered-detail", size=(1400, 2000))
@@ -285,6 +293,20 @@ def test_render_page_embeds_what_gather_read(store: Store, project: str) -> None
     data = json.loads(_data_block(html))
     assert [m["content"] for m in data["memories"]] == ["Use X"]
     assert data["followup_days"] == 14
+    assert data["history"] == {} and data["staleness"] == {}  # fresh, never judged
+    old = store.memories.insert(
+        NewMemory(
+            "decision",
+            project,
+            "p99 under 40 ms with Redis",
+            topic="latency",
+            reasoning={"primary": "measured under the load test"},
+            tags=["decay:7"],
+            created_at=now_ms() - 20 * 86_400_000,
+        )
+    )[0]
+    aged = gather(store, project, Config(store.home).settings).staleness
+    assert list(aged) == [old.id] and aged[old.id].startswith("expired (2.9): 20 days since saved")
 
 
 def _health_story(store: Store, tmp_path: Path) -> tuple[str, str, str]:

@@ -73,6 +73,9 @@ class ViewData:
     suggestions: list[dict[str, Any]] = field(default_factory=list)
     chains: list[Chain] = field(default_factory=list)
     flagged: dict[str, list[str]] = field(default_factory=dict)  # id -> what changed
+    # id -> its confidence moves [when, from, to, why], oldest first (outcomes it learned from)
+    history: dict[str, list[list[Any]]] = field(default_factory=dict)
+    staleness: dict[str, str] = field(default_factory=dict)  # id -> its line, unless fresh
     stats: dict[str, Any] = field(default_factory=dict)
     gc: dict[str, Any] = field(default_factory=dict)
 
@@ -87,6 +90,8 @@ class ViewData:
             "suggestions": self.suggestions,
             "chains": [c.as_data() for c in self.chains],
             "flagged": self.flagged,
+            "history": self.history,
+            "staleness": self.staleness,
             "stats": self.stats,
             "gc": self.gc,
         }
@@ -122,6 +127,7 @@ def gather(store: Store, project: str, settings: Settings, *, now: int | None = 
     ]
     data.chains = chains(data.memories, data.links)
     data.flagged = _flagged(store, project)
+    data.history, data.staleness = _learned(store, data.memories, data.generated)
     data.stats = project_stats(store, project, memories=data.memories).as_dict()
     plan = gc.plan(store, settings, now=data.generated)
     found = plan.as_dict()
@@ -169,6 +175,21 @@ def _flagged(store: Store, project: str) -> dict[str, list[str]]:
 
     found = flagged(store, project, limit=1_000_000, git=False)
     return {m.id: [c.said for c in changes] for m, changes in found.told}
+
+
+def _learned(
+    store: Store, memories: list[MemoryRecord], now: int
+) -> tuple[dict[str, list[list[Any]]], dict[str, str]]:
+    """What the detail panel tells of trust: each memory's confidence history, and the
+    staleness line of each current memory that is no longer fresh (at ``now``)."""
+    from ..services.staleness import assess
+
+    history: dict[str, list[list[Any]]] = {}
+    for c in store.confidence.of_many(m.id for m in memories):
+        history.setdefault(c.memory_id, []).append([c.at, c.from_value, c.to_value, c.why])
+    current = [m for m in memories if m.status == "current"]
+    aged = assess(store, current, now=now).values()
+    return history, {s.memory.id: s.said() for s in aged if s.category != "fresh"}
 
 
 def _memory(m: MemoryRecord) -> dict[str, Any]:

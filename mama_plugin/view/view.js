@@ -153,6 +153,12 @@ const MAMA = (function () {
     if (outcome) delete outcome.recorded_at;
     const trust = { confidence: m.confidence.toFixed(2) };
     if (DATA.flagged[id]) trust["changed since decided"] = DATA.flagged[id];
+    const moves = (DATA.history || {})[id];
+    if (moves) {
+      trust["confidence history"] = moves.map(([at, from, to, why]) =>
+        `${day(at)}: ${from.toFixed(2)} → ${to.toFixed(2)} — ${why}`);
+    }
+    if ((DATA.staleness || {})[id]) trust.staleness = DATA.staleness[id];
     [
       ["Specifics", m.specifics], ["Evidence", m.evidence], ["Reasoning", m.reasoning],
       ["Tension", m.tension], ["Continuity", m.continuity], ["Outcome", outcome],
