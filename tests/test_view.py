@@ -311,7 +311,8 @@ def test_render_page_embeds_what_gather_read(store: Store, project: str) -> None
 
 def _health_story(store: Store, tmp_path: Path) -> tuple[str, str, str]:
     """A project whose decision cites a file that then changed, and a decision a month old
-    with no outcome (past outcome_followup_days, 14): (project, changed id, overdue id)."""
+    with no outcome (past outcome_followup_days, 14) and past its own decay: (project, changed
+    id, overdue id)."""
     root = tmp_path / "repo"
     (root / "infra").mkdir(parents=True)
     (root / "infra" / "redis.tf").write_text("sentinel = 1\n")
@@ -335,6 +336,7 @@ def _health_story(store: Store, tmp_path: Path) -> tuple[str, str, str]:
             "Nightly backups to S3",
             topic="backups",
             reasoning={"primary": "the disk is not a backup"},
+            tags=["decay:10"],  # its own decay: 30 days on, expired (3.0)
             created_at=now_ms() - 30 * 86_400_000,
         )
     )[0]
@@ -367,6 +369,8 @@ def test_the_page_flags_changed_files_and_overdue_decisions(store: Store, tmp_pa
     assert "30 days, no outcome yet" in _text(dom, "overdue-list")
     (card,) = [t for _, a, t in dom.find("li", class_="step") if a["data-id"] == changed]
     assert "⚠ infra/redis.tf changed since this was decided" in card
+    (stale,) = dom.find("li", class_="stale")
+    assert stale[1]["data-id"] == overdue and "expired (3.0): 30 days since saved" in stale[2]
 
 
 @needs_chromium

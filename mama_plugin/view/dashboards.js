@@ -77,6 +77,12 @@ MAMA.dashboards = (function () {
         el("ul", {}, DATA.flagged[m.id].map((c) => el("li", {}, c))),
         el("code", {}, `mama verify ${m.id}`), " or ", el("code", {}, `mama forget ${m.id}`)), 8);
     if (!flagged.length) document.getElementById("flagged-list").appendChild(el("li", { class: "note" }, "Nothing flagged: the files the memories cite are as recorded."));
+    const aged = Object.keys(DATA.staleness || {}).filter((id) => /^(stale|expired) /.test(DATA.staleness[id]))
+      .map((id) => byId.get(id)).filter(Boolean);
+    paged(document.getElementById("stale-list"), document.getElementById("stale-pager"), aged, (m) =>
+      el("li", { class: "stale", "data-id": m.id }, el("a", { href: "#", on: { click: (e) => { e.preventDefault(); openDetail(m.id); } } }, clip(m.content, 90)),
+        el("div", {}, DATA.staleness[m.id])), 8);
+    if (!aged.length) document.getElementById("stale-list").appendChild(el("li", { class: "note" }, "Nothing stale: every current memory is within its kind's decay."));
     const g = DATA.gc, box = document.getElementById("gc-plan");
     const folded = g.folds.reduce((n, f) => n + f.folded.length, 0);
     box.appendChild(el("p", {}, `${folded} rolling checkpoints of ${g.folds.length} sessions would be folded into each session's newest`));
