@@ -15,6 +15,7 @@ from typing import Any
 import apsw
 
 from ..errors import SchemaError
+from ..team.local_schema import team_tables
 from . import file_states, search_tables, tables
 from .search_tables import RANK_LOG_KEPT, create_vector_table
 
@@ -99,6 +100,15 @@ STEPS: tuple[Step, ...] = (
         "`memory_files` (memory, project, path → the commit, git blob hash, size and mtime when "
         "it was recorded; cascades with its memory): the files a memory cites, checked against "
         "the working tree before it is told",
+    ),
+    Step(
+        "team_outbox",
+        team_tables,
+        "`team_projects` (a project connected to a team database: its name there, URL without "
+        "password, the server sequence pulled through, last sync and error), `team_outbox` "
+        "(filled by triggers on memories and links of connected projects, checkpoints aside, "
+        "in the write's own transaction), `team_versions` (the server version and digest last "
+        "seen per memory), `team_conflicts` (a teammate's version kept beside the local one)",
     ),
 )
 LATEST = len(STEPS)
