@@ -76,5 +76,6 @@ class Cluster:
 
     def close(self) -> None:
         """Stop the server and delete its files."""
+        self.stop()  # at once: pgserver's own stop waits for every client to leave
         self.server.cleanup()
         shutil.rmtree(self.root, ignore_errors=True)

@@ -16,6 +16,7 @@ from mama_plugin.config import Config
 from mama_plugin.services.memories import save_decision
 from mama_plugin.storage import Store
 from mama_plugin.team import admin, local
+from mama_plugin.team.errors import TeamAccessError
 from mama_plugin.team.sync import sync_project
 
 psycopg = pytest.importorskip("psycopg", reason="the team store's driver: pip install -e '.[team]'")
@@ -112,3 +113,197 @@ def test_two_developers_exchange_decisions(team: dict[str, object]) -> None:
     # A second pass moves nothing.
     again = alice.sync()
     assert again.pushed_memories == 0 and again.pulled == {}, again
+
+
+def _pair(team: dict[str, object]) -> tuple[Developer, Developer]:
+    alice, bob = team["alice"], team["bob"]
+    assert isinstance(alice, Developer) and isinstance(bob, Developer)
+    return alice, bob
+
+
+def test_an_outage_mid_push_loses_nothing_and_the_next_sync_resumes(
+    team: dict[str, object], cluster: Cluster
+) -> None:
+    alice, bob = _pair(team)
+    ids = [alice.decide(f"topic {i}", f"decision number {i}", f"reason {i}") for i in range(5)]
+    batches: list[str] = []
+
+    def outage_after_first_batch(step: str, n: int) -> None:
+        batches.append(step)
+        if len(batches) == 1:
+            cluster.stop()
+
+    try:
+        broken = alice.sync(batch=2, progress=outage_after_first_batch)
+    finally:
+        cluster.start()
+    assert broken.error and "nothing is lost" in broken.error, broken
+    assert broken.pushed_memories == 2
+    assert local.outbox_count(alice.store, alice.project)["memory"] == 3
+    assert local.require_project(alice.store, alice.project).last_error == broken.error
+
+    resumed = alice.sync(batch=2)
+    assert resumed.error == "" and resumed.pushed_memories == 3, resumed
+    assert local.require_project(alice.store, alice.project).last_error == ""
+
+    # Bob's pull breaks too, after one page: what he applied stays, the rest follows.
+    pages: list[int] = []
+
+    def outage_after_first_page(step: str, n: int) -> None:
+        pages.append(n)
+        if len(pages) == 1:
+            cluster.stop()
+
+    try:
+        partial = bob.sync(batch=2, progress=outage_after_first_page)
+    finally:
+        cluster.start()
+    assert partial.error and partial.pulled == {"inserted": 2}, partial
+    rest = bob.sync(batch=2)
+    assert rest.error == "" and rest.pulled == {"inserted": 3}, rest
+    assert all(bob.store.memories.get(i) is not None for i in ids)
+
+
+def test_a_push_whose_acknowledgement_was_lost_is_not_pushed_twice(
+    team: dict[str, object],
+) -> None:
+    from mama_plugin.team import remote
+    from mama_plugin.team.connection import connect
+
+    alice, bob = _pair(team)
+    first = alice.decide("db", "Postgres for the team store", "every peer converged on it")
+    changes = local.pending(alice.store, alice.project, 10)
+    payloads = {c.key: local.memory_payload(alice.store, c.key) for c in changes}
+    with connect(alice.url) as conn:  # the server commits; the local acknowledgement never runs
+        assert remote.push(conn, "app", changes, payloads, {}).memories == 1
+    again = alice.sync()
+    assert again.error == "" and again.pushed_memories == 0 and again.already_there == 1
+    assert again.conflicts == 0
+    assert bob.sync().pulled == {"inserted": 1}
+    assert bob.store.memories.require(first).content == "Postgres for the team store"
+
+
+def test_a_conflicting_edit_is_shown_with_both_versions_never_overwritten(
+    team: dict[str, object],
+) -> None:
+    from mama_plugin.team.joining import resolve
+
+    alice, bob = _pair(team)
+    shared = alice.decide("queue", "Use SQS", "managed, no ops")
+    alice.sync()
+    bob.sync()
+    alice.store.memories.update(shared, content="Use SQS with a dead-letter queue")
+    assert alice.sync().pushed_memories == 1
+    bob.store.memories.update(shared, content="Use Kafka")
+    clash = bob.sync()
+    assert clash.error == "" and clash.conflicts == 1 and clash.pushed_memories == 0, clash
+    # Bob keeps his own text, Alice's waits beside it; the server keeps Alice's.
+    assert bob.store.memories.require(shared).content == "Use Kafka"
+    [conflict] = local.open_conflicts(bob.store, bob.project)
+    assert conflict.memory_id == shared and conflict.base_version == 1
+    assert conflict.server_version == 2
+    assert conflict.theirs is not None
+    assert conflict.theirs["content"] == "Use SQS with a dead-letter queue"
+    assert conflict.theirs_by == f"alice{team['n']}"
+    assert alice.sync().pulled == {}  # Alice's copy is untouched
+    assert alice.store.memories.require(shared).content == "Use SQS with a dead-letter queue"
+    # The server recorded it too, where the admin reads it.
+    with psycopg.connect(str(team["owner"])) as conn:
+        rows = conn.execute("SELECT memory_id, mine->>'content' FROM mama.conflicts").fetchall()
+    assert rows == [(shared, "Use Kafka")]
+
+    # Bob decides: his version wins, and reaches Alice on the next syncs.
+    resolve(bob.store, shared, "mine")
+    assert local.open_conflicts(bob.store) == []
+    assert bob.sync().pushed_memories == 1
+    assert alice.sync().pulled == {"updated": 1}
+    assert alice.store.memories.require(shared).content == "Use Kafka"
+
+
+def test_taking_the_teammates_version_settles_the_conflict_here(
+    team: dict[str, object],
+) -> None:
+    from mama_plugin.team.joining import resolve
+
+    alice, bob = _pair(team)
+    shared = alice.decide("ci", "GitHub Actions", "already used")
+    alice.sync()
+    bob.sync()
+    alice.store.memories.delete(shared)
+    alice.sync()
+    bob.store.memories.update(shared, content="Buildkite")
+    assert bob.sync().conflicts == 1
+    [conflict] = local.open_conflicts(bob.store)
+    assert conflict.theirs is None  # Alice deleted it
+    resolve(bob.store, shared, "theirs")
+    assert bob.store.memories.get(shared) is None
+    settled = bob.sync()
+    assert settled.error == "" and settled.pushed_memories == 0 and settled.conflicts == 0
+
+
+def test_a_developer_without_access_is_refused(
+    team: dict[str, object], cluster: Cluster, tmp_path: Path
+) -> None:
+    from mama_plugin.team.joining import join
+
+    alice, _ = _pair(team)
+    alice.decide("secrets", "Vault for secrets", "audit trail")
+    alice.sync()
+    owner, n = str(team["owner"]), team["n"]
+    admin.grant(owner, f"carol{n}", "ops")  # carol works on another project
+    carol_url = cluster.url(str(team["database"]), f"carol{n}")
+    with Store.open(config=Config(tmp_path / "carol")) as carol:
+        with pytest.raises(TeamAccessError, match="was not given the team project 'app'"):
+            join(carol, "/work/carol/app", carol_url, "app")
+        assert local.projects(carol) == []  # nothing connected
+    # The database itself refuses, whatever the client: her role reads no row of app,
+    # and cannot write one.
+    with psycopg.connect(carol_url) as conn:
+        assert conn.execute("SELECT count(*) FROM mama.memories").fetchone() == (0,)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+            conn.execute(
+                "INSERT INTO mama.memories(id, project, type, body, version, digest, seq) "
+                "VALUES ('dec_x', 'app', 'decision', '{}', 1, '', 1)"
+            )
+    # A role outside the team cannot even read the schema.
+    with psycopg.connect(owner, autocommit=True) as conn:
+        conn.execute(f"DROP ROLE IF EXISTS mallory{n}")
+        conn.execute(f"CREATE ROLE mallory{n} LOGIN")
+    mallory = cluster.url(str(team["database"]), f"mallory{n}")
+    with psycopg.connect(mallory) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        conn.execute("SELECT count(*) FROM mama.memories")
+    # Revoked, alice's next sync is refused and says so; her outbox waits.
+    assert admin.revoke(owner, f"alice{n}", "app")
+    alice.decide("secrets", "Rotate every 30 days", "compliance")
+    refused = alice.sync()
+    assert "was not given the team project 'app'" in refused.error
+    assert local.outbox_count(alice.store, alice.project)["memory"] == 1
+
+
+def test_the_audit_is_append_only_and_names_who_did_what(team: dict[str, object]) -> None:
+    alice, bob = _pair(team)
+    first = alice.decide("logs", "Ship logs to Loki", "cheap")
+    alice.sync()
+    bob.sync()
+    bob.store.memories.update(first, content="Ship logs to Loki, 30 days")
+    bob.sync()
+    n = team["n"]
+    rows = admin.audit(bob.url, "app", 10)
+    assert [(r["actor"], r["kind"], r["key"], r["op"], r["version"]) for r in rows[:2]] == [
+        (f"bob{n}", "memory", first, "update", 2),
+        (f"alice{n}", "memory", first, "insert", 1),
+    ]
+    owner = psycopg.connect(str(team["owner"]))  # not even the owner rewrites it
+    with owner, pytest.raises(psycopg.errors.RaiseException, match="append-only"):
+        owner.execute("DELETE FROM mama.audit")
+    with psycopg.connect(bob.url) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        conn.execute("UPDATE mama.audit SET actor = 'nobody'")
+
+
+def test_checkpoints_stay_personal(team: dict[str, object]) -> None:
+    from mama_plugin.services.memories import save_checkpoint
+
+    alice, _ = _pair(team)
+    save_checkpoint(alice.store, alice.project, {"summary": "halfway through the auth work"})
+    assert local.outbox_count(alice.store, alice.project) == {"memory": 0, "link": 0}
+    assert alice.sync().pushed_memories == 0
