@@ -10,11 +10,27 @@ import itertools
 import shutil
 import tempfile
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import pytest
+
 _numbers = itertools.count(1)
+
+
+def running_cluster() -> Iterator[Cluster]:
+    """PostgreSQL for a module's team tests (a session fixture yields from it); they skip,
+    saying why, where it cannot run."""
+    pytest.importorskip("psycopg", reason="the team store's driver: pip install -e '.[team]'")
+    pytest.importorskip("pgserver", reason="PostgreSQL for the tests: pip install -e '.[team]'")
+    try:
+        started = start_cluster()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    yield started
+    started.close()
 
 
 def start_cluster() -> Cluster:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from team_fixture import Cluster, start_cluster
+from team_fixture import Cluster, running_cluster
 
 from mama_plugin.config import Config
 from mama_plugin.services.memories import save_decision
@@ -27,12 +27,7 @@ _roles = itertools.count(1)
 
 @pytest.fixture(scope="session")
 def cluster() -> Iterator[Cluster]:
-    try:
-        started = start_cluster()
-    except RuntimeError as exc:
-        pytest.skip(str(exc))
-    yield started
-    started.close()
+    yield from running_cluster()
 
 
 @dataclass

@@ -193,12 +193,12 @@ def push_vectors(conn: Any, rows: list[tuple[str, int, str, list[float]]]) -> in
         cur.executemany(
             "UPDATE mama.memories SET embedding = %s::vector, embedding_model = %s "
             "WHERE id = %s AND version = %s",
-            [(_vector_text(v), model, i, version) for i, version, model, v in rows],
+            [(vector_text(v), model, i, version) for i, version, model, v in rows],
         )
     return len(rows)
 
 
-def _vector_text(vector: list[float]) -> str:
+def vector_text(vector: list[float]) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
 
 
