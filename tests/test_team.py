@@ -302,3 +302,29 @@ def test_checkpoints_stay_personal(team: dict[str, object]) -> None:
     save_checkpoint(alice.store, alice.project, {"summary": "halfway through the auth work"})
     assert local.outbox_count(alice.store, alice.project) == {"memory": 0, "link": 0}
     assert alice.sync().pushed_memories == 0
+
+
+def test_a_follower_brings_a_teammates_save_as_the_database_announces_it(
+    team: dict[str, object],
+) -> None:
+    import time
+
+    from mama_plugin.team.follow import Follower
+
+    alice, bob = _pair(team)
+    mine = Follower(alice.store, alice.project, poll_s=0.05)
+    theirs = Follower(bob.store, bob.project, poll_s=0.05)
+    try:
+        assert theirs.step() is not None  # the first pass, then it listens
+        assert theirs.step() is None  # nothing due: it only waited
+        decision = alice.decide("deploys", "Blue-green deploys", "zero downtime")
+        pushed = mine.step()
+        assert pushed is not None and pushed.pushed_memories == 1
+        deadline = time.monotonic() + 10
+        while bob.store.memories.get(decision) is None and time.monotonic() < deadline:
+            theirs.step()
+        assert bob.store.memories.require(decision).content == "Blue-green deploys"
+        assert theirs.last is not None and theirs.last.pulled == {"inserted": 1}
+    finally:
+        mine.close()
+        theirs.close()

@@ -26,6 +26,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 
 from ..errors import MamaError
 from ..services import indexing
+from ..team.follow import follow_in_background
 from .preload import EXIT_DRAIN_S, adopt, drain_now
 from .queues import Handoff
 from .state import State
@@ -72,6 +73,7 @@ def start(state: State) -> tuple[Any, Any]:
         back_up_in_background,
         collect_in_background,
         read_korean_in_background,
+        follow_in_background,
     ):
         portal.start_task_soon(task, state)
     return portal_cm, portal

@@ -127,6 +127,8 @@ def push(
         )
         done.memories = len(inserts) + len(updates) + len(tombstones)
         done.links = _push_links(conn, remote, changes, payloads)
+        if done.memories or done.links:  # delivered at commit, to every follower listening
+            conn.execute("SELECT pg_notify('mama_changes', %s)", (remote,))
     return done
 
 
