@@ -25,7 +25,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mama.team")
 CHANNEL = "mama_changes"
-POLL_S = 1.0  # how often the outbox is looked at (one indexed SQLite read)
+# How often the outbox is looked at: one indexed SQLite read, so a save here is pushed within
+# 0.2 s (at 1 s, the team benchmark's lag was 1.04 s at p50).
+POLL_S = 0.2
+IDLE_S = 5.0  # how often a project not connected is looked at again
 FULL_EVERY_S = 60.0
 RETRY_S = 30.0
 BATCH = 100  # smaller than the CLI's: a hook waiting for the write lock waits one batch at most
@@ -50,7 +53,10 @@ class Follower:
         the pass's report, or None when none ran."""
         now = time.monotonic()
         joined = local.projects(self.store, self.project)
-        if not joined or now < self._retry_at:
+        if not joined:
+            time.sleep(max(self.poll_s, IDLE_S))
+            return None
+        if now < self._retry_at:
             time.sleep(self.poll_s)
             return None
         report = None
