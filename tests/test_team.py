@@ -13,10 +13,11 @@ import pytest
 from team_fixture import Cluster, running_cluster
 
 from mama_plugin.config import Config
+from mama_plugin.errors import TeamAccessError
 from mama_plugin.services.memories import save_decision
 from mama_plugin.storage import Store
-from mama_plugin.team import admin, local
-from mama_plugin.team.errors import TeamAccessError
+from mama_plugin.storage.team import conflicts, outbox
+from mama_plugin.team import admin
 from mama_plugin.team.sync import sync_project
 
 psycopg = pytest.importorskip("psycopg", reason="the team store's driver: pip install -e '.[team]'")
@@ -63,7 +64,7 @@ def team(cluster: Cluster, tmp_path: Path) -> Iterator[dict[str, object]]:
         admin.grant(owner, role, "app")
         store = Store.open(config=Config(tmp_path / who))
         dev = Developer(who, store, f"/work/{who}/app", cluster.url(database, role))
-        local.connect_project(store, dev.project, "app", dev.url)
+        outbox.connect_project(store, dev.project, "app", dev.url)
         devs[who] = dev
     yield {"owner": owner, "database": database, "n": n, **devs}
     for dev in devs.values():
@@ -77,7 +78,7 @@ def test_two_developers_exchange_decisions(team: dict[str, object]) -> None:
     second = alice.decide("cache", "Redis for sessions", "p99 307 ms at 10K req/s")
     report = alice.sync()
     assert report.error == "" and report.pushed_memories == 2, report
-    assert local.outbox_count(alice.store, alice.project) == {"memory": 0, "link": 0}
+    assert outbox.outbox_count(alice.store, alice.project) == {"memory": 0, "link": 0}
 
     pulled = bob.sync()
     assert pulled.error == "" and pulled.pulled == {"inserted": 2}, pulled
@@ -86,7 +87,7 @@ def test_two_developers_exchange_decisions(team: dict[str, object]) -> None:
     assert got.reasoning["primary"] == "sessions hit the DB"
     assert bob.store.memories.require(second).topic == "cache"
     # Applying a teammate's change queues nothing back.
-    assert local.outbox_count(bob.store, bob.project) == {"memory": 0, "link": 0}
+    assert outbox.outbox_count(bob.store, bob.project) == {"memory": 0, "link": 0}
 
     # Bob's answer travels back, its link with it.
     third = save_decision(
@@ -134,12 +135,12 @@ def test_an_outage_mid_push_loses_nothing_and_the_next_sync_resumes(
         cluster.start()
     assert broken.error and "nothing is lost" in broken.error, broken
     assert broken.pushed_memories == 2
-    assert local.outbox_count(alice.store, alice.project)["memory"] == 3
-    assert local.require_project(alice.store, alice.project).last_error == broken.error
+    assert outbox.outbox_count(alice.store, alice.project)["memory"] == 3
+    assert outbox.require_project(alice.store, alice.project).last_error == broken.error
 
     resumed = alice.sync(batch=2)
     assert resumed.error == "" and resumed.pushed_memories == 3, resumed
-    assert local.require_project(alice.store, alice.project).last_error == ""
+    assert outbox.require_project(alice.store, alice.project).last_error == ""
 
     # Bob's pull breaks too, after one page: what he applied stays, the rest follows.
     pages: list[int] = []
@@ -167,8 +168,8 @@ def test_a_push_whose_acknowledgement_was_lost_is_not_pushed_twice(
 
     alice, bob = _pair(team)
     first = alice.decide("db", "Postgres for the team store", "every peer converged on it")
-    changes = local.pending(alice.store, alice.project, 10)
-    payloads = {c.key: local.memory_payload(alice.store, c.key) for c in changes}
+    changes = outbox.pending(alice.store, alice.project, 10)
+    payloads = {c.key: outbox.memory_payload(alice.store, c.key) for c in changes}
     with connect(alice.url) as conn:  # the server commits; the local acknowledgement never runs
         assert remote.push(conn, "app", changes, payloads, {}).memories == 1
     again = alice.sync()
@@ -194,7 +195,7 @@ def test_a_conflicting_edit_is_shown_with_both_versions_never_overwritten(
     assert clash.error == "" and clash.conflicts == 1 and clash.pushed_memories == 0, clash
     # Bob keeps his own text, Alice's waits beside it; the server keeps Alice's.
     assert bob.store.memories.require(shared).content == "Use Kafka"
-    [conflict] = local.open_conflicts(bob.store, bob.project)
+    [conflict] = conflicts.open_conflicts(bob.store, bob.project)
     assert conflict.memory_id == shared and conflict.base_version == 1
     assert conflict.server_version == 2
     assert conflict.theirs is not None
@@ -209,7 +210,7 @@ def test_a_conflicting_edit_is_shown_with_both_versions_never_overwritten(
 
     # Bob decides: his version wins, and reaches Alice on the next syncs.
     resolve(bob.store, shared, "mine")
-    assert local.open_conflicts(bob.store) == []
+    assert conflicts.open_conflicts(bob.store) == []
     assert bob.sync().pushed_memories == 1
     assert alice.sync().pulled == {"updated": 1}
     assert alice.store.memories.require(shared).content == "Use Kafka"
@@ -228,7 +229,7 @@ def test_taking_the_teammates_version_settles_the_conflict_here(
     alice.sync()
     bob.store.memories.update(shared, content="Buildkite")
     assert bob.sync().conflicts == 1
-    [conflict] = local.open_conflicts(bob.store)
+    [conflict] = conflicts.open_conflicts(bob.store)
     assert conflict.theirs is None  # Alice deleted it
     resolve(bob.store, shared, "theirs")
     assert bob.store.memories.get(shared) is None
@@ -250,7 +251,7 @@ def test_a_developer_without_access_is_refused(
     with Store.open(config=Config(tmp_path / "carol")) as carol:
         with pytest.raises(TeamAccessError, match="was not given the team project 'app'"):
             join(carol, "/work/carol/app", carol_url, "app")
-        assert local.projects(carol) == []  # nothing connected
+        assert outbox.projects(carol) == []  # nothing connected
     # The database itself refuses, whatever the client: her role reads no row of app,
     # and cannot write one.
     with psycopg.connect(carol_url) as conn:
@@ -272,7 +273,7 @@ def test_a_developer_without_access_is_refused(
     alice.decide("secrets", "Rotate every 30 days", "compliance")
     refused = alice.sync()
     assert "was not given the team project 'app'" in refused.error
-    assert local.outbox_count(alice.store, alice.project)["memory"] == 1
+    assert outbox.outbox_count(alice.store, alice.project)["memory"] == 1
 
 
 def test_the_audit_is_append_only_and_names_who_did_what(team: dict[str, object]) -> None:
@@ -300,7 +301,7 @@ def test_checkpoints_stay_personal(team: dict[str, object]) -> None:
 
     alice, _ = _pair(team)
     save_checkpoint(alice.store, alice.project, {"summary": "halfway through the auth work"})
-    assert local.outbox_count(alice.store, alice.project) == {"memory": 0, "link": 0}
+    assert outbox.outbox_count(alice.store, alice.project) == {"memory": 0, "link": 0}
     assert alice.sync().pushed_memories == 0
 
 

@@ -59,14 +59,14 @@ def cmd_connect(args: argparse.Namespace) -> int:
 @json_option()
 def cmd_sync(args: argparse.Namespace) -> int:
     """Run one sync pass; exit 1 when a project could not finish (its outbox waits)."""
-    from ..team import local
+    from ..storage.team import outbox
     from ..team.sync import sync_project
 
     with open_store(args) as store:
         wanted = (
-            [p.project for p in local.projects(store)]
+            [p.project for p in outbox.projects(store)]
             if args.all
-            else [local.require_project(store, project_of(args)).project]
+            else [outbox.require_project(store, project_of(args)).project]
         )
         reports = [sync_project(store, project) for project in wanted]
     if args.json:
@@ -85,16 +85,16 @@ def cmd_sync(args: argparse.Namespace) -> int:
 @json_option()
 def cmd_status(args: argparse.Namespace) -> int:
     """Print what waits to be pushed and how the last sync went, for every connected project."""
-    from ..team import local
+    from ..storage.team import conflicts, outbox
 
     with open_store(args) as store:
-        joined = local.projects(store)
+        joined = outbox.projects(store)
         rows = [
             {
                 "project": p.project,
                 "remote": p.remote,
                 "url": p.url,
-                "outbox": local.outbox_count(store, p.project),
+                "outbox": outbox.outbox_count(store, p.project),
                 "pulled_seq": p.pulled_seq,
                 "last_sync_at": p.last_sync_at,
                 "last_error": p.last_error,
@@ -106,7 +106,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                         "theirs": c.theirs,
                         "mine": (m.as_dict() if (m := store.memories.get(c.memory_id)) else None),
                     }
-                    for c in local.open_conflicts(store, p.project)
+                    for c in conflicts.open_conflicts(store, p.project)
                 ],
             }
             for p in joined
@@ -166,11 +166,11 @@ def cmd_resolve(args: argparse.Namespace) -> int:
 @json_option()
 def cmd_search(args: argparse.Namespace) -> int:
     """Print the team's best matches, each with its project and whether it is current."""
-    from ..team import local
+    from ..storage.team import outbox
     from ..team.search import search
 
     with open_store(args) as store:
-        joined = local.require_project(store, project_of(args))
+        joined = outbox.require_project(store, project_of(args))
     embedder = optional_embedder(args, without="searching the team by words only")
     vector = embedder.embed([args.text])[0] if embedder is not None else None
     hits = search(
@@ -196,11 +196,11 @@ def cmd_search(args: argparse.Namespace) -> int:
 @project_option()
 def cmd_disconnect(args: argparse.Namespace) -> int:
     """Forget this project's connection; the team database keeps what it has."""
-    from ..team import local
+    from ..storage.team import outbox
 
     project = project_of(args)
     with open_store(args) as store:
-        dropped = local.disconnect(store, project)
+        dropped = outbox.disconnect(store, project)
     print(f"disconnected {project}; {dropped} unsent outbox entries dropped")
     return 0
 
@@ -260,13 +260,13 @@ def cmd_revoke(args: argparse.Namespace) -> int:
 @json_option()
 def cmd_audit(args: argparse.Namespace) -> int:
     """Print the audit trail this role may read."""
-    from ..team import local
+    from ..storage.team import outbox
     from ..team.admin import audit
 
     url, name = args.url, args.team_project
     if not (url and name):
         with open_store(args) as store:
-            joined = local.require_project(store, project_of(args))
+            joined = outbox.require_project(store, project_of(args))
         url, name = url or joined.url, name or joined.remote
     rows = audit(url, name, args.limit)
     if args.json:

@@ -15,9 +15,9 @@ from typing import Any
 import apsw
 
 from ..errors import SchemaError
-from ..team.local_schema import team_tables
 from . import file_states, search_tables, tables
 from .search_tables import RANK_LOG_KEPT, create_vector_table
+from .team.tables import team_tables
 
 __all__ = ["LATEST", "RANK_LOG_KEPT", "STEPS", "Step", "create_vector_table", "migrate"]
 

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import TeamError
 from .connection import connect
-from .errors import TeamError
 from .server_schema import GROUP_ROLE, migrate, require_latest
 
 _ROLE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")

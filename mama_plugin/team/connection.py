@@ -11,7 +11,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from .errors import TeamAccessError, TeamError, TeamUnreachable
+from ..errors import TeamAccessError, TeamError, TeamUnreachable
 
 CONNECT_TIMEOUT_S = 5
 

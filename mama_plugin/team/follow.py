@@ -15,8 +15,8 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from . import local
-from .errors import TeamError
+from ..errors import TeamError
+from ..storage.team import outbox
 from .sync import SyncReport, sync_project
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ class Follower:
         """Sync if something is due, then wait for a teammate's change at most ``poll_s``;
         the pass's report, or None when none ran."""
         now = time.monotonic()
-        joined = local.projects(self.store, self.project)
+        joined = outbox.projects(self.store, self.project)
         if not joined:
             time.sleep(max(self.poll_s, IDLE_S))
             return None
@@ -60,8 +60,8 @@ class Follower:
             time.sleep(self.poll_s)
             return None
         report = None
-        outbox = local.outbox_count(self.store, self.project)
-        if now >= self._next_full or outbox["memory"] or outbox["link"] or self._woken():
+        waiting = outbox.outbox_count(self.store, self.project)
+        if now >= self._next_full or waiting["memory"] or waiting["link"] or self._woken():
             report = self._pass()
         if report is None or not report.error:
             self._wait(joined[0])
@@ -77,7 +77,7 @@ class Follower:
             self._close()
         return report
 
-    def _wait(self, joined: local.TeamProject) -> None:
+    def _wait(self, joined: outbox.TeamProject) -> None:
         """Wait for a notification of this project at most ``poll_s`` (sleep when none can be
         listened to)."""
         try:
@@ -95,7 +95,7 @@ class Follower:
         woken, self._pending = self._pending, False
         return woken
 
-    def _listen(self, joined: local.TeamProject) -> Any:
+    def _listen(self, joined: outbox.TeamProject) -> Any:
         if self._listener is None or self._remote != joined.remote:
             import psycopg
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..storage.sql import now_ms
-from . import local, remote
-from .apply import write_memory
+from ..errors import TeamAccessError, TeamError
+from ..storage.team import conflicts, outbox
+from ..storage.team.apply import write_memory
+from . import remote
 from .connection import check_url, connect
-from .errors import TeamAccessError, TeamError
 from .server_schema import require_latest
 
 if TYPE_CHECKING:
@@ -46,32 +46,26 @@ def join(store: Store, project: str, url: str, name: str) -> Joined:
                 f"role {role} was not given the team project {name!r}; the team's admin runs "
                 f"`mama team grant URL {role} {name}`"
             )
-    queued = local.connect_project(store, project, name, kept)
+    queued = outbox.connect_project(store, project, name, kept)
     return Joined(project, name, role, queued, had_password)
 
 
-def resolve(store: Store, memory_id: str, keep: str) -> local.Conflict:
+def resolve(store: Store, memory_id: str, keep: str) -> conflicts.Conflict:
     """Settle the open conflict of ``memory_id``: ``mine`` pushes the local version over the
     teammate's on the next sync, ``theirs`` takes the teammate's version here now."""
-    found = next((c for c in local.open_conflicts(store) if c.memory_id == memory_id), None)
+    found = next((c for c in conflicts.open_conflicts(store) if c.memory_id == memory_id), None)
     if found is None:
         raise TeamError(f"{memory_id} has no open conflict (`mama team status` lists them)")
     if keep not in ("mine", "theirs"):
         raise TeamError(f"keep 'mine' or 'theirs' (got {keep!r})")
-    with local.applying(store):
+    with outbox.applying(store):
         if keep == "theirs":
             write_memory(store, found.project, memory_id, found.theirs, None)
-            their_digest = "" if found.theirs is None else local.digest(found.theirs)
-            local.remember(store, {memory_id: (found.server_version, their_digest)})
-            store.conn.execute("DELETE FROM team_outbox WHERE key = ?", (memory_id,))
+            their_digest = "" if found.theirs is None else outbox.digest(found.theirs)
+            outbox.remember(store, {memory_id: (found.server_version, their_digest)})
+            outbox.unqueue(store, memory_id)
         else:
-            local.remember(store, {memory_id: (found.server_version, "")})
-            store.conn.execute(
-                "INSERT INTO team_outbox(project, kind, key, queued_at) VALUES (?, 'memory', ?, ?)",
-                (found.project, memory_id, now_ms()),
-            )
-        store.conn.execute(
-            "UPDATE team_conflicts SET resolved_at = ?, resolution = ? WHERE id = ?",
-            (now_ms(), keep, found.id),
-        )
+            outbox.remember(store, {memory_id: (found.server_version, "")})
+            outbox.queue(store, found.project, memory_id)
+        conflicts.settled(store, found.id, keep)
     return found

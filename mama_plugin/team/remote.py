@@ -4,8 +4,8 @@ Every push of a project runs behind that project's advisory lock and takes its s
 numbers inside it, so within a project the feed commits in sequence order: a reader that has
 seen ``seq`` N never later meets a smaller one committing (a cursor per project is exact).
 A memory is written only over the version its pusher last saw (optimistic versioning); a
-different version becomes a row of ``mama.conflicts`` and a :class:`~.local.Conflict`, never
-an overwrite. A change already there (same digest: its acknowledgement was lost) is taken as
+different version becomes a row of ``mama.conflicts`` and a local conflict, never an
+overwrite. A change already there (same digest: its acknowledgement was lost) is taken as
 acknowledged.
 """
 
@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .apply import Pulled
-from .local import Change, Conflict, split_link_key
+from ..storage.team.apply import Pulled
+from ..storage.team.conflicts import Conflict
+from ..storage.team.outbox import Change, split_link_key
 
 _NEXT = "nextval('mama.change_seq')"
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import TeamNotSetUp
+from ..errors import TeamNotSetUp
 
 GROUP_ROLE = "mama_team"
 _LOCK = "hashtext('mama:migrations')"

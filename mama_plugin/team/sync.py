@@ -16,10 +16,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import local, remote
-from .apply import apply_link, apply_memory
+from ..errors import TeamAccessError, TeamError
+from ..storage.team import conflicts, outbox
+from ..storage.team.apply import apply_link, apply_memory
+from . import remote
 from .connection import connect
-from .errors import TeamAccessError, TeamError
 from .server_schema import require_latest
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ def sync_project(
     Raises TeamError only when the project is not connected; a database that cannot be
     reached or refuses is recorded (``mama team status``) and returned as ``report.error``.
     """
-    joined = local.require_project(store, project)
+    joined = outbox.require_project(store, project)
     report = SyncReport(project, joined.remote)
     started = time.perf_counter()
     try:
@@ -88,29 +89,29 @@ def sync_project(
     except TeamError as exc:
         report.error = str(exc)
     report.seconds = time.perf_counter() - started
-    local.record_sync(store, project, report.error)
+    outbox.record_sync(store, project, report.error)
     return report
 
 
 def _push(
     store: Store,
     conn: Any,
-    joined: local.TeamProject,
+    joined: outbox.TeamProject,
     report: SyncReport,
     batch: int,
     progress: Progress | None,
 ) -> None:
-    while changes := local.pending(store, joined.project, batch):
+    while changes := outbox.pending(store, joined.project, batch):
         payloads = {
-            c.key: local.memory_payload(store, c.key)
+            c.key: outbox.memory_payload(store, c.key)
             if c.kind == "memory"
-            else local.link_payload(store, c.key)
+            else outbox.link_payload(store, c.key)
             for c in changes
         }
-        known = local.known_versions(store, [c.key for c in changes if c.kind == "memory"])
+        known = outbox.known_versions(store, [c.key for c in changes if c.kind == "memory"])
         done = remote.push(conn, joined.remote, changes, payloads, known)
-        conflicts = [
-            local.Conflict(
+        raised = [
+            conflicts.Conflict(
                 0,
                 joined.project,
                 c.memory_id,
@@ -122,11 +123,11 @@ def _push(
             )
             for c in done.conflicts
         ]
-        local.acknowledge(store, joined.project, changes, done.versions, conflicts)
+        outbox.acknowledge(store, joined.project, changes, done.versions, raised)
         report.pushed_memories += done.memories
         report.pushed_links += done.links
         report.already_there += done.already
-        report.conflicts += len(conflicts)
+        report.conflicts += len(raised)
         if progress is not None:
             progress("push", len(changes))
 
@@ -134,14 +135,14 @@ def _push(
 def _pull(
     store: Store,
     conn: Any,
-    joined: local.TeamProject,
+    joined: outbox.TeamProject,
     report: SyncReport,
     batch: int,
     progress: Progress | None,
 ) -> None:
-    after = local.require_project(store, joined.project).pulled_seq
+    after = outbox.require_project(store, joined.project).pulled_seq
     while rows := remote.pull(conn, joined.remote, after, batch):
-        with local.applying(store):
+        with outbox.applying(store):
             for row in rows:
                 if row.kind == "memory":
                     what = apply_memory(store, joined.project, row)
@@ -151,7 +152,7 @@ def _pull(
                 if what != "seen":
                     report.count(what)
             after = rows[-1].seq
-            local.set_pulled(store, joined.project, after)
+            outbox.set_pulled(store, joined.project, after)
         if progress is not None:
             progress("pull", len(rows))
 
@@ -163,21 +164,7 @@ def _send_vectors(store: Store, conn: Any, project: str, batch: int) -> int:
     if not model:
         return 0
     sent = 0
-    while True:
-        rows: list[Any] = store.conn.execute(
-            "SELECT v.memory_id, v.version, mv.embedding FROM team_versions v "
-            "JOIN memories m ON m.id = v.memory_id JOIN memory_vectors mv ON mv.rowid = m.seq "
-            "WHERE m.project = ? AND v.vector_sent = 0 AND v.digest <> '' "
-            "AND NOT EXISTS (SELECT 1 FROM embedding_queue q WHERE q.seq = m.seq) LIMIT ?",
-            (project, batch),
-        ).fetchall()
-        if not rows:
-            return sent
-        sent += remote.push_vectors(
-            conn, [(str(i), int(v), model, from_blob(bytes(blob))) for i, v, blob in rows]
-        )
-        with store.transaction():
-            store.conn.executemany(
-                "UPDATE team_versions SET vector_sent = 1 WHERE memory_id = ? AND version = ?",
-                [(i, v) for i, v, _ in rows],
-            )
+    while rows := outbox.unsent_vectors(store, project, batch):
+        sent += remote.push_vectors(conn, [(i, v, model, from_blob(b)) for i, v, b in rows])
+        outbox.vectors_sent(store, [(i, v) for i, v, _ in rows])
+    return sent

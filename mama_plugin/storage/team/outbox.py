@@ -1,4 +1,4 @@
-"""The team tables of the user's SQLite: connected projects, the outbox, versions, conflicts.
+"""The team tables of the user's SQLite: connected projects, the outbox, the versions seen.
 
 Every function takes the :class:`~mama_plugin.storage.Store` and runs inside its transactions.
 A memory travels as a *payload*: its shared fields as one JSON body, with a digest of that
@@ -15,17 +15,31 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..storage.sql import now_ms
-from .errors import TeamError
-from .local_schema import LINK_KEY_SEPARATOR
+from ...errors import TeamError
+from ..sql import now_ms
+from .conflicts import Conflict, raise_conflict
+from .tables import LINK_KEY_SEPARATOR
 
 if TYPE_CHECKING:
-    from ..storage import Store
+    from ..store import Store
 
 BODY_FIELDS = (
-    "type", "topic", "content", "specifics", "evidence", "reasoning", "tension", "continuity",
-    "outcome_status", "outcome", "confidence", "tags", "status", "metadata", "created_at",
-)  # fmt: skip
+    "type",
+    "topic",
+    "content",
+    "specifics",
+    "evidence",
+    "reasoning",
+    "tension",
+    "continuity",
+    "outcome_status",
+    "outcome",
+    "confidence",
+    "tags",
+    "status",
+    "metadata",
+    "created_at",
+)
 LINK_FIELDS = ("reason", "evidence", "context", "confidence", "created_by", "created_at")
 
 
@@ -50,20 +64,6 @@ class Change:
     upto: int
     kind: str
     key: str
-
-
-@dataclass(frozen=True)
-class Conflict:
-    """A memory changed here and by a teammate since the version both started from."""
-
-    id: int
-    project: str
-    memory_id: str
-    base_version: int
-    server_version: int
-    theirs: dict[str, Any] | None  # None: the teammate deleted it
-    theirs_by: str
-    raised_at: int
 
 
 def digest(body: dict[str, Any]) -> str:
@@ -259,46 +259,38 @@ def remember(store: Store, versions: dict[str, tuple[int, str]]) -> None:
     )
 
 
-def raise_conflict(store: Store, c: Conflict) -> None:
-    """Keep a teammate's version beside ours; an open conflict of the memory is renewed."""
-    theirs = None if c.theirs is None else json.dumps(c.theirs, ensure_ascii=False)
+def unsent_vectors(store: Store, project: str, limit: int) -> list[tuple[str, int, bytes]]:
+    """Memories of ``project`` on the server whose vector was not sent: (id, server version,
+    float32 blob); one still waiting to be embedded again waits for its new vector."""
+    rows: list[Any] = store.conn.execute(
+        "SELECT v.memory_id, v.version, mv.embedding FROM team_versions v "
+        "JOIN memories m ON m.id = v.memory_id JOIN memory_vectors mv ON mv.rowid = m.seq "
+        "WHERE m.project = ? AND v.vector_sent = 0 AND v.digest <> '' "
+        "AND NOT EXISTS (SELECT 1 FROM embedding_queue q WHERE q.seq = m.seq) LIMIT ?",
+        (project, limit),
+    ).fetchall()
+    return [(str(i), int(v), bytes(blob)) for i, v, blob in rows]
+
+
+def vectors_sent(store: Store, sent: list[tuple[str, int]]) -> None:
+    """Record the vectors sent, each for the server version it was sent with."""
     with store.transaction():
-        store.conn.execute(
-            "UPDATE team_conflicts SET server_version = ?, theirs = ?, theirs_by = ? "
-            "WHERE memory_id = ? AND resolved_at IS NULL",
-            (c.server_version, theirs, c.theirs_by, c.memory_id),
+        store.conn.executemany(
+            "UPDATE team_versions SET vector_sent = 1 WHERE memory_id = ? AND version = ?", sent
         )
-        if not store.conn.changes():
-            store.conn.execute(
-                "INSERT INTO team_conflicts(project, memory_id, base_version, server_version, "
-                "theirs, theirs_by, raised_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    c.project,
-                    c.memory_id,
-                    c.base_version,
-                    c.server_version,
-                    theirs,
-                    c.theirs_by,
-                    now_ms(),
-                ),
-            )
 
 
-def open_conflicts(store: Store, project: str | None = None) -> list[Conflict]:
-    """The conflicts waiting for a person (of ``project`` when given), oldest first."""
-    sql = (
-        "SELECT id, project, memory_id, base_version, server_version, theirs, theirs_by, "
-        "raised_at FROM team_conflicts WHERE resolved_at IS NULL"
+def queue(store: Store, project: str, memory_id: str) -> None:
+    """Queue a memory to be pushed as it is now."""
+    store.conn.execute(
+        "INSERT INTO team_outbox(project, kind, key, queued_at) VALUES (?, 'memory', ?, ?)",
+        (project, memory_id, now_ms()),
     )
-    rows = (
-        store.conn.execute(sql + " AND project = ? ORDER BY id", (project,))
-        if project
-        else store.conn.execute(sql + " ORDER BY id")
-    )
-    return [
-        Conflict(i, p, m, b, s, None if t is None else json.loads(t), by, at)
-        for i, p, m, b, s, t, by, at in rows
-    ]
+
+
+def unqueue(store: Store, key: str) -> None:
+    """Drop what waits to be pushed of ``key``."""
+    store.conn.execute("DELETE FROM team_outbox WHERE key = ?", (key,))
 
 
 def has_pending(store: Store, key: str) -> bool:

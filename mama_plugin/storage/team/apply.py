@@ -1,6 +1,6 @@
 """Applying a teammate's change to the local store, never over a local change not yet sent.
 
-Runs inside :func:`.local.applying` (the triggers queue nothing back). A memory changed here
+Runs inside :func:`.outbox.applying` (the triggers queue nothing back). A memory changed here
 and not yet pushed keeps its local version: the next push meets the newer server version and
 raises a conflict that shows both. A memory with an open conflict has the conflict renewed with
 the newest server version instead.
@@ -12,17 +12,25 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ValidationError
-from ..storage.records import NewMemory
-from . import local
+from ...errors import ValidationError
+from ..records import NewMemory
+from . import conflicts, outbox
 
 if TYPE_CHECKING:
-    from ..storage import Store
+    from ..store import Store
 
 _EDITABLE = (
-    "topic", "content", "specifics", "evidence", "reasoning", "tension", "continuity",
-    "confidence", "tags", "metadata",
-)  # fmt: skip
+    "topic",
+    "content",
+    "specifics",
+    "evidence",
+    "reasoning",
+    "tension",
+    "continuity",
+    "confidence",
+    "tags",
+    "metadata",
+)
 
 
 @dataclass(frozen=True)
@@ -44,17 +52,17 @@ def apply_memory(store: Store, project: str, row: Pulled) -> str:
     """Bring one memory up to ``row``; what happened: inserted, updated, deleted, seen, held
     (a local change waits to be pushed) or conflict (an open conflict got the newer version)."""
     memory_id = row.key
-    known = local.known_versions(store, [memory_id]).get(memory_id)
+    known = outbox.known_versions(store, [memory_id]).get(memory_id)
     if known is not None and known[0] >= row.version:
         return "seen"
-    if local.has_pending(store, memory_id):
-        opened = local.open_conflicts(store)
+    if outbox.has_pending(store, memory_id):
+        opened = conflicts.open_conflicts(store)
         mine = next((c for c in opened if c.memory_id == memory_id), None)
         if mine is None:
             return "held"
-        local.raise_conflict(
+        conflicts.raise_conflict(
             store,
-            local.Conflict(
+            conflicts.Conflict(
                 mine.id,
                 mine.project,
                 memory_id,
@@ -67,7 +75,7 @@ def apply_memory(store: Store, project: str, row: Pulled) -> str:
         )
         return "conflict"
     done = write_memory(store, project, memory_id, None if row.deleted else row.body, row)
-    local.remember(store, {memory_id: (row.version, row.digest)})
+    outbox.remember(store, {memory_id: (row.version, row.digest)})
     return done
 
 
@@ -106,7 +114,7 @@ def write_memory(
             )
         )
         return "inserted"
-    if local.digest({k: getattr(current, k) for k in local.BODY_FIELDS}) == local.digest(body):
+    if outbox.digest({k: getattr(current, k) for k in outbox.BODY_FIELDS}) == outbox.digest(body):
         return "seen"
     store.memories.update(
         memory_id, updated_at=updated_at, **{k: body[k] for k in _EDITABLE if k in body}
@@ -126,7 +134,7 @@ def write_memory(
 def apply_link(store: Store, row: Pulled) -> str:
     """Bring one link up to ``row``: inserted, deleted, seen, or waiting (an end is missing
     here, e.g. a checkpoint's or another project's memory)."""
-    from_id, to_id, relationship = local.split_link_key(row.key)
+    from_id, to_id, relationship = outbox.split_link_key(row.key)
     if row.deleted:
         store.conn.execute(
             "DELETE FROM memory_links WHERE from_id = ? AND to_id = ? AND relationship = ?",
