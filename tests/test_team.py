@@ -329,3 +329,43 @@ def test_a_follower_brings_a_teammates_save_as_the_database_announces_it(
     finally:
         mine.close()
         theirs.close()
+
+
+def test_team_search_finds_by_words_and_by_meaning_within_granted_projects(
+    team: dict[str, object], cluster: Cluster
+) -> None:
+    from mama_plugin.team.search import search
+
+    alice, bob = _pair(team)
+    alice.store.vectors.check_model("toy-model", 4)
+    cache = alice.decide("cache", "Redis for the session cache", "sessions must be fast")
+    stream = alice.decide("events", "Kafka for the event stream", "consumers replay history")
+    newer = save_decision(
+        alice.store,
+        alice.project,
+        {
+            "topic": "cache",
+            "decision": "Valkey for the session cache",
+            "reasoning": {"primary": "the Redis licence changed"},
+            "supersedes": cache,
+        },
+    ).memory.id
+    for memory_id, vector in ((cache, [1, 0, 0, 0]), (stream, [0, 1, 0, 0])):
+        alice.store.vectors.put([(alice.store.memories.require(memory_id).seq, vector)])
+    sent = alice.sync()
+    assert sent.error == "" and sent.vectors == 2, sent
+
+    by_words = search(bob.url, "session cache")  # Bob reads what Alice's project shares
+    assert {h.id for h in by_words} == {cache, newer}
+    old = next(h for h in by_words if h.id == cache)
+    assert old.status == "superseded" and old.replaced_by == newer and old.matched == "words"
+    by_meaning = search(
+        bob.url, "nothing matches these words", vector=[0.1, 0.9, 0, 0], model="toy-model"
+    )
+    assert by_meaning[0].id == stream and by_meaning[0].matched == "meaning"
+    assert by_meaning[0].project == "app" and by_meaning[0].changed_by == f"alice{team['n']}"
+    assert search(bob.url, "nothing", vector=[0.1, 0.9, 0, 0], model="another-model") == []
+
+    n = team["n"]
+    admin.grant(str(team["owner"]), f"dave{n}", "elsewhere")
+    assert search(cluster.url(str(team["database"]), f"dave{n}"), "session cache") == []
