@@ -369,3 +369,29 @@ def test_team_search_finds_by_words_and_by_meaning_within_granted_projects(
     n = team["n"]
     admin.grant(str(team["owner"]), f"dave{n}", "elsewhere")
     assert search(cluster.url(str(team["database"]), f"dave{n}"), "session cache") == []
+
+
+def test_the_servers_background_task_follows_a_connected_project(
+    team: dict[str, object],
+) -> None:
+    from types import SimpleNamespace
+
+    import anyio
+
+    from mama_plugin.team.follow import follow_in_background
+
+    alice, bob = _pair(team)
+    decision = alice.decide("flags", "LaunchDarkly for feature flags", "gradual rollouts")
+    assert alice.sync().pushed_memories == 1
+    state = SimpleNamespace(store=bob.store, project=bob.project)
+
+    async def follow_until_it_arrives() -> None:
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(follow_in_background, state, 0.0)
+                while bob.store.memories.get(decision) is None:
+                    await anyio.sleep(0.02)
+                tasks.cancel_scope.cancel()
+
+    anyio.run(follow_until_it_arrives)
+    assert bob.store.memories.require(decision).topic == "flags"

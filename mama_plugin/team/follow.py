@@ -54,7 +54,7 @@ class Follower:
         now = time.monotonic()
         joined = outbox.projects(self.store, self.project)
         if not joined:
-            time.sleep(max(self.poll_s, IDLE_S))
+            time.sleep(self.poll_s)
             return None
         if now < self._retry_at:
             time.sleep(self.poll_s)
@@ -134,6 +134,10 @@ async def follow_in_background(state: State, after_s: float = 3.0) -> None:
                 store = state.store
                 if store.read_only is not None or store.damage is not None:
                     await anyio.sleep(RETRY_S)
+                    continue
+                joined = await anyio.to_thread.run_sync(outbox.projects, store, state.project)
+                if not joined:  # waited for on the loop: no worker thread kept asleep
+                    await anyio.sleep(IDLE_S)
                     continue
                 if follower is None:
                     follower = Follower(store, state.project)
