@@ -138,6 +138,10 @@ def test_an_outage_mid_push_loses_nothing_and_the_next_sync_resumes(
     assert outbox.outbox_count(alice.store, alice.project)["memory"] == 3
     assert outbox.require_project(alice.store, alice.project).last_error == broken.error
 
+    # Alice's MAMA restarts meanwhile: the outbox and the cursor are in her database.
+    path = alice.store.path
+    alice.store.close()
+    alice.store = Store.open(path, config=Config(path.parent))
     resumed = alice.sync(batch=2)
     assert resumed.error == "" and resumed.pushed_memories == 3, resumed
     assert outbox.require_project(alice.store, alice.project).last_error == ""
