@@ -399,3 +399,21 @@ def test_the_servers_background_task_follows_a_connected_project(
 
     anyio.run(follow_until_it_arrives)
     assert bob.store.memories.require(decision).topic == "flags"
+
+
+def test_a_row_this_mama_cannot_hold_is_counted_and_the_feed_goes_on(
+    team: dict[str, object],
+) -> None:
+    alice, bob = _pair(team)
+    with psycopg.connect(str(team["owner"])) as conn:  # e.g. written by a newer MAMA
+        conn.execute(
+            "INSERT INTO mama.memories(id, project, type, body, version, digest, seq) VALUES "
+            "('dec_odd', 'app', 'decision', '{\"type\": \"verdict\", \"content\": \"?\"}', 1, "
+            "'x', nextval('mama.change_seq'))"
+        )
+    after = alice.decide("api", "REST over gRPC", "browser clients")
+    alice.sync()
+    pulled = bob.sync()
+    assert pulled.error == "" and pulled.pulled == {"refused": 1, "inserted": 1}, pulled
+    assert bob.store.memories.get("dec_odd") is None
+    assert bob.store.memories.require(after).content == "REST over gRPC"

@@ -88,6 +88,11 @@ def translated(url: str) -> Iterator[None]:
             f"lost the team database {where(url)} ({_first_line(exc)}); nothing is lost, the "
             "next sync goes on from here"
         ) from None
+    except psycopg.Error as exc:  # the batch was rolled back there; the outbox keeps it here
+        raise TeamError(
+            f"the team database {where(url)} refused a change ({_first_line(exc)}); nothing "
+            "was lost: `mama team status` shows what waits"
+        ) from None
 
 
 def _refusal(exc: Exception, url: str) -> TeamError:

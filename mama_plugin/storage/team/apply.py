@@ -50,7 +50,8 @@ class Pulled:
 
 def apply_memory(store: Store, project: str, row: Pulled) -> str:
     """Bring one memory up to ``row``; what happened: inserted, updated, deleted, seen, held
-    (a local change waits to be pushed) or conflict (an open conflict got the newer version)."""
+    (a local change waits to be pushed), conflict (an open conflict got the newer version) or
+    refused (a row this store's rules reject, e.g. written by another MAMA version)."""
     memory_id = row.key
     known = outbox.known_versions(store, [memory_id]).get(memory_id)
     if known is not None and known[0] >= row.version:
@@ -74,7 +75,10 @@ def apply_memory(store: Store, project: str, row: Pulled) -> str:
             ),
         )
         return "conflict"
-    done = write_memory(store, project, memory_id, None if row.deleted else row.body, row)
+    try:
+        done = write_memory(store, project, memory_id, None if row.deleted else row.body, row)
+    except ValidationError:  # not a memory this MAMA can hold: counted, the feed goes on
+        return "refused"
     outbox.remember(store, {memory_id: (row.version, row.digest)})
     return done
 
