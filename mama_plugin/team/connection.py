@@ -30,11 +30,12 @@ def check_url(url: str) -> tuple[str, bool]:
     """The URL to keep (no password) and whether it carried one; raises TeamError if invalid."""
     if not url.startswith(("postgresql://", "postgres://")):
         raise TeamError(f"{url!r} is not a PostgreSQL URL; give one like postgresql://host/db")
+    psycopg = _driver()
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
     try:
         params = conninfo_to_dict(url)
-    except _driver().ProgrammingError as exc:
+    except psycopg.ProgrammingError as exc:
         raise TeamError(f"cannot read the URL {url!r}: {exc}") from None
     had_password = bool(params.pop("password", None))
     if not had_password:
