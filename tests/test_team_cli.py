@@ -111,3 +111,29 @@ def test_an_unreachable_database_is_one_clear_line(
     assert code == 1 and "is not a PostgreSQL URL" in err
     code, _, err = mama(capsys, "--db", str(tmp_path / "m.db"), "team", "sync")
     assert code == 1 and "is not connected to a team database" in err
+
+
+def test_revoke_and_disconnect_say_what_they_did(
+    cluster: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    database = cluster.new_database()
+    owner = cluster.url(database)
+    role = f"cli_erin{next(_runs)}"
+    mama(capsys, "team", "setup", owner)
+    mama(capsys, "team", "grant", owner, role, "shop")
+    folder = tmp_path / "shop"
+    folder.mkdir()
+    db = ("--db", str(tmp_path / "mama.db"))
+    url = cluster.url(database, role)
+    assert mama(capsys, *db, "team", "connect", url, "--project", str(folder))[0] == 0
+    assert (
+        mama(capsys, "team", "revoke", owner, role, "shop")[1] == f"{role} no longer reads 'shop'\n"
+    )
+    assert mama(capsys, "team", "revoke", owner, role, "shop")[1] == f"{role} did not have 'shop'\n"
+    code, _, err = mama(capsys, *db, "team", "sync", "--project", str(folder))
+    assert code == 1 and f"role {role} was not given the team project 'shop'" in err
+    code, out, _ = mama(capsys, *db, "team", "status", "--project", str(folder))
+    assert f"stopped    role {role} was not given the team project 'shop'" in out
+    code, out, _ = mama(capsys, *db, "team", "disconnect", "--project", str(folder))
+    assert code == 0 and out.endswith("0 unsent outbox entries dropped\n")
+    assert "no project is connected" in mama(capsys, *db, "team", "status")[1]
