@@ -46,11 +46,23 @@ class Follower:
         self._next_full = 0.0
         self._retry_at = 0.0
         self._pending = False  # a teammate's change was announced while we waited
+        # Set by close(): a step still running (its thread abandoned by a cancelled task)
+        # opens no listener and closes the one it holds.
+        self._closed = False
         self.last: SyncReport | None = None
 
     def step(self) -> SyncReport | None:
         """Sync if something is due, then wait for a teammate's change at most ``poll_s``;
         the pass's report, or None when none ran."""
+        try:
+            return self._step()
+        finally:
+            if self._closed:
+                self._close()
+
+    def _step(self) -> SyncReport | None:
+        if self._closed:
+            return None
         now = time.monotonic()
         joined = outbox.projects(self.store, self.project)
         if not joined:
@@ -96,6 +108,8 @@ class Follower:
         return woken
 
     def _listen(self, joined: outbox.TeamProject) -> Any:
+        if self._closed:
+            raise TeamError("the follower was closed")
         if self._listener is None or self._remote != joined.remote:
             import psycopg
 
@@ -116,7 +130,8 @@ class Follower:
                 self._listener = None
 
     def close(self) -> None:
-        """Close the listening connection."""
+        """Close the listening connection; later steps do nothing."""
+        self._closed = True
         self._close()
 
 
