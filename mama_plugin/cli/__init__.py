@@ -31,6 +31,7 @@ from . import (
     scopes,
     settings,
     share,
+    team,
     transfer,
     view,
 )
@@ -73,6 +74,7 @@ COMMANDS: tuple[Command, ...] = (
     learning.cmd_context,
     learning.cmd_premises,
     view.cmd_view,
+    team.cmd_team,
 )
 
 

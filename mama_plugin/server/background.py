@@ -27,6 +27,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 
 from ..errors import MamaError
 from ..services import indexing
+from ..team.follow import follow_in_background
 from .preload import EXIT_DRAIN_S, adopt, drain_now
 from .queues import Handoff
 from .share_sync import import_shared_in_background
@@ -75,6 +76,7 @@ def start(state: State) -> tuple[Any, Any]:
         collect_in_background,
         read_korean_in_background,
         import_shared_in_background,
+        follow_in_background,
     ):
         portal.start_task_soon(task, state)
     return portal_cm, portal

@@ -51,6 +51,7 @@ _JSON = {
     ),
     "link_suggestions": ("sources",),
     "legacy_rows": ("row",),
+    "team_conflicts": ("theirs",),
 }
 _KEY = {
     "memories": "seq",
@@ -58,6 +59,7 @@ _KEY = {
     "link_suggestions": "id",
     "legacy_rows": "id",
     "share_conflicts": "id",
+    "team_conflicts": "id",
 }
 
 

@@ -17,6 +17,7 @@ import apsw
 from ..errors import SchemaError
 from . import confidence, file_states, search_tables, shared_files, tables
 from .search_tables import RANK_LOG_KEPT, create_vector_table
+from .team.tables import team_tables
 
 __all__ = ["LATEST", "RANK_LOG_KEPT", "STEPS", "Step", "create_vector_table", "migrate"]
 
@@ -114,6 +115,15 @@ STEPS: tuple[Step, ...] = (
         "`confidence_history` (memory, when, from, to, why, the memory whose outcome moved it, "
         "the outcome's key, hops; cascades with its memory): every move of a confidence "
         "learned from an outcome, and when a memory was last judged or verified",
+    ),
+    Step(
+        "team_outbox",
+        team_tables,
+        "`team_projects` (a project connected to a team database: its name there, URL without "
+        "password, the server sequence pulled through, last sync and error), `team_outbox` "
+        "(filled by triggers on memories and links of connected projects, checkpoints aside, "
+        "in the write's own transaction), `team_versions` (the server version and digest last "
+        "seen per memory), `team_conflicts` (a teammate's version kept beside the local one)",
     ),
 )
 LATEST = len(STEPS)
