@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from ..config import Config, mama_home
 from ..errors import MamaError
 from ..home import keep_private
-from . import assist, catchup, doctor, forgetting, gc, memory, runtime, settings, transfer
+from . import assist, catchup, doctor, forgetting, gc, graph, memory, runtime, settings, transfer
 from .failure import unexpected
 from .options import Command
 
@@ -49,6 +49,7 @@ COMMANDS: tuple[Command, ...] = (
     settings.cmd_commands,
     runtime.cmd_hook,
     catchup.cmd_catchup,
+    graph.cmd_graph,
 )
 
 

@@ -4,8 +4,9 @@ names (:mod:`.v1_tools`), in the order they are listed."""
 from __future__ import annotations
 
 from .base import Tool
+from .graph_tools import GRAPH_TOOLS
 from .tools import CURRENT
 from .v1_tools import V1_TOOLS
 
-TOOLS: tuple[Tool, ...] = (*CURRENT, *V1_TOOLS)
+TOOLS: tuple[Tool, ...] = (*CURRENT, *V1_TOOLS, *GRAPH_TOOLS)
 BY_NAME = {tool.name: tool for tool in TOOLS}

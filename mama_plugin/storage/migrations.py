@@ -15,7 +15,7 @@ from typing import Any
 import apsw
 
 from ..errors import SchemaError
-from . import file_states, search_tables, tables
+from . import file_states, relationship_words, search_tables, tables
 from .search_tables import RANK_LOG_KEPT, create_vector_table
 
 __all__ = ["LATEST", "RANK_LOG_KEPT", "STEPS", "Step", "create_vector_table", "migrate"]
@@ -99,6 +99,13 @@ STEPS: tuple[Step, ...] = (
         "`memory_files` (memory, project, path → the commit, git blob hash, size and mtime when "
         "it was recorded; cascades with its memory): the files a memory cites, checked against "
         "the working tree before it is told",
+    ),
+    Step(
+        "relationship_words",
+        relationship_words.relationship_words,
+        "`relationship_words` (word → canonical word, cluster id, category inferred from its "
+        "meaning with its confidence, who decided): what `mama graph tidy` and merges record; "
+        "links keep the word their writer chose",
     ),
 )
 LATEST = len(STEPS)
