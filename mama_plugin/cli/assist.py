@@ -15,6 +15,7 @@ from .options import (
     argument,
     command,
     json_option,
+    keyword_only_option,
     limit_option,
     no_model_option,
     project_option,
@@ -79,6 +80,7 @@ def cmd_draft(args: argparse.Namespace) -> int:
 @argument("--all", action="store_true", help="list every verdict, not only pending")
 @limit_option(20, "to list")
 @no_model_option("suggest: rules only, no model")
+@keyword_only_option()
 @json_option()
 def cmd_links(args: argparse.Namespace) -> int:
     """List, find, accept or reject link suggestions."""
