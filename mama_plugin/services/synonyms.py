@@ -5,23 +5,28 @@ store's embedding model; the vector is kept in ``text_vectors`` under that model
 word is embedded once per model and a search over the 50–100 distinct words of a store reads
 them back rather than running the model (one word's vector when the word is new).
 
-Scores are plain cosine similarities of the model's unit vectors. What a threshold means
-depends on the model (docs/architecture.md, "Relationship words", has the figures): MiniLM
-places English synonyms at 0.55–0.70 and any two Korean words near each other; multilingual-e5
-places every pair of relationship words above 0.78. Read-only apart from the vector cache.
+Raw cosines mean different things per model: multilingual-e5 puts every two relationship words
+between 0.78 and 0.93, MiniLM unrelated English words near 0.23 and any two Korean words close.
+So a score is read on the model's own scale, as recall reads prompts: the cosine above the
+model's chance level (its mean cosine between the built-in words, which all mean different
+things), ``(cosine − chance) / (1 − chance)``; a model that cannot read Korean scores a Korean
+word 0. ``python -m benchmarks graph`` measures what each model finds (docs/architecture.md,
+"Relationship words"). Read-only apart from the vector cache.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import ValidationError
-from ..relationships import normalise
+from ..relationships import known_words, normalise
 from ..storage import Store
 from ..storage.relationship_words import RelationshipWords
+from ..text import hangul
 
 if TYPE_CHECKING:
     from .retrieval import EmbeddingModel
@@ -57,16 +62,44 @@ def checked_word(word: str) -> str:
 
 
 class WordVectors:
-    """Unit vectors of relationship words under one model, cached in the store.
+    """Unit vectors of relationship words under one model, cached in the store, and their
+    similarity on the model's own scale.
 
     Vectors found in ``text_vectors`` are read; missing ones are embedded in one batch and
     written back. Each instance also keeps what it read, for the passes that ask many times.
     """
 
     def __init__(self, store: Store, embedder: EmbeddingModel) -> None:
+        from .recall import reads_korean
+
         self.store = store
         self.embedder = embedder
+        self.reads_korean = reads_korean(embedder.name)
         self._kept: dict[str, list[float]] = {}
+        self._chance: float | None = None
+
+    def chance(self) -> float:
+        """The model's mean cosine between the built-in words, which mean different things."""
+        if self._chance is None:
+            words = sorted(known_words())
+            found = self.of(words)
+            pairs = list(itertools.combinations(words, 2))
+            mean = sum(cosine(found[a], found[b]) for a, b in pairs) / len(pairs)
+            self._chance = min(mean, 0.99)
+        return self._chance
+
+    def similarity(self, a: str, b: str) -> float:
+        """How close two words are in meaning, 0–1: the cosine above the model's chance level,
+        ``(cosine − chance) / (1 − chance)`` (0 below it). A model that cannot read Korean
+        (MiniLM, mpnet put any Korean text near any other) scores 0 for a Korean word."""
+        if a == b:
+            return 1.0
+        if not self.reads_korean and (hangul(a) or hangul(b)):
+            return 0.0
+        kept = self._kept
+        found = kept if a in kept and b in kept else self.of([a, b])
+        base = self.chance()
+        return max(0.0, (cosine(found[a], found[b]) - base) / (1.0 - base))
 
     def of(self, words: Iterable[str]) -> dict[str, list[float]]:
         """The vector of each word (embedding those never embedded by this model)."""
@@ -102,8 +135,8 @@ def ranked(
     if not 0.0 <= threshold <= 1.0:
         raise ValidationError([f"threshold must be between 0 and 1 (got {threshold!r})"])
     others = [w for w in dict.fromkeys(among) if w != word]
-    found = vectors.of([word, *others])
-    scores = [Similar(w, cosine(found[word], found[w])) for w in others]
+    vectors.of([word, *others])  # one batch for the words never embedded
+    scores = [Similar(w, vectors.similarity(word, w)) for w in others]
     close = [s for s in scores if s.score >= threshold]
     return sorted(close, key=lambda s: (-s.score, s.word))
 
