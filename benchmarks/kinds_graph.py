@@ -13,8 +13,8 @@ from .options import count, embedder, figures_option, progress, report
 
 
 @command("graph", "relationship words by meaning (English/Korean) and tidy/health at 10k memories")
-@argument("--memories", type=count, default=10_000, help="memories in the synthetic graph")
-@argument("--words", type=count, default=100, help="distinct relationship words")
+@argument("--memories", type=count, default=10_000, metavar="N", help="memories (10,000)")
+@argument("--words", type=count, default=100, metavar="N", help="distinct words (100)")
 @argument("--quick", action="store_true", help="the configured model only for the words")
 @figures_option()
 def graph(args: argparse.Namespace) -> int:

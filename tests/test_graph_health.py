@@ -162,3 +162,18 @@ def test_the_graph_tools(store: Store) -> None:
             parse(FindLinksInput, bad)
     with pytest.raises(ValidationError, match="relationship"):
         do_find_links(env, parse(FindLinksInput, {"relationship": "!!"}))
+
+
+def test_walks_stop_at_five_hops_and_stats_carry_the_health(store: Store) -> None:
+    from mama_plugin.services.graph import MAX_DEPTH, traverse
+    from mama_plugin.services.stats import project_stats
+
+    for i in range(9):
+        memory(store, f"c{i}")
+    for i in range(8):
+        store.links.add(f"c{i + 1}", f"c{i}", "refines", "r", created_at=NOW)
+    deep = traverse(store, "c8", max_depth=9, direction="forward")
+    assert MAX_DEPTH == 5 and [s.memory_id for s in deep] == [f"c{i}" for i in (7, 6, 5, 4, 3)]
+    stats = project_stats(store, PROJECT)
+    assert stats.graph is not None and stats.graph.isolated == 2  # c0 and c8: one link each
+    assert stats.as_dict()["graph"]["components"] == 1

@@ -46,7 +46,12 @@ def clusters(
     min_words: int = 2,
 ) -> dict[str, int]:
     """DBSCAN over a similarity: each word's cluster id (1, 2, …), 0 for noise."""
-    near = {w: [o for o in words if o != w and similarity(w, o) >= threshold] for w in words}
+    near: dict[str, list[str]] = {w: [] for w in words}
+    for i, w in enumerate(words):  # a similarity is symmetric: each pair once
+        for o in words[i + 1 :]:
+            if similarity(w, o) >= threshold:
+                near[w].append(o)
+                near[o].append(w)
     label: dict[str, int] = {}
     cluster = 0
     for word in words:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -119,8 +120,8 @@ class WordVectors:
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    """Cosine similarity of two unit vectors."""
-    return sum(x * y for x, y in zip(a, b, strict=True))
+    """Cosine similarity of two unit vectors (of one length)."""
+    return sum(map(operator.mul, a, b))
 
 
 def _unit(vector: Sequence[float]) -> list[float]:
