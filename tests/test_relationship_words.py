@@ -232,3 +232,24 @@ def test_cli_synonyms_and_links_by_relationship(
     assert "matching inspired_by (1.00):" in out and out.count("--inspired_by-->") == 3
     assert main(["--db", str(db), "graph", "tidy", "--threshold", "1.5"]) == 1
     assert "--threshold must be between 0 and 1" in capsys.readouterr().err
+
+
+def test_categories_by_meaning(store: Store, embedder: Embedder) -> None:
+    from mama_plugin.services.graph import traverse
+
+    linked(store, ["precedes directly", "replaces", "inspired_from"])
+    assert traverse(store, "m0", categories=("temporal",), direction="forward") == []
+    result = tidy(store, embedder)
+    # A spelling of a built-in word takes its category; others stay associations.
+    assert result.recategorised == {"precedes_directly": "temporal"}
+    recorded = RelationshipWords(store).all()
+    assert recorded["precedes_directly"].category == "temporal"
+    assert recorded["precedes_directly"].category_confidence > 0.7
+    assert recorded["replaces"].category == "association"
+    assert recorded["replaces"].category_confidence < 0.7
+    assert [ln.link_category for ln in store.links.of("m0", direction="out")] == ["temporal"]
+    walked = traverse(store, "m0", categories=("temporal",), direction="forward")
+    assert [s.memory_id for s in walked] == ["m1"]  # the walk cache saw the change
+    store.memories.insert(NewMemory(id="n", type="insight", project=PROJECT, content="n"))
+    later = store.links.add("n", "m0", "precedes_directly", "n came right before m0")[0]
+    assert later.link_category == "temporal"

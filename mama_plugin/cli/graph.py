@@ -136,6 +136,8 @@ def _tidy(store: Any, embedder: Any, args: argparse.Namespace) -> int:
         print(f"Promoted to canonical: {', '.join(result.promoted)}")
     for word, n, days in result.archive:
         print(f"Proposed for archiving: {word} ({n} link{'s' * (n != 1)}, {days:.0f} days)")
+    for word, category in sorted(result.recategorised.items()):
+        print(f"Category by meaning: {word} is {category} now")
     return 0
 
 

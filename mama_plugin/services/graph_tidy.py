@@ -7,6 +7,10 @@ is every word reachable from a core word through core words). Each cluster's can
 its most used word (a promoted word first; ties: the oldest, then the spelling). A merge a
 person asked for (``decided_by = 'user'``) is kept as it is.
 
+Categories by meaning: a word that is not built in takes the category of the built-in word
+it is closest to when above ``CATEGORY_BAR`` (its links are re-categorised), else it stays an
+association; the similarity is recorded as the inference's confidence.
+
 Orphans and promotion follow the design: a word used fewer than ``ORPHAN_USES`` times fades as
 ``exp(-0.05 × days since its last use × ORPHAN_PENALTY)`` and is proposed for archiving below
 ``ARCHIVE_BELOW``; a word used more than ``PROMOTE_USES`` times in the last 30 days with mean
@@ -20,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..relationships import category_of
+from ..relationships import category_of, known_words
 from ..storage import Store, now_ms
 from ..storage.relationship_words import RelationshipWords, WordRow, WordUse
 from .synonyms import SYNONYM_THRESHOLD, WordVectors
@@ -36,6 +40,19 @@ ARCHIVE_BELOW = 0.2
 PROMOTE_USES = 10
 PROMOTE_WINDOW_DAYS = 30
 PROMOTE_CONFIDENCE = 0.75
+CATEGORY_BAR = 0.7  # a word this close to a built-in word takes its category
+
+
+def infer_category(vectors: WordVectors, word: str) -> tuple[str, float]:
+    """A word's category by meaning and the similarity it was read from.
+
+    A built-in word keeps its own (1.0); another takes the category of the closest built-in
+    word when above ``CATEGORY_BAR`` (``precedes_directly`` is temporal), else association.
+    """
+    if word in known_words():
+        return category_of(word), 1.0
+    best, near = max((vectors.similarity(word, k), k) for k in sorted(known_words()))
+    return (category_of(near), best) if best > CATEGORY_BAR else ("association", best)
 
 
 def clusters(
@@ -96,6 +113,7 @@ class TidyResult:
     clusters: dict[str, list[str]] = field(default_factory=dict)  # canonical -> its words
     promoted: list[str] = field(default_factory=list)
     archive: list[tuple[str, int, float]] = field(default_factory=list)  # word, links, days
+    recategorised: dict[str, str] = field(default_factory=dict)  # word -> its new category
     seconds: float = 0.0
 
     def as_dict(self) -> dict[str, object]:
@@ -104,6 +122,7 @@ class TidyResult:
             "words": self.words,
             "clusters": self.clusters,
             "promoted": self.promoted,
+            "recategorised": self.recategorised,
             "archive": [{"word": w, "links": n, "days": round(d)} for w, n, d in self.archive],
         }
 
@@ -141,10 +160,15 @@ def tidy(
                 rows.append(kept)
                 continue
             canonical = w if cluster == 0 or w in chosen else head
-            rows.append(WordRow(w, canonical, cluster, category_of(w), 1.0, "tidy", now))
+            category, confidence = infer_category(vectors, w)
+            rows.append(WordRow(w, canonical, cluster, category, confidence, "tidy", now))
+            if category != uses[w].category:
+                result.recategorised[w] = category
         if cluster:
             result.clusters[head] = sorted(group)
     table.put(rows)
+    for word, category in result.recategorised.items():
+        table.recategorise(word, category)
     for use in uses.values():
         strength = orphan_strength(use, now)
         if strength is not None and strength < ARCHIVE_BELOW:

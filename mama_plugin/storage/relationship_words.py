@@ -199,3 +199,25 @@ class RelationshipWords(Repository):
             "SELECT uses FROM relationship_usage WHERE relationship = ?", (word,)
         ).fetchall()
         return int(rows[0][0]) if rows else 0  # type: ignore[arg-type]
+
+    def recategorise(self, word: str, category: str) -> int:
+        """Give ``word``'s links and usage row ``category``; returns the links changed.
+
+        Moves ``links_version`` as a link insert does, so cached walks are thrown away.
+        """
+        with self.transaction():
+            self.conn.execute(
+                "UPDATE memory_links SET link_category = ? WHERE relationship = ? "
+                "AND link_category != ?",
+                (category, word, category),
+            )
+            changed = self.conn.changes()
+            self.conn.execute(
+                "UPDATE relationship_usage SET link_category = ? WHERE relationship = ?",
+                (category, word),
+            )
+            if changed:
+                self.conn.execute(
+                    "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'links_version'"
+                )
+        return int(changed)
