@@ -253,3 +253,17 @@ def test_categories_by_meaning(store: Store, embedder: Embedder) -> None:
     store.memories.insert(NewMemory(id="n", type="insight", project=PROJECT, content="n"))
     later = store.links.add("n", "m0", "precedes_directly", "n came right before m0")[0]
     assert later.link_category == "temporal"
+
+
+def test_the_background_pass_runs_after_enough_new_links(store: Store, embedder: Embedder) -> None:
+    from mama_plugin.services.graph_tidy import tidy_if_due
+
+    linked(store, ["inspired_by", "motivated_by", "inspired_from"])
+    assert tidy_if_due(store, embedder, every=4) is None  # 3 links: not yet
+    assert RelationshipWords(store).all() == {}
+    store.memories.insert(NewMemory(id="y", type="insight", project=PROJECT, content="y"))
+    store.links.add("y", "m0", "inspired by", "y took m0's idea")
+    done = tidy_if_due(store, embedder, every=4)
+    assert done is not None and done.words == 3
+    assert RelationshipWords(store).all()["inspired_from"].canonical == "inspired_by"
+    assert tidy_if_due(store, embedder, every=4) is None  # nothing new since

@@ -174,3 +174,25 @@ def tidy(
         if strength is not None and strength < ARCHIVE_BELOW:
             result.archive.append((use.relationship, use.uses, (now - use.last_used) / DAY_MS))
     return result
+
+
+TIDY_EVERY_LINKS = 25  # the background pass runs again once this many links were added
+
+
+def tidy_if_due(
+    store: Store, embedder: EmbeddingModel, *, every: int = TIDY_EVERY_LINKS
+) -> TidyResult | None:
+    """Run :func:`tidy` when ``every`` links were added since the last pass; else None.
+
+    The count of links at the last pass is kept in ``meta.graph_tidied_links``.
+    """
+    links = RelationshipWords(store).link_count()
+    done = int(store.meta(TIDIED_KEY) or 0)
+    if links - done < every:
+        return None
+    result = tidy(store, embedder)
+    store.set_meta(TIDIED_KEY, str(links))
+    return result
+
+
+TIDIED_KEY = "graph_tidied_links"

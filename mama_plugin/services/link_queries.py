@@ -16,7 +16,7 @@ from ..errors import ValidationError
 from ..storage import LinkRecord, MemoryRecord, Store
 from ..storage.relationship_words import RelationshipWords
 from .graph import Step, traverse
-from .synonyms import EXPAND_THRESHOLD, Similar, expand
+from .synonyms import EXPAND_THRESHOLD, Similar, checked_word, expand
 
 if TYPE_CHECKING:
     from .retrieval import EmbeddingModel
@@ -58,7 +58,7 @@ def links_by_relationship(
     found = RelationshipWords(store).links_with(
         [w.word for w in words], project=project, limit=limit
     )
-    return RelationshipMatches(words[0].word if words else word, words, found)
+    return RelationshipMatches(checked_word(word), words, found)
 
 
 @dataclass(frozen=True)

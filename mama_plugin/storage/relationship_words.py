@@ -221,3 +221,7 @@ class RelationshipWords(Repository):
                     "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'links_version'"
                 )
         return int(changed)
+
+    def link_count(self) -> int:
+        """How many links the store holds."""
+        return int(self.conn.execute("SELECT count(*) FROM memory_links").fetchall()[0][0])  # type: ignore[arg-type]
