@@ -71,11 +71,21 @@ def do_graph_health(env: Env, args: GraphHealthInput) -> Answer:
 
 
 GRAPH_TOOLS: tuple[Tool, ...] = (
-    Tool("find_links", "Links by relationship — the word and words of the same meaning "
-         "(relationship=inspired_by also finds motivated_by) — or what happened after a "
-         "memory (after=<id>: what implemented it or came next, within window_days).",
-         FindLinksInput, do_find_links, read_only=True),
-    Tool("graph_health", "How connected the project's memory graph is: isolated memories, "
-         "components, relationship words and their canonical coverage, with recommendations.",
-         GraphHealthInput, do_graph_health, read_only=True),
-)  # fmt: skip
+    Tool(
+        "find_links",
+        "Links by relationship — the word and words of the same meaning (relationship="
+        "inspired_by also finds motivated_by) — or what happened after a memory (after=<id>: "
+        "what implemented it or came next, within window_days).",
+        FindLinksInput,
+        do_find_links,
+        read_only=True,
+    ),
+    Tool(
+        "graph_health",
+        "How connected the project's memory graph is: isolated memories, components, "
+        "relationship words and their canonical coverage, with recommendations.",
+        GraphHealthInput,
+        do_graph_health,
+        read_only=True,
+    ),
+)

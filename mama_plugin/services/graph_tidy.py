@@ -99,10 +99,8 @@ def promoted(store: Store, now: int) -> set[str]:
     """Words used more than PROMOTE_USES times in the last 30 days with confident links."""
     since = now - PROMOTE_WINDOW_DAYS * DAY_MS
     recent = RelationshipWords(store).recent_usage(since)
-    return {
-        w for w, (uses, confidence) in recent.items()
-        if uses > PROMOTE_USES and confidence > PROMOTE_CONFIDENCE
-    }  # fmt: skip
+    busy = {w for w, (uses, _) in recent.items() if uses > PROMOTE_USES}
+    return {w for w in busy if recent[w][1] > PROMOTE_CONFIDENCE}
 
 
 @dataclass
