@@ -115,6 +115,11 @@ def test_a_merge_recommendation_acted_on_end_to_end(
     assert sorted(ln["relationship"] for ln in found["links"]) == [
         "inspired_by", "inspired_by", "sparked_by", "sparked_by",
     ]  # fmt: skip
+    with Store.open(db, config=Config()) as store:  # into a merged word: its canonical one
+        store.memories.insert(NewMemory(id="f", type="insight", project=project, content="f"))
+        store.links.add("f", "e", "kindled_by", "r")
+        assert RelationshipWords(store).merge("kindled_by", "sparked_by") == 3
+        assert RelationshipWords(store).all()["kindled_by"].canonical == "inspired_by"
     assert main(["--db", str(db), "graph", "merge", "nothing_uses", "inspired_by"]) == 1
     assert "no link uses 'nothing_uses'" in capsys.readouterr().err
     assert main(["--db", str(db), "graph", "merge", "sparked_by"]) == 1

@@ -100,11 +100,15 @@ class RelationshipWords(Repository):
     def merge(self, word: str, into: str) -> int:
         """Make ``into`` the canonical form of ``word`` and of every word that stood for it.
 
-        Returns how many words now stand for ``into``. Links keep their own word.
+        When ``into`` itself stands for another word, ``word`` joins that one: a word's
+        canonical form is always canonical. Returns how many words now stand for it. Links
+        keep their own word.
         """
         now = now_ms()
         with self.transaction():
             known = self.all()
+            if into in known:
+                into = known[into].canonical
             target = known.get(into)
             cluster = target.cluster if target else 0
             category = target.category if target else self._category_of(into)
