@@ -13,6 +13,7 @@ from pathlib import Path
 from mama_plugin.cli.options import Command, argument, command
 from mama_plugin.errors import MamaError
 
+from .kinds_graph import graph
 from .kinds_model import contention, draft, memory
 from .options import (
     count,
@@ -366,4 +367,5 @@ KINDS: tuple[Command, ...] = (
     share,
     view,
     team,
+    graph,
 )

@@ -60,3 +60,8 @@ def normalise(relationship: str) -> str:
 def category_of(relationship: str) -> Category:
     """Return the category of a normalised relationship; unknown words are associations."""
     return _KNOWN.get(relationship, "association")
+
+
+def known_words() -> frozenset[str]:
+    """The built-in relationship words, canonical by definition."""
+    return frozenset(_KNOWN)

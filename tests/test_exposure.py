@@ -63,7 +63,8 @@ def test_the_initial_list_for_each_state_of_the_memory() -> None:
     assert seeded([]) == core
     with_memories = seeded(MEMORIES)
     assert set(with_memories) - set(core) == {
-        "load_context", "search_by_topic", "search_recent", "suggest_links", "evolve_link"
+        "load_context", "search_by_topic", "search_recent", "suggest_links", "evolve_link",
+        "find_links", "graph_health",
     }  # fmt: skip
     assert seeded([*MEMORIES, "tracking"]) == EVERY  # decisions: every tool
 

@@ -25,6 +25,7 @@ from . import (
     doctor,
     forgetting,
     gc,
+    graph,
     learning,
     memory,
     runtime,
@@ -75,6 +76,7 @@ COMMANDS: tuple[Command, ...] = (
     learning.cmd_premises,
     view.cmd_view,
     team.cmd_team,
+    graph.cmd_graph,
 )
 
 

@@ -15,6 +15,7 @@ from .options import (
     argument,
     command,
     json_option,
+    keyword_only_option,
     limit_option,
     no_model_option,
     project_option,
@@ -68,12 +69,18 @@ def cmd_draft(args: argparse.Namespace) -> int:
     help="list (default); suggest MEMORY_ID; accept N; reject N",
 )
 @argument("target", nargs="?", help="a memory id (suggest) or a suggestion number")
-@argument("--relationship", help="accept: use this relationship instead")
+@argument(
+    "--relationship",
+    help="accept: use this relationship instead; list: links by this word and its synonyms",
+)
+@argument("--after", metavar="ID", help="list: what followed this memory (implementation, time)")
+@argument("--window", type=float, default=7.0, help="--after: within this many days (default 7)")
 @argument("--reason", help="accept: use this reason instead")
 @project_option()
 @argument("--all", action="store_true", help="list every verdict, not only pending")
 @limit_option(20, "to list")
 @no_model_option("suggest: rules only, no model")
+@keyword_only_option()
 @json_option()
 def cmd_links(args: argparse.Namespace) -> int:
     """List, find, accept or reject link suggestions."""
@@ -100,6 +107,10 @@ def cmd_links(args: argparse.Namespace) -> int:
                 f"(link #{link.id}, reason by {link.created_by}): {link.reason}"
             )
             return 0
+        if args.action == "list" and (args.relationship or args.after):
+            from .graph import list_links
+
+            return list_links(store, args)
         project = project_of(args)
         if args.action == "suggest":
             if not args.target:

@@ -171,8 +171,10 @@ def _end_process(state: State) -> None:
 
 
 async def suggest_in_background(state: State) -> None:
-    """Judge link candidates for each saved memory, off the request path (pending only)."""
+    """Judge link candidates for each saved memory, off the request path (pending only); then
+    tidy the relationship words when enough links were added since the last pass."""
     from ..assist import suggest
+    from ..services.graph_tidy import tidy_if_due
 
     def run(memory_id: str) -> None:
         env = state.env()
@@ -182,6 +184,8 @@ async def suggest_in_background(state: State) -> None:
             env.store, memory_id, assistant=env.assistant, embedder=env.embedder
         )
         log.info("link suggestions for %s: %d new", memory_id, len(made))
+        if env.embedder is not None and (tidied := tidy_if_due(env.store, env.embedder)):
+            log.info("relationship words tidied: %d clusters", len(tidied.clusters))
 
     await _consume(state.session.suggestions, SUGGEST_AFTER_S, run, "link suggestions for %s")
 

@@ -46,7 +46,7 @@ CONTEXT_TOOLS: dict[str, tuple[str, ...]] = {
         "confidence_history",
         "project_context",
     ),
-    "linking": ("suggest_links", "evolve_link"),
+    "linking": ("suggest_links", "evolve_link", "find_links", "graph_health"),
 }
 # The sentences of the initialize instructions, each said only when its tools are listed.
 _ADVICE: tuple[tuple[tuple[str, ...], str], ...] = (
@@ -61,6 +61,7 @@ _ADVICE: tuple[tuple[tuple[str, ...], str], ...] = (
     (("evolve_outcome",), "when a decision turns out well or badly, evolve_outcome"),
     (("save_insight",), "a lesson worth keeping is a save_insight"),
     (("load_context",), "load_context tells one memory's story"),
+    (("find_links",), "find_links finds links by relationship or what happened after a memory"),
     (
         ("suggest_links", "evolve_link"),
         "accept or reject the links MAMA proposes (suggest_links) with evolve_link",

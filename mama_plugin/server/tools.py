@@ -49,6 +49,7 @@ from ..storage import MemoryRecord, Store
 from .assist_tools import do_draft_decision, do_evolve_link, do_suggest_links
 from .base import Answer, Env, Tool
 from .edit_tools import do_forget, do_promote, do_update
+from .graph_tools import relationship_hints
 
 # Every tool name obeys the Anthropic API pattern even behind Claude Code's plugin prefix.
 NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
@@ -62,9 +63,12 @@ def _saved(result: SaveResult, env: Env | None = None) -> Answer:
         env.session.embed_soon(env.project)  # its vector within moments, not at the next poll
     if env is not None and env.config.settings.link_suggestions:
         env.session.suggest_later(m.id)  # judged in the background
+    hints = relationship_hints(env, (ln.relationship for ln in result.links)) if env else []
+    extra = {"relationship_hints": hints} if hints else {}
     return Answer(
-        result.summary(),
-        {
+        "\n".join([result.summary(), *(h["text"] for h in hints)]),
+        extra
+        | {
             "id": m.id,
             "type": m.type,
             "topic": m.topic,

@@ -27,6 +27,8 @@ HALF_LIFE_DAYS: dict[str, float | None] = {
     "evolution": None,
 }
 CACHE_SIZE = 512
+# No walk goes deeper, whatever a caller asks: past five hops a neighbourhood is the graph.
+MAX_DEPTH = 5
 
 
 def decayed(link: LinkRecord, now: int) -> float:
@@ -68,10 +70,12 @@ def traverse(
 
     ``direction`` is ``forward`` (along from → to), ``backward`` (against it) or ``both``.
     ``since``/``until`` bound the links' creation times (ms). A link whose decayed
-    confidence falls below ``min_confidence`` is not followed. Read-only.
+    confidence falls below ``min_confidence`` is not followed. ``max_depth`` is capped at
+    ``MAX_DEPTH``. Read-only.
     """
     if direction not in {"forward", "backward", "both"}:
         raise ValueError("direction must be forward, backward or both")
+    max_depth = min(max_depth, MAX_DEPTH)
     cats = tuple(sorted(set(categories))) if categories is not None else CATEGORIES
     now = now if now is not None else now_ms()
     key = (

@@ -3,7 +3,8 @@
 Read-only. Decisions: the share with non-trivial reasoning (> 50 characters, more than one
 word), narrative completeness (0–5: reasoning, alternatives, evidence, specifics, next steps),
 the share with an outcome. Links: their reasons by quality (trivial / basic / causal) and by
-who wrote them. Suggestions: how many wait, and the share of verdicts that accepted.
+who wrote them. Suggestions: how many wait, and the share of verdicts that accepted. The
+graph: the health figures of :mod:`.graph_health` (recommendations in ``mama graph health``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..storage import MemoryRecord, Store
+from .graph_health import Health, graph_health
 from .quality import QUALITIES, completeness, non_trivial_reasoning, reason_quality
 
 
@@ -34,6 +36,7 @@ class Stats:
     suggestions: dict[str, int] = field(default_factory=dict)  # status -> suggestions
     suggestion_reasons: dict[str, int] = field(default_factory=dict)  # quality of pending+
     acceptance_rate: float | None = None
+    graph: Health | None = None  # the graph's health figures (mama graph health)
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data (``mama stats --json``)."""
@@ -75,6 +78,7 @@ def project_stats(
     verdicts = stats.suggestions["accepted"] + stats.suggestions["rejected"]
     if verdicts:
         stats.acceptance_rate = stats.suggestions["accepted"] / verdicts
+    stats.graph = graph_health(store, project)
     return stats
 
 

@@ -75,7 +75,7 @@ class Links(Repository):
             ).fetchall()
             if existing:
                 return LinkRecord.from_row(existing[0], personal=self.masks_personal), Redactions()
-            category = category_of(word)
+            category = self._category(word)
             self.conn.execute(
                 "INSERT INTO memory_links(from_id, to_id, relationship, reason, evidence, context, "
                 "link_category, confidence, created_by, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -105,6 +105,13 @@ class Links(Repository):
         redactions = Redactions()
         redactions.add(dict(found))
         return LinkRecord.from_row(row, personal=self.masks_personal), redactions
+
+    def _category(self, word: str) -> str:
+        """The category recorded for ``word`` by meaning (``mama graph tidy``), else derived."""
+        rows = self.conn.execute(
+            "SELECT category FROM relationship_words WHERE relationship = ?", (word,)
+        ).fetchall()
+        return str(rows[0][0]) if rows else category_of(word)
 
     def _replaces(self, start: str, target: str) -> bool:
         """True if ``start`` reaches ``target`` by following replacing links forward."""

@@ -15,7 +15,7 @@ from typing import Any
 import apsw
 
 from ..errors import SchemaError
-from . import confidence, file_states, search_tables, shared_files, tables
+from . import confidence, file_states, relationship_words, search_tables, shared_files, tables
 from .search_tables import RANK_LOG_KEPT, create_vector_table
 from .team.tables import team_tables
 
@@ -124,6 +124,13 @@ STEPS: tuple[Step, ...] = (
         "(filled by triggers on memories and links of connected projects, checkpoints aside, "
         "in the write's own transaction), `team_versions` (the server version and digest last "
         "seen per memory), `team_conflicts` (a teammate's version kept beside the local one)",
+    ),
+    Step(
+        "relationship_words",
+        relationship_words.relationship_words,
+        "`relationship_words` (word → canonical word, cluster id, category inferred from its "
+        "meaning with its confidence, who decided): what `mama graph tidy` and merges record; "
+        "links keep the word their writer chose",
     ),
 )
 LATEST = len(STEPS)
