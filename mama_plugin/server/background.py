@@ -168,13 +168,17 @@ def _end_process(state: State) -> None:
 async def suggest_in_background(state: State) -> None:
     """Judge link candidates for each saved memory, off the request path (pending only)."""
     from ..assist import suggest
+    from ..assist.profiles import link_judge
 
     def run(memory_id: str) -> None:
         env = state.env()
         if not env.config.settings.link_suggestions:
             return
         made = suggest.suggest_for(
-            env.store, memory_id, assistant=env.assistant, embedder=env.embedder
+            env.store,
+            memory_id,
+            assistant=link_judge(env.config, env.assistant),
+            embedder=env.embedder,
         )
         log.info("link suggestions for %s: %d new", memory_id, len(made))
 
