@@ -9,6 +9,7 @@ product's own test, so the figures say what a user would be shown.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import os
@@ -69,7 +70,8 @@ def profiles_option(text: str) -> list[str]:
     names = list(PROFILES) if text.strip() == "all" else [n.strip() for n in text.split(",")]
     unknown = [n for n in names if n not in PROFILES]
     if unknown or not names:
-        raise ValueError(f"unknown profile(s) {', '.join(unknown)}; known: {', '.join(PROFILES)}")
+        known = ", ".join(PROFILES)
+        raise argparse.ArgumentTypeError(f"unknown profile(s) {', '.join(unknown)}; known: {known}")
     return names
 
 
