@@ -195,9 +195,11 @@ def test_a_hook_call_holds_the_servers_gate_while_it_runs(
 
 @pytest.mark.anyio
 async def test_a_draft_answers_at_its_deadline_and_the_next_call_has_the_models_items(
-    state: State, mama_home: Path
+    state: State, mama_home: Path, built_model: Path
 ) -> None:
     Config(mama_home).set("assist_draft_wait_s", "0.2")
+    # A user's own model: trusted with every draft layer, whatever the profiles earned.
+    Config(mama_home).set("assist_model_path", str(built_model))
     model = Scripted(Config(mama_home))
     model.hold.clear()
     model.value = DraftedNarrative(
