@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -169,12 +170,15 @@ def draft_run(
     threads: int | None = None,
     labels: Path = LABELS,
     limit: int | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """Run the benchmark; return its report and its figures.
 
     ``profiles``: the model profiles to compare (default: the configured one); ``threads``
-    overrides ``assist_threads`` (0: all cores); ``limit``: the first N labelled turns only.
+    overrides ``assist_threads`` (0: all cores); ``limit``: the first N labelled turns only;
+    ``progress`` is told each turn drafted by a model.
     """
+    say = progress or (lambda _line: None)
     chosen = profiles or [config.settings.assist_profile]
     turns = cases(labels, limit)
     before = uptime()
@@ -198,7 +202,8 @@ def draft_run(
                 tally.load.append(assistant.warm())
             except MamaError as exc:
                 raise MamaError(f"bench draft: profile {profile}: {exc}") from exc
-            for name, digest, request, label in turns:
+            for done, (name, digest, request, label) in enumerate(turns, 1):
+                say(f"{profile}: turn {done}/{len(turns)} ({name})")
                 started = time.perf_counter()
                 reading = read(request, digest)
                 generation = ask(assistant, reading.prompt) if reading.prompt else None

@@ -59,6 +59,7 @@ def draft(args: argparse.Namespace) -> int:
             threads=args.threads,
             labels=args.labels or LABELS,
             limit=args.limit,
+            progress=progress,
         ),
     )
 
@@ -145,5 +146,6 @@ def links(args: argparse.Namespace) -> int:
             embedder=embedder(args, one_thread=True),
             labels=args.labels or LABELS,
             limit=args.limit,
+            progress=progress,
         ),
     )

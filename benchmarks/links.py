@@ -16,6 +16,7 @@ first token, full). The model's own verdicts, before the rules, are scored apart
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -161,8 +162,10 @@ def links_run(
     embedder: EmbeddingModel | None = None,
     labels: Path = LABELS,
     limit: int | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """Run the benchmark; return its report and its figures (options as ``draft_run``'s)."""
+    say = progress or (lambda _line: None)
     chosen = profiles or [config.settings.assist_profile]
     pairs = pairs_of(labels, embedder, limit)
     links = sum(bool(label["link"]) for *_, label in pairs)
@@ -180,7 +183,8 @@ def links_run(
             tally.load.append(model.assistant.warm())
         except MamaError as exc:
             raise MamaError(f"bench links: profile {profile}: {exc}") from exc
-        for newer, older, sources, label in pairs:
+        for done, (newer, older, sources, label) in enumerate(pairs, 1):
+            say(f"{profile}: pair {done}/{len(pairs)} ({newer.id} -> {older.id})")
             model.last = None
             started = time.perf_counter()
             verdict = judge(newer, older, sources, assistant=model)
@@ -210,7 +214,16 @@ def links_run(
         "profiles": {p: PROFILES[p].title for p in chosen},
         "configurations": {name: t.figures(links) for name, t in tallies.items()},
     }
+    rules = data["configurations"]["rules"]
+    data["earned"] = {p: earned(rules, data["configurations"][f"rules + {p}"]) for p in chosen}
     return render(data), data
+
+
+def earned(rules: dict[str, Any], model: dict[str, Any]) -> bool:
+    """True when the model raised the recall of right relationships without lowering the
+    share of proposed links that are correct."""
+    gained = (model["recall_right_relationship"] or 0) > (rules["recall_right_relationship"] or 0)
+    return gained and (model["correct_share"] or 0) >= (rules["correct_share"] or 0)
 
 
 def _score(tally: Tally, verdict: Any, label: dict[str, Any], newer: Any, older: Any) -> None:
@@ -264,4 +277,7 @@ def render(data: dict[str, Any]) -> str:
             f"pairs: precision {cell(alone['precision'])}, recall {cell(alone['recall'])}, "
             f"right relationship {alone['relationship_right']}; outcomes {f['outcomes']}"
         )
+    for profile, won in data["earned"].items():
+        verdict = "yes" if won else "no: the rules' verdict is used"
+        lines.append(f"  {data['profiles'][profile]}: earned link judging: {verdict}")
     return "\n".join(lines) + "\n"
