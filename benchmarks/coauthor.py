@@ -53,22 +53,31 @@ def matches(item: str, label: str, *, evidence: bool = False) -> bool:
 
 
 def profile_config(config: Config, profile: str) -> Config:
-    """``config`` with ``assist_profile`` set to ``profile`` (and no ``assist_model_path``),
-    for this run only: the user's config file is not written."""
-    if profile not in PROFILES:
+    """``config`` with ``assist_profile`` set to ``profile`` (and no ``assist_model_path``), or
+    with ``assist_model_path`` set to ``profile`` when it is a GGUF file's path (a user's own
+    model), for this run only: the user's config file is not written."""
+    settings = config.settings
+    if profile in PROFILES:
+        settings = dataclasses.replace(settings, assist_profile=profile, assist_model_path="")
+    elif Path(profile).is_file():
+        settings = dataclasses.replace(settings, assist_model_path=str(Path(profile).resolve()))
+    else:
         known = ", ".join(PROFILES)
-        raise MamaError(f"no model profile {profile!r}; tested profiles: {known}")
+        raise MamaError(f"no model profile {profile!r}; tested profiles: {known}, or a GGUF path")
     chosen = Config(config.home)
-    chosen.__dict__["settings"] = dataclasses.replace(
-        config.settings, assist_profile=profile, assist_model_path=""
-    )
+    chosen.__dict__["settings"] = settings
     return chosen
 
 
+def title(profile: str) -> str:
+    """A profile's title, or a user's model file's name."""
+    return PROFILES[profile].title if profile in PROFILES else f"{Path(profile).name} (yours)"
+
+
 def profiles_option(text: str) -> list[str]:
-    """``--profiles``: comma-separated profile names, or ``all``."""
+    """``--profiles``: comma-separated profile names or GGUF paths, or ``all``."""
     names = list(PROFILES) if text.strip() == "all" else [n.strip() for n in text.split(",")]
-    unknown = [n for n in names if n not in PROFILES]
+    unknown = [n for n in names if n not in PROFILES and not Path(n).is_file()]
     if unknown or not names:
         known = ", ".join(PROFILES)
         raise argparse.ArgumentTypeError(f"unknown profile(s) {', '.join(unknown)}; known: {known}")

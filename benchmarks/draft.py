@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from mama_plugin.assist.draft import Draft, ask, compose, grounded, read
-from mama_plugin.assist.profiles import LAYERS, PROFILES
+from mama_plugin.assist.profiles import LAYERS
 from mama_plugin.assist.runtime import Assistant
 from mama_plugin.config import Config
 from mama_plugin.errors import MamaError
@@ -34,7 +34,17 @@ from mama_plugin.transcript import Digest
 from mama_plugin.transcript.turns import turn_digests
 
 from .checkout import DATA, FIXTURES
-from .coauthor import cell, load_labels, matches, median, p95, profile_config, share, uptime
+from .coauthor import (
+    cell,
+    load_labels,
+    matches,
+    median,
+    p95,
+    profile_config,
+    share,
+    title,
+    uptime,
+)
 
 LABELS = DATA / "draft_labels.json"
 ORDER = ("reasoning", "alternatives", "tension", "next_steps", "evidence")
@@ -184,7 +194,7 @@ def draft_run(
     before = uptime()
     extractor = Tally()
     tallies = {name: Tally() for name in chosen}
-    titles = {name: PROFILES[name].title for name in chosen}
+    titles = {name: title(name) for name in chosen}
     for run in range(runs):
         baselines: dict[str, Draft] = {}
         for name, digest, request, label in turns:

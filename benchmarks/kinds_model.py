@@ -29,7 +29,7 @@ def _profiles(text: str) -> list[str]:
 
 
 _PROFILES_HELP = (
-    "model profiles to compare with the extractor, comma-separated, or all "
+    "model profiles (or paths of your own GGUF models) to compare, comma-separated, or all "
     "(default: assist_profile)"
 )
 _THREADS_HELP = "llama.cpp threads for the model (default: assist_threads; 0: all cores)"

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from mama_plugin.assist.draft import grounded
-from mama_plugin.assist.profiles import PROFILES
 from mama_plugin.assist.runtime import Assistant, Generation, M, Prompt
 from mama_plugin.assist.suggest import QUARTER_HOUR_MS, SIMILAR, WEEK_MS, judge, pair_text
 from mama_plugin.config import Config
@@ -31,7 +30,7 @@ from mama_plugin.storage import MemoryRecord
 from mama_plugin.storage.text import embedding_text
 
 from .checkout import DATA
-from .coauthor import cell, load_labels, median, p95, profile_config, share, uptime
+from .coauthor import cell, load_labels, median, p95, profile_config, share, title, uptime
 
 LABELS = DATA / "link_pairs.json"
 DAY_MS = 86_400_000
@@ -211,7 +210,7 @@ def links_run(
         "similar_rule": embedder is not None,
         "threads": threads if threads is not None else config.settings.assist_threads,
         "uptime": [before, after],
-        "profiles": {p: PROFILES[p].title for p in chosen},
+        "profiles": {p: title(p) for p in chosen},
         "configurations": {name: t.figures(links) for name, t in tallies.items()},
     }
     rules = data["configurations"]["rules"]
