@@ -89,6 +89,9 @@ def test_bench_draft_and_links_score_the_extractor_and_the_model_in_one_run(
     alone = figures["configurations"]["extractor"]
     assert alone["proposed"] > 0 and alone["recall"] is not None
     assert figures["configurations"]["extractor + gemma3-270m"]["load_s"] > 0
+    assert set(figures["earned_layers"]["gemma3-270m"]) <= {
+        "reasoning", "alternatives", "tension", "next_steps"
+    }  # fmt: skip
 
     assert main(["links", *common[:-2], "--keyword-only", "--json", str(out)]) == 0
     text = capsys.readouterr().out
@@ -96,3 +99,5 @@ def test_bench_draft_and_links_score_the_extractor_and_the_model_in_one_run(
     figures = json.loads(out.read_text())
     assert figures["pairs"] == 1 and not figures["similar_rule"]
     assert sum(figures["configurations"]["rules + gemma3-270m"]["outcomes"].values()) == 1
+    assert figures["earned"]["gemma3-270m"] in (True, False)
+    assert "earned link judging:" in text
