@@ -130,6 +130,12 @@ def test_only_the_trusted_layers_take_the_models_items() -> None:
     assert every.sources["tension"] == "model"
 
 
+def test_a_model_switched_off_says_so_rather_than_what_it_lost(mama_home: Path) -> None:
+    Config(mama_home).set("assist_model_path", "off")
+    layers, note = profiles.draft_layers(Config(mama_home))
+    assert not layers and note.startswith("not used: assist_model_path is off")
+
+
 def test_links_are_judged_by_the_model_only_when_its_profile_earned_it(
     mama_home: Path, built_model: Path
 ) -> None:

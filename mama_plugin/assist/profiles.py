@@ -24,7 +24,7 @@ from ..config import Config
 from ..embeddings.convert import is_model_file
 from ..embeddings.files import exclusive_lock
 from ..embeddings.resolve import models_dir
-from .model_file import AssistUnavailable
+from .model_file import SWITCHED_OFF, AssistUnavailable
 
 M = TypeVar("M")
 
@@ -171,5 +171,7 @@ def link_judge(config: Config, model: M | None) -> M | None:
 
 def draft_layers(config: Config) -> tuple[frozenset[str], str]:
     """The draft layers the profile in force is trusted with, and the note when none."""
+    if config.settings.assist_model_path == "off":
+        return frozenset(), f"not used: {SWITCHED_OFF}"
     profile = active(config)
     return profile.draft_layers, profile.skipped("draft")
