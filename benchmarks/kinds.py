@@ -14,7 +14,7 @@ from mama_plugin.cli.options import Command, argument, command
 from mama_plugin.errors import MamaError
 
 from .kinds_graph import graph
-from .kinds_model import contention, draft, memory
+from .kinds_model import contention, draft, links, memory
 from .options import (
     count,
     dataset_option,
@@ -368,4 +368,5 @@ KINDS: tuple[Command, ...] = (
     view,
     team,
     graph,
+    links,
 )

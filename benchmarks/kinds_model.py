@@ -22,27 +22,45 @@ from .options import (
 )
 
 
-@command("draft", "drafting with the local model on recorded transcripts: time and grounding")
-@runs_option(3, "runs over the transcripts")
-@argument(
-    "--transcripts",
-    type=Path,
-    metavar="DIR",
-    help="a folder of Claude Code transcripts (default: tests/fixtures/transcripts)",
+def _profiles(text: str) -> list[str]:
+    from .coauthor import profiles_option
+
+    return profiles_option(text)
+
+
+_PROFILES_HELP = (
+    "model profiles (or paths of your own GGUF models) to compare, comma-separated, or all "
+    "(default: assist_profile)"
 )
+_THREADS_HELP = "llama.cpp threads for the model (default: assist_threads; 0: all cores)"
+
+
+@command("draft", "drafts on labelled transcript turns: extractor alone vs with each model")
+@runs_option(1, "runs over the labelled turns (latency only; the scores are the first run's)")
+@argument("--profiles", type=_profiles, metavar="P[,P]", help=_PROFILES_HELP)
+@argument("--threads", type=threads, metavar="N", help=_THREADS_HELP)
+@argument("--limit", type=count, metavar="N", help="the first N labelled turns only")
 @argument(
-    "--threads",
-    type=threads,
-    metavar="N",
-    help="llama.cpp threads for the model (default: assistthreads; 0: all cores)",
+    "--labels",
+    type=Path,
+    metavar="PATH",
+    help="labelled turns (default: benchmarks/data/draft_labels.json)",
 )
 @figures_option()
 def draft(args: argparse.Namespace) -> int:
-    from .draft import draft_run
+    from .draft import LABELS, draft_run
 
     return report(
         args,
-        *draft_run(args.runs, folder=args.transcripts, config=args.config, threads=args.threads),
+        *draft_run(
+            args.runs,
+            config=args.config,
+            profiles=args.profiles,
+            threads=args.threads,
+            labels=args.labels or LABELS,
+            limit=args.limit,
+            progress=progress,
+        ),
     )
 
 
@@ -101,4 +119,33 @@ def memory(args: argparse.Namespace) -> int:
 
     return report(
         args, *memory_run(args.sessions, config=args.config, idle_s=args.idle_s, progress=progress)
+    )
+
+
+@command("links", "link judgements on labelled memory pairs: rules alone vs with each model")
+@argument("--profiles", type=_profiles, metavar="P[,P]", help=_PROFILES_HELP)
+@argument("--threads", type=threads, metavar="N", help=_THREADS_HELP)
+@argument("--limit", type=count, metavar="N", help="the first N labelled pairs only")
+@argument(
+    "--labels",
+    type=Path,
+    metavar="PATH",
+    help="labelled pairs (default: benchmarks/data/link_pairs.json)",
+)
+@keyword_only_option()
+@figures_option()
+def links(args: argparse.Namespace) -> int:
+    from .links import LABELS, links_run
+
+    return report(
+        args,
+        *links_run(
+            config=args.config,
+            profiles=args.profiles,
+            threads=args.threads,
+            embedder=embedder(args, one_thread=True),
+            labels=args.labels or LABELS,
+            limit=args.limit,
+            progress=progress,
+        ),
     )

@@ -296,6 +296,7 @@ def _co_author(
     """/mama-save with a draft, the save, the link MAMA proposes, its acceptance, the stats."""
     from .assist import suggest
     from .assist.draft import draft_narrative
+    from .assist.profiles import draft_layers, link_judge
     from .schema import parse
     from .schema.assist import DraftRequest
     from .services.stats import project_stats
@@ -315,7 +316,8 @@ def _co_author(
         },
     )
     digest = read_transcript(store.path.parent / "session.jsonl")
-    draft = draft_narrative(request, digest, assistant=assistant)
+    layers, skipped = draft_layers(config)
+    draft = draft_narrative(request, digest, assistant=assistant, layers=layers, skipped=skipped)
     p = draft.proposal
     out.append(f"/mama-save → save_decision(draft=true), nothing saved yet. Model: {draft.model}")
     out.append(f"  reasoning [{draft.sources['reasoning']}]: {p['reasoning']['primary']}")
@@ -329,7 +331,8 @@ def _co_author(
         out.append(f"  ({len(draft.dropped)} model item(s) dropped: not in the conversation)")
     saved = save_decision(store, PROJECT, p).memory
     out.append(f"Claude reviews it and saves it: {saved.id}\n")
-    made = suggest.suggest_for(store, saved.id, assistant=assistant, embedder=embedder)
+    judge = link_judge(config, assistant)
+    made = suggest.suggest_for(store, saved.id, assistant=judge, embedder=embedder)
     for s in made:
         out.append(f"Link suggested in the background (pending, judged by {s.judged_by}):")
         out.append(f"  #{s.id} {s.from_id} --{s.relationship}--> {s.to_id}: {s.reason}")

@@ -161,6 +161,12 @@ class Settings:
         "GGUF model that drafts narratives and judges links (empty: bundled Gemma 3 270M; "
         "off: none)",
     )
+    assist_profile: str = _setting(
+        "gemma3-270m",
+        _choice("gemma3-270m", "smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct"),
+        "which packaged model assists when assist_model_path is empty (each trusted only with the "
+        "jobs it won on the labelled evaluation)",
+    )
     assist_threads: int = _setting(
         1,
         _non_negative_int,

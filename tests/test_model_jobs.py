@@ -7,6 +7,7 @@ for a hook with the real bundled Gemma 3 270M.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import threading
 import time
@@ -195,9 +196,11 @@ def test_a_hook_call_holds_the_servers_gate_while_it_runs(
 
 @pytest.mark.anyio
 async def test_a_draft_answers_at_its_deadline_and_the_next_call_has_the_models_items(
-    state: State, mama_home: Path
+    state: State, mama_home: Path, built_model: Path
 ) -> None:
     Config(mama_home).set("assist_draft_wait_s", "0.2")
+    # A user's own model: trusted with every draft layer, whatever the profiles earned.
+    Config(mama_home).set("assist_model_path", str(built_model))
     model = Scripted(Config(mama_home))
     model.hold.clear()
     model.value = DraftedNarrative(
@@ -301,3 +304,27 @@ def test_the_real_model_waits_while_a_hook_runs(
         assert gate.paused == 1 and not job.done.is_set()  # held before its first batch
     assert job.wait(WAIT_S * 3)
     assert job.take().outcome == "ok"
+
+
+@pytest.mark.anyio
+async def test_a_profile_that_lost_every_draft_layer_spends_no_model_time_on_a_draft(
+    state: State, mama_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mama_plugin.assist import profiles
+
+    lost = dataclasses.replace(profiles.GEMMA, draft_layers=frozenset())
+    monkeypatch.setitem(profiles.PROFILES, profiles.GEMMA.name, lost)
+    model = Scripted(Config(mama_home))
+    state._assistant = model
+    transcript = str(FIXTURES / "postgres_job_queue.jsonl")
+    async with connect(state, CLIENT) as c:
+        await c.call_tool("checkpoint_turn", {"session_id": "s1", "transcript_path": transcript})
+        drafted = await c.call_tool(
+            "save_decision", {"decision": "Use PostgreSQL for the job queue", "draft": True}
+        )
+    assert not drafted.is_error, text(drafted)
+    data = drafted.structured_content
+    assert model.events == [] and not model.loaded  # never asked, never loaded
+    assert data["model"] == lost.skipped("draft") and data["generation"] is None
+    assert "lost to the extractor" in text(drafted)
+    assert data["sources"]["reasoning"] == "extractor"

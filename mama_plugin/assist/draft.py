@@ -32,6 +32,7 @@ from ..services.quality import RANK, reason_quality
 from ..text import numbers, split, tokens, unique, words
 from ..transcript import Digest
 from .extract import Extracted, extract
+from .profiles import LAYERS
 from .runtime import Generation, Model, Prompt
 
 MAX_TOKENS = 320
@@ -142,12 +143,14 @@ def compose(
     note: str,
     *,
     personal: bool = True,
+    layers: frozenset[str] = LAYERS,
 ) -> Draft:
     """The draft from ``reading`` and the model's ``generation`` (None: the extractor's alone),
-    with ``note`` saying what the model did (:func:`model_note`). Secrets (and personal data,
-    unless ``personal=False``) the draft quotes are masked."""
+    with ``note`` saying what the model did (:func:`model_note`). The model's items are used
+    for ``layers`` only (a profile's measured jobs, :mod:`.profiles`). Secrets (and personal
+    data, unless ``personal=False``) the draft quotes are masked."""
     proposed = generation.value if generation is not None else None
-    draft = _merge(request, reading.found, proposed, reading.conversation)
+    draft = _merge(request, reading.found, proposed, reading.conversation, layers)
     draft.model, draft.generation = note, generation
     # A draft is shown and then saved as it stands: what it quotes passes the privacy filter.
     draft.proposal, _ = redact_tree(draft.proposal, personal=personal)
@@ -162,19 +165,26 @@ def draft_narrative(
     assistant: Model | None = None,
     timeout_s: float | None = None,
     personal: bool = True,
+    layers: frozenset[str] = LAYERS,
+    skipped: str = "",
 ) -> Draft:
     """Draft ``request``'s narrative from its context and the session's ``digest``.
 
     Never raises for model trouble: without a model, past the timeout, or when the model's
-    output stays invalid, the extractor's draft stands and ``model`` says why. Secrets (and
-    personal data, unless ``personal=False``) the draft quotes are masked.
+    output stays invalid, the extractor's draft stands and ``model`` says why. The model's
+    items are used for ``layers`` only; with none, the model is not asked at all and
+    ``skipped`` (:meth:`.profiles.Profile.skipped`) is the draft's note. Secrets (and personal
+    data, unless ``personal=False``) the draft quotes are masked.
     """
     reading = read(request, digest)
     generation = None
+    if assistant is not None and not layers:
+        note = skipped or "not asked: the model is trusted with no draft layer"
+        return compose(request, reading, None, note, personal=personal, layers=layers)
     if assistant is not None and reading.prompt is not None:
         generation = ask(assistant, reading.prompt, timeout_s)
     note = model_note(assistant, generation)
-    return compose(request, reading, generation, note, personal=personal)
+    return compose(request, reading, generation, note, personal=personal, layers=layers)
 
 
 def grounded(text: str, conversation: str) -> bool:
@@ -200,7 +210,11 @@ def _grounded(sentence: str, conversation: str) -> bool:
 
 
 def _merge(
-    request: DraftRequest, found: Extracted, proposed: DraftedNarrative | None, conversation: str
+    request: DraftRequest,
+    found: Extracted,
+    proposed: DraftedNarrative | None,
+    conversation: str,
+    layers: frozenset[str] = LAYERS,
 ) -> Draft:
     sources: dict[str, str] = {}
     dropped: list[str] = []
@@ -210,17 +224,20 @@ def _merge(
         dropped.extend(i for i in items if i not in good)
         return good
 
-    m_primary = keep([proposed.primary]) if proposed else []
-    m_secondary = keep(list(proposed.secondary)) if proposed else []
-    drafted = list(proposed.alternatives) if proposed else []
+    def use(layer: str) -> bool:
+        return proposed is not None and layer in layers
+
+    m_primary = keep([proposed.primary]) if proposed and use("reasoning") else []
+    m_secondary = keep(list(proposed.secondary)) if proposed and use("reasoning") else []
+    drafted = list(proposed.alternatives) if proposed and use("alternatives") else []
     m_alternatives = [
         {"option": a.option, "rejected_because": a.rejected_because}
         for a in drafted
         if grounded(f"{a.option} {a.rejected_because}", conversation)
     ]
     dropped += [a.option for a in drafted if a.option not in {x["option"] for x in m_alternatives}]
-    m_concerns = keep(list(proposed.concerns)) if proposed else []
-    m_steps = keep(list(proposed.next_steps)) if proposed else []
+    m_concerns = keep(list(proposed.concerns)) if proposed and use("tension") else []
+    m_steps = keep(list(proposed.next_steps)) if proposed and use("next_steps") else []
 
     # Reasoning: the caller's, else the better of the model's and the extractor's best.
     reasoning: dict[str, Any]

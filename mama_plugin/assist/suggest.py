@@ -154,7 +154,7 @@ def judge(
     """Judge one pair; None when nobody could (no model and no rule behind the pair)."""
     note = ""
     if assistant is not None:
-        body = f"OLDER: {_describe(older)}\nNEWER: {_describe(newer)}"
+        body = pair_text(newer, older)
         result = assistant.generate(
             Prompt(INSTRUCTIONS, EXAMPLES, body), LinkJudgement, max_tokens=JUDGE_TOKENS
         )
@@ -268,6 +268,11 @@ def reject(store: Store, suggestion_id: int, *, decided_by: str) -> SuggestionRe
 def _ordered(a: MemoryRecord, b: MemoryRecord) -> tuple[MemoryRecord, MemoryRecord]:
     """(newer, older): links point from the later memory to the earlier one."""
     return (a, b) if (a.created_at, a.seq) >= (b.created_at, b.seq) else (b, a)
+
+
+def pair_text(newer: MemoryRecord, older: MemoryRecord) -> str:
+    """The pair as the model is shown it (and as its reason is grounded against)."""
+    return f"OLDER: {_describe(older)}\nNEWER: {_describe(newer)}"
 
 
 def _describe(m: MemoryRecord) -> str:

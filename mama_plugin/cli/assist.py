@@ -33,6 +33,7 @@ from .shared import open_store, optional_assistant, print_json, project_of
 def cmd_draft(args: argparse.Namespace) -> int:
     """Draft a decision's narrative from a transcript and notes; save nothing."""
     from ..assist.draft import draft_narrative
+    from ..assist.profiles import draft_layers
     from ..schema import parse
     from ..schema.assist import DraftRequest
     from ..transcript import Digest, read_transcript
@@ -52,7 +53,10 @@ def cmd_draft(args: argparse.Namespace) -> int:
         },
     )
     digest = read_transcript(args.transcript) if args.transcript else Digest()
-    draft = draft_narrative(request, digest, assistant=optional_assistant(args))
+    layers, skipped = draft_layers(args.config)
+    draft = draft_narrative(
+        request, digest, assistant=optional_assistant(args), layers=layers, skipped=skipped
+    )
     if args.json:
         print_json(draft.as_data())
         return 0
@@ -85,6 +89,7 @@ def cmd_draft(args: argparse.Namespace) -> int:
 def cmd_links(args: argparse.Namespace) -> int:
     """List, find, accept or reject link suggestions."""
     from ..assist import suggest
+    from ..assist.profiles import link_judge
 
     with open_store(args) as store:
         if args.action in ("accept", "reject"):
@@ -120,7 +125,7 @@ def cmd_links(args: argparse.Namespace) -> int:
             made = suggest.suggest_for(
                 store,
                 memory.id,
-                assistant=optional_assistant(args),
+                assistant=link_judge(args.config, optional_assistant(args)),
                 embedder=_embedder(args.config),
             )
             print(f"Judged candidates for {memory.id}: {len(made)} new suggestion(s).")

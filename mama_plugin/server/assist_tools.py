@@ -17,6 +17,7 @@ from typing import Any
 from ..assist import suggest
 from ..assist.draft import Reading, ask, compose, model_note, read
 from ..assist.jobs import JobsClosed, ModelJobs
+from ..assist.profiles import draft_layers, link_judge
 from ..assist.runtime import Generation
 from ..schema.assist import DraftedNarrative, DraftRequest, EvolveLinkInput, SuggestLinksInput
 from ..services.quality import reason_quality
@@ -44,17 +45,20 @@ def do_draft_decision(env: Env, args: DraftRequest) -> Answer:
     reading = read(args, digest)
     jobs: ModelJobs | None = env.assistant
     wait_s = float(env.config.settings.assist_draft_wait_s)
+    layers, skipped = draft_layers(env.config)
     generation, pending = None, False
-    if jobs is not None and reading.prompt is not None:
+    if jobs is not None and reading.prompt is not None and layers:
         generation = _model_within(jobs, args, path, reading, started + wait_s)
         pending = generation is None
     note = (
-        f"still drafting after {wait_s:g} s (assist_draft_wait_s): this draft is the "
+        skipped
+        if jobs is not None and not layers
+        else f"still drafting after {wait_s:g} s (assist_draft_wait_s): this draft is the "
         "extractor's; ask for the draft of the same decision again for the model's items"
         if pending
         else model_note(jobs, generation)
     )
-    draft = compose(args, reading, generation, note)
+    draft = compose(args, reading, generation, note, layers=layers)
     data = draft.as_data() | {"model_pending": pending}
     return Answer(
         draft.as_text(env.config.home),
@@ -89,7 +93,7 @@ def do_suggest_links(env: Env, args: SuggestLinksInput) -> Answer:
         made = suggest.suggest_for(
             env.store,
             args.memory_id,
-            assistant=env.assistant,
+            assistant=link_judge(env.config, env.assistant),
             embedder=env.embedder,
             limit=min(args.limit, suggest.MAX_PAIRS),
         )

@@ -174,6 +174,7 @@ async def suggest_in_background(state: State) -> None:
     """Judge link candidates for each saved memory, off the request path (pending only); then
     tidy the relationship words when enough links were added since the last pass."""
     from ..assist import suggest
+    from ..assist.profiles import link_judge
     from ..services.graph_tidy import tidy_if_due
 
     def run(memory_id: str) -> None:
@@ -181,7 +182,10 @@ async def suggest_in_background(state: State) -> None:
         if not env.config.settings.link_suggestions:
             return
         made = suggest.suggest_for(
-            env.store, memory_id, assistant=env.assistant, embedder=env.embedder
+            env.store,
+            memory_id,
+            assistant=link_judge(env.config, env.assistant),
+            embedder=env.embedder,
         )
         log.info("link suggestions for %s: %d new", memory_id, len(made))
         if env.embedder is not None and (tidied := tidy_if_due(env.store, env.embedder)):

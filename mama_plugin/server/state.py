@@ -144,8 +144,10 @@ class State:
         from ..assist.runtime import Assistant
 
         with self._making:
-            if self._assistant is None or self._assistant.config.settings.assist_model_path != (
-                self.config.settings.assist_model_path
+            model = ("assist_model_path", "assist_profile")
+            if self._assistant is None or any(
+                getattr(self._assistant.config.settings, key) != getattr(self.config.settings, key)
+                for key in model
             ):
                 if self._assistant is not None:
                     self._assistant.close()
