@@ -26,7 +26,7 @@ from mama_plugin.config import Config
 from mama_plugin.demo import PROJECT as DEMO
 from mama_plugin.demo import play
 from mama_plugin.services.learning import learn_pass
-from mama_plugin.services.memories import record_outcome, save_decision
+from mama_plugin.services.memories import record_outcome, save_decision, save_insight
 from mama_plugin.storage import NewMemory, Store, now_ms
 from mama_plugin.view import gather, render_page, write_page
 from mama_plugin.view.page import embedded_json
@@ -415,3 +415,19 @@ def _rows(dom: Dom, table: str) -> list[tuple[str, str]]:
     ths = [t for _, _, t in dom.find("th")]
     tds = [t for _, _, t in dom.find("td")]
     return list(zip(ths, tds, strict=False))
+
+
+@needs_chromium
+def test_hubs_are_the_memories_five_others_reference(store: Store, tmp_path: Path) -> None:
+    project = str(tmp_path)
+    base = save_decision(
+        store, project, {"topic": "db", "decision": "Postgres for orders", "reasoning": "ACID"}
+    ).memory
+    for n in range(5):
+        link = {"to_id": base.id, "relationship": "depends_on", "reason": f"reads orders {n}"}
+        save_insight(store, project, {"content": f"report {n} reads orders", "links": [link]})
+    data = gather(store, project, Config(store.home).settings)
+    assert data.hubs == {base.id: 5}
+    page = write_page(data, tmp_path / "hubs.html")
+    dom = Dom(browser.dump_dom(page.as_uri() + "#graph").out)
+    assert [a["data-id"] for _, a, _ in dom.find("g", class_="hub")] == [base.id]

@@ -30,6 +30,7 @@ from ..schema import (
     UpdateInput,
 )
 from ..schema.assist import DraftRequest, EvolveLinkInput, SuggestLinksInput
+from ..services.conflicts import conflicts_of
 from ..services.evolution import current_of
 from ..services.graph import traverse
 from ..services.learning_views import moves_text
@@ -201,6 +202,7 @@ def do_load_context(env: Env, args: LoadContextInput) -> Answer:
     head = current_of(env.store, m.id) if m.status == "superseded" else m
     history = env.store.confidence.of(m.id)
     rests = [p.said() for p in premises_of(env.store, m)]
+    conflicts = [c.said() for c in conflicts_of(env.store, m)]
     text = render(
         "neighbourhood.md.j2",
         env.config.home,
@@ -209,6 +211,7 @@ def do_load_context(env: Env, args: LoadContextInput) -> Answer:
         head=head,
         history=history,
         premises=rests,
+        conflicts=conflicts,
     ).strip()
     data = {
         "memory": m.as_dict(),
@@ -223,8 +226,10 @@ def do_load_context(env: Env, args: LoadContextInput) -> Answer:
             }
             for r in rows
         ],
+        "conflicts": conflicts,
     }
-    return Answer(text, data)
+    # Memory text, teammates' versions among it, is data to the model: fenced like searches.
+    return Answer(fenced(text) + f"\n{CORRECT}", data)
 
 
 def do_search_by_topic(env: Env, args: SearchByTopicInput) -> Answer:

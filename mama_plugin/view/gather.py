@@ -76,6 +76,7 @@ class ViewData:
     # id -> its confidence moves [when, from, to, why], oldest first (outcomes it learned from)
     history: dict[str, list[list[Any]]] = field(default_factory=dict)
     staleness: dict[str, str] = field(default_factory=dict)  # id -> its line, unless fresh
+    hubs: dict[str, int] = field(default_factory=dict)  # id -> memories referencing it (5+)
     stats: dict[str, Any] = field(default_factory=dict)
     gc: dict[str, Any] = field(default_factory=dict)
 
@@ -92,6 +93,7 @@ class ViewData:
             "flagged": self.flagged,
             "history": self.history,
             "staleness": self.staleness,
+            "hubs": self.hubs,
             "stats": self.stats,
             "gc": self.gc,
         }
@@ -103,6 +105,7 @@ def gather(store: Store, project: str, settings: Settings, *, now: int | None = 
     Several statements, no snapshot: a save in between may leave a link or a flag naming a
     memory the list lacks, which the page skips.
     """
+    from ..services.hubs import HUB_MIN
     from ..services.stats import project_stats
     from ..services.story import gc
 
@@ -128,6 +131,7 @@ def gather(store: Store, project: str, settings: Settings, *, now: int | None = 
     data.chains = chains(data.memories, data.links)
     data.flagged = _flagged(store, project)
     data.history, data.staleness = _learned(store, data.memories, data.generated)
+    data.hubs = dict(store.references.at_least(project, HUB_MIN))
     data.stats = project_stats(store, project, memories=data.memories).as_dict()
     plan = gc.plan(store, settings, now=data.generated)
     found = plan.as_dict()

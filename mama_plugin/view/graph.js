@@ -104,13 +104,12 @@
     const pending = DATA.suggestions.filter((s) => ids.has(s.from) && ids.has(s.to)).map((s) => ({ a: s.from, b: s.to, suggestion: s }));
     const degree = new Map();
     for (const m of shown) degree.set(m.id, (linksOf.get(m.id) || []).length);
-    const sorted = [...degree.values()].sort((a, b) => b - a);
-    const hubAt = Math.max(3, sorted[Math.floor(sorted.length * 0.05)] || 0);
+    const hubs = DATA.hubs || {}; // referenced by 5 or more memories: `mama hubs`
     const nodes = shown.map((m) => ({ key: m.id, m, degree: degree.get(m.id) }));
     layout(nodes, edges.concat(pending));
     const at = new Map(nodes.map((p) => [p.key, p]));
     $("graph-note").textContent = shown.length
-      ? `${shown.length} memories, ${edges.length} links, ${pending.length} pending suggestions (dashed). Hubs: ${hubAt}+ links. Click a node for its story.`
+      ? `${shown.length} memories, ${edges.length} links, ${pending.length} pending suggestions (dashed). Hubs (emphasised): memories 5 or more others reference. Click a node for its story.`
       : "No memory matches these filters.";
     const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "chart graph", "data-mode": "memories" });
     const line = (e, cls, title) => {
@@ -120,7 +119,7 @@
     edges.forEach((e) => chart.appendChild(line(e, "edge c-" + e.link.cat, `${e.link.rel} (${e.link.cat}): ${e.link.reason}`)));
     pending.forEach((e) => chart.appendChild(line(e, "edge pending", `proposed ${e.suggestion.rel} #${e.suggestion.id} (pending): ${e.suggestion.reason}`)));
     for (const p of nodes) {
-      const hub = p.degree >= hubAt;
+      const hub = p.key in hubs;
       const m = p.m;
       const g = svg("g", { class: "node t-" + m.type + (hub ? " hub" : "") + (m.status === "superseded" ? " superseded" : ""),
         "data-id": m.id, transform: `translate(${(p.x * W).toFixed(1)},${(p.y * H).toFixed(1)})`, on: { click: () => openDetail(m.id) } },
