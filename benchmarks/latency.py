@@ -20,13 +20,13 @@ from typing import Any
 from mama_plugin.config import Config
 from mama_plugin.services import vector_index
 from mama_plugin.services.graph import traverse
-from mama_plugin.services.memories import record_outcome, save_checkpoint, save_decision
+from mama_plugin.services.memories import save_decision
 from mama_plugin.services.retrieval import CANDIDATES, MIN_CONFIDENCE, EmbeddingModel, retrieve
 from mama_plugin.services.story.answers import search_by_context
 from mama_plugin.storage import Store
 
 from . import bulk, floor
-from .synthetic import QUERIES, generate
+from .synthetic import QUERIES, save_generated
 
 PROJECT = "/bench/synthetic"
 SAVED = 10_000  # memories saved through the save path; a larger store grows by copies
@@ -50,38 +50,7 @@ def build(store: Store, n: int, embedder: EmbeddingModel | None) -> tuple[list[s
     past that the store grows by copies (:mod:`bulk`). The pool is the real embeddings the
     synthetic vectors are blended from (None without an embedder).
     """
-    ids: list[str] = []
-    with store.transaction():
-        for item in generate(min(n, SAVED)):
-            if item.kind == "checkpoint":
-                data = {
-                    **item.data,
-                    "implements": [ids[item.implements]] if item.implements is not None else [],
-                }
-                ids.append(save_checkpoint(store, PROJECT, data).memory.id)
-                continue
-            data = dict(item.data)
-            if item.supersedes is not None:
-                data["supersedes"] = ids[item.supersedes]
-            if item.relates_to is not None:
-                data["links"] = [
-                    {
-                        "to_id": ids[item.relates_to],
-                        "relationship": "relates_to",
-                        "reason": "same service, shared failure mode",
-                    }
-                ]
-            memory_id = save_decision(store, PROJECT, data).memory.id
-            ids.append(memory_id)
-            if item.outcome:
-                record_outcome(
-                    store,
-                    {
-                        "memory_id": memory_id,
-                        "outcome": item.outcome[0],
-                        "details": item.outcome[1],
-                    },
-                )
+    ids = save_generated(store, PROJECT, min(n, SAVED))
     if n > SAVED:
         bulk.grow(store, n)
     pool = bulk.fill_vectors(store, embedder) if embedder is not None else None

@@ -9,6 +9,10 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mama_plugin.storage import Store
 
 AREAS = ("auth", "cache", "queue", "database", "search", "billing", "deploy", "logging",
          "metrics", "storage", "email", "payments", "gateway", "scheduler", "uploads")  # fmt: skip
@@ -89,3 +93,43 @@ def generate(n: int, seed: int = 7) -> Iterator[Item]:
             topic_heads[topic] = made
             decisions.append(made)
         made += 1
+
+
+def save_generated(store: Store, project: str, n: int, *, lessons: bool = False) -> list[str]:
+    """The first ``n`` generated memories saved through the product's save path, in one
+    transaction: checkpoints implementing their decisions, supersede chains, ``relates_to``
+    links and outcomes (with a lesson each when ``lessons``). Returns the ids in order."""
+    from mama_plugin.services.memories import record_outcome, save_checkpoint, save_decision
+
+    ids: list[str] = []
+    with store.transaction():
+        for item in generate(n):
+            if item.kind == "checkpoint":
+                implements = [ids[item.implements]] if item.implements is not None else []
+                data = {**item.data, "implements": implements}
+                ids.append(save_checkpoint(store, project, data).memory.id)
+                continue
+            data = dict(item.data)
+            if item.supersedes is not None:
+                data["supersedes"] = ids[item.supersedes]
+            if item.relates_to is not None:
+                data["links"] = [
+                    {
+                        "to_id": ids[item.relates_to],
+                        "relationship": "relates_to",
+                        "reason": "same service, shared failure mode",
+                    }
+                ]
+            memory_id = save_decision(store, project, data).memory.id
+            ids.append(memory_id)
+            if item.outcome:
+                outcome: dict[str, Any] = {
+                    "memory_id": memory_id,
+                    "outcome": item.outcome[0],
+                    "details": item.outcome[1],
+                }
+                if lessons:
+                    topic = item.data["topic"]
+                    outcome["learned"] = [f"check {topic} under load before committing"]
+                record_outcome(store, outcome)
+    return ids

@@ -22,11 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from mama_plugin.config import Config
-from mama_plugin.services.memories import record_outcome, save_checkpoint, save_decision
 from mama_plugin.storage import Store, now_ms
 
 from . import browser
-from .synthetic import generate
+from .synthetic import save_generated
 
 PROJECT = "/bench/view"
 BASE = 600  # memories saved through the save path; a larger store grows by copies
@@ -40,37 +39,7 @@ def build_store(store: Store, n: int, *, project: str = PROJECT, now: int | None
     Benchmarks and tests only (writes ``store.conn`` directly past the base).
     """
     now = now_ms() if now is None else now
-    ids: list[str] = []
-    with store.transaction():
-        for item in generate(min(n, BASE)):
-            if item.kind == "checkpoint":
-                implements = [ids[item.implements]] if item.implements is not None else []
-                data = {**item.data, "implements": implements}
-                ids.append(save_checkpoint(store, project, data).memory.id)
-                continue
-            data = dict(item.data)
-            if item.supersedes is not None:
-                data["supersedes"] = ids[item.supersedes]
-            if item.relates_to is not None:
-                data["links"] = [
-                    {
-                        "to_id": ids[item.relates_to],
-                        "relationship": "relates_to",
-                        "reason": "same service, shared failure mode",
-                    }
-                ]
-            memory_id = save_decision(store, project, data).memory.id
-            ids.append(memory_id)
-            if item.outcome:
-                record_outcome(
-                    store,
-                    {
-                        "memory_id": memory_id,
-                        "outcome": item.outcome[0],
-                        "details": item.outcome[1],
-                        "learned": [f"check {item.data['topic']} under load before committing"],
-                    },
-                )
+    save_generated(store, project, min(n, BASE), lessons=True)
     conn = store.conn
     with store.transaction():
         _grow(conn, n)

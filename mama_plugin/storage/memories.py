@@ -43,6 +43,8 @@ _EDITABLE = frozenset(
         "session_id",
     }
 )
+# What a memory says, as a teammate's copy carries it: the editable fields but its session.
+NARRATIVE_FIELDS = _EDITABLE - {"session_id"}
 _JSON_FIELDS = ("specifics", "evidence", "reasoning", "tension", "continuity", "tags", "metadata")
 
 

@@ -13,24 +13,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ValidationError
+from ..memories import NARRATIVE_FIELDS
 from ..records import NewMemory
 from . import conflicts, outbox
 
 if TYPE_CHECKING:
     from ..store import Store
-
-_EDITABLE = (
-    "topic",
-    "content",
-    "specifics",
-    "evidence",
-    "reasoning",
-    "tension",
-    "continuity",
-    "confidence",
-    "tags",
-    "metadata",
-)
 
 
 @dataclass(frozen=True)
@@ -120,9 +108,8 @@ def write_memory(
         return "inserted"
     if outbox.digest({k: getattr(current, k) for k in outbox.BODY_FIELDS}) == outbox.digest(body):
         return "seen"
-    store.memories.update(
-        memory_id, updated_at=updated_at, **{k: body[k] for k in _EDITABLE if k in body}
-    )
+    said = {k: body[k] for k in sorted(NARRATIVE_FIELDS) if k in body}
+    store.memories.update(memory_id, updated_at=updated_at, **said)
     store.conn.execute(
         "UPDATE memories SET outcome_status = ?, outcome = ?, status = ? WHERE id = ?",
         (
