@@ -20,6 +20,8 @@ from typing import Any
 from .config import Config
 from .services.evolution import chain
 from .services.indexing import drain
+from .services.learning import learn_from, recorded_at
+from .services.learning_views import moves_text
 from .services.memories import record_outcome, save_checkpoint, save_decision, save_insight
 from .services.render import render
 from .services.retrieval import EmbeddingModel
@@ -114,7 +116,11 @@ def _story(store: Store, config: Config, embedder: EmbeddingModel | None) -> str
             "learned": ["stateless tokens still need a revocation store, which is state after all"],
         },
     )
+    # As evolve_outcome does: the verdict moves the confidence of the decision and what rests on it.
+    moved = moves_text(learn_from(store, failed, "FAILED", recorded_at=recorded_at(failed)))
     out.append(f"3. Outcome recorded: {failed.outcome_status} — {failed.outcome['details']}")
+    if moved:
+        out.append(f"   {moved}")
     sessions = save_decision(
         store,
         PROJECT,

@@ -49,6 +49,7 @@ def test_demo_tells_the_whole_story(capsys: pytest.CaptureFixture[str]) -> None:
                      "1. [current]", "2. [superseded → dec_"):  # fmt: skip
         assert expected in out
     assert "s3cr3t-pass" not in out
+    assert "   Confidence 0.8 → 0.68." in out  # the FAILED outcome moved it, as evolve_outcome does
     # What Claude will see, from the real hook code.
     seen = out.split("=== What Claude will see")[1]
     assert "Stop hook, after a turn: rolling checkpoint chk_" in seen

@@ -25,7 +25,6 @@ from mama_plugin.cli import main
 from mama_plugin.config import Config
 from mama_plugin.demo import PROJECT as DEMO
 from mama_plugin.demo import play
-from mama_plugin.services.learning import learn_pass
 from mama_plugin.services.memories import record_outcome, save_decision, save_insight
 from mama_plugin.storage import NewMemory, Store, now_ms
 from mama_plugin.view import gather, render_page, write_page
@@ -105,7 +104,6 @@ def demo_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, 
         config = Config(home)
         with Store.open(config=config) as store:
             play(store, config)
-            learn_pass(store)  # `mama learn`: the demo's FAILED outcome moves confidences
             hostile = save_decision(
                 store,
                 DEMO,
@@ -196,8 +194,7 @@ def test_a_filter_in_the_address_is_applied(demo_page: tuple[Path, dict], tmp_pa
     layers = [a["data-layer"] for _, a, _ in detail.find("section", class_="layer")]
     assert {"Specifics", "Evidence", "Reasoning", "Tension", "Outcome", "Trust"} <= set(layers)
     assert "docs/auth-design.md:12-40" in _text(detail, "detail-body")
-    # The FAILED outcome moved the JWT decision's confidence (`mama learn` above): its
-    # history is in the panel.
+    # The demo's FAILED outcome moved the JWT decision's confidence: its history is in the panel.
     trust = next(
         t for _, a, t in detail.find("section", class_="layer") if a["data-layer"] == "Trust"
     )
