@@ -82,7 +82,10 @@ def latency(args: argparse.Namespace) -> int:
     return report(args, *latency_run(args.sizes, model, queries=args.queries, progress=progress))
 
 
-@command("startup", "process start to initialize and tools/list answered, per server")
+@command(
+    "startup",
+    "process start to initialize and tools/list answered, per server and a fresh install's bridge",
+)
 @runs_option(30, "cold starts of each server")
 @figures_option()
 def startup(args: argparse.Namespace) -> int:

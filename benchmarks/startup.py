@@ -9,6 +9,9 @@ hook's tool ~0.1 s after ``tools/list``. Each round starts, in a fresh temporary
   a pipe round trip, measured the same way),
 - the front again in a MAMA_HOME holding a store of 1,000 memories of the project (a returning
   user: the first list is seeded from the project's memory, which opens the store),
+- a fresh install's bridge: a copy of the plugin with no Python environment yet, its bootstrap
+  lock held by this run (a bootstrap "running"), so ``sh bin/mama-server`` runs the standard-
+  library bridge that answers while the environment is built,
 
 sends ``initialize``, ``notifications/initialized`` and ``tools/list``, and reads the times the
 answers arrived, from just before the process was spawned. The three take turns, so the
@@ -17,12 +20,15 @@ machine's load falls on each alike; ``python -c pass`` is timed too, and the loa
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from .checkout import ROOT
@@ -40,8 +46,32 @@ ECHO = (
     "        print(json.dumps({'jsonrpc': '2.0', 'id': m['id'], 'result': {}}), flush=True)\n"
 )
 BARE = (sys.executable, "-c", ECHO)
-SERVERS = {"front": FRONT, "sdk": SDK, "bare_stdio": BARE, "front_store": FRONT}
+SERVERS = {"front": FRONT, "sdk": SDK, "bare_stdio": BARE, "front_store": FRONT, "bridge": FRONT}
 STORED = 1000  # memories in the returning user's store
+_BASE = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+SYSTEM_PYTHON = str(_BASE if _BASE.exists() else sys.executable)
+
+
+@contextlib.contextmanager
+def _fresh_install(folder: Path) -> Iterator[tuple[tuple[str, ...], dict[str, str]]]:
+    """A plugin copied as Claude Code installs it, with no environment, its bootstrap held.
+
+    Yields the command that starts its server and the environment Claude Code gives it. The
+    lock is held for the whole run, as a running bootstrap holds it: every start is the bridge.
+    """
+    root = folder / "Plugin Cache" / "mama"
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for part in ("bin", "mama_plugin", "templates"):
+        shutil.copytree(ROOT / part, root / part, ignore=skip)
+    data = folder / "plugin data"
+    data.mkdir()
+    inherited = {k: v for k, v in os.environ.items()
+                 if not k.startswith(("CLAUDE", "MAMA_")) and k != "PYTHONPATH"}  # fmt: skip
+    env = {**inherited, "CLAUDE_PLUGIN_DATA": str(data), "MAMA_PYTHON": SYSTEM_PYTHON,
+           "MAMA_WHEEL_CACHE": str(folder / "no-wheels")}  # fmt: skip
+    with open(data / "bootstrap.lock", "ab") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield ("sh", str(root / "bin" / "mama-server")), env
 
 
 def _store_template(folder: Path) -> tuple[Path, Path]:
@@ -62,7 +92,9 @@ def _store_template(folder: Path) -> tuple[Path, Path]:
 
 
 def _one_start(
-    command: tuple[str, ...], template: tuple[Path, Path] | None = None
+    command: tuple[str, ...],
+    template: tuple[Path, Path] | None = None,
+    base_env: dict[str, str] | None = None,
 ) -> tuple[float, float]:
     """Milliseconds from spawn to ``initialize`` answered and to ``tools/list`` answered."""
     with tempfile.TemporaryDirectory(prefix="mama-startup-") as home:
@@ -70,7 +102,10 @@ def _one_start(
         if template is not None:  # a copy of the store, so no start sees another's writes
             shutil.copytree(template[0], home, dirs_exist_ok=True)
             cwd = str(template[1])
-        env = {**os.environ, "MAMA_HOME": home, "PYTHONPATH": str(ROOT)}
+        if base_env is None:
+            env = {**os.environ, "MAMA_HOME": home, "PYTHONPATH": str(ROOT)}
+        else:
+            env = {**base_env, "MAMA_HOME": home}
         # As a user's machine runs it: Python writes (and then reads) MAMA's bytecode.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         started = time.perf_counter()
@@ -96,14 +131,13 @@ def _figures(name: str, values: list[float]) -> dict[str, float]:
     }
 
 
-def _one_round(
-    times: dict[str, tuple[list[float], list[float]]], template: tuple[Path, Path]
-) -> None:
+Arm = tuple[tuple[str, ...], tuple[Path, Path] | None, dict[str, str] | None]
+
+
+def _one_round(times: dict[str, tuple[list[float], list[float]]], arms: dict[str, Arm]) -> None:
     """One cold start of each server, taking turns."""
-    for name, command in SERVERS.items():
-        initialize_ms, tools_list_ms = _one_start(
-            command, template if name == "front_store" else None
-        )
+    for name, arm in arms.items():
+        initialize_ms, tools_list_ms = _one_start(*arm)
         times[name][0].append(initialize_ms)
         times[name][1].append(tools_list_ms)
 
@@ -113,12 +147,18 @@ def startup_run(runs: int = 30) -> tuple[str, dict[str, object]]:
     load_before = os.getloadavg()
     times: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in SERVERS}
     bare: list[float] = []
-    with tempfile.TemporaryDirectory(prefix="mama-startup-store-") as folder:
+    with (
+        tempfile.TemporaryDirectory(prefix="mama-startup-store-") as folder,
+        _fresh_install(Path(folder) / "install") as (bridge, bridge_env),
+    ):
         template = _store_template(Path(folder))
-        for name, command in SERVERS.items():  # untimed: bytecode written, disk cache warm
-            _one_start(command, template if name == "front_store" else None)
+        arms: dict[str, Arm] = {name: (command, None, None) for name, command in SERVERS.items()}
+        arms["front_store"] = (FRONT, template, None)
+        arms["bridge"] = (bridge, None, bridge_env)
+        for arm in arms.values():  # untimed: bytecode written, disk cache warm
+            _one_start(*arm)
         for _ in range(runs):
-            _one_round(times, template)
+            _one_round(times, arms)
             bare.append(bare_python())
     load_after = os.getloadavg()
 
@@ -136,6 +176,7 @@ def startup_run(runs: int = 30) -> tuple[str, dict[str, object]]:
         ("mama serve --sdk", "sdk"),
         ("bare Python answering stdio", "bare_stdio"),
         (f"front, store of {STORED} memories", "front_store"),
+        ("bridge (fresh install)", "bridge"),
     ]
     lines = [
         f"process start → first tools/list answered ({runs} cold starts each, fresh MAMA_HOME, "

@@ -372,7 +372,9 @@ def test_bridge_answers_at_once_and_keeps_hooks_silent_until_ready(
             tools = wire.request("tools/list")["result"]["tools"]
             elapsed = time.monotonic() - started
             print(f"bridge: start → initialize → tools/list in {elapsed * 1000:.0f} ms")
-            assert elapsed < 1.0
+            # A hang guard, not a speed target: `python -m benchmarks startup` times the
+            # bridge (its "bridge (fresh install)" row) against the front and a bare Python.
+            assert elapsed < 10.0
             assert init["protocolVersion"] == "2025-06-18"
             assert init["capabilities"] == {"tools": {"listChanged": True}}
             assert init["serverInfo"]["name"] == "mama" and "preparing" in init["instructions"]

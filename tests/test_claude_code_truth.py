@@ -4,7 +4,8 @@ A project in a real git repository holds a decision citing ``infra/redis.tf``. T
 changed and committed; in one Claude Code session (one process, two user turns) the session
 start and a paraphrased prompt's context both carry the verify line, asserted on the request
 bodies Claude Code sent. In another session the model calls ``forget_memory`` as the user asks:
-the tool's answer says what went, and the store no longer holds the memory. A second
+the tool's answer says what went, and the store no longer holds the memory; a project that
+holds only an insight lists ``forget_memory`` from its first request. A second
 decision on a standing decision's topic is answered with the question, and the model's
 ``evolve_link`` accept supersedes the old one.
 """
@@ -20,7 +21,7 @@ from test_verify import DECISION, change, git
 
 from mama_plugin.config import Config
 from mama_plugin.project import project_key
-from mama_plugin.services.memories import save_decision
+from mama_plugin.services.memories import save_decision, save_insight
 from mama_plugin.storage import Store
 
 pytestmark = needs_claude
@@ -93,6 +94,27 @@ def test_the_model_forgets_a_memory_when_the_user_asks(tmp_path: Path, mama_home
             for m in store.memories.recent(project=project_key(project), type="decision", limit=50)
         ]
     assert "sessions" not in left and len(left) == len(OTHERS)
+
+
+def test_a_project_of_insights_alone_lists_forget_memory_from_the_first_request(
+    tmp_path: Path, mama_home: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    with Store.open(config=Config(mama_home)) as store:
+        lesson = {"content": "The staging database resets every night at 02:00", "topic": "staging"}
+        saved = save_insight(store, project_key(project), lesson).memory.id
+    fake = run_claude(
+        [tool_use(FORGET, {"memory_id": saved}), text("Forgotten.")],
+        f"That staging note ({saved}) is wrong, forget it.",
+        tmp_path,
+        "forget an insight",
+    )
+    assert FORGET in tool_names(fake.main_requests[0])  # listed before the turn needs it
+    answer = result_of(fake.main_requests[1], FORGET)
+    assert not answer["is_error"] and saved in answer["text"], answer["text"]
+    with Store.open(config=Config(mama_home)) as store:
+        assert store.memories.get(saved) is None
 
 
 def test_a_contradicting_save_is_asked_about_and_the_answer_supersedes(

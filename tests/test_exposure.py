@@ -26,7 +26,7 @@ from mama_plugin.storage import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 EVERY = list(load().listed)
-MEMORIES = ["resuming", "searching", "deciding", "linking"]
+MEMORIES = ["resuming", "searching", "deciding", "linking", "editing"]
 CLAUDE = "claude-code"
 
 
@@ -43,6 +43,17 @@ def test_the_seed_follows_the_projects_memory(store: Store, project: str) -> Non
     save_decision(store, project, JWT)
     assert seed_contexts(store, project) == [*MEMORIES, "tracking"]
     assert seed_contexts(store, "another/project") == []  # rows are scoped by project
+
+
+def test_a_project_of_insights_alone_can_correct_forget_and_promote(
+    store: Store, project: str
+) -> None:
+    from mama_plugin.services.memories import save_insight
+
+    save_insight(store, project, {"content": "The staging DB resets nightly", "topic": "staging"})
+    listed = seeded(seed_contexts(store, project))
+    assert {"update_memory", "forget_memory", "promote_memory"} <= set(listed)
+    assert "evolve_supersede" not in listed  # tracking waits for a decision
 
 
 def test_the_sessions_own_rolling_checkpoint_is_not_earlier_work(
@@ -64,7 +75,7 @@ def test_the_initial_list_for_each_state_of_the_memory() -> None:
     with_memories = seeded(MEMORIES)
     assert set(with_memories) - set(core) == {
         "load_context", "search_by_topic", "search_recent", "suggest_links", "evolve_link",
-        "find_links", "graph_health",
+        "find_links", "graph_health", "update_memory", "forget_memory", "promote_memory",
     }  # fmt: skip
     assert seeded([*MEMORIES, "tracking"]) == EVERY  # decisions: every tool
 
@@ -89,9 +100,6 @@ def test_growth_happens_once_and_to_every_tool() -> None:
     assert exposure.grow(None) == [] and exposure.changes == 0
     assert exposure.grow("tracking") == [
         "evolve_supersede",
-        "update_memory",
-        "forget_memory",
-        "promote_memory",
         "confidence_history",
         "project_context",
     ]

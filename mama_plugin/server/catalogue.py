@@ -47,6 +47,9 @@ CONTEXT_TOOLS: dict[str, tuple[str, ...]] = {
         "project_context",
     ),
     "linking": ("suggest_links", "evolve_link", "find_links", "graph_health"),
+    # Any memory can be corrected, forgotten or kept for every project: a project that holds
+    # only insights still answers "forget that" or "keep this everywhere".
+    "editing": ("update_memory", "forget_memory", "promote_memory"),
 }
 # The sentences of the initialize instructions, each said only when its tools are listed.
 _ADVICE: tuple[tuple[tuple[str, ...], str], ...] = (

@@ -3,7 +3,7 @@
 Claude Code reads a changed tool list only from the model request after the next one, so a
 tool a turn needs must be listed before the turn starts. The list is therefore chosen from
 what the project's memory makes possible when the session starts (``seed_contexts``): the
-core for an empty project; the search, resume and link tools once it has memories; the
+core for an empty project; the search, resume, link and editing tools once it has memories; the
 tracking tools once it has decisions. When a later prompt or write needs a tool that is not
 listed, the list grows — once — to every tool: a changed list throws away the client's
 prompt cache, so it changes at most once per session, only ever growing, and each change is
@@ -30,12 +30,13 @@ DYNAMIC_CLIENTS = frozenset({"claude-code"})
 def seed_contexts(store: Any, project: str, *, session_id: str = "") -> list[str]:
     """The contexts the project's memory makes possible now, from a few indexed look-ups.
 
-    Any memory: resuming, searching, deciding against earlier memories, and linking (a save
-    in such a project may be proposed links, and pending proposals are shown at session
-    start). Any decision: tracking too (its outcome, its replacement — a decision with an
-    outcome can still be superseded). The rolling checkpoint of ``session_id`` (the session
-    being served) is its own record, not earlier work: it counts for nothing. ``store`` is a
-    storage ``Store`` (apsw only).
+    Any memory: resuming, searching, deciding against earlier memories, linking (a save in
+    such a project may be proposed links, and pending proposals are shown at session start)
+    and editing (correcting, forgetting or promoting any memory). Any decision: tracking
+    too (its outcome, its replacement — a decision with an outcome can still be
+    superseded). The rolling checkpoint of ``session_id`` (the session being served) is its
+    own record, not earlier work: it counts for nothing. ``store`` is a storage ``Store``
+    (apsw only).
     """
 
     def has(kind: str) -> bool:
@@ -55,9 +56,9 @@ def contexts_of(kinds: Iterable[str]) -> list[str]:
     """The contexts a project's memory makes possible, from the memory types it holds."""
     found = set(kinds)
     if "decision" in found:
-        return ["resuming", "searching", "deciding", "linking", "tracking"]
+        return ["resuming", "searching", "deciding", "linking", "editing", "tracking"]
     if found & {"checkpoint", "insight", "context"}:
-        return ["resuming", "searching", "deciding", "linking"]
+        return ["resuming", "searching", "deciding", "linking", "editing"]
     return []
 
 
