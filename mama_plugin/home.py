@@ -25,7 +25,8 @@ from pathlib import Path
 PRIVATE_UMASK = 0o077
 DIR_MODE, FILE_MODE = 0o700, 0o600
 # The folders whose files are MAMA's own (not the plugin's environment, which holds a venv).
-FOLDERS = ("", "logs", "backups", "damaged", "models", "templates")
+FOLDERS = ("", "logs", "backups", "damaged", "models", "templates", "views")
+VIEWS = "views"  # the pages `mama view` writes: copies of memory text, private like the rest
 # Errors that mean "this place cannot be written", as opposed to a bug.
 UNWRITABLE = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT})
 

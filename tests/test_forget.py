@@ -359,3 +359,40 @@ async def test_the_tools_update_and_forget_a_memory(state: Any) -> None:
         gone = await c.call_tool("forget_memory", {"memory_id": memory_id})
         assert not gone.is_error and "Forgot insight" in text_result(gone)
     assert _holding(state.store.path, SECRET) == []
+
+
+def test_the_pages_mama_view_wrote_go_with_the_text_they_hold(
+    store: Store, mama_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mama_plugin.cli import main
+
+    db = str(store.path)
+    a = save_insight(store, PROJECT, {"content": f"{SECRET} mirrors are slow"}).memory
+    save_insight(store, "/work/other", {"content": "the other project's lesson"})
+
+    def pages() -> list[str]:
+        return sorted(p.name for p in (mama_home / "views").glob("*.html"))
+
+    def write_pages() -> None:
+        for project in (PROJECT, "/work/other"):
+            assert main(["--db", db, "view", "--project", project]) == 0
+        capsys.readouterr()
+
+    write_pages()
+    assert pages() == ["other.html", "p.html"]
+    assert SECRET in (mama_home / "views" / "p.html").read_text()
+    assert main(["--db", db, "forget", a.id]) == 0
+    assert "1 page(s) of `mama view` deleted" in capsys.readouterr().out
+    assert pages() == ["other.html"]  # the page that held it went; the other project's stays
+
+    b = save_insight(store, PROJECT, {"content": f"use the {SECRET} cdn"}).memory
+    write_pages()
+    assert main(["--db", db, "edit", b.id, "--content", "use the cdn"]) == 0
+    assert pages() == ["other.html"]
+    write_pages()
+    assert main(["--db", db, "redact", "cdn"]) == 0  # escaped in a page: every page goes
+    assert "2 page(s) of `mama view` deleted" in capsys.readouterr().out
+    assert pages() == []
+    write_pages()
+    assert main(["--db", db, "redact", "nothing holds this"]) == 0
+    assert "page(s)" not in capsys.readouterr().out and len(pages()) == 2  # nothing masked

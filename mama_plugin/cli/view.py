@@ -6,16 +6,15 @@ import argparse
 import re
 from pathlib import Path
 
+from ..home import VIEWS
 from .options import argument, command, json_option, project_option
 from .shared import open_store, print_json, project_of
-
-FOLDER = "views"  # under $MAMA_HOME: private like the rest of it
 
 
 def default_out(home: Path, project: str) -> Path:
     """Where the page goes without ``--out``: ``$MAMA_HOME/views/<project folder>.html``."""
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(project).name).strip("-.") or "project"
-    return home / FOLDER / f"{name}.html"
+    return home / VIEWS / f"{name}.html"
 
 
 @command(

@@ -5,7 +5,10 @@ Each of :func:`forget`, :func:`edit` and :func:`redact` runs under the backups' 
 derived from the old text dropped in it (the view vectors keyed by it, the cached
 session-start texts, the vectors of every memory whose narrative told it, queued to be
 embedded again); then the file compacted (the full-text index merged, the file rebuilt, its
-write-ahead log truncated: ``Erasure.compact``); then the same change applied to every backup.
+write-ahead log truncated: ``Erasure.compact``); then the same change applied to every backup,
+and the pages ``mama view`` wrote (``$MAMA_HOME/views``) that hold the memory deleted — every
+page after a redaction, which may sit in any of them escaped.
+
 What a forget does to links: every link to or from the memory and every link suggestion
 naming it go with it (the schema cascades); a decision it had replaced is current again
 unless something else replaced it; the outcome events recorded on it (insights that quote
@@ -16,10 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..config import Config
 from ..errors import ConflictError, EditConflict
+from ..home import VIEWS
 from ..relationships import REPLACING
 from ..schema import UpdateInput
 from ..storage import LinkRecord, MemoryRecord, Store
@@ -38,9 +43,15 @@ class Cleared:
     requeued: int = 0  # memories whose vector was dropped, waiting to be embedded again
     log_emptied: bool = True
     backups: BackupsChanged = field(default_factory=BackupsChanged)
+    pages: list[Path] = field(default_factory=list)  # `mama view` pages deleted
 
     def summary(self) -> str:
         parts = [self.backups.summary()]
+        if self.pages:
+            parts.append(
+                f"{len(self.pages)} page(s) of `mama view` deleted (they held the old text; "
+                "`mama view` writes them again)"
+            )
         if self.requeued:
             parts.append(f"{self.requeued} memory(ies) wait to be embedded again")
         if not self.log_emptied:
@@ -56,6 +67,7 @@ class Cleared:
             "log_emptied": self.log_emptied,
             "backups_rewritten": [str(p) for p in self.backups.rewritten],
             "backups_deleted": [str(p) for p, _ in self.backups.deleted],
+            "pages_deleted": [str(p) for p in self.pages],
         }
 
 
@@ -149,7 +161,7 @@ def forget(store: Store, config: Config, memory_id: str) -> Forgotten:
             restored = [
                 r.id for r in store.memories.get_many(replaced).values() if r.status == "current"
             ]
-        cleared = _clear(store, config, lambda copy: _forget_in(copy, ids), len(remaining))
+        cleared = _clear(store, config, lambda copy: _forget_in(copy, ids), len(remaining), ids)
     return Forgotten(memory, events, links, suggestions, restored, cleared)
 
 
@@ -175,7 +187,11 @@ def edit(store: Store, config: Config, args: UpdateInput) -> Edited:
             told = store.erasure.chain([updated.id]) if old else []
             store.erasure.drop_vectors(told)
         cleared = _clear(
-            store, config, lambda copy: _edit_in(copy, args.memory_id, changes), len(told)
+            store,
+            config,
+            lambda copy: _edit_in(copy, args.memory_id, changes),
+            len(told),
+            [args.memory_id],
         )
     return Edited(updated, before.version, found.total, cleared)
 
@@ -188,8 +204,10 @@ def redact(store: Store, config: Config, pattern: str) -> Redacted:
     with backups_held(store.path):
         masked = store.erasure.mask(pattern)
         ids = [m.id for m in store.memories.get_by_seq(masked.memories).values()]
+        # A page escapes what it quotes (HTML, JSON): any masked row may sit in any page.
+        every = [""] if masked.rows else []
         cleared = _clear(
-            store, config, lambda copy: bool(copy.erasure.mask(pattern).total), len(ids)
+            store, config, lambda copy: bool(copy.erasure.mask(pattern).total), len(ids), every
         )
     return Redacted(masked.rows, ids, cleared)
 
@@ -225,12 +243,30 @@ def _conflict(store: Store, args: UpdateInput, changes: dict[str, Any]) -> EditC
     return EditConflict(args.memory_id, args.expected_version, now.version, stored, changes)
 
 
-def _clear(store: Store, config: Config, change: Any, requeued: int) -> Cleared:
+def _clear(store: Store, config: Config, change: Any, requeued: int, held: list[str]) -> Cleared:
     """After the change: the file compacted, the process's cached views dropped (they hold
-    the old text and would be stored again), the same change applied to every backup."""
+    the old text and would be stored again), the same change applied to every backup, and
+    the pages `mama view` wrote into ``$MAMA_HOME/views`` that hold any of ``held`` (memory
+    ids; ``""`` matches every page) deleted. A page written elsewhere (``--out``) is the
+    user's file: not found, not touched."""
     warm(store).views.clear()
     emptied = store.erasure.compact()
-    return Cleared(requeued, emptied, change_backups(store.path, config, change))
+    backups = change_backups(store.path, config, change)
+    return Cleared(requeued, emptied, backups, _delete_pages(config.home / VIEWS, held))
+
+
+def _delete_pages(folder: Path, held: list[str]) -> list[Path]:
+    """Delete the ``.html`` pages in ``folder`` holding any string of ``held``; say which."""
+    deleted: list[Path] = []
+    for page in sorted(folder.glob("*.html")) if held and folder.is_dir() else ():
+        try:
+            text = page.read_text("utf-8", errors="replace")
+            if any(h in text for h in held):
+                page.unlink()
+                deleted.append(page)
+        except OSError:
+            continue  # gone meanwhile, or unreadable: left as it is
+    return deleted
 
 
 def _forget_in(copy: Store, ids: list[str]) -> bool:
