@@ -1,0 +1,115 @@
+"""Real Claude Code, fake model: a teammate's decision arrives by ``git pull`` and reaches the model.
+
+Alice saves a decision, writes it into the repository with ``mama share`` and pushes; Bob
+pulls and starts Claude Code in his clone (his own MAMA home, which has never seen it). The
+first request body carries the session start's one line about the new file in ``.mama/``;
+the server imports the folder in the background; Bob's next prompt, at a person's pace, is
+answered with Alice's decision in the UserPromptSubmit context.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_anthropic import FakeAnthropic, claude_env, text
+from test_claude_code import CLAUDE, ROOT, SERVER, needs_claude
+from test_claude_code_recall import TURN_TIMEOUT_S, _prompt_context
+from test_share_git import Dev, _decide, git
+
+from benchmarks.stream import next_result, read_events
+from mama_plugin.config import Config
+from mama_plugin.storage import Store
+
+pytestmark = needs_claude
+IMPORT_WAIT_S = 60.0  # the server imports .mama/ a few seconds after it starts
+
+
+def _clones(tmp_path: Path, bob_home: Path, mp: pytest.MonkeyPatch, cap: Any) -> tuple[Dev, Dev]:
+    """A bare origin, Alice's clone, and Bob's clone at ``bob/project`` (where Claude runs)."""
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    devs = []
+    for who, clone, home in (
+        ("alice", tmp_path / "alice", tmp_path / "home-alice"),
+        ("bob", tmp_path / "bob" / "project", bob_home),
+    ):
+        git(tmp_path, "clone", "-q", str(origin), str(clone))
+        git(clone, "config", "user.email", f"{who}@example.invalid")
+        git(clone, "config", "user.name", who)
+        git(clone, "config", "commit.gpgsign", "false")
+        devs.append(Dev(clone, home, mp, cap))
+    (devs[0].clone / "README").write_text("the project\n")
+    git(devs[0].clone, "add", "README")
+    git(devs[0].clone, "commit", "-qm", "start")
+    git(devs[0].clone, "push", "-q", "origin", "HEAD:main")
+    return devs[0], devs[1]
+
+
+def _imported(home: Path, memory_id: str) -> bool:
+    with Store.open(config=Config(home)) as store:
+        return store.memories.get(memory_id) is not None
+
+
+def test_a_pulled_decision_is_told_at_session_start_and_recalled_at_the_next_prompt(
+    tmp_path: Path,
+    mama_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    alice, bob = _clones(tmp_path, mama_home, monkeypatch, capsys)
+    saved = _decide(alice, "dependencies", "Pin dependencies with uv.lock", "reproducible installs")
+    alice.share()
+    alice.commit_and_push("share the dependencies decision")
+    git(bob.clone, "pull", "-q", "--no-rebase", "origin", "main")
+    monkeypatch.setenv("MAMA_HOME", str(mama_home))
+
+    command = [str(CLAUDE), "-p", "--plugin-dir", str(ROOT), "--allowedTools", SERVER,
+               "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]  # fmt: skip
+    prompts = [
+        "Morning, I just pulled. Anything new?",
+        "Should we pin dependencies with uv.lock for reproducible installs?",
+    ]
+    waited = 0.0
+    with (
+        FakeAnthropic([text("Answer 0."), text("Answer 1.")]) as fake,
+        tempfile.TemporaryFile("w+") as err,
+    ):
+        proc = subprocess.Popen(command, cwd=bob.clone, env=claude_env(fake, tmp_path / "bob"),
+                                text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=err)  # fmt: skip
+        assert proc.stdin is not None and proc.stdout is not None
+        events: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        threading.Thread(target=read_events, args=(proc.stdout, events), daemon=True).start()
+        try:
+            for n, prompt in enumerate(prompts):
+                if n:  # a person reads the answer; meanwhile the server imports .mama/
+                    started = time.monotonic()
+                    while not _imported(mama_home, saved):
+                        assert time.monotonic() - started < IMPORT_WAIT_S, "no import of .mama/"
+                        time.sleep(0.5)
+                    waited = time.monotonic() - started
+                line = {"type": "user", "message": {"role": "user", "content": prompt}}
+                proc.stdin.write(json.dumps(line) + "\n")
+                proc.stdin.flush()
+                next_result(events, TURN_TIMEOUT_S)
+            proc.stdin.close()
+            proc.wait(timeout=TURN_TIMEOUT_S)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+    print(f"the server's import of .mama/ was seen {waited:.1f} s after the first answer")
+
+    first = str(fake.main_requests[0].get("system", "")) + str(fake.main_requests[0]["messages"])
+    assert "MAMA: 1 new file in .mama/" in first, first[-3000:]
+    asked = _prompt_context(fake.main_requests[-1])
+    assert saved in asked and "uv.lock" in asked, asked
