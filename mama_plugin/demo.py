@@ -356,7 +356,8 @@ def _co_author(
         out.append(f"  #{s.id} {s.from_id} --{s.relationship}--> {s.to_id}: {s.reason}")
     if made:
         _, link = suggest.accept(store, made[0].id, decided_by="claude")
-        out.append(f"evolve_link accepts #{made[0].id}: link #{link.id}, reason by {link.created_by}")
+        accepted = f"link #{link.id}, reason by {link.created_by}"
+        out.append(f"evolve_link accepts #{made[0].id}: {accepted}")
         noted = told(store, [link.to_id]).get(link.to_id, [])
         if noted:  # the older memory is not rewritten: it gains a dated note
             out.append(f"{link.to_id} gains a note: {noted[-1]}")
