@@ -14,7 +14,7 @@ from mama_plugin.cli import main
 from mama_plugin.config import Config
 from mama_plugin.schema import OutcomeInput, parse
 from mama_plugin.services.learning import judged, learn_pass
-from mama_plugin.services.memories import record_outcome, save_decision, save_insight
+from mama_plugin.services.memories import save_decision, save_insight
 from mama_plugin.services.outcomes import record_outcome_event
 from mama_plugin.storage import Store
 
