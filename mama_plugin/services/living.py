@@ -139,15 +139,25 @@ def said(n: Note, trigger: MemoryRecord) -> str:
 
 
 def told(
-    store: Store, memory_ids: Iterable[str], latest: int | None = NOTES_TOLD
+    store: Store,
+    memory_ids: Iterable[str],
+    latest: int | None = NOTES_TOLD,
+    *,
+    known: Iterable[str] = (),
 ) -> dict[str, list[str]]:
     """Each memory's ``latest`` notes (every one when None) as lines, oldest first; memories
-    without one are absent. Read-only."""
+    without one are absent. A link note whose trigger is among ``known`` (told beside it
+    already, as in a search answer) is left out. Read-only."""
+    beside = set(known)
     found = store.notes.of_many(memory_ids, latest=latest)
     triggers = store.memories.get_many({n.trigger_id for ns in found.values() for n in ns})
     out: dict[str, list[str]] = {}
     for memory_id, notes in found.items():
-        lines = [said(n, triggers[n.trigger_id]) for n in notes if n.trigger_id in triggers]
+        lines = [
+            said(n, triggers[n.trigger_id])
+            for n in notes
+            if n.trigger_id in triggers and not (n.kind == "link" and n.trigger_id in beside)
+        ]
         if lines:
             out[memory_id] = lines
     return out

@@ -188,8 +188,9 @@ def search_by_context(
     # Told with how far it can be trusted: old for its kind, or many memories rest on it.
     mark_trust(store, primary, list(records.values()))
     # What happened around it since it was saved: what was built on it, what it builds on
-    # that failed (its latest notes, one line each).
-    notes = told(store, [r.id for r in primary])
+    # that failed (its latest notes, one line each); a memory built on it that the answer
+    # tells too is not said twice.
+    notes = told(store, [r.id for r in primary], known=[r.id for r in primary])
     for item in primary:
         item.notes = notes.get(item.id)
     every_chain, along = (
