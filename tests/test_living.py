@@ -136,9 +136,14 @@ def test_evolve_gives_links_without_a_note_theirs_once(store: Store) -> None:
     assert _notes(store, base)[0].startswith(f"a limits decision depends on this ({other}, ")
     again = evolve_pass(store)
     assert again.since == first.at and again.notes == [] and store.notes.count() == 1
-    # The next pass looks only at what changed since: a memory untouched is not read again.
+    # The next pass looks only at what was written or changed since: a memory untouched is
+    # not read again.
     third = _decision(store, "Session TTL 24 h", topic="ttl")
-    assert evolve_pass(store).considered == 1 and third
+    assert evolve_pass(store).considered == 1
+    # A link an import writes keeps its old time: it is still new to the pass.
+    store.links.add(third, base, "depends_on", "expiry", mark_target=False, created_at=1_000)
+    late = evolve_pass(store)
+    assert late.considered == 2 and [n.trigger_id for n in late.notes] == [third]
 
 
 def test_notes_travel_with_an_export_and_go_with_either_memory(

@@ -22,6 +22,7 @@ from .repository import Repository
 from .sql import select_in
 
 EVOLVE_PASS = "evolve_pass"  # meta key: when the last `mama evolve` pass ran (ms)
+EVOLVE_MARKS = "evolve_marks"  # meta key: "<memory seq>:<link id>", the last rows it saw
 KINDS = ("link", "outcome")
 
 
@@ -147,16 +148,27 @@ class Notes(Repository):
         return int(row[0]) if row else 0
 
     def touched_since(self, since: int | None) -> list[str]:
-        """Ids of the memories changed at or after ``since``, and of both ends of the links
-        made since (every memory when None): what an evolve pass looks at."""
-        at = since if since is not None else 0
+        """Ids of what an evolve pass looks at: the memories written or changed since the
+        pass that ran at ``since`` and both ends of the links written since (every memory
+        when None). "Since" is by row for what was written (an import keeps its rows' old
+        times) and by time for what changed."""
+        if since is None:
+            rows = self.conn.execute("SELECT id FROM memories").fetchall()
+            return sorted(str(r[0]) for r in rows)
+        seq, link = self._marks()
         rows = self.conn.execute(
-            "SELECT id FROM memories WHERE updated_at >= ?1 OR created_at >= ?1 "
-            "UNION SELECT from_id FROM memory_links WHERE created_at >= ?1 "
-            "UNION SELECT to_id FROM memory_links WHERE created_at >= ?1",
-            (at,),
+            "SELECT id FROM memories WHERE seq > ?1 OR updated_at >= ?2 "
+            "UNION SELECT from_id FROM memory_links WHERE id > ?3 "
+            "UNION SELECT to_id FROM memory_links WHERE id > ?3",
+            (seq, since, link),
         ).fetchall()
         return sorted(str(r[0]) for r in rows)
+
+    def _marks(self) -> tuple[int, int]:
+        """The last memory row and link row the last pass saw."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (EVOLVE_MARKS,)).fetchone()
+        seq, _, link = str(row[0] if row else "0:0").partition(":")
+        return int(seq or 0), int(link or 0)
 
     def last_pass(self) -> int | None:
         """When the last evolve pass ran (ms), or None before the first."""
@@ -164,12 +176,15 @@ class Notes(Repository):
         return int(row[0]) if row else None
 
     def mark_pass(self, at: int) -> None:
-        """Record that an evolve pass ran at ``at``."""
+        """Record that an evolve pass ran at ``at``, and the last rows it saw."""
         with self.transaction():
-            self.conn.execute(
+            seq = self.conn.execute("SELECT coalesce(max(seq), 0) FROM memories").fetchone()
+            link = self.conn.execute("SELECT coalesce(max(id), 0) FROM memory_links").fetchone()
+            marks = f"{int(seq[0]) if seq else 0}:{int(link[0]) if link else 0}"
+            self.conn.executemany(
                 "INSERT INTO meta(key, value) VALUES (?, ?) "
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (EVOLVE_PASS, str(at)),
+                [(EVOLVE_PASS, str(at)), (EVOLVE_MARKS, marks)],
             )
 
 
