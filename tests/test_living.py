@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 from conftest import DESKTOP, PROJECT, connect
 from conftest import text_result as text
+from test_share_git import Dev, _decide, team  # noqa: F401 (the fixture)
 
 from mama_plugin.assist import suggest
 from mama_plugin.cli import main
@@ -331,3 +332,20 @@ async def test_project_context_details_answer_decay_hubs_and_learned(state: Stat
         assert f"Hubs: {base} ({HUB_MIN}" in text(overview)
         bad = await c.call_tool("project_context", {"detail": "everything"})
         assert bad.is_error and "detail" in text(bad)
+
+
+def test_a_teammates_link_shared_through_the_repository_brings_its_note(
+    team: tuple[Dev, Dev],  # noqa: F811
+) -> None:
+    alice, bob = team
+    base = _decide(alice, "auth", "Use JWT", "stateless: no DB round trip")
+    link = {"to_id": base, "relationship": "builds_on", "reason": "refreshes JWTs"}
+    built = _decide(alice, "gateway", "Refresh in the gateway", "one hop", links=[link])
+    (alice.clone / ".mama").mkdir()
+    alice.share()
+    alice.commit_and_push("auth decisions")
+    bob.pull()
+    assert "added 1 links" in bob.share("--import")
+    with bob.store() as store:
+        (said,) = _notes(store, base)
+    assert said.startswith(f"a gateway decision builds on this ({built}, ")
