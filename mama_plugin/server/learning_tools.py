@@ -72,7 +72,7 @@ def do_evolve_pass(env: Env, args: EvolvePassInput) -> Answer:
     learnt = learn_pass(env.store)
     done = evolve_pass(env.store)
     text = f"{learn_text(learnt)}\n{evolve_text(env.store, done)}"
-    if learnt.changes or done.notes:
+    if learnt.changes:  # confidences the session start tells moved
         env.session.brief_stale(env.project)
     return Answer(fenced(text), {"learn": learnt.as_dict(), "evolve": done.as_dict()})
 

@@ -121,19 +121,6 @@ class Notes(Repository):
         """Every told note of ``memory_id``, oldest first."""
         return self.of_many([memory_id]).get(memory_id, [])
 
-    def existing(self, keys: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
-        """Which (memory id, cause) pairs among ``keys`` have a note already."""
-        wanted = list(dict.fromkeys(keys))
-        found: set[tuple[str, str]] = set()
-        by_memory: dict[str, list[str]] = {}
-        for memory_id, cause in wanted:
-            by_memory.setdefault(memory_id, []).append(cause)
-        sql = "SELECT memory_id, cause FROM memory_notes WHERE memory_id IN ({})"
-        for memory_id, cause in select_in(self.conn, sql, by_memory):
-            if str(cause) in by_memory.get(str(memory_id), ()):
-                found.add((str(memory_id), str(cause)))
-        return found
-
     def all_of(self, memory_ids: Iterable[str]) -> list[Note]:
         """Every note (told or not) of ``memory_ids`` whose trigger is among them too: an
         export's rows, oldest first."""
