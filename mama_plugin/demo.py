@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from .config import Config
+from .schema import OutcomeInput, parse
 from .services.evolution import chain
 from .services.indexing import drain
-from .services.learning import learn_from, recorded_at
 from .services.learning_views import moves_text
-from .services.memories import record_outcome, save_checkpoint, save_decision, save_insight
+from .services.memories import save_checkpoint, save_decision, save_insight
+from .services.outcomes import record_outcome_event
 from .services.render import render
 from .services.retrieval import EmbeddingModel
 from .services.story import briefing
@@ -106,19 +107,29 @@ def _story(store: Store, config: Config, embedder: EmbeddingModel | None) -> str
         },
     )
     out.append(f"2. Checkpoint saved {work.memory.id}: {work.memory.content}")
-    failed = record_outcome(
+    # The evolve_outcome tool's own path: the verdict, the event that dates it, the confidence
+    # of the decision and of what rests on it moved, the notes on what builds on it.
+    judged = record_outcome_event(
         store,
-        {
-            "memory_id": jwt.memory.id,
-            "outcome": "FAILED",
-            "details": "Token refresh hit Postgres on every call: p99 307 ms at 10K req/s",
-            "evidence": ["benchmarks/auth.txt:89-142"],
-            "learned": ["stateless tokens still need a revocation store, which is state after all"],
-        },
+        parse(
+            OutcomeInput,
+            {
+                "memory_id": jwt.memory.id,
+                "outcome": "FAILED",
+                "details": "Token refresh hit Postgres on every call: p99 307 ms at 10K req/s",
+                "evidence": ["benchmarks/auth.txt:89-142"],
+                "learned": [
+                    "stateless tokens still need a revocation store, which is state after all"
+                ],
+            },
+        ),
     )
-    # As evolve_outcome does: the verdict moves the confidence of the decision and what rests on it.
-    moved = moves_text(learn_from(store, failed, "FAILED", recorded_at=recorded_at(failed)))
-    out.append(f"3. Outcome recorded: {failed.outcome_status} — {failed.outcome['details']}")
+    failed = judged.memory
+    moved = moves_text(judged.changes)
+    out.append(
+        f"3. Outcome recorded: {failed.outcome_status} — {failed.outcome['details']} "
+        f"(event {judged.event.id})"
+    )
     if moved:
         out.append(f"   {moved}")
     sessions = save_decision(
@@ -305,6 +316,7 @@ def _co_author(
     from .assist.profiles import draft_layers, link_judge
     from .schema import parse
     from .schema.assist import DraftRequest
+    from .services.living import told
     from .services.stats import project_stats
     from .transcript import read_transcript
 
@@ -344,9 +356,12 @@ def _co_author(
         out.append(f"  #{s.id} {s.from_id} --{s.relationship}--> {s.to_id}: {s.reason}")
     if made:
         _, link = suggest.accept(store, made[0].id, decided_by="claude")
-        out.append(
-            f"evolve_link accepts #{made[0].id}: link #{link.id}, reason by {link.created_by}\n"
-        )
+        accepted = f"link #{link.id}, reason by {link.created_by}"
+        out.append(f"evolve_link accepts #{made[0].id}: {accepted}")
+        noted = told(store, [link.to_id]).get(link.to_id, [])
+        if noted:  # the older memory is not rewritten: it gains a dated note
+            out.append(f"{link.to_id} gains a note: {noted[-1]}")
+        out.append("")
     brief = briefing.brief(store, PROJECT, config, "startup")
     if "\n\nProposed links" in brief:  # what is still pending waits at the next session start
         pending = "Proposed links" + brief.split("\n\nProposed links", 1)[1].split("\n\n")[0]

@@ -102,6 +102,7 @@ def test_growth_happens_once_and_to_every_tool() -> None:
         "evolve_supersede",
         "confidence_history",
         "project_context",
+        "evolve_pass",
     ]
     assert exposure.listed(CLAUDE) == EVERY and exposure.changes == 1 and exposure.pending
     exposure.pending = False

@@ -725,6 +725,8 @@ def test_json_export_reimports_into_a_fresh_store_unchanged(
             "memories": {"source": 10, "imported": 10},
             "links": {"source": 5, "imported": 5},
             "link_suggestions": {"source": 3, "imported": 3},
+            # The accepted suggestion gave its older memory a dated note: it travels too.
+            "memory_notes": {"source": 1, "imported": 1},
         }
         second = export_data(fresh)
         assert fresh.memories.require(D_JWT).status == "superseded"

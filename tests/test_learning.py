@@ -14,7 +14,7 @@ from mama_plugin.cli import main
 from mama_plugin.config import Config
 from mama_plugin.schema import OutcomeInput, parse
 from mama_plugin.services.learning import judged, learn_pass
-from mama_plugin.services.memories import record_outcome, save_decision, save_insight
+from mama_plugin.services.memories import save_decision, save_insight
 from mama_plugin.services.outcomes import record_outcome_event
 from mama_plugin.storage import Store
 
@@ -153,7 +153,7 @@ def test_learn_replays_outcomes_recorded_without_it_once(store: Store) -> None:
         links=[{"to_id": base, "relationship": "depends_on", "reason": "the queue"}],
     )
     # Recorded the way an import or an older MAMA did: the verdict, no confidence move.
-    record_outcome(store, {"memory_id": base, "outcome": "SUCCESS", "details": "1k jobs/s"})
+    store.memories.set_outcome(base, "SUCCESS", details="1k jobs/s")
     assert store.memories.require(base).confidence == 0.80
     first = learn_pass(store)
     assert first.since is None and first.considered == 1 and len(first.applied) == 1
@@ -218,7 +218,8 @@ def _cli_store(tmp_path: Path) -> tuple[Path, str, str]:
             topic="cache",
             links=[{"to_id": base, "relationship": "depends_on", "reason": "reads sessions"}],
         )
-        record_outcome(store, {"memory_id": base, "outcome": "SUCCESS", "details": "p99 12 ms"})
+        # Recorded the way an import or an older MAMA did: the verdict, no confidence move.
+        store.memories.set_outcome(base, "SUCCESS", details="p99 12 ms")
     return path, base, built
 
 

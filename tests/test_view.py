@@ -167,7 +167,9 @@ def test_the_demo_story_in_a_browser(demo_page: tuple[Path, dict], tmp_path: Pat
     assert dom.find("line", class_="pending") and dom.find("line", class_="c-evolution")
     # The health figures mama stats prints.
     stats = {a: b for a, b in _rows(dom, "stats-table")}
-    assert stats["decisions"] == "4" and stats["links"] == "4"
+    # Five links: supersedes, implements, learned from, the accepted suggestion and the
+    # FAILED outcome's event (outcome_of), recorded as evolve_outcome records it.
+    assert stats["decisions"] == "4" and stats["links"] == "5"
     shot(page.as_uri(), tmp_path, "view-demo", size=(1400, 3000))
 
 

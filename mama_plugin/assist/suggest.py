@@ -22,6 +22,7 @@ from ..errors import ValidationError
 from ..relationships import normalise
 from ..schema.assist import LinkJudgement
 from ..services import vector_index
+from ..services.living import note
 from ..services.render import clip
 from ..services.retrieval import EmbeddingModel, retrieve
 from ..storage import LinkRecord, MemoryRecord, Store, SuggestionRecord
@@ -253,6 +254,7 @@ def accept(
         decided = store.suggestions.decide(
             suggestion_id, "accepted", decided_by=decided_by, link_id=link.id
         )
+        note(store, [link])  # the older memory gains a dated note that the newer builds on it
     return decided, link
 
 

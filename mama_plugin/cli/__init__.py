@@ -77,6 +77,7 @@ COMMANDS: tuple[Command, ...] = (
     view.cmd_view,
     team.cmd_team,
     graph.cmd_graph,
+    learning.cmd_evolve,
 )
 
 

@@ -1,14 +1,14 @@
 """What memory learned: ``mama confidence`` (a trajectory), ``mama learn`` (replaying
 outcomes), ``mama decay`` (what is stale for its kind), ``mama hubs`` (what many rest on),
 ``mama learned`` (what a project's outcomes taught), ``mama context`` (the project at a
-glance), ``mama premises`` (the facts decisions rest on)."""
+glance), ``mama premises`` (the facts decisions rest on), ``mama evolve`` (the dated notes
+memories lack)."""
 
 from __future__ import annotations
 
 import argparse
 
 from ..errors import MamaError
-from ..services.render import clip, confidence
 from .options import argument, command, json_option, limit_option, project_option
 from .shared import open_store, print_json, project_of
 
@@ -46,22 +46,14 @@ def cmd_confidence(args: argparse.Namespace) -> int:
 def cmd_learn(args: argparse.Namespace) -> int:
     """Replay the outcomes recorded since the last pass, once each; print what moved."""
     from ..services.learning import learn_pass
-    from ..services.learning_views import arrow, when
+    from ..services.learning_reports import learn_text
 
     with open_store(args) as store:
         done = learn_pass(store)
     if args.json:
         print_json(done.as_dict())
         return 0
-    since = f"since {when(done.since)}" if done.since is not None else "first pass"
-    print(
-        f"Learn pass ({since}): {done.considered} judged memor"
-        f"{'y' if done.considered == 1 else 'ies'} considered, {len(done.applied)} outcome"
-        f"{'' if len(done.applied) == 1 else 's'} applied, {len(done.changes)} confidence"
-        f"{'' if len(done.changes) == 1 else 's'} recorded."
-    )
-    for c in done.changes:
-        print(f"  {c.memory_id}  {arrow(c)}  {c.why}")
+    print(learn_text(done))
     return 0
 
 
@@ -77,6 +69,7 @@ def cmd_learn(args: argparse.Namespace) -> int:
 @json_option()
 def cmd_decay(args: argparse.Namespace) -> int:
     """Print the project's stale and expired memories with their figures and what to do."""
+    from ..services.learning_reports import decay_text
     from ..services.staleness import decaying
 
     project = project_of(args)
@@ -88,9 +81,7 @@ def cmd_decay(args: argparse.Namespace) -> int:
     if not found:
         print(f"nothing stale in {project}" + ("" if args.aging else " (--aging lists more)"))
         return 0
-    for s in found:
-        print(f"{s.memory.id} ({s.memory.type}) {clip(s.memory.content, 100)}")
-        print(f"    {s.said()}")
+    print(decay_text(found, project, aging=args.aging))
     print(
         "A memory that still holds: `mama verify ID` (its cited files) or record an outcome "
         "(evolve_outcome, VERIFIED when nothing changed); one that is wrong now: `mama forget ID`."
@@ -109,7 +100,7 @@ def cmd_decay(args: argparse.Namespace) -> int:
 def cmd_hubs(args: argparse.Namespace) -> int:
     """Print the project's hubs, the most referenced first."""
     from ..services.hubs import hubs
-    from ..services.learning_views import when
+    from ..services.learning_reports import hubs_text
 
     if args.min < 1:
         raise MamaError("--min must be 1 or more")
@@ -119,20 +110,7 @@ def cmd_hubs(args: argparse.Namespace) -> int:
     if args.json:
         print_json([h.as_dict() for h in found])
         return 0
-    if not found:
-        print(f"no memory of {project} is referenced by {args.min} or more others")
-        return 0
-    for h in found:
-        m = h.memory
-        used = when(m.last_used) if m.last_used else "never"
-        print(
-            f"{m.id} ({m.type}, {m.status}) {clip(m.content, 100)}\n"
-            f"    {len(h.referrers)} references, confidence {confidence(m.confidence)}, "
-            f"last used {used}"
-            + (f", {h.staleness.category}" if h.staleness else "")
-            + (" — review it: many memories rest on it" if h.review else "")
-        )
-        print(f"    referenced by {', '.join(h.referrers)}")
+    print(hubs_text(found, project, args.min))
     return 0
 
 
@@ -147,7 +125,7 @@ def cmd_hubs(args: argparse.Namespace) -> int:
 @json_option()
 def cmd_learned(args: argparse.Namespace) -> int:
     """Print what the project's outcomes taught."""
-    from ..services.learning_views import when
+    from ..services.learning_reports import learned_text
     from ..services.teaching import learned
 
     project = None if args.all_projects else project_of(args)
@@ -156,23 +134,7 @@ def cmd_learned(args: argparse.Namespace) -> int:
     if args.json:
         print_json(found.as_dict())
         return 0
-    where = project or "every project"
-    if not found.judged:
-        print(f"no outcome recorded in {where} yet (evolve_outcome, /mama:outcome)")
-        return 0
-    verdicts = ", ".join(f"{n} {k}" for k, n in sorted(found.outcomes.items()))
-    rate = found.success_rate or 0.0
-    plural = "" if found.judged == 1 else "s"
-    print(f"{where}: {found.judged} outcome{plural} ({verdicts}), success rate {rate:.0%}")
-    if found.would_repeat:
-        repeat = ", ".join(
-            f"{k.replace('_', ' ')} {n}" for k, n in sorted(found.would_repeat.items())
-        )
-        print(f"would repeat: {repeat}")
-    passed = when(found.last_pass) if found.last_pass else "never (`mama learn`)"
-    print(f"confidence moves recorded: {found.moves}; last learn pass: {passed}")
-    for lesson in found.lessons[: max(args.limit, 0)]:
-        print(f"- {lesson.kind}: {clip(lesson.text, 200)} ({lesson.memory_id}, {lesson.outcome})")
+    print(learned_text(found, project or "every project", args.limit))
     return 0
 
 
@@ -232,4 +194,26 @@ def cmd_premises(args: argparse.Namespace) -> int:
         return 0
     for p in found:
         print(p.said())
+    return 0
+
+
+@command(
+    "evolve",
+    "give the memories changed or linked since the last pass the dated notes they lack (a "
+    "later memory builds on this; what this builds on FAILED), e.g. after an import or a "
+    "teammate's sync; safe to run again",
+)
+@json_option()
+def cmd_evolve(args: argparse.Namespace) -> int:
+    """Run an evolve pass; print each note it wrote."""
+    from ..services.learning_reports import evolve_text
+    from ..services.living import evolve_pass
+
+    with open_store(args) as store:
+        done = evolve_pass(store)
+        text = evolve_text(store, done)
+    if args.json:
+        print_json(done.as_dict())
+        return 0
+    print(text)
     return 0

@@ -68,6 +68,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     """Print one memory, its links and, if superseded, what replaced it."""
     from ..services.evolution import current_of
+    from ..services.living import count_told, told
     from ..services.render import render
 
     with open_store(args) as store:
@@ -82,9 +83,11 @@ def cmd_show(args: argparse.Namespace) -> int:
                     "links": [ln.as_dict() for ln in links],
                     "current": successor.id if successor else memory.id,
                     "confidence_history": [c.as_dict() for c in history],
+                    "notes": told(store, [memory.id], latest=None).get(memory.id, []),
                 }
             )
             return 0
+        notes = told(store, [memory.id]).get(memory.id, [])
         print(
             render(
                 "memory.md.j2",
@@ -93,6 +96,8 @@ def cmd_show(args: argparse.Namespace) -> int:
                 links=links,
                 successor=successor,
                 history=history,
+                notes=notes,
+                noted=count_told(store, memory.id),
             ),
             end="",
         )

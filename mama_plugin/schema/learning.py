@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -17,7 +17,8 @@ class ConfidenceInput(Strict):
 
 
 class ProjectContextInput(Strict):
-    """The project's context; with a description, saved as the project's description first."""
+    """The project's context; with a description, saved as the project's description first;
+    with a detail, one part of it in full."""
 
     description: Annotated[
         str | None,
@@ -28,3 +29,16 @@ class ProjectContextInput(Strict):
             "(the earlier ones are kept as history). Leave out to only read.",
         ),
     ] = None
+    detail: Annotated[
+        Literal["overview", "stale", "hubs", "learned"],
+        Field(
+            description="overview: the project at a glance; stale: every memory stale or "
+            "expired for its kind, with its figures; hubs: every memory 5 or more others "
+            "reference, with what references it; learned: what the outcomes taught (verdicts, "
+            "success rate, lessons, next-time notes)."
+        ),
+    ] = "overview"
+
+
+class EvolvePassInput(Strict):
+    """No arguments: the whole store."""

@@ -45,6 +45,7 @@ CONTEXT_TOOLS: dict[str, tuple[str, ...]] = {
         "promote_memory",
         "confidence_history",
         "project_context",
+        "evolve_pass",
     ),
     "linking": ("suggest_links", "evolve_link", "find_links", "graph_health"),
     # Any memory can be corrected, forgotten or kept for every project: a project that holds

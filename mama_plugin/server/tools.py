@@ -34,6 +34,7 @@ from ..services.conflicts import conflicts_of
 from ..services.evolution import current_of
 from ..services.graph import traverse
 from ..services.learning_views import moves_text
+from ..services.living import told
 from ..services.memories import SaveResult, save_checkpoint
 from ..services.outcomes import record_outcome_event
 from ..services.premises import premises_of
@@ -203,6 +204,7 @@ def do_load_context(env: Env, args: LoadContextInput) -> Answer:
     history = env.store.confidence.of(m.id)
     rests = [p.said() for p in premises_of(env.store, m)]
     conflicts = [c.said() for c in conflicts_of(env.store, m)]
+    notes = told(env.store, [m.id]).get(m.id, [])
     text = render(
         "neighbourhood.md.j2",
         env.config.home,
@@ -212,6 +214,7 @@ def do_load_context(env: Env, args: LoadContextInput) -> Answer:
         history=history,
         premises=rests,
         conflicts=conflicts,
+        notes=notes,
     ).strip()
     data = {
         "memory": m.as_dict(),
@@ -227,6 +230,7 @@ def do_load_context(env: Env, args: LoadContextInput) -> Answer:
             for r in rows
         ],
         "conflicts": conflicts,
+        "notes": notes,
     }
     # Memory text, teammates' versions among it, is data to the model: fenced like searches.
     return Answer(fenced(text) + f"\n{CORRECT}", data)

@@ -14,7 +14,6 @@ from pydantic import BaseModel
 
 from ..errors import ValidationError
 from ..schema import (
-    VERIFIED,
     CheckpointInput,
     ContextInput,
     DecisionInput,
@@ -27,6 +26,8 @@ from ..storage import LinkRecord, MemoryRecord, NewMemory, Redactions, Store
 from .contradiction import Question, clip, standing, told
 from .duplicates import Near
 from .evolution import current_of
+from .judging import judge
+from .living import note
 from .verify import record as record_files
 
 M = TypeVar("M", bound=BaseModel)
@@ -209,23 +210,10 @@ def save_context(
 
 
 def record_outcome(store: Store, data: OutcomeInput | dict[str, Any]) -> MemoryRecord:
-    """Record what happened to a memory: SUCCESS, PARTIAL, FAILED or SUPERSEDED (VERIFIED:
-    checked against the code, its outcome unchanged)."""
-    o = _coerce(OutcomeInput, data)
-    found = store.memories.get(o.memory_id)
-    if found is None:
-        raise ValidationError([f"unknown memory_id {o.memory_id!r}: no memory has that id"])
-    if o.outcome == VERIFIED:  # checked against the code: its outcome stands as it was
-        return found
-    taught = {"expected": o.expected, "would_repeat": o.would_repeat, "next_time": o.next_time}
-    return store.memories.set_outcome(
-        o.memory_id,
-        o.outcome,
-        details=o.details,
-        evidence=o.evidence,
-        learned=o.learned,
-        extra={k: v for k, v in taught.items() if v},
-    )
+    """Record what happened to a memory: SUCCESS, PARTIAL or FAILED (VERIFIED: checked against
+    the code, its outcome unchanged); the verdict moves confidences and notes what builds on
+    it (:func:`~.judging.judge`). Returns the memory as judged."""
+    return judge(store, _coerce(OutcomeInput, data)).memory
 
 
 def _plain(kind: str, project: str, m: InsightInput | ContextInput) -> dict[str, Any]:
@@ -291,6 +279,9 @@ def _save(
             )
             written.append(record)
             redactions.add(found.counts)
+        # The memories it links to gain a dated note (and it one for each it builds on that
+        # FAILED): in the save's transaction, so both are written or neither.
+        note(store, written)
     superseded = [ln.to_id for ln in written if ln.relationship == "supersedes"]
     saved = store.memories.require(memory.id)
     record_files(store, saved)  # the files it cites, as they are now (outside its transaction)

@@ -1,15 +1,14 @@
 """An outcome as an event: the verdict on the memory, a dated insight saying it, a link back.
 
-Composes :func:`~.memories.record_outcome` and :func:`~.memories.save_insight` in one
-transaction, so the memory's outcome and the event that tells it are written together or not
-at all; then the files the memory cites are recorded as they are now (VERIFIED does only that
-and the event: checked against the code, the outcome unchanged); the verdict moves the
-confidence of the memory and of what is linked to it (:mod:`.learning`). The event is for
-finding the verdict (its words are indexed) and dating it; the memory carries the verdict
-itself, so neither the event's link reason nor the answers that find the event repeat it
-(:func:`~.evolution.outcome_events`). Raises
-:class:`~mama_plugin.errors.ValidationError` (nothing written) for an unknown memory or
-invalid input.
+Composes :func:`~.judging.judge` (the verdict, the confidences it moves, the notes on what
+builds on it) and :func:`~.memories.save_insight` in one transaction, so the memory's outcome
+and the event that tells it are written together or not at all; then the files the memory
+cites are recorded as they are now (VERIFIED does only that and the event: checked against
+the code, the outcome unchanged). The event is for finding the verdict (its words are
+indexed) and dating it; the memory carries the verdict itself, so neither the event's link
+reason nor the answers that find the event repeat it (:func:`~.evolution.outcome_events`).
+Raises :class:`~mama_plugin.errors.ValidationError` (nothing written) for an unknown memory
+or invalid input.
 """
 
 from __future__ import annotations
@@ -17,11 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..schema import VERIFIED, OutcomeInput
-from ..storage import MemoryRecord, Store, now_ms
+from ..storage import MemoryRecord, Store
 from ..storage.confidence import ConfidenceChange
+from ..storage.notes import Note
 from .evolution import current_of
-from .learning import learn_from, recorded_at
-from .memories import record_outcome, save_insight
+from .judging import judge
+from .memories import save_insight
 from .verify import record as record_files
 
 TAG = "outcome"  # every outcome event carries it
@@ -35,16 +35,14 @@ class OutcomeEvent:
     event: MemoryRecord  # the insight that tells the outcome (linked outcome_of the memory)
     current: MemoryRecord  # the head of its evolution chain (the memory itself when current)
     changes: tuple[ConfidenceChange, ...] = ()  # the confidences it moved, the memory's first
+    notes: tuple[Note, ...] = ()  # the notes its evolution pass wrote (.living)
 
 
 def record_outcome_event(store: Store, args: OutcomeInput) -> OutcomeEvent:
     """Record the outcome on the memory and as an event insight linked to it (outcome_of)."""
     with store.transaction():
-        target = record_outcome(store, args)
-        # The verdict moves its confidence and its neighbours' (a verification only dates it).
-        when = now_ms() if args.outcome == VERIFIED else recorded_at(target)
-        changes = learn_from(store, target, args.outcome, recorded_at=when)
-        target = store.memories.require(target.id)
+        judged = judge(store, args)
+        target = judged.memory
         content = f"Outcome {args.outcome} of '{target.content[:200]}': {args.details}"
         if args.outcome == VERIFIED:
             content = f"Verified '{target.content[:200]}' against the code: {args.details}"
@@ -76,4 +74,5 @@ def record_outcome_event(store: Store, args: OutcomeInput) -> OutcomeEvent:
     # Judged or verified: the files it cites are recorded as they are now, so what changed
     # before this verdict is no longer told as a change.
     record_files(store, target)
-    return OutcomeEvent(target, event.memory, current_of(store, target.id), tuple(changes))
+    head = current_of(store, target.id)
+    return OutcomeEvent(target, event.memory, head, judged.changes, judged.notes)

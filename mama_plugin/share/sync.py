@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..config import Config
 from ..errors import ConflictError, MamaError, NotFoundError, ValidationError
+from ..services.living import note
 from ..storage import NewMemory, Store
 from ..storage.shared_files import SharedFiles
 from . import scan
@@ -224,9 +225,10 @@ class Sharing:
                     continue
                 try:
                     if not self.store.links.exists(m.id, ln.to, ln.relationship):
-                        self.store.links.add(
+                        link, _ = self.store.links.add(
                             m.id, ln.to, ln.relationship, ln.reason, mark_target=False
                         )
+                        note(self.store, [link])  # what it links to gains a dated note
                         report.links_added += 1
                 except ValidationError as exc:
                     report.problems.append(f"{m.id}→{ln.to}: link not added: {exc}")

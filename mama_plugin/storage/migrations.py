@@ -15,7 +15,15 @@ from typing import Any
 import apsw
 
 from ..errors import SchemaError
-from . import confidence, file_states, relationship_words, search_tables, shared_files, tables
+from . import (
+    confidence,
+    file_states,
+    notes,
+    relationship_words,
+    search_tables,
+    shared_files,
+    tables,
+)
 from .search_tables import RANK_LOG_KEPT, create_vector_table
 from .team.tables import team_tables
 
@@ -131,6 +139,14 @@ STEPS: tuple[Step, ...] = (
         "`relationship_words` (word → canonical word, cluster id, category inferred from its "
         "meaning with its confidence, who decided): what `mama graph tidy` and merges record; "
         "links keep the word their writer chose",
+    ),
+    Step(
+        "memory_notes",
+        notes.memory_notes,
+        "`memory_notes` (memory, the memory that caused it, when, kind `link` with the "
+        "relationship or `outcome` with the verdict, key; cascades with either memory): the "
+        "dated notes a memory gains when a later memory builds on it or what it builds on "
+        "FAILED; ids and words, never memory text",
     ),
 )
 LATEST = len(STEPS)

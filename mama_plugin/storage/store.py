@@ -35,6 +35,7 @@ from .integrity import file_identity, guarded_cursor, is_damage
 from .links import Links
 from .memories import Memories
 from .migrations import user_version
+from .notes import Notes
 from .opening import Check, busy_message, damage_of, diagnose_file, open_file
 from .peek import fingerprint
 from .references import References
@@ -70,6 +71,7 @@ class Store:
         self.erasure = Erasure(self)
         self.file_states = FileStates(self)
         self.confidence = ConfidenceHistory(self)
+        self.notes = Notes(self)
         self.references = References(self)
         # The warm state the services keep for this store (their caches), by what builds it.
         self._kept: dict[Callable[[], Any], Any] = {}

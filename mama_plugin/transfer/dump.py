@@ -1,6 +1,6 @@
 """MAMA's own JSON dump: every memory, link and link suggestion with every column, the
-files each memory cites as they were recorded and how each confidence moved, re-importable
-as it is."""
+files each memory cites as they were recorded, how each confidence moved and the dated notes
+memories gained, re-importable as it is."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from ..errors import LegacyImportError, ValidationError
 from ..storage import NewMemory, Store, now_ms
 from ..storage.confidence import change_from_dict
 from ..storage.file_states import CitedFile
+from ..storage.notes import note_from_dict
 from .result import LegacyResult
 
 FORMAT = "mama-export"
@@ -55,6 +56,8 @@ def export_data(store: Store, *, project: str | None = None) -> dict[str, Any]:
         # How each confidence moved: restored with it, so `mama learn` does not apply again
         # an outcome the exported confidence already holds.
         "confidence_history": [c.as_dict() for c in store.confidence.of_many(ids)],
+        # The notes memories gained (both ends in the dump): restored as they were dated.
+        "memory_notes": [n.as_dict() for n in store.notes.all_of(ids)],
     }
 
 
@@ -90,6 +93,7 @@ def import_dump(store: Store, data: dict[str, Any]) -> LegacyResult:
         result.tally("memories", "imported")
     _restore_files(store, data.get("memory_files") or [], present, result)
     _restore_history(store, data.get("confidence_history") or [], present, result)
+    _restore_notes(store, data.get("memory_notes") or [], result)
     for index, link in enumerate(data.get("links") or []):
         result.tally("links", "source")
         fields = {k: v for k, v in link.items() if k not in _LINK_SKIP | {"link_category"}}
@@ -156,3 +160,22 @@ def _restore_history(
             result.tally("confidence_history", "already_present")
         else:
             result.tally("confidence_history", "imported")
+
+
+def _restore_notes(store: Store, rows: list[Any], result: LegacyResult) -> None:
+    """Write back the dump's notes (a note already stored counts as present, one whose
+    memory or trigger the store does not hold as ``no_memory``)."""
+    for index, row in enumerate(rows):
+        result.tally("memory_notes", "source")
+        try:
+            if not isinstance(row, dict):
+                raise ValueError("not an object")
+            note = note_from_dict(row)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise LegacyImportError(f"memory_notes[{index}]: {exc}") from exc
+        if len(store.memories.existing_ids([note.memory_id, note.trigger_id])) < 2:
+            result.tally("memory_notes", "no_memory")
+        elif store.notes.add([note]):
+            result.tally("memory_notes", "imported")
+        else:
+            result.tally("memory_notes", "already_present")

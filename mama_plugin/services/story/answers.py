@@ -26,6 +26,7 @@ from ...fence import fenced
 from ...storage import MemoryRecord, Store
 from ...text import estimate_tokens
 from .. import vector_index
+from ..living import told
 from ..render import render
 from ..retrieval import (
     DEFAULT,
@@ -186,6 +187,12 @@ def search_by_context(
         item.verify = [checked.line(changes)]
     # Told with how far it can be trusted: old for its kind, or many memories rest on it.
     mark_trust(store, primary, list(records.values()))
+    # What happened around it since it was saved: what was built on it, what it builds on
+    # that failed (its latest notes, one line each); a memory built on it that the answer
+    # tells too is not said twice.
+    notes = told(store, [r.id for r in primary], known=[r.id for r in primary])
+    for item in primary:
+        item.notes = notes.get(item.id)
     every_chain, along = (
         results.chains(store, list(records.values())) if include_evolution else ([], {})
     )
