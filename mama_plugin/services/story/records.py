@@ -149,6 +149,10 @@ class TopicRow:
     reason: str
     created_at: int
     collapsed: tuple[str, ...] = ()
+    # A memory of another topic, reached by an evolution link: the topic's memory it was
+    # reached from, and the link's word ("" for the topic's own memories).
+    linked_from: str = ""
+    relationship: str = ""
 
     @property
     def mark(self) -> str:
@@ -156,6 +160,10 @@ class TopicRow:
         return mark(self.id, self.status, self.current_id)
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON form (the tool's ``chain``): ``collapsed`` only when something was folded."""
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "collapsed"}
+        """JSON form (the tool's ``chain``): ``collapsed`` only when something was folded,
+        ``linked_from`` and ``relationship`` only for a memory of another topic."""
+        optional = ("collapsed", "linked_from", "relationship")
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in optional}
+        if self.linked_from:
+            out |= {"linked_from": self.linked_from, "relationship": self.relationship}
         return out | ({"collapsed": list(self.collapsed)} if self.collapsed else {})
