@@ -15,7 +15,15 @@ from typing import Any
 import apsw
 
 from ..errors import SchemaError
-from . import confidence, file_states, relationship_words, search_tables, shared_files, tables
+from . import (
+    confidence,
+    file_states,
+    link_tags,
+    relationship_words,
+    search_tables,
+    shared_files,
+    tables,
+)
 from .search_tables import RANK_LOG_KEPT, create_vector_table
 from .team.tables import team_tables
 
@@ -131,6 +139,12 @@ STEPS: tuple[Step, ...] = (
         "`relationship_words` (word → canonical word, cluster id, category inferred from its "
         "meaning with its confidence, who decided): what `mama graph tidy` and merges record; "
         "links keep the word their writer chose",
+    ),
+    Step(
+        "link_tags",
+        link_tags.link_tags,
+        "`link_tags` (link, tag; cascades with its link, indexed by tag): extra words on a "
+        "link beside its relationship, to group and filter links by (`mama links --tag`)",
     ),
 )
 LATEST = len(STEPS)
