@@ -64,7 +64,7 @@ def test_the_initial_list_for_each_state_of_the_memory() -> None:
     with_memories = seeded(MEMORIES)
     assert set(with_memories) - set(core) == {
         "load_context", "search_by_topic", "search_recent", "suggest_links", "evolve_link",
-        "find_links", "graph_health",
+        "find_links", "graph_health", "link_memories",
     }  # fmt: skip
     assert seeded([*MEMORIES, "tracking"]) == EVERY  # decisions: every tool
 

@@ -253,9 +253,10 @@ def do_search_by_topic(env: Env, args: SearchByTopicInput) -> Answer:
             f"No memory has the topic '{args.topic}'.", {"topic": args.topic, "chain": []}
         )
     lines = [f"'{args.topic}', newest first:"]
+    header = f"Linked by evolution from other topics (up to {TOPIC_DEPTH} hops):"
     for r in rows:
-        if r.linked_from and not lines[-1].startswith("Linked"):
-            lines.append(f"Linked by evolution from other topics (up to {TOPIC_DEPTH} hops):")
+        if r.linked_from and header not in lines:
+            lines.append(header)
         via = f" ({r.relationship} {r.linked_from})" if r.linked_from else ""
         extra = f" — {r.outcome}: {r.failure_reason}" if r.failure_reason else ""
         lines.append(f"- [{r.mark}] {r.id} ({r.type}){via} {r.content}{extra}")
