@@ -60,17 +60,23 @@ def test_search_by_topic_follows_other_topics_three_hops(store: Store) -> None:
     rows = search_by_topic(store, "auth", project=PROJECT)
     assert [r.id for r in rows] == ["d0", "d3", "d2", "d1"]  # the topic's, then newest first
     assert rows[0].current_id == ids[-1]  # what stands now is never cut by the depth
-    assert [(r.linked_from, r.relationship) for r in rows[1:]] == [("d0", "supersedes")] * 3
+    assert [r.via for r in rows[1:]] == ["supersedes d2", "supersedes d1", "supersedes d0"]
+    # From the other side: the auth decision is reached from the one that replaced it.
+    tokens = search_by_topic(store, "tokens", project=PROJECT)
+    assert [(r.id, r.via) for r in tokens if r.linked_from] == [("d0", "d1 supersedes it")]
     assert search_by_topic(store, "auth", project=PROJECT, depth=5)[1].id == "d5"
     env = Env(store, PROJECT, None, config=Config())
     from mama_plugin.schema import SearchByTopicInput
 
     answer = do_search_by_topic(env, SearchByTopicInput(topic="auth"))
     assert answer.text.count("Linked by evolution from other topics (up to 3 hops):") == 1
-    assert "(supersedes d0)" in answer.text and "d4" not in answer.text
+    assert "d3 (decision) (supersedes d2)" in answer.text and "d4" not in answer.text
     assert answer.data["chain"][0].keys() >= {"id", "current_id"}
     assert "linked_from" not in answer.data["chain"][0]
-    assert answer.data["chain"][1]["linked_from"] == "d0"
+    assert (answer.data["chain"][1]["linked_from"], answer.data["chain"][1]["direction"]) == (
+        "d2",
+        "out",
+    )
 
 
 def test_search_by_context_tells_five_steps_of_a_chain(store: Store) -> None:

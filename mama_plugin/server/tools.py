@@ -257,7 +257,7 @@ def do_search_by_topic(env: Env, args: SearchByTopicInput) -> Answer:
     for r in rows:
         if r.linked_from and header not in lines:
             lines.append(header)
-        via = f" ({r.relationship} {r.linked_from})" if r.linked_from else ""
+        via = f" ({r.via})" if r.via else ""
         extra = f" — {r.outcome}: {r.failure_reason}" if r.failure_reason else ""
         lines.append(f"- [{r.mark}] {r.id} ({r.type}){via} {r.content}{extra}")
     chain = [r.as_dict() for r in rows]

@@ -28,24 +28,28 @@ def search_by_topic(
     An outcome event is the row of the memory it judges (that row carries the outcome); a
     session's checkpoints are one row, the one updated last (``collapsed`` names the rest).
     A project's topic includes the global memories of that topic it inherits. A row reached
-    by a link names the topic's memory it was reached from (``linked_from``) and the word.
+    by a link names the memory it was reached from (``linked_from``), the link's word and
+    which way it runs (``direction``).
     """
     scope = inherited(store, project)
     found = _fresh(store, store.memories.by_topic(topic, project=scope))
     out = [_row(store, m, collapsed) for m, collapsed in found]
     listed = {r.id for r in out}
-    reached: list[tuple[Step, str]] = []
+    reached: list[Step] = []
     for m, _ in found:
         for step in traverse(store, m.id, categories=EVOLUTION, max_depth=depth):
             if step.memory_id not in listed:
                 listed.add(step.memory_id)
-                reached.append((step, m.id))
-    records = store.memories.get_many(s.memory_id for s, _ in reached)
+                reached.append(step)
+    records = store.memories.get_many(s.memory_id for s in reached)
     linked = [
         replace(
-            _row(store, records[s.memory_id]), linked_from=root, relationship=s.link.relationship
+            _row(store, records[s.memory_id]),
+            linked_from=s.came_from,
+            relationship=s.link.relationship,
+            direction="out" if s.link.from_id == s.memory_id else "in",
         )
-        for s, root in reached
+        for s in reached
         if s.memory_id in records and _within(records[s.memory_id].project, scope)
     ]
     return out + sorted(linked, key=lambda r: -r.created_at)
