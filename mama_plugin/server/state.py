@@ -12,7 +12,8 @@ from ..config import KEYS, Config
 from ..errors import MamaError, StoreBusyError
 from ..storage import Store
 from ..storage.connection import wait_left_s
-from ..storage.parameter_words import ParameterWord, ParameterWords
+from ..storage.parameter_words import ParameterWord
+from ..storage.relationship_words import RelationshipWords
 from .context import CONTEXTS, detect, detect_all
 from .exposure import Exposure, seed_contexts
 from .word_params import TOOL_FIELDS
@@ -137,7 +138,7 @@ class State:
         """The relationship words the link tool takes as parameters in this project now;
         none when the store cannot be read (the static schema stays right)."""
         try:
-            return ParameterWords(self.store).of(self.project, taken=TOOL_FIELDS)
+            return RelationshipWords(self.store).parameter_words(self.project, taken=TOOL_FIELDS)
         except Exception as exc:
             log.error("the link tool's word parameters could not be read (%s)", exc)
             return []

@@ -16,7 +16,7 @@ from ..relationships import normalise
 from ..schema.links import LinkMemoriesInput
 from ..storage import LinkRecord, Redactions, Store
 from ..storage.link_tags import LinkTags, clean_tags
-from ..storage.parameter_words import ParameterWords
+from ..storage.relationship_words import RelationshipWords
 
 # The link tool's own parameters: never a relationship word's.
 TOOL_FIELDS = frozenset(LinkMemoriesInput.model_fields)
@@ -40,7 +40,7 @@ class Linked:
 
 def promoted_words(store: Store, project: str) -> list[str]:
     """The relationship words that are parameters of the link tool in ``project`` now."""
-    return [p.word for p in ParameterWords(store).of(project, taken=TOOL_FIELDS)]
+    return [p.word for p in RelationshipWords(store).parameter_words(project, taken=TOOL_FIELDS)]
 
 
 def link_memories(store: Store, project: str, args: LinkMemoriesInput) -> Linked:

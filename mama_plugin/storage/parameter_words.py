@@ -5,7 +5,8 @@ A word a project's links used more than ``PARAMETER_USES`` times, with a mean co
 of its own (``inspired_by=<id>``) beside ``to_id`` + ``relationship``. The rule is one query
 over the project's links (grouped by word, through the links' ``from_id`` index), run with any
 DB-API-like connection — the light front's read-only ``sqlite3`` before the store is open, or
-the store's apsw connection (:class:`ParameterWords`).
+the store's apsw connection (``RelationshipWords.parameter_words``). Standard library only:
+the front imports it before apsw.
 """
 
 from __future__ import annotations
@@ -13,8 +14,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
-
-from .repository import Repository
 
 PARAMETER_USES = 50  # more links than this …
 PARAMETER_CONFIDENCE = 0.75  # … with a mean confidence above this
@@ -54,11 +53,3 @@ def parameter_words(
         if _NAME.match(str(word)) and str(word) not in taken
     ]
     return found[:PARAMETERS_MAX]
-
-
-class ParameterWords(Repository):
-    """The words the store's links promote to parameters, per project."""
-
-    def of(self, project: str, *, taken: frozenset[str] = frozenset()) -> list[ParameterWord]:
-        """:func:`parameter_words` on the calling thread's connection."""
-        return parameter_words(self.conn, project, taken=taken)
