@@ -27,6 +27,8 @@ from typing import Any
 
 from mama_plugin.config import Config
 from mama_plugin.errors import MamaError
+from mama_plugin.server.word_params import peek_words
+from mama_plugin.services.graph import MAX_DEPTH, traverse
 from mama_plugin.services.graph_health import graph_health
 from mama_plugin.services.graph_tidy import tidy
 from mama_plugin.services.link_queries import links_by_relationship
@@ -176,6 +178,15 @@ def graph_run(
             query, query_ms = timed(
                 lambda: links_by_relationship(store, embedder, "inspired_by", project=PROJECT)
             )
+            # What the front reads at each tools/list: the words that are link tool parameters.
+            params, params_ms = timed(lambda: peek_words(store.path, PROJECT))
+            starts = [m.id for m in store.memories.recent(project=PROJECT, limit=200)]
+            _, walk_cold_ms = timed(
+                lambda: [traverse(store, i, max_depth=MAX_DEPTH) for i in starts]
+            )
+            _, walk_warm_ms = timed(
+                lambda: [traverse(store, i, max_depth=MAX_DEPTH) for i in starts]
+            )
     figures["size"] = {
         "memories": memories,
         "words": len(vocabulary),
@@ -189,6 +200,11 @@ def graph_run(
         "relationship_query_ms": round(query_ms, 1),
         "query_words": len(query.words),
         "query_links": len(query.links),
+        "parameter_words": [w.word for w in params],
+        "parameter_words_ms": round(params_ms, 1),
+        "walks": len(starts),
+        "walks_cold_ms": round(walk_cold_ms, 1),
+        "walks_cached_ms": round(walk_warm_ms, 1),
         "model": embedder.name,
         "health": {k: v for k, v in health.as_dict().items() if k != "orphaned"},
     }
@@ -228,5 +244,9 @@ def report(figures: dict[str, Any]) -> str:
         f"{len(h['recommendations'])} recommendations",
         f"  find_synonyms: {s['find_synonyms_ms']} ms; relationship query: "
         f"{s['relationship_query_ms']} ms ({s['query_words']} words, {s['query_links']} links)",
+        f"  link tool word parameters (read as tools/list does): {s['parameter_words_ms']} ms, "
+        f"{len(s['parameter_words'])} words ({', '.join(s['parameter_words'])})",
+        f"  {s['walks']} walks of depth {MAX_DEPTH}: {s['walks_cold_ms']} ms cold, "
+        f"{s['walks_cached_ms']} ms from the walk cache",
     ]
     return "\n".join(lines) + "\n"

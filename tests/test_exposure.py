@@ -75,7 +75,8 @@ def test_the_initial_list_for_each_state_of_the_memory() -> None:
     with_memories = seeded(MEMORIES)
     assert set(with_memories) - set(core) == {
         "load_context", "search_by_topic", "search_recent", "suggest_links", "evolve_link",
-        "find_links", "graph_health", "update_memory", "forget_memory", "promote_memory",
+        "find_links", "graph_health", "link_memories", "update_memory", "forget_memory",
+        "promote_memory",
     }  # fmt: skip
     assert seeded([*MEMORIES, "tracking"]) == EVERY  # decisions: every tool
 

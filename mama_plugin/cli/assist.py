@@ -78,6 +78,7 @@ def cmd_draft(args: argparse.Namespace) -> int:
     help="accept: use this relationship instead; list: links by this word and its synonyms",
 )
 @argument("--after", metavar="ID", help="list: what followed this memory (implementation, time)")
+@argument("--tag", help="list: links carrying this tag")
 @argument("--window", type=float, default=7.0, help="--after: within this many days (default 7)")
 @argument("--reason", help="accept: use this reason instead")
 @project_option()
@@ -112,7 +113,7 @@ def cmd_links(args: argparse.Namespace) -> int:
                 f"(link #{link.id}, reason by {link.created_by}): {link.reason}"
             )
             return 0
-        if args.action == "list" and (args.relationship or args.after):
+        if args.action == "list" and (args.relationship or args.after or args.tag):
             from .graph import list_links
 
             return list_links(store, args)

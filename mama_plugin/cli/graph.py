@@ -142,10 +142,13 @@ def _tidy(store: Any, embedder: Any, args: argparse.Namespace) -> int:
 
 
 def list_links(store: Any, args: argparse.Namespace) -> int:
-    """``mama links --relationship WORD`` / ``--after ID``: the links asked for."""
+    """``mama links --relationship WORD`` / ``--after ID`` / ``--tag TAG``: the links asked
+    for."""
     if args.after:
         return _after(store, args)
-    from ..services.link_queries import links_by_relationship
+    if args.tag:
+        return _tagged(store, args)
+    from ..services.link_queries import links_by_relationship, tags_said
 
     embedder = optional_embedder(args, without="matching the word and its merged forms only")
     found = links_by_relationship(
@@ -161,7 +164,25 @@ def list_links(store: Any, args: argparse.Namespace) -> int:
     for ln in found.links:
         print(
             f"  #{ln.id} {ln.from_id} --{ln.relationship}--> {ln.to_id} "
-            f"(confidence {ln.confidence:.2f}): {ln.reason}"
+            f"(confidence {ln.confidence:.2f}){tags_said(found.tags.get(ln.id, ()))}: {ln.reason}"
+        )
+    return 0
+
+
+def _tagged(store: Any, args: argparse.Namespace) -> int:
+    from ..services.link_queries import links_by_tag, tags_said
+
+    found = links_by_tag(store, args.tag, project=project_of(args), limit=args.limit)
+    if args.json:
+        print_json(found.as_dict())
+        return 0
+    print(f"Links tagged {found.tag}:")
+    if not found.links:
+        print("  none in this project.")
+    for ln in found.links:
+        print(
+            f"  #{ln.id} {ln.from_id} --{ln.relationship}--> {ln.to_id} "
+            f"(confidence {ln.confidence:.2f}){tags_said(found.tags.get(ln.id, ()))}: {ln.reason}"
         )
     return 0
 

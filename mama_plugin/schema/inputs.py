@@ -77,6 +77,11 @@ class LinkInput(Strict):
     evidence: Annotated[str, Field(max_length=ITEM_MAX)] = ""
     context: Annotated[str, Field(max_length=ITEM_MAX)] = ""
     confidence: Confidence = 1.0
+    tags: Annotated[
+        Tags, Field(description="Extra words on the link beside its relationship, e.g. ['perf'].")
+    ] = []
+
+    _tag_list = field_validator("tags", mode="before")(lambda cls, v: _listify(v))
 
     @field_validator("relationship")
     @classmethod

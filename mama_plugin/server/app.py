@@ -34,6 +34,7 @@ from .catalogue import INSTRUCTIONS, OFF
 from .process import composition_root
 from .state import State
 from .tool_table import BY_NAME
+from .word_params import LINK_TOOL, with_word_parameters
 
 __all__ = ["State", "build_server", "serve", "tool_definition"]
 log = logging.getLogger("mama.server")
@@ -91,6 +92,15 @@ def tool_definition(tool: Tool) -> types.Tool:
     )
 
 
+def _with_words(tool: types.Tool, words: list[Any]) -> types.Tool:
+    """``tool`` with the promoted words' parameters when it is the link tool."""
+    listed = {"name": tool.name, "inputSchema": tool.input_schema}
+    patched = with_word_parameters(listed, words)
+    if patched is listed:
+        return tool
+    return tool.model_copy(update={"input_schema": patched["inputSchema"]})
+
+
 def _client(ctx: ServerRequestContext[Any, Any]) -> str | None:
     params = ctx.session.client_params
     return params.client_info.name if params is not None else None
@@ -111,7 +121,12 @@ def build_server(state: State) -> Server[Any]:
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         names = state.exposure_ready().listed(_client(ctx))
-        return types.ListToolsResult(tools=[tool_definition(BY_NAME[n]) for n in names])
+        tools = [tool_definition(BY_NAME[n]) for n in names]
+        if LINK_TOOL in names:  # the project's frequent words as the link tool's parameters
+            words = state.parameter_words()
+            state.exposure.words = tuple(w.word for w in words)
+            tools = [_with_words(t, words) for t in tools]
+        return types.ListToolsResult(tools=tools)
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams

@@ -47,7 +47,7 @@ CONTEXT_TOOLS: dict[str, tuple[str, ...]] = {
         "project_context",
         "evolve_pass",
     ),
-    "linking": ("suggest_links", "evolve_link", "find_links", "graph_health"),
+    "linking": ("suggest_links", "evolve_link", "find_links", "graph_health", "link_memories"),
     # Any memory can be corrected, forgotten or kept for every project: a project that holds
     # only insights still answers "forget that" or "keep this everywhere".
     "editing": ("update_memory", "forget_memory", "promote_memory"),

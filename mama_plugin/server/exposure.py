@@ -79,6 +79,8 @@ class Exposure:
     pending: bool = False
     started: bool = False  # seeded from the store's state
     shown: bool = False  # a dynamic list has been handed to the client
+    # The link tool's word parameters as last listed (server/word_params.py); None: not yet.
+    words: tuple[str, ...] | None = None
 
     def dynamic(self, client: str | None) -> bool:
         """Whether this client gets the seeded, growing list rather than every tool."""
@@ -132,6 +134,21 @@ class Exposure:
             "tool list grows to every tool for %s: +%s (change %d)", named, added, self.changes
         )
         return added
+
+    def reword(self, words: Iterable[str]) -> bool:
+        """Record the link tool's word parameters after a write; True when the schema a client
+        was listed changed (``words`` is set by a listing that held the link tool), which is
+        then notified like a growth — counted, logged, rare (a word is promoted once, past
+        50 links)."""
+        now = tuple(words)
+        before = self.words
+        if before is None or before == now:
+            return False
+        self.words = now
+        self.changes += 1
+        self.pending = True
+        log.info("link tool parameters now %s (were %s; change %d)", now, before, self.changes)
+        return True
 
     def fall_back(self, reason: str) -> None:
         """Stop depending on list-changed notifications: list every tool from now on."""

@@ -51,6 +51,7 @@ from .exposure import MEMORY_KINDS, Exposure, contexts_of
 from .hook_table import HOOK_BUDGET_S, HOOK_LEAST_S, HOOKS
 from .process import composition_root, early_exposure, leave_signals_to_the_main_thread
 from .warm_up import DRAIN_S, WarmUp
+from .word_params import LINK_TOOL, peek_words, with_word_parameters
 
 log = logging.getLogger("mama.server")
 INTERRUPTED_DRAIN_S = 0.05  # after SIGINT
@@ -164,7 +165,11 @@ class Front(WarmUp, LineSession):
 
     def tool_list(self) -> list[dict[str, Any]]:
         self.served = names = self.exposure().listed(self.client)
-        return [load().definition(n) for n in names]
+        words: list[Any] = []
+        if LINK_TOOL in names:  # the project's frequent words as the link tool's parameters
+            words = peek_words(self.db or self.config.db_path, self.project)
+            self.exposure().words = tuple(w.word for w in words)
+        return [with_word_parameters(load().definition(n), words) for n in names]
 
     # -- tool calls -----------------------------------------------------------------------
 

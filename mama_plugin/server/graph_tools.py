@@ -13,7 +13,7 @@ from ..errors import MamaError
 from ..fence import fenced
 from ..schema.graph import FindLinksInput, GraphHealthInput
 from ..services.graph_health import graph_health
-from ..services.link_queries import links_by_relationship, what_happened_after
+from ..services.link_queries import links_by_relationship, tags_said, what_happened_after
 from ..services.synonyms import hint_text, new_word_hints
 from .base import Answer, Env, Tool
 
@@ -55,7 +55,7 @@ def do_find_links(env: Env, args: FindLinksInput) -> Answer:
     lines = [f"Links by {found.asked}, matching {words}:"]
     lines += [
         f"- #{ln.id} {ln.from_id} --{ln.relationship}--> {ln.to_id} "
-        f"(confidence {ln.confidence:.2f}): {ln.reason}"
+        f"(confidence {ln.confidence:.2f}){tags_said(found.tags.get(ln.id, ()))}: {ln.reason}"
         for ln in found.links
     ] or ["- none in this project."]
     return Answer(fenced("\n".join(lines)), found.as_dict())

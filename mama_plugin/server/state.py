@@ -12,8 +12,11 @@ from ..config import KEYS, Config
 from ..errors import MamaError, StoreBusyError
 from ..storage import Store
 from ..storage.connection import wait_left_s
+from ..storage.parameter_words import ParameterWord
+from ..storage.relationship_words import RelationshipWords
 from .context import CONTEXTS, detect, detect_all
 from .exposure import Exposure, seed_contexts
+from .word_params import TOOL_FIELDS
 
 if TYPE_CHECKING:
     from ..assist.jobs import ModelJobs
@@ -126,8 +129,19 @@ class State:
         rolling checkpoint is the session's own and needs no tool). Returns what was added.
         """
         possible = self._possible()
+        words = [w.word for w in self.parameter_words()]
         with self._observing:
+            self.exposure.reword(words)  # a word promoted by this write: the schema changed
             return self.exposure.grow(possible)
+
+    def parameter_words(self) -> list[ParameterWord]:
+        """The relationship words the link tool takes as parameters in this project now;
+        none when the store cannot be read (the static schema stays right)."""
+        try:
+            return RelationshipWords(self.store).parameter_words(self.project, taken=TOOL_FIELDS)
+        except Exception as exc:
+            log.error("the link tool's word parameters could not be read (%s)", exc)
+            return []
 
     def _possible(self) -> list[str]:
         """The contexts the project's memory makes possible; every one if it cannot be read."""

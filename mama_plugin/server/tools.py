@@ -31,6 +31,7 @@ from ..schema import (
 )
 from ..schema.assist import DraftRequest, EvolveLinkInput, SuggestLinksInput
 from ..services.conflicts import conflicts_of
+from ..services.depths import TOPIC_DEPTH
 from ..services.evolution import current_of
 from ..services.graph import traverse
 from ..services.learning_views import moves_text
@@ -48,6 +49,7 @@ from ..services.story.cliffhanger import ResumePoint, resume_point, story
 from ..services.story.worklog import WorkLog
 from ..services.teaching import next_move
 from ..storage import MemoryRecord, Store
+from ..storage.link_tags import LinkTags
 from .assist_tools import do_draft_decision, do_evolve_link, do_suggest_links
 from .base import Answer, Env, Tool
 from .edit_tools import do_forget, do_promote, do_update
@@ -59,13 +61,17 @@ CLAUDE_PREFIX = "mcp__plugin_mama_mama__"
 S = TypeVar("S", DecisionInput, CheckpointInput, InsightInput, SupersedeInput)
 
 
-def _saved(result: SaveResult, env: Env | None = None) -> Answer:
+def _saved(result: SaveResult, env: Env | None = None, *, store: Store | None = None) -> Answer:
+    """A save's answer; ``env`` when the save asks for its vector, links and hints, else the
+    ``store`` its links' tags are read from."""
     m = result.memory
+    store = env.store if env is not None else store
     if env is not None:
         env.session.embed_soon(env.project)  # its vector within moments, not at the next poll
     if env is not None and env.config.settings.link_suggestions:
         env.session.suggest_later(m.id)  # judged in the background
     hints = relationship_hints(env, (ln.relationship for ln in result.links)) if env else []
+    tags = LinkTags(store).of(ln.id for ln in result.links) if store and result.links else {}
     extra = {"relationship_hints": hints} if hints else {}
     return Answer(
         "\n".join([result.summary(), *(h["text"] for h in hints)]),
@@ -77,6 +83,7 @@ def _saved(result: SaveResult, env: Env | None = None) -> Answer:
             "superseded": result.superseded,
             "links": [
                 {"to_id": ln.to_id, "relationship": ln.relationship, "category": ln.link_category}
+                | ({"tags": list(tags[ln.id])} if ln.id in tags else {})
                 for ln in result.links
             ],
             "masked_secrets": result.redactions.counts,
@@ -116,7 +123,8 @@ def do_save_decision(env: Env, args: DecisionInput) -> Answer:
 
 
 def do_save_checkpoint(env: Env, args: CheckpointInput) -> Answer:
-    return _saved(save_checkpoint(env.store, env.project, _in_session(env, args)))
+    saved = save_checkpoint(env.store, env.project, _in_session(env, args))
+    return _saved(saved, store=env.store)
 
 
 def do_save_insight(env: Env, args: InsightInput) -> Answer:
@@ -197,8 +205,11 @@ def do_load_context(env: Env, args: LoadContextInput) -> Answer:
     m = env.store.memories.require(args.memory_id)
     steps = traverse(env.store, m.id, max_depth=args.depth)
     found = env.store.memories.get_many(s.memory_id for s in steps)
+    tags = LinkTags(env.store).of(s.link.id for s in steps)
     rows: list[dict[str, Any]] = [
-        {"step": s, "m": found[s.memory_id]} for s in steps if s.memory_id in found
+        {"step": s, "m": found[s.memory_id], "tags": tags.get(s.link.id, ())}
+        for s in steps
+        if s.memory_id in found
     ]
     head = current_of(env.store, m.id) if m.status == "superseded" else m
     history = env.store.confidence.of(m.id)
@@ -227,6 +238,7 @@ def do_load_context(env: Env, args: LoadContextInput) -> Answer:
                 "reason": r["step"].link.reason,
                 "confidence": round(r["step"].confidence, 4),
             }
+            | ({"tags": list(r["tags"])} if r["tags"] else {})
             for r in rows
         ],
         "conflicts": conflicts,
@@ -245,9 +257,13 @@ def do_search_by_topic(env: Env, args: SearchByTopicInput) -> Answer:
             f"No memory has the topic '{args.topic}'.", {"topic": args.topic, "chain": []}
         )
     lines = [f"'{args.topic}', newest first:"]
+    header = f"Linked by evolution from other topics (up to {TOPIC_DEPTH} hops):"
     for r in rows:
+        if r.linked_from and header not in lines:
+            lines.append(header)
+        via = f" ({r.via})" if r.via else ""
         extra = f" — {r.outcome}: {r.failure_reason}" if r.failure_reason else ""
-        lines.append(f"- [{r.mark}] {r.id} ({r.type}) {r.content}{extra}")
+        lines.append(f"- [{r.mark}] {r.id} ({r.type}){via} {r.content}{extra}")
     chain = [r.as_dict() for r in rows]
     return Answer(fenced("\n".join(lines)) + f"\n{CORRECT}", {"topic": args.topic, "chain": chain})
 
@@ -299,11 +315,12 @@ CURRENT: tuple[Tool, ...] = (
     Tool("load_checkpoint", "Load the project's latest checkpoint (or a given one) with the "
          "decisions it touched and where each stands now.",
          LoadCheckpointInput, do_load_checkpoint, read_only=True),
-    Tool("load_context", "Tell one memory and its linked neighbourhood (depth 2): what led to "
-         "it, what replaced it, what carried it out.",
+    Tool("load_context", "Tell one memory and its linked neighbourhood (depth 2, up to 5 "
+         "asked): what led to it, what replaced it, what carried it out.",
          LoadContextInput, do_load_context, read_only=True),
     Tool("search_by_topic", "All memories of an exact topic, newest first, each marked current "
-         "or superseded (the evolution chain).",
+         "or superseded (the evolution chain), then those of other topics its evolution links "
+         "reach (3 hops).",
          SearchByTopicInput, do_search_by_topic, read_only=True),
     Tool("search_by_context", "Ask memory a question in plain words. Returns the relevant "
          "memories marked current or superseded, their evolution (what failed, what replaced "

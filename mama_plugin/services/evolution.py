@@ -33,15 +33,23 @@ def current_of(store: Store, memory_id: str, *, record: MemoryRecord | None = No
 
 
 def chain(
-    store: Store, memory_id: str, *, record: MemoryRecord | None = None
+    store: Store,
+    memory_id: str,
+    *,
+    record: MemoryRecord | None = None,
+    max_hops: int | None = None,
 ) -> list[MemoryRecord]:
     """The evolution chain ending at the current successor of ``memory_id``, oldest first.
 
     ``record``: the memory ``memory_id`` names, when the caller has it already read.
+    ``max_hops``: follow evolution links back from the current successor this many hops at
+    most (None: to the chain's start).
     """
     head = current_of(store, memory_id, record=record)
     ordered, seen, frontier = [head], {head.id}, [head]
-    while frontier:
+    hops = 0
+    while frontier and (max_hops is None or hops < max_hops):
+        hops += 1
         step = []
         for record in frontier:
             for link in store.links.of(record.id, direction="out", categories=EVOLUTION):

@@ -78,29 +78,14 @@ def traverse(
     max_depth = min(max_depth, MAX_DEPTH)
     cats = tuple(sorted(set(categories))) if categories is not None else CATEGORIES
     now = now if now is not None else now_ms()
-    key = (
-        store.meta("links_version"),
-        start,
-        cats,
-        direction,
-        max_depth,
-        min_confidence,
-        since,
-        until,
-        now // 60_000,
-    )
-    kept = warm(store)
-    cache = kept.walks
-    with kept.walks_guard:  # held only to look up, insert or evict
-        cached = cache.get(key)
-        if cached is not None:
-            cache.move_to_end(key)
-            return list(cached)
+    version = store.meta("links_version")
+    key = (start, cats, direction, max_depth, min_confidence, since, until, now // 60_000)
+    walks = warm(store).walks  # an LRU emptied when the links version moves (walk_cache)
+    cached = walks.get(version, key)
+    if cached is not None:
+        return list(cached)
     steps = _walk(store, start, cats, direction, max_depth, min_confidence, since, until, now)
-    with kept.walks_guard:
-        cache[key] = tuple(steps)
-        if len(cache) > CACHE_SIZE:
-            cache.popitem(last=False)
+    walks.put(version, key, tuple(steps), CACHE_SIZE)
     return steps
 
 

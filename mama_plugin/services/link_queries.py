@@ -9,11 +9,12 @@ apart from the word-vector cache.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import ValidationError
 from ..storage import LinkRecord, MemoryRecord, Store
+from ..storage.link_tags import LinkTags
 from ..storage.relationship_words import RelationshipWords
 from .graph import Step, traverse
 from .synonyms import EXPAND_THRESHOLD, Similar, checked_word, expand
@@ -34,14 +35,45 @@ class RelationshipMatches:
     asked: str
     words: list[Similar]
     links: list[LinkRecord]
+    tags: dict[int, tuple[str, ...]] = field(default_factory=dict)  # link id → its tags
 
     def as_dict(self) -> dict[str, object]:
         """Plain data (``--json``, the tool's structured answer)."""
         return {
             "relationship": self.asked,
             "matched_words": [w.as_dict() for w in self.words],
-            "links": [ln.as_dict() for ln in self.links],
+            "links": _with_tags(self.links, self.tags),
         }
+
+
+@dataclass(frozen=True)
+class TaggedLinks:
+    """The links carrying one tag, newest first, with all their tags."""
+
+    tag: str
+    links: list[LinkRecord]
+    tags: dict[int, tuple[str, ...]]
+
+    def as_dict(self) -> dict[str, object]:
+        """Plain data (``--json``)."""
+        return {"tag": self.tag, "links": _with_tags(self.links, self.tags)}
+
+
+def links_by_tag(store: Store, tag: str, *, project: str | None, limit: int = 50) -> TaggedLinks:
+    """Links carrying ``tag`` (leaving ``project``'s memories), newest first."""
+    found = LinkTags(store).tagged(tag, project=project, limit=limit)
+    return TaggedLinks(tag.strip(), found, LinkTags(store).of(ln.id for ln in found))
+
+
+def tags_said(tags: tuple[str, ...]) -> str:
+    """A link's tags as a line shows them after the link (" [tags: perf, review]"; "" none)."""
+    return f" [tags: {', '.join(tags)}]" if tags else ""
+
+
+def _with_tags(
+    links: list[LinkRecord], tags: dict[int, tuple[str, ...]]
+) -> list[dict[str, object]]:
+    return [ln.as_dict() | {"tags": list(tags.get(ln.id, ()))} for ln in links]
 
 
 def links_by_relationship(
@@ -58,7 +90,8 @@ def links_by_relationship(
     found = RelationshipWords(store).links_with(
         [w.word for w in words], project=project, limit=limit
     )
-    return RelationshipMatches(checked_word(word), words, found)
+    tags = LinkTags(store).of(ln.id for ln in found)
+    return RelationshipMatches(checked_word(word), words, found, tags)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from ..schema import (
     parse,
 )
 from ..storage import LinkRecord, MemoryRecord, NewMemory, Redactions, Store
+from ..storage.link_tags import LinkTags
 from .contradiction import Question, clip, standing, told
 from .duplicates import Near
 from .evolution import current_of
@@ -277,6 +278,8 @@ def _save(
                 context=link.context,
                 confidence=link.confidence,
             )
+            if link.tags:
+                LinkTags(store).add(record.id, link.tags)
             written.append(record)
             redactions.add(found.counts)
         # The memories it links to gain a dated note (and it one for each it builds on that

@@ -8,11 +8,11 @@ store a composition root opened and passed down, and never in a module global
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..storage import Store
+from .walk_cache import WalkCache
 
 if TYPE_CHECKING:
     from .recall_views import ViewCache
@@ -29,9 +29,9 @@ class Warm:
     """One store's caches: graph walks, the vector index, later memories' evidence, views,
     cited files' hashes and histories."""
 
-    # services.graph: walks by (links version, start, options), newest last.
-    walks: OrderedDict[tuple[object, ...], tuple[Any, ...]] = field(default_factory=OrderedDict)
-    walks_guard: threading.Lock = field(default_factory=threading.Lock)
+    # services.graph: walks by (start, options), least recently used first, for one links
+    # version (services.walk_cache; it guards itself).
+    walks: WalkCache = field(default_factory=WalkCache)
     # services.vector_index: the in-memory copy of the vectors (synced under its guard), and
     # whether any vector exists, by the vectors' state.
     vectors: Any = None

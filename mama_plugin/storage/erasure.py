@@ -24,6 +24,7 @@ from ..relationships import REPLACING
 from .repository import Repository
 from .sql import now_ms, select_in
 from .text import fulltext_row
+from .word_erasure import mask_words
 
 MASK = "[REDACTED]"  # what a redacted string becomes: privacy.py's token
 NEEDLE_MIN = 3  # a shorter pattern would mask parts of ordinary words everywhere
@@ -164,9 +165,9 @@ class Erasure(Repository):
         that holds free text, and drop the cached rows quoting it.
 
         A memory changed is given a new version, its full-text row is rewritten and its
-        vector, with those of its chain, is dropped and queued again. Relationship names
-        and ids are not text: they are left as they are. Raises ValidationError for a pattern
-        shorter than :data:`NEEDLE_MIN` characters.
+        vector, with those of its chain, is dropped and queued again. Relationship words
+        and link tags are masked as :mod:`.word_erasure` says; ids are left as they are.
+        Raises ValidationError for a pattern shorter than :data:`NEEDLE_MIN` characters.
         """
         if len(pattern.strip()) < NEEDLE_MIN:
             raise ValidationError(
@@ -183,7 +184,9 @@ class Erasure(Repository):
                     done.memories = changed
             if done.memories:
                 self._renew(done.memories)
-            done.cached = self.drop_texts([pattern])
+            done.rows |= mask_words(self.conn, pattern)
+            # Relationship words are embedded with spaces ("acme integration").
+            done.cached = self.drop_texts([pattern, pattern.replace("_", " ")])
         return done
 
     def _mask_table(self, table: str, finder: re.Pattern[str], pattern: str) -> list[int]:

@@ -18,6 +18,7 @@ from ..errors import SchemaError
 from . import (
     confidence,
     file_states,
+    link_tags,
     notes,
     relationship_words,
     search_tables,
@@ -147,6 +148,12 @@ STEPS: tuple[Step, ...] = (
         "relationship or `outcome` with the verdict, key; cascades with either memory): the "
         "dated notes a memory gains when a later memory builds on it or what it builds on "
         "FAILED; ids and words, never memory text",
+    ),
+    Step(
+        "link_tags",
+        link_tags.link_tags,
+        "`link_tags` (link, tag; cascades with its link, indexed by tag): extra words on a "
+        "link beside its relationship, to group and filter links by (`mama links --tag`)",
     ),
 )
 LATEST = len(STEPS)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import apsw
 
+from .parameter_words import ParameterWord, parameter_words
 from .records import LinkRecord
 from .repository import Repository
 from .sql import SELECT_LINK, now_ms
@@ -146,6 +147,13 @@ class RelationshipWords(Repository):
             params,
         ).fetchall()
         return [WordUse(*r) for r in rows]  # type: ignore[arg-type]
+
+    def parameter_words(
+        self, project: str, *, taken: frozenset[str] = frozenset()
+    ) -> list[ParameterWord]:
+        """The words ``project``'s links promote to link tool parameters
+        (:func:`.parameter_words.parameter_words`)."""
+        return parameter_words(self.conn, project, taken=taken)
 
     def words(self) -> list[str]:
         """Every distinct relationship word ever used, most used first."""

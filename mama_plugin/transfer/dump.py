@@ -1,6 +1,7 @@
-"""MAMA's own JSON dump: every memory, link and link suggestion with every column, the
-files each memory cites as they were recorded, how each confidence moved and the dated notes
-memories gained, re-importable as it is."""
+"""MAMA's own JSON dump: every memory, link (with its tags) and link suggestion with every
+column, the files each memory cites as they were recorded, how each confidence moved, the
+dated notes memories gained and what was recorded of the links' relationship words,
+re-importable as it is."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from ..errors import LegacyImportError, ValidationError
 from ..storage import NewMemory, Store, now_ms
 from ..storage.confidence import change_from_dict
 from ..storage.file_states import CitedFile
+from ..storage.link_tags import LinkTags
 from ..storage.notes import note_from_dict
 from .result import LegacyResult
+from .words import export_words, restore_words
 
 FORMAT = "mama-export"
 FORMAT_VERSION = 1
@@ -29,10 +32,12 @@ def export_data(store: Store, *, project: str | None = None) -> dict[str, Any]:
         for m in store.memories.iter(project=project)
     ]
     ids = {m["id"] for m in memories}
+    kept = [ln for ln in store.links.iter() if ln.from_id in ids and ln.to_id in ids]
+    tags = LinkTags(store).of(ln.id for ln in kept)
     links = [
         {k: v for k, v in ln.as_dict().items() if k not in _LINK_SKIP}
-        for ln in store.links.iter()
-        if ln.from_id in ids and ln.to_id in ids
+        | {"tags": list(tags.get(ln.id, ()))}
+        for ln in kept
     ]
     suggestions = [
         {k: v for k, v in s.as_dict().items() if k not in _SUGGESTION_SKIP}
@@ -58,6 +63,8 @@ def export_data(store: Store, *, project: str | None = None) -> dict[str, Any]:
         "confidence_history": [c.as_dict() for c in store.confidence.of_many(ids)],
         # The notes memories gained (both ends in the dump): restored as they were dated.
         "memory_notes": [n.as_dict() for n in store.notes.all_of(ids)],
+        # What tidy and merges recorded of the links' words (canonical form, cluster, category).
+        "relationship_words": export_words(store, {ln.relationship for ln in kept}),
     }
 
 
@@ -94,11 +101,14 @@ def import_dump(store: Store, data: dict[str, Any]) -> LegacyResult:
     _restore_files(store, data.get("memory_files") or [], present, result)
     _restore_history(store, data.get("confidence_history") or [], present, result)
     _restore_notes(store, data.get("memory_notes") or [], result)
+    # Before the links: the category recorded for a word is the one its new links take.
+    restore_words(store, data.get("relationship_words") or [], result)
     for index, link in enumerate(data.get("links") or []):
         result.tally("links", "source")
         fields = {k: v for k, v in link.items() if k not in _LINK_SKIP | {"link_category"}}
         try:
-            store.links.add(
+            tags = fields.pop("tags", None) or []
+            record, _ = store.links.add(
                 fields.pop("from_id"),
                 fields.pop("to_id"),
                 fields.pop("relationship"),
@@ -106,6 +116,8 @@ def import_dump(store: Store, data: dict[str, Any]) -> LegacyResult:
                 mark_target=False,
                 **fields,
             )
+            if tags:
+                LinkTags(store).add(record.id, tags)
         except (KeyError, TypeError, ValidationError) as exc:
             raise LegacyImportError(f"links[{index}]: {exc}") from exc
         result.tally("links", "imported")

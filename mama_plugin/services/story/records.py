@@ -149,6 +149,22 @@ class TopicRow:
     reason: str
     created_at: int
     collapsed: tuple[str, ...] = ()
+    # A memory of another topic, reached by an evolution link: the memory it was reached
+    # from, the link's word, and which way the link runs — "out": from this memory to
+    # linked_from; "in": from linked_from to this one ("" for the topic's own memories).
+    linked_from: str = ""
+    relationship: str = ""
+    direction: str = ""
+
+    @property
+    def via(self) -> str:
+        """How a linked row was reached, as its line tells it ("supersedes d1", "d5 supersedes
+        it"); "" for the topic's own memories."""
+        if not self.linked_from:
+            return ""
+        if self.direction == "out":
+            return f"{self.relationship} {self.linked_from}"
+        return f"{self.linked_from} {self.relationship} it"
 
     @property
     def mark(self) -> str:
@@ -156,6 +172,15 @@ class TopicRow:
         return mark(self.id, self.status, self.current_id)
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON form (the tool's ``chain``): ``collapsed`` only when something was folded."""
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "collapsed"}
+        """JSON form (the tool's ``chain``): ``collapsed`` only when something was folded,
+        ``linked_from``, ``relationship`` and ``direction`` only for a memory of another
+        topic."""
+        optional = ("collapsed", "linked_from", "relationship", "direction")
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in optional}
+        if self.linked_from:
+            out |= {
+                "linked_from": self.linked_from,
+                "relationship": self.relationship,
+                "direction": self.direction,
+            }
         return out | ({"collapsed": list(self.collapsed)} if self.collapsed else {})

@@ -2,7 +2,8 @@
 
 :func:`present` is one result (its layers, its role, what is current, its implementation
 neighbours); :func:`with_successors` places each superseded hit's current successor right
-above it; :func:`chains` finds one evolution chain per distinct chain; :func:`learned` the
+above it; :func:`chains` finds one evolution chain per distinct chain (``CONTEXT_DEPTH`` hops
+back from the decision that stands now, :mod:`..depths`); :func:`learned` the
 lessons they hold. Read-only.
 """
 
@@ -13,6 +14,7 @@ from typing import Any
 
 from ...storage import MemoryRecord, Store
 from .. import ranking
+from ..depths import CONTEXT_DEPTH
 from ..evolution import EVOLUTION, chain, current_of, failure_reason
 from ..graph import traverse
 from .records import mark
@@ -207,6 +209,7 @@ def chains(
     found: list[Chain] = []
     covered: set[str] = set()
     along: dict[str, MemoryRecord] = {}
+    heads: set[str] = set()
     decisions = [m.id for m in memories if m.type == "decision"]
     replacing = {  # the decisions that replaced another (one query, not one a decision)
         ln.from_id
@@ -219,10 +222,12 @@ def chains(
         if memory.status != "superseded" and memory.id not in replacing:
             covered.add(memory.id)  # a chain of one: it stands, and replaced nothing
             continue
-        steps = chain(store, memory.id, record=memory)
-        covered.update(s.id for s in steps)
-        if len(steps) < 2:
+        steps = chain(store, memory.id, record=memory, max_hops=CONTEXT_DEPTH)
+        covered.update([memory.id, *(s.id for s in steps)])
+        # A result further back than the chain is told shares its head: told once.
+        if len(steps) < 2 or steps[-1].id in heads:
             continue
+        heads.add(steps[-1].id)
         along.update((s.id, s) for s in steps)
         told = tuple(
             ChainStep(
