@@ -27,6 +27,7 @@ from . import (
     gc,
     graph,
     learning,
+    link,
     memory,
     runtime,
     scopes,
@@ -77,6 +78,7 @@ COMMANDS: tuple[Command, ...] = (
     view.cmd_view,
     team.cmd_team,
     graph.cmd_graph,
+    link.cmd_link,
 )
 
 

@@ -46,7 +46,7 @@ CONTEXT_TOOLS: dict[str, tuple[str, ...]] = {
         "confidence_history",
         "project_context",
     ),
-    "linking": ("suggest_links", "evolve_link", "find_links", "graph_health"),
+    "linking": ("suggest_links", "evolve_link", "find_links", "graph_health", "rate_link"),
 }
 # The sentences of the initialize instructions, each said only when its tools are listed.
 _ADVICE: tuple[tuple[tuple[str, ...], str], ...] = (

@@ -7,8 +7,15 @@ from __future__ import annotations
 from .base import Tool
 from .graph_tools import GRAPH_TOOLS
 from .learning_tools import LEARNING_TOOLS
+from .link_tools import LINK_TOOLS
 from .tools import CURRENT
 from .v1_tools import V1_TOOLS
 
-TOOLS: tuple[Tool, ...] = (*CURRENT, *LEARNING_TOOLS, *V1_TOOLS, *GRAPH_TOOLS)
+TOOLS: tuple[Tool, ...] = (
+    *CURRENT,
+    *LEARNING_TOOLS,
+    *V1_TOOLS,
+    *GRAPH_TOOLS,
+    *LINK_TOOLS,
+)
 BY_NAME = {tool.name: tool for tool in TOOLS}

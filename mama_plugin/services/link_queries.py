@@ -16,6 +16,7 @@ from ..errors import ValidationError
 from ..storage import LinkRecord, MemoryRecord, Store
 from ..storage.relationship_words import RelationshipWords
 from .graph import Step, traverse
+from .link_upkeep import shown
 from .synonyms import EXPAND_THRESHOLD, Similar, checked_word, expand
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ class RelationshipMatches:
         return {
             "relationship": self.asked,
             "matched_words": [w.as_dict() for w in self.words],
-            "links": [ln.as_dict() for ln in self.links],
+            "links": [shown(ln).as_dict() for ln in self.links],
         }
 
 

@@ -35,6 +35,7 @@ ERASED = "text_erased"
 _PLAIN = {
     "memories": ("topic", "content"),
     "memory_links": ("reason", "evidence", "context"),
+    "archived_links": ("reason", "evidence", "context"),
     "link_suggestions": ("reason",),
     "share_conflicts": ("theirs", "mine"),
 }
@@ -56,6 +57,7 @@ _JSON = {
 _KEY = {
     "memories": "seq",
     "memory_links": "id",
+    "archived_links": "id",
     "link_suggestions": "id",
     "legacy_rows": "id",
     "share_conflicts": "id",

@@ -15,7 +15,15 @@ from typing import Any
 import apsw
 
 from ..errors import SchemaError
-from . import confidence, file_states, relationship_words, search_tables, shared_files, tables
+from . import (
+    confidence,
+    file_states,
+    link_state,
+    relationship_words,
+    search_tables,
+    shared_files,
+    tables,
+)
 from .search_tables import RANK_LOG_KEPT, create_vector_table
 from .team.tables import team_tables
 
@@ -131,6 +139,14 @@ STEPS: tuple[Step, ...] = (
         "`relationship_words` (word → canonical word, cluster id, category inferred from its "
         "meaning with its confidence, who decided): what `mama graph tidy` and merges record; "
         "links keep the word their writer chose",
+    ),
+    Step(
+        "link_state",
+        link_state.link_state,
+        "`memory_links.used_at` (the last answer that told both its ends: a link's strength "
+        "fades from then) and `archived_links` (links the periodic pass pruned, as they were, "
+        "with when and why; cascades with their memories): what `mama graph archived` lists "
+        "and `mama graph restore` puts back",
     ),
 )
 LATEST = len(STEPS)
