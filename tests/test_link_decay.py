@@ -98,11 +98,13 @@ def test_what_the_pass_prunes_and_when(web: Store) -> None:
     assert prune_reason(ln["implements"], at(81)) is not None  # 0.198
     assert "temporal, unused for 31 days" in (prune_reason(ln["precedes"], at(31)) or "")
     assert prune_reason(ln["supersedes"], at(10_000)) is None
-    # A replacing link is kept whatever its category says (a superseded memory keeps its
-    # successor); so is one a person named with a word categorised otherwise.
+    # Records are kept whatever their strength: a replacing link (a superseded memory keeps
+    # its successor) and an outcome event's link to its memory.
     memory(web, "f")
     weak = link(web, "f", "b", "supersedes", confidence=0.1)
     assert prune_reason(weak, at(500)) is None
+    event = link(web, "f", "c", "outcome_of")  # how forgetting c finds f, its outcome event
+    assert event.link_category == "implementation" and prune_reason(event, at(500)) is None
 
 
 def test_temporal_links_older_than_thirty_days_go_whatever_their_strength(web: Store) -> None:

@@ -12,9 +12,11 @@ confidence and starts fading again from then. A person's down-vote halves the st
 confidence. Computed when read, never written back.
 
 Pruned by the periodic pass (:func:`prune_reason`): a link whose strength fell below
-``PRUNE_BELOW``, and a temporal link unused for more than ``TEMPORAL_MAX_DAYS`` days. A link
-that replaces another (``supersedes``) is never pruned: a superseded decision is always told
-with the decision that replaced it.
+``PRUNE_BELOW``, and a temporal link unused for more than ``TEMPORAL_MAX_DAYS`` days. Two
+kinds are records rather than claims and are never pruned (``KEPT``): a link that replaces
+another (``supersedes``: a superseded decision is always told with the decision that replaced
+it) and an outcome event's link to its memory (``outcome_of``: forgetting the memory forgets
+its events by that link).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ DECAY_RATES: dict[str, float | None] = {
 PRUNE_BELOW = 0.2
 TEMPORAL_MAX_DAYS = 30.0
 DOWN_VOTE = 0.5  # a down-vote multiplies the stored confidence by this
+KEPT = REPLACING | {"outcome_of"}  # records, not claims: never pruned
 
 
 def fade(days: float, rate: float) -> float:
@@ -58,7 +61,7 @@ def decayed(link: LinkRecord, now: int) -> float:
 
 def prune_reason(link: LinkRecord, now: int) -> str | None:
     """Why the periodic pass prunes ``link`` at ``now`` (one short phrase), or None to keep it."""
-    if link.relationship in REPLACING:
+    if link.relationship in KEPT:
         return None
     days = idle_days(link, now)
     if link.link_category == "temporal" and days > TEMPORAL_MAX_DAYS:
