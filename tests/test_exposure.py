@@ -94,6 +94,7 @@ def test_growth_happens_once_and_to_every_tool() -> None:
         "promote_memory",
         "confidence_history",
         "project_context",
+        "rate_link",
     ]
     assert exposure.listed(CLAUDE) == EVERY and exposure.changes == 1 and exposure.pending
     exposure.pending = False

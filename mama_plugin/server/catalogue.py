@@ -42,11 +42,12 @@ CONTEXT_TOOLS: dict[str, tuple[str, ...]] = {
         "search_by_topic",
         "update_memory",
         "forget_memory",
+        "rate_link",
         "promote_memory",
         "confidence_history",
         "project_context",
     ),
-    "linking": ("suggest_links", "evolve_link", "find_links", "graph_health", "rate_link"),
+    "linking": ("suggest_links", "evolve_link", "find_links", "graph_health"),
 }
 # The sentences of the initialize instructions, each said only when its tools are listed.
 _ADVICE: tuple[tuple[tuple[str, ...], str], ...] = (

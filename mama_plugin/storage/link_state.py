@@ -12,7 +12,7 @@ none behind) and their texts are masked by ``mama redact`` like a live link's.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import Any
 
 import apsw
@@ -197,11 +197,7 @@ class LinkState(Repository):
                 "SELECT 1 FROM memory_links WHERE id = ?", (link_id,)
             ).fetchall()
             new_id = None if taken else link_id  # keep its id unless another link has it
-            values = (
-                new_id, old.from_id, old.to_id, old.relationship, old.reason, old.evidence,
-                old.context, old.link_category, old.confidence, old.created_by, old.created_at,
-                when,
-            )  # fmt: skip
+            values = (new_id, *astuple(old)[1:-1], when)  # the link's columns, used now
             self.conn.execute(
                 f"INSERT INTO memory_links({_COLUMNS}) VALUES ({', '.join('?' * len(values))})",
                 values,
