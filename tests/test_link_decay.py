@@ -261,3 +261,15 @@ def test_cli_link_and_graph_prune_archived_restore(
     assert "a link id is a number" in capsys.readouterr().err
     assert main([*run, "graph", "restore"]) == 1
     assert PRUNE_BELOW == 0.2
+
+
+def test_load_context_tells_links_with_their_strength_and_uses_them(web: Store) -> None:
+    from mama_plugin.schema import LoadContextInput
+    from mama_plugin.server.tools import do_load_context
+
+    env = Env(web, PROJECT, None, config=Config())
+    ids = {ln.relationship: ln.id for ln in web.links.iter()}
+    answer = do_load_context(env, parse(LoadContextInput, {"memory_id": "a", "depth": 1}))
+    assert f"a relates_to c (#{ids['relates_to']}, strength " in answer.text
+    # Told in one answer with both its ends: every link of a's neighbourhood was used now.
+    assert all(ln.used_at is not None for ln in web.links.iter())

@@ -34,6 +34,7 @@ from ..services.conflicts import conflicts_of
 from ..services.evolution import current_of
 from ..services.graph import traverse
 from ..services.learning_views import moves_text
+from ..services.link_upkeep import used_together
 from ..services.memories import SaveResult, save_checkpoint
 from ..services.outcomes import record_outcome_event
 from ..services.premises import premises_of
@@ -203,6 +204,7 @@ def do_load_context(env: Env, args: LoadContextInput) -> Answer:
     history = env.store.confidence.of(m.id)
     rests = [p.said() for p in premises_of(env.store, m)]
     conflicts = [c.said() for c in conflicts_of(env.store, m)]
+    used_together(env.store, [m.id, *(r["m"].id for r in rows)])  # told with both their ends
     text = render(
         "neighbourhood.md.j2",
         env.config.home,

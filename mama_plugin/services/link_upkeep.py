@@ -10,10 +10,11 @@ one) verdict on a link: ``down`` halves its stored confidence, ``delete`` remove
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ValidationError
+from ..errors import StoreUnwritable, ValidationError
 from ..storage import LinkRecord, Store, now_ms
 from ..storage.link_state import ArchivedLink, LinkState
 from .link_decay import DAY_MS, DOWN_VOTE, PRUNE_BELOW, decayed, prune_reason
@@ -163,3 +164,14 @@ def prune_if_due(
     result = prune(store, now=now)
     store.set_meta(PRUNED_KEY, str(now))
     return result
+
+
+def used_together(store: Store, memory_ids: Iterable[str]) -> int:
+    """Count a use of every link between two of ``memory_ids``, told in one answer; how many.
+
+    Bookkeeping: never fails the answer on a busy, read-only or full store (0 then).
+    """
+    try:
+        return LinkState(store).reinforce(memory_ids)
+    except StoreUnwritable:
+        return 0
