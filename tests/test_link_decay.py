@@ -273,3 +273,25 @@ def test_load_context_tells_links_with_their_strength_and_uses_them(web: Store) 
     assert f"a relates_to c (#{ids['relates_to']}, strength " in answer.text
     # Told in one answer with both its ends: every link of a's neighbourhood was used now.
     assert all(ln.used_at is not None for ln in web.links.iter())
+
+
+def test_graph_tidy_prunes_after_tidying_the_words(
+    tmp_path: Path, built_model: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "t.db"
+    with Store.open(db, config=Config()) as store:
+        for name in "xyz":
+            store.memories.insert(
+                NewMemory(id=name, type="insight", project=str(tmp_path), content=name)
+            )
+        old = store.links.add("x", "y", "inspired by", "long ago", created_at=T0)[0]
+        store.links.add("x", "z", "motivated by", "just now")
+    assert main(["config", "set", "embedding_model_path", str(built_model)]) == 0
+    capsys.readouterr()
+    assert main(["--db", str(db), "graph", "tidy"]) == 0
+    out = capsys.readouterr().out
+    assert "Tidied 2 relationship words" in out
+    assert f"#{old.id} x --inspired_by--> y" in out and "archived 1 link" in out
+    assert main(["--db", str(db), "graph", "tidy", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["words"] == 1 and data["links"] == {"dry_run": False, "pruned": []}
