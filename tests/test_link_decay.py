@@ -22,7 +22,6 @@ from mama_plugin.services.graph import traverse
 from mama_plugin.services.graph_tidy import orphan_strength
 from mama_plugin.services.link_decay import (
     DAY_MS,
-    PRUNE_BELOW,
     decayed,
     fade,
     prune_reason,
@@ -260,7 +259,8 @@ def test_cli_link_and_graph_prune_archived_restore(
     assert main([*run, "link", "down", "abc"]) == 1
     assert "a link id is a number" in capsys.readouterr().err
     assert main([*run, "graph", "restore"]) == 1
-    assert PRUNE_BELOW == 0.2
+    assert main([*run, "graph", "synonyms", "x", "--dry-run"]) == 1
+    assert "--dry-run goes with tidy or prune" in capsys.readouterr().err
 
 
 def test_load_context_tells_links_with_their_strength_and_uses_them(web: Store) -> None:

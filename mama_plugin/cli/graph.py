@@ -48,6 +48,8 @@ def cmd_graph(args: argparse.Namespace) -> int:
             return _health(store, args)
         if args.action == "merge":
             return _merge(store, args)
+        if args.dry_run and args.action not in ("tidy", "prune"):
+            raise MamaError("--dry-run goes with tidy or prune (it lists the links they archive)")
         if args.action in ("prune", "archived", "restore") or args.dry_run:
             return link_upkeep(store, args)
         embedder = optional_embedder(args, without="relationship words need it")
