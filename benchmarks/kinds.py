@@ -13,7 +13,7 @@ from pathlib import Path
 from mama_plugin.cli.options import Command, argument, command
 from mama_plugin.errors import MamaError
 
-from .kinds_graph import graph
+from .kinds_graph import decay, graph
 from .kinds_model import contention, draft, links, memory
 from .options import (
     count,
@@ -372,4 +372,5 @@ KINDS: tuple[Command, ...] = (
     team,
     graph,
     links,
+    decay,
 )

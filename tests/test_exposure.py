@@ -104,6 +104,7 @@ def test_growth_happens_once_and_to_every_tool() -> None:
         "confidence_history",
         "project_context",
         "evolve_pass",
+        "rate_link",
     ]
     assert exposure.listed(CLAUDE) == EVERY and exposure.changes == 1 and exposure.pending
     exposure.pending = False

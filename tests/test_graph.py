@@ -6,7 +6,8 @@ import pytest
 
 from mama_plugin.config import Config
 from mama_plugin.services import graph
-from mama_plugin.services.graph import DAY_MS, decayed, traverse
+from mama_plugin.services.graph import decayed, traverse
+from mama_plugin.services.link_decay import DAY_MS
 from mama_plugin.storage import NewMemory, Store
 
 
@@ -74,9 +75,10 @@ def test_decay_by_category_is_computed_at_read_time(web: Store) -> None:
     links = {ln.relationship: ln for ln in web.links.iter()}
     year = 365 * DAY_MS
     assert decayed(links["supersedes"], 50 * year) == 1.0  # evolution never decays
-    assert decayed(links["precedes"], 30 * DAY_MS) == pytest.approx(0.5)  # temporal: 30 days
-    assert decayed(links["relates_to"], year) == pytest.approx(0.25)  # 0.5 × half after a year
-    assert decayed(links["implements"], year) == pytest.approx(0.5**0.1)  # nearly never
+    # conf × exp(−rate × days): about half after 7 (temporal), 14 (association), 35 days
+    assert decayed(links["precedes"], 7 * DAY_MS) == pytest.approx(0.4966, abs=1e-4)
+    assert decayed(links["relates_to"], 14 * DAY_MS) == pytest.approx(0.5 * 0.4966, abs=1e-4)
+    assert decayed(links["implements"], 35 * DAY_MS) == pytest.approx(0.4966, abs=1e-4)
     assert "f" not in ids(traverse(web, "a", min_confidence=0.1, now=120 * DAY_MS))
     assert "b" in ids(traverse(web, "a", min_confidence=0.99, now=50 * year))
     stored = {ln.relationship: ln.confidence for ln in web.links.iter()}

@@ -27,6 +27,7 @@ from . import (
     gc,
     graph,
     learning,
+    link,
     memory,
     runtime,
     scopes,
@@ -78,6 +79,7 @@ COMMANDS: tuple[Command, ...] = (
     team.cmd_team,
     graph.cmd_graph,
     learning.cmd_evolve,
+    link.cmd_link,
 )
 
 

@@ -1,5 +1,8 @@
 """``mama graph``: the graph's health, its relationship words tidied, merged, compared by meaning.
 
+Its weak links pruned into the archive, listed and restored (``prune``, ``archived``,
+``restore``; ``tidy`` prunes too, and ``--dry-run`` only lists): :func:`.link.link_upkeep`.
+
 Also the two link queries ``mama links`` hands over: ``--relationship WORD`` (the word and its
 synonyms) and ``--after ID`` (what followed a memory). Nothing heavy is imported until a
 command runs.
@@ -11,6 +14,7 @@ import argparse
 from typing import Any
 
 from ..errors import MamaError
+from .link import link_upkeep
 from .options import argument, command, json_option, project_option
 from .shared import open_store, optional_embedder, print_json, project_of
 
@@ -20,10 +24,16 @@ from .shared import open_store, optional_embedder, print_json, project_of
     "action",
     nargs="?",
     default="health",
-    choices=("health", "tidy", "merge", "synonyms"),
-    help="health (default); tidy (cluster the words); merge WORD INTO; synonyms WORD",
+    choices=("health", "tidy", "merge", "synonyms", "prune", "archived", "restore"),
+    help="health (default); tidy (cluster the words, prune weak links); merge WORD INTO; "
+    "synonyms WORD; prune (archive weak links only); archived (list them); restore ID",
 )
-@argument("words", nargs="*", help="merge: WORD INTO; synonyms: WORD")
+@argument("words", nargs="*", help="merge: WORD INTO; synonyms: WORD; restore: ID")
+@argument(
+    "--dry-run",
+    action="store_true",
+    help="tidy, prune: list the links that would be archived and change nothing",
+)
 @argument(
     "--threshold",
     type=float,
@@ -38,6 +48,10 @@ def cmd_graph(args: argparse.Namespace) -> int:
             return _health(store, args)
         if args.action == "merge":
             return _merge(store, args)
+        if args.dry_run and args.action not in ("tidy", "prune"):
+            raise MamaError("--dry-run goes with tidy or prune (it lists the links they archive)")
+        if args.action in ("prune", "archived", "restore") or args.dry_run:
+            return link_upkeep(store, args)
         embedder = optional_embedder(args, without="relationship words need it")
         if embedder is None:
             raise MamaError(
@@ -119,12 +133,14 @@ def _tidy(store: Any, embedder: Any, args: argparse.Namespace) -> int:
     import time
 
     from ..services.graph_tidy import tidy
+    from ..services.link_upkeep import prune
 
     began = time.perf_counter()
     result = tidy(store, embedder, threshold=_threshold(args))
     result.seconds = time.perf_counter() - began
     if args.json:
-        print_json(result.as_dict())
+        pruned = prune(store)
+        print_json({**result.as_dict(), "links": pruned.as_dict()})
         return 0
     print(
         f"Tidied {result.words} relationship words in {result.seconds * 1000:.0f} ms: "
@@ -138,7 +154,7 @@ def _tidy(store: Any, embedder: Any, args: argparse.Namespace) -> int:
         print(f"Proposed for archiving: {word} ({n} link{'s' * (n != 1)}, {days:.0f} days)")
     for word, category in sorted(result.recategorised.items()):
         print(f"Category by meaning: {word} is {category} now")
-    return 0
+    return link_upkeep(store, args)
 
 
 def list_links(store: Any, args: argparse.Namespace) -> int:
@@ -148,7 +164,8 @@ def list_links(store: Any, args: argparse.Namespace) -> int:
         return _after(store, args)
     if args.tag:
         return _tagged(store, args)
-    from ..services.link_queries import links_by_relationship, tags_said
+    from ..services.link_queries import links_by_relationship
+    from ..services.link_upkeep import shown
 
     embedder = optional_embedder(args, without="matching the word and its merged forms only")
     found = links_by_relationship(
@@ -162,15 +179,13 @@ def list_links(store: Any, args: argparse.Namespace) -> int:
     if not found.links:
         print("  none in this project.")
     for ln in found.links:
-        print(
-            f"  #{ln.id} {ln.from_id} --{ln.relationship}--> {ln.to_id} "
-            f"(confidence {ln.confidence:.2f}){tags_said(found.tags.get(ln.id, ()))}: {ln.reason}"
-        )
+        print(f"  {shown(ln).line(found.tags.get(ln.id, ()))}")
     return 0
 
 
 def _tagged(store: Any, args: argparse.Namespace) -> int:
-    from ..services.link_queries import links_by_tag, tags_said
+    from ..services.link_queries import links_by_tag
+    from ..services.link_upkeep import shown
 
     found = links_by_tag(store, args.tag, project=project_of(args), limit=args.limit)
     if args.json:
@@ -180,10 +195,7 @@ def _tagged(store: Any, args: argparse.Namespace) -> int:
     if not found.links:
         print("  none in this project.")
     for ln in found.links:
-        print(
-            f"  #{ln.id} {ln.from_id} --{ln.relationship}--> {ln.to_id} "
-            f"(confidence {ln.confidence:.2f}){tags_said(found.tags.get(ln.id, ()))}: {ln.reason}"
-        )
+        print(f"  {shown(ln).line(found.tags.get(ln.id, ()))}")
     return 0
 
 
@@ -202,6 +214,6 @@ def _after(store: Any, args: argparse.Namespace) -> int:
     for step, m in after.steps:
         print(
             f"  {'  ' * (step.depth - 1)}{m.id} ({m.type}) --{step.link.relationship}-- "
-            f"{m.content[:80]}"
+            f"(#{step.link.id}, strength {step.confidence:.2f}) {m.content[:80]}"
         )
     return 0

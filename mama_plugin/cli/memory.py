@@ -68,6 +68,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     """Print one memory, its links and, if superseded, what replaced it."""
     from ..services.evolution import current_of
+    from ..services.link_upkeep import shown
     from ..services.living import count_told, told
     from ..services.render import render
 
@@ -80,7 +81,7 @@ def cmd_show(args: argparse.Namespace) -> int:
             print_json(
                 {
                     "memory": memory.as_dict(),
-                    "links": [ln.as_dict() for ln in links],
+                    "links": [shown(ln).as_dict() for ln in links],
                     "current": successor.id if successor else memory.id,
                     "confidence_history": [c.as_dict() for c in history],
                     "notes": told(store, [memory.id], latest=None).get(memory.id, []),
@@ -94,6 +95,7 @@ def cmd_show(args: argparse.Namespace) -> int:
                 store.home,
                 m=memory,
                 links=links,
+                strengths={ln.id: shown(ln).strength for ln in links},
                 successor=successor,
                 history=history,
                 notes=notes,

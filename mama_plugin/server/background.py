@@ -172,10 +172,12 @@ def _end_process(state: State) -> None:
 
 async def suggest_in_background(state: State) -> None:
     """Judge link candidates for each saved memory, off the request path (pending only); then
-    tidy the relationship words when enough links were added since the last pass."""
+    tidy the relationship words when enough links were added since the last pass, and archive
+    the weak links once a day."""
     from ..assist import suggest
     from ..assist.profiles import link_judge
     from ..services.graph_tidy import tidy_if_due
+    from ..services.link_upkeep import prune_if_due
 
     def run(memory_id: str) -> None:
         env = state.env()
@@ -190,6 +192,8 @@ async def suggest_in_background(state: State) -> None:
         log.info("link suggestions for %s: %d new", memory_id, len(made))
         if env.embedder is not None and (tidied := tidy_if_due(env.store, env.embedder)):
             log.info("relationship words tidied: %d clusters", len(tidied.clusters))
+        if pruned := prune_if_due(env.store):
+            log.info("weak links archived: %d", len(pruned.pruned))
 
     await _consume(state.session.suggestions, SUGGEST_AFTER_S, run, "link suggestions for %s")
 

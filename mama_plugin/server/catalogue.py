@@ -42,6 +42,7 @@ CONTEXT_TOOLS: dict[str, tuple[str, ...]] = {
         "search_by_topic",
         "update_memory",
         "forget_memory",
+        "rate_link",
         "promote_memory",
         "confidence_history",
         "project_context",

@@ -13,7 +13,8 @@ from ..errors import MamaError
 from ..fence import fenced
 from ..schema.graph import FindLinksInput, GraphHealthInput
 from ..services.graph_health import graph_health
-from ..services.link_queries import links_by_relationship, tags_said, what_happened_after
+from ..services.link_queries import links_by_relationship, what_happened_after
+from ..services.link_upkeep import shown
 from ..services.synonyms import hint_text, new_word_hints
 from .base import Answer, Env, Tool
 
@@ -43,7 +44,7 @@ def do_find_links(env: Env, args: FindLinksInput) -> Answer:
         lines = [f"After {after.start.id}, within {after.window_days:g} days:"]
         lines += [
             f"{'  ' * (s.depth - 1)}- {m.id} ({m.type}, {m.status}) --{s.link.relationship}-- "
-            f"{m.content[:160]}"
+            f"(#{s.link.id}, strength {s.confidence:.2f}) {m.content[:160]}"
             for s, m in after.steps
         ] or ["- nothing linked to it by implementation or time."]
         return Answer(fenced("\n".join(lines)), after.as_dict())
@@ -53,11 +54,9 @@ def do_find_links(env: Env, args: FindLinksInput) -> Answer:
     )
     words = ", ".join(f"{w.word} ({w.score:.2f})" for w in found.words)
     lines = [f"Links by {found.asked}, matching {words}:"]
-    lines += [
-        f"- #{ln.id} {ln.from_id} --{ln.relationship}--> {ln.to_id} "
-        f"(confidence {ln.confidence:.2f}){tags_said(found.tags.get(ln.id, ()))}: {ln.reason}"
-        for ln in found.links
-    ] or ["- none in this project."]
+    lines += [f"- {shown(ln).line(found.tags.get(ln.id, ()))}" for ln in found.links] or [
+        "- none in this project."
+    ]
     return Answer(fenced("\n".join(lines)), found.as_dict())
 
 

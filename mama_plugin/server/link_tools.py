@@ -1,13 +1,16 @@
-"""The link tool: link two saved memories with a relationship, WHY, and tags.
+"""The link tools: link two saved memories (relationship, WHY, tags), and judge a link.
 
-Its listed schema grows, per project, a parameter for each relationship word the project's
-links use most (:mod:`.word_params`): ``link_memories(from_id=A, inspired_by=B, reason=…)``.
+``link_memories``' listed schema grows, per project, a parameter for each relationship word
+the project's links use most (:mod:`.word_params`):
+``link_memories(from_id=A, inspired_by=B, reason=…)``. ``rate_link`` is the user's verdict on a
+link: down-voted or deleted.
 """
 
 from __future__ import annotations
 
+from ..schema.link_verdicts import RateLinkInput
 from ..schema.links import LinkMemoriesInput
-from ..services.link_queries import tags_said
+from ..services.link_upkeep import judge_link, tags_said
 from ..services.linking import link_memories
 from .base import Answer, Env, Tool
 from .graph_tools import relationship_hints
@@ -25,6 +28,11 @@ def do_link_memories(env: Env, args: LinkMemoriesInput) -> Answer:
     return Answer("\n".join([*lines, *(h["text"] for h in hints)]), data)
 
 
+def do_rate_link(env: Env, args: RateLinkInput) -> Answer:
+    judged = judge_link(env.store, args.link_id, args.verdict)
+    return Answer(judged.summary(), judged.as_dict())
+
+
 LINK_TOOLS: tuple[Tool, ...] = (
     Tool(
         "link_memories",
@@ -34,5 +42,14 @@ LINK_TOOLS: tuple[Tool, ...] = (
         LinkMemoriesInput,
         do_link_memories,
         read_only=False,
+    ),
+    Tool(
+        "rate_link",
+        "Down-vote (verdict=down: confidence halved) or delete (verdict=delete) one link by "
+        "its number, when the user says two memories are not related as the link claims.",
+        RateLinkInput,
+        do_rate_link,
+        read_only=False,
+        destructive=True,
     ),
 )

@@ -35,6 +35,7 @@ from ..services.depths import TOPIC_DEPTH
 from ..services.evolution import current_of
 from ..services.graph import traverse
 from ..services.learning_views import moves_text
+from ..services.link_upkeep import used_together
 from ..services.living import told
 from ..services.memories import SaveResult, save_checkpoint
 from ..services.outcomes import record_outcome_event
@@ -216,6 +217,7 @@ def do_load_context(env: Env, args: LoadContextInput) -> Answer:
     rests = [p.said() for p in premises_of(env.store, m)]
     conflicts = [c.said() for c in conflicts_of(env.store, m)]
     notes = told(env.store, [m.id]).get(m.id, [])
+    used_together(env.store, [m.id, *(r["m"].id for r in rows)])  # told with both their ends
     text = render(
         "neighbourhood.md.j2",
         env.config.home,

@@ -1,8 +1,9 @@
 """Graph traversal over explicit links: BFS by category, direction, depth, confidence, time.
 
-Link confidence decays with the link's age, by category, computed when read and never written
-back: temporal links fade fast, associations slowly, implementations almost never, evolution
-never (a supersession stays true). Results are cached per store, keyed on the store's
+Link confidence decays with the days since the link was last used, by category, computed
+when read and never written back (:func:`.link_decay.decayed`, the one home of the formula):
+temporal links fade fast, associations slower, implementations slowest, evolution never (a
+supersession stays true). Results are cached per store, keyed on the store's
 ``links_version`` (bumped by triggers on every link insert and delete, cascades included), so
 any process's change to the graph throws them away and nothing else does. The cache is safe to
 share between threads (its own lock; the walks themselves run outside it).
@@ -10,34 +11,17 @@ share between threads (its own lock; the walks themselves run outside it).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..relationships import CATEGORIES
 from ..storage import LinkRecord, Store, now_ms
+from .link_decay import decayed
 from .warm import warm
 
-DAY_MS = 86_400_000
-# Half-life of a link's confidence, in days, by category (None: never decays).
-HALF_LIFE_DAYS: dict[str, float | None] = {
-    "temporal": 30.0,
-    "association": 365.0,
-    "implementation": 3650.0,
-    "evolution": None,
-}
 CACHE_SIZE = 512
 # No walk goes deeper, whatever a caller asks: past five hops a neighbourhood is the graph.
 MAX_DEPTH = 5
-
-
-def decayed(link: LinkRecord, now: int) -> float:
-    """The link's confidence at time ``now``: ``confidence × 0.5 ** (age_days / half_life)``."""
-    half_life = HALF_LIFE_DAYS.get(link.link_category)
-    if half_life is None:
-        return link.confidence
-    age_days = max(0.0, (now - link.created_at) / DAY_MS)
-    return link.confidence * math.pow(0.5, age_days / half_life)
 
 
 @dataclass(frozen=True)

@@ -12,14 +12,14 @@ it is closest to when above ``CATEGORY_BAR`` (its links are re-categorised), els
 association; the similarity is recorded as the inference's confidence.
 
 Orphans and promotion follow the design: a word used fewer than ``ORPHAN_USES`` times fades as
-``exp(-0.05 × days since its last use × ORPHAN_PENALTY)`` and is proposed for archiving below
+``exp(-0.05 × days since its last use × ORPHAN_PENALTY)`` (:func:`.link_decay.fade`, the
+formula links fade by) and is proposed for archiving below
 ``ARCHIVE_BELOW``; a word used more than ``PROMOTE_USES`` times in the last 30 days with mean
 link confidence above ``PROMOTE_CONFIDENCE`` is canonical whatever its cluster.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -27,16 +27,16 @@ from typing import TYPE_CHECKING
 from ..relationships import category_of, known_words
 from ..storage import Store, now_ms
 from ..storage.relationship_words import RelationshipWords, WordRow, WordUse
+from .link_decay import DAY_MS, PRUNE_BELOW, fade
 from .synonyms import SYNONYM_THRESHOLD, WordVectors
 
 if TYPE_CHECKING:
     from .retrieval import EmbeddingModel
 
-DAY_MS = 86_400_000
 ORPHAN_USES = 3
 ORPHAN_RATE = 0.05
 ORPHAN_PENALTY = 2.0
-ARCHIVE_BELOW = 0.2
+ARCHIVE_BELOW = PRUNE_BELOW  # words, like links, are let go below 0.2
 PROMOTE_USES = 10
 PROMOTE_WINDOW_DAYS = 30
 PROMOTE_CONFIDENCE = 0.75
@@ -91,8 +91,7 @@ def orphan_strength(use: WordUse, now: int) -> float | None:
     """How much an orphaned word (< ORPHAN_USES links) is still worth; None if not an orphan."""
     if use.uses >= ORPHAN_USES:
         return None
-    days = max(0.0, (now - use.last_used) / DAY_MS)
-    return math.exp(-ORPHAN_RATE * days * ORPHAN_PENALTY)
+    return fade((now - use.last_used) / DAY_MS, ORPHAN_RATE * ORPHAN_PENALTY)
 
 
 def promoted(store: Store, now: int) -> set[str]:

@@ -17,6 +17,7 @@ from ..storage import LinkRecord, MemoryRecord, Store
 from ..storage.link_tags import LinkTags
 from ..storage.relationship_words import RelationshipWords
 from .graph import Step, traverse
+from .link_upkeep import shown
 from .synonyms import EXPAND_THRESHOLD, Similar, checked_word, expand
 
 if TYPE_CHECKING:
@@ -65,15 +66,11 @@ def links_by_tag(store: Store, tag: str, *, project: str | None, limit: int = 50
     return TaggedLinks(tag.strip(), found, LinkTags(store).of(ln.id for ln in found))
 
 
-def tags_said(tags: tuple[str, ...]) -> str:
-    """A link's tags as a line shows them after the link (" [tags: perf, review]"; "" none)."""
-    return f" [tags: {', '.join(tags)}]" if tags else ""
-
-
 def _with_tags(
     links: list[LinkRecord], tags: dict[int, tuple[str, ...]]
 ) -> list[dict[str, object]]:
-    return [ln.as_dict() | {"tags": list(tags.get(ln.id, ()))} for ln in links]
+    """Each link's columns, its strength now and its tags."""
+    return [shown(ln).as_dict() | {"tags": list(tags.get(ln.id, ()))} for ln in links]
 
 
 def links_by_relationship(

@@ -43,6 +43,11 @@ class WalkCache:
             while len(self._walks) > bound:
                 self._walks.popitem(last=False)
 
+    def clear(self) -> None:
+        """Forget every walk (a benchmark changing how strength is computed, between runs)."""
+        with self._guard:
+            self._walks.clear()
+
     def order(self) -> list[Hashable]:
         """The keys kept, least recently used first."""
         with self._guard:

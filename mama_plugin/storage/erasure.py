@@ -36,6 +36,7 @@ ERASED = "text_erased"
 _PLAIN = {
     "memories": ("topic", "content"),
     "memory_links": ("reason", "evidence", "context"),
+    "archived_links": ("reason", "evidence", "context"),
     "link_suggestions": ("reason",),
     "share_conflicts": ("theirs", "mine"),
 }
@@ -57,6 +58,7 @@ _JSON = {
 _KEY = {
     "memories": "seq",
     "memory_links": "id",
+    "archived_links": "id",
     "link_suggestions": "id",
     "legacy_rows": "id",
     "share_conflicts": "id",

@@ -28,12 +28,15 @@ class Links(Repository):
         confidence: float = 1.0,
         created_by: str = "user",
         created_at: int | None = None,
+        used_at: int | None = None,
         mark_target: bool = True,
     ) -> tuple[LinkRecord, Redactions]:
         """Link two memories with a reason; a replacing link marks its target superseded.
 
-        Stating an existing link again returns it unchanged. ``mark_target=False`` leaves the
-        target's status alone (restoring a dump whose statuses are already right). Raises
+        Stating an existing link again returns it unchanged. ``used_at`` carries a dumped
+        link's last use over (``services/link_decay.py``: its strength fades from then).
+        ``mark_target=False`` leaves the target's status alone (restoring a dump whose
+        statuses are already right). Raises
         ValidationError for an empty reason, an unknown id, a self-link or a supersede cycle.
         """
         try:
@@ -78,7 +81,8 @@ class Links(Repository):
             category = self._category(word)
             self.conn.execute(
                 "INSERT INTO memory_links(from_id, to_id, relationship, reason, evidence, context, "
-                "link_category, confidence, created_by, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                "link_category, confidence, created_by, created_at, used_at) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     from_id,
                     to_id,
@@ -90,6 +94,7 @@ class Links(Repository):
                     confidence,
                     created_by,
                     created,
+                    used_at,
                 ),
             )
             link_id = self.conn.last_insert_rowid()

@@ -18,6 +18,7 @@ from ..errors import SchemaError
 from . import (
     confidence,
     file_states,
+    link_state,
     link_tags,
     notes,
     relationship_words,
@@ -154,6 +155,14 @@ STEPS: tuple[Step, ...] = (
         link_tags.link_tags,
         "`link_tags` (link, tag; cascades with its link, indexed by tag): extra words on a "
         "link beside its relationship, to group and filter links by (`mama links --tag`)",
+    ),
+    Step(
+        "link_state",
+        link_state.link_state,
+        "`memory_links.used_at` (the last answer that told both its ends: a link's strength "
+        "fades from then) and `archived_links` (links the periodic pass pruned, as they were, "
+        "with when and why; cascades with their memories): what `mama graph archived` lists "
+        "and `mama graph restore` puts back",
     ),
 )
 LATEST = len(STEPS)

@@ -34,7 +34,7 @@ CLEAN_KEPT = 100_000
 _CLEAN: set[bytes] = set()
 LINK_COLUMNS = (
     "id", "from_id", "to_id", "relationship", "reason", "evidence", "context", "link_category",
-    "confidence", "created_by", "created_at",
+    "confidence", "created_by", "created_at", "used_at",
 )  # fmt: skip
 
 
@@ -138,6 +138,7 @@ class LinkRecord:
     confidence: float
     created_by: str
     created_at: int
+    used_at: int | None = None  # last time both its ends were told in one answer
 
     @classmethod
     def from_row(cls, row: tuple[Any, ...], *, personal: bool = True) -> LinkRecord:

@@ -24,6 +24,7 @@ from typing import Any
 from ...errors import StoreUnwritable
 from ...fence import fenced
 from ...storage import MemoryRecord, Store
+from ...storage.link_state import LinkState
 from ...text import estimate_tokens
 from .. import vector_index
 from ..living import told
@@ -239,6 +240,8 @@ def search_by_context(
         # Bookkeeping: never fail a search on a busy, read-only or full store.
         with contextlib.suppress(StoreUnwritable):
             store.memories.touch(r.id for r in answer.told)
+            # A link whose two ends were told together was used: its strength is back.
+            LinkState(store).reinforce(r.id for r in answer.told)
     return ContextResult(
         query,
         answer.told,

@@ -175,6 +175,7 @@ def _move_links(store: Store, old: str, new: str, session: set[str]) -> None:
             confidence=ln.confidence,
             created_by=ln.created_by,
             created_at=ln.created_at,
+            used_at=ln.used_at,
             mark_target=False,
         )
 
