@@ -75,7 +75,7 @@ def test_the_initial_list_for_each_state_of_the_memory() -> None:
     with_memories = seeded(MEMORIES)
     assert set(with_memories) - set(core) == {
         "load_context", "search_by_topic", "search_recent", "suggest_links", "evolve_link",
-        "find_links", "graph_health", "link_memories", "update_memory", "forget_memory",
+        "find_links", "graph_health", "link_memories", "rate_link", "update_memory", "forget_memory",
         "promote_memory",
     }  # fmt: skip
     assert seeded([*MEMORIES, "tracking"]) == EVERY  # decisions: every tool
@@ -104,7 +104,6 @@ def test_growth_happens_once_and_to_every_tool() -> None:
         "confidence_history",
         "project_context",
         "evolve_pass",
-        "rate_link",
     ]
     assert exposure.listed(CLAUDE) == EVERY and exposure.changes == 1 and exposure.pending
     exposure.pending = False

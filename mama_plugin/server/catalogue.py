@@ -42,13 +42,19 @@ CONTEXT_TOOLS: dict[str, tuple[str, ...]] = {
         "search_by_topic",
         "update_memory",
         "forget_memory",
-        "rate_link",
         "promote_memory",
         "confidence_history",
         "project_context",
         "evolve_pass",
     ),
-    "linking": ("suggest_links", "evolve_link", "find_links", "graph_health", "link_memories"),
+    "linking": (
+        "suggest_links",
+        "evolve_link",
+        "find_links",
+        "graph_health",
+        "link_memories",
+        "rate_link",
+    ),
     # Any memory can be corrected, forgotten or kept for every project: a project that holds
     # only insights still answers "forget that" or "keep this everywhere".
     "editing": ("update_memory", "forget_memory", "promote_memory"),
