@@ -14,7 +14,7 @@ from mama_plugin.cli.options import Command, argument, command
 from mama_plugin.errors import MamaError
 
 from .kinds_graph import graph
-from .kinds_model import contention, draft, links, memory
+from .kinds_model import contention, draft, links, memory, stopped
 from .options import (
     count,
     dataset_option,
@@ -369,4 +369,5 @@ KINDS: tuple[Command, ...] = (
     team,
     graph,
     links,
+    stopped,
 )

@@ -149,3 +149,30 @@ def links(args: argparse.Namespace) -> int:
             progress=progress,
         ),
     )
+
+
+@command("stopped", "a checkpoint's where-I-stopped and next-step lines: extractor vs each model")
+@argument("--profiles", type=_profiles, metavar="P[,P]", help=_PROFILES_HELP)
+@argument("--threads", type=threads, metavar="N", help=_THREADS_HELP)
+@argument("--limit", type=count, metavar="N", help="the first N labelled turns only")
+@argument(
+    "--labels",
+    type=Path,
+    metavar="PATH",
+    help="labelled turns (default: benchmarks/data/stopped_labels.json)",
+)
+@figures_option()
+def stopped(args: argparse.Namespace) -> int:
+    from .stopped import LABELS, stopped_run
+
+    return report(
+        args,
+        *stopped_run(
+            config=args.config,
+            profiles=args.profiles,
+            threads=args.threads,
+            labels=args.labels or LABELS,
+            limit=args.limit,
+            progress=progress,
+        ),
+    )

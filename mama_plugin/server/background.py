@@ -58,6 +58,10 @@ GC_AFTER_S = 60.0
 READ_AHEAD_AFTER_S = 5.0
 READ_AHEAD_PAUSE_S = 0.05
 GC_PAUSE_S = 0.05
+# A session's checkpoint lines are retold by the model once its turn has been over this long
+# (turns that come meanwhile join the same pass): the model's job runs between turns, and a
+# turn's hooks that come anyway hold it between tokens.
+LINES_AFTER_S = 20.0
 GC_REWRITE_MAX_BYTES = 64 * 1024 * 1024
 
 
@@ -77,6 +81,7 @@ def start(state: State) -> tuple[Any, Any]:
         read_korean_in_background,
         import_shared_in_background,
         follow_in_background,
+        write_lines_in_background,
     ):
         portal.start_task_soon(task, state)
     return portal_cm, portal
@@ -192,6 +197,33 @@ async def suggest_in_background(state: State) -> None:
             log.info("relationship words tidied: %d clusters", len(tidied.clusters))
 
     await _consume(state.session.suggestions, SUGGEST_AFTER_S, run, "link suggestions for %s")
+
+
+async def write_lines_in_background(state: State, after_s: float = LINES_AFTER_S) -> None:
+    """:func:`write_lines` for each session its Stop hook queued, ``after_s`` after it came."""
+    await _consume(
+        state.session.lines, after_s, lambda s: write_lines(state, s), "checkpoint lines for %s"
+    )
+
+
+def write_lines(state: State, session_id: str) -> Any:
+    """Have the model retell a stopped session's checkpoint lines ("where I stopped", "next
+    step"), grounded, as one model job (:mod:`..assist.stopped`); returns the
+    :class:`~..assist.stopped.Lines`, or None when no model was asked: a profile that did not
+    earn the job is not (nothing is loaded, the extractor's lines stand)."""
+    from ..assist import stopped
+    from ..assist.profiles import lines_writer
+
+    env = state.env()
+    model = lines_writer(env.config, env.assistant)
+    if model is None:
+        return None
+    lines = stopped.polish(env.store, session_id, model)
+    if lines is not None:
+        log.info("checkpoint lines for %s: %s (%s)", session_id, lines.sources, lines.note)
+        if lines.by_model:
+            state.session.brief_stale(state.project)
+    return lines
 
 
 async def refresh_briefs_in_background(state: State) -> None:
