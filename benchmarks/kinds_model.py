@@ -113,12 +113,24 @@ def contention(args: argparse.Namespace) -> int:
     metavar="S",
     help="assist_idle_s for the servers (default: the setting's, 60)",
 )
+@argument(
+    "--profile",
+    metavar="P",
+    help="the servers' model profile or GGUF path (default: assist_profile / assist_model_path)",
+)
 @figures_option()
 def memory(args: argparse.Namespace) -> int:
     from .memory import memory_run
 
     return report(
-        args, *memory_run(args.sessions, config=args.config, idle_s=args.idle_s, progress=progress)
+        args,
+        *memory_run(
+            args.sessions,
+            config=args.config,
+            idle_s=args.idle_s,
+            profile=args.profile or "",
+            progress=progress,
+        ),
     )
 
 

@@ -7,9 +7,11 @@ answers a few prompts, its embedder loaded: **at rest**. Then each drafts one de
 (``save_decision`` with ``draft: true``, as ``/mama-save`` does), one session after another:
 **after a draft**, every server having loaded the assist model. Then nothing is asked for
 ``assist_idle_s`` (``--idle-s``) after the model's last job: **idle**, once each server has
-released the model. Per server: VmRSS and PSS (shared pages split between the processes that
-map them) from ``/proc``; the model, its file, its threads and the load average are reported
-with them.
+released the model. The servers run ``--profile`` (default: the configured ``assist_profile``,
+or ``assist_model_path``): a profile that earned no draft layer drafts with the extractor
+alone, loads no model, and has nothing to release. Per server: VmRSS and PSS (shared pages
+split between the processes that map them) from ``/proc``; the model, its file, its threads
+and the load average are reported with them.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from mama_plugin.embeddings.resolve import resolve_model as resolve_embedder
 from mama_plugin.errors import MamaError
 
 from .checkout import FIXTURES
+from .coauthor import profile_config
 from .draft import DECISIONS, _load_average
 from .stdio import StdioServer
 from .synthetic import QUERIES
@@ -38,18 +41,31 @@ MARGIN_S = 15.0  # past assist_idle_s and a draft's model job: how long a releas
 
 
 def memory_run(
-    sessions: int, *, config: Config, idle_s: float | None = None, progress: Any = None
+    sessions: int,
+    *,
+    config: Config,
+    idle_s: float | None = None,
+    profile: str = "",
+    progress: Any = None,
 ) -> tuple[str, dict[str, Any]]:
-    """Run the benchmark; return its report and its figures."""
+    """Run the benchmark; return its report and its figures (``profile``: a profile's name or
+    a GGUF's path; "" for the configured one)."""
     say = progress or (lambda _line: None)
     if not Path("/proc/self/status").exists():
         raise MamaError("bench memory reads /proc: it runs on Linux")
+    chosen = profile or config.settings.assist_model_path or config.settings.assist_profile
+    config = profile_config(config, chosen)
     model = resolve_model(config)  # the servers use this file, assembled once here
+    assist = (
+        {"assist_model_path": str(model)}
+        if config.settings.assist_model_path
+        else {"assist_profile": config.settings.assist_profile}
+    )
     idle = float(idle_s if idle_s is not None else config.settings.assist_idle_s)
     stems = list(DECISIONS)
     with tempfile.TemporaryDirectory(prefix="mama-bench-memory-") as home:
         settings = {
-            "assist_model_path": str(model),
+            **assist,
             "embedding_model_path": str(resolve_embedder(config).path),
             "assist_idle_s": idle,
             "assist_threads": config.settings.assist_threads,
@@ -82,13 +98,16 @@ def memory_run(
                 model_line = text.splitlines()[0].partition("Model: ")[2]
                 drafts.append({"s": round(ms / 1000, 1), "model": model_line.rstrip(".")})
             drafted = [_memory(s.proc.pid) for s in servers]
-            say(f"waiting for assist_idle_s ({idle:g} s) to pass")
             last_draft = time.monotonic()
             released = drafted
             waited = 0.0
+            # A profile not asked for drafts loaded no model: nothing to wait for.
+            asked = not all(d["model"].startswith("not asked") for d in drafts)
+            if asked:
+                say(f"waiting for assist_idle_s ({idle:g} s) to pass")
             # A draft that answered without the model leaves its job running (assist_timeout_s
             # at most); the idle time counts from its end.
-            while waited < config.settings.assist_timeout_s + idle + MARGIN_S:
+            while asked and waited < config.settings.assist_timeout_s + idle + MARGIN_S:
                 time.sleep(1.0)
                 released = [_memory(s.proc.pid) for s in servers]
                 waited = time.monotonic() - last_draft
@@ -103,6 +122,8 @@ def memory_run(
                 server.close()
     data: dict[str, Any] = {
         "sessions": sessions,
+        "profile": chosen if not config.settings.assist_model_path else "your own model file",
+        "model_asked": asked,
         "model_file": model.name,
         "model_mb": round(model.stat().st_size / 2**20),
         "assist_threads": config.settings.assist_threads,
@@ -152,16 +173,18 @@ def _row(name: str, figures: list[dict[str, float]], target: int | None = None) 
 def _report(d: dict[str, Any]) -> str:
     drafts = "; ".join(f"{x['s']:g} s, {x['model']}" for x in d["drafts"])
     lines = [
-        f"{d['sessions']} concurrent mama serve on one MAMA home; assist model "
-        f"{d['model_file']} ({d['model_mb']} MB), {d['assist_threads']} thread(s), nice "
-        f"+{d['assist_nice']}, assist_idle_s {d['assist_idle_s']:g}; {d['cores']} cores, load "
+        f"{d['sessions']} concurrent mama serve on one MAMA home; profile {d['profile']}, "
+        f"assist model {d['model_file']} ({d['model_mb']} MB), {d['assist_threads']} thread(s), "
+        f"nice +{d['assist_nice']}, assist_idle_s {d['assist_idle_s']:g}; {d['cores']} cores, load "
         f"average {d['load_average']}",
         "",
         "| when | RSS MB per server | mean | total | mean PSS |",
         "|---|---|---|---|---|",
         _row("at rest (embedder warm)", d["at_rest"], d["target_mb"]),
-        _row("after one draft each", d["after_draft"]),
-        _row(f"idle (released after {d['released_after_s']:g} s)", d["idle"], d["target_mb"]),
+        _row("after one draft each", d["after_draft"], d["target_mb"]),
+        _row(f"idle (released after {d['released_after_s']:g} s)", d["idle"], d["target_mb"])
+        if d["model_asked"]
+        else "| idle | – (no model was loaded: the profile is asked for no draft) | | | |",
         "",
         f"Drafts: {drafts}. Target: ≤ {d['target_mb']} MB per session at rest.",
     ]
