@@ -108,6 +108,8 @@ def test_a_grounded_line_replaces_the_extractors_and_an_invented_one_is_dropped(
     assert after.updated_at == before.updated_at  # retold, the work did not move on
     # What the model was given is the session's facts, the ones its line is grounded in.
     assert "SKIP LOCKED" in model.prompts[0].body
+    # Asked again for the same checkpoint (a quiet turn queued it), the model is not.
+    assert write_lines(state, "s1") is None and model.events == ["start", "end"]
 
 
 def test_an_invalid_answer_leaves_the_extractors_lines() -> None:

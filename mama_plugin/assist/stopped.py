@@ -200,13 +200,15 @@ def polish(
 ) -> Lines | None:
     """Rewrite the session's rolling checkpoint's two lines with the model's grounded ones.
 
-    None when the session has no rolling checkpoint. With ``model`` None (the profile in force
-    did not earn the job), nothing is asked and nothing written: the extractor's lines stand.
+    None when the session has no rolling checkpoint, or when its lines were already retold
+    (``metadata.lines``: a turn that changed the checkpoint since wrote its metadata afresh).
+    With ``model`` None (the profile in force did not earn the job), nothing is asked and
+    nothing written: the extractor's lines stand.
     A checkpoint that a newer turn changed while the model wrote is left as that turn wrote
     it (its own lines are newer; the row version settles it). Never raises for model trouble.
     """
     m = rolling_of(store, session_id)
-    if m is None:
+    if m is None or (m.metadata or {}).get("lines"):
         return None
     lines = lines_for(layers_of(m), model, timeout_s=timeout_s)
     if not lines.by_model:
