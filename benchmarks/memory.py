@@ -37,7 +37,8 @@ from .synthetic import QUERIES
 
 TARGET_MB = 200  # per session at rest (issue 30)
 SETTLE_S = 5.0  # after the warm-up, before "at rest" is read: the embedder loads meanwhile
-MARGIN_S = 15.0  # past assist_idle_s and a draft's model job: how long a release may take
+MARGIN_S = 15.0  # past assist_idle_s and the model jobs: how long a release may take
+RELEASED_MB = 60.0  # within this of its RSS at rest, a server has released the model
 
 
 def memory_run(
@@ -101,19 +102,25 @@ def memory_run(
             last_draft = time.monotonic()
             released = drafted
             waited = 0.0
+            freed = False
             # A profile not asked for drafts loaded no model: nothing to wait for.
             asked = not all(d["model"].startswith("not asked") for d in drafts)
             if asked:
                 say(f"waiting for assist_idle_s ({idle:g} s) to pass")
             # A draft that answered without the model leaves its job running (assist_timeout_s
-            # at most); the idle time counts from its end.
-            while asked and waited < config.settings.assist_timeout_s + idle + MARGIN_S:
+            # at most), and so may the checkpoint lines' job its Stop queued; the idle time
+            # counts from their end. Released: each server back near its RSS at rest (the
+            # llama.cpp libraries stay imported).
+            bound = 2 * config.settings.assist_timeout_s + idle + MARGIN_S
+            while asked and waited < bound:
                 time.sleep(1.0)
                 released = [_memory(s.proc.pid) for s in servers]
                 waited = time.monotonic() - last_draft
-                if all(
-                    r["rss_mb"] < d["rss_mb"] - 100 for r, d in zip(released, drafted, strict=True)
-                ):
+                freed = all(
+                    r["rss_mb"] < a["rss_mb"] + RELEASED_MB
+                    for r, a in zip(released, rest, strict=True)
+                )
+                if freed:
                     time.sleep(SETTLE_S)  # a release just begun (malloc_trim) shows in full
                     released = [_memory(s.proc.pid) for s in servers]
                     break
@@ -130,6 +137,7 @@ def memory_run(
         "assist_nice": config.settings.assist_nice,
         "assist_idle_s": idle,
         "released_after_s": round(waited, 1),
+        "released": freed,
         "cores": os.cpu_count(),
         "load_average": _load_average(),
         "drafts": drafts,
@@ -182,7 +190,12 @@ def _report(d: dict[str, Any]) -> str:
         "|---|---|---|---|---|",
         _row("at rest (embedder warm)", d["at_rest"], d["target_mb"]),
         _row("after one draft each", d["after_draft"], d["target_mb"]),
-        _row(f"idle (released after {d['released_after_s']:g} s)", d["idle"], d["target_mb"])
+        _row(
+            f"idle ({'released' if d['released'] else 'not all released'} after "
+            f"{d['released_after_s']:g} s)",
+            d["idle"],
+            d["target_mb"],
+        )
         if d["model_asked"]
         else "| idle | – (no model was loaded: the profile is asked for no draft) | | | |",
         "",
