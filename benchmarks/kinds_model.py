@@ -173,6 +173,12 @@ def links(args: argparse.Namespace) -> int:
     metavar="PATH",
     help="labelled turns (default: benchmarks/data/stopped_labels.json)",
 )
+@argument(
+    "--timeout-s",
+    type=float,
+    metavar="S",
+    help="assist_timeout_s for the models of this run (default: the setting's, 30)",
+)
 @figures_option()
 def stopped(args: argparse.Namespace) -> int:
     from .stopped import LABELS, stopped_run
@@ -185,6 +191,7 @@ def stopped(args: argparse.Namespace) -> int:
             threads=args.threads,
             labels=args.labels or LABELS,
             limit=args.limit,
+            timeout_s=args.timeout_s,
             progress=progress,
         ),
     )

@@ -18,6 +18,7 @@ extractor's lines stand and no model is asked (``Profile.checkpoint_lines``).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -128,10 +129,12 @@ def stopped_run(
     threads: int | None = None,
     labels: Path = LABELS,
     limit: int | None = None,
+    timeout_s: float | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """Run the benchmark; return its report and its figures (``profiles``, ``threads``,
-    ``limit`` as ``python -m benchmarks draft`` reads them)."""
+    ``limit`` as ``python -m benchmarks draft`` reads them; ``timeout_s`` overrides
+    ``assist_timeout_s`` for this run)."""
     say = progress or (lambda _line: None)
     chosen = profiles or [config.settings.assist_profile]
     turns = cases(labels, limit)
@@ -145,7 +148,11 @@ def stopped_run(
     tallies = {name: Tally() for name in chosen}
     for profile in chosen:
         tally = tallies[profile]
-        assistant = Assistant(profile_config(config, profile), threads=threads)
+        chosen_config = profile_config(config, profile)
+        if timeout_s is not None:
+            settings = dataclasses.replace(chosen_config.settings, assist_timeout_s=timeout_s)
+            chosen_config.__dict__["settings"] = settings
+        assistant = Assistant(chosen_config, threads=threads)
         try:
             tally.load.append(assistant.warm())
         except MamaError as exc:
@@ -170,6 +177,7 @@ def stopped_run(
         "labels": str(labels),
         "turns": len(turns),
         "threads": threads if threads is not None else config.settings.assist_threads,
+        "timeout_s": timeout_s if timeout_s is not None else config.settings.assist_timeout_s,
         "uptime": [before, uptime()],
         "configurations": {"extractor": extractor.figures()}
         | {f"extractor + {p}": tallies[p].figures() for p in chosen},
@@ -184,7 +192,7 @@ def render(data: dict[str, Any]) -> str:
     """The report: one row per configuration and line."""
     lines = [
         f"Checkpoint lines on {data['turns']} labelled turns ({data['labels']}), "
-        f"model threads {data['threads']}",
+        f"model threads {data['threads']}, assist_timeout_s {data['timeout_s']:g}",
         f"  uptime before: {data['uptime'][0]}",
         f"  uptime after:  {data['uptime'][1]}",
         "",
@@ -194,6 +202,8 @@ def render(data: dict[str, Any]) -> str:
     ]
     for name, f in data["configurations"].items():
         model = name != "extractor"
+        if f["outcomes"]:
+            name += " (" + ", ".join(f"{k} {v}" for k, v in sorted(f["outcomes"].items())) + ")"
         unit, scale = (" s", 1.0) if model else (" ms", 1000.0)
         full = (
             f"{cell(f['full_s_median'], unit=unit, scale=scale)} / "
