@@ -20,7 +20,7 @@ import signal
 import time
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
@@ -32,6 +32,9 @@ from .preload import EXIT_DRAIN_S, adopt, drain_now
 from .queues import Handoff
 from .share_sync import import_shared_in_background
 from .state import State
+
+if TYPE_CHECKING:
+    from ..assist.stopped import Lines
 
 log = logging.getLogger("mama.server")
 DRAIN_BATCH = 16
@@ -201,12 +204,14 @@ async def suggest_in_background(state: State) -> None:
 
 async def write_lines_in_background(state: State, after_s: float = LINES_AFTER_S) -> None:
     """:func:`write_lines` for each session its Stop hook queued, ``after_s`` after it came."""
-    await _consume(
-        state.session.lines, after_s, lambda s: write_lines(state, s), "checkpoint lines for %s"
-    )
+
+    def run(session_id: str) -> None:
+        write_lines(state, session_id)
+
+    await _consume(state.session.lines, after_s, run, "checkpoint lines for %s")
 
 
-def write_lines(state: State, session_id: str) -> Any:
+def write_lines(state: State, session_id: str) -> Lines | None:
     """Have the model retell a stopped session's checkpoint lines ("where I stopped", "next
     step"), grounded, as one model job (:mod:`..assist.stopped`); returns the
     :class:`~..assist.stopped.Lines`, or None when no model was asked: a profile that did not
