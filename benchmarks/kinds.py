@@ -14,7 +14,7 @@ from mama_plugin.cli.options import Command, argument, command
 from mama_plugin.errors import MamaError
 
 from .kinds_graph import decay, graph
-from .kinds_model import contention, draft, links, memory
+from .kinds_model import contention, draft, links, memory, stopped
 from .options import (
     count,
     dataset_option,
@@ -373,4 +373,5 @@ KINDS: tuple[Command, ...] = (
     graph,
     links,
     decay,
+    stopped,
 )

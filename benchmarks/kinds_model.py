@@ -113,12 +113,24 @@ def contention(args: argparse.Namespace) -> int:
     metavar="S",
     help="assist_idle_s for the servers (default: the setting's, 60)",
 )
+@argument(
+    "--profile",
+    metavar="P",
+    help="the servers' model profile or GGUF path (default: assist_profile / assist_model_path)",
+)
 @figures_option()
 def memory(args: argparse.Namespace) -> int:
     from .memory import memory_run
 
     return report(
-        args, *memory_run(args.sessions, config=args.config, idle_s=args.idle_s, progress=progress)
+        args,
+        *memory_run(
+            args.sessions,
+            config=args.config,
+            idle_s=args.idle_s,
+            profile=args.profile or "",
+            progress=progress,
+        ),
     )
 
 
@@ -146,6 +158,40 @@ def links(args: argparse.Namespace) -> int:
             embedder=embedder(args, one_thread=True),
             labels=args.labels or LABELS,
             limit=args.limit,
+            progress=progress,
+        ),
+    )
+
+
+@command("stopped", "a checkpoint's where-I-stopped and next-step lines: extractor vs each model")
+@argument("--profiles", type=_profiles, metavar="P[,P]", help=_PROFILES_HELP)
+@argument("--threads", type=threads, metavar="N", help=_THREADS_HELP)
+@argument("--limit", type=count, metavar="N", help="the first N labelled turns only")
+@argument(
+    "--labels",
+    type=Path,
+    metavar="PATH",
+    help="labelled turns (default: benchmarks/data/stopped_labels.json)",
+)
+@argument(
+    "--timeout-s",
+    type=float,
+    metavar="S",
+    help="assist_timeout_s for the models of this run (default: the setting's, 30)",
+)
+@figures_option()
+def stopped(args: argparse.Namespace) -> int:
+    from .stopped import LABELS, stopped_run
+
+    return report(
+        args,
+        *stopped_run(
+            config=args.config,
+            profiles=args.profiles,
+            threads=args.threads,
+            labels=args.labels or LABELS,
+            limit=args.limit,
+            timeout_s=args.timeout_s,
             progress=progress,
         ),
     )

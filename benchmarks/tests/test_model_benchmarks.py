@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.cli import main
+from mama_plugin.assist.model_file import resolve_model
 from mama_plugin.config import Config
 
 
@@ -54,10 +55,28 @@ def test_bench_memory_shows_a_server_freeing_the_model_when_idle(
     # read with the model loaded and its job done.
     Config(mama_home).set("assist_draft_wait_s", "300")
     Config(mama_home).set("assist_timeout_s", "300")
+    # A model file of your own is asked for drafts (the default profile is not: below).
+    gguf = str(resolve_model(Config(mama_home)))
     out = tmp_path / "m.json"
-    assert main(["memory", "--sessions", "1", "--idle-s", "1", "--json", str(out)]) == 0
+    args = ["memory", "--sessions", "1", "--idle-s", "1", "--profile", gguf, "--json", str(out)]
+    assert main(args) == 0
     assert "| idle (released after" in capsys.readouterr().out
     figures = json.loads(out.read_text())
+    assert figures["model_asked"] and figures["released"]
     assert figures["drafts"][0]["model"].startswith("drafted by")
     rest, drafted, idle = (figures[k][0]["rss_mb"] for k in ("at_rest", "after_draft", "idle"))
     assert drafted > rest + 150 and idle < drafted - 150, (rest, drafted, idle)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_bench_memory_of_the_default_profile_loads_no_model(
+    model: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "m.json"
+    assert main(["memory", "--sessions", "1", "--json", str(out)]) == 0
+    assert "no model was loaded" in capsys.readouterr().out
+    figures = json.loads(out.read_text())
+    assert figures["profile"] == "gemma3-270m" and not figures["model_asked"]
+    assert figures["drafts"][0]["model"].startswith("not asked")
+    rest, drafted = (figures[k][0]["rss_mb"] for k in ("at_rest", "after_draft"))
+    assert drafted < rest + 50, (rest, drafted)  # no model came in with the draft

