@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..storage import MemoryRecord, RankFields, Scope, Store, now_ms
-from ..text import content_words
+from ..text import PREFIX, content_words
 from . import dates, ranking, signals, vector_index
 
 RETRIEVERS = ("keyword", "vector")
@@ -187,7 +187,9 @@ def retrieve(
         signals.boost_linked(store, window, scores, fields, now, options.links, options.type_pairs)
     updated: dict[int, int] = {}
     if options.updates:
-        updated = signals.later_versions(store, query, window, scores, fields)
+        # The question's words as the index read them (a Korean stem without its prefix mark).
+        said = content_words(query) if words is None else [w.removesuffix(PREFIX) for w in words]
+        updated = signals.later_versions(store, said, window, scores, fields)
     final = sorted(window, key=lambda seq: (-scores[seq], -fields[seq].created_at, -seq))[:k]
     memories = store.memories.get_by_seq([*final, *(updated[s] for s in final if s in updated)])
     ranks = _ranks(found, final)
