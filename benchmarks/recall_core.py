@@ -15,7 +15,7 @@ from typing import Any
 from mama_plugin.config import Config
 from mama_plugin.services import indexing, recall
 from mama_plugin.services.memories import save_context
-from mama_plugin.services.retrieval import EmbeddingModel
+from mama_plugin.services.retrieval import EmbeddingModel, Options
 from mama_plugin.storage import Store
 from mama_plugin.text import hangul
 
@@ -75,11 +75,20 @@ def candidates(
     prompt: str,
     embedder: EmbeddingModel | None,
     reader: EmbeddingModel | None = None,
+    ranking: Options = recall.PROMPT_RANKING,
 ) -> list[Candidate]:
     """Every chain's candidate, before any bar (see :data:`Candidate`); ``reader``: the model
-    that reads a Korean prompt the store's cannot (``recall.recall``'s)."""
+    that reads a Korean prompt the store's cannot (``recall.recall``'s); ``ranking``: how the
+    candidates are ranked (default: as the product ranks them)."""
     found = recall.recall(
-        store, prompt, project=PROJECT, embedder=embedder, judged=False, max_hits=99, reader=reader
+        store,
+        prompt,
+        project=PROJECT,
+        embedder=embedder,
+        judged=False,
+        max_hits=99,
+        reader=reader,
+        ranking=ranking,
     )
     return [
         (

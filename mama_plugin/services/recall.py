@@ -50,7 +50,7 @@ from . import vector_index
 from .evolution import current_of, outcome_events, predecessors
 from .indexing import narrative_text
 from .recall_views import EMBED_CHARS, best_cosines, read_with
-from .retrieval import EmbeddingModel, retrieve
+from .retrieval import DEFAULT, EmbeddingModel, Options, retrieve
 
 COSINE_BAR = 0.5  # relevance_bar's default
 
@@ -141,6 +141,7 @@ MAX_POINTERS = 2  # one-line pointers when no memory is clearly related
 STANDOUT = 0.2
 POINTER_DEPTH = 2  # only the first candidates of the ranking get one
 FENCE = TAG  # the tag the injected memories are fenced in, as data
+PROMPT_RANKING = DEFAULT  # how the candidates are ranked (retrieval's Options)
 
 
 @dataclass
@@ -265,6 +266,7 @@ def recall(
     views: bool = True,
     df_prior: float = DF_PRIOR,
     reader: EmbeddingModel | None = None,
+    ranking: Options = PROMPT_RANKING,
 ) -> Recall:
     """The memories of ``project`` that ``prompt`` clearly touches, best first.
 
@@ -274,7 +276,8 @@ def recall(
     ``views=False`` reads the stored narrative's cosine only (:mod:`recall_views`);
     ``df_prior`` is the bench's ablation of :data:`DF_PRIOR` (1: the weights before it);
     ``reader``: a model that reads Korean (multilingual-e5), used for a Korean prompt when
-    ``embedder`` cannot (:func:`reads_korean`).
+    ``embedder`` cannot (:func:`reads_korean`); ``ranking``: how the candidates are ranked
+    (the bench's comparison; :data:`PROMPT_RANKING`).
     """
     # The prompt read once: the index's terms, and those recall judges (no short ASCII word).
     words = search_terms(prompt)
@@ -310,6 +313,7 @@ def recall(
         exclude_types=("checkpoint",),
         neighbours=neighbours if vector is not None else None,
         words=words,
+        options=ranking,
     )
     near = dict(neighbours)
     cosines = {s.memory.id: 1.0 - near[s.memory.seq] for s in ranked if s.memory.seq in near}
