@@ -115,6 +115,22 @@ def judged(candidates: list[Candidate], bar: float, model: str, *, cut: bool = T
     return passed[: recall.MAX_HITS] if cut else passed
 
 
+class Memo:
+    """An embedding model that embeds each text once (every prior or ranking asks the same
+    prompts, and the same candidates' narratives)."""
+
+    def __init__(self, model: EmbeddingModel) -> None:
+        self.model = model
+        self.name, self.dim = model.name, model.dim
+        self.known: dict[str, list[float]] = {}
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        missing = [t for t in dict.fromkeys(texts) if t not in self.known]
+        if missing:
+            self.known.update(zip(missing, self.model.embed(missing), strict=True))
+        return [self.known[t] for t in texts]
+
+
 def keyed(injected: list[list[str]], keys: dict[str, str]) -> list[list[str]]:
     return [[keys.get(i, i) for i in ids] for ids in injected]
 

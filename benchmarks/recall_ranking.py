@@ -25,7 +25,7 @@ from mama_plugin.services.retrieval import DEFAULT, EmbeddingModel, Options
 from mama_plugin.storage import Store
 
 from . import recall_tiers
-from .recall_core import Candidate, candidates, fmt
+from .recall_core import Candidate, Memo, candidates, fmt
 from .recall_data import Case
 
 
@@ -68,7 +68,8 @@ def compare(
     say: Callable[[str], None],
 ) -> dict[str, Any]:
     """Per ranking (:data:`RANKINGS`): the ceiling and the tiers, per half and group."""
-    embedder, reader = embedders
+    # Each prompt and candidate embedded once for every ranking.
+    embedder, reader = (None if e is None else Memo(e) for e in embedders)
     out: dict[str, Any] = {}
     for ranking in RANKINGS:
         say(f"ranking {ranking.name}: {len(cases)} prompts")
