@@ -75,11 +75,11 @@ def candidates(
     prompt: str,
     embedder: EmbeddingModel | None,
     reader: EmbeddingModel | None = None,
-    ranking: Options = recall.PROMPT_RANKING,
+    ranking: Options | None = None,
 ) -> list[Candidate]:
     """Every chain's candidate, before any bar (see :data:`Candidate`); ``reader``: the model
     that reads a Korean prompt the store's cannot (``recall.recall``'s); ``ranking``: how the
-    candidates are ranked (default: as the product ranks them)."""
+    candidates are ranked (None: as the product ranks them, ``recall.ranking_of``)."""
     found = recall.recall(
         store,
         prompt,

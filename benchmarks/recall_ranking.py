@@ -10,8 +10,9 @@ Per ranking, group (LoCoMo ``en``, Stack Overflow ``tech``, KLUE ``ko``) and hal
   reach and chain rate on related prompts, the share of unrelated prompts given a chain or
   a pointer. (Tokens are the main table's: they are asked through the hook's own call.)
 
-A ranking is adopted (``recall.PROMPT_RANKING``) only when, chosen on the calibration half,
-it raises the held-out reach of both English sets without more noise on unrelated prompts.
+A ranking is adopted for a model (``recall.Scale.ranking_weight``, :func:`recall.ranking_of`)
+only when, chosen on the calibration half, it raises the held-out reach of both English sets
+without more noise on unrelated prompts. The rows name each ranking, whatever the model's own.
 """
 
 from __future__ import annotations
