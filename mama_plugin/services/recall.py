@@ -85,8 +85,7 @@ class Scale:
     # How far above the bar a memory must be for a Korean prompt's words to carry it (the
     # strong and both rules): hard negatives share a review's or a mail's words.
     words: float = 0.0
-    # The cosine's weight when the candidates are ranked (BM25 over its best + this ×
-    # cosine; None: search's own, retrieval.VECTOR_WEIGHT).
+    # The cosine's weight in the candidates' ranking (None: search's, retrieval.VECTOR_WEIGHT).
     ranking_weight: float | None = None
 
 
