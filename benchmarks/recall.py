@@ -12,6 +12,8 @@ recall ≥ ``RECALL_TARGET`` and silence ≥ ``SILENCE_TARGET``, on the held-out
 - ``hybrid/keywords``: the same with no vectors (a model still loading);
 - a bar sweep of each hybrid row, both halves, so the bar's choice can be read off the
   calibration half and checked on the held-out one;
+- the candidates' ranking compared (:mod:`recall_ranking`): the memory meant among the first
+  one or two candidates, and the tiers, for each ranking of :data:`recall_ranking.RANKINGS`;
 - what limits each hybrid row (:mod:`recall_causes`): its misses by cause and the ceiling
   the candidates' order sets; the pairs in one-memory stores, with the term-weight prior and
   without; the hand-written ``recall_prompts.json`` (16 + 16) as a smoke test.
@@ -34,7 +36,7 @@ from mama_plugin.services.retrieval import EmbeddingModel
 from mama_plugin.storage import Store
 from mama_plugin.text import search_terms
 
-from . import recall_causes, recall_tiers
+from . import recall_causes, recall_ranking, recall_tiers
 from .baselines import recall_before_hybrid
 from .checkout import ROOT
 from .recall_core import (
@@ -80,6 +82,7 @@ def run(
     say = progress or (lambda _line: None)
     out: dict[str, Any] = {"rows": {}, "sweeps": {}, "candidates": {}, "causes": {}, "tiers": {}}
     out["pointers"] = {}
+    out["rankings"] = {}
     out |= {"small": {}, "smoke": {}}
     for model, embedder in [*embedders.items(), ("keywords", None)]:
         with tempfile.TemporaryDirectory(prefix="mama-bench-recall-") as tmp:
@@ -134,6 +137,10 @@ def _rows(
     answers = recall_tiers.ask(store, PROJECT, cases, seen, keys, embedders, bar=bar, budget=budget)
     out["tiers"][model] = recall_tiers.figures(cases, answers)
     out["pointers"][model] = recall_tiers.sweep(cases, _keyed_seen(seen, keys), bar)
+    if embedder is not None:
+        out["rankings"][model] = recall_ranking.compare(
+            store, cases, keys, embedders, bar=bar, say=say
+        )
     out["candidates"][model] = [[(keys.get(i, i), *rest) for i, *rest in c] for c in seen]
     passed = Row("", [judged(c, bar, model) for c in seen], timed.ms)
     out["rows"][f"hybrid/{model}"] = _figures(cases, passed, keys)
@@ -198,6 +205,7 @@ def report(figures: dict[str, Any], *, load: str) -> str:
             )
     lines += recall_tiers.report(figures.get("tiers", {}))
     lines += recall_tiers.sweep_report(figures.get("pointers", {}))
+    lines += recall_ranking.report(figures.get("rankings", {}))
     lines += recall_causes.report(figures)
     return "\n".join(lines) + "\n"
 

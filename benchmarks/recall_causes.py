@@ -29,7 +29,7 @@ from mama_plugin.services.retrieval import EmbeddingModel
 from mama_plugin.storage import Store
 
 from .ownset import LABELLED, save_labelled
-from .recall_core import fmt
+from .recall_core import Memo, fmt
 from .recall_data import GROUPS, Case, Labelled
 
 CAUSES = ("not candidate", "judged out", "cut", "few terms")
@@ -90,21 +90,6 @@ def _pairs(data: Labelled, half: str) -> list[tuple[str, Case, Case]]:
     return out
 
 
-class _Memo:
-    """An embedding model that embeds each text once (every prior asks the same prompts)."""
-
-    def __init__(self, model: EmbeddingModel) -> None:
-        self.model = model
-        self.name, self.dim = model.name, model.dim
-        self.known: dict[str, list[float]] = {}
-
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        missing = [t for t in dict.fromkeys(texts) if t not in self.known]
-        if missing:
-            self.known.update(zip(missing, self.model.embed(missing), strict=True))
-        return [self.known[t] for t in texts]
-
-
 def small_stores(
     data: Labelled,
     embedder: EmbeddingModel | None,
@@ -114,7 +99,7 @@ def small_stores(
     priors: Sequence[float] = (recall.DF_PRIOR, 1.0),
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """Recall and silence in one-memory stores, per prior and language (see the docstring)."""
-    memo = None if embedder is None else _Memo(embedder)
+    memo = None if embedder is None else Memo(embedder)
     tally: dict[str, dict[str, list[int]]] = {
         str(p): {lang: [0, 0, 0, 0] for lang in GROUPS} for p in priors
     }

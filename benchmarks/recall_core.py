@@ -15,7 +15,7 @@ from typing import Any
 from mama_plugin.config import Config
 from mama_plugin.services import indexing, recall
 from mama_plugin.services.memories import save_context
-from mama_plugin.services.retrieval import EmbeddingModel
+from mama_plugin.services.retrieval import EmbeddingModel, Options
 from mama_plugin.storage import Store
 from mama_plugin.text import hangul
 
@@ -75,11 +75,20 @@ def candidates(
     prompt: str,
     embedder: EmbeddingModel | None,
     reader: EmbeddingModel | None = None,
+    ranking: Options | None = None,
 ) -> list[Candidate]:
     """Every chain's candidate, before any bar (see :data:`Candidate`); ``reader``: the model
-    that reads a Korean prompt the store's cannot (``recall.recall``'s)."""
+    that reads a Korean prompt the store's cannot (``recall.recall``'s); ``ranking``: how the
+    candidates are ranked (None: as the product ranks them, ``recall.ranking_of``)."""
     found = recall.recall(
-        store, prompt, project=PROJECT, embedder=embedder, judged=False, max_hits=99, reader=reader
+        store,
+        prompt,
+        project=PROJECT,
+        embedder=embedder,
+        judged=False,
+        max_hits=99,
+        reader=reader,
+        ranking=ranking,
     )
     return [
         (
@@ -104,6 +113,22 @@ def judged(candidates: list[Candidate], bar: float, model: str, *, cut: bool = T
         and recall.judge(relevant, weight, matched, bar=bar, model=read or model, korean=korean)
     ]
     return passed[: recall.MAX_HITS] if cut else passed
+
+
+class Memo:
+    """An embedding model that embeds each text once (every prior or ranking asks the same
+    prompts, and the same candidates' narratives)."""
+
+    def __init__(self, model: EmbeddingModel) -> None:
+        self.model = model
+        self.name, self.dim = model.name, model.dim
+        self.known: dict[str, list[float]] = {}
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        missing = [t for t in dict.fromkeys(texts) if t not in self.known]
+        if missing:
+            self.known.update(zip(missing, self.model.embed(missing), strict=True))
+        return [self.known[t] for t in texts]
 
 
 def keyed(injected: list[list[str]], keys: dict[str, str]) -> list[list[str]]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mama_plugin.server.context import detect, detect_all
 
@@ -75,3 +77,10 @@ def test_no_context_in_everyday_work() -> None:
     for prompt in ("rename the variable in utils.py and run the tests", "now fix the failing test",
                    "utils.py 변수 이름 바꾸고 테스트 돌려줘", ""):  # fmt: skip
         assert detect_all(prompt) == [] and detect(prompt) is None
+
+
+@given(st.text(max_size=200) | st.sampled_from([p for p, _ in LABELLED]))
+def test_the_strongest_context_is_the_first_of_every_context(prompt: str) -> None:
+    """The prompt hook reads a prompt once (``detect_all``) and takes its first as ``detect``."""
+    every = detect_all(prompt)
+    assert detect(prompt) == (every[0] if every else None)

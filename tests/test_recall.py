@@ -343,3 +343,14 @@ def test_a_pointer_is_one_line_with_its_status_and_what_it_replaced(tmp_path: Pa
         "- dec_a [auth_strategy]: Stateless JWT (superseded by dec_b: Server-side sessions in Redis)",
     ]
     assert text.startswith("MAMA holds 2 past decisions that may relate to this prompt")
+
+
+def test_each_model_ranks_its_candidates_with_its_own_cosine_weight() -> None:
+    from dataclasses import replace
+
+    from mama_plugin.services.retrieval import DEFAULT
+
+    # mpnet's weight was read off the rankings compared; MiniLM, e5 and no model: search's.
+    assert recall.ranking_of("all-mpnet-base-v2") == replace(DEFAULT, vector_weight=3.0)
+    for model in ("all-MiniLM-L6-v2", "multilingual-e5-small-q4", "", "unknown"):
+        assert recall.ranking_of(model) == DEFAULT

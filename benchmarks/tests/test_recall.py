@@ -152,3 +152,45 @@ def test_the_tiers_count_reach_chains_and_what_unrelated_prompts_got() -> None:
     held = figures(cases, answers)["held-out"]["en"]
     assert (held["reach"], held["chain"]) == (1.0, 0.5)
     assert (held["noise_chain"], held["noise_pointer"], held["tokens_mean"]) == (0.0, 0.5, 20.0)
+
+
+def test_the_ceiling_counts_the_memory_meant_among_the_first_one_or_two() -> None:
+    from benchmarks.recall_data import Case
+    from benchmarks.recall_ranking import ceiling
+
+    cases = [
+        Case("a b c", frozenset({"m1"}), "en", "t", "held-out"),
+        Case("d e f", frozenset({"m2"}), "en", "t", "held-out"),
+        Case("g h i", frozenset({"m3"}), "en", "t", "held-out"),
+        Case("j k l", frozenset(), "en", "t", "held-out"),
+    ]
+
+    def found(*ids: str) -> list:
+        return [(i, 0.5, 0.5, 2, 3, False, "m") for i in ids]
+
+    seen = [found("m1", "x"), found("x", "m2"), found("x", "y", "m3"), found("m1")]
+    held = ceiling(cases, seen)["held-out"]["en"]
+    assert held == {"related": 3, "top1": 0.333, "top2": 0.667}
+
+
+def test_the_rankings_compared_embed_each_prompt_once() -> None:
+    import tempfile
+
+    from benchmarks import recall_ranking
+    from benchmarks.recall_core import store_of
+
+    data = held_out_slice(2, 1)
+    model = Counting()
+    with tempfile.TemporaryDirectory() as tmp:
+        store, keys = store_of(Path(tmp), data, model)
+        try:
+            figures = recall_ranking.compare(
+                store, data.cases, keys, (model, None), bar=0.5, say=lambda _line: None
+            )
+        finally:
+            store.close()
+    assert set(figures) == {r.name for r in recall_ranking.RANKINGS}
+    asked = [c.prompt for c in data.cases]
+    assert all(model.texts.count(p) == 1 for p in asked), model.texts
+    text = "\n".join(recall_ranking.report({"counting": figures}))
+    assert "convex 0.3:0.7" in text and "top2" in text

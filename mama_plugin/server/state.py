@@ -14,7 +14,7 @@ from ..storage import Store
 from ..storage.connection import wait_left_s
 from ..storage.parameter_words import ParameterWord
 from ..storage.relationship_words import RelationshipWords
-from .context import CONTEXTS, detect, detect_all
+from .context import CONTEXTS, detect_all
 from .exposure import Exposure, seed_contexts
 from .word_params import TOOL_FIELDS
 
@@ -236,9 +236,10 @@ class State:
         """
         self.exposure_ready()
         possible = self._possible()
-        detected = [c for c in detect_all(prompt) if c in possible]
+        signalled = detect_all(prompt)  # the prompt read once: its strongest context first
+        detected = [c for c in signalled if c in possible]
         with self._observing:
-            return detect(prompt), self.exposure.grow(detected)
+            return (signalled[0] if signalled else None), self.exposure.grow(detected)
 
     def close(self) -> None:
         """Stop the hook lanes and the model work, close the store and free the assist model,

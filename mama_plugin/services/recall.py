@@ -5,7 +5,8 @@ Runs inside the MCP server for the UserPromptSubmit hook, on every prompt, so it
 "파이썬에서 리스트를 뒤집는 방법 알려줘") touch no past decision and must inject nothing.
 
 One path with ``search_by_context``: the candidates are :func:`retrieval.retrieve`'s best
-(``CANDIDATES``), found by the same keyword index (Korean words as stems, matched as prefixes:
+(``CANDIDATES``, ranked as search ranks them or with the model's own cosine weight,
+:func:`ranking_of`), found by the same keyword index (Korean words as stems, matched as prefixes:
 :func:`~mama_plugin.text.search_terms`) and the same vectors. Search ranks relative to its best
 hit; recall must also say *whether* anything is related, so each candidate is judged on
 absolute evidence (:func:`judge`):
@@ -38,7 +39,7 @@ What the hook injects (the chains, or the pointers, fenced as data within a toke
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from ..errors import MamaError
@@ -50,7 +51,7 @@ from . import vector_index
 from .evolution import current_of, outcome_events, predecessors
 from .indexing import narrative_text
 from .recall_views import EMBED_CHARS, best_cosines, read_with
-from .retrieval import EmbeddingModel, retrieve
+from .retrieval import DEFAULT, EmbeddingModel, Options, retrieve
 
 COSINE_BAR = 0.5  # relevance_bar's default
 
@@ -84,6 +85,8 @@ class Scale:
     # How far above the bar a memory must be for a Korean prompt's words to carry it (the
     # strong and both rules): hard negatives share a review's or a mail's words.
     words: float = 0.0
+    # The cosine's weight in the candidates' ranking (None: search's, retrieval.VECTOR_WEIGHT).
+    ranking_weight: float | None = None
 
 
 # Read off the calibration half of `python -m benchmarks recall` (the held-out half reports).
@@ -109,7 +112,11 @@ SCALES = {
     # Pointers 0.05 above the bar on English prompts, as MiniLM's (the offset sweep,
     # calibration: unrelated prompts pointed at 0.067 LoCoMo, 0.057 Stack Overflow; at the bar
     # 0.138 / 0.091; held-out reach 0.684 → 0.746 / 0.762 → 0.825).
-    "all-mpnet-base-v2": Scale(alone_latin=0.15, pointer_latin=0.05),
+    # Its candidates ranked with 3 × cosine (`benchmarks recall`'s rankings compared,
+    # calibration reach 0.733 → 0.741 LoCoMo, 0.720 → 0.733 Stack Overflow; held-out 0.746 →
+    # 0.763, 0.825 → 0.841; unrelated chains and held-out pointers unchanged). Not MiniLM's:
+    # its calibration reach did not move, its held-out Stack Overflow reach fell.
+    "all-mpnet-base-v2": Scale(alone_latin=0.15, pointer_latin=0.05, ranking_weight=3.0),
 }
 WEIGHT_BAR = 0.4  # the share of the prompt's term weight a memory must hold
 # Most of the weight (STRONG_WEIGHT) lets a memory pass STRONG_BAND under the bar: a decision
@@ -190,6 +197,13 @@ def scale(model: str) -> Scale:
     return SCALES.get(model, Scale())
 
 
+def ranking_of(model: str) -> Options:
+    """How prompt recall ranks its candidates with ``model``'s vectors: as search does, with
+    the model's own cosine weight when its scale sets one (``Scale.ranking_weight``)."""
+    weight = scale(model).ranking_weight
+    return DEFAULT if weight is None else replace(DEFAULT, vector_weight=weight)
+
+
 def relevance(cosine: float, model: str) -> float:
     """A cosine on the 0–1 scale ``relevance_bar`` is set on, for ``model``."""
     floor = scale(model).floor
@@ -265,6 +279,7 @@ def recall(
     views: bool = True,
     df_prior: float = DF_PRIOR,
     reader: EmbeddingModel | None = None,
+    ranking: Options | None = None,
 ) -> Recall:
     """The memories of ``project`` that ``prompt`` clearly touches, best first.
 
@@ -274,7 +289,8 @@ def recall(
     ``views=False`` reads the stored narrative's cosine only (:mod:`recall_views`);
     ``df_prior`` is the bench's ablation of :data:`DF_PRIOR` (1: the weights before it);
     ``reader``: a model that reads Korean (multilingual-e5), used for a Korean prompt when
-    ``embedder`` cannot (:func:`reads_korean`).
+    ``embedder`` cannot (:func:`reads_korean`); ``ranking``: how the candidates are ranked
+    (the bench's comparison; None: :func:`ranking_of` the model whose vectors rank them).
     """
     # The prompt read once: the index's terms, and those recall judges (no short ASCII word).
     words = search_terms(prompt)
@@ -310,6 +326,7 @@ def recall(
         exclude_types=("checkpoint",),
         neighbours=neighbours if vector is not None else None,
         words=words,
+        options=ranking or ranking_of(model),
     )
     near = dict(neighbours)
     cosines = {s.memory.id: 1.0 - near[s.memory.seq] for s in ranked if s.memory.seq in near}

@@ -30,10 +30,11 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..storage import MemoryRecord, RankFields, Scope, Store, now_ms
-from ..text import content_words
+from ..text import PREFIX, content_words
 from . import dates, ranking, signals, vector_index
 
 RETRIEVERS = ("keyword", "vector")
+SCALES = ("best", "minmax")  # Options.scale
 # Measured on LoCoMo-10 (docs/architecture.md, "Retrieval"): see the module docstring.
 CANDIDATES = 400
 VECTOR_WEIGHT = 2.0
@@ -84,6 +85,10 @@ class Options:
     neighbour_window: int = NEIGHBOUR_WINDOW
     # Memories dated on a day or in a month the question names (:mod:`dates`) gain this share.
     date_boost: float = DATE_BOOST
+    # How each retriever's scores are put on one scale before they are weighted and added:
+    # "best" (BM25 over the best BM25, the cosine as it is) or "minmax" (each list from its
+    # lowest, 0, to its highest, 1: a convex combination when the two weights add up to 1).
+    scale: str = "best"
 
 
 DEFAULT = Options()
@@ -136,6 +141,8 @@ def retrieve(
     terms already read (:func:`~mama_plugin.storage.fts.query_words`: not read again).
     """
     unknown = set(retrievers) - set(RETRIEVERS)
+    if options.scale not in SCALES:
+        raise ValueError(f"unknown scale {options.scale!r}; use {SCALES}")
     if unknown:
         raise ValueError(f"unknown retrievers {sorted(unknown)}; use {RETRIEVERS}")
     found: dict[str, list[tuple[int, float]]] = {}
@@ -144,7 +151,8 @@ def retrieve(
         asked = query if words is None else words
         hits = store.search.text_ranks(asked, project=project, limit=depth)
         top = max((score for _, score in hits), default=0.0) or 1.0
-        found["keyword"] = [(seq, options.keyword_weight * score / top) for seq, score in hits]
+        scaled = _minmax(hits) if options.scale == "minmax" else [(s, v / top) for s, v in hits]
+        found["keyword"] = [(seq, options.keyword_weight * score) for seq, score in scaled]
     if "vector" in retrievers and embedder is not None and query.strip():
         store.vectors.check_model(embedder.name, embedder.dim)
         if vector_index.has_vectors(store):
@@ -155,7 +163,9 @@ def retrieve(
                 hits = list(neighbours[:depth])
             else:
                 hits = vector_index.knn(store, query_vector, depth, project=project)
-            found["vector"] = [(seq, options.vector_weight * (1.0 - dist)) for seq, dist in hits]
+            cosines = [(seq, 1.0 - dist) for seq, dist in hits]
+            scaled = _minmax(cosines) if options.scale == "minmax" else cosines
+            found["vector"] = [(seq, options.vector_weight * cosine) for seq, cosine in scaled]
     relevance: dict[int, float] = {}
     for scored in found.values():
         for seq, value in scored:
@@ -187,7 +197,9 @@ def retrieve(
         signals.boost_linked(store, window, scores, fields, now, options.links, options.type_pairs)
     updated: dict[int, int] = {}
     if options.updates:
-        updated = signals.later_versions(store, query, window, scores, fields)
+        # The question's words as the index read them (a Korean stem without its prefix mark).
+        said = content_words(query) if words is None else [w.removesuffix(PREFIX) for w in words]
+        updated = signals.later_versions(store, said, window, scores, fields)
     final = sorted(window, key=lambda seq: (-scores[seq], -fields[seq].created_at, -seq))[:k]
     memories = store.memories.get_by_seq([*final, *(updated[s] for s in final if s in updated)])
     ranks = _ranks(found, final)
@@ -202,6 +214,15 @@ def retrieve(
         for seq in final
         if seq in memories
     ]
+
+
+def _minmax(hits: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    """``hits``' scores from their lowest (0) to their highest (1); all equal: 1 each."""
+    if not hits:
+        return []
+    low, high = min(v for _, v in hits), max(v for _, v in hits)
+    span = high - low
+    return [(seq, (value - low) / span if span > 0 else 1.0) for seq, value in hits]
 
 
 def _ranks(

@@ -21,7 +21,7 @@ Both adjust the scores of the best candidates in place (the window near the cut 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from ..storage import RankFields, Store
 from ..text import content_words
@@ -35,17 +35,18 @@ OVERLAP_MIN = 0.5
 
 def later_versions(
     store: Store,
-    query: str,
+    asked: Iterable[str],
     window: Sequence[int],
     scores: dict[int, float],
     fields: dict[int, RankFields],
 ) -> dict[int, int]:
     """Reorder each group of versions of one fact newest first; return {older: newest}.
 
-    ``window`` is the candidates near the cut, best first; ``scores`` is changed in place.
+    ``asked``: the question's content words (read once by the caller); ``window`` is the
+    candidates near the cut, best first; ``scores`` is changed in place.
     """
     texts = store.search.texts(window)
-    asked = set(content_words(query))
+    asked = set(asked)
     words = {seq: set(content_words(f"{topic} {text}")) for seq, (topic, text) in texts.items()}
     parent = {seq: seq for seq in texts}
 
