@@ -170,6 +170,13 @@ def test_the_demo_story_in_a_browser(demo_page: tuple[Path, dict], tmp_path: Pat
     # Five links: supersedes, implements, learned from, the accepted suggestion and the
     # FAILED outcome's event (outcome_of), recorded as evolve_outcome records it.
     assert stats["decisions"] == "4" and stats["links"] == "5"
+    # The graph's figures mama graph health prints, with the page's own data behind them.
+    graph = {a: b for a, b in _rows(dom, "graph-table")}
+    health = json.loads(_data_block(page.read_text()))["stats"]["graph"]
+    assert graph["connected components"] == str(health["components"])
+    assert graph["isolated (≤ 1 link)"] == f"{health['isolated']} of {health['memories']}"
+    advice = [text for _, _, text in dom.find("li", class_="advice")]
+    assert len(advice) == len(health["recommendations"]) and all(advice), advice
     shot(page.as_uri(), tmp_path, "view-demo", size=(1400, 3000))
 
 

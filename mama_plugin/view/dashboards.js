@@ -71,6 +71,7 @@ MAMA.dashboards = (function () {
       ["acceptance rate", pct(s.acceptance_rate)],
       ["suggestion reasons", counts(s.suggestion_reasons)],
     ].forEach(([k, v]) => table.appendChild(el("tr", {}, el("th", {}, k), el("td", {}, v))));
+    graphHealth(s.graph);
     const flagged = Object.keys(DATA.flagged).map((id) => byId.get(id)).filter(Boolean);
     paged(document.getElementById("flagged-list"), document.getElementById("flagged-pager"), flagged, (m) =>
       el("li", { class: "flagged", "data-id": m.id }, el("a", { href: "#", on: { click: (e) => { e.preventDefault(); openDetail(m.id); } } }, clip(m.content, 90)),
@@ -90,6 +91,24 @@ MAMA.dashboards = (function () {
     box.appendChild(el("p", {}, `${g.backups.length} backups beyond the caps would be deleted`));
     box.appendChild(el("ul", {}, g.backups.map((b) => el("li", {}, `${b.path.split("/").pop()} taken ${b.taken} (${(b.bytes / 1e6).toFixed(1)} MB)`))));
     box.appendChild(el("p", {}, `rewrite ${g.vacuum ? "would" : "would not"} run; frees about ${(g.frees_bytes / 1e6).toFixed(1)} MB`));
+  }
+
+  // The figures `mama graph health` prints, and its recommendations with their commands.
+  function graphHealth(g) {
+    if (!g) return;
+    const table = document.getElementById("graph-table");
+    [
+      ["isolated (≤ 1 link)", `${g.isolated} of ${g.memories}`],
+      ["health (1 − isolated / memories)", pct(g.health)],
+      ["connected components", String(g.components)],
+      ["in the largest", pct(g.largest_share)],
+      ["relationship words", `${g.words} (diversity ${pct(g.diversity)})`],
+      ["canonical coverage", pct(g.canonical_coverage)],
+      ["orphaned words", g.orphaned.length ? g.orphaned.join(", ") : "none"],
+    ].forEach(([k, v]) => table.appendChild(el("tr", {}, el("th", {}, k), el("td", {}, v))));
+    const advice = document.getElementById("graph-advice");
+    g.recommendations.forEach((r) => advice.appendChild(el("li", { class: "advice" }, r.text, r.command ? " — " : "", r.command ? el("code", {}, r.command) : "")));
+    if (!g.recommendations.length) advice.appendChild(el("li", { class: "note" }, "Nothing to do: the graph holds together."));
   }
 
   return { outcomes, health };
