@@ -341,6 +341,28 @@ def view(args: argparse.Namespace) -> int:
     return report(args, *view_run(args.sizes))
 
 
+@command(
+    "relevance",
+    "ranking's factors beside the relevance composite and each of its terms removed, "
+    "on LoCoMo and the recall sets",
+)
+@dataset_option("LoCoMo's locomo10.json (default: shared/bench's)")
+@argument("--depth", type=int, default=25, metavar="N", help="results per question (default 25)")
+@keyword_only_option()
+@figures_option()
+def relevance(args: argparse.Namespace) -> int:
+    from .recall import LOCOMO
+    from .relevance import relevance_run
+
+    dataset: Path = args.dataset or LOCOMO
+    if not dataset.is_file():
+        raise MamaError(f"no LoCoMo file at {dataset}: give --dataset PATH to locomo10.json")
+    model = embedder(args)
+    return report(
+        args, *relevance_run(args.config, model, dataset, depth=args.depth, progress=progress)
+    )
+
+
 KINDS: tuple[Command, ...] = (
     retrieval,
     latency,
@@ -369,4 +391,5 @@ KINDS: tuple[Command, ...] = (
     team,
     graph,
     links,
+    relevance,
 )

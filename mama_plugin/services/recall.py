@@ -50,7 +50,7 @@ from . import vector_index
 from .evolution import current_of, outcome_events, predecessors
 from .indexing import narrative_text
 from .recall_views import EMBED_CHARS, best_cosines, read_with
-from .retrieval import EmbeddingModel, retrieve
+from .retrieval import DEFAULT, EmbeddingModel, Options, retrieve
 
 COSINE_BAR = 0.5  # relevance_bar's default
 
@@ -265,6 +265,7 @@ def recall(
     views: bool = True,
     df_prior: float = DF_PRIOR,
     reader: EmbeddingModel | None = None,
+    options: Options = DEFAULT,
 ) -> Recall:
     """The memories of ``project`` that ``prompt`` clearly touches, best first.
 
@@ -274,7 +275,8 @@ def recall(
     ``views=False`` reads the stored narrative's cosine only (:mod:`recall_views`);
     ``df_prior`` is the bench's ablation of :data:`DF_PRIOR` (1: the weights before it);
     ``reader``: a model that reads Korean (multilingual-e5), used for a Korean prompt when
-    ``embedder`` cannot (:func:`reads_korean`).
+    ``embedder`` cannot (:func:`reads_korean`). ``options``: how the candidates are ranked
+    (:class:`.retrieval.Options`; the ``ranking`` setting).
     """
     # The prompt read once: the index's terms, and those recall judges (no short ASCII word).
     words = search_terms(prompt)
@@ -310,6 +312,7 @@ def recall(
         exclude_types=("checkpoint",),
         neighbours=neighbours if vector is not None else None,
         words=words,
+        options=options,
     )
     near = dict(neighbours)
     cosines = {s.memory.id: 1.0 - near[s.memory.seq] for s in ranked if s.memory.seq in near}

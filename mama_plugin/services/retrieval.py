@@ -32,6 +32,10 @@ from typing import Protocol
 from ..storage import MemoryRecord, RankFields, Scope, Store, now_ms
 from ..text import content_words
 from . import dates, ranking, signals, vector_index
+from .hubs import HUB_MIN
+from .relevance import WEIGHTS, Weights
+from .relevance import ceiling as composite_ceiling
+from .relevance import scored as composite_scored
 
 RETRIEVERS = ("keyword", "vector")
 # Measured on LoCoMo-10 (docs/architecture.md, "Retrieval"): see the module docstring.
@@ -84,6 +88,16 @@ class Options:
     neighbour_window: int = NEIGHBOUR_WINDOW
     # Memories dated on a day or in a month the question names (:mod:`dates`) gain this share.
     date_boost: float = DATE_BOOST
+    # How the score is made (:mod:`relevance`): ranking's factors, or the relevance composite
+    # folded in (``composite``) or alone (``formula``), with these weights.
+    scoring: str = "factors"
+    weights: Weights = WEIGHTS
+    # Hubs (referenced by ``hubs.HUB_MIN`` or more others) gain this share with the factors.
+    hub_boost: float = 0.0
+
+    def needs_hubs(self) -> bool:
+        """Whether scoring reads which candidates are hubs."""
+        return self.hub_boost > 0 or (self.scoring != "factors" and self.weights.importance > 0)
 
 
 DEFAULT = Options()
@@ -243,9 +257,16 @@ def _scored(
     memories; most of them never come near the cut.)
     """
     named = dates.spans(query) if options.date_boost else []
-    most = ranking.ceiling(last_use=options.last_use, recency_boost=options.recency_boost)
+    if options.scoring == "factors":
+        most = ranking.ceiling(last_use=options.last_use, recency_boost=options.recency_boost)
+        most *= 1.0 + max(0.0, options.hub_boost)
+    else:
+        most = composite_ceiling(options.scoring)
     most *= (1.0 + max(0.0, options.date_boost)) if named else 1.0
     order = sorted(relevance, key=lambda seq: -relevance[seq])
+    hubs = store.references.hub_seqs(HUB_MIN) if options.needs_hubs() else set()
+    # The best relevance any candidate can have once dated (context similarity's 1).
+    best = (relevance[order[0]] * (1.0 + max(0.0, options.date_boost))) if order else 0.0
     if any(t.strip() for t in tags):
         fields = store.search.rank_fields(order, tags=tags)
     elif len(fields) < len(order):
@@ -263,15 +284,27 @@ def _scored(
             relevance[seq] *= 1.0 + options.date_boost
         if f.confidence < min_confidence or f.created_at > now or f.type in exclude_types:
             continue
-        score = ranking.adjusted(
-            relevance[seq], f, now, last_use=options.last_use, recency_boost=options.recency_boost
-        )
+        score = _score(relevance[seq], best, f, now, seq in hubs, options)
         scores[seq] = score
         if len(kept) < size:
             heapq.heappush(kept, score)
         elif score > kept[0]:
             heapq.heapreplace(kept, score)
     return fields, scores, kept[0] if len(kept) >= size else -math.inf
+
+
+def _score(
+    value: float, best: float, fields: RankFields, now: int, hub: bool, options: Options
+) -> float:
+    """One candidate's final score: ranking's factors, or the relevance composite."""
+    if options.scoring != "factors":
+        return composite_scored(
+            options.scoring, value, best, fields, now, hub=hub, weights=options.weights
+        )
+    score = ranking.adjusted(
+        value, fields, now, last_use=options.last_use, recency_boost=options.recency_boost
+    )
+    return score * (1.0 + options.hub_boost) if hub else score
 
 
 def _session_context(

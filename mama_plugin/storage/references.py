@@ -37,6 +37,17 @@ class References(Repository):
         ).fetchall()
         return [(str(i), int(n)) for i, n in rows]
 
+    def hub_seqs(self, minimum: int, seqs: Iterable[int] | None = None) -> set[int]:
+        """The row numbers of the memories referenced by ``minimum`` or more others (among
+        ``seqs`` when given)."""
+        sql = (
+            "SELECT m.seq FROM memory_links l JOIN memories m ON m.id = l.to_id "
+            f"WHERE l.{_COUNTED} GROUP BY l.to_id HAVING count(DISTINCT l.from_id) >= ?"
+        )
+        rows: list[Any] = self.conn.execute(sql, (minimum,)).fetchall()
+        found = {int(r[0]) for r in rows}
+        return found if seqs is None else found & set(seqs)
+
     def referrers(self, memory_id: str) -> list[str]:
         """The memories that reference ``memory_id``, oldest link first."""
         rows = self.conn.execute(
