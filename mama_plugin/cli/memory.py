@@ -113,6 +113,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_search(args: argparse.Namespace) -> int:
     """Print the best matches with their outcome and the story around them."""
     from ..schema.queries import instant_ms
+    from ..services.retrieval import options_for
     from ..services.story.answers import search_by_context
 
     try:
@@ -132,6 +133,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             tags=args.tag,
             as_of=as_of,
             budget=None,  # a person asked for --limit results: no answer budget
+            options=options_for(args.config.settings.ranking),
         )
     if args.json:
         print_json(result.as_dict())

@@ -38,6 +38,7 @@ from ..services.memories import SaveResult, save_checkpoint
 from ..services.outcomes import record_outcome_event
 from ..services.premises import premises_of
 from ..services.render import render
+from ..services.retrieval import options_for
 from ..services.save_checks import decide, learn
 from ..services.story import checked
 from ..services.story.answers import CORRECT, search_by_context
@@ -262,6 +263,7 @@ def do_search_by_context(env: Env, args: SearchByContextInput) -> Answer:
         tags=args.tags,
         as_of=args.as_of_ms(),
         own_session=env.session.id,
+        options=options_for(env.config.settings.ranking),
     )
     return Answer(result.text or result.narrative_summary, result.as_dict())
 

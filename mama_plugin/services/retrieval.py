@@ -26,7 +26,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from ..storage import MemoryRecord, RankFields, Scope, Store, now_ms
@@ -104,6 +104,11 @@ DEFAULT = Options()
 # The ranking before issue 16, and main's default before question dates.
 TODAY = Options(updates=False, date_boost=0.0, vector_weight=2.0)
 MAIN = Options(date_boost=0.0, vector_weight=2.0)
+
+
+def options_for(scoring: str) -> Options:
+    """The default options with the ``ranking`` setting's scoring (``factors``: ``DEFAULT``)."""
+    return DEFAULT if scoring == "factors" else replace(DEFAULT, scoring=scoring)
 
 
 @dataclass(frozen=True)
