@@ -23,6 +23,7 @@ from . import (
     assist,
     catchup,
     doctor,
+    enrich,
     forgetting,
     gc,
     graph,
@@ -77,6 +78,7 @@ COMMANDS: tuple[Command, ...] = (
     view.cmd_view,
     team.cmd_team,
     graph.cmd_graph,
+    enrich.cmd_enrich,
 )
 
 

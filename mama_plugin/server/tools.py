@@ -31,6 +31,7 @@ from ..schema import (
 )
 from ..schema.assist import DraftRequest, EvolveLinkInput, SuggestLinksInput
 from ..services.conflicts import conflicts_of
+from ..services.enrichment import missing, offer
 from ..services.evolution import current_of
 from ..services.graph import traverse
 from ..services.learning_views import moves_text
@@ -230,7 +231,9 @@ def do_load_context(env: Env, args: LoadContextInput) -> Answer:
         "conflicts": conflicts,
     }
     # Memory text, teammates' versions among it, is data to the model: fenced like searches.
-    return Answer(fenced(text) + f"\n{CORRECT}", data)
+    enrich = offer([m])
+    data["enrich"] = list(missing(m))
+    return Answer(fenced(text) + f"\n{CORRECT}" + (f"\n{enrich}" if enrich else ""), data)
 
 
 def do_search_by_topic(env: Env, args: SearchByTopicInput) -> Answer:

@@ -26,6 +26,7 @@ from ...fence import fenced
 from ...storage import MemoryRecord, Store
 from ...text import estimate_tokens
 from .. import vector_index
+from ..enrichment import missing, offer
 from ..render import render
 from ..retrieval import (
     DEFAULT,
@@ -186,6 +187,8 @@ def search_by_context(
         item.verify = [checked.line(changes)]
     # Told with how far it can be trusted: old for its kind, or many memories rest on it.
     mark_trust(store, primary, list(records.values()))
+    for item in primary:
+        item.enrich = list(missing(records[item.id])) or None
     every_chain, along = (
         results.chains(store, list(records.values())) if include_evolution else ([], {})
     )
@@ -345,6 +348,8 @@ def _compose(
         )
     body = story + ("\n\nRanked:\n" + "\n".join(lines) if told else "")
     text = fenced(body) + (f"\n{CORRECT}" if told else "")
+    enrich = offer(records[r.id] for r in told)
+    text += f"\n{enrich}" if enrich else ""
     return _Told(told, story, text, status, learned, chains)
 
 

@@ -68,6 +68,7 @@ class AnswerItem:
     verify: list[str] | None = None  # its verify line when a file it cites changed since
     stale: str | None = None  # its staleness when stale or expired (services/staleness.py)
     hub: int | None = None  # how many memories reference it, when it is a hub (services/hubs.py)
+    enrich: list[str] | None = None  # the layers an imported v1.0 decision lacks (enrichment)
 
     @property
     def mark(self) -> str:
@@ -95,6 +96,7 @@ _OPTIONAL = frozenset(
         "verify",
         "stale",
         "hub",
+        "enrich",
     )
 )
 
