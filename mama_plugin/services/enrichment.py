@@ -141,9 +141,9 @@ def offer(memories: Iterable[MemoryRecord]) -> str:
         else ""
     )
     first = shown[0][0]
-    gaps = {g for _, found in shown for g in found}
+    union = {g for _, found in shown for g in found}
     each = " (each at its own id and version)" if len(shown) > 1 else ""
     return (
         f"(Imported from MAMA v1.0 without narrative: {named}{more}. If the user knows them, "
-        f"add them{each}: {call(first, gaps)}.)"
+        f"add them{each}: {call(first, union)}.)"
     )
