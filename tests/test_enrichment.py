@@ -63,6 +63,10 @@ def test_mama_enrich_lists_them_and_says_when_none_lacks_any(
     listed = json.loads(capsys.readouterr().out)
     assert {e["id"] for e in listed} >= {D_POSTGRES, D_LINT}
     assert all(e["missing"] for e in listed)
+    assert main(["search", "PostgreSQL primary store", "--project", project, "--keyword-only"]) == 0
+    assert "imported from MAMA v1.0 without specifics, alternatives, evidence: mama enrich" in (
+        capsys.readouterr().out
+    )
 
 
 @pytest.mark.anyio

@@ -153,6 +153,8 @@ def cmd_search(args: argparse.Namespace) -> int:
             print(f"    {item.stale}")
         if item.hub:
             print(f"    hub: referenced by {item.hub} memories")
+        if item.enrich:
+            print(f"    imported from MAMA v1.0 without {', '.join(item.enrich)}: mama enrich")
     print()
     print(result.narrative_summary)
     return 0
