@@ -1,7 +1,8 @@
 """The ``relevance`` benchmark: ranking's factors beside the relevance composite, term by term.
 
 Rows (:data:`SYSTEMS`, each a :class:`~mama_plugin.services.retrieval.Options` on the
-default): ``factors`` (today's ranking), ``+hubs`` (hubs ×1.2 on top of it), ``composite``
+default): ``factors`` (the ranking before hubs), ``+hubs`` (hubs ×1.2 on top of it: the
+default), ``composite``
 (``relevance × (0.5 + composite)``), the composite with each of its four terms removed
 (weight 0, the others scaled back to sum 1) and ``formula`` (the composite alone). Each row is
 measured on two sets nobody on this team wrote:
@@ -33,20 +34,20 @@ from mama_plugin.errors import MamaError
 from mama_plugin.services import recall
 from mama_plugin.services.hubs import HUB_MIN
 from mama_plugin.services.relevance import TERMS, WEIGHTS
-from mama_plugin.services.retrieval import DEFAULT, EmbeddingModel, Options
+from mama_plugin.services.retrieval import DEFAULT, HUB_BOOST, EmbeddingModel, Options
 
 from . import locomo, metrics
 from .recall_core import PROJECT, fmt, keyed, score, store_of
 from .recall_data import Labelled, labelled
 
-HUB_BOOST = 0.2
-COMPOSITE = replace(DEFAULT, scoring="composite")
+FACTORS = replace(DEFAULT, hub_boost=0.0)  # the ranking before hubs
+COMPOSITE = replace(FACTORS, scoring="composite")
 SYSTEMS: dict[str, Options] = {
-    "factors": DEFAULT,
-    "+hubs": replace(DEFAULT, hub_boost=HUB_BOOST),
+    "factors": FACTORS,
+    "+hubs": replace(FACTORS, hub_boost=HUB_BOOST),
     "composite": COMPOSITE,
     **{f"composite-{t}": replace(COMPOSITE, weights=WEIGHTS.without(t)) for t in TERMS},
-    "formula": replace(DEFAULT, scoring="formula"),
+    "formula": replace(FACTORS, scoring="formula"),
 }
 HALVES = ("calibration", "held-out")
 LOCOMO_METRICS = ("r5", "r10", "mrr", "ndcg10")
@@ -102,7 +103,8 @@ def recall_rows(
         say(f"recall: storing {len(data.memories)} memories")
         store, keys = store_of(Path(tmp), data, embedder)
         try:
-            out["hubs"] = len(store.references.hub_seqs(HUB_MIN))
+            every = [m.seq for m in store.memories.iter(project=PROJECT)]
+            out["hubs"] = len(store.references.hub_seqs(every, HUB_MIN))
             for system, options in SYSTEMS.items():
                 say(f"recall: {system}, {len(data.cases)} prompts")
                 started = time.perf_counter()

@@ -174,14 +174,15 @@ def test_a_hub_ranks_higher_in_the_composite_and_with_the_hub_boost(
                 "links": [{"to_id": hub, "relationship": "depends_on", "reason": "reads it"}],
             },
         )
-    assert store.references.hub_seqs(HUB_MIN) == {store.memories.require(hub).seq}
+    seqs = [store.memories.require(i).seq for i in (hub, other)]
+    assert store.references.hub_seqs(seqs, HUB_MIN) == {seqs[0]}
     query = "Cache sessions in Redis"
     # Ties go to the newer memory: without the hub, the other one comes first.
-    factors = retrieve(store, query, project=project, options=replace(DEFAULT, updates=False))
+    plain = replace(DEFAULT, updates=False, hub_boost=0.0)
+    factors = retrieve(store, query, project=project, options=plain)
     assert [h.memory.id for h in factors][:2] == [other, hub]
-    boosted = retrieve(
-        store, query, project=project, options=replace(DEFAULT, updates=False, hub_boost=0.2)
-    )
+    boosted = retrieve(store, query, project=project, options=replace(DEFAULT, updates=False))
+    assert DEFAULT.hub_boost == 0.2  # hubs rank higher by default
     assert [h.memory.id for h in boosted][:2] == [hub, other]
     assert boosted[0].score == pytest.approx(1.2 * factors[1].score)
     composite = retrieve(store, query, project=project, options=COMPOSITE)

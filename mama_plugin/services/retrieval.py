@@ -13,7 +13,9 @@
    dated then by ``1 + DATE_BOOST`` (LoCoMo turn R@10 0.713 → 0.734).
 4. Ranking: :mod:`ranking` adjusts each score by confidence, outcome, recency, usage, with
    time measured at ``as_of`` from each memory's event time; memories dated after ``as_of``
-   did not exist yet and are left out.
+   did not exist yet and are left out. A hub (referenced by ``hubs.HUB_MIN`` or more others)
+   gains ``HUB_BOOST``. ``Options.scoring`` can put :mod:`relevance`'s composite in place of
+   the factors (measured in ``python -m benchmarks relevance``; off: it lost on LoCoMo).
 5. Signals (:mod:`signals`): a later version of the same fact ranks above the older one, which
    is marked as updated; optionally, links to the top result and type pairs.
 ``Options`` holds every choice the ablation in the ``retrieval`` benchmark measures; ``DEFAULT``
@@ -45,6 +47,10 @@ NEIGHBOUR_WINDOW = 2
 NEIGHBOUR_WEIGHT = 0.3
 SESSION_WEIGHT = 0.2
 DATE_BOOST = 1.0
+# Hubs rank ×1.2: the relevance benchmark's sets hold no links, so no loss there and no gain
+# to measure (README, "Relevance"); the share is a choice, not a tuned weight.
+HUB_BOOST = 0.2
+HUB_DEPTH = 400  # the most relevant candidates whose hub status ranking reads
 # search_by_context leaves out guesses by default: below even odds. (The design documents say
 # 0.6, but v1.0 stored 0.5 for every memory saved without a confidence, its column default:
 # at 0.6 the search tool silently hid most imported v1.0 decisions.)
@@ -93,7 +99,7 @@ class Options:
     scoring: str = "factors"
     weights: Weights = WEIGHTS
     # Hubs (referenced by ``hubs.HUB_MIN`` or more others) gain this share with the factors.
-    hub_boost: float = 0.0
+    hub_boost: float = HUB_BOOST
 
     def needs_hubs(self) -> bool:
         """Whether scoring reads which candidates are hubs."""
@@ -102,8 +108,8 @@ class Options:
 
 DEFAULT = Options()
 # The ranking before issue 16, and main's default before question dates.
-TODAY = Options(updates=False, date_boost=0.0, vector_weight=2.0)
-MAIN = Options(date_boost=0.0, vector_weight=2.0)
+TODAY = Options(updates=False, date_boost=0.0, vector_weight=2.0, hub_boost=0.0)
+MAIN = Options(date_boost=0.0, vector_weight=2.0, hub_boost=0.0)
 
 
 def options_for(scoring: str) -> Options:
@@ -256,20 +262,21 @@ def _scored(
     added are read here (all of them again with ``tags``: only the memories carrying them).
 
     Candidates are scored in order of relevance until the next one's relevance times the most
-    ranking can add (:func:`ranking.ceiling`, and the date boost) falls below the ``size``-th
+    ranking can add (:func:`ranking.ceiling`, the hub and date boosts) falls below the ``size``-th
     best score so far: no candidate left could enter the window, so the window is the one
     scoring every candidate gives. (Session context spreads relevance to hundreds of
     memories; most of them never come near the cut.)
     """
     named = dates.spans(query) if options.date_boost else []
+    order = sorted(relevance, key=lambda seq: -relevance[seq])
+    # Hubs among the candidates ranking can reach (the deepest ones never near the cut).
+    hubs = store.references.hub_seqs(order[:HUB_DEPTH], HUB_MIN) if options.needs_hubs() else set()
     if options.scoring == "factors":
         most = ranking.ceiling(last_use=options.last_use, recency_boost=options.recency_boost)
-        most *= 1.0 + max(0.0, options.hub_boost)
+        most *= (1.0 + max(0.0, options.hub_boost)) if hubs else 1.0
     else:
         most = composite_ceiling(options.scoring)
     most *= (1.0 + max(0.0, options.date_boost)) if named else 1.0
-    order = sorted(relevance, key=lambda seq: -relevance[seq])
-    hubs = store.references.hub_seqs(HUB_MIN) if options.needs_hubs() else set()
     # The best relevance any candidate can have once dated (context similarity's 1).
     best = (relevance[order[0]] * (1.0 + max(0.0, options.date_boost))) if order else 0.0
     if any(t.strip() for t in tags):
