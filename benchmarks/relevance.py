@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,7 @@ SYSTEMS: dict[str, Options] = {
     "formula": replace(FACTORS, scoring="formula"),
 }
 HALVES = ("calibration", "held-out")
+PARTS = ("locomo", "recall")
 LOCOMO_METRICS = ("r5", "r10", "mrr", "ndcg10")
 
 
@@ -58,13 +59,16 @@ def locomo_rows(
     embedder: EmbeddingModel | None,
     *,
     depth: int,
+    conversations: int | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Every system on LoCoMo: figures[system][half][metric], categories 1–4."""
-    conversations, _ = locomo.load(dataset, None)
+    """Every system on LoCoMo (its first ``conversations``, default all):
+    figures[system][half][metric], categories 1–4."""
+    every, _ = locomo.load(dataset, None)
+    asked = every[:conversations] if conversations else every
     table = {name: (options, True) for name, options in SYSTEMS.items()}
     run = locomo.run(
-        conversations, embedder, depth=depth, systems=tuple(SYSTEMS), progress=progress,
+        asked, embedder, depth=depth, systems=tuple(SYSTEMS), progress=progress,
         ablation=table,
     )  # fmt: skip
     out: dict[str, Any] = {}
@@ -96,7 +100,8 @@ def recall_rows(
     reader: EmbeddingModel | None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Every system on the recall sets: figures[system][half] = recall, silence, counts."""
+    """Every system on the recall sets (``data.cases``): figures[system][half] = recall,
+    silence, counts."""
     say = progress or (lambda _line: None)
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="mama-bench-relevance-") as tmp:
@@ -130,14 +135,21 @@ def relevance_run(
     dataset: Path,
     *,
     depth: int = 25,
+    parts: Sequence[str] = PARTS,
+    conversations: int | None = None,
+    every: int = 1,
+    quick: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[str, dict[str, Any]]:
-    """The ``relevance`` benchmark: both sets, every system; the report and its figures."""
+    """The ``relevance`` benchmark: the ``parts`` asked (both sets by default), every system;
+    the report and its figures. ``conversations``: LoCoMo's first N; ``every``: one recall
+    prompt in N (each set and half keeps its share); ``quick``: no multilingual-e5 reading
+    Korean prompts for a model that cannot (the same for every row)."""
     reader: EmbeddingModel | None = None
     try:
         from mama_plugin.embeddings.e5 import E5Embedder
 
-        if embedder is not None and not recall.reads_korean(embedder.name):
+        if not quick and embedder is not None and not recall.reads_korean(embedder.name):
             reader = E5Embedder(threads=1)  # as the prompt hook reads Korean prompts
     except MamaError as exc:
         (progress or print)(f"multilingual-e5 left out: {exc}")
@@ -151,13 +163,20 @@ def relevance_run(
         "bar": config.settings.relevance_bar,
         "weights": {t: getattr(WEIGHTS, t) for t in TERMS},
         "hub_boost": HUB_BOOST,
+        "conversations": conversations,
+        "every": every,
     }
-    figures["locomo"] = locomo_rows(dataset, embedder, depth=depth, progress=progress)
-    data = labelled(dataset)
-    figures["sources"] = data.sources
-    figures["recall"] = recall_rows(
-        data, embedder, bar=config.settings.relevance_bar, reader=reader, progress=progress
-    )
+    if "locomo" in parts:
+        figures["locomo"] = locomo_rows(
+            dataset, embedder, depth=depth, conversations=conversations, progress=progress
+        )
+    if "recall" in parts:
+        data = labelled(dataset)
+        data.cases = data.cases[::every]
+        figures["sources"] = data.sources
+        figures["recall"] = recall_rows(
+            data, embedder, bar=config.settings.relevance_bar, reader=reader, progress=progress
+        )
     figures["load"] = f"{load_before:.1f} → {os.getloadavg()[0]:.1f}"
     return report(figures), figures
 
@@ -165,36 +184,49 @@ def relevance_run(
 def report(figures: dict[str, Any]) -> str:
     """The ablation table: one row a system, LoCoMo's figures then recall's, by half."""
     w = figures["weights"]
+    lo_all, rc_all = figures.get("locomo"), figures.get("recall")
+    n_conv = figures.get("conversations")
     lines = [
         "Relevance: ranking's factors beside the composite "
         + " + ".join(f"{w[t]} × {t}" for t in TERMS),
-        f"LoCoMo {figures['dataset']} (sha256 {figures['dataset_sha256'][:16]}…), model "
-        f"{figures['model'] or 'none (keywords)'}"
+        f"LoCoMo {figures['dataset']} (sha256 {figures['dataset_sha256'][:16]}…)"
+        + (f", its first {n_conv} conversations" if n_conv else "")
+        + f"; model {figures['model'] or 'none (keywords)'}"
         + (f" (+{figures['reader']} reading Korean prompts)" if figures["reader"] else "")
         + f", depth {figures['depth']}, relevance_bar {figures['bar']}, load {figures['load']}",
-        *(f"  recall source: {s}" for s in figures["sources"]),
-        f"hubs in the stores: LoCoMo 0 (turns saved without links), recall "
-        f"{figures['recall']['hubs']}: +hubs (×{1 + figures['hub_boost']}) and the hub part of "
-        "importance cannot move these figures",
+        *(f"  recall source: {s}" for s in figures.get("sources", [])),
+    ]
+    if figures.get("every", 1) > 1:
+        lines.append(f"  recall prompts: one in {figures['every']}")
+    if rc_all is not None:
+        lines.append(
+            f"hubs in the stores: LoCoMo 0 (turns saved without links), recall "
+            f"{rc_all['hubs']}: +hubs (×{1 + figures['hub_boost']}) and the hub part of "
+            "importance cannot move these figures"
+        )
+    lines += [
         "",
         f"{'system':<22}{'half':<13}{'LoCoMo R@5':>11}{'R@10':>7}{'MRR':>7}{'nDCG10':>8}"
         f"{'recall':>8}{'silence':>9}",
     ]
-    base = figures["locomo"]["factors"]
     for system in SYSTEMS:
         for half in HALVES:
-            lo = figures["locomo"][system][half]
-            rc = figures["recall"][system][half]
+            cells = f"{'-':>11}{'-':>7}{'-':>7}{'-':>8}"
+            if lo_all is not None:
+                lo = lo_all[system][half]
+                cells = f"{lo['r5']:>11.3f}{lo['r10']:>7.3f}{lo['mrr']:>7.3f}{lo['ndcg10']:>8.3f}"
+            rc = rc_all[system][half] if rc_all is not None else {"recall": None, "silence": None}
             lines.append(
-                f"{system:<22}{half:<13}{lo['r5']:>11.3f}{lo['r10']:>7.3f}{lo['mrr']:>7.3f}"
-                f"{lo['ndcg10']:>8.3f}{fmt(rc['recall']):>8}{fmt(rc['silence']):>9}"
+                f"{system:<22}{half:<13}{cells}{fmt(rc['recall']):>8}{fmt(rc['silence']):>9}"
             )
-        held = figures["locomo"][system]["held-out"]["r10"] - base["held-out"]["r10"]
-        lines.append(f"{'':<22}{'Δ R@10 held-out vs factors':<30}{held:+.3f}")
-    n_lo = base["held-out"]["n"]
-    n_rc = figures["recall"]["factors"]["held-out"]
-    lines.append(
-        f"(held-out: LoCoMo {n_lo} questions of categories 1–4; recall {n_rc['related']} "
-        f"related, {n_rc['unrelated']} unrelated prompts)"
-    )
+        if lo_all is not None:
+            held = lo_all[system]["held-out"]["r10"] - lo_all["factors"]["held-out"]["r10"]
+            lines.append(f"{'':<22}{'Δ LoCoMo R@10 held-out vs factors':<35}{held:+.3f}")
+    counts = []
+    if lo_all is not None:
+        counts.append(f"LoCoMo {lo_all['factors']['held-out']['n']} questions of categories 1–4")
+    if rc_all is not None:
+        n_rc = rc_all["factors"]["held-out"]
+        counts.append(f"recall {n_rc['related']} related, {n_rc['unrelated']} unrelated prompts")
+    lines.append(f"(held-out: {'; '.join(counts)})")
     return "\n".join(lines) + "\n"
