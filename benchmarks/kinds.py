@@ -349,7 +349,10 @@ def view(args: argparse.Namespace) -> int:
 @dataset_option("LoCoMo's locomo10.json (default: shared/bench's)")
 @argument("--depth", type=int, default=25, metavar="N", help="results per question (default 25)")
 @argument(
-    "--only", choices=("locomo", "recall"), help="one set alone (default: LoCoMo, then recall)"
+    "--only",
+    choices=("locomo", "recall"),
+    metavar="PART",
+    help="locomo or recall alone (default: LoCoMo, then recall)",
 )
 @argument(
     "--conversations", type=count, metavar="N", help="LoCoMo's first N conversations (default all)"

@@ -151,7 +151,7 @@ class Settings:
         _choice("factors", "composite", "formula"),
         "how search and prompt recall order memories: factors (relevance × confidence, outcome, "
         "recency, usage), composite (× 0.5 + the relevance composite) or formula (the "
-        "composite alone); factors: the composite lost recall on LoCoMo (README, Relevance)",
+        "composite alone); factors: the composite lost on LoCoMo (README, Relevance)",
     )
     outcome_followup_days: int = _setting(14, _positive_int, "ask about decisions this old")
     stop_mode: str = _setting(
