@@ -276,9 +276,10 @@ def _scored(
         most *= (1.0 + max(0.0, options.hub_boost)) if hubs else 1.0
     else:
         most = composite_ceiling(options.scoring)
-    most *= (1.0 + max(0.0, options.date_boost)) if named else 1.0
+    lift = (1.0 + max(0.0, options.date_boost)) if named else 1.0
+    most *= lift
     # The best relevance any candidate can have once dated (context similarity's 1).
-    best = (relevance[order[0]] * (1.0 + max(0.0, options.date_boost))) if order else 0.0
+    best = relevance[order[0]] * lift if order else 0.0
     if any(t.strip() for t in tags):
         fields = store.search.rank_fields(order, tags=tags)
     elif len(fields) < len(order):
