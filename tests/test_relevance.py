@@ -223,3 +223,14 @@ def test_search_reads_the_ranking_setting(store: Store, project: str, capsys) ->
     found = json.loads(capsys.readouterr().out)
     score = found["primary_results"][0]["score"]
     assert 0 < score <= 1  # the composite alone: never above 1
+
+
+def test_the_best_match_has_context_similarity_one(store: Store, project: str) -> None:
+    only = save_context(
+        store, project, {"content": "the build cache lives on the CI runner"}, created_at=T0
+    ).memory
+    now = T0 + DAY
+    (hit,) = retrieve(store, "build cache on the CI runner", project=project, as_of=now,
+                      options=FORMULA)  # fmt: skip
+    assert hit.memory.id == only.id
+    assert hit.score == pytest.approx(relevance.composite(only, 1.0, now))

@@ -15,7 +15,7 @@ Every term is a number from 0 to 1 and the weights sum to 1, so the composite is
 - ``context similarity``: the memory's relevance to the question over the best candidate's
   (retrieval's fused keyword, vector and session score), 1 for the best match.
 
-Two ways to rank with it (``retrieval.Options.relevance``; both measured by ``python -m
+Two ways to rank with it (``retrieval.Options.scoring``; both measured by ``python -m
 benchmarks relevance`` on LoCoMo and the recall sets beside ranking's factors, with each term
 removed in turn):
 
