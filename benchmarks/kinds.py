@@ -15,6 +15,7 @@ from mama_plugin.errors import MamaError
 
 from .kinds_graph import graph
 from .kinds_model import contention, draft, links, memory
+from .kinds_relevance import relevance
 from .options import (
     count,
     dataset_option,
@@ -339,56 +340,6 @@ def view(args: argparse.Namespace) -> int:
     from .view import view_run
 
     return report(args, *view_run(args.sizes))
-
-
-@command(
-    "relevance",
-    "ranking's factors beside the relevance composite and each of its terms removed, "
-    "on LoCoMo and the recall sets",
-)
-@dataset_option("LoCoMo's locomo10.json (default: shared/bench's)")
-@argument("--depth", type=int, default=25, metavar="N", help="results per question (default 25)")
-@argument(
-    "--only",
-    choices=("locomo", "recall"),
-    metavar="PART",
-    help="locomo or recall alone (default: LoCoMo, then recall)",
-)
-@argument(
-    "--conversations", type=count, metavar="N", help="LoCoMo's first N conversations (default all)"
-)
-@argument(
-    "--every", type=count, default=1, metavar="N", help="one recall prompt in N (default 1: all)"
-)
-@argument(
-    "--quick",
-    action="store_true",
-    help="no multilingual-e5 reading Korean prompts for MiniLM (the same for every row)",
-)
-@keyword_only_option()
-@figures_option()
-def relevance(args: argparse.Namespace) -> int:
-    from .recall import LOCOMO
-    from .relevance import PARTS, relevance_run
-
-    dataset: Path = args.dataset or LOCOMO
-    if not dataset.is_file():
-        raise MamaError(f"no LoCoMo file at {dataset}: give --dataset PATH to locomo10.json")
-    model = embedder(args)
-    return report(
-        args,
-        *relevance_run(
-            args.config,
-            model,
-            dataset,
-            depth=args.depth,
-            parts=(args.only,) if args.only else PARTS,
-            conversations=args.conversations,
-            every=args.every,
-            quick=args.quick,
-            progress=progress,
-        ),
-    )
 
 
 KINDS: tuple[Command, ...] = (

@@ -10,6 +10,7 @@ from conftest import DESKTOP, connect
 from conftest import text_result as text
 from v1_fixture import D_JWT, D_LINT, D_POSTGRES, D_SESSIONS, V1Database, build_v1_db
 
+from mama_plugin.assist.enrich import draft
 from mama_plugin.cli import main
 from mama_plugin.config import Config
 from mama_plugin.server.state import State
@@ -39,10 +40,11 @@ def test_the_imported_decisions_lacking_narrative_are_listed_with_what_they_lack
     assert own.id not in found
     # The draft is read from the memory's own words (no model): Biome was chosen over
     # "ESLint + Prettier", and the sessions decision recorded its load test's figures.
-    lint = found[D_LINT].draft.alternatives
+    lint = draft(found[D_LINT].memory, found[D_LINT].missing).alternatives
     assert lint[0]["option"] == "ESLint + Prettier"
-    assert found[D_SESSIONS].draft.specifics == ["p99 12 ms at 5k req/s"]
-    assert not found[D_POSTGRES].draft  # nothing in its own text to draft from
+    sessions = draft(found[D_SESSIONS].memory, found[D_SESSIONS].missing)
+    assert sessions.specifics == ["p99 12 ms at 5k req/s"] and sessions.alternatives == []
+    assert not draft(found[D_POSTGRES].memory, found[D_POSTGRES].missing)  # nothing to draft
     assert unenriched(store, "/elsewhere") == []
 
 

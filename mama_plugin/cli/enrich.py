@@ -19,13 +19,15 @@ from .shared import open_store, print_json, project_of
 @json_option()
 def cmd_enrich(args: argparse.Namespace) -> int:
     """List the imported v1.0 decisions lacking narrative, oldest first."""
+    from ..assist.enrich import draft
     from ..services.enrichment import unenriched
 
     project = None if args.all_projects else project_of(args)
     with open_store(args) as store:
         found = unenriched(store, project)
+    drafts = {e.memory.id: draft(e.memory, e.missing) for e in found}
     if args.json:
-        print_json([e.as_dict() for e in found])
+        print_json([e.as_dict() | {"draft": drafts[e.memory.id].as_dict()} for e in found])
         return 0
     if not found:
         where = "any project" if project is None else project
@@ -36,9 +38,9 @@ def cmd_enrich(args: argparse.Namespace) -> int:
         m = e.memory
         print(f"\n{m.id} [{m.topic}] {clip(m.content, 120)}")
         print(f"  lacks: {', '.join(e.missing)}")
-        for item in e.draft.specifics:
+        for item in drafts[m.id].specifics:
             print(f"  draft specific (from its own text): {clip(item, 160)}")
-        for alt in e.draft.alternatives:
+        for alt in drafts[m.id].alternatives:
             because = f" — {clip(alt['rejected_because'], 120)}" if alt["rejected_because"] else ""
             print(f"  draft alternative (from its own text): {alt['option']}{because}")
         print(f"  add: mama edit {m.id} (or in Claude Code: {e.call})")

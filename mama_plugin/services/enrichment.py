@@ -4,16 +4,14 @@ MAMA v1.0 stored a decision as a topic, a sentence and one reasoning string: an 
 (``metadata.imported_from`` ``mama-v1``, :mod:`~mama_plugin.transfer.v1`) has no specifics, no
 alternatives considered and no evidence until someone adds them. Every answer that tells such
 a decision (a search, ``load_context``) says what it lacks and names the ``update_memory`` call
-that adds it, at the version read; ``mama enrich`` lists them. The draft offered with each is the
-deterministic extractor's (:func:`~mama_plugin.assist.extract.extract`, no model) reading the
-memory's own recorded text — numbers with units as specifics, "instead of" / "over" as
-alternatives — so nothing in it is not already in the memory; it is never written unasked.
+that adds it, at the version read; ``mama enrich`` lists them, each with the draft
+:mod:`mama_plugin.assist.enrich` reads in :func:`own_text` (never written unasked).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..storage import MemoryRecord, Scope, Store
@@ -50,26 +48,11 @@ def call(memory: MemoryRecord, lacking: Iterable[str]) -> str:
 
 
 @dataclass(frozen=True)
-class Draft:
-    """What the extractor reads in a memory's own text: specifics and alternatives."""
-
-    specifics: list[str] = field(default_factory=list)
-    alternatives: list[dict[str, str]] = field(default_factory=list)
-
-    def __bool__(self) -> bool:
-        return bool(self.specifics or self.alternatives)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"specifics": self.specifics, "alternatives": self.alternatives}
-
-
-@dataclass(frozen=True)
 class Enrichable:
-    """An imported v1.0 decision lacking narrative: what it lacks, the call, a grounded draft."""
+    """An imported v1.0 decision lacking narrative: what it lacks and the call that adds it."""
 
     memory: MemoryRecord
     missing: tuple[str, ...]
-    draft: Draft
 
     @property
     def call(self) -> str:
@@ -85,7 +68,6 @@ class Enrichable:
             "version": m.version,
             "missing": list(self.missing),
             "update": self.call,
-            "draft": self.draft.as_dict(),
         }
 
 
@@ -101,29 +83,14 @@ def own_text(memory: MemoryRecord) -> str:
     return "\n".join(p.strip().rstrip(".") + "." for p in parts if p.strip())
 
 
-def draft(memory: MemoryRecord, lacking: Iterable[str]) -> Draft:
-    """The specifics and alternatives the extractor reads in ``memory``'s own text, for the
-    layers it lacks (grounded by construction: every item is a piece of that text)."""
-    from ..assist.extract import extract  # the rules, no model: nothing heavy is loaded
-
-    wanted = set(lacking)
-    # Read against the topic, not the decision: an option the decision names ("Biome instead
-    # of ESLint") is an alternative here, where the extractor leaves out what a decision says.
-    found = extract(memory.topic, own_text(memory))
-    return Draft(
-        specifics=list(found.specifics) if "specifics" in wanted else [],
-        alternatives=list(found.alternatives) if "alternatives" in wanted else [],
-    )
-
-
 def unenriched(store: Store, project: Scope) -> list[Enrichable]:
     """The imported v1.0 decisions of ``project`` (None: every project) lacking narrative,
-    oldest first, each with its draft."""
+    oldest first."""
     out = []
     for memory in store.memories.imported(ORIGIN, project=project, type="decision"):
         lacking = missing(memory)
         if lacking:
-            out.append(Enrichable(memory, lacking, draft(memory, lacking)))
+            out.append(Enrichable(memory, lacking))
     return out
 
 
