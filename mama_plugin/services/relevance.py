@@ -25,7 +25,7 @@ removed in turn):
   relevance weighs 0.15).
 
 Neither is the default: the ``ranking`` setting stays ``factors`` because both lost on LoCoMo
-(turn R@10 held-out 0.764 → 0.723 folded in, 0.114 alone; without recency level, 0.770, no
+(turn R@10 held-out 0.764 → 0.730 folded in, 0.142 alone; without recency level, 0.770, no
 gain) and prompt recall did not move (README, "Relevance: the composite, measured"). A term is
 removed by giving it weight 0 (:meth:`Weights.without`: the others scaled back up to sum 1).
 """
