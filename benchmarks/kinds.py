@@ -15,6 +15,7 @@ from mama_plugin.errors import MamaError
 
 from .kinds_graph import decay, graph
 from .kinds_model import contention, draft, links, memory, stopped
+from .kinds_relevance import relevance
 from .options import (
     count,
     dataset_option,
@@ -374,4 +375,5 @@ KINDS: tuple[Command, ...] = (
     links,
     decay,
     stopped,
+    relevance,
 )

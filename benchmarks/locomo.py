@@ -197,9 +197,14 @@ def run(
     depth: int = 50,
     systems: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
+    ablation: dict[str, tuple[Options, bool]] | None = None,
 ) -> Run:
-    """Ingest each conversation into its own temporary store and ask every question."""
+    """Ingest each conversation into its own temporary store and ask every question.
+
+    ``ablation``: the options each system not in :data:`SYSTEMS` ranks with (default
+    :data:`ABLATION`)."""
     systems = tuple(systems) if systems is not None else systems_for(embedder)
+    table = ABLATION if ablation is None else ablation
     out = Run(ranked={s: [] for s in systems}, search_ms={s: [] for s in systems})
     for conv in conversations:
         with tempfile.TemporaryDirectory(prefix="mama-locomo-") as tmp:
@@ -231,7 +236,7 @@ def run(
                     for system in systems:
                         started = time.perf_counter()
                         ranked = _ask(store, system, question.text, embedder, project, depth,
-                                      as_of, vector, by_id, by_seq)  # fmt: skip
+                                      as_of, vector, by_id, by_seq, table)  # fmt: skip
                         out.search_ms[system].append((time.perf_counter() - started) * 1000)
                         out.ranked[system].append(ranked)
         if progress:
@@ -251,6 +256,7 @@ def _ask(
     vector: list[float] | None,
     by_id: dict[str, str],
     by_seq: dict[int, str],
+    ablation: dict[str, tuple[Options, bool]],
 ) -> list[str]:
     """One question through one system: the dia ids it ranks, best first."""
     if system == BM25:
@@ -262,7 +268,7 @@ def _ask(
             record_usage=False, as_of=as_of if dated else None, options=options,
         )  # fmt: skip
         return [by_id[i] for i in result.ids() if i in by_id]
-    options, dated = ABLATION[system]
+    options, dated = ablation[system]
     hits = retrieve(store, text, embedder=embedder, project=project, k=depth,
                     as_of=as_of if dated else None, query_vector=vector,
                     options=options)  # fmt: skip

@@ -146,6 +146,13 @@ class Settings:
     relevance_bar: float = _setting(
         0.5, _fraction, "cosine a memory needs to be injected into a prompt (0-1; higher: quieter)"
     )
+    ranking: str = _setting(
+        "factors",
+        _choice("factors", "composite", "formula"),
+        "how search and prompt recall order memories: factors (relevance × confidence, outcome, "
+        "recency, usage), composite (× 0.5 + the relevance composite) or formula (the "
+        "composite alone); factors: the composite lost on LoCoMo (README, Relevance)",
+    )
     outcome_followup_days: int = _setting(14, _positive_int, "ask about decisions this old")
     stop_mode: str = _setting(
         "auto",

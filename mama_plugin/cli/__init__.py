@@ -23,6 +23,7 @@ from . import (
     assist,
     catchup,
     doctor,
+    enrich,
     forgetting,
     gc,
     graph,
@@ -80,6 +81,7 @@ COMMANDS: tuple[Command, ...] = (
     graph.cmd_graph,
     learning.cmd_evolve,
     link.cmd_link,
+    enrich.cmd_enrich,
 )
 
 

@@ -120,6 +120,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_search(args: argparse.Namespace) -> int:
     """Print the best matches with their outcome and the story around them."""
     from ..schema.queries import instant_ms
+    from ..services.retrieval import options_for
     from ..services.story.answers import search_by_context
 
     try:
@@ -139,6 +140,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             tags=args.tag,
             as_of=as_of,
             budget=None,  # a person asked for --limit results: no answer budget
+            options=options_for(args.config.settings.ranking),
         )
     if args.json:
         print_json(result.as_dict())
@@ -158,6 +160,8 @@ def cmd_search(args: argparse.Namespace) -> int:
             print(f"    {item.stale}")
         if item.hub:
             print(f"    hub: referenced by {item.hub} memories")
+        if item.enrich:
+            print(f"    imported from MAMA v1.0 without {', '.join(item.enrich)}: mama enrich")
     print()
     print(result.narrative_summary)
     return 0

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from ..config import OVERRIDES, Config
 from ..envelope import SILENT, answer
 from ..services import prompt_context, recall
+from ..services.retrieval import options_for
 from ..services.story import autosave, shown
 from ..text import hangul
 from ..transcript import TURN_LIMIT_S, Digest
@@ -73,6 +74,7 @@ def do_observe_prompt(env: Env, args: PromptArgs) -> Answer:
             env.session.shown, env.store, env.project, args.session_id, env.config
         ),
         reader=env.reader_of() if needs else None,
+        options=options_for(env.config.settings.ranking),
     )
     log.info(
         "observe_prompt: %d memories recalled by %s (waited %.2f s for the model, %.2f s in "

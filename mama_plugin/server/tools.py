@@ -32,6 +32,7 @@ from ..schema import (
 from ..schema.assist import DraftRequest, EvolveLinkInput, SuggestLinksInput
 from ..services.conflicts import conflicts_of
 from ..services.depths import TOPIC_DEPTH
+from ..services.enrichment import missing, offer
 from ..services.evolution import current_of
 from ..services.graph import traverse
 from ..services.learning_views import moves_text
@@ -41,6 +42,7 @@ from ..services.memories import SaveResult, save_checkpoint
 from ..services.outcomes import record_outcome_event
 from ..services.premises import premises_of
 from ..services.render import render
+from ..services.retrieval import options_for
 from ..services.save_checks import decide, learn
 from ..services.story import checked
 from ..services.story.answers import CORRECT, search_by_context
@@ -247,7 +249,9 @@ def do_load_context(env: Env, args: LoadContextInput) -> Answer:
         "notes": notes,
     }
     # Memory text, teammates' versions among it, is data to the model: fenced like searches.
-    return Answer(fenced(text) + f"\n{CORRECT}", data)
+    enrich = offer([m])
+    data["enrich"] = list(missing(m))
+    return Answer(fenced(text) + f"\n{CORRECT}" + (f"\n{enrich}" if enrich else ""), data)
 
 
 def do_search_by_topic(env: Env, args: SearchByTopicInput) -> Answer:
@@ -284,6 +288,7 @@ def do_search_by_context(env: Env, args: SearchByContextInput) -> Answer:
         tags=args.tags,
         as_of=args.as_of_ms(),
         own_session=env.session.id,
+        options=options_for(env.config.settings.ranking),
     )
     return Answer(result.text or result.narrative_summary, result.as_dict())
 

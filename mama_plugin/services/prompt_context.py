@@ -18,7 +18,7 @@ from ..storage import MemoryRecord, Store
 from ..text import estimate_tokens
 from .recall import COSINE_BAR, FENCE, Hit, Recall, Seen, recall
 from .render import clip, render
-from .retrieval import EmbeddingModel
+from .retrieval import DEFAULT, EmbeddingModel, Options
 from .verify import check, line
 
 
@@ -75,13 +75,15 @@ def prompt_context(
     embedder: EmbeddingModel | None = None,
     shown: Seen | None = None,
     reader: EmbeddingModel | None = None,
+    options: Options = DEFAULT,
 ) -> Injection:
     """The memories ``prompt`` clearly touches, fenced as data within ``budget`` tokens.
 
     Drops the weakest hits until the text fits; when even one is over budget, shortens it
     instead of dropping it. Memory text is defanged so it cannot close the fence. ``shown``:
     the session's record of what it was shown (nothing twice); ``reader``: a model that reads
-    a Korean prompt ``embedder`` cannot (:func:`.recall.recall`). Read-only.
+    a Korean prompt ``embedder`` cannot (:func:`.recall.recall`); ``options``: how the
+    candidates are ranked (the ``ranking`` setting). Read-only.
     """
     found = recall(
         store,
@@ -91,6 +93,7 @@ def prompt_context(
         cosine_bar=bar,
         shown=shown,
         reader=reader,
+        options=options,
     )
     skipped = tuple(found.skipped)
     if found.pointers:

@@ -13,7 +13,9 @@
    dated then by ``1 + DATE_BOOST`` (LoCoMo turn R@10 0.713 → 0.734).
 4. Ranking: :mod:`ranking` adjusts each score by confidence, outcome, recency, usage, with
    time measured at ``as_of`` from each memory's event time; memories dated after ``as_of``
-   did not exist yet and are left out.
+   did not exist yet and are left out. A hub (referenced by ``hubs.HUB_MIN`` or more others)
+   gains ``HUB_BOOST``. ``Options.scoring`` can put :mod:`relevance`'s composite in place of
+   the factors (measured in ``python -m benchmarks relevance``; off: it lost on LoCoMo).
 5. Signals (:mod:`signals`): a later version of the same fact ranks above the older one, which
    is marked as updated; optionally, links to the top result and type pairs.
 ``Options`` holds every choice the ablation in the ``retrieval`` benchmark measures; ``DEFAULT``
@@ -32,16 +34,46 @@ from typing import Protocol
 from ..storage import MemoryRecord, RankFields, Scope, Store, now_ms
 from ..text import PREFIX, content_words
 from . import dates, ranking, signals, vector_index
+from .hubs import HUB_MIN
+from .relevance import ceiling as composite_ceiling
+from .relevance import scored as composite_scored
+from .retrieval_options import (
+    CANDIDATES,
+    DATE_BOOST,
+    DEFAULT,
+    HUB_BOOST,
+    MAIN,
+    NEIGHBOUR_WEIGHT,
+    NEIGHBOUR_WINDOW,
+    SCALES,
+    SESSION_WEIGHT,
+    TODAY,
+    VECTOR_WEIGHT,
+    Options,
+    options_for,
+)
+
+__all__ = [
+    "CANDIDATES",
+    "DATE_BOOST",
+    "DEFAULT",
+    "HUB_BOOST",
+    "MAIN",
+    "NEIGHBOUR_WEIGHT",
+    "NEIGHBOUR_WINDOW",
+    "SCALES",
+    "SESSION_WEIGHT",
+    "TODAY",
+    "VECTOR_WEIGHT",
+    "EmbeddingModel",
+    "Options",
+    "Scored",
+    "options_for",
+    "retrieve",
+]
 
 RETRIEVERS = ("keyword", "vector")
-SCALES = ("best", "minmax")  # Options.scale
-# Measured on LoCoMo-10 (docs/architecture.md, "Retrieval"): see the module docstring.
-CANDIDATES = 400
-VECTOR_WEIGHT = 2.0
-NEIGHBOUR_WINDOW = 2
-NEIGHBOUR_WEIGHT = 0.3
-SESSION_WEIGHT = 0.2
-DATE_BOOST = 1.0
+HUB_DEPTH = 400  # the most relevant candidates whose hub status ranking reads
 # search_by_context leaves out guesses by default: below even odds. (The design documents say
 # 0.6, but v1.0 stored 0.5 for every memory saved without a confidence, its column default:
 # at 0.6 the search tool silently hid most imported v1.0 decisions.)
@@ -58,43 +90,6 @@ class EmbeddingModel(Protocol):
     def dim(self) -> int: ...
 
     def embed(self, texts: list[str]) -> list[list[float]]: ...
-
-
-@dataclass(frozen=True)
-class Options:
-    """Every ranking choice the ``retrieval`` benchmark measures; ``DEFAULT`` is what it kept."""
-
-    vector_weight: float = VECTOR_WEIGHT
-    keyword_depth: int = CANDIDATES
-    vector_depth: int = CANDIDATES
-    neighbour_weight: float = NEIGHBOUR_WEIGHT
-    session_weight: float = SESSION_WEIGHT
-    # How many of a session's best relevances every member gains a share of (1: the best).
-    session_top: int = 1
-    updates: bool = True
-    links: bool = False
-    type_pairs: bool = False
-    last_use: bool = False
-    recency_boost: float = ranking.RECENCY_BOOST
-    keyword_weight: float = 1.0
-    # Pseudo-relevance feedback: the ``expand_terms`` words most shared by the ``expand_docs``
-    # best candidates query the index again; their matches add ``expand_weight`` × score.
-    expand_terms: int = 0
-    expand_docs: int = 5
-    expand_weight: float = 0.5
-    neighbour_window: int = NEIGHBOUR_WINDOW
-    # Memories dated on a day or in a month the question names (:mod:`dates`) gain this share.
-    date_boost: float = DATE_BOOST
-    # How each retriever's scores are put on one scale before they are weighted and added:
-    # "best" (BM25 over the best BM25, the cosine as it is) or "minmax" (each list from its
-    # lowest, 0, to its highest, 1: a convex combination when the two weights add up to 1).
-    scale: str = "best"
-
-
-DEFAULT = Options()
-# The ranking before issue 16, and main's default before question dates.
-TODAY = Options(updates=False, date_boost=0.0, vector_weight=2.0)
-MAIN = Options(date_boost=0.0, vector_weight=2.0)
 
 
 @dataclass(frozen=True)
@@ -258,15 +253,24 @@ def _scored(
     added are read here (all of them again with ``tags``: only the memories carrying them).
 
     Candidates are scored in order of relevance until the next one's relevance times the most
-    ranking can add (:func:`ranking.ceiling`, and the date boost) falls below the ``size``-th
+    ranking can add (:func:`ranking.ceiling`, the hub and date boosts) falls below the ``size``-th
     best score so far: no candidate left could enter the window, so the window is the one
     scoring every candidate gives. (Session context spreads relevance to hundreds of
     memories; most of them never come near the cut.)
     """
     named = dates.spans(query) if options.date_boost else []
-    most = ranking.ceiling(last_use=options.last_use, recency_boost=options.recency_boost)
-    most *= (1.0 + max(0.0, options.date_boost)) if named else 1.0
     order = sorted(relevance, key=lambda seq: -relevance[seq])
+    # Hubs among the candidates ranking can reach (the deepest ones never near the cut).
+    hubs = store.references.hub_seqs(order[:HUB_DEPTH], HUB_MIN) if options.needs_hubs() else set()
+    if options.scoring == "factors":
+        most = ranking.ceiling(last_use=options.last_use, recency_boost=options.recency_boost)
+        most *= (1.0 + max(0.0, options.hub_boost)) if hubs else 1.0
+    else:
+        most = composite_ceiling(options.scoring)
+    lift = (1.0 + max(0.0, options.date_boost)) if named else 1.0
+    most *= lift
+    # The best relevance any candidate can have once dated (context similarity's 1).
+    best = relevance[order[0]] * lift if order else 0.0
     if any(t.strip() for t in tags):
         fields = store.search.rank_fields(order, tags=tags)
     elif len(fields) < len(order):
@@ -284,15 +288,27 @@ def _scored(
             relevance[seq] *= 1.0 + options.date_boost
         if f.confidence < min_confidence or f.created_at > now or f.type in exclude_types:
             continue
-        score = ranking.adjusted(
-            relevance[seq], f, now, last_use=options.last_use, recency_boost=options.recency_boost
-        )
+        score = _score(relevance[seq], best, f, now, seq in hubs, options)
         scores[seq] = score
         if len(kept) < size:
             heapq.heappush(kept, score)
         elif score > kept[0]:
             heapq.heapreplace(kept, score)
     return fields, scores, kept[0] if len(kept) >= size else -math.inf
+
+
+def _score(
+    value: float, best: float, fields: RankFields, now: int, hub: bool, options: Options
+) -> float:
+    """One candidate's final score: ranking's factors, or the relevance composite."""
+    if options.scoring != "factors":
+        return composite_scored(
+            options.scoring, value, best, fields, now, hub=hub, weights=options.weights
+        )
+    score = ranking.adjusted(
+        value, fields, now, last_use=options.last_use, recency_boost=options.recency_boost
+    )
+    return score * (1.0 + options.hub_boost) if hub else score
 
 
 def _session_context(

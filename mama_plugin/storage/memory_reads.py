@@ -93,6 +93,17 @@ class MemoryReads(Repository):
             f"{SELECT_MEMORY}{where} ORDER BY updated_at DESC, seq DESC LIMIT ?", (*params, limit)
         )
 
+    def imported(
+        self, origin: str, *, project: Scope = None, type: str | None = None
+    ) -> list[MemoryRecord]:
+        """The memories an import from ``origin`` wrote (``metadata.imported_from``), oldest
+        first, optionally of one project and type."""
+        where, params = scope(project, type)
+        clause = (where + " AND " if where else " WHERE ") + (
+            "json_extract(metadata, '$.imported_from') = ?"
+        )
+        return self._records(f"{SELECT_MEMORY}{clause} ORDER BY created_at, seq", (*params, origin))
+
     def of_session(self, session_id: str, *, type: str | None = None) -> list[MemoryRecord]:
         """The memories saved during one Claude Code session, oldest first."""
         if not session_id:

@@ -37,6 +37,16 @@ class References(Repository):
         ).fetchall()
         return [(str(i), int(n)) for i, n in rows]
 
+    def hub_seqs(self, seqs: Iterable[int], minimum: int) -> set[int]:
+        """The row numbers among ``seqs`` of the memories referenced by ``minimum`` or more
+        others (one index look-up a memory: ranking asks about its candidates)."""
+        sql = (
+            "SELECT m.seq FROM memories m JOIN memory_links l ON l.to_id = m.id "
+            f"WHERE m.seq IN ({{}}) AND l.{_COUNTED} GROUP BY m.seq "
+            "HAVING count(DISTINCT l.from_id) >= ?"
+        )
+        return {int(r[0]) for r in select_in(self.conn, sql, seqs, minimum)}
+
     def referrers(self, memory_id: str) -> list[str]:
         """The memories that reference ``memory_id``, oldest link first."""
         rows = self.conn.execute(

@@ -27,6 +27,7 @@ from ...storage import MemoryRecord, Store
 from ...storage.link_state import LinkState
 from ...text import estimate_tokens
 from .. import vector_index
+from ..enrichment import missing, offer
 from ..living import told
 from ..render import render
 from ..retrieval import (
@@ -190,10 +191,11 @@ def search_by_context(
     mark_trust(store, primary, list(records.values()))
     # What happened around it since it was saved: what was built on it, what it builds on
     # that failed (its latest notes, one line each); a memory built on it that the answer
-    # tells too is not said twice.
+    # tells too is not said twice. And the layers an imported v1.0 decision lacks.
     notes = told(store, [r.id for r in primary], known=[r.id for r in primary])
     for item in primary:
         item.notes = notes.get(item.id)
+        item.enrich = list(missing(records[item.id])) or None
     every_chain, along = (
         results.chains(store, list(records.values())) if include_evolution else ([], {})
     )
@@ -355,6 +357,8 @@ def _compose(
         )
     body = story + ("\n\nRanked:\n" + "\n".join(lines) if told else "")
     text = fenced(body) + (f"\n{CORRECT}" if told else "")
+    enrich = offer(records[r.id] for r in told)
+    text += f"\n{enrich}" if enrich else ""
     return _Told(told, story, text, status, learned, chains)
 
 

@@ -71,6 +71,7 @@ class AnswerItem:
     stale: str | None = None  # its staleness when stale or expired (services/staleness.py)
     hub: int | None = None  # how many memories reference it, when it is a hub (services/hubs.py)
     notes: list[str] | None = None  # its latest dated notes (services/living.py)
+    enrich: list[str] | None = None  # the layers an imported v1.0 decision lacks (enrichment)
 
     @property
     def mark(self) -> str:
@@ -99,6 +100,7 @@ _OPTIONAL = frozenset(
         "stale",
         "hub",
         "notes",
+        "enrich",
     )
 )
 
