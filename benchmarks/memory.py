@@ -122,7 +122,13 @@ def memory_run(
                 )
                 if freed:
                     time.sleep(SETTLE_S)  # a release just begun (malloc_trim) shows in full
-                    released = [_memory(s.proc.pid) for s in servers]
+                    again = [_memory(s.proc.pid) for s in servers]
+                    # The lower reading of each: a job queued meanwhile (a Stop's checkpoint
+                    # lines) may have loaded the model again, which is not the release.
+                    released = [
+                        min(r, a, key=lambda m: m["rss_mb"])
+                        for r, a in zip(released, again, strict=True)
+                    ]
                     break
         finally:
             for server in servers:
