@@ -17,6 +17,7 @@ import re
 import subprocess
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -78,8 +79,14 @@ def _prompt_context(request: dict[str, Any]) -> str:
     return found
 
 
-def _session(project: Path, home: Path, prompts: list[str]) -> FakeAnthropic:
-    """One Claude Code process, one session, one user turn per prompt."""
+def _session(
+    project: Path,
+    home: Path,
+    prompts: list[str],
+    before: Callable[[int], None] | None = None,
+) -> FakeAnthropic:
+    """One Claude Code process, one session, one user turn per prompt; ``before(n)`` runs
+    before the n-th prompt is sent (a person's pace)."""
     command = [str(CLAUDE), "-p", "--plugin-dir", str(ROOT), "--allowedTools", SERVER,
                "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]  # fmt: skip
     script = [text(f"Answer {n}.") for n in range(len(prompts))]
@@ -90,7 +97,9 @@ def _session(project: Path, home: Path, prompts: list[str]) -> FakeAnthropic:
         events: queue.Queue[dict[str, Any] | None] = queue.Queue()
         threading.Thread(target=read_events, args=(proc.stdout, events), daemon=True).start()
         try:
-            for prompt in prompts:
+            for n, prompt in enumerate(prompts):
+                if before is not None:
+                    before(n)
                 line = {"type": "user", "message": {"role": "user", "content": prompt}}
                 proc.stdin.write(json.dumps(line) + "\n")
                 proc.stdin.flush()

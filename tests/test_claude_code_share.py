@@ -9,22 +9,15 @@ answered with Alice's decision in the UserPromptSubmit context.
 
 from __future__ import annotations
 
-import json
-import queue
-import subprocess
-import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_anthropic import FakeAnthropic, claude_env, text
-from test_claude_code import CLAUDE, ROOT, SERVER, needs_claude
-from test_claude_code_recall import TURN_TIMEOUT_S, _prompt_context
+from test_claude_code import needs_claude
+from test_claude_code_recall import _prompt_context, _session
 from test_share_git import Dev, _decide, git
 
-from benchmarks.stream import next_result, read_events
 from mama_plugin.config import Config
 from mama_plugin.storage import Store
 
@@ -71,43 +64,22 @@ def test_a_pulled_decision_is_told_at_session_start_and_recalled_at_the_next_pro
     git(bob.clone, "pull", "-q", "--no-rebase", "origin", "main")
     monkeypatch.setenv("MAMA_HOME", str(mama_home))
 
-    command = [str(CLAUDE), "-p", "--plugin-dir", str(ROOT), "--allowedTools", SERVER,
-               "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]  # fmt: skip
     prompts = [
         "Morning, I just pulled. Anything new?",
         "Should we pin dependencies with uv.lock for reproducible installs?",
     ]
-    waited = 0.0
-    with (
-        FakeAnthropic([text("Answer 0."), text("Answer 1.")]) as fake,
-        tempfile.TemporaryFile("w+") as err,
-    ):
-        proc = subprocess.Popen(command, cwd=bob.clone, env=claude_env(fake, tmp_path / "bob"),
-                                text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=err)  # fmt: skip
-        assert proc.stdin is not None and proc.stdout is not None
-        events: queue.Queue[dict[str, Any] | None] = queue.Queue()
-        threading.Thread(target=read_events, args=(proc.stdout, events), daemon=True).start()
-        try:
-            for n, prompt in enumerate(prompts):
-                if n:  # a person reads the answer; meanwhile the server imports .mama/
-                    started = time.monotonic()
-                    while not _imported(mama_home, saved):
-                        assert time.monotonic() - started < IMPORT_WAIT_S, "no import of .mama/"
-                        time.sleep(0.5)
-                    waited = time.monotonic() - started
-                line = {"type": "user", "message": {"role": "user", "content": prompt}}
-                proc.stdin.write(json.dumps(line) + "\n")
-                proc.stdin.flush()
-                next_result(events, TURN_TIMEOUT_S)
-            proc.stdin.close()
-            proc.wait(timeout=TURN_TIMEOUT_S)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            proc.stdout.close()
-    print(f"the server's import of .mama/ was seen {waited:.1f} s after the first answer")
+    waited: list[float] = []
+
+    def imported(n: int) -> None:
+        """A person reads the first answer; meanwhile the server imports .mama/."""
+        started = time.monotonic()
+        while n and not _imported(mama_home, saved):
+            assert time.monotonic() - started < IMPORT_WAIT_S, "no import of .mama/"
+            time.sleep(0.5)
+        waited.append(time.monotonic() - started)
+
+    fake = _session(bob.clone, tmp_path / "bob", prompts, before=imported)
+    print(f"the server's import of .mama/ was seen {waited[-1]:.1f} s after the first answer")
 
     first = str(fake.main_requests[0].get("system", "")) + str(fake.main_requests[0]["messages"])
     assert "MAMA: 1 new file in .mama/" in first, first[-3000:]
