@@ -17,7 +17,7 @@ from ..errors import ValidationError
 from ..privacy import redact_text
 from .records import LinkRecord
 from .repository import Repository
-from .sql import SELECT_LINK, select_in
+from .sql import select_in
 
 TAG_MAX = 64
 TAGS_MAX = 20
@@ -91,12 +91,4 @@ class LinkTags(Repository):
     def tagged(self, tag: str, *, project: str | None, limit: int) -> list[LinkRecord]:
         """Links carrying ``tag`` (leaving ``project``'s memories when given), newest first."""
         where = "id IN (SELECT link_id FROM link_tags WHERE tag = ?)"
-        params: list[object] = [tag.strip()]
-        if project is not None:
-            where += " AND from_id IN (SELECT id FROM memories WHERE project = ?)"
-            params.append(project)
-        rows = self.conn.execute(
-            f"{SELECT_LINK} WHERE {where} ORDER BY created_at DESC, id DESC LIMIT ?",
-            (*params, limit),
-        ).fetchall()
-        return [LinkRecord.from_row(r, personal=self.masks_personal) for r in rows]
+        return self._store.links.newest(where, [tag.strip()], project=project, limit=limit)

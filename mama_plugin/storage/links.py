@@ -174,6 +174,19 @@ class Links(Repository):
         rows = self.conn.execute(f"{SELECT_LINK} WHERE {where} ORDER BY created_at, id", params)
         return [LinkRecord.from_row(r, personal=self.masks_personal) for r in rows.fetchall()]
 
+    def newest(
+        self, where: str, params: list[object], *, project: str | None, limit: int
+    ) -> list[LinkRecord]:
+        """Links matching ``where`` (leaving ``project``'s memories when given), newest first."""
+        if project is not None:
+            where += " AND from_id IN (SELECT id FROM memories WHERE project = ?)"
+            params = [*params, project]
+        rows = self.conn.execute(
+            f"{SELECT_LINK} WHERE {where} ORDER BY created_at DESC, id DESC LIMIT ?",
+            (*params, limit),
+        ).fetchall()
+        return [LinkRecord.from_row(r, personal=self.masks_personal) for r in rows]
+
     def among(self, memory_ids: Iterable[str], *, direction: str) -> list[LinkRecord]:
         """Every link leaving (``out``) or entering (``in``) any of ``memory_ids``."""
         ids = list(dict.fromkeys(memory_ids))

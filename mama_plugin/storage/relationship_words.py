@@ -17,7 +17,7 @@ import apsw
 from .parameter_words import ParameterWord, parameter_words
 from .records import LinkRecord
 from .repository import Repository
-from .sql import SELECT_LINK, now_ms
+from .sql import now_ms
 
 
 def relationship_words(conn: apsw.Connection, _dim: int) -> None:
@@ -195,15 +195,7 @@ class RelationshipWords(Repository):
         if not chosen:
             return []
         where = f"relationship IN ({','.join('?' * len(chosen))})"
-        params: list[object] = list(chosen)
-        if project is not None:
-            where += " AND from_id IN (SELECT id FROM memories WHERE project = ?)"
-            params.append(project)
-        rows = self.conn.execute(
-            f"{SELECT_LINK} WHERE {where} ORDER BY created_at DESC, id DESC LIMIT ?",
-            (*params, limit),
-        ).fetchall()
-        return [LinkRecord.from_row(r, personal=self.masks_personal) for r in rows]
+        return self._store.links.newest(where, list(chosen), project=project, limit=limit)
 
     def uses(self, word: str) -> int:
         """How many links used ``word`` (0: never)."""
