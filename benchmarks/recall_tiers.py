@@ -23,7 +23,7 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from mama_plugin.services import recall
+from mama_plugin.services import recall, recall_judge
 from mama_plugin.services.prompt_context import prompt_context
 from mama_plugin.services.retrieval import EmbeddingModel
 from mama_plugin.storage import Store
@@ -52,9 +52,9 @@ def ask(
     """Each case's tier, the memory keys in its chains and pointers, and the tokens injected.
 
     The tier is read off the case's candidates (``seen``, in retrieval order) by the product's
-    own rules (:func:`recall.judge`, :func:`recall.close_enough`), as :func:`recall.recall`
-    applies them; the tokens of an unrelated prompt that gets something are those of the
-    product's own answer (:func:`prompt_context`), asked once more. ``embedders``: the
+    own rules (:func:`recall_judge.tiers`), as :func:`recall.recall` applies them; the
+    tokens of an unrelated prompt that gets something are those of the product's own answer
+    (:func:`prompt_context`), asked once more. ``embedders``: the
     store's model and the reader of Korean prompts (either may be None).
     """
     embedder, reader = embedders
@@ -87,39 +87,23 @@ def ask(
 def tier_of(
     found: Sequence[Candidate], bar: float, offset: float | None = None
 ) -> tuple[str, list[str], list[str]]:
-    """(tier, chain ids, pointer ids) for one prompt's candidates; ``offset`` replaces the
-    models' own pointer offsets (the sweep)."""
-    chains = [c[0] for c in found if _passes(c, bar)][: recall.MAX_HITS]
-    first = found[: recall.POINTER_DEPTH]
-    apart = (
-        bool(found)
-        and found[0][4] >= recall.VIEW_TERMS
-        and recall.stands_out([c[1] for c in found], bar=bar, model=found[0][6], korean=found[0][5])
+    """(tier, chain ids, pointer ids) for one prompt's candidates, by the product's own
+    :func:`recall_judge.tiers`; ``offset`` replaces the models' own pointer offsets (the
+    sweep)."""
+    if not found:
+        return "none", [], []
+    _, _, _, _, terms, korean, model = found[0]
+    chained, pointed = recall_judge.tiers(
+        [recall_judge.Evidence(c[1], c[2], c[3]) for c in found],
+        terms=terms,
+        bar=bar,
+        model=model,
+        korean=korean,
+        offset=offset,
     )
-    pointers = (
-        []
-        if chains
-        else [c[0] for i, c in enumerate(first) if _near(c, bar, offset) or (i == 0 and apart)]
-    )
+    chains = [found[i][0] for i in chained][: recall.MAX_HITS]
+    pointers = [] if chains else [found[i][0] for i in pointed][: recall.MAX_POINTERS]
     return ("chain" if chains else "pointer" if pointers else "none"), chains, pointers
-
-
-def _passes(c: Candidate, bar: float) -> bool:
-    _, relevant, weight, matched, terms, korean, model = c
-    return terms >= recall.MIN_TERMS and recall.judge(
-        relevant, weight, matched, bar=bar, model=model, korean=korean
-    )
-
-
-def _near(c: Candidate, bar: float, offset: float | None) -> bool:
-    _, relevant, _, _, terms, korean, model = c
-    if terms < recall.VIEW_TERMS or relevant is None:
-        return False
-    if offset is None:
-        return recall.close_enough(relevant, bar=bar, model=model, korean=korean)
-    if korean and not recall.reads_korean(model):
-        return False  # no offset makes a model read a script it cannot
-    return relevant >= bar + offset
 
 
 SWEEP = (-0.15, -0.1, -0.05, 0.0, 0.05, 0.1, 0.15)

@@ -192,7 +192,7 @@ def test_a_project_s_decisions_are_listed_once_and_a_paraphrase_reaches_its_deci
     pointer, and none of them was in the session start already; an unrelated prompt's carries
     nothing beyond a pointer (issue 28). One Korean paraphrase shares its decision's stems, so
     MiniLM's rules reach it alone; the other, in other words, is read by multilingual-e5 (the
-    local runtime ships it), whose first candidate stands out (``recall.STANDOUT``)."""
+    local runtime ships it), whose first candidate stands out (``recall_judge.STANDOUT``)."""
     project, home = tmp_path / "project", tmp_path / "home"
     project.mkdir()
     home.mkdir()

@@ -9,7 +9,7 @@ One path with ``search_by_context``: the candidates are :func:`retrieval.retriev
 :func:`ranking_of`), found by the same keyword index (Korean words as stems, matched as prefixes:
 :func:`~mama_plugin.text.search_terms`) and the same vectors. Search ranks relative to its best
 hit; recall must also say *whether* anything is related, so each candidate is judged on
-absolute evidence (:func:`judge`):
+absolute evidence:
 
 - **meaning**: the prompt's cosine with the memory's vector, read on the model's own scale
   (``relevance``: 0 at the model's floor, see ``SCALES``) against ``relevance_bar``;
@@ -22,11 +22,8 @@ absolute evidence (:func:`judge`):
   read as if ``DF_PRIOR`` more memories held none of them (one unknown word, "the *new*
   API", no longer outweighs the four the memory holds).
 
-A memory passes when it is at the bar *and* holds ``WEIGHT_BAR`` of the weight, or a little
-under the bar holding most of it (``STRONG_WEIGHT``); with a model whose scale says so
-(multilingual-e5), far above the bar on meaning alone, and for a Korean prompt its words
-carry a memory only ``Scale.words`` above the bar; with no vectors
-(the model still loading, or none), on the weight and ``MIN_MATCHED`` terms. Measured by
+The rules that turn that evidence into a tier — a full chain, a one-line pointer, or nothing —
+are :mod:`.recall_judge`'s (:func:`~.recall_judge.tiers`). Measured by
 ``python -m benchmarks recall`` on public data beside the old rules (README, "Prompt recall").
 
 Nothing twice (``shown``, a :class:`Seen`; :mod:`.story.shown` keeps one a session): what the
@@ -50,21 +47,43 @@ from ..text import PREFIX, hangul, matched_terms, search_terms, text_keys
 from . import vector_index
 from .evolution import current_of, outcome_events, predecessors
 from .indexing import narrative_text
+from .recall_judge import (
+    MAX_HITS,
+    MAX_POINTERS,
+    MIN_TERMS,
+    POINTER_DEPTH,
+    VIEW_TERMS,
+    Evidence,
+    close_enough,
+    judge,
+    stands_out,
+    tiers,
+    verdict,
+)
 from .recall_scales import SCALES, Scale, ranking_of, reads_korean, relevance, scale
 from .recall_views import EMBED_CHARS, best_cosines, read_with
 from .retrieval import DEFAULT, EmbeddingModel, Options, retrieve
 
 __all__ = [
+    "MAX_HITS",
+    "MAX_POINTERS",
+    "MIN_TERMS",
+    "POINTER_DEPTH",
     "SCALES",
+    "VIEW_TERMS",
     "Hit",
     "Recall",
     "Scale",
     "Seen",
+    "close_enough",
+    "judge",
     "ranking_of",
     "reads_korean",
     "recall",
     "relevance",
     "scale",
+    "stands_out",
+    "verdict",
 ]
 
 COSINE_BAR = 0.5  # relevance_bar's default
@@ -78,16 +97,6 @@ class Seen(Protocol):
     def add(self, memories: dict[str, int]) -> None: ...
 
 
-WEIGHT_BAR = 0.4  # the share of the prompt's term weight a memory must hold
-# Most of the weight (STRONG_WEIGHT) lets a memory pass STRONG_BAND under the bar: a decision
-# embedded as its whole story sits lower in cosine than its own words say (MiniLM).
-STRONG_WEIGHT = 0.75
-STRONG_BAND = 0.2
-MIN_MATCHED = 2  # with no vectors, at least this many of the prompt's terms
-# A memory's short views (topic, decision line) against a prompt of fewer terms say little:
-# "run the tests" sits near the topic "testing" on one word.
-VIEW_TERMS = 3
-MIN_TERMS = 2  # fewer terms ("yes", "go on", "ok do it") never recall anything
 MIN_TERM = 3  # an ASCII word shorter than this ("db", "ok") matches too much by accident
 DF_CAP = 2000  # a term in more memories than this weighs as if in this many
 # Term weights read the store as if it held this many more memories, none holding the term:
@@ -98,15 +107,6 @@ CANDIDATES = 10
 # The vector neighbours read for the candidates' cosines: a candidate found by its words far
 # down the vector order still gets its own cosine (at 50 deep, many got none and read as 0).
 KNN_DEPTH = 400
-MAX_HITS = 3
-MAX_POINTERS = 2  # one-line pointers when no memory is clearly related
-# A first candidate at the bar that stands this far above every other candidate on meaning
-# gets a pointer too: a paraphrase in other words sits at the bar, well apart from the rest,
-# where unrelated prompts' first candidates sit among their neighbours (the tiers,
-# calibration: no change in English; Korean reach 0.854 → 0.878 at the same 0.032 of
-# unrelated prompts pointed at; held-out Stack Overflow reach 0.762 → 0.794).
-STANDOUT = 0.2
-POINTER_DEPTH = 2  # only the first candidates of the ranking get one
 FENCE = TAG  # the tag the injected memories are fenced in, as data
 
 
@@ -143,53 +143,6 @@ class Recall:
     # pointer (the decision, its status, its id), which Claude may follow with a search.
     pointers: list[Hit] = field(default_factory=list)
     model: str = ""  # the model whose scale the hits' cosines are on ("" without vectors)
-
-
-def judge(
-    relevant: float | None,
-    weighted: float,
-    matched: int,
-    *,
-    bar: float,
-    model: str = "",
-    korean: bool = True,
-) -> bool:
-    """Whether a memory is related to a prompt (see the module docstring for the rules).
-
-    ``relevant``: the cosine on the model's scale (None: no vectors); ``weighted``: the share
-    of the prompt's term weight (IDF) the memory holds; ``matched``: how many terms it holds;
-    ``korean``: the prompt has Hangul in it.
-    """
-    if relevant is None:
-        return matched >= MIN_MATCHED and weighted >= WEIGHT_BAR
-    read = scale(model)
-    alone = read.alone if korean or read.alone_latin is None else read.alone_latin
-    if alone is not None and relevant >= bar + alone:
-        return True
-    if korean and read.words:
-        return relevant >= bar + read.words and weighted >= WEIGHT_BAR
-    if relevant >= bar - STRONG_BAND and weighted >= STRONG_WEIGHT:
-        return True
-    return relevant >= bar and weighted >= WEIGHT_BAR
-
-
-def close_enough(relevant: float | None, *, bar: float, model: str, korean: bool) -> bool:
-    """Whether a first candidate the rules did not pass is close enough for a pointer: on
-    meaning alone, at the bar moved by the model's ``pointer`` (never without vectors, nor for
-    a script the model cannot read)."""
-    read = scale(model)
-    offset = read.pointer if korean or read.pointer_latin is None else read.pointer_latin
-    return relevant is not None and offset is not None and relevant >= bar + offset
-
-
-def stands_out(relevances: list[float | None], *, bar: float, model: str, korean: bool) -> bool:
-    """Whether the first of the candidates' ``relevances`` (in ranking order) is at the bar and
-    ``STANDOUT`` above every other one: close enough for a pointer (never without vectors,
-    nor for a script the model cannot read)."""
-    if not relevances or relevances[0] is None or (korean and not reads_korean(model)):
-        return False
-    others = [r for r in relevances[1:] if r is not None]
-    return relevances[0] >= bar and relevances[0] - max(others, default=0.0) >= STANDOUT
 
 
 def weights(store: Store, terms: list[str], *, prior: float = DF_PRIOR) -> dict[str, float]:
@@ -283,30 +236,24 @@ def recall(
         cosines = best_cosines(embedder, vector, told_cosines, store=store, erased=erased)
     events = outcome_events(store, [m for m, _ in told])  # an outcome event: its verdict
     judges = store.memories.get_many(set(events.values()))  # is on the memory it judges
+    found.model = model if meaning else ""
+    evidence: list[Evidence] = []
+    keys: list[list[str]] = []
+    for memory, narrative in told:
+        matched = matched_terms(terms, text_keys(narrative))
+        share = sum(weight[t] for t in matched) / total
+        relevant = relevance(cosines.get(memory.id) or 0.0, model) if meaning else None
+        evidence.append(Evidence(relevant, share, len(matched)))
+        keys.append([t.removesuffix(PREFIX) for t in matched])
+    chains, pointed = tiers(evidence, terms=len(terms), bar=cosine_bar, model=model, korean=korean)
     hits: list[Hit] = []
     close: list[Hit] = []
-    found.model = model if meaning else ""
-    read = [relevance(cosines.get(m.id) or 0.0, model) if meaning else None for m, _ in told]
-    apart = stands_out(read, bar=cosine_bar, model=model, korean=korean)
-    for rank, (memory, narrative) in enumerate(told):
-        matched = matched_terms(terms, text_keys(narrative))
-        held = sum(weight[t] for t in matched) / total
-        cosine = cosines.get(memory.id)
-        relevant = read[rank]
-        passed = judge(relevant, held, len(matched), bar=cosine_bar, model=model, korean=korean)
-        pointed = (
-            rank < POINTER_DEPTH
-            and len(terms) >= VIEW_TERMS
-            and (
-                close_enough(relevant, bar=cosine_bar, model=model, korean=korean)
-                or (rank == 0 and apart)
-            )
-        )
-        if not judged or passed or pointed:
-            shown_terms = [t.removesuffix(PREFIX) for t in matched]
-            memory = judges.get(events.get(memory.id, ""), memory)  # told on what it judges
-            hit = Hit(memory, memory, cosine, held, shown_terms)
-            (hits if not judged or passed else close).append(hit)
+    for rank, ((candidate, _), read, held) in enumerate(zip(told, evidence, keys, strict=True)):
+        if judged and rank not in chains and rank not in pointed:
+            continue
+        memory = judges.get(events.get(candidate.id, ""), candidate)  # told on what it judges
+        hit = Hit(memory, memory, cosines.get(candidate.id), read.weighted, held)
+        (hits if not judged or rank in chains else close).append(hit)
     found.hits = _chains(store, hits, found, max_hits, shown)
     if judged and not found.hits and not found.skipped:
         found.pointers = _chains(store, close, found, MAX_POINTERS, shown)
