@@ -73,6 +73,15 @@ def _context(result: dict[str, Any]) -> str:
     return "" if text == "{}" else str(json.loads(text)["hookSpecificOutput"]["additionalContext"])
 
 
+def _append_turn(transcript: Path, text: str) -> None:
+    """Claude's closing words of a turn, appended to the transcript as Claude Code writes them
+    (the Stop hook waits until they are in the file, at most ``turn_wait_s``)."""
+    content = [{"type": "text", "text": text}]
+    entry = {"type": "assistant", "message": {"role": "assistant", "content": content}}
+    with transcript.open("a", encoding="utf-8") as out:
+        out.write(json.dumps(entry) + "\n")
+
+
 def _stats(values: list[float]) -> dict[str, float]:
     return {"p50": round(percentile(values, 50), 1), "p95": round(percentile(values, 95), 1)}
 
@@ -166,13 +175,15 @@ def hooks_run(
             transcript = write_transcript(Path(home))
             stop_ms = []
             for i in range(runs):
+                said = f"Turn {i}: load test holds. Next: failover."
+                _append_turn(transcript, said)  # in the file when Stop fires, as Claude Code's
                 ms, _ = server.call(
                     "checkpoint_turn",
                     {
                         "session_id": "bench",
                         "transcript_path": str(transcript),
                         "cwd": PROJECT,
-                        "last_assistant_message": f"Turn {i}: load test holds. Next: failover.",
+                        "last_assistant_message": said,
                         "stop_hook_active": "false",
                     },
                 )
