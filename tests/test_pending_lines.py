@@ -145,6 +145,27 @@ def test_only_the_earned_line_is_taken_from_the_model(
     assert after.metadata["lines"]["sources"] == lines.sources
 
 
+def test_a_profile_that_earned_one_line_is_asked_for_that_line_alone(
+    state: State, mama_home: Path
+) -> None:
+    Config(mama_home).set("assist_profile", SMOLLM2.name)
+    config = Config(mama_home)
+    assert earned_lines(config, object()) == SMOLLM2.checkpoint_lines == {"stopped"}
+    state.hooks.call("checkpoint_turn", TURN)
+    own = stopped.extracted(stopped.layers_of(_rolling(state)))
+    model = Scripted(config, StoppedLines(stopped=GROUNDED, next_step=STEP))
+    state._assistant = model
+    lines = write_lines(state, "s1")
+    assert lines is not None and lines.sources == {"stopped": "model", "next_step": "extractor"}
+    after = _rolling(state)
+    assert after.continuity["stopped_at"] == GROUNDED
+    assert after.continuity["next_steps"][0]["step"] == own[1]  # the extractor's next step
+    assert after.metadata["lines"]["asked"] == ["stopped"]
+    assert _pending(state) == []
+    Config(mama_home).set("assist_model_path", "off")  # switched off: no line asked
+    assert earned_lines(Config(mama_home), model) == frozenset()
+
+
 def test_the_model_is_not_asked_again_when_grounding_kept_nothing(
     state: State, mama_home: Path, built_model: Path
 ) -> None:
