@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import get_args
+from typing import Any, get_args
 
 import pytest
 
@@ -151,7 +151,7 @@ def test_the_per_line_configuration_takes_each_line_from_whichever_won_it() -> N
     def line(right: int, written: int = 0, dropped: int = 0) -> dict[str, int]:
         return {"right": right, "turns": 10, "model_lines": written, "model_dropped": dropped}
 
-    timing = {"outcomes": {}, "load_s": None, "first_token_s_median": None,
+    timing: dict[str, Any] = {"outcomes": {}, "load_s": None, "first_token_s_median": None,
               "full_s_median": 0.0, "full_s_p95": 0.0}  # fmt: skip
     alone = {"stopped": line(4), "next_step": line(9)} | timing
     model = {"stopped": line(6, 10, 2), "next_step": line(7, 8, 1), "outcomes": {"ok": 10},
