@@ -98,6 +98,9 @@ QWEN_CODER = Profile(
     sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
     draft_layers=frozenset(),
     judges_links=False,
+    # Where a session stopped: right on 41 of 47 labelled turns against the extractor's 19;
+    # its next steps lost (30 against 44), so the extractor's stay.
+    checkpoint_lines=frozenset({"stopped"}),
     filename="qwen2.5-coder-0.5b-instruct-q4.gguf",
 )
 PROFILES = {p.name: p for p in (GEMMA, SMOLLM2, QWEN_CODER)}
