@@ -11,9 +11,14 @@ session's facts, else the extractor's). Per configuration and line: lines propos
 grounded, the share correct (:mod:`.coauthor`'s match against any acceptable phrasing; a next
 step where the conversation names none is wrong), recall of the labelled lines, *right* (the
 turns whose line is right, an empty line where none is labelled counting as right), the
-model's lines that grounding dropped, and latency (model load once, first token, full). A model
-*earns* the job when its lines are right on more turns than the extractor's; else the
-extractor's lines stand and no model is asked (``Profile.checkpoint_lines``).
+model's lines that grounding dropped, and latency (model load once, first token, full).
+
+A model *earns* a line when that line is right on more turns with it than with the extractor
+alone; each line is earned on its own (``Profile.checkpoint_lines`` names the lines a profile
+earned), and where none is earned the extractor's lines stand and no model is asked. The *per
+line* row of each model is that combination, from the same run: each line is the model's
+where this run earned it, else the extractor's (lines are scored one by one, so its figures
+are the earning configuration's for each line).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import Any
 
 from mama_plugin.assist import stopped
 from mama_plugin.assist.draft import grounded
+from mama_plugin.assist.profiles import PROFILES, custom
 from mama_plugin.assist.runtime import Assistant
 from mama_plugin.config import Config
 from mama_plugin.errors import MamaError
@@ -53,6 +59,8 @@ class Tally:
 
     def score(self, label: dict[str, Any], lines: stopped.Lines, facts: str) -> None:
         """Count one turn's two lines against its labels."""
+        gen = lines.generation
+        answer = gen.value if gen is not None else None
         for line, said in (("stopped", lines.stopped), ("next_step", lines.next_step)):
             wanted = [str(x) for x in label[line]]
             right = bool(said) and any(matches(said, w) for w in wanted)
@@ -68,6 +76,9 @@ class Tally:
                 c["correct"] += right
                 c["both"] += right and rooted
             c["by_model"] += lines.sources[line] == "model"
+            if answer is not None and str(getattr(answer, line)).strip():
+                c["asked"] += 1  # the model wrote this line
+                c["dropped"] += lines.sources[line] != "model"
 
     def figures(self) -> dict[str, Any]:
         """The configuration's figures, per line and for both."""
@@ -91,13 +102,16 @@ class Tally:
                 "recall": share(c["found"], c["labelled"]),
                 "right": c["right"],
                 "turns": c["turns"],
+                "model_lines": c["asked"],
+                "model_dropped": c["dropped"],
             }
         out["right"] = sum(self.counts[line]["right"] for line in LINES)
         return out
 
 
 _COUNTS = (
-    "turns", "labelled", "found", "right", "proposed", "grounded", "correct", "both", "by_model"
+    "turns", "labelled", "found", "right", "proposed", "grounded", "correct", "both", "by_model",
+    "asked", "dropped",
 )  # fmt: skip
 
 
@@ -182,10 +196,41 @@ def stopped_run(
         "configurations": {"extractor": extractor.figures()}
         | {f"extractor + {p}": tallies[p].figures() for p in chosen},
         "profiles": {p: title(p) for p in chosen},
+        "earned": {},
     }
-    base = data["configurations"]["extractor"]["right"]
-    data["earned"] = {p: data["configurations"][f"extractor + {p}"]["right"] > base for p in chosen}
+    alone = data["configurations"]["extractor"]
+    for p in chosen:
+        both = data["configurations"][f"extractor + {p}"]
+        won = [line for line in LINES if both[line]["right"] > alone[line]["right"]]
+        data["earned"][p] = won
+        data["configurations"][f"extractor + {p} (per line)"] = per_line(alone, both, won)
+    data["trusted"] = {p: sorted(trusted_lines(p)) for p in chosen}
     return render(data), data
+
+
+def per_line(alone: dict[str, Any], model: dict[str, Any], won: list[str]) -> dict[str, Any]:
+    """The figures of each line taken from ``model`` where it won that line, else from the
+    extractor ``alone``: the configuration a profile that earned ``won`` runs in the product.
+    Latency is the model's while it is asked for any line; the dropped share counts only the
+    model lines kept for the lines it won."""
+    out: dict[str, Any] = {line: model[line] if line in won else alone[line] for line in LINES}
+    out["right"] = sum(out[line]["right"] for line in LINES)
+    written = sum(model[line]["model_lines"] for line in won)
+    dropped = sum(model[line]["model_dropped"] for line in won)
+    source = model if won else alone
+    out |= {k: source[k] for k in ("outcomes", "load_s", "first_token_s_median")}
+    out |= {k: source[k] for k in ("full_s_median", "full_s_p95")}
+    out |= {"model_lines": written, "dropped_share": share(dropped, written), "lines": won}
+    return out
+
+
+def trusted_lines(profile: str) -> frozenset[str]:
+    """The lines ``profile`` is trusted with in the product (a GGUF path: every line)."""
+    return (
+        PROFILES[profile].checkpoint_lines
+        if profile in PROFILES
+        else custom(profile).checkpoint_lines
+    )
 
 
 def render(data: dict[str, Any]) -> str:
@@ -201,7 +246,7 @@ def render(data: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, f in data["configurations"].items():
-        model = name != "extractor"
+        model = name != "extractor" and (not name.endswith("(per line)") or bool(f["lines"]))
         if f["outcomes"]:
             name += " (" + ", ".join(f"{k} {v}" for k, v in sorted(f["outcomes"].items())) + ")"
         unit, scale = (" s", 1.0) if model else (" ms", 1000.0)
@@ -220,15 +265,23 @@ def render(data: dict[str, Any]) -> str:
                 f"| {full} |"
             )
     lines.append("")
+    alone = data["configurations"]["extractor"]
     for profile, won in data["earned"].items():
-        verdict = (
-            "earned the job"
-            if won
-            else "not earned: the extractor's lines stand and the model is not asked"
+        model = data["configurations"][f"extractor + {profile}"]
+        rights = ", ".join(
+            f"{line} {model[line]['right']} vs {alone[line]['right']}" for line in LINES
         )
-        right = data["configurations"][f"extractor + {profile}"]["right"]
-        base = data["configurations"]["extractor"]["right"]
+        verdict = (
+            f"earned {' and '.join(won)}"
+            if won
+            else "earned neither line: the extractor's lines stand and the model is not asked"
+        )
+        trusted = data["trusted"][profile]
+        setting = "as the profile says" if trusted == sorted(won) else "the profile says "
+        if trusted != sorted(won):
+            setting += " and ".join(trusted) if trusted else "neither"
         lines.append(
-            f"  {data['profiles'][profile]}: right {right} vs the extractor's {base}: {verdict}"
+            f"  {data['profiles'][profile]}: right {rights} (the extractor's): {verdict} "
+            f"({setting})"
         )
     return "\n".join(lines) + "\n"

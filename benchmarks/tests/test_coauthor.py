@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import get_args
+from typing import Any, get_args
 
 import pytest
 
@@ -14,6 +14,7 @@ from benchmarks.coauthor import matches
 from benchmarks.draft import LABELS as TURN_LABELS
 from benchmarks.links import LABELS as PAIR_LABELS
 from mama_plugin.assist.draft import grounded
+from mama_plugin.assist.profiles import GEMMA
 from mama_plugin.schema.assist import Relationship
 from mama_plugin.transcript.turns import turn_digests
 
@@ -132,4 +133,33 @@ def test_bench_stopped_scores_the_extractors_lines_and_the_models_in_one_run(
     assert alone["next_step"]["right"] == 2  # both turns' next steps, as the extractor states
     model = figures["configurations"]["extractor + gemma3-270m"]
     assert sum(model["outcomes"].values()) == 2 and model["load_s"] > 0
-    assert figures["earned"]["gemma3-270m"] in (True, False)
+    # Each line earned on its own, from this run: the per-line row takes the model's line
+    # where it won that line, the extractor's elsewhere.
+    won = figures["earned"]["gemma3-270m"]
+    assert set(won) <= {"stopped", "next_step"}
+    for line in ("stopped", "next_step"):
+        assert (model[line]["right"] > alone[line]["right"]) == (line in won)
+        per_line = figures["configurations"]["extractor + gemma3-270m (per line)"]
+        assert per_line[line] == (model if line in won else alone)[line]
+    assert "| extractor + gemma3-270m (per line) | stopped |" in text
+    assert figures["trusted"]["gemma3-270m"] == sorted(GEMMA.checkpoint_lines)
+
+
+def test_the_per_line_configuration_takes_each_line_from_whichever_won_it() -> None:
+    from benchmarks.stopped import per_line
+
+    def line(right: int, written: int = 0, dropped: int = 0) -> dict[str, int]:
+        return {"right": right, "turns": 10, "model_lines": written, "model_dropped": dropped}
+
+    timing: dict[str, Any] = {"outcomes": {}, "load_s": None, "first_token_s_median": None,
+              "full_s_median": 0.0, "full_s_p95": 0.0}  # fmt: skip
+    alone = {"stopped": line(4), "next_step": line(9)} | timing
+    model = {"stopped": line(6, 10, 2), "next_step": line(7, 8, 1), "outcomes": {"ok": 10},
+             "load_s": 1.0, "first_token_s_median": 2.0, "full_s_median": 3.0,
+             "full_s_p95": 4.0}  # fmt: skip
+    mixed = per_line(alone, model, ["stopped"])
+    assert mixed["stopped"] is model["stopped"] and mixed["next_step"] is alone["next_step"]
+    assert mixed["right"] == 6 + 9  # better than either configuration alone (13, 13)
+    assert mixed["dropped_share"] == 0.2 and mixed["load_s"] == 1.0  # the model still runs
+    neither = per_line(alone, model, [])
+    assert neither["right"] == 13 and neither["load_s"] is None and neither["model_lines"] == 0

@@ -10,10 +10,12 @@ asked, did and said last, as :func:`facts` writes them), constrained to
 :class:`~mama_plugin.schema.assist.StoppedLines`, and *grounds* each line as drafts are
 grounded (:func:`.draft.grounded`): a line whose words or numbers the facts do not hold is
 dropped and the extractor's line stays. A kept line replaces the extractor's in the
-checkpoint, which records whose lines it tells (``metadata.lines``). It runs after a session's
-turn, in the server's background, as one model job (:mod:`.jobs`), never on a hook's path; a
-profile that lost this job on the labelled evaluation (``python -m benchmarks stopped``) is
-never asked (:func:`.profiles.lines_writer`), so the default spends no model time on it.
+checkpoint, which records whose each line is (``metadata.lines``). It runs after a session's
+turn, in the server's background, as one model job (:mod:`.jobs`), never on a hook's path.
+Each line is earned on its own on the labelled evaluation (``python -m benchmarks stopped``):
+only the lines the profile in force earned (:func:`.profiles.earned_lines`) are taken from the
+model — it is given the prompt it was measured with and its other line is not used — and a
+profile that earned neither is never asked (:func:`.profiles.lines_writer`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from ..services.story.worklog import WorkLog
 from ..storage import MemoryRecord, Store
 from ..text import unique
 from .draft import grounded
+from .profiles import LINES
 from .runtime import Generation, Model, Prompt
 
 log = logging.getLogger("mama.assist")
@@ -146,47 +149,55 @@ def ask(model: Model, text: str, timeout_s: float | None = None) -> Generation[S
 
 
 def compose(
-    extractor: tuple[str, str], generation: Generation[StoppedLines] | None, text: str, note: str
+    extractor: tuple[str, str],
+    generation: Generation[StoppedLines] | None,
+    text: str,
+    note: str,
+    lines: frozenset[str] = LINES,
 ) -> Lines:
-    """The lines: the model's where grounded in ``text`` (the facts), else the extractor's."""
+    """The lines: the model's where grounded in ``text`` (the facts) and among ``lines`` (the
+    ones its profile earned), else the extractor's; a model line outside ``lines`` is not used
+    and not counted as dropped."""
     proposed = generation.value if generation is not None else None
-    own_stopped, own_next = extractor
-    stopped, next_step = own_stopped, own_next
-    sources = {
-        "stopped": "extractor" if own_stopped else "none",
-        "next_step": "extractor" if own_next else "none",
-    }
+    own = dict(zip(("stopped", "next_step"), extractor, strict=True))
+    said = dict(own)
+    sources = {line: "extractor" if own[line] else "none" for line in own}
     dropped: list[str] = []
     if proposed is not None:
-        if grounded(proposed.stopped, text):
-            stopped, sources["stopped"] = proposed.stopped.strip(), "model"
-        else:
-            dropped.append(proposed.stopped)
-        step = proposed.next_step.strip()
-        if step and grounded(step, text):
-            next_step, sources["next_step"] = step, "model"
-        elif step:
-            dropped.append(step)
-    return Lines(stopped, next_step, sources, note, dropped, generation)
+        for line, answer in (("stopped", proposed.stopped), ("next_step", proposed.next_step)):
+            answer = answer.strip()
+            if line not in lines or not answer:
+                continue
+            if grounded(answer, text):
+                said[line], sources[line] = answer, "model"
+            else:
+                dropped.append(answer)
+    return Lines(said["stopped"], said["next_step"], sources, note, dropped, generation)
 
 
 def lines_for(
-    layers: Mapping[str, Any], model: Model | None, *, timeout_s: float | None = None
+    layers: Mapping[str, Any],
+    model: Model | None,
+    *,
+    timeout_s: float | None = None,
+    lines: frozenset[str] = LINES,
 ) -> Lines:
-    """The two lines of a checkpoint's ``layers``: the model's where grounded (``model`` None:
-    the extractor's alone, no model asked). Never raises for model trouble."""
+    """The two lines of a checkpoint's ``layers``: the model's among ``lines`` where grounded
+    (``model`` None or no ``lines``: the extractor's alone, no model asked). Never raises for
+    model trouble."""
     own = extracted(layers)
     text = facts(layers)
-    if model is None or not text:
-        why = "no model asked" if model is None else "no facts to read"
+    if model is None or not lines or not text:
+        why = "no model asked" if model is None or not lines else "no facts to read"
         return compose(own, None, text, f"not used: {why}")
     generation = ask(model, text, timeout_s)
     name = model.name or "the local model"
     if generation.outcome == "ok":
-        note = f"written by {name} in {generation.total_s:.1f} s"
+        kept = " and ".join(line for line in ("stopped", "next_step") if line in lines)
+        note = f"written by {name} in {generation.total_s:.1f} s ({kept} line)"
     else:
         note = f"not used ({generation.outcome}: {generation.detail})"
-    return compose(own, generation, text, note)
+    return compose(own, generation, text, note, lines)
 
 
 def rolling_of(store: Store, session_id: str) -> MemoryRecord | None:
@@ -196,38 +207,49 @@ def rolling_of(store: Store, session_id: str) -> MemoryRecord | None:
 
 
 def polish(
-    store: Store, session_id: str, model: Model | None, *, timeout_s: float | None = None
+    store: Store,
+    session_id: str,
+    model: Model | None,
+    *,
+    timeout_s: float | None = None,
+    lines: frozenset[str] = LINES,
 ) -> Lines | None:
-    """Rewrite the session's rolling checkpoint's two lines with the model's grounded ones.
+    """Rewrite the session's rolling checkpoint's ``lines`` (the ones the profile in force
+    earned) with the model's grounded ones; the other line stays the extractor's.
 
-    None when the session has no rolling checkpoint, or when its lines were already retold
-    (``metadata.lines``: a turn that changed the checkpoint since wrote its metadata afresh).
-    With ``model`` None (the profile in force did not earn the job), nothing is asked and
-    nothing written: the extractor's lines stand.
+    None when the session has no rolling checkpoint, or when the model was asked for it
+    already (``metadata.lines``, written whether or not grounding kept a line: a turn that
+    changed the checkpoint since wrote its metadata afresh).
+    With ``model`` None or no ``lines`` (the profile in force earned neither), nothing is
+    asked and nothing written: the extractor's lines stand.
     A checkpoint that a newer turn changed while the model wrote is left as that turn wrote
     it (its own lines are newer; the row version settles it). Never raises for model trouble.
     """
     m = rolling_of(store, session_id)
     if m is None or (m.metadata or {}).get("lines"):
         return None
-    lines = lines_for(layers_of(m), model, timeout_s=timeout_s)
-    if not lines.by_model:
-        return lines
+    told = lines_for(layers_of(m), model, timeout_s=timeout_s, lines=lines)
+    if told.generation is None:  # no model asked: nothing to record
+        return told
     own_stopped, own_next = extracted(layers_of(m))
     c = dict(m.continuity or {})
-    if lines.sources["stopped"] == "model":
-        c["stopped_at"] = lines.stopped
-    if lines.sources["next_step"] == "model":
-        step = {"step": lines.next_step, "priority": "HIGH", "context": "from the session's facts"}
+    if told.sources["stopped"] == "model":
+        c["stopped_at"] = told.stopped
+    if told.sources["next_step"] == "model":
+        step = {"step": told.next_step, "priority": "HIGH", "context": "from the session's facts"}
         c["next_steps"] = unique(
             [step, *(c.get("next_steps") or [])], key=lambda n: str(n.get("step", "")).lower()
         )
-    # Whose lines the checkpoint tells, and the extractor's they replaced (the next turn's
-    # upsert writes the metadata afresh, so this goes with the lines it describes).
+    # Whose each line is, and the extractor's the model's replaced (the next turn's upsert
+    # writes the metadata afresh, so this goes with the lines it describes). Recorded when
+    # grounding kept none too: the model is not asked again for the same checkpoint.
     metadata = dict(m.metadata or {}) | {
         "lines": {
             "by": model.name if model is not None else "",
-            "sources": lines.sources,
+            "asked": sorted(lines),
+            "sources": told.sources,
+            "dropped": len(told.dropped),
+            "note": told.note,
             "extractor": {"stopped": own_stopped, "next_step": own_next},
         }
     }
@@ -244,5 +266,5 @@ def polish(
         log.info(
             "checkpoint lines for %s: a newer turn wrote %s first; left as it is", session_id, m.id
         )
-        lines.note += "; not written (a newer turn came first)"
-    return lines
+        told.note += "; not written (a newer turn came first)"
+    return told

@@ -20,7 +20,7 @@ import signal
 import time
 import traceback
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
@@ -28,13 +28,11 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from ..errors import MamaError
 from ..services import indexing
 from ..team.follow import follow_in_background
+from .lines_job import waiting, write_lines
 from .preload import EXIT_DRAIN_S, adopt, drain_now
 from .queues import Handoff
 from .share_sync import import_shared_in_background
 from .state import State
-
-if TYPE_CHECKING:
-    from ..assist.stopped import Lines
 
 log = logging.getLogger("mama.server")
 DRAIN_BATCH = 16
@@ -207,32 +205,16 @@ async def suggest_in_background(state: State) -> None:
 
 
 async def write_lines_in_background(state: State, after_s: float = LINES_AFTER_S) -> None:
-    """:func:`write_lines` for each session its Stop hook queued, ``after_s`` after it came."""
+    """:func:`.lines_job.write_lines` for each session its Stop hook queued, ``after_s`` after
+    it came; first those still waiting in the store for this project (queued before a server
+    that stopped could run them: :func:`.lines_job.waiting`)."""
+    for session_id in await anyio.to_thread.run_sync(waiting, state):
+        state.session.lines.put(session_id)  # no consumer yet: the backlog it starts with
 
     def run(session_id: str) -> None:
         write_lines(state, session_id)
 
     await _consume(state.session.lines, after_s, run, "checkpoint lines for %s")
-
-
-def write_lines(state: State, session_id: str) -> Lines | None:
-    """Have the model retell a stopped session's checkpoint lines ("where I stopped", "next
-    step"), grounded, as one model job (:mod:`..assist.stopped`); returns the
-    :class:`~..assist.stopped.Lines`, or None when no model was asked: a profile that did not
-    earn the job is not (nothing is loaded, the extractor's lines stand)."""
-    from ..assist import stopped
-    from ..assist.profiles import lines_writer
-
-    env = state.env()
-    model = lines_writer(env.config, env.assistant)
-    if model is None:
-        return None
-    lines = stopped.polish(env.store, session_id, model)
-    if lines is not None:
-        log.info("checkpoint lines for %s: %s (%s)", session_id, lines.sources, lines.note)
-        if lines.by_model:
-            state.session.brief_stale(state.project)
-    return lines
 
 
 async def refresh_briefs_in_background(state: State) -> None:

@@ -23,6 +23,7 @@ from ..envelope import SILENT, answer
 from ..services import prompt_context, recall
 from ..services.retrieval import options_for
 from ..services.story import autosave, shown
+from ..storage.pending_lines import PendingLines
 from ..text import hangul
 from ..transcript import TURN_LIMIT_S, Digest
 from .base import Answer, Env
@@ -123,8 +124,11 @@ def do_checkpoint_turn(env: Env, args: TurnArgs) -> Answer:
         request=env.session.prompts.get(args.session_id, ""),
     )
     env.session.brief_stale(env.project)  # re-rendered in the background
-    if saved is not None:
-        env.session.lines_later(args.session_id)  # queued only: no model on a hook's path
+    if saved is not None and args.session_id:
+        # Queued only (no model on a hook's path), in the store too: a server that stops
+        # before the job runs leaves it to the next one (server.lines_job).
+        PendingLines(env.store).add(args.session_id, env.project, saved.id, saved.version)
+        env.session.lines_later(args.session_id)
     data = {"checkpoint": saved.id if saved else None}
     if mode == "ask" and not args.continuing and digest.changed():
         written = [

@@ -21,6 +21,7 @@ from . import (
     link_state,
     link_tags,
     notes,
+    pending_lines,
     relationship_words,
     search_tables,
     shared_files,
@@ -163,6 +164,13 @@ STEPS: tuple[Step, ...] = (
         "fades from then) and `archived_links` (links the periodic pass pruned, as they were, "
         "with when and why; cascades with their memories): what `mama graph archived` lists "
         "and `mama graph restore` puts back",
+    ),
+    Step(
+        "pending_lines",
+        pending_lines.pending_lines,
+        "`pending_lines` (session, project, its rolling checkpoint and that checkpoint's "
+        "version when queued, when; cascades with the checkpoint): sessions whose checkpoint "
+        "lines wait for the model, so the wait outlives the server that was to run it",
     ),
 )
 LATEST = len(STEPS)
