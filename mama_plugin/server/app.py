@@ -21,14 +21,8 @@ from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 
 from .. import __version__
-from . import dispatch
-from .background import (
-    drain_before_exit,
-    exit_on_signal,
-    index_in_background,
-    refresh_briefs_in_background,
-    suggest_in_background,
-)
+from . import background, dispatch
+from .background import drain_before_exit, exit_on_signal
 from .base import Tool
 from .catalogue import INSTRUCTIONS, OFF
 from .process import composition_root
@@ -174,9 +168,8 @@ def serve(*, db: Path | None = None, cwd: str | None = None) -> None:
 
     async def main() -> None:
         async with stdio_server() as (read, write), anyio.create_task_group() as tasks:
-            tasks.start_soon(index_in_background, state)
-            tasks.start_soon(refresh_briefs_in_background, state)
-            tasks.start_soon(suggest_in_background, state)
+            for task in background.tasks():  # the same ones the front's loop runs
+                tasks.start_soon(task, state)
             tasks.start_soon(exit_on_signal, state)  # drains, then ends the process
             await server.run(read, write, server.create_initialization_options())
             await drain_before_exit(state)  # a short session leaves no memory unembedded

@@ -19,7 +19,7 @@ import os
 import signal
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import anyio
@@ -73,7 +73,15 @@ def start(state: State) -> tuple[Any, Any]:
 
     portal_cm = start_blocking_portal(name="mama-loop")
     portal = portal_cm.__enter__()
-    for task in (
+    for task in tasks():
+        portal.start_task_soon(task, state)
+    return portal_cm, portal
+
+
+def tasks() -> tuple[Callable[[State], Coroutine[Any, Any, None]], ...]:
+    """Every background task a server runs, each started with its :class:`State` (the front's
+    loop thread and ``mama serve --sdk``'s task group start the same ones)."""
+    return (
         index_in_background,
         refresh_briefs_in_background,
         suggest_in_background,
@@ -83,9 +91,7 @@ def start(state: State) -> tuple[Any, Any]:
         import_shared_in_background,
         follow_in_background,
         write_lines_in_background,
-    ):
-        portal.start_task_soon(task, state)
-    return portal_cm, portal
+    )
 
 
 async def index_in_background(state: State) -> None:
