@@ -341,6 +341,10 @@ def test_a_memory_just_over_the_bar_on_an_english_prompt_is_pointed_at_not_told(
     far = [recall_judge.Evidence(0.1, 0.0, 0)] * 2
     assert recall_judge.tiers([*far, near], terms=4, **one) == ([], [])
     assert recall_judge.tiers([near], terms=2, **one) == ([], [])
+    # A memory that evolved (replaced, failed, or it replaced another) keeps its chain there:
+    # what failed and why is what a pointer's one line cannot tell.
+    evolved = recall_judge.Evidence(0.55, 0.5, 2, evolved=True)
+    assert recall_judge.tiers([evolved], terms=4, **one) == ([0], [])
     # The chain's extra 0.1 is for prompts without Korean (a Korean one's words carry a memory
     # on their own bar, Scale.words).
     assert recall_judge.tiers([near], terms=4, bar=0.5, model=minilm, korean=True) == ([0], [])

@@ -53,6 +53,7 @@ from .recall_judge import (
     MIN_TERMS,
     POINTER_DEPTH,
     VIEW_TERMS,
+    WEIGHT_BAR,
     Evidence,
     close_enough,
     judge,
@@ -243,7 +244,11 @@ def recall(
         matched = matched_terms(terms, text_keys(narrative))
         share = sum(weight[t] for t in matched) / total
         relevant = relevance(cosines.get(memory.id) or 0.0, model) if meaning else None
-        evidence.append(Evidence(relevant, share, len(matched)))
+        # Only a memory holding enough of the weight can be near (the words-and-meaning rule).
+        story = share >= WEIGHT_BAR and _evolved(
+            store, judges.get(events.get(memory.id, ""), memory)
+        )
+        evidence.append(Evidence(relevant, share, len(matched), story))
         keys.append([t.removesuffix(PREFIX) for t in matched])
     chains, pointed = tiers(evidence, terms=len(terms), bar=cosine_bar, model=model, korean=korean)
     hits: list[Hit] = []
@@ -258,6 +263,14 @@ def recall(
     if judged and not found.hits and not found.skipped:
         found.pointers = _chains(store, close, found, MAX_POINTERS, shown)
     return found
+
+
+def _evolved(store: Store, memory: MemoryRecord) -> bool:
+    """Whether ``memory``'s chain tells more than its line (:attr:`Evidence.evolved`): it was
+    replaced, it failed or partly failed, or it replaced another decision."""
+    if memory.status == "superseded" or memory.outcome_status in ("FAILED", "PARTIAL"):
+        return True
+    return any(ln.relationship == "supersedes" for ln in store.links.of(memory.id, direction="out"))
 
 
 def _chains(

@@ -11,7 +11,9 @@ weight it holds (:func:`.recall.weights`). The rules (:func:`verdict`):
 - otherwise a memory must be at the bar *and* hold ``WEIGHT_BAR`` of the weight; on a prompt
   without Korean, its chain needs ``Scale.chain_latin`` more on meaning, and between the bar
   and that it is **near**: a one-line pointer, not a chain (near-topic prompts — "convert a
-  date in Python?" against a decision on parsing dates — sit just over the bar);
+  date in Python?" against a decision on parsing dates — sit just over the bar), unless it
+  has evolved (``Evidence.evolved``: replaced, failed, or it replaced another decision), whose
+  chain tells what a pointer cannot — why the old way failed and what stands now;
 - with no vectors (the model still loading, or none): the weight and ``MIN_MATCHED`` terms.
 
 :func:`tiers` applies them to a prompt's ranked candidates: the chains of those told in full;
@@ -68,6 +70,9 @@ class Evidence:
     relevant: float | None  # its cosine on the model's scale (None: no vectors)
     weighted: float  # the share of the prompt's term weight it holds
     matched: int  # how many of the prompt's terms it holds
+    # Its decision was replaced, failed or partly failed, or replaced another: the chain tells
+    # a story (what failed and why, what stands now) its one line cannot.
+    evolved: bool = False
 
 
 def verdict(
@@ -78,9 +83,11 @@ def verdict(
     bar: float,
     model: str = "",
     korean: bool = True,
+    evolved: bool = False,
 ) -> Verdict:
     """``"chain"`` (clearly related), ``"near"`` (a pointer's worth) or None, by the rules of
-    the module docstring. ``korean``: the prompt has Hangul in it."""
+    the module docstring. ``korean``: the prompt has Hangul in it; ``evolved``:
+    :attr:`Evidence.evolved`."""
     if relevant is None:
         return "chain" if matched >= MIN_MATCHED and weighted >= WEIGHT_BAR else None
     read = scale(model)
@@ -92,7 +99,8 @@ def verdict(
     if relevant >= bar - STRONG_BAND and weighted >= STRONG_WEIGHT:
         return "chain"
     if relevant >= bar and weighted >= WEIGHT_BAR:
-        return "chain" if korean or relevant >= bar + read.chain_latin else "near"
+        told = korean or evolved or relevant >= bar + read.chain_latin
+        return "chain" if told else "near"
     return None
 
 
@@ -155,7 +163,15 @@ def tiers(
     if terms < MIN_TERMS:
         return [], []
     verdicts = [
-        verdict(c.relevant, c.weighted, c.matched, bar=bar, model=model, korean=korean)
+        verdict(
+            c.relevant,
+            c.weighted,
+            c.matched,
+            bar=bar,
+            model=model,
+            korean=korean,
+            evolved=c.evolved,
+        )
         for c in candidates
     ]
     chains = [i for i, v in enumerate(verdicts) if v == "chain"]
