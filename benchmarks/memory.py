@@ -9,9 +9,13 @@ answers a few prompts, its embedder loaded: **at rest**. Then each drafts one de
 ``assist_idle_s`` (``--idle-s``) after the model's last job: **idle**, once each server has
 released the model. The servers run ``--profile`` (default: the configured ``assist_profile``,
 or ``assist_model_path``): a profile that earned no draft layer drafts with the extractor
-alone, loads no model, and has nothing to release. Per server: VmRSS and PSS (shared pages
-split between the processes that map them) from ``/proc``; the model, its file, its threads
-and the load average are reported with them.
+alone, loads no model, and has nothing to release. A profile that earned a checkpoint line is
+asked for it after each session's Stop (``LINES_AFTER_S`` later): the run waits for every
+session's lines job (its ``pending_lines`` row gone), reading each server's RSS every second
+meanwhile: **while the lines jobs ran**, the most each held. Per server: VmRSS and PSS
+(shared pages split between the processes that map them) from ``/proc``, and the peak RSS over
+the whole run (VmHWM); the model, its file, its threads and the load average are reported with
+them.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from mama_plugin.assist.model_file import resolve_model
+from mama_plugin.assist.profiles import active
 from mama_plugin.config import Config
 from mama_plugin.embeddings.resolve import resolve_model as resolve_embedder
 from mama_plugin.errors import MamaError
@@ -39,6 +44,7 @@ TARGET_MB = 200  # per session at rest (issue 30)
 SETTLE_S = 5.0  # after the warm-up, before "at rest" is read: the embedder loads meanwhile
 MARGIN_S = 15.0  # past assist_idle_s and the model jobs: how long a release may take
 RELEASED_MB = 60.0  # within this of its RSS at rest, a server has released the model
+LINES_WAIT_S = 20.0  # the server's delay before a session's checkpoint lines job
 
 
 def memory_run(
@@ -99,12 +105,18 @@ def memory_run(
                 model_line = text.splitlines()[0].partition("Model: ")[2]
                 drafts.append({"s": round(ms / 1000, 1), "model": model_line.rstrip(".")})
             drafted = [_memory(s.proc.pid) for s in servers]
+            lines = bool(active(config).checkpoint_lines)
+            during = drafted
+            if lines:
+                say("waiting for each session's checkpoint lines job")
+                bound = LINES_WAIT_S + sessions * config.settings.assist_timeout_s + MARGIN_S
+                during = _while_lines_run(servers, Path(home) / "mama.db", bound)
             last_draft = time.monotonic()
             released = drafted
             waited = 0.0
             freed = False
             # A profile not asked for drafts loaded no model: nothing to wait for.
-            asked = not all(d["model"].startswith("not asked") for d in drafts)
+            asked = lines or not all(d["model"].startswith("not asked") for d in drafts)
             if asked:
                 say(f"waiting for assist_idle_s ({idle:g} s) to pass")
             # A draft that answered without the model leaves its job running (assist_timeout_s
@@ -130,6 +142,7 @@ def memory_run(
                         for r, a in zip(released, again, strict=True)
                     ]
                     break
+            peaks = [_peak(s.proc.pid) for s in servers]
         finally:
             for server in servers:
                 server.close()
@@ -149,10 +162,38 @@ def memory_run(
         "drafts": drafts,
         "at_rest": rest,
         "after_draft": drafted,
+        "lines_earned": sorted(active(config).checkpoint_lines),
+        "while_lines_ran": during if lines else [],
         "idle": released,
+        "peak": peaks,
         "target_mb": TARGET_MB,
     }
     return _report(data), data
+
+
+def _while_lines_run(servers: list[StdioServer], db: Path, bound: float) -> list[dict[str, float]]:
+    """Each server's highest RSS (and its PSS then), read every second until no session's
+    checkpoint lines wait in the store any more (or ``bound`` seconds)."""
+    import sqlite3
+
+    most = [_memory(s.proc.pid) for s in servers]
+    deadline = time.monotonic() + bound
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        now = [_memory(s.proc.pid) for s in servers]
+        most = [max(m, n, key=lambda x: x["rss_mb"]) for m, n in zip(most, now, strict=True)]
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            (waiting,) = conn.execute("SELECT count(*) FROM pending_lines").fetchone()
+        if not waiting:
+            break
+    return most
+
+
+def _peak(pid: int) -> dict[str, float]:
+    """The most RSS process ``pid`` held over its life (VmHWM), in MB (no PSS: not kept)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    peak = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:"))
+    return {"rss_mb": round(peak / 1024, 1)}
 
 
 def _warm(server: StdioServer, session: str) -> None:
@@ -176,11 +217,11 @@ def _memory(pid: int) -> dict[str, float]:
 
 def _row(name: str, figures: list[dict[str, float]], target: int | None = None) -> str:
     rss = [f["rss_mb"] for f in figures]
-    pss = [f["pss_mb"] for f in figures]
+    pss = [f["pss_mb"] for f in figures if "pss_mb" in f]
     met = "" if target is None else (" ✓" if max(rss) <= target else " ✗")
     return (
         f"| {name} | {' / '.join(f'{r:.0f}' for r in rss)} | {statistics.fmean(rss):.0f} | "
-        f"{sum(rss):.0f} | {statistics.fmean(pss):.0f} |{met}"
+        f"{sum(rss):.0f} | {f'{statistics.fmean(pss):.0f}' if pss else '–'} |{met}"
     )
 
 
@@ -196,6 +237,11 @@ def _report(d: dict[str, Any]) -> str:
         "|---|---|---|---|---|",
         _row("at rest (embedder warm)", d["at_rest"], d["target_mb"]),
         _row("after one draft each", d["after_draft"], d["target_mb"]),
+        *(
+            [_row("while the lines jobs ran (most held)", d["while_lines_ran"])]
+            if d["while_lines_ran"]
+            else []
+        ),
         _row(
             f"idle ({'released' if d['released'] else 'not all released'} after "
             f"{d['released_after_s']:g} s)",
@@ -204,6 +250,7 @@ def _report(d: dict[str, Any]) -> str:
         )
         if d["model_asked"]
         else "| idle | – (no model was loaded: the profile is asked for no draft) | | | |",
+        _row("peak over the run (VmHWM)", d["peak"]),
         "",
         f"Drafts: {drafts}. Target: ≤ {d['target_mb']} MB per session at rest.",
     ]

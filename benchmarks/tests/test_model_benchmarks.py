@@ -66,6 +66,9 @@ def test_bench_memory_shows_a_server_freeing_the_model_when_idle(
     assert figures["drafts"][0]["model"].startswith("drafted by")
     rest, drafted, idle = (figures[k][0]["rss_mb"] for k in ("at_rest", "after_draft", "idle"))
     assert drafted > rest + 150 and idle < drafted - 150, (rest, drafted, idle)
+    # A model file of your own retells both checkpoint lines: the run waited for that job.
+    assert figures["lines_earned"] == ["next_step", "stopped"]
+    assert figures["while_lines_ran"] and figures["peak"][0]["rss_mb"] >= drafted
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
@@ -80,3 +83,5 @@ def test_bench_memory_of_the_default_profile_loads_no_model(
     assert figures["drafts"][0]["model"].startswith("not asked")
     rest, drafted = (figures[k][0]["rss_mb"] for k in ("at_rest", "after_draft"))
     assert drafted < rest + 50, (rest, drafted)  # no model came in with the draft
+    assert figures["lines_earned"] == [] and figures["while_lines_ran"] == []
+    assert figures["peak"][0]["rss_mb"] < rest + 150  # no model for a checkpoint's lines either
