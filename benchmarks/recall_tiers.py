@@ -93,7 +93,7 @@ def tier_of(
     if not found:
         return "none", [], []
     _, _, _, _, terms, korean, model = found[0]
-    chained, pointed = recall_judge.tiers(
+    tiered = recall_judge.tiers(
         [recall_judge.Evidence(c[1], c[2], c[3]) for c in found],
         terms=terms,
         bar=bar,
@@ -101,8 +101,9 @@ def tier_of(
         korean=korean,
         offset=offset,
     )
-    chains = [found[i][0] for i in chained][: recall.MAX_HITS]
-    pointers = [] if chains else [found[i][0] for i in pointed][: recall.MAX_POINTERS]
+    chains = [found[i][0] for i in tiered.chains][: recall.MAX_HITS]
+    pointed = [] if chains else tiered.pointers()
+    pointers = [found[i][0] for i in pointed][: recall.MAX_POINTERS]
     return ("chain" if chains else "pointer" if pointers else "none"), chains, pointers
 
 

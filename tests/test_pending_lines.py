@@ -44,7 +44,10 @@ def _rolling(state: State) -> Any:
     return found
 
 
-def test_the_stop_hook_leaves_the_session_waiting_in_the_store(state: State) -> None:
+def test_the_stop_hook_leaves_the_session_waiting_in_the_store(
+    state: State, mama_home: Path, built_model: Path
+) -> None:
+    _trusted(mama_home, built_model)  # a model of your own earned both lines
     state.hooks.call("checkpoint_turn", TURN)
     checkpoint = _rolling(state)
     assert _pending(state) == [("s1", checkpoint.version)]
@@ -53,7 +56,7 @@ def test_the_stop_hook_leaves_the_session_waiting_in_the_store(state: State) -> 
     assert waiting(state) == ["s1"]
 
 
-def test_a_profile_that_earned_no_line_clears_the_wait_and_loads_nothing(
+def test_a_profile_that_earned_no_line_leaves_nothing_waiting_and_loads_nothing(
     state: State, mama_home: Path
 ) -> None:
     config = Config(mama_home)
@@ -63,13 +66,14 @@ def test_a_profile_that_earned_no_line_clears_the_wait_and_loads_nothing(
     model = Scripted(config, StoppedLines(stopped=GROUNDED, next_step=""))
     state._assistant = model
     state.hooks.call("checkpoint_turn", TURN)
-    assert _pending(state)
     if earned_lines(config, model):  # the default profile earned a line: it is asked
+        assert _pending(state)
         assert write_lines(state, "s1") is not None
-    else:
+    else:  # the Stop queued nothing: no row written, no job, no model
+        assert _pending(state) == [] and not state.session.lines_wanted
         assert write_lines(state, "s1") is None
         assert model.events == [] and not model.loaded
-    assert _pending(state) == []  # cleared either way: nothing piles up
+    assert _pending(state) == []  # nothing piles up
 
 
 def test_the_job_clears_the_wait_and_a_turn_queued_meanwhile_stays(
@@ -120,7 +124,8 @@ def test_a_stale_wait_is_told_as_the_checkpoint_is_now(
     assert write_lines(state, "s1") is None  # nothing waits: nothing asked
 
 
-def test_a_wait_goes_with_its_checkpoint(state: State) -> None:
+def test_a_wait_goes_with_its_checkpoint(state: State, mama_home: Path, built_model: Path) -> None:
+    _trusted(mama_home, built_model)
     state.hooks.call("checkpoint_turn", TURN)
     assert _pending(state)
     state.store.memories.delete(_rolling(state).id)

@@ -334,20 +334,32 @@ def test_a_memory_just_over_the_bar_on_an_english_prompt_is_pointed_at_not_told(
     assert recall.verdict(0.55, 0.5, 2, bar=0.5, model=minilm, korean=False) == "near"
     assert recall.verdict(0.62, 0.5, 2, bar=0.5, model=minilm, korean=False) == "chain"
     clear = recall_judge.Evidence(0.62, 0.5, 2)
-    one = {"bar": 0.5, "model": minilm, "korean": False}
-    assert recall_judge.tiers([near], terms=4, **one) == ([], [0])
-    assert recall_judge.tiers([clear, near], terms=4, **one) == ([0], [1])
-    # Below the pointer's depth, or for a prompt too short for a pointer: nothing.
+
+    def told(
+        found: list[recall_judge.Evidence], terms: int = 4, korean: bool = False
+    ) -> tuple[list[int], list[int]]:
+        tiered = recall_judge.tiers(found, terms=terms, bar=0.5, model=minilm, korean=korean)
+        return tiered.chains, tiered.pointers()
+
+    assert told([near]) == ([], [0])
+    assert told([clear, near]) == ([0], [1])  # pointers are for prompts with no chain
+    # A near memory is a chain the rules passed, told in one line: at any rank (a pointer on
+    # meaning alone needs the first two); no pointer for a prompt of two terms.
     far = [recall_judge.Evidence(0.1, 0.0, 0)] * 2
-    assert recall_judge.tiers([*far, near], terms=4, **one) == ([], [])
-    assert recall_judge.tiers([near], terms=2, **one) == ([], [])
+    assert told([*far, near]) == ([], [2])
+    assert told([near], terms=2) == ([], [])
+    assert told([*far, recall_judge.Evidence(0.57, 0.1, 1)]) == ([], [])
+    # With a chain of this prompt's told before, only the near ones are pointed at.
+    both = recall_judge.tiers(
+        [recall_judge.Evidence(0.57, 0.1, 1), near], terms=4, bar=0.5, model=minilm, korean=False
+    )
+    assert both.pointers() == [0, 1] and both.pointers(told_before=True) == [1]
     # A memory that evolved (replaced, failed, or it replaced another) keeps its chain there:
     # what failed and why is what a pointer's one line cannot tell.
-    evolved = recall_judge.Evidence(0.55, 0.5, 2, evolved=True)
-    assert recall_judge.tiers([evolved], terms=4, **one) == ([0], [])
+    assert told([recall_judge.Evidence(0.55, 0.5, 2, evolved=True)]) == ([0], [])
     # The chain's extra 0.1 is for prompts without Korean (a Korean one's words carry a memory
     # on their own bar, Scale.words).
-    assert recall_judge.tiers([near], terms=4, bar=0.5, model=minilm, korean=True) == ([0], [])
+    assert told([near], korean=True) == ([0], [])
 
 
 def test_a_pointer_is_one_line_with_its_status_and_what_it_replaced(tmp_path: Path) -> None:

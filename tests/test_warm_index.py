@@ -265,7 +265,7 @@ def test_sigint_drains_then_ends_the_server(
     """Claude Code stops a server with SIGINT (SIGKILL follows 0.5 s later): drain, then end."""
     monkeypatch.setattr(background, "SIGNAL_DRAIN_S", float(LIMIT_S))
     ended: list[State] = []
-    monkeypatch.setattr(background, "_end_process", ended.append)  # not this test process
+    monkeypatch.setattr(background, "end_process", ended.append)  # not this test process
     state.embedder = embedder
     save_decision(state.store, state.project, CACHE)
 

@@ -195,7 +195,13 @@ def lines_writer(config: Config, model: M | None) -> M | None:
 def earned_lines(config: Config, model: object | None) -> frozenset[str]:
     """The checkpoint lines the model is asked for under the profile in force: none without a
     model or with it switched off."""
-    if model is None or config.settings.assist_model_path == "off":
+    return frozenset() if model is None else lines_earned(config)
+
+
+def lines_earned(config: Config) -> frozenset[str]:
+    """The checkpoint lines the profile in force earned, from the settings alone (none with the
+    model switched off): a Stop leaves its session waiting for the model only when one is."""
+    if config.settings.assist_model_path == "off":
         return frozenset()
     return active(config).checkpoint_lines
 

@@ -22,7 +22,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 
 from .. import __version__
 from . import background, dispatch
-from .background import drain_before_exit, exit_on_signal
+from .background import drain_before_exit, end_process, exit_on_signal
 from .base import Tool
 from .catalogue import INSTRUCTIONS, OFF
 from .process import composition_root
@@ -173,7 +173,9 @@ def serve(*, db: Path | None = None, cwd: str | None = None) -> None:
             tasks.start_soon(exit_on_signal, state)  # drains, then ends the process
             await server.run(read, write, server.create_initialization_options())
             await drain_before_exit(state)  # a short session leaves no memory unembedded
-            tasks.cancel_scope.cancel()
+            # At once, as the front does: a background job in a worker thread (a model's
+            # lines, gc) can be neither cancelled nor waited for within a client's patience.
+            end_process(state)
 
     try:
         anyio.run(main)

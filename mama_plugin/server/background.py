@@ -157,7 +157,7 @@ async def exit_on_signal(state: State) -> None:
 
     Claude Code (2.1.197) stops a stdio server with SIGINT, SIGTERM 100 ms later and SIGKILL
     400 ms after that, without closing stdin first: the drain has ``SIGNAL_DRAIN_S``. The
-    process is then ended with :func:`_end_process`, as the thread blocked reading stdin can
+    process is then ended with :func:`end_process`, as the thread blocked reading stdin can
     neither be cancelled nor joined. Must run on the main thread's event loop (signals).
     """
     try:
@@ -166,13 +166,13 @@ async def exit_on_signal(state: State) -> None:
             async for received in signals:
                 log.info("signal %s: embedding what is queued, then exiting", received)
                 await drain_before_exit(state, SIGNAL_DRAIN_S)
-                _end_process(state)
+                end_process(state)
                 return
     except NotImplementedError:  # an event loop without signal handlers (Windows)
         log.info("no signal handling here: the queue is drained when stdin closes")
 
 
-def _end_process(state: State) -> None:
+def end_process(state: State) -> None:
     """Close the store (its WAL checkpoints) and the log, then exit with status 0 at once."""
     try:
         state.close()

@@ -18,6 +18,7 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+from ..assist.profiles import lines_earned
 from ..config import OVERRIDES, Config
 from ..envelope import SILENT, answer
 from ..services import prompt_context, recall
@@ -124,9 +125,10 @@ def do_checkpoint_turn(env: Env, args: TurnArgs) -> Answer:
         request=env.session.prompts.get(args.session_id, ""),
     )
     env.session.brief_stale(env.project)  # re-rendered in the background
-    if saved is not None and args.session_id:
+    if saved is not None and args.session_id and lines_earned(env.config):
         # Queued only (no model on a hook's path), in the store too: a server that stops
-        # before the job runs leaves it to the next one (server.lines_job).
+        # before the job runs leaves it to the next one (server.lines_job). A profile that
+        # earned no line (the default) queues nothing: the extractor's lines stand.
         PendingLines(env.store).add(args.session_id, env.project, saved.id, saved.version)
         env.session.lines_later(args.session_id)
     data = {"checkpoint": saved.id if saved else None}

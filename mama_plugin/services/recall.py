@@ -250,18 +250,17 @@ def recall(
         )
         evidence.append(Evidence(relevant, share, len(matched), story))
         keys.append([t.removesuffix(PREFIX) for t in matched])
-    chains, pointed = tiers(evidence, terms=len(terms), bar=cosine_bar, model=model, korean=korean)
-    hits: list[Hit] = []
-    close: list[Hit] = []
+    tiered = tiers(evidence, terms=len(terms), bar=cosine_bar, model=model, korean=korean)
+    made: dict[int, Hit] = {}
     for rank, ((candidate, _), read, held) in enumerate(zip(told, evidence, keys, strict=True)):
-        if judged and rank not in chains and rank not in pointed:
-            continue
-        memory = judges.get(events.get(candidate.id, ""), candidate)  # told on what it judges
-        hit = Hit(memory, memory, cosines.get(candidate.id), read.weighted, held)
-        (hits if not judged or rank in chains else close).append(hit)
-    found.hits = _chains(store, hits, found, max_hits, shown)
-    if judged and not found.hits and not found.skipped:
-        found.pointers = _chains(store, close, found, MAX_POINTERS, shown)
+        if not judged or rank in tiered.chains or rank in tiered.near or rank in tiered.close:
+            memory = judges.get(events.get(candidate.id, ""), candidate)  # told on what it judges
+            made[rank] = Hit(memory, memory, cosines.get(candidate.id), read.weighted, held)
+    chained = list(made) if not judged else tiered.chains
+    found.hits = _chains(store, [made[r] for r in chained], found, max_hits, shown)
+    if judged and not found.hits:
+        pointed = tiered.pointers(told_before=bool(found.skipped))
+        found.pointers = _chains(store, [made[r] for r in pointed], found, MAX_POINTERS, shown)
     return found
 
 

@@ -17,8 +17,8 @@ weight it holds (:func:`.recall.weights`). The rules (:func:`verdict`):
 - with no vectors (the model still loading, or none): the weight and ``MIN_MATCHED`` terms.
 
 :func:`tiers` applies them to a prompt's ranked candidates: the chains of those told in full;
-when there is none, pointers for the first ``POINTER_DEPTH`` candidates that are near, close
-on meaning alone (``Scale.pointer``), or the first one standing ``STANDOUT`` above every
+when there is none, pointers for the near ones, and for the first ``POINTER_DEPTH`` candidates
+close on meaning alone (``Scale.pointer``) or the first one standing ``STANDOUT`` above every
 other. Every figure is read off the calibration halves of ``python -m benchmarks recall``
 (README, "Prompt recall"); the benchmark reads each prompt's tier through :func:`tiers` too.
 """
@@ -33,6 +33,7 @@ from .recall_scales import reads_korean, scale
 
 __all__ = [
     "Evidence",
+    "Tiers",
     "close_enough",
     "judge",
     "stands_out",
@@ -147,6 +148,21 @@ def stands_out(relevances: Sequence[float | None], *, bar: float, model: str, ko
     return relevances[0] >= bar and relevances[0] - max(others, default=0.0) >= STANDOUT
 
 
+@dataclass(frozen=True)
+class Tiers:
+    """A prompt's candidates by tier (indices, in ranking order)."""
+
+    chains: list[int]  # told in full
+    near: list[int]  # passed the rules just over the bar: a pointer each, at any rank
+    close: list[int]  # close on meaning alone, or standing out: a pointer, first two only
+
+    def pointers(self, *, told_before: bool = False) -> list[int]:
+        """The pointers' candidates, in ranking order, when no chain is told: the near ones,
+        and the close ones unless the session was told a chain of this prompt's before
+        (``told_before``: what is clearly related is in the conversation already)."""
+        return sorted(self.near if told_before else [*self.near, *self.close])
+
+
 def tiers(
     candidates: Sequence[Evidence],
     *,
@@ -155,13 +171,16 @@ def tiers(
     model: str,
     korean: bool,
     offset: float | None = None,
-) -> tuple[list[int], list[int]]:
-    """The candidates (indices, in ranking order) whose full chain is told, and those a
-    one-line pointer goes to when no chain is (at most ``POINTER_DEPTH`` deep; the caller
-    keeps ``MAX_HITS`` and ``MAX_POINTERS`` after leaving out what a session was shown).
-    ``terms``: how many terms the prompt is judged on; ``offset``: :func:`close_enough`'s."""
+) -> Tiers:
+    """Each candidate's tier (the caller keeps ``MAX_HITS`` chains and ``MAX_POINTERS``
+    pointers after leaving out what a session was shown). A near memory is a chain the rules
+    passed, told in one line, so it is pointed at wherever it ranks; a pointer on meaning alone
+    needs the first ``POINTER_DEPTH`` candidates. No pointer for a prompt of fewer than
+    ``VIEW_TERMS`` terms (calibration: pointing at two-term prompts' near memories took the
+    unrelated Stack Overflow prompts pointed at from 0.091 to 0.102, reach kept). ``terms``:
+    how many terms the prompt is judged on; ``offset``: :func:`close_enough`'s."""
     if terms < MIN_TERMS:
-        return [], []
+        return Tiers([], [], [])
     verdicts = [
         verdict(
             c.relevant,
@@ -176,17 +195,17 @@ def tiers(
     ]
     chains = [i for i, v in enumerate(verdicts) if v == "chain"]
     if terms < VIEW_TERMS:
-        return chains, []
+        return Tiers(chains, [], [])
+    near = [i for i, v in enumerate(verdicts) if v == "near"]
     apart = stands_out([c.relevant for c in candidates], bar=bar, model=model, korean=korean)
-    pointers = [
+    close = [
         i
         for i, (c, v) in enumerate(zip(candidates, verdicts, strict=True))
         if i < POINTER_DEPTH
-        and v != "chain"
+        and v is None
         and (
-            v == "near"
-            or close_enough(c.relevant, bar=bar, model=model, korean=korean, offset=offset)
+            close_enough(c.relevant, bar=bar, model=model, korean=korean, offset=offset)
             or (i == 0 and apart)
         )
     ]
-    return chains, pointers
+    return Tiers(chains, near, close)
