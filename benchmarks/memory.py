@@ -106,11 +106,11 @@ def memory_run(
                 drafts.append({"s": round(ms / 1000, 1), "model": model_line.rstrip(".")})
             drafted = [_memory(s.proc.pid) for s in servers]
             lines = bool(active(config).checkpoint_lines)
-            during = drafted
+            during, waited_lines = drafted, 0
             if lines:
                 say("waiting for each session's checkpoint lines job")
                 bound = LINES_WAIT_S + sessions * config.settings.assist_timeout_s + MARGIN_S
-                during = _while_lines_run(servers, Path(home) / "mama.db", bound)
+                during, waited_lines = _while_lines_run(servers, Path(home) / "mama.db", bound)
             last_draft = time.monotonic()
             released = drafted
             waited = 0.0
@@ -164,6 +164,7 @@ def memory_run(
         "after_draft": drafted,
         "lines_earned": sorted(active(config).checkpoint_lines),
         "while_lines_ran": during if lines else [],
+        "lines_waiting_at_first_read": waited_lines,
         "idle": released,
         "peak": peaks,
         "target_mb": TARGET_MB,
@@ -171,22 +172,31 @@ def memory_run(
     return _report(data), data
 
 
-def _while_lines_run(servers: list[StdioServer], db: Path, bound: float) -> list[dict[str, float]]:
+def _while_lines_run(
+    servers: list[StdioServer], db: Path, bound: float
+) -> tuple[list[dict[str, float]], int]:
     """Each server's highest RSS (and its PSS then), read every second until no session's
-    checkpoint lines wait in the store any more (or ``bound`` seconds)."""
-    import sqlite3
-
+    checkpoint lines wait in the store any more (or ``bound`` seconds); and how many sessions
+    still waited at the first read (0: every job had ended before it, so the row says little)."""
     most = [_memory(s.proc.pid) for s in servers]
+    first = _waiting(db)
     deadline = time.monotonic() + bound
-    while time.monotonic() < deadline:
+    waiting = first
+    while waiting and time.monotonic() < deadline:
         time.sleep(1.0)
         now = [_memory(s.proc.pid) for s in servers]
         most = [max(m, n, key=lambda x: x["rss_mb"]) for m, n in zip(most, now, strict=True)]
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-            (waiting,) = conn.execute("SELECT count(*) FROM pending_lines").fetchone()
-        if not waiting:
-            break
-    return most
+        waiting = _waiting(db)
+    return most, first
+
+
+def _waiting(db: Path) -> int:
+    """How many sessions' checkpoint lines wait in the store (read-only)."""
+    import sqlite3
+    from contextlib import closing
+
+    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+        return int(conn.execute("SELECT count(*) FROM pending_lines").fetchone()[0])
 
 
 def _peak(pid: int) -> dict[str, float]:
@@ -238,7 +248,13 @@ def _report(d: dict[str, Any]) -> str:
         _row("at rest (embedder warm)", d["at_rest"], d["target_mb"]),
         _row("after one draft each", d["after_draft"], d["target_mb"]),
         *(
-            [_row("while the lines jobs ran (most held)", d["while_lines_ran"])]
+            [
+                _row(
+                    f"while the lines jobs ran (most held; {d['lines_waiting_at_first_read']} "
+                    f"of {d['sessions']} still waiting at the first read)",
+                    d["while_lines_ran"],
+                )
+            ]
             if d["while_lines_ran"]
             else []
         ),
