@@ -238,23 +238,30 @@ def recall(
     events = outcome_events(store, [m for m, _ in told])  # an outcome event: its verdict
     judges = store.memories.get_many(set(events.values()))  # is on the memory it judges
     found.model = model if meaning else ""
-    evidence: list[Evidence] = []
-    keys: list[list[str]] = []
-    for memory, narrative in told:
-        matched = matched_terms(terms, text_keys(narrative))
-        share = sum(weight[t] for t in matched) / total
-        relevant = relevance(cosines.get(memory.id) or 0.0, model) if meaning else None
-        # Only a memory holding enough of the weight can be near (the words-and-meaning rule).
-        story = share >= WEIGHT_BAR and _evolved(
-            store, judges.get(events.get(memory.id, ""), memory)
+    keys = [matched_terms(terms, text_keys(narrative)) for _, narrative in told]
+    shares = [sum(weight[t] for t in matched) / total for matched in keys]
+    # An outcome event is told on the memory it judges.
+    decided = [judges.get(events.get(m.id, ""), m) for m, _ in told]
+    # Only a memory holding enough of the weight can be near (the words-and-meaning rule).
+    evolved = _evolved(
+        store, [m for m, share in zip(decided, shares, strict=True) if share >= WEIGHT_BAR]
+    )
+    evidence = [
+        Evidence(
+            relevance(cosines.get(memory.id) or 0.0, model) if meaning else None,
+            share,
+            len(matched),
+            share >= WEIGHT_BAR and decision.id in evolved,
         )
-        evidence.append(Evidence(relevant, share, len(matched), story))
-        keys.append([t.removesuffix(PREFIX) for t in matched])
+        for (memory, _), decision, share, matched in zip(told, decided, shares, keys, strict=True)
+    ]
     tiered = tiers(evidence, terms=len(terms), bar=cosine_bar, model=model, korean=korean)
     made: dict[int, Hit] = {}
-    for rank, ((candidate, _), read, held) in enumerate(zip(told, evidence, keys, strict=True)):
+    for rank, ((candidate, _), memory, read, matched) in enumerate(
+        zip(told, decided, evidence, keys, strict=True)
+    ):
         if not judged or rank in tiered.chains or rank in tiered.near or rank in tiered.close:
-            memory = judges.get(events.get(candidate.id, ""), candidate)  # told on what it judges
+            held = [t.removesuffix(PREFIX) for t in matched]
             made[rank] = Hit(memory, memory, cosines.get(candidate.id), read.weighted, held)
     chained = list(made) if not judged else tiered.chains
     found.hits = _chains(store, [made[r] for r in chained], found, max_hits, shown)
@@ -264,12 +271,22 @@ def recall(
     return found
 
 
-def _evolved(store: Store, memory: MemoryRecord) -> bool:
-    """Whether ``memory``'s chain tells more than its line (:attr:`Evidence.evolved`): it was
-    replaced, it failed or partly failed, or it replaced another decision."""
-    if memory.status == "superseded" or memory.outcome_status in ("FAILED", "PARTIAL"):
-        return True
-    return any(ln.relationship == "supersedes" for ln in store.links.of(memory.id, direction="out"))
+def _evolved(store: Store, memories: list[MemoryRecord]) -> set[str]:
+    """Which of ``memories`` have a chain that tells more than their line
+    (:attr:`Evidence.evolved`): replaced, failed or partly failed, or one that replaced
+    another decision (their links read in one query)."""
+    replacing = {
+        ln.from_id
+        for ln in store.links.among([m.id for m in memories], direction="out")
+        if ln.relationship == "supersedes"
+    }
+    return {
+        m.id
+        for m in memories
+        if m.status == "superseded"
+        or m.outcome_status in ("FAILED", "PARTIAL")
+        or m.id in replacing
+    }
 
 
 def _chains(
