@@ -36,7 +36,7 @@ from mama_plugin.services import link_decay
 from mama_plugin.services.indexing import drain
 from mama_plugin.services.link_upkeep import prunable, prune
 from mama_plugin.services.memories import save_context
-from mama_plugin.services.retrieval import DEFAULT, EmbeddingModel, retrieve
+from mama_plugin.services.retrieval import DEFAULT, EmbeddingModel, query_vectors, retrieve
 from mama_plugin.services.warm import warm
 from mama_plugin.storage import NewMemory, Store
 
@@ -94,7 +94,7 @@ def locomo_part(
                 vectors: list[list[float] | None] = [None] * len(conv.questions)
                 if embedder is not None:
                     drain(store, embedder, batch_size=64)
-                    vectors = list(embedder.embed([q.text for q in conv.questions]))
+                    vectors = list(query_vectors(embedder, [q.text for q in conv.questions]))
                 for question, vector in zip(conv.questions, vectors, strict=True):
                     run.questions.append(question)
                     for system in systems:

@@ -28,7 +28,15 @@ from mama_plugin.config import Config
 from mama_plugin.errors import MamaError
 from mama_plugin.services.indexing import drain
 from mama_plugin.services.memories import save_context
-from mama_plugin.services.retrieval import DEFAULT, MAIN, TODAY, EmbeddingModel, Options, retrieve
+from mama_plugin.services.retrieval import (
+    DEFAULT,
+    MAIN,
+    TODAY,
+    EmbeddingModel,
+    Options,
+    query_vectors,
+    retrieve,
+)
 from mama_plugin.services.story.answers import search_by_context
 from mama_plugin.storage import Store
 
@@ -229,7 +237,7 @@ def run(
                 if embedder is not None:
                     started = time.perf_counter()
                     drain(store, embedder, batch_size=64)
-                    vectors = list(embedder.embed([q.text for q in conv.questions]))
+                    vectors = list(query_vectors(embedder, [q.text for q in conv.questions]))
                     out.embed_seconds += time.perf_counter() - started
                 for question, vector in zip(conv.questions, vectors, strict=True):
                     out.questions.append(question)

@@ -15,7 +15,7 @@ from typing import Any
 from mama_plugin.config import Config
 from mama_plugin.services import indexing, recall
 from mama_plugin.services.memories import save_context
-from mama_plugin.services.retrieval import EmbeddingModel, Options
+from mama_plugin.services.retrieval import EmbeddingModel, Options, query_vectors
 from mama_plugin.storage import Store
 from mama_plugin.text import hangul
 
@@ -125,10 +125,18 @@ class Memo:
         self.known: dict[str, list[float]] = {}
 
     def embed(self, texts: list[str]) -> list[list[float]]:
-        missing = [t for t in dict.fromkeys(texts) if t not in self.known]
+        return self._embed(texts, "", self.model.embed)
+
+    def embed_queries(self, texts: list[str]) -> list[list[float]]:
+        """The model's query form when it has one (retrieval.query_vectors)."""
+        return self._embed(texts, "query:", lambda t: query_vectors(self.model, t))
+
+    def _embed(self, texts: list[str], kind: str, embed: Any) -> list[list[float]]:
+        missing = [t for t in dict.fromkeys(texts) if kind + t not in self.known]
         if missing:
-            self.known.update(zip(missing, self.model.embed(missing), strict=True))
-        return [self.known[t] for t in texts]
+            made = embed(missing)
+            self.known.update(zip((kind + t for t in missing), made, strict=True))
+        return [self.known[kind + t] for t in texts]
 
 
 def keyed(injected: list[list[str]], keys: dict[str, str]) -> list[list[str]]:

