@@ -42,6 +42,8 @@ class Scale:
     chain_latin: float = 0.0
     # The cosine's weight in the candidates' ranking (None: search's, retrieval.VECTOR_WEIGHT).
     ranking_weight: float | None = None
+    # BM25's weight in it (None: search's, 1); 0 ranks by meaning alone while there are vectors.
+    keyword_weight: float | None = None
 
 
 # Read off the calibration half of `python -m benchmarks recall` (the held-out half reports).
@@ -77,6 +79,26 @@ SCALES = {
     # 0.763, 0.825 → 0.841; unrelated chains and held-out pointers unchanged). Not MiniLM's:
     # its calibration reach did not move, its held-out Stack Overflow reach fell.
     "all-mpnet-base-v2": Scale(alone_latin=0.15, pointer_latin=0.05, ranking_weight=3.0),
+    # EmbeddingGemma-300M reads Korean and English; its cosines as they are (the bar at 0.5).
+    # Chosen on the calibration halves of `python -m benchmarks recall` (offline, over every
+    # labelled prompt's candidates, through `recall_judge.tiers`): candidates ranked by meaning
+    # alone (BM25 beside it put the meant LoCoMo observation among the first two for 0.716
+    # of calibration questions, meaning alone 0.810; Stack Overflow 0.867 → 0.960, KLUE 0.951
+    # → 1.0). English: a chain on meaning alone 0.1 above the bar, with the prompt's words
+    # 0.05 above it (a near pointer under that), a pointer from the bar (calibration: reach
+    # 0.819 LoCoMo, 0.773 Stack Overflow; unrelated chains 0 / 0, pointers 0.004 / 0.068; a
+    # pointer 0.02 under the bar pointed at 0.125 of unrelated Stack Overflow prompts).
+    # Korean: meaning alone 0.15 above the bar, words 0.1 above it, a pointer 0.04 above it
+    # (calibration: reach 0.976, unrelated chains 0.011, pointers 0.084; at the bar 0.126).
+    "embeddinggemma-300m": Scale(
+        alone=0.15,
+        alone_latin=0.1,
+        pointer=0.04,
+        pointer_latin=0.0,
+        words=0.1,
+        chain_latin=0.05,
+        keyword_weight=0.0,
+    ),
 }
 
 
@@ -96,8 +118,12 @@ def ranking_of(model: str, base: Options = DEFAULT) -> Options:
     """How prompt recall ranks its candidates with ``model``'s vectors: as ``base`` (search's
     ranking) does, with the model's own cosine weight when its scale sets one
     (``Scale.ranking_weight``)."""
-    weight = scale(model).ranking_weight
-    return base if weight is None else replace(base, vector_weight=weight)
+    read = scale(model)
+    if read.ranking_weight is not None:
+        base = replace(base, vector_weight=read.ranking_weight)
+    if read.keyword_weight is not None:
+        base = replace(base, keyword_weight=read.keyword_weight)
+    return base
 
 
 def relevance(cosine: float, model: str) -> float:
