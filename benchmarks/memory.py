@@ -73,7 +73,7 @@ def memory_run(
     with tempfile.TemporaryDirectory(prefix="mama-bench-memory-") as home:
         settings = {
             **assist,
-            "embedding_model_path": str(resolve_embedder(config).path),
+            "embedding_model_path": str(_embedder_file(config)),
             "assist_idle_s": idle,
             "assist_threads": config.settings.assist_threads,
             "assist_nice": config.settings.assist_nice,
@@ -211,6 +211,15 @@ def _warm(server: StdioServer, session: str) -> None:
     (which a server loads from its start) in use."""
     for query in QUERIES[:3]:
         server.call("observe_prompt", {"prompt": query, "session_id": session})
+
+
+def _embedder_file(config: Config) -> Path:
+    """The configured embedding model's GGUF (EmbeddingGemma's once `mama models` built it)."""
+    if config.settings.embedding_model == "embeddinggemma":
+        from mama_plugin.embeddings.gemma import model_path
+
+        return model_path(config)
+    return resolve_embedder(config).path
 
 
 def _memory(pid: int) -> dict[str, float]:
