@@ -116,8 +116,8 @@ def scale(model: str) -> Scale:
 
 def ranking_of(model: str, base: Options = DEFAULT) -> Options:
     """How prompt recall ranks its candidates with ``model``'s vectors: as ``base`` (search's
-    ranking) does, with the model's own cosine weight when its scale sets one
-    (``Scale.ranking_weight``)."""
+    ranking) does, with the model's own cosine and BM25 weights when its scale sets them
+    (``Scale.ranking_weight``, ``Scale.keyword_weight``)."""
     read = scale(model)
     if read.ranking_weight is not None:
         base = replace(base, vector_weight=read.ranking_weight)
