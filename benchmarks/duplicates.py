@@ -203,7 +203,7 @@ def measure(source: Source, embedder: EmbeddingModel, home: Path) -> dict[str, A
         ),
     }
     figures["bars"] = at_bars(looked)
-    figures["product_bar"] = duplicates.bar(embedder.name)
+    figures["product_bar"] = duplicates.bar(embedder.name, korean=source.korean)
     return figures
 
 

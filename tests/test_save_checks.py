@@ -238,3 +238,11 @@ def test_a_check_that_fails_leaves_the_save_standing(
     again = _learn(store, project, LEAK_AGAIN, _Broken())
     assert again.duplicate is None and store.memories.get(again.memory.id) is not None
     assert "Saved insight" in again.summary()
+
+
+def test_only_a_model_measured_on_korean_claims_korean_duplicates() -> None:
+    assert duplicates.bar("all-MiniLM-L6-v2", korean=True) is None
+    assert duplicates.bar("multilingual-e5-small-q4") is None
+    # EmbeddingGemma reads Korean, but KLUE-STS pairs people score as different reach 0.951.
+    assert duplicates.bar("embeddinggemma-300m") == 0.875
+    assert duplicates.bar("embeddinggemma-300m", korean=True) == 0.95
