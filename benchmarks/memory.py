@@ -142,7 +142,17 @@ def memory_run(
                         for r, a in zip(released, again, strict=True)
                     ]
                     break
-            peaks = [_peak(s.proc.pid) for s in servers]
+            # VmHWM is kept from the kernel's batched RSS counters and can trail a VmRSS read
+            # by a fraction of a MB: the peak is the higher of it and every read here.
+            reads = [rest, drafted, during if lines else [], released]
+            peaks = [
+                {
+                    "rss_mb": max(
+                        [_peak(s.proc.pid)["rss_mb"]] + [r[i]["rss_mb"] for r in reads if r]
+                    )
+                }
+                for i, s in enumerate(servers)
+            ]
         finally:
             for server in servers:
                 server.close()
