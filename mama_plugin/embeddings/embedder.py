@@ -44,7 +44,8 @@ OUTPUT_BYTES = 128 << 20
 MIN_BATCH_TOKENS = 128
 
 _POOLING = {"mean": 1, "cls": 2, "last": 3}
-_PROMPT_KEYS = ("mama.prompt.query", "mama.prompt.document")
+_PROMPT_KEYS = ("mama.prompt.query", "mama.prompt.document", "general.file_type")
+_UNQUANTIZED = (None, 0, 1)  # general.file_type: unknown, all F32, mostly F16
 # ggml_log_level values (ggml.h)
 _GGML_LOG_WARN, _GGML_LOG_ERROR, _GGML_LOG_CONT = 3, 4, 5
 _recent_log: collections.deque[str] = collections.deque(maxlen=8)
@@ -91,7 +92,8 @@ class Embedder:
         llama_cpp.llama_backend_init()
 
         n_batch = max(min(int(n_ctx_train), MAX_TEXT_TOKENS), int(batch_tokens))
-        n_batch = self._load(n_batch, threads or available_cores(), pooling)
+        quantized = meta.get("general.file_type") not in _UNQUANTIZED
+        n_batch = self._load(n_batch, threads or available_cores(), pooling, quantized)
         self.dim = int(llama_cpp.llama_model_n_embd(self._model))
         # One text may not exceed the positions the model was trained on (or one llama call).
         self.max_tokens = min(int(llama_cpp.llama_model_n_ctx_train(self._model)), n_batch)
@@ -180,7 +182,7 @@ class Embedder:
 
     # -- loading ----------------------------------------------------------------------------
 
-    def _load(self, n_batch: int, threads: int, pooling: int) -> int:
+    def _load(self, n_batch: int, threads: int, pooling: int, quantized: bool) -> int:
         """Load the model and its context; return the tokens a call may hold."""
         llama = self._llama
         _recent_log.clear()
@@ -188,8 +190,9 @@ class Embedder:
         model_params.n_gpu_layers = 0
         # No repacked copies of quantized weights (AMX, CPU repack): they are anonymous memory
         # each server holds apart, where the file's pages are shared; and on this machine
-        # AMX's Q8_0 matrix product died of an illegal instruction.
-        if hasattr(model_params, "use_extra_bufts"):
+        # AMX's Q8_0 matrix product died of an illegal instruction. An F16 model (MiniLM)
+        # keeps llama.cpp's defaults, and its vectors as they were.
+        if quantized and hasattr(model_params, "use_extra_bufts"):
             model_params.use_extra_bufts = False
         self._model = llama.llama_model_load_from_file(str(self.path).encode(), model_params)
         if not self._model:
