@@ -31,7 +31,7 @@ from typing import Any
 from mama_plugin.assist.model_file import resolve_model
 from mama_plugin.assist.profiles import active
 from mama_plugin.config import Config
-from mama_plugin.embeddings.resolve import resolve_model as resolve_embedder
+from mama_plugin.embeddings.resolve import llama_model_file
 from mama_plugin.errors import MamaError
 
 from .checkout import FIXTURES
@@ -73,7 +73,7 @@ def memory_run(
     with tempfile.TemporaryDirectory(prefix="mama-bench-memory-") as home:
         settings = {
             **assist,
-            "embedding_model_path": str(_embedder_file(config)),
+            "embedding_model_path": str(llama_model_file(config)),
             "assist_idle_s": idle,
             "assist_threads": config.settings.assist_threads,
             "assist_nice": config.settings.assist_nice,
@@ -221,15 +221,6 @@ def _warm(server: StdioServer, session: str) -> None:
     (which a server loads from its start) in use."""
     for query in QUERIES[:3]:
         server.call("observe_prompt", {"prompt": query, "session_id": session})
-
-
-def _embedder_file(config: Config) -> Path:
-    """The configured embedding model's GGUF (EmbeddingGemma's once `mama models` built it)."""
-    if config.settings.embedding_model == "embeddinggemma":
-        from mama_plugin.embeddings.gemma import model_path
-
-        return model_path(config)
-    return resolve_embedder(config).path
 
 
 def _memory(pid: int) -> dict[str, float]:

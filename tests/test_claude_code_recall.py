@@ -86,14 +86,11 @@ def _seed(project: Path, home: Path) -> tuple[str, str]:
     return jwt, redis
 
 
-def _reindex(home: Path) -> None:
-    """``mama reindex``: every memory embedded with the configured model."""
-    from mama_plugin.embeddings import open_embedder
-    from mama_plugin.services.indexing import reindex
+def _reindex() -> None:
+    """``mama reindex`` (the test's MAMA_HOME): every memory embedded with the model."""
+    from mama_plugin.cli import main
 
-    config = Config(home)
-    with Store.open(config=config) as store, open_embedder(config) as embedder:
-        reindex(store, embedder)
+    assert main(["reindex"]) == 0
 
 
 def _prompt_context(request: dict[str, Any]) -> str:
@@ -237,7 +234,7 @@ def test_a_project_s_decisions_are_listed_once_and_a_paraphrase_reaches_its_deci
                                                          "reasoning": why})  # fmt: skip
     _seed(project, mama_home)
     if model == "embeddinggemma":  # as a user who switched runs `mama reindex`: its ~0.1 s per
-        _reindex(mama_home)  # memory would not all fit in the server's first second
+        _reindex()  # memory would not all fit in the server's first second
     meant = [*PARAPHRASES, KOREAN_PARAPHRASE, KOREAN_OTHER_WORDS]
     # The first prompt is unrelated: on a loaded machine it may beat the model's warm-up.
     fake = _session(project, home, ["fix the typo in the README", *(p for p, _ in meant),

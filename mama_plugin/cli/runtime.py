@@ -78,15 +78,13 @@ def cmd_models(args: argparse.Namespace) -> int:
         dim = json.loads((path / "config.json").read_text())["hidden_size"]
     elif builtin == "embeddinggemma":
         from ..embeddings.gemma import ensure
-        from ..embeddings.ggufmeta import read_model_keys
+        from ..embeddings.resolve import describe
 
         say = (lambda _: None) if args.json else (lambda line: print(line, flush=True))
         path, built = ensure(args.config, say=say)
-        name, source = "embeddinggemma-300m", "built" if built else "cache"
+        described = describe(path, "built" if built else "cache")
+        name, source, dim = described.name, described.source, described.dim
         how = "just built from its PyPI wheels" if built else "from the model cache"
-        meta = read_model_keys(path, [], ["embedding_length"])
-        length = meta.get("gemma-embedding.embedding_length")
-        dim = length if isinstance(length, int) else None
     else:
         from ..embeddings import resolve_model
 

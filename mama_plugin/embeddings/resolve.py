@@ -57,17 +57,30 @@ def resolve_model(config: Config) -> ResolvedModel:
                 "or clear it (`mama config set embedding_model_path ''`) to use the built-in "
                 f"{MODEL_NAME}"
             )
-        return _describe(path, "config", key="embedding_model_path")
+        return describe(path, "config", key="embedding_model_path")
 
     cached = cache_path(config)
     if is_model_file(cached):
-        return _describe(cached, "cache")
+        return describe(cached, "cache")
     built = ensure_model(cached)
     # Another process may have finished the same build while this one waited for the lock.
-    return _describe(cached, "built" if built else "cache")
+    return describe(cached, "built" if built else "cache")
 
 
-def _describe(path: Path, source: Source, *, key: str | None = None) -> ResolvedModel:
+def llama_model_file(config: Config) -> Path:
+    """The GGUF llama.cpp loads for the configured model: EmbeddingGemma's once ``mama models``
+    built it (EmbeddingError naming that command until then), else :func:`resolve_model`'s."""
+    if not config.settings.embedding_model_path and (
+        config.settings.embedding_model == "embeddinggemma"
+    ):
+        from .gemma import model_path
+
+        return model_path(config)
+    return resolve_model(config).path
+
+
+def describe(path: Path, source: Source, *, key: str | None = None) -> ResolvedModel:
+    """A GGUF embedding model's name and dimension, read from its header."""
     try:
         meta = read_model_keys(path, ["general.name"], ["embedding_length"])
     except (OSError, ValueError) as exc:
@@ -111,9 +124,4 @@ def open_embedder(config: Config, *, threads: int | None = None) -> Any:
         from .mpnet import open_mpnet
 
         return open_mpnet(models_dir(config))
-    if builtin == "embeddinggemma":
-        from .gemma import model_path
-
-        return Embedder(model_path(config), threads=chosen)
-    resolved = resolve_model(config)
-    return Embedder(resolved.path, threads=chosen)
+    return Embedder(llama_model_file(config), threads=chosen)
