@@ -97,7 +97,7 @@ def embedder(args: argparse.Namespace, *, one_thread: bool = False) -> Embedding
     from mama_plugin.embeddings import open_embedder
 
     one = one_thread and not args.config.settings.embedding_threads
-    model: EmbeddingModel = open_embedder(args.config, threads=1 if one else None)
+    model: EmbeddingModel = open_embedder(args.config, threads=1 if one else None, hold=True)
     return model
 
 

@@ -185,12 +185,14 @@ def test_llama_cpps_log_stays_off_stderr_after_the_whole_package_loads(built_mod
     which prints every llama.cpp line to stderr: MAMA's callback is installed again."""
     script = (
         "import sys\n"
-        "from mama_plugin.embeddings.embedder import Embedder, install_log_callback\n"
+        "from mama_plugin.embeddings.embedder import Embedder\n"
+        "from mama_plugin.embeddings.process import install_log_callback\n"
         "e = Embedder(sys.argv[1], threads=1)\n"
         "import llama_cpp\n"
         "llama_cpp.Llama  # the whole package: its logger takes llama.cpp's log\n"
         "install_log_callback(llama_cpp)  # as the assist runtime does before its load\n"
-        "e.close()  # freeing the context logs it\n"
+        "e.embed(['x'])  # a call's context, opened and freed, logs\n"
+        "e.close()\n"
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     done = subprocess.run([sys.executable, "-c", script, str(built_model)], env=env,

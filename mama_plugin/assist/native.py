@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import ctypes
 from collections.abc import Iterator
 from typing import Any
 
@@ -29,12 +28,3 @@ def without_weight_repacking(llama_cpp: Any) -> Iterator[None]:
         yield
     finally:
         module.llama_model_default_params = original
-
-
-def return_freed_heap() -> None:
-    """``malloc_trim(0)``: free heap pages back to the system; nothing where libc lacks it."""
-    try:
-        trim = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):  # not glibc (macOS, musl)
-        return
-    trim(0)

@@ -32,10 +32,15 @@ from typing import Any, Generic, Protocol, TypeVar
 import pydantic
 
 from ..config import Config
-from ..embeddings.embedder import available_cores, install_log_callback, log_tail
+from ..embeddings.process import (
+    available_cores,
+    install_log_callback,
+    log_tail,
+    return_freed_heap,
+)
 from .gate import HookGate
 from .model_file import AssistUnavailable, resolve_model
-from .native import return_freed_heap, without_weight_repacking
+from .native import without_weight_repacking
 
 log = logging.getLogger("mama.assist")
 M = TypeVar("M", bound=pydantic.BaseModel)

@@ -180,6 +180,6 @@ def _embedder(config: Config) -> Any:
     try:
         from ..embeddings import open_embedder
 
-        return open_embedder(config)
+        return open_embedder(config, hold=True)
     except MamaError:
         return None

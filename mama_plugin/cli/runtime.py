@@ -123,7 +123,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     from ..services.indexing import drain, reindex
 
     with open_store(args) as store:
-        embedder = open_embedder(args.config)
+        embedder = open_embedder(args.config, hold=True)
         started = time.perf_counter()
         # After a model change only a whole re-embedding helps (the queue's vectors would not
         # fit beside the old ones): the mismatch error tells the user to run this command.

@@ -38,7 +38,7 @@ def optional_embedder(args: argparse.Namespace, *, without: str) -> Any:
     from ..embeddings import EmbeddingError, open_embedder
 
     try:  # the user's model cache (built once from the bundled package)
-        return open_embedder(args.config)
+        return open_embedder(args.config, hold=True)  # a command's process: it exits
     except EmbeddingError as exc:
         print(f"mama: no embedding model ({exc}); {without}", file=sys.stderr)
         return None

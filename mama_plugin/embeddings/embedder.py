@@ -14,7 +14,6 @@ An :class:`Embedder` is safe to share between threads: calls are serialised by a
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import ctypes
 import math
@@ -28,6 +27,14 @@ from typing import Any
 from .errors import EmbeddingError
 from .ggufmeta import read_metadata, read_model_keys
 from .native import bindings
+from .process import (
+    available_cores,
+    drop_mapped_pages,
+    forget_log,
+    install_log_callback,
+    log_tail,
+    return_freed_heap,
+)
 
 # Tokens per llama.cpp call. A BERT sees the whole call at once (attention spans the batch,
 # masked per text), so the cost grows with its square: 512 packs dozens of short texts per
@@ -42,15 +49,14 @@ MAX_TEXT_TOKENS = 2048
 # tokens per call and per text (each row is 1 MB: a 2,048-token call held 2.2 GB).
 OUTPUT_BYTES = 128 << 20
 MIN_BATCH_TOKENS = 128
+# Smallest context a call opens: a call's context is sized to its tokens (a power of two from
+# here up to the batch), so a short prompt's costs EmbeddingGemma 32 MB and ~20 ms, not 128 MB
+# and ~80 ms.
+MIN_CALL_TOKENS = 32
 
 _POOLING = {"mean": 1, "cls": 2, "last": 3}
 _PROMPT_KEYS = ("mama.prompt.query", "mama.prompt.document", "general.file_type")
 _UNQUANTIZED = (None, 0, 1)  # general.file_type: unknown, all F32, mostly F16
-# ggml_log_level values (ggml.h)
-_GGML_LOG_WARN, _GGML_LOG_ERROR, _GGML_LOG_CONT = 3, 4, 5
-_recent_log: collections.deque[str] = collections.deque(maxlen=8)
-_log_callback: Any = None
-_log_lock = threading.Lock()
 
 
 class Embedder:
@@ -59,6 +65,13 @@ class Embedder:
     ``threads=0`` uses every core available to the process. Raises :class:`EmbeddingError`
     when the file is missing, is not GGUF, cannot be loaded or is not an embedding model.
     Call :meth:`close` (or use it as a context manager) to free the model early.
+
+    Between calls it rests: each call opens a llama.cpp context sized to its tokens and frees
+    it, and lets go of the model file's pages (:func:`.process.drop_mapped_pages`), so a
+    long-lived process (the MCP server) holds little more than the weights' bookkeeping
+    between prompts: EmbeddingGemma ~55 MB instead of ~510, MiniLM ~35 instead of ~120. A
+    call pays for it (EmbeddingGemma ~20–80 ms, MiniLM ~5). ``hold=True`` keeps one
+    full-size context and the pages between calls, for a process that embeds in bulk.
     """
 
     def __init__(
@@ -67,11 +80,14 @@ class Embedder:
         *,
         threads: int = 0,
         batch_tokens: int = DEFAULT_BATCH_TOKENS,
+        hold: bool = False,
     ) -> None:
         self.path = Path(path)
+        self.hold = hold
         self._lock = threading.Lock()
         self._model: Any = None
         self._ctx: Any = None
+        self._ctx_tokens = 0
         meta = _read_header(self.path)
         arch = str(meta["general.architecture"])
         self.name = str(meta.get("general.name") or self.path.stem)
@@ -93,7 +109,9 @@ class Embedder:
 
         n_batch = max(min(int(n_ctx_train), MAX_TEXT_TOKENS), int(batch_tokens))
         quantized = meta.get("general.file_type") not in _UNQUANTIZED
-        n_batch = self._load(n_batch, threads or available_cores(), pooling, quantized)
+        self._threads = threads or available_cores()
+        self._pooling = pooling
+        n_batch = self._load(n_batch, quantized)
         self.dim = int(llama_cpp.llama_model_n_embd(self._model))
         # One text may not exceed the positions the model was trained on (or one llama call).
         self.max_tokens = min(int(llama_cpp.llama_model_n_ctx_train(self._model)), n_batch)
@@ -102,6 +120,7 @@ class Embedder:
         self._vocab = llama_cpp.llama_model_get_vocab(self._model)
         self._init_batch(n_batch)
         self._n_tail = self._count_tail_specials()
+        self._rest()
 
     # -- public API -------------------------------------------------------------------------
 
@@ -130,19 +149,29 @@ class Embedder:
             self._check_open()
             token_lists = [self._tokenize(prompt + text) for text in texts]
             vectors = [[0.0] * self.dim for _ in texts]
-            pending: list[int] = []
+            calls: list[list[int]] = []
             n_pending = 0
             for index, tokens in enumerate(token_lists):
                 if not tokens:
                     continue  # nothing to embed: the zero vector stands
-                full = n_pending + len(tokens) > self._n_batch or len(pending) >= self._n_seq_max
-                if pending and full:
-                    self._run(pending, token_lists, vectors)
-                    pending, n_pending = [], 0
-                pending.append(index)
+                if (
+                    not calls
+                    or n_pending + len(tokens) > self._n_batch
+                    or len(calls[-1]) >= self._n_seq_max
+                ):
+                    calls.append([])
+                    n_pending = 0
+                calls[-1].append(index)
                 n_pending += len(tokens)
-            if pending:
-                self._run(pending, token_lists, vectors)
+            if not calls:
+                return vectors
+            longest = max(sum(len(token_lists[i]) for i in call) for call in calls)
+            try:
+                self._open_context(longest)
+                for call in calls:
+                    self._run(call, token_lists, vectors)
+            finally:
+                self._rest()
         return vectors
 
     def embed_one(self, text: str) -> list[float]:
@@ -158,9 +187,7 @@ class Embedder:
     def close(self) -> None:
         """Free the llama.cpp context and model; later calls raise :class:`EmbeddingError`."""
         with self._lock:
-            if self._ctx is not None:
-                self._llama.llama_free(self._ctx)
-                self._ctx = None
+            self._free_context()
             if self._model is not None:
                 self._llama.llama_model_free(self._model)
                 self._model = None
@@ -182,10 +209,10 @@ class Embedder:
 
     # -- loading ----------------------------------------------------------------------------
 
-    def _load(self, n_batch: int, threads: int, pooling: int, quantized: bool) -> int:
-        """Load the model and its context; return the tokens a call may hold."""
+    def _load(self, n_batch: int, quantized: bool) -> int:
+        """Load the model and a full-size context; return the tokens a call may hold."""
         llama = self._llama
-        _recent_log.clear()
+        forget_log()
         model_params = llama.llama_model_default_params()
         model_params.n_gpu_layers = 0
         # No repacked copies of quantized weights (AMX, CPU repack): they are anonymous memory
@@ -203,23 +230,12 @@ class Embedder:
             )
         n_vocab = int(llama.llama_vocab_n_tokens(llama.llama_model_get_vocab(self._model)))
         n_batch = max(MIN_BATCH_TOKENS, min(n_batch, OUTPUT_BYTES // (4 * max(n_vocab, 1))))
-        params = llama.llama_context_default_params()
-        params.n_ctx = n_batch
-        params.n_batch = n_batch
-        # Non-causal attention needs every text of a call in one micro-batch.
-        params.n_ubatch = n_batch
-        params.n_seq_max = min(n_batch, int(llama.llama_max_parallel_sequences()))
-        params.kv_unified = True
-        params.n_threads = threads
-        params.n_threads_batch = threads
-        params.embeddings = True
-        params.pooling_type = pooling
-        params.no_perf = True
-        self._ctx = llama.llama_init_from_model(self._model, params)
-        if not self._ctx:
-            self._ctx = None
+        self._n_batch = n_batch
+        try:
+            self._open_context(n_batch)
+        except EmbeddingError:
             self.close()
-            raise EmbeddingError(f"llama.cpp cannot create a context for {self.path}{log_tail()}")
+            raise
         if llama.llama_pooling_type(self._ctx) not in _POOLING.values():
             self.close()
             raise EmbeddingError(
@@ -227,6 +243,48 @@ class Embedder:
                 "set embedding_model_path to a sentence-embedding GGUF model"
             )
         return n_batch
+
+    def _open_context(self, tokens: int) -> None:
+        """Have a context that holds a call of ``tokens`` (sized to a power of two from
+        :data:`MIN_CALL_TOKENS` to the batch; the full batch when holding)."""
+        size = MIN_CALL_TOKENS
+        while size < tokens:
+            size *= 2
+        size = self._n_batch if self.hold else min(size, self._n_batch)
+        if self._ctx is not None and self._ctx_tokens >= size:
+            return
+        self._free_context()
+        llama = self._llama
+        params = llama.llama_context_default_params()
+        params.n_ctx = size
+        params.n_batch = size
+        # Non-causal attention needs every text of a call in one micro-batch.
+        params.n_ubatch = size
+        params.n_seq_max = min(size, int(llama.llama_max_parallel_sequences()))
+        params.kv_unified = True
+        params.n_threads = self._threads
+        params.n_threads_batch = self._threads
+        params.embeddings = True
+        params.pooling_type = self._pooling
+        params.no_perf = True
+        self._ctx = llama.llama_init_from_model(self._model, params)
+        if not self._ctx:
+            self._ctx = None
+            raise EmbeddingError(f"llama.cpp cannot create a context for {self.path}{log_tail()}")
+        self._ctx_tokens = size
+
+    def _free_context(self) -> None:
+        if self._ctx is not None:
+            self._llama.llama_free(self._ctx)
+            self._ctx = None
+            self._ctx_tokens = 0
+
+    def _rest(self) -> None:
+        """Between calls: free the context and the file's pages, unless holding them."""
+        if not self.hold:
+            self._free_context()
+            return_freed_heap()
+            drop_mapped_pages(self.path)
 
     def _init_batch(self, capacity: int) -> None:
         # The batch lives in ctypes arrays this object owns: filling it is a few slice
@@ -259,7 +317,7 @@ class Embedder:
     # -- embedding --------------------------------------------------------------------------
 
     def _check_open(self) -> None:
-        if self._ctx is None:
+        if self._model is None:
             raise EmbeddingError(f"the embedder for {self.path} was closed")
 
     def _tokenize(self, text: str, *, truncate: bool = True) -> list[int]:
@@ -342,46 +400,3 @@ def _missing(exc: ImportError) -> EmbeddingError:
 def _pooling_of(value: Any) -> int:
     """The model's own pooling (mean / CLS / last token); mean when it declares none."""
     return int(value) if value in _POOLING.values() else _POOLING["mean"]
-
-
-def available_cores() -> int:
-    """How many cores this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def install_log_callback(llama_cpp: Any) -> None:
-    """Route llama.cpp's log into a small ring buffer instead of stderr (process-wide).
-
-    Installed again on every call: importing ``llama_cpp.llama`` (which the embedder's bare
-    bindings leave for later, :mod:`.native`) sets llama-cpp-python's own logger, which
-    prints to stderr.
-    """
-    global _log_callback
-    with _log_lock:
-        if _log_callback is not None:
-            llama_cpp.llama_log_set(_log_callback, ctypes.c_void_p(0))
-            return
-
-        kept = [False]  # whether the previous message was kept (for continuation lines)
-
-        def _collect(level: int, text: bytes, user_data: Any) -> None:
-            line = text.decode("utf-8", errors="replace").strip()
-            if level == _GGML_LOG_CONT:
-                if kept[0] and _recent_log and line:
-                    _recent_log[-1] += " " + line
-                return
-            kept[0] = level in (_GGML_LOG_WARN, _GGML_LOG_ERROR)
-            if kept[0] and line:
-                _recent_log.append(line)
-
-        _log_callback = llama_cpp.llama_log_callback(_collect)
-        llama_cpp.llama_log_set(_log_callback, ctypes.c_void_p(0))
-
-
-def log_tail() -> str:
-    """The last llama.cpp warnings, as a parenthesised suffix for an error message ("" if none)."""
-    lines = [line for line in _recent_log if line]
-    return f" (llama.cpp: {'; '.join(lines[-3:])})" if lines else ""

@@ -100,7 +100,7 @@ def _positive_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
-def open_embedder(config: Config, *, threads: int | None = None) -> Any:
+def open_embedder(config: Config, *, threads: int | None = None, hold: bool = False) -> Any:
     """Resolve the configured model (building it if needed) and load it; returns an Embedder.
 
     ``embedding_model = multilingual-e5`` (and no ``embedding_model_path``) loads
@@ -111,6 +111,8 @@ def open_embedder(config: Config, *, threads: int | None = None) -> Any:
     GGUF (:mod:`.gemma`; multilingual, run by llama.cpp).
 
     ``threads`` overrides ``embedding_threads`` (None: the config's; 0: all cores).
+    ``hold``: keep llama.cpp's context and the file's pages between calls (a process that
+    embeds in bulk and exits); by default the model rests between calls (:class:`.Embedder`).
     """
     from .embedder import Embedder
 
@@ -124,4 +126,4 @@ def open_embedder(config: Config, *, threads: int | None = None) -> Any:
         from .mpnet import open_mpnet
 
         return open_mpnet(models_dir(config))
-    return Embedder(llama_model_file(config), threads=chosen)
+    return Embedder(llama_model_file(config), threads=chosen, hold=hold)

@@ -96,8 +96,10 @@ def load_model(config: Config) -> Any:
     One short text at a time: one thread unless ``embedding_threads`` says otherwise. With
     two on a busy two-core machine (load 7.9) llama.cpp's spinning barrier made an embedding
     4x slower (median 110 vs 25 ms) and the first one take 2.8 s (vs 0.03 s). llama.cpp's
-    first call sets up its compute graph (~0.1 s, ~0.8 s on a busy machine): paid here, not
-    by the first prompt or the first save.
+    first context sets up its compute graph (~0.1 s, ~0.8 s on a busy machine): paid here,
+    not by the first prompt or the first save. Between calls the model rests (each call
+    opens a context sized to it, :class:`.embeddings.Embedder`): a server waiting for the
+    next prompt holds ~50 MB of the model, not ~120 (MiniLM) or ~510 (EmbeddingGemma).
     """
     from ..embeddings import open_embedder
 
