@@ -233,8 +233,8 @@ def test_a_project_s_decisions_are_listed_once_and_a_paraphrase_reaches_its_deci
             save_decision(store, project_key(project), {"topic": topic, "decision": decision,
                                                          "reasoning": why})  # fmt: skip
     _seed(project, mama_home)
-    if model == "embeddinggemma":  # as a user who switched runs `mama reindex`: its ~0.1 s per
-        _reindex()  # memory would not all fit in the server's first second
+    if model == "embeddinggemma":  # embedded beforehand, as in a store long in use: at ~0.1 s
+        _reindex()  # a memory, the server would still be embedding them at the second prompt
     meant = [*PARAPHRASES, KOREAN_PARAPHRASE, KOREAN_OTHER_WORDS]
     # The first prompt is unrelated: on a loaded machine it may beat the model's warm-up.
     fake = _session(project, home, ["fix the typo in the README", *(p for p, _ in meant),

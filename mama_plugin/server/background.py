@@ -25,11 +25,13 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
+from ..config import Config
 from ..errors import MamaError
 from ..services import indexing
+from ..storage.vectors import EmbeddingMismatchError
 from ..team.follow import follow_in_background
 from .lines_job import waiting, write_lines
-from .preload import EXIT_DRAIN_S, adopt, drain_now
+from .preload import EXIT_DRAIN_S, adopt, drain_now, model_choice
 from .queues import Handoff
 from .share_sync import import_shared_in_background
 from .state import State
@@ -110,7 +112,17 @@ async def index_in_background(state: State) -> None:
 
     def step() -> int:
         store, embedder = state.store, state.embedder
-        store.vectors.check_model(embedder.name, embedder.dim)
+        try:
+            store.vectors.check_model(embedder.name, embedder.dim)
+        except EmbeddingMismatchError:
+            if not _still_chosen(state):
+                raise  # a server of the old choice: the new one's re-embeds
+            log.warning(
+                "the store's vectors came from %s: re-embedding every memory with %s",
+                store.vectors.recorded_model()[0],
+                embedder.name,
+            )
+            store.vectors.reset(embedder.name, embedder.dim)
         # This project's memories first: a backlog elsewhere must not hold up a fresh save.
         return indexing.embed_batch(
             store, embedder, DRAIN_BATCH, project=state.project
@@ -121,7 +133,7 @@ async def index_in_background(state: State) -> None:
             try:
                 if await anyio.to_thread.run_sync(step):
                     continue  # more may wait: the next batch at once
-            except MamaError as exc:  # e.g. a model mismatch: needs `mama reindex`
+            except MamaError as exc:  # e.g. the vectors of a model chosen since this loaded
                 log.warning("embedding paused: %s", exc)
                 await anyio.sleep(60)
             except Exception:
@@ -130,6 +142,16 @@ async def index_in_background(state: State) -> None:
             with anyio.move_on_after(DRAIN_IDLE_S):  # a save here wakes it sooner
                 await wakes.receive()
                 _with_waiting("", wakes)  # the next step serves every wake-up waiting now
+
+
+def _still_chosen(state: State) -> bool:
+    """Whether the home's config, read now, still chooses the model this server loaded.
+
+    After ``embedding_model`` changed, the new model's server re-embeds the store; a server
+    of the old choice, still running, must not re-embed it back (each would drop the
+    other's vectors in turn): it pauses until its session ends.
+    """
+    return model_choice(Config(state.config.home, strict=False)) == state.embedder_chosen_by
 
 
 async def drain_before_exit(state: State, budget_s: float = EXIT_DRAIN_S) -> int:

@@ -148,6 +148,12 @@ class Preload:
         return self._embedder
 
 
+def model_choice(config: Config) -> tuple[str, str]:
+    """The settings that choose the embedding model: its name and its own GGUF path."""
+    settings = config.settings
+    return settings.embedding_model, settings.embedding_model_path
+
+
 def adopt(state: State) -> None:
     """Take the embedder (``state.preload``'s, else loaded now), then embed the project's
     leftovers; set ``state.embedder_ready`` whatever happens (blocking, for a thread)."""
@@ -156,8 +162,11 @@ def adopt(state: State) -> None:
         if state.preload is not None:  # loading since the front answered initialize
             embedder = state.preload.result()
             started = state.preload.started
+            chosen_by = model_choice(state.preload.config)
         else:
             embedder = load_model(state.config)
+            chosen_by = model_choice(state.config)
+        state.embedder_chosen_by = chosen_by
         state.embedder = embedder
         loaded = time.monotonic()
         done = _leftovers(state, embedder)

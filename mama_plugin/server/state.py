@@ -47,6 +47,10 @@ class State:
         )
         self._store: Store | None = None
         self.embedder: Any = None  # None until loaded, and for good when there is no model
+        # The settings the embedder was chosen by (embedding_model, embedding_model_path): a
+        # store whose vectors are another model's is re-embedded only while the home's config
+        # still names this one (:func:`.background.index_in_background`).
+        self.embedder_chosen_by: tuple[str, str] = ("", "")
         # Set once the embedder is loaded (and this project's leftovers embedded) or cannot
         # load; a prompt waits on it, bounded, only while a loader runs (embedder_loading).
         self.embedder_ready = threading.Event()
