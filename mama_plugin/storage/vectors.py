@@ -58,7 +58,8 @@ class Vectors(Repository):
             raise EmbeddingMismatchError(
                 f"the store's vectors come from {recorded or 'another model'} ({recorded_dim} "
                 f"dimensions) but the configured model is {name} ({dim} dimensions); "
-                "run `mama reindex` to re-embed every memory with the new model"
+                "run `mama reindex` to re-embed every memory with the new model (a session's "
+                "server started since the change does it by itself)"
             )
 
     def reset(self, name: str, dim: int) -> None:
