@@ -139,3 +139,18 @@ def test_configure_lists_what_gc_removes_and_what_is_flagged_and_may_run_them(
     assert all(f'Bash(sh "/plug/bin/mama" {run}:*)' in alias for run in CONFIGURE_RUNS)
     gc = (root / "commands/gc.md").read_text(encoding="utf-8")
     assert f"Bash({mama} verify --list:*)" in gc and f"`{mama} verify --list`" in gc
+
+
+def test_configure_names_every_embedding_model_a_user_can_choose() -> None:
+    from mama_plugin.settings import Settings
+
+    root = Path(__file__).resolve().parents[1]
+    body = (root / "commands/configure.md").read_text(encoding="utf-8")
+    assert "models (embedding_model," in body
+    parse = Settings.__dataclass_fields__["embedding_model"].metadata["parse"]
+    with pytest.raises(ValueError, match="must be one of") as refused:
+        parse("no such model")
+    choices = str(refused.value).removeprefix("must be one of ").split(", ")
+    assert "minilm" in choices and "embeddinggemma" in choices
+    for choice in choices:
+        assert f"`{choice}`" in body, choice
