@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import EmbeddingError
-from .ggufmeta import read_metadata, read_model_keys
+from .ggufmeta import read_embedding_header
 from .native import bindings
 from .process import (
     available_cores,
@@ -55,7 +55,6 @@ MIN_BATCH_TOKENS = 128
 MIN_CALL_TOKENS = 32
 
 _POOLING = {"mean": 1, "cls": 2, "last": 3}
-_PROMPT_KEYS = ("mama.prompt.query", "mama.prompt.document", "general.file_type")
 _UNQUANTIZED = (None, 0, 1)  # general.file_type: unknown, all F32, mostly F16
 
 
@@ -89,7 +88,7 @@ class Embedder:
         self._model: Any = None
         self._ctx: Any = None
         self._ctx_tokens = 0
-        meta = _read_header(self.path)
+        meta = read_embedding_header(self.path)
         arch = str(meta["general.architecture"])
         self.name = str(meta.get("general.name") or self.path.stem)
         pooling = _pooling_of(meta.get(f"{arch}.pooling_type"))
@@ -370,25 +369,6 @@ def unit(vector: array[float]) -> list[float]:
     if norm <= 0:
         return vector.tolist()
     return array("f", (x / norm for x in vector)).tolist()
-
-
-def _read_header(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise EmbeddingError(
-            f"embedding model {path} does not exist; fix the config key embedding_model_path "
-            "or clear it to use the built-in all-MiniLM-L6-v2"
-        )
-    try:
-        meta = read_model_keys(path, ["general.name"], ["pooling_type", "context_length"])
-        if meta.get("general.architecture") not in (None, "bert"):
-            # Prompts ride with models other than BERT (EmbeddingGemma). Not looked for in a
-            # BERT file: a key it lacks would make the read walk its whole vocabulary.
-            meta.update(read_metadata(path, _PROMPT_KEYS))
-    except (OSError, ValueError) as exc:
-        raise EmbeddingError(f"cannot read embedding model {path}: {exc}") from exc
-    if not isinstance(meta.get("general.architecture"), str):
-        raise EmbeddingError(f"{path} names no architecture; is it a llama.cpp GGUF model?")
-    return meta
 
 
 def _missing(exc: ImportError) -> EmbeddingError:

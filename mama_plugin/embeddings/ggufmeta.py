@@ -10,10 +10,14 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
+
+from .errors import EmbeddingError
 
 GGUF_MAGIC = b"GGUF"
 _VERSIONS = (2, 3)
+# Read beside a model other than BERT: its task prompts and its file type (quantized or not).
+_PROMPT_KEYS = ("mama.prompt.query", "mama.prompt.document", "general.file_type")
 
 # GGUF value types: id -> struct format of a fixed-size scalar.
 _SCALARS = {
@@ -124,3 +128,25 @@ def _skip_array(handle: BinaryIO) -> None:
         if fmt is None:
             raise ValueError(f"unknown GGUF array item type {item_type}")
         handle.seek(struct.calcsize(fmt) * count, 1)
+
+
+def read_embedding_header(path: Path) -> dict[str, Any]:
+    """What an embedding model's GGUF says of itself: architecture, name, pooling, context
+    length, file type and, beside a model other than BERT, its task prompts; raises
+    :class:`.errors.EmbeddingError` saying what to fix."""
+    if not path.is_file():
+        raise EmbeddingError(
+            f"embedding model {path} does not exist; fix the config key embedding_model_path "
+            "or clear it to use the built-in all-MiniLM-L6-v2"
+        )
+    try:
+        meta = read_model_keys(path, ["general.name"], ["pooling_type", "context_length"])
+        if meta.get("general.architecture") not in (None, "bert"):
+            # Prompts ride with models other than BERT (EmbeddingGemma). Not looked for in a
+            # BERT file: a key it lacks would make the read walk its whole vocabulary.
+            meta.update(read_metadata(path, _PROMPT_KEYS))
+    except (OSError, ValueError) as exc:
+        raise EmbeddingError(f"cannot read embedding model {path}: {exc}") from exc
+    if not isinstance(meta.get("general.architecture"), str):
+        raise EmbeddingError(f"{path} names no architecture; is it a llama.cpp GGUF model?")
+    return meta
