@@ -117,12 +117,15 @@ async def index_in_background(state: State) -> None:
         except EmbeddingMismatchError:
             if not _still_chosen(state):
                 raise  # a server of the old choice: the new one's re-embeds
-            log.warning(
-                "the store's vectors came from %s: re-embedding every memory with %s",
-                store.vectors.recorded_model()[0],
-                embedder.name,
-            )
-            store.vectors.reset(embedder.name, embedder.dim)
+            with store.transaction():  # another server of the new choice may have just reset
+                recorded = store.vectors.recorded_model()
+                if recorded != (embedder.name, embedder.dim):
+                    log.warning(
+                        "the store's vectors came from %s: re-embedding every memory with %s",
+                        recorded[0],
+                        embedder.name,
+                    )
+                    store.vectors.reset(embedder.name, embedder.dim)
         # This project's memories first: a backlog elsewhere must not hold up a fresh save.
         return indexing.embed_batch(
             store, embedder, DRAIN_BATCH, project=state.project

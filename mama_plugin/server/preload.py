@@ -99,7 +99,8 @@ def load_model(config: Config) -> Any:
     first context sets up its compute graph (~0.1 s, ~0.8 s on a busy machine): paid here,
     not by the first prompt or the first save. Between calls the model rests (each call
     opens a context sized to it, :class:`.embeddings.Embedder`): a server waiting for the
-    next prompt holds ~50 MB of the model, not ~120 (MiniLM) or ~510 (EmbeddingGemma).
+    next prompt holds ~50–60 MB of the model, not ~125 (MiniLM) or ~510 (EmbeddingGemma),
+    and each call pays for its context (a prompt: MiniLM ~9 ms, EmbeddingGemma ~20–40).
     """
     from ..embeddings import open_embedder
 
