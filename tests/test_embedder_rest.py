@@ -66,8 +66,9 @@ def test_between_calls_the_model_holds_no_context_and_none_of_its_files_pages(
     # Resting: none of it after the load, none after a short and a 512-token call.
     assert resting["seen"]["loaded"] < size_kb * 0.05, resting["seen"]
     assert resting["seen"]["called"] < size_kb * 0.05, resting["seen"]
-    # No full-size context kept: MiniLM's holds ~30 MB (its logits rows for 512 tokens).
-    assert holding["seen"]["anon"] - resting["seen"]["anon"] > 20_000
+    # No full-size context kept: MiniLM's held ~36 MB more here (its compute buffers and the
+    # touched part of its logits rows for 512 tokens).
+    assert holding["seen"]["anon"] - resting["seen"]["anon"] > 10_000
     # The same vectors either way.
     assert resting["vectors"] == holding["vectors"]
 
