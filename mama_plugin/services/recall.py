@@ -195,7 +195,7 @@ def recall(
         try:
             store.vectors.check_model(embedder.name, embedder.dim)
             vector, model = query_vector_of(embedder, prompt[:EMBED_CHARS]), embedder.name
-        except MamaError:  # vectors from another model: keywords only until `mama reindex`
+        except MamaError:  # another model's vectors: keywords until they are re-embedded
             vector = None
     found.used_vectors = vector is not None
     # Read before the candidates: views embedded for text erased after this are not kept.

@@ -2,7 +2,8 @@
 
 The model that produced the vectors is recorded in ``meta`` (``embedding_model``,
 ``embedding_dim``). Vectors from another model are meaningless next to these, so a mismatch
-is an error that says to run ``mama reindex``.
+is an error that says to run ``mama reindex`` (a server of the new model re-embeds by itself:
+:func:`..server.background.index_in_background`).
 """
 
 from __future__ import annotations
