@@ -9,8 +9,9 @@ more of the same kind of memories. Links are not copied; traversal is timed on t
 Vectors: the real model embeds a pool of the store's own texts; every memory gets a blend of
 two pool vectors plus a little noise, normalised. Not real embeddings of its text, but spread
 between real ones (not ``POOL`` tight clusters), so that a quantised search is judged
-against the exact one on a plausible layout. Benchmarks only (a bench module may use
-``store.conn``).
+against the exact one on a plausible layout. The views prompt recall also compares (topic,
+line) get their real vectors (:func:`fill_views`), as saved memories have them. Benchmarks
+only (a bench module may use ``store.conn``).
 """
 
 from __future__ import annotations
@@ -78,6 +79,20 @@ def fill_vectors(store: Store, embedder: EmbeddingModel, *, seed: int = 11) -> A
         vectors = blend(pool, len(chunk), rng)
         store.vectors.put(list(zip(chunk, vectors.tolist(), strict=True)))
     return pool
+
+
+def fill_views(store: Store, embedder: EmbeddingModel) -> int:
+    """Store the vectors of the views prompt recall also compares (a memory's topic and its
+    line), as a save's embedding does (``indexing.embed_batch``); returns how many were
+    embedded. Real embeddings: the copies share their originals' texts, so embedding the
+    saved base's views covers them all. Without them, a prompt's first recall of each
+    candidate embedded its views on the spot, a cost no real store pays."""
+    from mama_plugin.services.indexing import narrative_text
+    from mama_plugin.services.recall_views import index_views
+
+    rows = store.conn.execute("SELECT seq FROM memories WHERE id NOT LIKE '%~%' ORDER BY seq")
+    records = store.memories.get_by_seq(int(r[0]) for r in rows.fetchall())  # type: ignore[arg-type]
+    return index_views(store, embedder, [(m, narrative_text(store, m)) for m in records.values()])
 
 
 def blend(pool: Any, n: int, rng: Any) -> Any:

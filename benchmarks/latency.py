@@ -53,7 +53,10 @@ def build(store: Store, n: int, embedder: EmbeddingModel | None) -> tuple[list[s
     ids = save_generated(store, PROJECT, min(n, SAVED))
     if n > SAVED:
         bulk.grow(store, n)
-    pool = bulk.fill_vectors(store, embedder) if embedder is not None else None
+    pool = None
+    if embedder is not None:
+        pool = bulk.fill_vectors(store, embedder)
+        bulk.fill_views(store, embedder)
     return ids, pool
 
 
