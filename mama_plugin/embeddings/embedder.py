@@ -28,6 +28,7 @@ from .errors import EmbeddingError
 from .ggufmeta import read_embedding_header
 from .native import bindings
 from .process import (
+    MAPPINGS_LOCK,
     available_cores,
     drop_mapped_pages,
     forget_log,
@@ -189,7 +190,8 @@ class Embedder:
         with self._lock:
             self._free_context()
             if self._model is not None:
-                self._llama.llama_model_free(self._model)
+                with MAPPINGS_LOCK:  # unmaps the file: not while its pages are being dropped
+                    self._llama.llama_model_free(self._model)
                 self._model = None
 
     def __enter__(self) -> Embedder:

@@ -22,6 +22,10 @@ _log_callback: Any = None
 _log_lock = threading.Lock()
 _DROP = 4  # MADV_DONTNEED, Linux's value (asm-generic/mman-common.h)
 _madvise: Any = None
+# Held while a model file's mappings are read and advised, and while an embedder frees its
+# model (which unmaps its file): a range read from /proc/self/maps cannot be unmapped and
+# reused by other memory (which MADV_DONTNEED would zero) before it is advised.
+MAPPINGS_LOCK = threading.Lock()
 
 
 def available_cores() -> int:
@@ -83,19 +87,22 @@ def drop_mapped_pages(path: str | os.PathLike[str]) -> int:
     (``/proc/self/maps``); elsewhere, or on any failure, nothing happens.
     """
     target = os.path.realpath(path)
-    try:
-        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
-            spans = [
-                [int(x, 16) for x in fields[0].split("-")]
-                for fields in (line.split(maxsplit=5) for line in maps)
-                if len(fields) == 6 and fields[5].rstrip("\n") == target and "w" not in fields[1]
-            ]
-    except OSError:
-        return 0
     madvise = _libc_madvise()
     if madvise is None:
         return 0
-    return sum(end - start for start, end in spans if madvise(start, end - start, _DROP) == 0)
+    with MAPPINGS_LOCK:
+        try:
+            with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+                spans = [
+                    [int(x, 16) for x in fields[0].split("-")]
+                    for fields in (line.split(maxsplit=5) for line in maps)
+                    if len(fields) == 6
+                    and fields[5].rstrip("\n") == target
+                    and "w" not in fields[1]
+                ]
+        except OSError:
+            return 0
+        return sum(end - start for start, end in spans if madvise(start, end - start, _DROP) == 0)
 
 
 def _libc_madvise() -> Any:
