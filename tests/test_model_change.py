@@ -3,6 +3,7 @@ the old choice, still running, leaves it alone."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -62,7 +63,11 @@ def old_store(state: State, embedder: Embedder) -> State:
     return state
 
 
-def _serve(state: State, until: threading.Event) -> Iterator[None]:
+@contextlib.contextmanager
+def _serve(state: State) -> Iterator[None]:
+    """The server's indexer on its own event loop thread, until the block ends."""
+    until = threading.Event()
+
     async def main() -> None:
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(background.index_in_background, state)
@@ -92,8 +97,7 @@ def test_the_new_models_server_re_embeds_every_memory(
 ) -> None:
     state = old_store
     monkeypatch.setattr(embeddings, "open_embedder", lambda config, threads=None: embedder)
-    stop = threading.Event()
-    for _ in _serve(state, stop):
+    with _serve(state):
         done = _wait_for(
             lambda: (
                 state.store.vectors.recorded_model()[0] == embedder.name
@@ -101,7 +105,6 @@ def test_the_new_models_server_re_embeds_every_memory(
                 and state.store.vectors.count() == len(DECISIONS)
             )
         )
-        stop.set()
     assert done, state.store.vectors.recorded_model()
     # The vectors are the new model's, one per memory, none the old one's.
     stored = [from_blob(blob) for _, _, blob in state.store.vectors.load()]
@@ -117,15 +120,12 @@ def test_a_server_of_the_old_choice_leaves_the_store_alone(
 ) -> None:
     state = old_store
     monkeypatch.setattr(embeddings, "open_embedder", lambda config, threads=None: embedder)
-    stop = threading.Event()
     # The server read its config before the user chose another model (state.config): its
     # model is no longer the home's choice.
     state.config.home.mkdir(parents=True, exist_ok=True)
     state.config.path.write_text(json.dumps({"embedding_model": "mpnet"}), encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="mama"):
-        for _ in _serve(state, stop):
-            paused = _wait_for(lambda: "embedding paused" in caplog.text)
-            stop.set()
+    with caplog.at_level(logging.WARNING, logger="mama"), _serve(state):
+        paused = _wait_for(lambda: "embedding paused" in caplog.text)
     assert paused, caplog.text
     assert state.store.vectors.recorded_model()[0] == "old-model"
     assert "re-embedding" not in caplog.text

@@ -112,14 +112,13 @@ class Embedder:
         quantized = meta.get("general.file_type") not in _UNQUANTIZED
         self._threads = threads or available_cores()
         self._pooling = pooling
-        n_batch = self._load(n_batch, quantized)
+        self._load(n_batch, quantized)
         self.dim = int(llama_cpp.llama_model_n_embd(self._model))
         # One text may not exceed the positions the model was trained on (or one llama call).
-        self.max_tokens = min(int(llama_cpp.llama_model_n_ctx_train(self._model)), n_batch)
-        self._n_batch = n_batch
+        self.max_tokens = min(int(llama_cpp.llama_model_n_ctx_train(self._model)), self._n_batch)
         self._n_seq_max = int(llama_cpp.llama_n_seq_max(self._ctx))
         self._vocab = llama_cpp.llama_model_get_vocab(self._model)
-        self._init_batch(n_batch)
+        self._init_batch(self._n_batch)
         self._n_tail = self._count_tail_specials()
         self._rest()
 
@@ -151,7 +150,7 @@ class Embedder:
             token_lists = [self._tokenize(prompt + text) for text in texts]
             vectors = [[0.0] * self.dim for _ in texts]
             calls: list[list[int]] = []
-            n_pending = 0
+            n_pending = longest = 0
             for index, tokens in enumerate(token_lists):
                 if not tokens:
                     continue  # nothing to embed: the zero vector stands
@@ -164,9 +163,9 @@ class Embedder:
                     n_pending = 0
                 calls[-1].append(index)
                 n_pending += len(tokens)
+                longest = max(longest, n_pending)
             if not calls:
                 return vectors
-            longest = max(sum(len(token_lists[i]) for i in call) for call in calls)
             try:
                 self._open_context(longest)
                 for call in calls:
@@ -211,8 +210,8 @@ class Embedder:
 
     # -- loading ----------------------------------------------------------------------------
 
-    def _load(self, n_batch: int, quantized: bool) -> int:
-        """Load the model and a full-size context; return the tokens a call may hold."""
+    def _load(self, n_batch: int, quantized: bool) -> None:
+        """Load the model and a full-size context; set the tokens a call may hold."""
         llama = self._llama
         forget_log()
         model_params = llama.llama_model_default_params()
@@ -244,7 +243,6 @@ class Embedder:
                 f"{self.path} does not pool token vectors into one embedding; "
                 "set embedding_model_path to a sentence-embedding GGUF model"
             )
-        return n_batch
 
     def _open_context(self, tokens: int) -> None:
         """Have a context that holds a call of ``tokens`` (sized to a power of two from
