@@ -37,12 +37,12 @@ from pathlib import Path
 from typing import Any
 
 from mama_plugin.config import Config
+from mama_plugin.embeddings.protocol import EmbeddingModel
 from mama_plugin.errors import MamaError
 from mama_plugin.schema import OutcomeInput, parse
-from mama_plugin.services.indexing import drain
-from mama_plugin.services.memories import save_checkpoint, save_decision
-from mama_plugin.services.outcomes import record_outcome_event
-from mama_plugin.services.retrieval import EmbeddingModel
+from mama_plugin.services.saving.memories import save_checkpoint, save_decision
+from mama_plugin.services.saving.outcomes import record_outcome_event
+from mama_plugin.services.search.indexing import drain
 from mama_plugin.services.story.answers import ANSWER_TOKENS, search_by_context
 from mama_plugin.services.story.autosave import checkpoint_turn
 from mama_plugin.storage import Store

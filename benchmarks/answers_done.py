@@ -25,12 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from mama_plugin.config import Config
+from mama_plugin.embeddings.protocol import EmbeddingModel
 from mama_plugin.errors import MamaError
-from mama_plugin.services.retrieval import EmbeddingModel
 from mama_plugin.services.story.autosave import checkpoint_turn
-from mama_plugin.services.story.done import DEFAULT, Similar
 from mama_plugin.services.story.freshness import LATER, moot, one_per_session, open_steps
-from mama_plugin.services.story.rules import RULES
+from mama_plugin.services.story.rules import DEFAULT, RULES, Similar
 from mama_plugin.services.story.words import covers
 from mama_plugin.storage import MemoryRecord, Store
 from mama_plugin.transcript.turns import turn_digests

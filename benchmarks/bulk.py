@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mama_plugin.services.retrieval import EmbeddingModel
+from mama_plugin.embeddings.protocol import EmbeddingModel
 from mama_plugin.storage import Store
 
 POOL = 512
@@ -87,8 +87,8 @@ def fill_views(store: Store, embedder: EmbeddingModel) -> int:
     embedded. Real embeddings: the copies share their originals' texts, so embedding the
     saved base's views covers them all. Without them, a prompt's first recall of each
     candidate embedded its views on the spot, a cost no real store pays."""
-    from mama_plugin.services.indexing import narrative_text
-    from mama_plugin.services.recall_views import index_views
+    from mama_plugin.services.search.indexing import narrative_text
+    from mama_plugin.services.search.views import index_views
 
     rows = store.conn.execute("SELECT seq FROM memories WHERE id NOT LIKE '%~%' ORDER BY seq")
     records = store.memories.get_by_seq(int(r[0]) for r in rows.fetchall())  # type: ignore[arg-type]

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mama_plugin.services.retrieval import EmbeddingModel
+from mama_plugin.embeddings.protocol import EmbeddingModel
 
 from . import latency, locomo
 from .report import retrieval_tables

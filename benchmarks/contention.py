@@ -34,10 +34,10 @@ from mama_plugin.assist.jobs import ModelJobs
 from mama_plugin.assist.model_file import resolve_model
 from mama_plugin.assist.runtime import Assistant
 from mama_plugin.config import Config
+from mama_plugin.embeddings.protocol import EmbeddingModel
 from mama_plugin.schema import parse
 from mama_plugin.schema.assist import DraftRequest
 from mama_plugin.server.state import State
-from mama_plugin.services.retrieval import EmbeddingModel
 from mama_plugin.transcript import read_transcript
 
 from .checkout import FIXTURES

@@ -1,7 +1,7 @@
 """The ``decay`` benchmark: link decay rates measured where links are followed, and pruned.
 
 Neither ``recall`` nor ``locomo``/``retrieval`` as shipped exercises link decay: prompt recall
-(:mod:`mama_plugin.services.recall`) never walks the graph, and the LoCoMo stores hold no
+(:mod:`mama_plugin.services.recall.prompt`) never walks the graph, and the LoCoMo stores hold no
 links, so their ``+links`` row walks an empty graph. This benchmark gives decay something to
 act on, in two parts:
 
@@ -32,11 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from mama_plugin.config import Config
-from mama_plugin.services import link_decay
-from mama_plugin.services.indexing import drain
-from mama_plugin.services.link_upkeep import prunable, prune
-from mama_plugin.services.memories import save_context
-from mama_plugin.services.retrieval import DEFAULT, EmbeddingModel, query_vectors, retrieve
+from mama_plugin.embeddings.protocol import EmbeddingModel, query_vectors
+from mama_plugin.services.graph import decay as link_decay
+from mama_plugin.services.graph.upkeep import prunable, prune
+from mama_plugin.services.saving.memories import save_context
+from mama_plugin.services.search.indexing import drain
+from mama_plugin.services.search.options import DEFAULT
+from mama_plugin.services.search.retrieval import retrieve
 from mama_plugin.services.warm import warm
 from mama_plugin.storage import NewMemory, Store
 
@@ -151,7 +153,7 @@ def _ingest(
 def _followed(store: Store, now: int) -> int:
     """How many links are strong enough (≥ the link boost's 0.5) to be followed at ``now``,
     per thousand links."""
-    from mama_plugin.services.ranking import LINK_MIN_CONFIDENCE
+    from mama_plugin.services.search.ranking import LINK_MIN_CONFIDENCE
 
     links = list(store.links.iter())
     strong = sum(link_decay.decayed(ln, now) >= LINK_MIN_CONFIDENCE for ln in links)

@@ -1,7 +1,7 @@
 """The ``duplicates`` benchmark: where a save's nearest memory is claimed a near-duplicate.
 
 On public data nobody on this team wrote, through the product's own look-up
-(:func:`mama_plugin.services.duplicates.nearest`, the one a save calls):
+(:func:`mama_plugin.services.saving.duplicates.nearest`, the one a save calls):
 
 - **Stack Overflow** (``recall_tech.json``): the store holds the title of every question a
   group of duplicates repeats; each other duplicate's title is saved against it (a
@@ -31,11 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from mama_plugin.config import Config
+from mama_plugin.embeddings.protocol import EmbeddingModel
 from mama_plugin.errors import MamaError
-from mama_plugin.services import duplicates, indexing
-from mama_plugin.services.memories import save_insight
-from mama_plugin.services.recall import reads_korean
-from mama_plugin.services.retrieval import EmbeddingModel
+from mama_plugin.services.recall.scales import reads_korean
+from mama_plugin.services.saving import duplicates
+from mama_plugin.services.saving.memories import save_insight
+from mama_plugin.services.search import indexing
 from mama_plugin.storage import Store
 
 from .recall_core import fmt

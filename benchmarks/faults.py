@@ -45,7 +45,7 @@ _WRITER = """
 import sys
 from pathlib import Path
 from mama_plugin.config import Config
-from mama_plugin.services.memories import save_checkpoint, save_decision
+from mama_plugin.services.saving.memories import save_checkpoint, save_decision
 from mama_plugin.storage import Store
 
 with Store.open(sys.argv[1], config=Config(Path(sys.argv[2]))) as store:

@@ -18,8 +18,9 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from mama_plugin.services import vector_index
-from mama_plugin.services.retrieval import CANDIDATES, EmbeddingModel
+from mama_plugin.embeddings.protocol import EmbeddingModel
+from mama_plugin.services.search import vector_index
+from mama_plugin.services.search.options import CANDIDATES
 from mama_plugin.storage import Store
 from mama_plugin.storage.fts import any_of, query_words, quoted
 from mama_plugin.storage.search import COMMON_WORD_MIN

@@ -4,7 +4,7 @@ Two parts:
 
 - **Synonyms, English and Korean.** A labelled set of relationship words in groups of one
   meaning (written here: a smoke test of what each model does with single words, not a tuned
-  bar) through :func:`~mama_plugin.services.synonyms.find_synonyms`, for every installed
+  bar) through :func:`~mama_plugin.services.graph.synonyms.find_synonyms`, for every installed
   model: at each threshold the synonym pairs found, the other pairs claimed, and the
   opposite pairs (``challenges`` / ``supports``) claimed.
 - **At size.** A synthetic project of ``--memories`` memories (10,000) linked by
@@ -26,14 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from mama_plugin.config import Config
+from mama_plugin.embeddings.protocol import EmbeddingModel
 from mama_plugin.errors import MamaError
 from mama_plugin.server.word_params import peek_words
-from mama_plugin.services.graph import MAX_DEPTH, traverse
-from mama_plugin.services.graph_health import graph_health
-from mama_plugin.services.graph_tidy import tidy
-from mama_plugin.services.link_queries import links_by_relationship
-from mama_plugin.services.retrieval import EmbeddingModel
-from mama_plugin.services.synonyms import WordVectors, find_synonyms
+from mama_plugin.services.graph.health import graph_health
+from mama_plugin.services.graph.queries import links_by_relationship
+from mama_plugin.services.graph.synonyms import WordVectors, find_synonyms
+from mama_plugin.services.graph.tidy import tidy
+from mama_plugin.services.graph.traverse import MAX_DEPTH, traverse
 from mama_plugin.storage import NewMemory, Store
 
 from .duplicates import models

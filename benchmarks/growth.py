@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from mama_plugin.config import Config
-from mama_plugin.services import indexing
-from mama_plugin.services.story import briefing, gc
+from mama_plugin.services.hygiene import gc
+from mama_plugin.services.search import indexing
+from mama_plugin.services.story import briefing
 from mama_plugin.services.story.cliffhanger import RECENT
 from mama_plugin.storage import Store, now_ms
 from mama_plugin.storage.backup import backups, backups_bytes, daily_backup

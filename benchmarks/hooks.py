@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from mama_plugin.config import Config
-from mama_plugin.services import indexing
-from mama_plugin.services.memories import record_outcome, save_decision
-from mama_plugin.services.retrieval import EmbeddingModel
+from mama_plugin.embeddings.protocol import EmbeddingModel
+from mama_plugin.services.saving.memories import record_outcome, save_decision
+from mama_plugin.services.search import indexing
 from mama_plugin.services.story import briefing
 from mama_plugin.storage import Store
 
@@ -88,7 +88,7 @@ def _stats(values: list[float]) -> dict[str, float]:
 
 def relevance_check(embedder: EmbeddingModel | None) -> dict[str, Any]:
     """Recall and silence of the prompt-time bar on the labelled prompt set."""
-    from mama_plugin.services.prompt_context import prompt_context
+    from mama_plugin.services.recall.context import prompt_context
 
     data = json.loads(LABELLED.read_text(encoding="utf-8"))
     with (

@@ -18,10 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from mama_plugin.config import Config
-from mama_plugin.services import vector_index
-from mama_plugin.services.graph import traverse
-from mama_plugin.services.memories import save_decision
-from mama_plugin.services.retrieval import CANDIDATES, MIN_CONFIDENCE, EmbeddingModel, retrieve
+from mama_plugin.embeddings.protocol import EmbeddingModel
+from mama_plugin.services.graph.traverse import traverse
+from mama_plugin.services.saving.memories import save_decision
+from mama_plugin.services.search import vector_index
+from mama_plugin.services.search.options import CANDIDATES
+from mama_plugin.services.search.retrieval import MIN_CONFIDENCE, retrieve
 from mama_plugin.services.story.answers import search_by_context
 from mama_plugin.storage import Store
 

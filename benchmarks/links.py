@@ -24,8 +24,8 @@ from mama_plugin.assist.draft import grounded
 from mama_plugin.assist.runtime import Assistant, Generation, M, Prompt
 from mama_plugin.assist.suggest import QUARTER_HOUR_MS, SIMILAR, WEEK_MS, judge, pair_text
 from mama_plugin.config import Config
+from mama_plugin.embeddings.protocol import EmbeddingModel
 from mama_plugin.errors import MamaError
-from mama_plugin.services.retrieval import EmbeddingModel
 from mama_plugin.storage import MemoryRecord
 from mama_plugin.storage.text import embedding_text
 

@@ -25,18 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from mama_plugin.config import Config
+from mama_plugin.embeddings.protocol import EmbeddingModel, query_vectors
 from mama_plugin.errors import MamaError
-from mama_plugin.services.indexing import drain
-from mama_plugin.services.memories import save_context
-from mama_plugin.services.retrieval import (
-    DEFAULT,
-    MAIN,
-    TODAY,
-    EmbeddingModel,
-    Options,
-    query_vectors,
-    retrieve,
-)
+from mama_plugin.services.saving.memories import save_context
+from mama_plugin.services.search.indexing import drain
+from mama_plugin.services.search.options import DEFAULT, MAIN, TODAY, Options
+from mama_plugin.services.search.retrieval import retrieve
 from mama_plugin.services.story.answers import search_by_context
 from mama_plugin.storage import Store
 

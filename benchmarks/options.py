@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mama_plugin.cli.options import Decorator, argument, keyword_only_option
-from mama_plugin.services.retrieval import EmbeddingModel
+from mama_plugin.embeddings.protocol import EmbeddingModel
 
 __all__ = [
     "count",

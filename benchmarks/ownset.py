@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from mama_plugin.config import Config
-from mama_plugin.services.indexing import drain
-from mama_plugin.services.memories import record_outcome, save_decision
-from mama_plugin.services.retrieval import DEFAULT, MAIN, TODAY, EmbeddingModel, Options
+from mama_plugin.embeddings.protocol import EmbeddingModel
+from mama_plugin.services.saving.memories import record_outcome, save_decision
+from mama_plugin.services.search.indexing import drain
+from mama_plugin.services.search.options import DEFAULT, MAIN, TODAY, Options
 from mama_plugin.services.story.answers import search_by_context
 from mama_plugin.storage import Store
 

@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from mama_plugin.config import Config
+from mama_plugin.embeddings.protocol import EmbeddingModel
 from mama_plugin.errors import MamaError
-from mama_plugin.services import recall
-from mama_plugin.services.retrieval import EmbeddingModel
+from mama_plugin.services.recall import prompt as recall
 from mama_plugin.storage import Store
 from mama_plugin.text import search_terms
 

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from mama_plugin.assist.runtime import Assistant, Prompt
+from mama_plugin.embeddings.protocol import EmbeddingModel
 from mama_plugin.schema.assist import Relatedness
-from mama_plugin.services import recall
-from mama_plugin.services.retrieval import EmbeddingModel
+from mama_plugin.services.recall import prompt as recall
 
 from .recall_core import candidates, fmt, judged, keyed, score, store_of
 from .recall_data import Case, Labelled

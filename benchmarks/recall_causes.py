@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from mama_plugin.config import Config
-from mama_plugin.services import indexing, recall
-from mama_plugin.services.memories import save_context
-from mama_plugin.services.retrieval import EmbeddingModel
+from mama_plugin.embeddings.protocol import EmbeddingModel
+from mama_plugin.services.recall import prompt as recall
+from mama_plugin.services.saving.memories import save_context
+from mama_plugin.services.search import indexing
 from mama_plugin.storage import Store
 
 from .ownset import LABELLED, save_labelled

@@ -13,9 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from mama_plugin.config import Config
-from mama_plugin.services import indexing, recall
-from mama_plugin.services.memories import save_context
-from mama_plugin.services.retrieval import EmbeddingModel, Options, query_vectors
+from mama_plugin.embeddings.protocol import EmbeddingModel, query_vectors
+from mama_plugin.services.recall import prompt as recall
+from mama_plugin.services.recall.judge import judge
+from mama_plugin.services.saving.memories import save_context
+from mama_plugin.services.search import indexing
+from mama_plugin.services.search.options import Options
 from mama_plugin.storage import Store
 from mama_plugin.text import hangul
 
@@ -110,7 +113,7 @@ def judged(candidates: list[Candidate], bar: float, model: str, *, cut: bool = T
         memory_id
         for memory_id, relevant, weight, matched, terms, korean, read in candidates
         if terms >= recall.MIN_TERMS
-        and recall.judge(relevant, weight, matched, bar=bar, model=read or model, korean=korean)
+        and judge(relevant, weight, matched, bar=bar, model=read or model, korean=korean)
     ]
     return passed[: recall.MAX_HITS] if cut else passed
 

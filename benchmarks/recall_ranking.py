@@ -4,7 +4,7 @@
 Per ranking, group (LoCoMo ``en``, Stack Overflow ``tech``, KLUE ``ko``) and half:
 
 - the **ceiling**: the share of related prompts whose memory meant is the first candidate
-  (top-1) and among the first two (top-2, the pointers' depth, ``recall.POINTER_DEPTH``);
+  (top-1) and among the first two (top-2, the pointers' depth, ``judge.POINTER_DEPTH``);
   a prompt of fewer than ``recall.MIN_TERMS`` terms has no candidates and counts as a miss;
 - the **tiers** the product's rules give those candidates (:func:`recall_tiers.tier_of`):
   reach and chain rate on related prompts, the share of unrelated prompts given a chain or
@@ -22,8 +22,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from mama_plugin.services import recall
-from mama_plugin.services.retrieval import DEFAULT, EmbeddingModel, Options
+from mama_plugin.embeddings.protocol import EmbeddingModel
+from mama_plugin.services.recall.judge import POINTER_DEPTH
+from mama_plugin.services.search.options import DEFAULT, Options
 from mama_plugin.storage import Store
 
 from . import recall_tiers
@@ -109,7 +110,7 @@ def ceiling(cases: Sequence[Case], seen: Sequence[Sequence[Candidate]]) -> dict[
             ]
             out[half][group] = {"related": len(firsts)} | {
                 f"top{depth}": _share([bool(m & set(f[:depth])) for m, f in firsts])
-                for depth in (1, recall.POINTER_DEPTH)
+                for depth in (1, POINTER_DEPTH)
             }
     return out
 

@@ -1,6 +1,6 @@
 """What each prompt gets from the product's prompt hook: a full chain, a pointer, or nothing.
 
-Prompt-time recall answers in tiers (:func:`~mama_plugin.services.prompt_context.prompt_context`):
+Prompt-time recall answers in tiers (:func:`~mama_plugin.services.recall.context.prompt_context`):
 the full chain of a memory the rules judge clearly related; otherwise at most two one-line
 pointers to the first candidates close enough on meaning; otherwise nothing. Each labelled
 prompt's tier is read off its candidates by the product's rules, in a session of its own
@@ -23,9 +23,10 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from mama_plugin.services import recall, recall_judge
-from mama_plugin.services.prompt_context import prompt_context
-from mama_plugin.services.retrieval import EmbeddingModel
+from mama_plugin.embeddings.protocol import EmbeddingModel
+from mama_plugin.services.recall import judge as recall_judge
+from mama_plugin.services.recall import prompt as recall
+from mama_plugin.services.recall.context import prompt_context
 from mama_plugin.storage import Store
 from mama_plugin.text import estimate_tokens
 

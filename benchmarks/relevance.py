@@ -1,6 +1,6 @@
 """The ``relevance`` benchmark: ranking's factors beside the relevance composite, term by term.
 
-Rows (:data:`SYSTEMS`, each a :class:`~mama_plugin.services.retrieval.Options` on the
+Rows (:data:`SYSTEMS`, each a :class:`~mama_plugin.services.search.retrieval.Options` on the
 default): ``factors`` (the ranking before hubs), ``+hubs`` (hubs ×1.2 on top of it: the
 default), ``composite``
 (``relevance × (0.5 + composite)``), the composite with each of its four terms removed
@@ -30,11 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from mama_plugin.config import Config
+from mama_plugin.embeddings.protocol import EmbeddingModel
 from mama_plugin.errors import MamaError
-from mama_plugin.services import recall
-from mama_plugin.services.hubs import HUB_MIN
-from mama_plugin.services.relevance import TERMS, WEIGHTS
-from mama_plugin.services.retrieval import DEFAULT, HUB_BOOST, EmbeddingModel, Options
+from mama_plugin.services.learning.hubs import HUB_MIN
+from mama_plugin.services.recall import prompt as recall
+from mama_plugin.services.search.options import DEFAULT, HUB_BOOST, Options
+from mama_plugin.services.search.relevance import TERMS, WEIGHTS
 
 from . import locomo, metrics
 from .recall_core import PROJECT, fmt, keyed, score, store_of

@@ -99,7 +99,7 @@ def save_generated(store: Store, project: str, n: int, *, lessons: bool = False)
     """The first ``n`` generated memories saved through the product's save path, in one
     transaction: checkpoints implementing their decisions, supersede chains, ``relates_to``
     links and outcomes (with a lesson each when ``lessons``). Returns the ids in order."""
-    from mama_plugin.services.memories import record_outcome, save_checkpoint, save_decision
+    from mama_plugin.services.saving.memories import record_outcome, save_checkpoint, save_decision
 
     ids: list[str] = []
     with store.transaction():

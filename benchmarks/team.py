@@ -20,7 +20,7 @@ from typing import Any
 from mama_plugin.cli.options import argument, command
 from mama_plugin.config import Config
 from mama_plugin.errors import MamaError
-from mama_plugin.services.memories import save_decision
+from mama_plugin.services.saving.memories import save_decision
 from mama_plugin.storage import Store
 from mama_plugin.storage.records import NewMemory
 from mama_plugin.team.follow import POLL_S

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from mama_plugin.config import Config
 from mama_plugin.errors import MamaError
 from mama_plugin.project import project_key
-from mama_plugin.services.prompt_context import prompt_context
+from mama_plugin.services.recall.context import prompt_context
 from mama_plugin.storage import Store
 
 from .checkout import CLAUDE, ROOT, fake_anthropic

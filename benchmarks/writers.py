@@ -24,7 +24,7 @@ WORKER = """
 import json, sys, time
 from pathlib import Path
 from mama_plugin.config import Config
-from mama_plugin.services.memories import save_decision
+from mama_plugin.services.saving.memories import save_decision
 from mama_plugin.storage import Store
 home, name, saves = sys.argv[1], sys.argv[2], int(sys.argv[3])
 took = []

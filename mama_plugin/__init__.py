@@ -24,11 +24,11 @@ _EXPORTS = {
     "MemoryRecord": "mama_plugin.storage",
     "LinkRecord": "mama_plugin.storage",
     "project_key": "mama_plugin.project",
-    "save_decision": "mama_plugin.services.memories",
-    "save_checkpoint": "mama_plugin.services.memories",
-    "save_insight": "mama_plugin.services.memories",
-    "save_context": "mama_plugin.services.memories",
-    "record_outcome": "mama_plugin.services.memories",
+    "save_decision": "mama_plugin.services.saving.memories",
+    "save_checkpoint": "mama_plugin.services.saving.memories",
+    "save_insight": "mama_plugin.services.saving.memories",
+    "save_context": "mama_plugin.services.saving.memories",
+    "record_outcome": "mama_plugin.services.saving.memories",
 }
 
 __all__ = sorted(_EXPORTS)

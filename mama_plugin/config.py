@@ -17,8 +17,6 @@ from .errors import ConfigError
 from .home import private_folder, write_private
 from .settings import KEYS, Key, Settings
 
-__all__ = ["KEYS", "OVERRIDES", "Config", "Key", "Settings", "mama_home"]
-
 CONFIG_FILE = "config.json"
 # Environment variables a process honours beside config.json (setting -> variable), read once
 # when the process's Config is built at its composition root, never below it.

@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from .config import Config
+from .embeddings.protocol import EmbeddingModel
 from .schema import OutcomeInput, parse
 from .services.evolution import chain
-from .services.indexing import drain
-from .services.learning_views import moves_text
-from .services.memories import save_checkpoint, save_decision, save_insight
-from .services.outcomes import record_outcome_event
+from .services.learning.views import moves_text
 from .services.render import render
-from .services.retrieval import EmbeddingModel
+from .services.saving.memories import save_checkpoint, save_decision, save_insight
+from .services.saving.outcomes import record_outcome_event
+from .services.search.indexing import drain
 from .services.story import briefing
 from .services.story.answers import search_by_context
 from .storage import Store
@@ -316,8 +316,8 @@ def _co_author(
     from .assist.profiles import draft_layers, link_judge
     from .schema import parse
     from .schema.assist import DraftRequest
-    from .services.living import told
-    from .services.stats import project_stats
+    from .services.hygiene.stats import project_stats
+    from .services.learning.living import told
     from .transcript import read_transcript
 
     out = ["=== The local model as co-author ===\n"]

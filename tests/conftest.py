@@ -21,13 +21,13 @@ import pytest
 from mama_plugin.config import Config
 from mama_plugin.embeddings import MODEL_FILENAME, Embedder, ensure_model
 from mama_plugin.embeddings import convert as convert_module
-from mama_plugin.services.memories import record_outcome, save_checkpoint, save_decision
+from mama_plugin.services.saving.memories import record_outcome, save_checkpoint, save_decision
 from mama_plugin.storage import Store
 
 if TYPE_CHECKING:
     from mcp import Client
 
-    from mama_plugin.server.app import State
+    from mama_plugin.server.state import State
 
 PROJECT = "/work/example-project"
 DESKTOP = types.Implementation(name="claude-ai", version="1.0")
@@ -72,7 +72,7 @@ def project() -> str:
 @pytest.fixture
 def state(tmp_path: Path, mama_home: Path, project: str) -> Iterator[State]:
     """The MCP server's state on a fresh store (its own database file in ``tmp_path``)."""
-    from mama_plugin.server.app import State  # the server pulls in mcp: only when asked for
+    from mama_plugin.server.state import State
 
     served = State(Config(mama_home), project, tmp_path / "server.db")
     yield served

@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 from benchmarks.answers import section
 from mama_plugin.fence import HEADER, TAG
 from mama_plugin.schema import OutcomeInput, parse
-from mama_plugin.server.app import State
-from mama_plugin.services.memories import save_checkpoint, save_decision
-from mama_plugin.services.outcomes import record_outcome_event
-from mama_plugin.services.recall import recall
+from mama_plugin.server.state import State
+from mama_plugin.services.recall.prompt import recall
+from mama_plugin.services.saving.memories import save_checkpoint, save_decision
+from mama_plugin.services.saving.outcomes import record_outcome_event
 from mama_plugin.services.story.answers import (
     ANSWER_TOKENS,
     CORRECT,
@@ -31,7 +31,7 @@ from mama_plugin.services.story.answers import (
 )
 from mama_plugin.services.story.autosave import checkpoint_turn
 from mama_plugin.services.story.browsing import search_by_topic, search_recent
-from mama_plugin.services.story.freshness import covers
+from mama_plugin.services.story.words import covers
 from mama_plugin.storage import Store
 from mama_plugin.text import estimate_tokens
 from mama_plugin.transcript import Command, Digest
@@ -382,7 +382,7 @@ def test_prompt_recall_tells_an_outcome_on_its_decision_not_again_by_its_event(
 
 
 def test_a_session_that_said_and_did_nothing_is_no_answer(store: Store, project: str) -> None:
-    from mama_plugin.services.retrieval import retrieve
+    from mama_plugin.services.search.retrieval import retrieve
     from mama_plugin.services.story.freshness import idle
 
     hello = checkpoint_turn(store, project, session_id="hi", digest=Digest(

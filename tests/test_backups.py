@@ -18,7 +18,7 @@ from conftest import MAMA, PROJECT, btree_pages, run_mama
 
 from mama_plugin.config import Config
 from mama_plugin.errors import MamaError
-from mama_plugin.services.memories import save_decision
+from mama_plugin.services.saving.memories import save_decision
 from mama_plugin.storage import Store, backup
 from mama_plugin.storage.backup import EVERY_S, KEEP, back_up, backups, daily_backup
 

@@ -246,7 +246,7 @@ def test_installed_from_the_marketplace_the_hooks_run(tmp_path: Path, mama_home:
         assert done.returncode == 0, done.stdout + done.stderr
     assert "mama@mama" in done.stdout and "enabled" in done.stdout
     with Store.open(config=Config(mama_home)) as store:
-        from mama_plugin.services.memories import save_decision
+        from mama_plugin.services.saving.memories import save_decision
 
         save_decision(store, project_key(project), JWT)
     with FakeAnthropic([text("Hello.")]) as fake:

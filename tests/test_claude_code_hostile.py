@@ -19,7 +19,7 @@ from test_claude_code_hooks import injected
 from mama_plugin.config import Config
 from mama_plugin.fence import TAG
 from mama_plugin.project import project_key
-from mama_plugin.services.memories import save_checkpoint, save_decision, save_insight
+from mama_plugin.services.saving.memories import save_checkpoint, save_decision, save_insight
 from mama_plugin.storage import Store
 
 pytestmark = needs_claude

@@ -33,7 +33,7 @@ from benchmarks.stream import next_result, read_events
 from mama_plugin.config import Config
 from mama_plugin.embeddings import gemma, gemma_parts, mpnet
 from mama_plugin.project import project_key
-from mama_plugin.services.memories import record_outcome, save_decision
+from mama_plugin.services.saving.memories import record_outcome, save_decision
 from mama_plugin.storage import Store
 
 pytestmark = needs_claude

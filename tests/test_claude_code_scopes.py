@@ -14,8 +14,8 @@ from test_claude_code import SERVER, needs_claude, result_of, run_claude
 
 from mama_plugin.config import Config
 from mama_plugin.project import GLOBAL, project_key
-from mama_plugin.services.memories import save_decision, save_insight
-from mama_plugin.services.scopes import promote
+from mama_plugin.services.saving.memories import save_decision, save_insight
+from mama_plugin.services.saving.scopes import promote
 from mama_plugin.storage import Store
 
 pytestmark = needs_claude

@@ -21,7 +21,7 @@ from test_verify import DECISION, change, git
 
 from mama_plugin.config import Config
 from mama_plugin.project import project_key
-from mama_plugin.services.memories import save_decision, save_insight
+from mama_plugin.services.saving.memories import save_decision, save_insight
 from mama_plugin.storage import Store
 
 pytestmark = needs_claude

@@ -10,7 +10,7 @@ from test_claude_code_hooks import sent
 
 from mama_plugin.config import Config
 from mama_plugin.project import project_key
-from mama_plugin.services.memories import save_decision
+from mama_plugin.services.saving.memories import save_decision
 from mama_plugin.storage import Store
 
 pytestmark = needs_claude

@@ -10,7 +10,7 @@ import pytest
 from benchmarks.extraction import extraction_run
 from mama_plugin.config import Config
 from mama_plugin.hooks.session_start import session_start
-from mama_plugin.services.memories import save_checkpoint, save_decision
+from mama_plugin.services.saving.memories import save_checkpoint, save_decision
 from mama_plugin.services.story import briefing
 from mama_plugin.services.story.autosave import checkpoint_turn
 from mama_plugin.services.story.cliffhanger import resume_point
@@ -171,7 +171,7 @@ def test_a_later_decision_building_on_one_settles_its_step_and_concern(
     from mama_plugin.schema import LoadCheckpointInput
     from mama_plugin.server.base import Env
     from mama_plugin.server.tools import do_load_checkpoint
-    from mama_plugin.services.memories import record_outcome
+    from mama_plugin.services.saving.memories import record_outcome
     from mama_plugin.services.story.answers import search_by_context
     from mama_plugin.services.story.freshness import open_steps
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mama_plugin.services.memories import save_decision
+from mama_plugin.services.saving.memories import save_decision
 from mama_plugin.storage.shared_files import SharedFiles
 from mama_plugin.storage.team.conflicts import Conflict, raise_conflict
 

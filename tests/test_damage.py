@@ -28,7 +28,7 @@ from conftest import (
 from mama_plugin.config import Config
 from mama_plugin.errors import StoreDamaged
 from mama_plugin.hooks.runner import run
-from mama_plugin.services.memories import save_decision
+from mama_plugin.services.saving.memories import save_decision
 from mama_plugin.storage import Store, opening
 from mama_plugin.storage.backup import back_up, backups
 
@@ -200,7 +200,7 @@ def test_an_unexpected_error_is_one_line_naming_the_log(
     mama_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from mama_plugin import cli
-    from mama_plugin.services import status
+    from mama_plugin.services.hygiene import status
 
     def broken(*_: object, **__: object) -> object:
         raise RuntimeError("the status service broke")

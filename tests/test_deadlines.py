@@ -22,7 +22,7 @@ from typing import Any
 
 from mama_plugin.config import Config
 from mama_plugin.project import project_key
-from mama_plugin.services.memories import save_decision
+from mama_plugin.services.saving.memories import save_decision
 from mama_plugin.storage import Store
 
 ROOT = Path(__file__).resolve().parents[1]

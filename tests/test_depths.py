@@ -11,10 +11,10 @@ from mama_plugin.config import Config
 from mama_plugin.schema import LoadContextInput
 from mama_plugin.server.base import Env
 from mama_plugin.server.tools import do_load_context, do_search_by_topic
-from mama_plugin.services import graph
-from mama_plugin.services.depths import DEPTH, LIMITS
 from mama_plugin.services.evolution import current_of
-from mama_plugin.services.graph import MAX_DEPTH, traverse
+from mama_plugin.services.graph import traverse as graph
+from mama_plugin.services.graph.depths import DEPTH, LIMITS
+from mama_plugin.services.graph.traverse import MAX_DEPTH, traverse
 from mama_plugin.services.story.answers import search_by_context
 from mama_plugin.services.story.browsing import search_by_topic
 from mama_plugin.services.warm import warm

@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.cli import build_parser as build_benchmarks_parser
 from mama_plugin.cli import build_parser
-from mama_plugin.config import KEYS
+from mama_plugin.settings import KEYS
 from mama_plugin.storage.migrations import STEPS
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,18 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mama_plugin.services.story.autosave import checkpoint_turn
-from mama_plugin.services.story.done import (
-    DEFAULT,
-    RULES,
-    Later,
-    _lists_open,
-    done_by,
-    evidence,
-    judged_parts,
-    parts,
-    shows_done,
-)
-from mama_plugin.services.story.rules import BY_NAME
+from mama_plugin.services.story.done import _lists_open, done_by, evidence, judged_parts, shows_done
+from mama_plugin.services.story.rules import BY_NAME, DEFAULT, RULES, Later
+from mama_plugin.services.story.words import parts
 from mama_plugin.storage import Store
 from mama_plugin.transcript.turns import turn_digests
 
@@ -142,7 +133,7 @@ def test_a_turn_asked_for_the_step_that_did_work_closes_it(store: Store, project
 
 
 def test_a_request_of_the_steps_own_session_does_not_close_it(store: Store, project: str) -> None:
-    from mama_plugin.services.memories import save_decision
+    from mama_plugin.services.saving.memories import save_decision
     from mama_plugin.services.story.freshness import open_steps
     from mama_plugin.transcript import Digest, FileTouch
 
@@ -217,7 +208,8 @@ def test_nothing_done_closes_nothing(step: str, still_open: list[str]) -> None:
 def test_a_done_item_that_denies_the_step_does_not_show_it_done() -> None:
     """Its words cover the step all the same: "Did not add the expiry test yet" must not
     take "add the expiry test" out of what remains (nor a closing message saying so)."""
-    from mama_plugin.services.story.done import Later, done_by
+    from mama_plugin.services.story.done import done_by
+    from mama_plugin.services.story.rules import Later
     from mama_plugin.services.story.words import affirmed
 
     step = "add the expiry test"

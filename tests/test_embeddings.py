@@ -30,7 +30,8 @@ from mama_plugin.embeddings import (
     resolve_model,
 )
 from mama_plugin.embeddings import convert as convert_module
-from mama_plugin.embeddings.convert import gguf_tensor_name, package_zip, phantom_vocab
+from mama_plugin.embeddings.convert import gguf_tensor_name, package_zip
+from mama_plugin.embeddings.vocab import phantom_vocab
 from mama_plugin.errors import MamaError
 from mama_plugin.storage.vectors import from_blob, to_blob
 

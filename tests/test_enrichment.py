@@ -14,8 +14,8 @@ from mama_plugin.assist.enrich import draft
 from mama_plugin.cli import main
 from mama_plugin.config import Config
 from mama_plugin.server.state import State
-from mama_plugin.services.enrichment import missing, offer, unenriched
-from mama_plugin.services.memories import save_decision
+from mama_plugin.services.saving.enrichment import missing, offer, unenriched
+from mama_plugin.services.saving.memories import save_decision
 from mama_plugin.storage import Store
 from mama_plugin.transfer.imports import import_file
 

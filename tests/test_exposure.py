@@ -21,7 +21,7 @@ from mama_plugin.hooks.aliases import ALIASES
 from mama_plugin.server.catalogue import CONTEXT_TOOLS, CORE, INSTRUCTIONS, instructions, load
 from mama_plugin.server.exposure import Exposure, needs, seed_contexts
 from mama_plugin.server.state import State
-from mama_plugin.services.memories import save_checkpoint, save_decision
+from mama_plugin.services.saving.memories import save_checkpoint, save_decision
 from mama_plugin.storage import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +48,7 @@ def test_the_seed_follows_the_projects_memory(store: Store, project: str) -> Non
 def test_a_project_of_insights_alone_can_correct_forget_and_promote(
     store: Store, project: str
 ) -> None:
-    from mama_plugin.services.memories import save_insight
+    from mama_plugin.services.saving.memories import save_insight
 
     save_insight(store, project, {"content": "The staging DB resets nightly", "topic": "staging"})
     listed = seeded(seed_contexts(store, project))

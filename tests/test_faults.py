@@ -30,10 +30,11 @@ from test_stdio import Wire
 
 from mama_plugin import logs
 from mama_plugin.cli import main
-from mama_plugin.config import KEYS, Config, Settings
+from mama_plugin.config import Config
 from mama_plugin.errors import ConfigError, StoreFull
 from mama_plugin.project import project_key
-from mama_plugin.services.memories import save_decision
+from mama_plugin.services.saving.memories import save_decision
+from mama_plugin.settings import KEYS, Settings
 from mama_plugin.storage import Store
 from mama_plugin.storage.backup import back_up
 

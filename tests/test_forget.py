@@ -17,10 +17,10 @@ from conftest import Counting
 from mama_plugin.config import Config
 from mama_plugin.errors import EditConflict, NotFoundError, ValidationError
 from mama_plugin.schema import OutcomeInput, UpdateInput
-from mama_plugin.services.forgetting import edit, forget, redact
-from mama_plugin.services.indexing import drain
-from mama_plugin.services.memories import save_decision, save_insight
-from mama_plugin.services.outcomes import record_outcome_event
+from mama_plugin.services.hygiene.forgetting import edit, forget, redact
+from mama_plugin.services.saving.memories import save_decision, save_insight
+from mama_plugin.services.saving.outcomes import record_outcome_event
+from mama_plugin.services.search.indexing import drain
 from mama_plugin.storage import Store
 from mama_plugin.storage.backup import back_up, daily_backup
 

@@ -21,7 +21,7 @@ from test_stdio import Wire
 from mama_plugin.config import Config
 from mama_plugin.jsonrpc import PROTOCOL_VERSIONS
 from mama_plugin.server.catalogue import CONTEXT_TOOLS, CORE, INSTRUCTIONS, load
-from mama_plugin.server.front import DRAIN_S
+from mama_plugin.server.warm_up import DRAIN_S
 
 FRONT = [sys.executable, "-m", "mama_plugin.server.front"]
 LIST_CHANGED = "notifications/tools/list_changed"
@@ -288,7 +288,7 @@ def test_a_returning_users_first_list_is_seeded_before_the_store_opens(
     tmp_path: Path, mama_home: Path
 ) -> None:
     from mama_plugin.project import project_key
-    from mama_plugin.services.memories import save_decision
+    from mama_plugin.services.saving.memories import save_decision
     from mama_plugin.storage import Store
 
     project = tmp_path / "project"

@@ -12,8 +12,8 @@ import pytest
 from conftest import PROJECT, run_mama
 
 from mama_plugin.config import Config
-from mama_plugin.services.memories import save_decision
-from mama_plugin.services.story import gc
+from mama_plugin.services.hygiene import gc
+from mama_plugin.services.saving.memories import save_decision
 from mama_plugin.services.story.cliffhanger import RECENT, resume_point
 from mama_plugin.services.story.compaction import DAY_MS, planned
 from mama_plugin.services.story.worklog import WorkLog

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from mama_plugin.config import Config
-from mama_plugin.services import graph
-from mama_plugin.services.graph import decayed, traverse
-from mama_plugin.services.link_decay import DAY_MS
+from mama_plugin.services.graph import traverse as graph
+from mama_plugin.services.graph.decay import DAY_MS, decayed
+from mama_plugin.services.graph.traverse import traverse
 from mama_plugin.storage import NewMemory, Store
 
 

@@ -16,14 +16,10 @@ from mama_plugin.schema import parse
 from mama_plugin.schema.graph import FindLinksInput, GraphHealthInput
 from mama_plugin.server.base import Env
 from mama_plugin.server.graph_tools import do_find_links, do_graph_health
-from mama_plugin.services.graph_health import graph_health
-from mama_plugin.services.graph_tidy import (
-    ARCHIVE_BELOW,
-    DAY_MS,
-    orphan_strength,
-    promoted,
-)
-from mama_plugin.services.link_queries import what_happened_after
+from mama_plugin.services.graph.decay import DAY_MS
+from mama_plugin.services.graph.health import graph_health
+from mama_plugin.services.graph.queries import what_happened_after
+from mama_plugin.services.graph.tidy import ARCHIVE_BELOW, orphan_strength, promoted
 from mama_plugin.storage import NewMemory, Store
 from mama_plugin.storage.relationship_words import RelationshipWords, WordRow, WordUse
 
@@ -170,8 +166,8 @@ def test_the_graph_tools(store: Store) -> None:
 
 
 def test_walks_stop_at_five_hops_and_stats_carry_the_health(store: Store) -> None:
-    from mama_plugin.services.graph import MAX_DEPTH, traverse
-    from mama_plugin.services.stats import project_stats
+    from mama_plugin.services.graph.traverse import MAX_DEPTH, traverse
+    from mama_plugin.services.hygiene.stats import project_stats
 
     for i in range(9):
         memory(store, f"c{i}")

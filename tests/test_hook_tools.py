@@ -25,8 +25,8 @@ from mama_plugin.server.base import Env
 from mama_plugin.server.hook_table import PromptArgs, TurnArgs
 from mama_plugin.server.hook_tools import do_checkpoint_turn, do_observe_prompt
 from mama_plugin.server.state import State
-from mama_plugin.services import indexing
-from mama_plugin.services.memories import save_checkpoint, save_decision
+from mama_plugin.services.saving.memories import save_checkpoint, save_decision
+from mama_plugin.services.search import indexing
 from mama_plugin.services.story import briefing
 from mama_plugin.storage import Store
 from mama_plugin.transcript import Reader, read_transcript, settle

@@ -17,7 +17,7 @@ from conftest import CHECKPOINT, tell_story
 from mama_plugin.config import Config
 from mama_plugin.hooks import aliases
 from mama_plugin.hooks.runner import run
-from mama_plugin.services.memories import record_outcome, save_decision
+from mama_plugin.services.saving.memories import record_outcome, save_decision
 from mama_plugin.services.story import brief_cache, briefing
 from mama_plugin.storage import Store
 

@@ -27,7 +27,7 @@ import pytest
 
 from mama_plugin.config import Config
 from mama_plugin.hooks.session_start import session_start
-from mama_plugin.services.memories import save_decision
+from mama_plugin.services.saving.memories import save_decision
 from mama_plugin.storage import Store
 
 PACKAGE = "mama_plugin"
@@ -59,15 +59,26 @@ ROOMS: dict[str, tuple[str, ...]] = {
     ),
     "schema": ("schema",),
     "storage": ("storage",),
+    # The embedding models: their cards, the protocol the services ask of one, their builds
+    # and the runtime. Above the leaves alone, so every room below the surfaces may read a card.
+    "embeddings": ("embeddings",),
     "transfer": ("transfer",),
     # Decisions shared through the repository's .mama/ folder: beside transfer; its scan.py
     # (standard library) is what the SessionStart hook reads a pull with.
     "share": ("share",),
+    # The services, in wings (see WINGS): "services" is their root, what every wing shares.
     "services": ("services",),
+    "learning": ("services.learning",),
+    "graph": ("services.graph",),
+    "search": ("services.search",),
+    "recall": ("services.recall",),
+    "saving": ("services.saving",),
     # The story the next session reads (services/story/): it may use search and save, never
     # the reverse.
     "story": ("services.story",),
-    "local model": ("embeddings", "assist"),
+    "hygiene": ("services.hygiene",),
+    # The co-author: the generative model's runtime, its drafts, link suggestions and lines.
+    "co-author": ("assist",),
     "surfaces": ("cli", "demo", "view"),
     # The MCP server and the hook runner are surfaces that reach no other surface; the hook
     # runner is held to less still: no schema, no model.
@@ -76,6 +87,11 @@ ROOMS: dict[str, tuple[str, ...]] = {
     # The team database's side of the team store (PostgreSQL); its SQLite side is storage's.
     "team": ("team",),
 }
+# The services' wings from the bottom up: each may import the root and the wings below it,
+# never one above (a strict order, so no two wings hold each other).
+WINGS = ("services", "learning", "graph", "search", "recall", "saving", "story", "hygiene")
+MOST_WING_MODULES = 20  # modules in one wing
+MOST_ROOT_MODULES = 10  # modules left flat in the services' root
 # Modules whose work belongs to another room: they must be gone (module -> where it went).
 RETIRED: dict[str, str] = {
     "mama_plugin.storage.legacy": "transfer/ (the v1.0 import)",
@@ -84,36 +100,29 @@ RETIRED: dict[str, str] = {
     "mama_plugin.sentences": "text (the one tokenizer, stopwords, stemmer, sentence cues)",
     "mama_plugin.bench": "benchmarks/, outside the package (python -m benchmarks)",
     "mama_plugin.cli.bench": "benchmarks/cli.py and kinds.py (python -m benchmarks)",
+    "mama_plugin.assist.model_file": "assist/models.py (with the profiles)",
+    "mama_plugin.assist.profiles": "assist/models.py (with the model file)",
 }
 # Outside the package: what ``mama_plugin`` never imports (checked by top-level name), and the
 # rows docs/architecture.md's Rooms table gives them (row -> folder at the checkout's root).
 OUTSIDE: dict[str, str] = {"benchmarks": "benchmarks"}
 NEVER_IMPORTED = frozenset({"benchmarks", "tests"})
-BELOW_SURFACES = (
-    "leaves",
-    "schema",
-    "storage",
-    "transfer",
-    "share",
-    "services",
-    "story",
-    "local model",
-    "team",
-)
+BASE = ("leaves", "schema", "storage", "embeddings")
+BELOW_SURFACES = (*BASE, "transfer", "share", *WINGS, "co-author", "team")
 
 # room -> the rooms it may import besides its own.
 MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "leaves": (),
     "schema": ("leaves",),
     "storage": ("leaves",),
-    "transfer": ("storage", "schema", "services", "leaves"),
-    "share": ("storage", "services", "leaves"),
-    "services": ("storage", "schema", "leaves"),
-    "story": ("services", "storage", "schema", "leaves"),
-    "local model": ("services", "story", "storage", "schema", "leaves"),
+    "embeddings": ("leaves",),
+    "transfer": (*BASE, *WINGS[: WINGS.index("saving") + 1]),
+    "share": ("storage", "leaves", *WINGS[: WINGS.index("hygiene") + 1]),
+    **{wing: (*BASE, *WINGS[:n]) for n, wing in enumerate(WINGS)},
+    "co-author": (*BASE, *WINGS),
     "surfaces": (*BELOW_SURFACES, "server", "hooks"),
     "server": BELOW_SURFACES,
-    "hooks": ("leaves", "storage", "services", "story", "share"),
+    "hooks": ("leaves", "storage", *WINGS, "share"),
     "team": ("storage", "leaves"),
 }
 
@@ -123,19 +132,22 @@ THIRD_PARTY: dict[str, frozenset[str] | None] = {
     "leaves": frozenset(),
     "schema": frozenset({"pydantic", "pydantic_core"}),
     "storage": frozenset({"apsw"}),
+    "embeddings": None,
     "transfer": None,
     "share": frozenset(),
-    "services": None,
-    "story": None,
-    "local model": None,
+    **dict.fromkeys(WINGS, None),
+    "co-author": None,
     "surfaces": None,
     "server": None,
     "hooks": frozenset({"apsw"}),
     "team": None,
 }
-# room -> standard-library modules it must not import: the local model is a library the CLI
-# calls, so it parses no command line.
-FORBIDDEN_STDLIB: dict[str, frozenset[str]] = {"local model": frozenset({"argparse"})}
+# room -> standard-library modules it must not import: the local models are libraries the CLI
+# calls, so they parse no command line.
+FORBIDDEN_STDLIB: dict[str, frozenset[str]] = {
+    "embeddings": frozenset({"argparse"}),
+    "co-author": frozenset({"argparse"}),
+}
 
 # SQL stays in storage: other rooms go through the store's API, never ``store.conn``. (The
 # benchmarks, outside the package, may: they measure the store from outside.)
@@ -390,14 +402,76 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_import_cycles() -> None:
+    """No two modules hold each other, by any import that runs: at module level or inside a
+    function (a lazy import hides a circle from the interpreter, not from a reader)."""
     graph = {
-        module: {i.target for i in found if i.internal and i.top_level and i.target != module}
+        module: {i.target for i in found if i.internal and i.target != module}
         for module, found in IMPORTS.items()
     }
     _report(
-        "import cycles between modules (module-level imports)",
+        "import cycles between modules (imports at module level and in functions)",
         [" <-> ".join(component) for component in _cycles(graph)],
     )
+
+
+def test_the_wings_keep_their_sizes() -> None:
+    """The services' root keeps what every wing shares; no wing grows into a corridor."""
+    counts = {wing: 0 for wing in WINGS}
+    for module, path in MODULES.items():
+        room = room_of(module)
+        if room in counts and path.name != "__init__.py":
+            counts[room] += 1
+    problems = [
+        f"{w}: {n} modules (at most {MOST_WING_MODULES})"
+        for w, n in counts.items()
+        if w != "services" and n > MOST_WING_MODULES
+    ]
+    if counts["services"] > MOST_ROOT_MODULES:
+        problems.append(
+            f"the services' root: {counts['services']} flat modules (at most {MOST_ROOT_MODULES})"
+        )
+    _report("wings over their size", problems)
+
+
+def _defined(tree: ast.Module) -> set[str]:
+    """The names a module binds itself at its top (definitions, assignments), not imports."""
+    names: set[str] = set()
+    todo: list[ast.stmt] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.If | ast.Try | ast.With):
+            todo += [*node.body, *getattr(node, "orelse", []), *getattr(node, "finalbody", [])]
+            todo += [s for h in getattr(node, "handlers", []) for s in h.body]
+    return names
+
+
+def test_no_module_re_exports() -> None:
+    """A name is imported from the module that defines it; only a package's ``__init__`` may
+    gather names (and declare ``__all__``), so no facade keeps an old path alive."""
+    defined = {m: _defined(ast.parse(p.read_text(encoding="utf-8"))) for m, p in MODULES.items()}
+    problems = []
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if path.name != "__init__.py" and "__all__" in defined[module]:
+            problems.append(f"{path.relative_to(ROOT.parent)} declares __all__")
+        for node, _ in _walk(tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = _resolve(module, node.module, node.level)
+            if base not in MODULES or MODULES[base].name == "__init__.py":
+                continue
+            for alias in node.names:
+                if f"{base}.{alias.name}" not in MODULES and alias.name not in defined[base]:
+                    problems.append(
+                        f"{path.relative_to(ROOT.parent)}:{node.lineno} takes "
+                        f"{alias.name} from {base}, which only imports it"
+                    )
+    _report("re-exports outside a package's __init__", problems)
 
 
 def _outside_files(folder: str) -> list[Path]:
@@ -638,7 +712,7 @@ def _name_of(node: ast.expr) -> str:
 def test_services_hold_no_module_level_mutable_state() -> None:
     problems = []
     for module, path in MODULES.items():
-        if room_of(module) not in ("services", "story"):
+        if room_of(module) not in WINGS:
             continue
         body = ast.parse(path.read_text(encoding="utf-8")).body
         # Names as imported: ``from collections import OrderedDict as _OD`` is OrderedDict.
@@ -677,7 +751,7 @@ ENVIRONMENT_READERS = {
 def test_the_environment_is_read_only_at_the_roots() -> None:
     problems = []
     for module, path in MODULES.items():
-        if room_of(module) not in ("services", "story", "server") or module in ENVIRONMENT_READERS:
+        if room_of(module) not in (*WINGS, "server") or module in ENVIRONMENT_READERS:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv"):

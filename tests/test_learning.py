@@ -13,9 +13,9 @@ from conftest import text_result as text
 from mama_plugin.cli import main
 from mama_plugin.config import Config
 from mama_plugin.schema import OutcomeInput, parse
-from mama_plugin.services.learning import judged, learn_pass
-from mama_plugin.services.memories import save_decision, save_insight
-from mama_plugin.services.outcomes import record_outcome_event
+from mama_plugin.services.learning.confidence import judged, learn_pass
+from mama_plugin.services.saving.memories import save_decision, save_insight
+from mama_plugin.services.saving.outcomes import record_outcome_event
 from mama_plugin.storage import Store
 
 if TYPE_CHECKING:
@@ -275,8 +275,8 @@ async def test_the_tools_tell_what_moved(state: State) -> None:
 
 
 def test_the_session_start_says_what_another_outcome_did_and_names_hubs(store: Store) -> None:
-    from mama_plugin.services.hubs import HUB_MIN
-    from mama_plugin.services.memories import save_checkpoint
+    from mama_plugin.services.learning.hubs import HUB_MIN
+    from mama_plugin.services.saving.memories import save_checkpoint
     from mama_plugin.services.story import briefing
 
     base = _decision(store, "JWT with refresh tokens", 0.80)

@@ -13,9 +13,11 @@ from conftest import Counting
 from mama_plugin.cli import main
 from mama_plugin.config import Config
 from mama_plugin.project import project_key
-from mama_plugin.services import indexing, recall_views, verify
-from mama_plugin.services.forgetting import forget, redact
-from mama_plugin.services.memories import save_decision
+from mama_plugin.services.hygiene.forgetting import forget, redact
+from mama_plugin.services.learning import verify
+from mama_plugin.services.saving.memories import save_decision
+from mama_plugin.services.search import indexing
+from mama_plugin.services.search import views as recall_views
 from mama_plugin.services.warm import warm
 from mama_plugin.storage import Store
 from mama_plugin.transfer.dump import export_data

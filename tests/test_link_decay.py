@@ -17,16 +17,16 @@ from mama_plugin.schema.link_verdicts import RateLinkInput
 from mama_plugin.server.base import Env
 from mama_plugin.server.link_tools import do_rate_link
 from mama_plugin.server.tool_table import BY_NAME
-from mama_plugin.services.forgetting import forget, redact
-from mama_plugin.services.graph import traverse
-from mama_plugin.services.graph_tidy import orphan_strength
-from mama_plugin.services.link_decay import (
+from mama_plugin.services.graph.decay import (
     DAY_MS,
     decayed,
     fade,
     prune_reason,
 )
-from mama_plugin.services.link_upkeep import archived, judge_link, prune, prune_if_due, restore
+from mama_plugin.services.graph.tidy import orphan_strength
+from mama_plugin.services.graph.traverse import traverse
+from mama_plugin.services.graph.upkeep import archived, judge_link, prune, prune_if_due, restore
+from mama_plugin.services.hygiene.forgetting import forget, redact
 from mama_plugin.services.story.answers import search_by_context
 from mama_plugin.storage import LinkRecord, NewMemory, Store
 from mama_plugin.storage.link_state import LinkState

@@ -18,8 +18,8 @@ from mama_plugin.server.base import Env
 from mama_plugin.server.graph_tools import do_find_links
 from mama_plugin.server.link_tools import do_link_memories
 from mama_plugin.server.tools import do_load_context, do_save_insight
-from mama_plugin.services.forgetting import redact
-from mama_plugin.services.memories import save_decision
+from mama_plugin.services.hygiene.forgetting import redact
+from mama_plugin.services.saving.memories import save_decision
 from mama_plugin.storage import Store
 from mama_plugin.storage.link_tags import LinkTags
 from mama_plugin.storage.relationship_words import RelationshipWords

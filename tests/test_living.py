@@ -17,15 +17,15 @@ from mama_plugin.assist import suggest
 from mama_plugin.cli import main
 from mama_plugin.config import Config
 from mama_plugin.schema import OutcomeInput, parse
-from mama_plugin.services.forgetting import forget, redact
-from mama_plugin.services.living import evolve_pass, told
-from mama_plugin.services.memories import (
+from mama_plugin.services.hygiene.forgetting import forget, redact
+from mama_plugin.services.learning.living import evolve_pass, told
+from mama_plugin.services.saving.memories import (
     record_outcome,
     save_checkpoint,
     save_decision,
     save_insight,
 )
-from mama_plugin.services.outcomes import record_outcome_event
+from mama_plugin.services.saving.outcomes import record_outcome_event
 from mama_plugin.services.story.answers import search_by_context
 from mama_plugin.storage import Store
 
@@ -303,7 +303,7 @@ async def test_the_tools_tell_notes_and_run_the_passes(state: State) -> None:
 
 @pytest.mark.anyio
 async def test_project_context_details_answer_decay_hubs_and_learned(state: State) -> None:
-    from mama_plugin.services.hubs import HUB_MIN
+    from mama_plugin.services.learning.hubs import HUB_MIN
 
     store = state.store
     base = _decision(store, "Sessions in Redis", confidence=0.8)

@@ -18,8 +18,8 @@ from mama_plugin import embeddings
 from mama_plugin.embeddings import Embedder
 from mama_plugin.server import background
 from mama_plugin.server.state import State
-from mama_plugin.services import indexing
-from mama_plugin.services.memories import save_decision
+from mama_plugin.services.saving.memories import save_decision
+from mama_plugin.services.search import indexing
 from mama_plugin.storage.vectors import from_blob
 
 LIMIT_S = 30

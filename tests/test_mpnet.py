@@ -350,8 +350,8 @@ def test_mama_reindex_after_switching_to_mpnet_embeds_every_memory(
     tiny, mama_home: Path, capsys
 ) -> None:
     from mama_plugin.cli import main
-    from mama_plugin.services.indexing import drain
-    from mama_plugin.services.memories import save_context
+    from mama_plugin.services.saving.memories import save_context
+    from mama_plugin.services.search.indexing import drain
     from mama_plugin.storage import Store
 
     _, parts, _, _ = tiny

@@ -13,9 +13,9 @@ from conftest import text_result as text
 from mama_plugin.cli import main
 from mama_plugin.config import Config
 from mama_plugin.schema import OutcomeInput, parse
-from mama_plugin.services.memories import save_decision, save_insight
-from mama_plugin.services.outcomes import record_outcome_event
-from mama_plugin.services.premises import premises, premises_of
+from mama_plugin.services.learning.premises import premises, premises_of
+from mama_plugin.services.saving.memories import save_decision, save_insight
+from mama_plugin.services.saving.outcomes import record_outcome_event
 from mama_plugin.storage import Store, now_ms
 
 if TYPE_CHECKING:

@@ -13,10 +13,10 @@ from conftest import text_result as text
 from mama_plugin.cli import main
 from mama_plugin.config import Config
 from mama_plugin.schema import OutcomeInput, parse
-from mama_plugin.services.hubs import HUB_MIN
-from mama_plugin.services.memories import save_decision, save_insight
-from mama_plugin.services.outcomes import record_outcome_event
-from mama_plugin.services.project_context import context_text, describe, project_context
+from mama_plugin.services.learning.hubs import HUB_MIN
+from mama_plugin.services.saving.memories import save_decision, save_insight
+from mama_plugin.services.saving.outcomes import record_outcome_event
+from mama_plugin.services.saving.project_context import context_text, describe, project_context
 from mama_plugin.storage import Store, now_ms
 
 if TYPE_CHECKING:

@@ -14,8 +14,8 @@ from mama_plugin.config import Config
 from mama_plugin.storage import NewMemory, Store
 from mama_plugin.storage import rank_cache as rank_cache_module
 from mama_plugin.storage.backup import back_up, restore
-from mama_plugin.storage.migrations import RANK_LOG_KEPT
 from mama_plugin.storage.records import RankFields
+from mama_plugin.storage.search_tables import RANK_LOG_KEPT
 
 
 def afresh(store: Store, seqs: list[int]) -> dict[int, RankFields]:

@@ -11,9 +11,10 @@ from mama_plugin.cli import main
 from mama_plugin.errors import ValidationError
 from mama_plugin.schema import parse
 from mama_plugin.schema.queries import SearchByContextInput, instant_ms
-from mama_plugin.services import ranking
-from mama_plugin.services.memories import save_checkpoint, save_context, save_decision
-from mama_plugin.services.retrieval import DEFAULT, TODAY, Options, retrieve
+from mama_plugin.services.saving.memories import save_checkpoint, save_context, save_decision
+from mama_plugin.services.search import ranking
+from mama_plugin.services.search.options import DEFAULT, TODAY, Options
+from mama_plugin.services.search.retrieval import retrieve
 from mama_plugin.services.story.answers import search_by_context
 from mama_plugin.storage import Store
 
@@ -153,7 +154,7 @@ def test_cli_search_takes_tags_and_as_of(
 
 
 def test_dates_a_question_names_become_spans() -> None:
-    from mama_plugin.services import dates
+    from mama_plugin.services.search import dates
 
     march_13 = instant_ms("2023-03-13")
     for text in (

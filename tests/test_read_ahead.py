@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 
 from mama_plugin.config import Config
-from mama_plugin.services import indexing, read_ahead, recall
-from mama_plugin.services.memories import save_decision
+from mama_plugin.services.recall import prompt as recall
+from mama_plugin.services.recall import read_ahead
+from mama_plugin.services.saving.memories import save_decision
+from mama_plugin.services.search import indexing
 from mama_plugin.storage import Store
 
 pytestmark = pytest.mark.skipif(

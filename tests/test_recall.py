@@ -12,14 +12,17 @@ from conftest import Counting
 
 from mama_plugin.config import Config
 from mama_plugin.embeddings import Embedder
-from mama_plugin.services import indexing, recall, recall_judge, recall_views
-from mama_plugin.services.memories import (
+from mama_plugin.services.recall import judge as recall_judge
+from mama_plugin.services.recall import prompt as recall
+from mama_plugin.services.recall.context import prompt_context
+from mama_plugin.services.saving.memories import (
     record_outcome,
     save_checkpoint,
     save_context,
     save_decision,
 )
-from mama_plugin.services.prompt_context import prompt_context
+from mama_plugin.services.search import indexing
+from mama_plugin.services.search import views as recall_views
 from mama_plugin.services.story import briefing
 from mama_plugin.services.story import shown as seen
 from mama_plugin.storage import Store
@@ -383,7 +386,7 @@ def test_a_pointer_is_one_line_with_its_status_and_what_it_replaced(tmp_path: Pa
 def test_each_model_ranks_its_candidates_with_its_own_cosine_weight() -> None:
     from dataclasses import replace
 
-    from mama_plugin.services.retrieval import DEFAULT
+    from mama_plugin.services.search.options import DEFAULT
 
     # mpnet's weight was read off the rankings compared; MiniLM, e5 and no model: search's.
     assert recall.ranking_of("all-mpnet-base-v2") == replace(DEFAULT, vector_weight=3.0)

@@ -13,15 +13,15 @@ from mama_plugin.errors import ValidationError
 from mama_plugin.schema import DecisionInput, parse
 from mama_plugin.server.base import Env
 from mama_plugin.server.tools import do_save_decision
-from mama_plugin.services.graph_tidy import clusters, tidy
-from mama_plugin.services.link_queries import links_by_relationship
-from mama_plugin.services.synonyms import (
+from mama_plugin.services.graph.queries import links_by_relationship
+from mama_plugin.services.graph.synonyms import (
     WordVectors,
     did_you_mean,
     expand,
     find_synonyms,
     new_word_hints,
 )
+from mama_plugin.services.graph.tidy import clusters, tidy
 from mama_plugin.storage import NewMemory, Store
 from mama_plugin.storage.relationship_words import RelationshipWords
 
@@ -235,7 +235,7 @@ def test_cli_synonyms_and_links_by_relationship(
 
 
 def test_categories_by_meaning(store: Store, embedder: Embedder) -> None:
-    from mama_plugin.services.graph import traverse
+    from mama_plugin.services.graph.traverse import traverse
 
     linked(store, ["precedes directly", "replaces", "inspired_from"])
     assert traverse(store, "m0", categories=("temporal",), direction="forward") == []
@@ -256,7 +256,7 @@ def test_categories_by_meaning(store: Store, embedder: Embedder) -> None:
 
 
 def test_the_background_pass_runs_after_enough_new_links(store: Store, embedder: Embedder) -> None:
-    from mama_plugin.services.graph_tidy import tidy_if_due
+    from mama_plugin.services.graph.tidy import tidy_if_due
 
     linked(store, ["inspired_by", "motivated_by", "inspired_from"])
     assert tidy_if_due(store, embedder, every=4) is None  # 3 links: not yet

@@ -9,11 +9,12 @@ import pytest
 
 from mama_plugin.cli import main
 from mama_plugin.schema.queries import instant_ms
-from mama_plugin.services import relevance
-from mama_plugin.services.hubs import HUB_MIN
-from mama_plugin.services.memories import save_context, save_decision, save_insight
-from mama_plugin.services.relevance import TERMS, WEIGHTS, Terms
-from mama_plugin.services.retrieval import DEFAULT, Options, options_for, retrieve
+from mama_plugin.services.learning.hubs import HUB_MIN
+from mama_plugin.services.saving.memories import save_context, save_decision, save_insight
+from mama_plugin.services.search import relevance
+from mama_plugin.services.search.options import DEFAULT, Options, options_for
+from mama_plugin.services.search.relevance import TERMS, WEIGHTS, Terms
+from mama_plugin.services.search.retrieval import retrieve
 from mama_plugin.storage import RankFields, Store
 
 DAY = 86_400_000

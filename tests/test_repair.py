@@ -34,9 +34,9 @@ from mama_plugin.config import Config
 from mama_plugin.embeddings import Embedder
 from mama_plugin.errors import MamaError, StoreDamaged
 from mama_plugin.hooks.runner import run
-from mama_plugin.services.indexing import drain, narrative_text
-from mama_plugin.services.memories import save_decision
-from mama_plugin.services.retrieval import retrieve
+from mama_plugin.services.saving.memories import save_decision
+from mama_plugin.services.search.indexing import drain, narrative_text
+from mama_plugin.services.search.retrieval import retrieve
 from mama_plugin.storage import Store, opening
 from mama_plugin.storage.diagnosis import FULL_TEXT, VECTORS, examine
 

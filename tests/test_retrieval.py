@@ -17,15 +17,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mama_plugin.services import ranking
-from mama_plugin.services.indexing import drain, reindex
-from mama_plugin.services.memories import (
+from mama_plugin.services.saving.memories import (
     record_outcome,
     save_checkpoint,
     save_decision,
     save_insight,
 )
-from mama_plugin.services.retrieval import VECTOR_WEIGHT, retrieve
+from mama_plugin.services.search import ranking
+from mama_plugin.services.search.indexing import drain, reindex
+from mama_plugin.services.search.options import VECTOR_WEIGHT
+from mama_plugin.services.search.retrieval import retrieve
 from mama_plugin.services.story.answers import search_by_context
 from mama_plugin.services.story.browsing import search_by_topic, search_recent
 from mama_plugin.storage import RankFields, Store

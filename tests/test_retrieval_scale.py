@@ -6,8 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from mama_plugin.services.indexing import drain
-from mama_plugin.services.retrieval import DEFAULT, retrieve
+from mama_plugin.services.search.indexing import drain
+from mama_plugin.services.search.options import DEFAULT
+from mama_plugin.services.search.retrieval import retrieve
 from mama_plugin.storage import Store
 from tests.test_retrieval import BagOfWords, decide
 

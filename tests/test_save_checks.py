@@ -12,9 +12,10 @@ from mama_plugin.assist import suggest
 from mama_plugin.embeddings.embedder import Embedder
 from mama_plugin.schema import DecisionInput, InsightInput, parse
 from mama_plugin.server.state import State
-from mama_plugin.services import duplicates, indexing
 from mama_plugin.services.evolution import current_of
-from mama_plugin.services.save_checks import decide, learn
+from mama_plugin.services.saving import duplicates
+from mama_plugin.services.saving.checks import decide, learn
+from mama_plugin.services.search import indexing
 from mama_plugin.storage import Store
 
 LEAK = "Session-scoped pytest fixtures leak database connections between tests"

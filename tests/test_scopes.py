@@ -18,10 +18,10 @@ from mama_plugin.cli import main
 from mama_plugin.config import Config
 from mama_plugin.errors import ValidationError
 from mama_plugin.project import GLOBAL
-from mama_plugin.services import vector_index
-from mama_plugin.services.indexing import drain
-from mama_plugin.services.memories import save_checkpoint, save_decision, save_insight
-from mama_plugin.services.scopes import demote, inherited, promote, seen_across
+from mama_plugin.services.saving.memories import save_checkpoint, save_decision, save_insight
+from mama_plugin.services.saving.scopes import demote, inherited, promote, seen_across
+from mama_plugin.services.search import vector_index
+from mama_plugin.services.search.indexing import drain
 from mama_plugin.services.story import briefing
 from mama_plugin.services.story.answers import search_by_context
 from mama_plugin.services.story.browsing import search_by_topic

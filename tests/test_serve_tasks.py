@@ -13,7 +13,7 @@ import pytest
 from mama_plugin.config import Config
 from mama_plugin.project import project_key
 from mama_plugin.server import background
-from mama_plugin.services.memories import save_decision
+from mama_plugin.services.saving.memories import save_decision
 from mama_plugin.storage import Store
 
 LIMIT_S = 60  # only a hang trips it: the read-ahead starts 5 s after the model loads

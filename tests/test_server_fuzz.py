@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from mama_plugin.config import Config
-from mama_plugin.server.app import State
+from mama_plugin.server.state import State
 from mama_plugin.server.tool_table import TOOLS
 
 DESKTOP = types.Implementation(name="fuzz", version="1")

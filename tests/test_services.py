@@ -6,7 +6,7 @@ import pytest
 
 from mama_plugin.errors import ValidationError
 from mama_plugin.services.evolution import chain, current_of
-from mama_plugin.services.memories import (
+from mama_plugin.services.saving.memories import (
     record_outcome,
     save_checkpoint,
     save_context,

@@ -19,7 +19,7 @@ import pytest
 from mama_plugin.cli import main
 from mama_plugin.config import Config
 from mama_plugin.hooks.session_start import session_start
-from mama_plugin.services.memories import save_decision, save_insight
+from mama_plugin.services.saving.memories import save_decision, save_insight
 from mama_plugin.storage import Store
 
 

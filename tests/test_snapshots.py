@@ -16,7 +16,7 @@ import mcp_types as types
 import pytest
 from conftest import CLAUDE, DESKTOP, connect
 
-from mama_plugin.server.app import State
+from mama_plugin.server.state import State
 
 Snapshot = Callable[[str, Any], None]
 

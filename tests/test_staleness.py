@@ -11,10 +11,10 @@ from conftest import PROJECT
 from mama_plugin.cli import main
 from mama_plugin.config import Config
 from mama_plugin.schema import OutcomeInput, parse
-from mama_plugin.services.hubs import HUB_MIN, hub_counts, hubs
-from mama_plugin.services.memories import save_checkpoint, save_decision, save_insight
-from mama_plugin.services.outcomes import record_outcome_event
-from mama_plugin.services.staleness import assess, category, decaying, kind_of, score
+from mama_plugin.services.learning.hubs import HUB_MIN, hub_counts, hubs
+from mama_plugin.services.learning.staleness import assess, category, decaying, kind_of, score
+from mama_plugin.services.saving.memories import save_checkpoint, save_decision, save_insight
+from mama_plugin.services.saving.outcomes import record_outcome_event
 from mama_plugin.services.story.answers import search_by_context
 from mama_plugin.storage import Store, now_ms
 

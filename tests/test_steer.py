@@ -16,7 +16,7 @@ from mama_plugin.project import project_key
 from mama_plugin.schema import LoadCheckpointInput, parse
 from mama_plugin.server.base import Env
 from mama_plugin.server.tools import do_load_checkpoint
-from mama_plugin.services.memories import save_checkpoint, save_decision
+from mama_plugin.services.saving.memories import save_checkpoint, save_decision
 from mama_plugin.services.story import checked
 from mama_plugin.services.story.answers import CORRECT, search_by_context
 from mama_plugin.storage import Store
@@ -84,7 +84,7 @@ def test_verify_list_bounds_git_to_the_memories_it_tells_and_counts_the_rest(
         asked.append(path)
         return 1, "2026-01-01"
 
-    monkeypatch.setattr("mama_plugin.services.verify.commits_since", counted)
+    monkeypatch.setattr("mama_plugin.services.learning.verify.commits_since", counted)
     with Store.open(config=config) as store:
         found = checked.flagged(store, project, limit=1)
     assert [m.id for m, _ in found.told] == [saved[-1].memory.id]  # the newest decision

@@ -25,7 +25,8 @@ from mama_plugin.assist.profiles import lines_writer
 from mama_plugin.assist.runtime import Assistant, Generation, Prompt
 from mama_plugin.config import Config
 from mama_plugin.schema.assist import StoppedLines
-from mama_plugin.server.background import write_lines, write_lines_in_background
+from mama_plugin.server.background import write_lines_in_background
+from mama_plugin.server.lines_job import write_lines
 from mama_plugin.server.state import State
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"

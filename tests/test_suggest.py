@@ -22,9 +22,9 @@ from mama_plugin.config import Config
 from mama_plugin.errors import NotFoundError, ValidationError
 from mama_plugin.server.background import suggest_in_background
 from mama_plugin.server.state import State
-from mama_plugin.services.memories import record_outcome, save_decision, save_insight
-from mama_plugin.services.quality import completeness, reason_quality
-from mama_plugin.services.stats import project_stats
+from mama_plugin.services.hygiene.stats import project_stats
+from mama_plugin.services.saving.memories import record_outcome, save_decision, save_insight
+from mama_plugin.services.saving.quality import completeness, reason_quality
 from mama_plugin.services.story.autosave import checkpoint_turn
 from mama_plugin.storage import Store
 from mama_plugin.transcript import Digest

@@ -13,9 +13,9 @@ from mama_plugin.cli import main
 from mama_plugin.config import Config
 from mama_plugin.errors import ValidationError
 from mama_plugin.schema import OutcomeInput, parse
-from mama_plugin.services.memories import save_decision
-from mama_plugin.services.outcomes import record_outcome_event
-from mama_plugin.services.teaching import learned, next_move
+from mama_plugin.services.learning.teaching import learned, next_move
+from mama_plugin.services.saving.memories import save_decision
+from mama_plugin.services.saving.outcomes import record_outcome_event
 from mama_plugin.storage import Store
 
 JWT = {

@@ -14,7 +14,7 @@ from team_fixture import Cluster, running_cluster
 
 from mama_plugin.config import Config
 from mama_plugin.errors import TeamAccessError
-from mama_plugin.services.memories import save_decision
+from mama_plugin.services.saving.memories import save_decision
 from mama_plugin.storage import Store
 from mama_plugin.storage.team import conflicts, outbox
 from mama_plugin.team import admin
@@ -301,7 +301,7 @@ def test_the_audit_is_append_only_and_names_who_did_what(team: dict[str, object]
 
 
 def test_checkpoints_stay_personal(team: dict[str, object]) -> None:
-    from mama_plugin.services.memories import save_checkpoint
+    from mama_plugin.services.saving.memories import save_checkpoint
 
     alice, _ = _pair(team)
     save_checkpoint(alice.store, alice.project, {"summary": "halfway through the auth work"})

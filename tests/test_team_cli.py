@@ -12,7 +12,7 @@ from team_fixture import Cluster, running_cluster
 
 from mama_plugin.cli import main
 from mama_plugin.config import Config
-from mama_plugin.services.memories import save_decision
+from mama_plugin.services.saving.memories import save_decision
 from mama_plugin.storage import Store
 
 _runs = itertools.count(1)

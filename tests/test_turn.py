@@ -15,7 +15,7 @@ from mama_plugin.config import Config
 from mama_plugin.server.base import Env
 from mama_plugin.server.hook_table import HOOKS, TurnArgs
 from mama_plugin.server.hook_tools import do_checkpoint_turn
-from mama_plugin.services.memories import save_checkpoint, save_decision
+from mama_plugin.services.saving.memories import save_checkpoint, save_decision
 from mama_plugin.services.story import briefing
 from mama_plugin.services.story.autosave import layers_of
 from mama_plugin.services.story.commands import unresolved

@@ -7,8 +7,8 @@ import random
 import pytest
 
 from mama_plugin.config import Config
-from mama_plugin.services import vector_index
-from mama_plugin.services.memories import save_insight
+from mama_plugin.services.saving.memories import save_insight
+from mama_plugin.services.search import vector_index
 from mama_plugin.storage import Store
 from mama_plugin.storage import vectors as vec
 

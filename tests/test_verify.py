@@ -26,8 +26,8 @@ from mama_plugin.project import project_key
 from mama_plugin.schema import LoadCheckpointInput, OutcomeInput, parse
 from mama_plugin.server.base import Env
 from mama_plugin.server.tools import do_load_checkpoint
-from mama_plugin.services.memories import save_checkpoint, save_decision
-from mama_plugin.services.outcomes import record_outcome_event
+from mama_plugin.services.saving.memories import save_checkpoint, save_decision
+from mama_plugin.services.saving.outcomes import record_outcome_event
 from mama_plugin.services.story import briefing
 from mama_plugin.services.story.answers import search_by_context
 from mama_plugin.storage import NewMemory, Store
@@ -230,7 +230,7 @@ def test_the_session_start_stays_within_its_deadline_with_1000_memories_citing_f
     git(repo, "commit", "-qm", "modules")
     with Store.open(config=config) as store:
         save_decision(store, project, DECISION)
-        from mama_plugin.services.verify import record
+        from mama_plugin.services.learning.verify import record
 
         with store.transaction():
             memories = [
@@ -297,8 +297,8 @@ def test_a_memory_outside_any_folder_records_nothing(store: Store, project: str)
 def test_a_prompt_s_context_flags_a_changed_memory_without_spawning_git(
     repo: Path, mama_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mama_plugin.services import verify
-    from mama_plugin.services.prompt_context import prompt_context
+    from mama_plugin.services.learning import verify
+    from mama_plugin.services.recall.context import prompt_context
 
     def no_git(*_: object) -> None:
         raise AssertionError("the prompt hook ran git")
@@ -341,8 +341,9 @@ def test_a_memory_s_files_go_with_it_and_an_old_database_gains_the_table(
 def test_a_pointer_to_a_changed_memory_says_a_file_it_cites_changed(
     repo: Path, mama_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mama_plugin.services import prompt_context, verify
-    from mama_plugin.services.recall import Hit, Recall
+    from mama_plugin.services.learning import verify
+    from mama_plugin.services.recall import context as prompt_context
+    from mama_plugin.services.recall.prompt import Hit, Recall
 
     def no_git(*_: object) -> None:
         raise AssertionError("the prompt hook ran git")

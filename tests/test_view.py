@@ -25,7 +25,7 @@ from mama_plugin.cli import main
 from mama_plugin.config import Config
 from mama_plugin.demo import PROJECT as DEMO
 from mama_plugin.demo import play
-from mama_plugin.services.memories import record_outcome, save_decision, save_insight
+from mama_plugin.services.saving.memories import record_outcome, save_decision, save_insight
 from mama_plugin.storage import NewMemory, Store, now_ms
 from mama_plugin.view import gather, render_page, write_page
 from mama_plugin.view.page import embedded_json
@@ -352,7 +352,7 @@ def _health_story(store: Store, tmp_path: Path) -> tuple[str, str, str]:
 def test_health_holds_the_stats_figures_and_what_changed_since_decided(
     store: Store, tmp_path: Path
 ) -> None:
-    from mama_plugin.services.stats import project_stats
+    from mama_plugin.services.hygiene.stats import project_stats
 
     project, changed, _ = _health_story(store, tmp_path)
     data = gather(store, project, Config(store.home).settings).as_data()

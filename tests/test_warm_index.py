@@ -25,8 +25,8 @@ from mama_plugin.server import background, hook_tools
 from mama_plugin.server.hook_table import HOOK_DEADLINE_S, PromptArgs
 from mama_plugin.server.hook_tools import do_observe_prompt
 from mama_plugin.server.state import State
-from mama_plugin.services import indexing
-from mama_plugin.services.memories import save_decision
+from mama_plugin.services.saving.memories import save_decision
+from mama_plugin.services.search import indexing
 
 LIMIT_S = 30  # every wait's deadline: far beyond what it needs, so only a hang trips it
 CACHE = {
@@ -34,7 +34,7 @@ CACHE = {
     "decision": "Cache product pages in Redis with a 5 minute TTL",
     "reasoning": "catalogue reads are 90% of traffic and prices change hourly",
 }
-# Meaning and words both: recall no longer passes on a cosine alone (services/recall.py).
+# Meaning and words both: recall no longer passes on a cosine alone (services/recall/prompt.py).
 PARAPHRASE = "Do we cache product pages in Redis, with what TTL?"
 ONE_WORD = "Where is the product listing cached and for how long?"  # one shared word
 

@@ -16,8 +16,8 @@ from test_front import LIST_CHANGED, _front, _initialize, _until
 from mama_plugin.config import Config
 from mama_plugin.project import project_key
 from mama_plugin.schema.links import LinkMemoriesInput
-from mama_plugin.server.app import State
 from mama_plugin.server.catalogue import load
+from mama_plugin.server.state import State
 from mama_plugin.server.word_params import LINK_TOOL, TOOL_FIELDS
 from mama_plugin.storage import NewMemory, Store
 from mama_plugin.storage.parameter_words import (

@@ -13,7 +13,8 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from mama_plugin.services.retrieval import EmbeddingModel, retrieve
+from mama_plugin.embeddings.protocol import EmbeddingModel
+from mama_plugin.services.search.retrieval import retrieve
 from mama_plugin.services.story import results
 from mama_plugin.services.story.freshness import moot
 from mama_plugin.storage import Store

@@ -1,16 +1,16 @@
 """The prompt-recall rules before ``python -m benchmarks recall`` (frozen, to compare against).
 
-What ``services/recall.py`` did until it moved onto the hybrid search: its own candidates (the
-full-text index, 12 deep, and the vectors, 12 deep), judged one by one: the cosine bar (0.5);
-or nearly the bar (within 0.1) and a shared content word in a prompt of ≥ 3 of them; or
-half the prompt's content words (at least 2), words of one or two letters dropped. Only the
-ids it would inject are kept: the bench scores those. Read-only.
+What ``services/recall/prompt.py`` did until it moved onto the hybrid search: its own
+candidates (the full-text index, 12 deep, and the vectors, 12 deep), judged one by one: the
+cosine bar (0.5); or nearly the bar (within 0.1) and a shared content word in a prompt of ≥ 3
+of them; or half the prompt's content words (at least 2), words of one or two letters dropped.
+Only the ids it would inject are kept: the bench scores those. Read-only.
 """
 
 from __future__ import annotations
 
-from mama_plugin.services import vector_index
-from mama_plugin.services.retrieval import EmbeddingModel
+from mama_plugin.embeddings.protocol import EmbeddingModel
+from mama_plugin.services.search import vector_index
 from mama_plugin.storage import Store
 from mama_plugin.text import content_words, stem
 

@@ -10,7 +10,7 @@ import pytest
 from benchmarks.cli import main
 from benchmarks.decay import SCHEMES, rates
 from benchmarks.tests.test_bench import _mini_locomo
-from mama_plugin.services import link_decay
+from mama_plugin.services.graph import decay as link_decay
 
 
 def test_rates_are_swapped_in_and_put_back() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from benchmarks import recall as bench_recall
 from benchmarks import recall_assist, recall_causes, recall_data
 from mama_plugin.config import Config
-from mama_plugin.services import recall
+from mama_plugin.services.recall import prompt as recall
 from tests.conftest import Counting
 
 

@@ -10,8 +10,8 @@
    transcript's tool calls only) and the specifics.
 
 For the primary reason, the model's and the extractor's best candidates are graded
-(:func:`~mama_plugin.services.quality.reason_quality`) and the better one wins (the model on a
-tie). Nothing is saved: the result is a proposal for a person or Claude to review.
+(:func:`~mama_plugin.services.saving.quality.reason_quality`) and the better one wins (the
+model on a tie). Nothing is saved: the result is a proposal for a person or Claude to review.
 
 :func:`draft_narrative` does it in one call. A server that must not wait for the model past a
 deadline takes the steps itself: :func:`read` (the extractor, and the model's prompt), the
@@ -28,7 +28,7 @@ from typing import Any
 
 from ..privacy import redact_tree
 from ..schema.assist import DraftedNarrative, DraftRequest
-from ..services.quality import RANK, reason_quality
+from ..services.saving.quality import RANK, reason_quality
 from ..text import numbers, split, tokens, unique, words
 from ..transcript import Digest
 from .extract import Extracted, extract

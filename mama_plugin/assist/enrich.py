@@ -1,7 +1,7 @@
 """A draft of what an imported v1.0 decision lacks, read in its own words. No model.
 
 The deterministic extractor (:func:`.extract.extract`) reads the memory's own recorded text
-(:func:`~mama_plugin.services.enrichment.own_text`): numbers with units as specifics,
+(:func:`~mama_plugin.services.saving.enrichment.own_text`): numbers with units as specifics,
 "instead of" / "over" as alternatives. Every item is a piece of what the memory already says
 (grounded by construction); the draft is offered, never written.
 """
@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..services.enrichment import own_text
+from ..services.saving.enrichment import own_text
 from ..storage import MemoryRecord
 from .extract import extract
 

@@ -18,13 +18,14 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+from ..embeddings.protocol import EmbeddingModel
 from ..errors import ValidationError
 from ..relationships import normalise
 from ..schema.assist import LinkJudgement
-from ..services import vector_index
-from ..services.living import note
+from ..services.learning.living import note
 from ..services.render import clip
-from ..services.retrieval import EmbeddingModel, retrieve
+from ..services.search import vector_index
+from ..services.search.retrieval import retrieve
 from ..storage import LinkRecord, MemoryRecord, Store, SuggestionRecord
 from ..storage.text import embedding_text
 from .draft import grounded

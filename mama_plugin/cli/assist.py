@@ -163,8 +163,8 @@ def cmd_links(args: argparse.Namespace) -> int:
 @json_option()
 def cmd_stats(args: argparse.Namespace) -> int:
     """Print the project's quality metrics."""
+    from ..services.hygiene.stats import project_stats
     from ..services.render import render
-    from ..services.stats import project_stats
 
     with open_store(args) as store:
         stats = project_stats(store, project_of(args))

@@ -140,7 +140,7 @@ def _repair(
     db: Path, problems: list[str], derived: tuple[str, ...], args: argparse.Namespace
 ) -> int:
     """Rebuild the derived tables from the memories, then embed them; print what was done."""
-    from ..services.indexing import reindex
+    from ..services.search.indexing import reindex
     from ..storage import Store
     from ..storage.diagnosis import listed
     from ..storage.repair import rebuild

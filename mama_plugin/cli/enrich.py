@@ -20,7 +20,7 @@ from .shared import open_store, print_json, project_of
 def cmd_enrich(args: argparse.Namespace) -> int:
     """List the imported v1.0 decisions lacking narrative, oldest first."""
     from ..assist.enrich import draft
-    from ..services.enrichment import unenriched
+    from ..services.saving.enrichment import unenriched
 
     project = None if args.all_projects else project_of(args)
     with open_store(args) as store:

@@ -22,7 +22,7 @@ from .shared import open_store, print_json
 @json_option()
 def cmd_forget(args: argparse.Namespace) -> int:
     """Forget one memory and say what went with it."""
-    from ..services.forgetting import forget
+    from ..services.hygiene.forgetting import forget
 
     with open_store(args) as store:
         done = forget(store, args.config, args.id)
@@ -46,7 +46,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
 def cmd_edit(args: argparse.Namespace) -> int:
     """Change the fields given; with none, edit them as JSON in $VISUAL or $EDITOR."""
     from ..schema import UpdateInput, parse
-    from ..services.forgetting import edit
+    from ..services.hygiene.forgetting import edit
 
     with open_store(args) as store:
         current = store.memories.require(args.id)
@@ -68,7 +68,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
 @json_option()
 def cmd_redact(args: argparse.Namespace) -> int:
     """Mask the string in every memory, link, suggestion and cached text, then the backups."""
-    from ..services.forgetting import redact
+    from ..services.hygiene.forgetting import redact
 
     with open_store(args) as store:
         done = redact(store, args.config, args.pattern)

@@ -9,7 +9,7 @@ from .options import argument, command, json_option
 from .shared import open_store, print_json
 
 if TYPE_CHECKING:
-    from ..services.story.gc import Plan
+    from ..services.hygiene.gc import Plan
 
 
 @command(
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 @json_option()
 def cmd_gc(args: argparse.Namespace) -> int:
     """Print what gc would remove (``--dry-run``) or what it removed."""
-    from ..services.story import gc
+    from ..services.hygiene import gc
 
     settings = args.config.settings
     with open_store(args) as store:

@@ -64,7 +64,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 
 def _threshold(args: argparse.Namespace) -> float:
-    from ..services.synonyms import SYNONYM_THRESHOLD
+    from ..services.graph.synonyms import SYNONYM_THRESHOLD
 
     value = SYNONYM_THRESHOLD if args.threshold is None else args.threshold
     if not 0.0 <= value <= 1.0:
@@ -73,7 +73,7 @@ def _threshold(args: argparse.Namespace) -> float:
 
 
 def _health(store: Any, args: argparse.Namespace) -> int:
-    from ..services.graph_health import graph_health
+    from ..services.graph.health import graph_health
 
     health = graph_health(store, project_of(args))
     if args.json:
@@ -90,7 +90,7 @@ def _health(store: Any, args: argparse.Namespace) -> int:
 
 
 def _merge(store: Any, args: argparse.Namespace) -> int:
-    from ..services.synonyms import checked_word
+    from ..services.graph.synonyms import checked_word
     from ..storage.relationship_words import RelationshipWords
 
     if len(args.words) != 2:
@@ -114,7 +114,7 @@ def _merge(store: Any, args: argparse.Namespace) -> int:
 
 
 def _synonyms(store: Any, embedder: Any, args: argparse.Namespace) -> int:
-    from ..services.synonyms import find_synonyms
+    from ..services.graph.synonyms import find_synonyms
 
     if len(args.words) != 1:
         raise MamaError("graph synonyms needs one word, e.g. `mama graph synonyms inspired_by`")
@@ -132,8 +132,8 @@ def _synonyms(store: Any, embedder: Any, args: argparse.Namespace) -> int:
 def _tidy(store: Any, embedder: Any, args: argparse.Namespace) -> int:
     import time
 
-    from ..services.graph_tidy import tidy
-    from ..services.link_upkeep import prune
+    from ..services.graph.tidy import tidy
+    from ..services.graph.upkeep import prune
 
     began = time.perf_counter()
     result = tidy(store, embedder, threshold=_threshold(args))
@@ -164,8 +164,8 @@ def list_links(store: Any, args: argparse.Namespace) -> int:
         return _after(store, args)
     if args.tag:
         return _tagged(store, args)
-    from ..services.link_queries import links_by_relationship
-    from ..services.link_upkeep import shown
+    from ..services.graph.queries import links_by_relationship
+    from ..services.graph.upkeep import shown
 
     embedder = optional_embedder(args, without="matching the word and its merged forms only")
     found = links_by_relationship(
@@ -184,8 +184,8 @@ def list_links(store: Any, args: argparse.Namespace) -> int:
 
 
 def _tagged(store: Any, args: argparse.Namespace) -> int:
-    from ..services.link_queries import links_by_tag
-    from ..services.link_upkeep import shown
+    from ..services.graph.queries import links_by_tag
+    from ..services.graph.upkeep import shown
 
     found = links_by_tag(store, args.tag, project=project_of(args), limit=args.limit)
     if args.json:
@@ -200,7 +200,7 @@ def _tagged(store: Any, args: argparse.Namespace) -> int:
 
 
 def _after(store: Any, args: argparse.Namespace) -> int:
-    from ..services.link_queries import what_happened_after
+    from ..services.graph.queries import what_happened_after
 
     after = what_happened_after(store, args.after, window_days=args.window)
     if args.json:

@@ -18,8 +18,8 @@ from .shared import open_store, print_json, project_of
 @json_option()
 def cmd_confidence(args: argparse.Namespace) -> int:
     """Print a memory's confidence trajectory: when, from, to, why, triggered by which memory."""
-    from ..services.learning import trajectory
-    from ..services.learning_views import trajectory_text
+    from ..services.learning.confidence import trajectory
+    from ..services.learning.views import trajectory_text
 
     with open_store(args) as store:
         memory, changes = trajectory(store, args.id)
@@ -45,8 +45,8 @@ def cmd_confidence(args: argparse.Namespace) -> int:
 @json_option()
 def cmd_learn(args: argparse.Namespace) -> int:
     """Replay the outcomes recorded since the last pass, once each; print what moved."""
-    from ..services.learning import learn_pass
-    from ..services.learning_reports import learn_text
+    from ..services.learning.confidence import learn_pass
+    from ..services.learning.reports import learn_text
 
     with open_store(args) as store:
         done = learn_pass(store)
@@ -69,8 +69,8 @@ def cmd_learn(args: argparse.Namespace) -> int:
 @json_option()
 def cmd_decay(args: argparse.Namespace) -> int:
     """Print the project's stale and expired memories with their figures and what to do."""
-    from ..services.learning_reports import decay_text
-    from ..services.staleness import decaying
+    from ..services.learning.reports import decay_text
+    from ..services.learning.staleness import decaying
 
     project = project_of(args)
     with open_store(args) as store:
@@ -99,8 +99,8 @@ def cmd_decay(args: argparse.Namespace) -> int:
 @json_option()
 def cmd_hubs(args: argparse.Namespace) -> int:
     """Print the project's hubs, the most referenced first."""
-    from ..services.hubs import hubs
-    from ..services.learning_reports import hubs_text
+    from ..services.learning.hubs import hubs
+    from ..services.learning.reports import hubs_text
 
     if args.min < 1:
         raise MamaError("--min must be 1 or more")
@@ -125,8 +125,8 @@ def cmd_hubs(args: argparse.Namespace) -> int:
 @json_option()
 def cmd_learned(args: argparse.Namespace) -> int:
     """Print what the project's outcomes taught."""
-    from ..services.learning_reports import learned_text
-    from ..services.teaching import learned
+    from ..services.learning.reports import learned_text
+    from ..services.learning.teaching import learned
 
     project = None if args.all_projects else project_of(args)
     with open_store(args) as store:
@@ -148,7 +148,7 @@ def cmd_learned(args: argparse.Namespace) -> int:
 @json_option()
 def cmd_context(args: argparse.Namespace) -> int:
     """Print the project's context (after saving its description, when given)."""
-    from ..services.project_context import context_text, describe, project_context
+    from ..services.saving.project_context import context_text, describe, project_context
 
     project = project_of(args)
     if args.describe is not None and not args.describe.strip():
@@ -177,7 +177,7 @@ def cmd_context(args: argparse.Namespace) -> int:
 @json_option()
 def cmd_premises(args: argparse.Namespace) -> int:
     """Print the project's premises with their figures."""
-    from ..services.premises import premises
+    from ..services.learning.premises import premises
 
     project = project_of(args)
     with open_store(args) as store:
@@ -206,8 +206,8 @@ def cmd_premises(args: argparse.Namespace) -> int:
 @json_option()
 def cmd_evolve(args: argparse.Namespace) -> int:
     """Run an evolve pass; print each note it wrote."""
-    from ..services.learning_reports import evolve_text
-    from ..services.living import evolve_pass
+    from ..services.learning.living import evolve_pass
+    from ..services.learning.reports import evolve_text
 
     with open_store(args) as store:
         done = evolve_pass(store)

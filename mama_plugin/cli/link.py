@@ -1,7 +1,7 @@
 """``mama link``: one link with its strength now, down-voted or deleted by a person.
 
 A link's strength is its stored confidence faded by the days since it was last used
-(``services/link_decay.py``); a down-vote halves the stored confidence, a delete removes the
+(``services/graph/decay.py``); a down-vote halves the stored confidence, a delete removes the
 link for good. ``mama graph prune`` / ``archived`` / ``restore`` handle the weak ones.
 """
 
@@ -25,7 +25,7 @@ from .shared import open_store, print_json, project_of
 @json_option()
 def cmd_link(args: argparse.Namespace) -> int:
     """Show, down-vote or delete one link."""
-    from ..services.link_upkeep import judge_link, shown
+    from ..services.graph.upkeep import judge_link, shown
     from ..storage.link_state import LinkState
 
     text = str(args.link_id).lstrip("#")
@@ -50,7 +50,7 @@ def cmd_link(args: argparse.Namespace) -> int:
 
 def link_upkeep(store: Any, args: argparse.Namespace) -> int:
     """``mama graph prune|tidy [--dry-run]``, ``archived`` and ``restore ID``."""
-    from ..services import link_upkeep as upkeep
+    from ..services.graph import upkeep
 
     if args.action == "archived":
         found = upkeep.archived(store, project_of(args))

@@ -26,8 +26,8 @@ from .shared import open_store, optional_embedder, print_json, project_of
 @json_option()
 def cmd_status(args: argparse.Namespace) -> int:
     """Print where the store is, its schema version and what it holds."""
-    from ..services.status import store_status
-    from ..services.story.gc import plan
+    from ..services.hygiene.gc import plan
+    from ..services.hygiene.status import store_status
     from .gc import mb
 
     with open_store(args) as store:
@@ -68,8 +68,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     """Print one memory, its links and, if superseded, what replaced it."""
     from ..services.evolution import current_of
-    from ..services.link_upkeep import shown
-    from ..services.living import count_told, told
+    from ..services.graph.upkeep import shown
+    from ..services.learning.living import count_told, told
     from ..services.render import render
 
     with open_store(args) as store:
@@ -120,7 +120,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_search(args: argparse.Namespace) -> int:
     """Print the best matches with their outcome and the story around them."""
     from ..schema.queries import instant_ms
-    from ..services.retrieval import options_for
+    from ..services.search.options import options_for
     from ..services.story.answers import search_by_context
 
     try:
@@ -184,7 +184,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_verify(args: argparse.Namespace) -> int:
     """Record the files a memory cites as they are now; say what had changed since. With
     ``--list``: the project's memories whose files changed, with the commands to act."""
-    from ..services.verify import reverify
+    from ..services.learning.verify import reverify
 
     if args.list == bool(args.id):
         raise MamaError("give a memory id to verify, or --list to see what is flagged")

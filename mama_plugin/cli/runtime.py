@@ -120,7 +120,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     import time
 
     from ..embeddings import open_embedder
-    from ..services.indexing import drain, reindex
+    from ..services.search.indexing import drain, reindex
 
     with open_store(args) as store:
         embedder = open_embedder(args.config, hold=True)

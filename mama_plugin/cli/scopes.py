@@ -21,7 +21,7 @@ from .shared import open_store, print_json, project_of
 def cmd_promote(args: argparse.Namespace) -> int:
     """Promote a project's decision, insight or context to global, or (``--back``) return it."""
     from ..errors import ValidationError
-    from ..services.scopes import demote, promote, seen_across
+    from ..services.saving.scopes import demote, promote, seen_across
 
     if args.suggest == bool(args.id):
         raise ValidationError(["give the id of a memory to promote, or --suggest (not both)"])

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..config import KEYS, Config
+from ..config import Config
+from ..settings import KEYS
 from .options import argument, command, json_option, project_option
 from .shared import print_json, project_of
 

@@ -74,7 +74,7 @@ def cmd_share(args: argparse.Namespace) -> int:
         if report.imported or report.updated:
             embedder = optional_embedder(args, without="the MAMA server embeds them later")
             if embedder is not None:
-                from ..services.indexing import drain
+                from ..services.search.indexing import drain
 
                 report.embedded = drain(store, embedder)
     if args.json:

@@ -166,7 +166,7 @@ def cmd_resolve(args: argparse.Namespace) -> int:
 @json_option()
 def cmd_search(args: argparse.Namespace) -> int:
     """Print the team's best matches, each with its project and whether it is current."""
-    from ..services.retrieval import query_vector_of
+    from ..embeddings.protocol import query_vector_of
     from ..storage.team import outbox
     from ..team.search import search
 

@@ -124,15 +124,3 @@ class EvolveLinkInput(Strict):
         if isinstance(value, dict) and isinstance(value.get("verdict"), str):
             return {**value, "verdict": value["verdict"].strip().lower()}
         return value
-
-
-__all__ = [
-    "DraftRequest",
-    "DraftedAlternative",
-    "DraftedNarrative",
-    "EvolveLinkInput",
-    "LinkJudgement",
-    "Relatedness",
-    "StoppedLines",
-    "SuggestLinksInput",
-]

@@ -73,6 +73,3 @@ class UpdateInput(Strict):
             include={*NARRATIVE, "confidence"}, exclude_none=True, exclude_unset=False
         )
         return {k: v for k, v in given.items() if getattr(self, k) is not None}
-
-
-__all__ = ["NARRATIVE", "ForgetInput", "UpdateInput"]

@@ -344,15 +344,3 @@ class SupersedeInput(DecisionInput):
     """A new decision that replaces an old one; the old one is kept, marked superseded."""
 
     supersedes: Annotated[MemoryId, Field(description="Id of the decision being replaced.")]
-
-
-__all__ = [
-    "VERIFIED",
-    "CheckpointInput",
-    "ContextInput",
-    "DecisionInput",
-    "InsightInput",
-    "LinkInput",
-    "OutcomeInput",
-    "SupersedeInput",
-]

@@ -18,7 +18,7 @@ class LinkMemoriesInput(Strict):
 
     # Parameters a project's listed schema adds (a relationship word used more than 50 times
     # with mean confidence above 0.75, e.g. inspired_by) arrive in ``words`` (word → the
-    # memory from_id links to with it); services/linking.py checks each against the store.
+    # memory from_id links to with it); services/graph/linking.py checks each against the store.
 
     from_id: Annotated[MemoryId, Field(description="The memory the link starts from.")]
     reason: Annotated[

@@ -32,7 +32,7 @@ class LoadContextInput(Strict):
     """One memory whose graph neighbourhood to tell."""
 
     memory_id: MemoryId
-    # services/depths.py: load_context's own limit (2) by default, the global cap (5) at most.
+    # services/graph/depths.py: load_context's own limit (2) by default, the global cap (5) at most.
     depth: Annotated[
         int, Field(ge=1, le=5, description="Link hops to follow (default 2, at most 5).")
     ] = 2

@@ -30,7 +30,6 @@ from .state import State
 from .tool_table import BY_NAME
 from .word_params import LINK_TOOL, with_word_parameters
 
-__all__ = ["State", "build_server", "serve", "tool_definition"]
 log = logging.getLogger("mama.server")
 
 

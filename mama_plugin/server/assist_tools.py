@@ -20,8 +20,8 @@ from ..assist.jobs import JobsClosed, ModelJobs
 from ..assist.profiles import draft_layers, link_judge
 from ..assist.runtime import Generation
 from ..schema.assist import DraftedNarrative, DraftRequest, EvolveLinkInput, SuggestLinksInput
-from ..services.quality import reason_quality
 from ..services.render import clip
+from ..services.saving.quality import reason_quality
 from ..storage import Store, SuggestionRecord
 from ..transcript import Digest
 from .base import Answer, Env

@@ -27,7 +27,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 
 from ..config import Config
 from ..errors import MamaError
-from ..services import indexing
+from ..services.search import indexing
 from ..storage.vectors import EmbeddingMismatchError
 from ..team.follow import follow_in_background
 from .lines_job import waiting, write_lines
@@ -213,8 +213,8 @@ async def suggest_in_background(state: State) -> None:
     the weak links once a day."""
     from ..assist import suggest
     from ..assist.profiles import link_judge
-    from ..services.graph_tidy import tidy_if_due
-    from ..services.link_upkeep import prune_if_due
+    from ..services.graph.tidy import tidy_if_due
+    from ..services.graph.upkeep import prune_if_due
 
     def run(memory_id: str) -> None:
         env = state.env()
@@ -285,7 +285,7 @@ async def collect_in_background(state: State, after_s: float = GC_AFTER_S) -> No
     """Run ``mama gc`` once, ``after_s`` after the loop starts, when it is due (the last run
     a day old) and ``gc_in_background`` is on, in a worker thread at a bounded pace (see
     ``GC_PAUSE_S``, ``GC_REWRITE_MAX_BYTES``). Never raises: a failure is logged."""
-    from ..services.story import gc
+    from ..services.hygiene import gc
     from ..storage.space import vacuum_pays
 
     settings = state.config.settings
@@ -318,7 +318,8 @@ async def read_korean_in_background(state: State, after_s: float = READ_AHEAD_AF
     the reader of Korean prompts and embed what it reads of them (``services.read_ahead``),
     ``after_s`` after the loop starts and once the embedding model has loaded, in a worker
     thread. Never raises: a failure is logged."""
-    from ..services import read_ahead, recall
+    from ..services.recall import prompt as recall
+    from ..services.recall import read_ahead
 
     await anyio.sleep(after_s)
     await anyio.to_thread.run_sync(state.embedder_ready.wait, abandon_on_cancel=True)

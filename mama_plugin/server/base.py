@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..config import Config
-from ..services.retrieval import EmbeddingModel
+from ..embeddings.protocol import EmbeddingModel
 from ..services.story.shown import Sessions
 from ..storage import Store
 from ..transcript import Reader

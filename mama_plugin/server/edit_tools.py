@@ -1,15 +1,16 @@
 """The tools that forget, correct or move a memory: ``forget_memory``, ``update_memory`` and
 ``promote_memory``.
 
-The first two rewrite the store's file and every backup (services/forgetting.py): seconds on a large
-store, so they run in a worker thread (:attr:`Tool.slow`), which has its own connection.
+The first two rewrite the store's file and every backup (services/hygiene/forgetting.py):
+seconds on a large store, so they run in a worker thread (:attr:`Tool.slow`), which has its
+own connection.
 """
 
 from __future__ import annotations
 
 from ..schema import ForgetInput, PromoteInput, UpdateInput
-from ..services.forgetting import edit, forget
-from ..services.scopes import demote, promote
+from ..services.hygiene.forgetting import edit, forget
+from ..services.saving.scopes import demote, promote
 from .base import Answer, Env
 
 

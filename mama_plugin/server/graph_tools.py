@@ -12,10 +12,10 @@ from typing import Any
 from ..errors import MamaError
 from ..fence import fenced
 from ..schema.graph import FindLinksInput, GraphHealthInput
-from ..services.graph_health import graph_health
-from ..services.link_queries import links_by_relationship, what_happened_after
-from ..services.link_upkeep import shown
-from ..services.synonyms import hint_text, new_word_hints
+from ..services.graph.health import graph_health
+from ..services.graph.queries import links_by_relationship, what_happened_after
+from ..services.graph.synonyms import hint_text, new_word_hints
+from ..services.graph.upkeep import shown
 from .base import Answer, Env, Tool
 
 

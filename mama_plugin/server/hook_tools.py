@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING
 from ..assist.profiles import lines_earned
 from ..config import OVERRIDES, Config
 from ..envelope import SILENT, answer
-from ..services import prompt_context, recall
-from ..services.retrieval import options_for
+from ..services.recall import context as prompt_context
+from ..services.recall import prompt as recall
+from ..services.search.options import options_for
 from ..services.story import autosave, shown
 from ..storage.pending_lines import PendingLines
 from ..text import hangul

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 from ..fence import fenced
 from ..schema.learning import ConfidenceInput, EvolvePassInput, ProjectContextInput
-from ..services.hubs import HUB_MIN, hubs
-from ..services.learning import learn_pass, trajectory
-from ..services.learning_reports import (
+from ..services.learning.confidence import learn_pass, trajectory
+from ..services.learning.hubs import HUB_MIN, hubs
+from ..services.learning.living import evolve_pass
+from ..services.learning.reports import (
     decay_text,
     evolve_text,
     hubs_text,
     learn_text,
     learned_text,
 )
-from ..services.learning_views import trajectory_text
-from ..services.living import evolve_pass
-from ..services.project_context import context_text, describe, project_context
-from ..services.staleness import decaying
-from ..services.teaching import learned
+from ..services.learning.staleness import decaying
+from ..services.learning.teaching import learned
+from ..services.learning.views import trajectory_text
+from ..services.saving.project_context import context_text, describe, project_context
 from .base import Answer, Env, Tool
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from ..schema.link_verdicts import RateLinkInput
 from ..schema.links import LinkMemoriesInput
-from ..services.link_upkeep import judge_link, tags_said
-from ..services.linking import link_memories
+from ..services.graph.linking import link_memories
+from ..services.graph.upkeep import judge_link, tags_said
 from .base import Answer, Env, Tool
 from .graph_tools import relationship_hints
 

@@ -188,7 +188,7 @@ def adopt(state: State) -> None:
 def _leftovers(state: State, embedder: Any) -> int:
     """Embed the project's leftovers for ``LEFTOVERS_S`` at most, lock waits included (a
     prompt waits for this); what another writer's lock keeps queued waits for the drain."""
-    from ..services import indexing
+    from ..services.search import indexing
     from ..storage.connection import waits_until
 
     deadline = time.monotonic() + LEFTOVERS_S
@@ -207,7 +207,7 @@ def drain_now(state: State, budget_s: float = EXIT_DRAIN_S) -> tuple[int, int]:
     loading within the same budget; without a model it does nothing. Returns (embedded, still
     queued); still queued is -1 when there is no model. Raises what the store raises.
     """
-    from ..services import indexing
+    from ..services.search import indexing
     from ..storage.connection import waits_until
 
     deadline = time.monotonic() + budget_s

@@ -11,9 +11,10 @@ import logging
 import os
 import signal
 
-from ..config import KEYS, Config
+from ..config import Config
 from ..logs import start
 from ..project import project_key
+from ..settings import KEYS
 from .exposure import Exposure
 
 log = logging.getLogger("mama.server")

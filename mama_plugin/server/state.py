@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..assist.gate import HookGate
-from ..config import KEYS, Config
+from ..config import Config
 from ..errors import MamaError, StoreBusyError
+from ..settings import KEYS
 from ..storage import Store
 from ..storage.connection import wait_left_s
 from ..storage.parameter_words import ParameterWord

@@ -30,27 +30,27 @@ from ..schema import (
     UpdateInput,
 )
 from ..schema.assist import DraftRequest, EvolveLinkInput, SuggestLinksInput
-from ..services.conflicts import conflicts_of
-from ..services.depths import TOPIC_DEPTH
-from ..services.enrichment import missing, offer
 from ..services.evolution import current_of
-from ..services.graph import traverse
-from ..services.learning_views import moves_text
-from ..services.link_upkeep import used_together
-from ..services.living import told
-from ..services.memories import SaveResult, save_checkpoint
-from ..services.outcomes import record_outcome_event
-from ..services.premises import premises_of
+from ..services.graph.depths import TOPIC_DEPTH
+from ..services.graph.traverse import traverse
+from ..services.graph.upkeep import used_together
+from ..services.hygiene.conflicts import conflicts_of
+from ..services.learning.living import told
+from ..services.learning.premises import premises_of
+from ..services.learning.teaching import next_move
+from ..services.learning.views import moves_text
 from ..services.render import render
-from ..services.retrieval import options_for
-from ..services.save_checks import decide, learn
+from ..services.saving.checks import decide, learn
+from ..services.saving.enrichment import missing, offer
+from ..services.saving.memories import SaveResult, save_checkpoint
+from ..services.saving.outcomes import record_outcome_event
+from ..services.search.options import options_for
 from ..services.story import checked
 from ..services.story.answers import CORRECT, search_by_context
 from ..services.story.briefing import current_decisions, render_brief
 from ..services.story.browsing import search_by_topic, search_recent
 from ..services.story.cliffhanger import ResumePoint, resume_point, story
 from ..services.story.worklog import WorkLog
-from ..services.teaching import next_move
 from ..storage import MemoryRecord, Store
 from ..storage.link_tags import LinkTags
 from .assist_tools import do_draft_decision, do_evolve_link, do_suggest_links

@@ -9,19 +9,11 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..storage import Store
+from .view_cache import ViewCache
 from .walk_cache import WalkCache
-
-if TYPE_CHECKING:
-    from .recall_views import ViewCache
-
-
-def _view_cache() -> ViewCache:
-    from .recall_views import ViewCache
-
-    return ViewCache()
 
 
 @dataclass
@@ -41,7 +33,7 @@ class Warm:
     # personal data kept).
     later: dict[tuple[str, int, int, bool], Any] = field(default_factory=dict)
     # services.recall_views: vectors of memory views, and those embedded here, not yet stored.
-    views: ViewCache = field(default_factory=_view_cache)
+    views: ViewCache = field(default_factory=ViewCache)
     # services.verify: git blob hashes by (path, size, mtime_ns), and what git said of a cited
     # file's history by (project, path, recorded commit, HEAD): (commits, last day), -1 unknown.
     blobs: dict[tuple[str, int, int], str] = field(default_factory=dict)

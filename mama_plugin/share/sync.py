@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..config import Config
 from ..errors import ConflictError, MamaError, NotFoundError, ValidationError
-from ..services.living import note
+from ..services.learning.living import note
 from ..storage import NewMemory, Store
 from ..storage.shared_files import SharedFiles
 from . import scan
@@ -234,7 +234,7 @@ class Sharing:
                     report.problems.append(f"{m.id}→{ln.to}: link not added: {exc}")
 
     def _forget(self, f: OnDisk, report: ShareReport) -> None:
-        from ..services.forgetting import forget
+        from ..services.hygiene.forgetting import forget
 
         assert f.memory is not None
         with contextlib.suppress(NotFoundError):  # forgotten here already

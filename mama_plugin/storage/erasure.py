@@ -30,7 +30,7 @@ MASK = "[REDACTED]"  # what a redacted string becomes: privacy.py's token
 NEEDLE_MIN = 3  # a shorter pattern would mask parts of ordinary words everywhere
 # meta.text_erased: a random token renewed whenever text leaves the store (a forget, an edit,
 # a redaction); a process's cache of vectors keyed by text drops them when it moves, so
-# another process's cache never writes a forgotten text back (services/recall_views.py).
+# another process's cache never writes a forgotten text back (services/search/views.py).
 ERASED = "text_erased"
 # The columns that hold free text, by table: plain text, then JSON (masked value by value).
 _PLAIN = {

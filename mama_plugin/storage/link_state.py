@@ -1,6 +1,6 @@
 """What happens to a link after it is made: used, down-voted, deleted, archived and restored.
 
-A link's strength fades with time (``services/link_decay.py``). Here are the writes that
+A link's strength fades with time (``services/graph/decay.py``). Here are the writes that
 move it: :meth:`LinkState.reinforce` records a use (both ends told in one answer), which
 restarts its fading; :meth:`LinkState.down_vote` halves its stored confidence;
 :meth:`LinkState.delete` removes it for good; :meth:`LinkState.archive` moves links the

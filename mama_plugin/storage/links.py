@@ -34,7 +34,7 @@ class Links(Repository):
         """Link two memories with a reason; a replacing link marks its target superseded.
 
         Stating an existing link again returns it unchanged. ``used_at`` carries a dumped
-        link's last use over (``services/link_decay.py``: its strength fades from then).
+        link's last use over (``services/graph/decay.py``: its strength fades from then).
         ``mark_target=False`` leaves the target's status alone (restoring a dump whose
         statuses are already right). Raises
         ValidationError for an empty reason, an unknown id, a self-link or a supersede cycle.

@@ -27,10 +27,7 @@ from . import (
     shared_files,
     tables,
 )
-from .search_tables import RANK_LOG_KEPT, create_vector_table
 from .team.tables import team_tables
-
-__all__ = ["LATEST", "RANK_LOG_KEPT", "STEPS", "Step", "create_vector_table", "migrate"]
 
 
 @dataclass(frozen=True)

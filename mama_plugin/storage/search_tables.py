@@ -80,7 +80,7 @@ def search_state(conn: apsw.Connection, _dim: int) -> None:
 def text_vectors(conn: apsw.Connection, _dim: int) -> None:
     # Vectors of short texts by model: the views of a memory (its topic, its one line) that
     # prompt-time recall compares a prompt with besides its stored narrative
-    # (services/recall_views.py). Keyed by the text, so an edit simply misses.
+    # (services/search/views.py). Keyed by the text, so an edit simply misses.
     conn.execute(
         """
         CREATE TABLE text_vectors (

@@ -5,9 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .looks import LOOKS, only_looks
-
-__all__ = ["LOOKS", "Command", "Digest", "FileTouch", "Refused", "Task", "span_of"]
+from .looks import only_looks
 
 
 @dataclass

@@ -105,9 +105,9 @@ def gather(store: Store, project: str, settings: Settings, *, now: int | None = 
     Several statements, no snapshot: a save in between may leave a link or a flag naming a
     memory the list lacks, which the page skips.
     """
-    from ..services.hubs import HUB_MIN
-    from ..services.stats import project_stats
-    from ..services.story import gc
+    from ..services.hygiene import gc
+    from ..services.hygiene.stats import project_stats
+    from ..services.learning.hubs import HUB_MIN
 
     data = ViewData(
         project,
@@ -186,7 +186,7 @@ def _learned(
 ) -> tuple[dict[str, list[list[Any]]], dict[str, str]]:
     """What the detail panel tells of trust: each memory's confidence history, and the
     staleness line of each current memory that is no longer fresh (at ``now``)."""
-    from ..services.staleness import assess
+    from ..services.learning.staleness import assess
 
     history: dict[str, list[list[Any]]] = {}
     for c in store.confidence.of_many(m.id for m in memories):
@@ -229,6 +229,3 @@ def _link(ln: LinkRecord) -> dict[str, Any]:
         "by": ln.created_by,
         "at": ln.created_at,
     }
-
-
-__all__ = ["Chain", "ChainStep", "ViewData", "chains", "gather"]

@@ -74,6 +74,3 @@ def write_page(data: ViewData, out: Path) -> Path:
             "writable path"
         ) from exc
     return out
-
-
-__all__ = ["embedded_json", "render_page", "write_page"]

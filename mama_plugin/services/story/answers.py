@@ -21,26 +21,20 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from ...embeddings.protocol import EmbeddingModel
 from ...errors import StoreUnwritable
 from ...fence import fenced
 from ...storage import MemoryRecord, Store
 from ...storage.link_state import LinkState
 from ...text import estimate_tokens
-from .. import vector_index
-from ..enrichment import missing, offer
-from ..living import told
+from ..learning.living import told
+from ..learning.verify import check
 from ..render import render
-from ..retrieval import (
-    DEFAULT,
-    MIN_CONFIDENCE,
-    RETRIEVERS,
-    EmbeddingModel,
-    Options,
-    Scored,
-    retrieve,
-)
-from ..scopes import inherited
-from ..verify import check
+from ..saving.enrichment import missing, offer
+from ..saving.scopes import inherited
+from ..search import vector_index
+from ..search.options import DEFAULT, Options
+from ..search.retrieval import MIN_CONFIDENCE, RETRIEVERS, Scored, retrieve
 from . import checked, results
 from .freshness import (
     distinct,
@@ -150,7 +144,7 @@ def search_by_context(
     """Hybrid search plus graph expansion; every decision is labelled current or superseded.
 
     ``project=None`` searches every project; a project's search reads the global scope it
-    inherits too (:func:`~mama_plugin.services.scopes.inherited`). A superseded hit is always
+    inherits too (:func:`~mama_plugin.services.saving.scopes.inherited`). A superseded hit is always
     preceded by the decision that replaced it. ``budget`` bounds the answer's text in tokens
     (None: no bound); ``record_usage`` counts a use of each result told. ``own_session``: the
     Claude Code session asking; its own rolling checkpoint is left out (it repeats this session's

@@ -16,7 +16,7 @@ from typing import Any
 from ...storage import MemoryRecord, NewMemory, Store, now_ms
 from ...text import next_step, remains, split, tension, unique
 from ...transcript import Digest
-from ..verify import record as record_files
+from ..learning.verify import record as record_files
 from .commands import clip, confirmed, judged, stopped_at, unresolved
 from .worklog import MAX_TEXT, WorkLog
 

@@ -32,7 +32,7 @@ from ...project import GLOBAL
 from ...storage import Store, now_ms
 from ...text import estimate_tokens, strip_cue
 from ..evolution import current_of, predecessors
-from ..scopes import told_everywhere
+from ..saving.scopes import told_everywhere
 from . import brief_cache, checked, cliffhanger
 from .brief_cache import HEADER, TEMPLATE, budget, entry_key, variant_of
 from .done import doubts

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...storage import MemoryRecord, Store
-from ..depths import TOPIC_DEPTH
 from ..evolution import EVOLUTION, current_of, failure_reason
-from ..graph import Step, traverse
-from ..scopes import inherited
+from ..graph.depths import TOPIC_DEPTH
+from ..graph.traverse import Step, traverse
+from ..saving.scopes import inherited
 from .freshness import idle, one_per_session, outcomes_on_their_memory
 from .records import TopicRow
 

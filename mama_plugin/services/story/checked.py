@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...storage import MemoryRecord, Store
-from ..verify import Change, check, line
+from ..learning.verify import Change, check, line
 from .cliffhanger import resume_point
 from .records import Story
 

@@ -17,21 +17,9 @@ from typing import Any
 
 from ...storage import MemoryRecord
 from ...text import next_step, remains, split, tension
-from .rules import DEFAULT, RULES, TICKED, Later, Rule, Similar, select
+from .rules import DEFAULT, TICKED, Later, Rule, Similar, select
 from .words import bag, covers, parts
 from .worklog import WorkLog
-
-__all__ = [
-    "DEFAULT",
-    "RULES",
-    "Later",
-    "Similar",
-    "done_by",
-    "doubts",
-    "evidence",
-    "judged_parts",
-    "shows_done",
-]
 
 
 def doubts(tension: dict[str, Any]) -> list[str]:

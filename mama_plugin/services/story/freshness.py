@@ -30,27 +30,14 @@ from typing import TypeVar
 from ...storage import MemoryRecord, Store
 from ..evolution import current_of, outcome_events
 from ..warm import warm
-from .done import Later, Similar, evidence, judged_parts
+from .done import evidence, judged_parts
 from .records import OpenStep
 from .results import AnswerItem
-from .rules import DEFAULT, Rule, select
+from .rules import DEFAULT, Later, Rule, Similar, select
 from .words import MIN_SHARED, bag, covers, parts
 from .worklog import WorkLog
 
 T = TypeVar("T")
-__all__ = [
-    "building_on",
-    "covers",
-    "distinct",
-    "idle",
-    "moot",
-    "one_per_session",
-    "open_steps",
-    "outcomes_on_their_memory",
-    "settle",
-    "unsettled",
-    "unstated",
-]
 LATER = 40  # later checkpoints and decisions consulted per project
 # What a later memory shows (done.evidence) is kept in the store's warm state
 # (:mod:`..warm`), by (id, version, updated_at, personal data kept): a search reads the same

@@ -124,7 +124,7 @@ class Story:
     # The project's current decisions by topic (topic, how many), the most decided first: what
     # exists, said once, so that Claude searches when a prompt touches one of them.
     topics: list[tuple[str, int]] = field(default_factory=list)
-    # The user's own memories every project inherits (the global scope, services/scopes.py).
+    # The user's own memories every project inherits (the global scope, services/saving/scopes.py).
     everywhere: list[MemoryRecord] = field(default_factory=list)
     verify: str = ""  # the checkpoint's verify line when a file it cites changed (.checked)
     checked_later: bool = False  # a change git was not asked about yet: not cached as final

@@ -13,10 +13,10 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from ...storage import MemoryRecord, Store
-from .. import ranking
-from ..depths import CONTEXT_DEPTH
 from ..evolution import EVOLUTION, chain, current_of, failure_reason
-from ..graph import traverse
+from ..graph.depths import CONTEXT_DEPTH
+from ..graph.traverse import traverse
+from ..search import ranking
 from .records import mark
 
 
@@ -68,9 +68,11 @@ class AnswerItem:
     collapsed: list[str] | None = None
     updated_by: str | None = None
     verify: list[str] | None = None  # its verify line when a file it cites changed since
-    stale: str | None = None  # its staleness when stale or expired (services/staleness.py)
-    hub: int | None = None  # how many memories reference it, when it is a hub (services/hubs.py)
-    notes: list[str] | None = None  # its latest dated notes (services/living.py)
+    stale: str | None = None  # its staleness when stale or expired (services/learning/staleness.py)
+    hub: int | None = (
+        None  # how many memories reference it, when it is a hub (services/learning/hubs.py)
+    )
+    notes: list[str] | None = None  # its latest dated notes (services/learning/living.py)
     enrich: list[str] | None = None  # the layers an imported v1.0 decision lacks (enrichment)
 
     @property

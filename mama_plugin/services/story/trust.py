@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...storage import MemoryRecord, Store
-from ..hubs import hub_counts
+from ..learning.hubs import hub_counts
+from ..learning.staleness import assess
 from ..render import confidence
-from ..staleness import assess
 from .records import DecisionView
 from .results import AnswerItem
 
