@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from .bootstrap.launcher import mama_command
+
 
 class MamaError(Exception):
     """Raised for every failure MAMA reports to a person; the message says what to fix."""
@@ -136,7 +138,7 @@ class StoreDamaged(MamaError):
         self.derived = tuple(derived)
         more = len(self.problems) - 1
         what = self.problems[0] + (f"; {more} more problem(s)" if more else "")
-        mama = _mama_command()
+        mama = mama_command()
         if self.derived:
             where = (
                 f" in {_listed(self.derived)} only, which MAMA rebuilds from the memories; every "
@@ -167,7 +169,7 @@ class StoreDamaged(MamaError):
     @property
     def notice(self) -> str:
         """One short line for the model at session start: what is wrong and what to say."""
-        mama = _mama_command()
+        mama = mama_command()
         if self.derived:
             return (
                 f"MAMA's memory store ({self.path}) is damaged in {_listed(self.derived)} only: "
@@ -179,13 +181,6 @@ class StoreDamaged(MamaError):
             f"MAMA's memory store ({self.path}) is damaged: nothing can be saved or recalled "
             f"until it is repaired. Tell the user to run `{mama} doctor` in a terminal."
         )
-
-
-def _mama_command() -> str:
-    """How a person runs ``mama`` in a terminal (``sh …/bin/mama`` from the plugin)."""
-    from .bootstrap.paths import mama_command as command  # it reads config, which imports us
-
-    return command()
 
 
 def _listed(parts: tuple[str, ...]) -> str:

@@ -29,9 +29,10 @@ from typing import Any, BinaryIO
 
 from ..jsonrpc import METHOD_NOT_FOUND, Problem, initialize_result, request, tool_result
 from . import paths, pending
+from .launcher import HERE, ROOT
 from .run import spawn_catchup, spawn_detached
 
-TOOLS_JSON = paths.HERE / "tools.json"
+TOOLS_JSON = HERE / "tools.json"
 HANDOVER_TIMEOUT_S = 30.0
 BOOTSTRAP_RETRY_S = 60.0
 INSTRUCTIONS = (
@@ -185,7 +186,7 @@ class Bridge:
         """Start the real server and replay ``initialize``; None on success, else why not."""
         command = [str(paths.venv_python(venv)), "-P", "-m", "mama_plugin.cli", "serve", *self.argv]
         # force_static: the client already holds the full static list from tools.json.
-        env = {**os.environ, "PYTHONPATH": str(paths.ROOT), "MAMA_DYNAMIC_TOOLS": "force_static"}
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "MAMA_DYNAMIC_TOOLS": "force_static"}
         try:
             pipe = subprocess.PIPE
             child = subprocess.Popen(command, stdin=pipe, stdout=pipe, env=env)

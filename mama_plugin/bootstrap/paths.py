@@ -17,28 +17,15 @@ from ``ROOT`` through ``PYTHONPATH``, so an update that changes only code needs 
 from __future__ import annotations
 
 import os
-import shlex
 from pathlib import Path
 
 from ..config import mama_home
+from .launcher import HERE, ROOT
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]  # the plugin's root: bin/, mama_plugin/, templates/
 CORE_REQUIREMENTS = HERE / "requirements-core.txt"
 LOCAL_REQUIREMENTS = HERE / "requirements-local.txt"
 CORE_MARKER = "mama-core.txt"
 LOCAL_MARKER = "mama-local.txt"
-
-
-def mama_command() -> str:
-    """How a person runs MAMA's command in a terminal, as a fix-it message should spell it.
-
-    ``sh ROOT/bin/mama`` (the real path) when this code runs from the plugin or a checkout: a
-    terminal has no ``mama`` on its PATH, and the launcher picks the environment the hooks
-    and the server use. ``mama`` when installed as a package (no launcher beside it).
-    """
-    launcher = ROOT / "bin" / "mama"
-    return f"sh {shlex.quote(str(launcher))}" if launcher.is_file() else "mama"
 
 
 def data_dir() -> Path:

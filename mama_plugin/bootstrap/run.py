@@ -24,6 +24,7 @@ from typing import IO
 from ..errors import BootstrapError
 from ..home import create_private, private_folder
 from . import build, paths, pending
+from .launcher import ROOT
 
 FOREGROUND_WAIT_S = 1800.0
 POLL_S = 0.5
@@ -33,7 +34,7 @@ def spawn_detached(python: str, *args: str) -> subprocess.Popen[bytes]:
     """Start a bootstrap in its own session with no terminal or pipes; return at once."""
     return subprocess.Popen(
         [python, "-P", "-m", "mama_plugin.bootstrap", *args],
-        env={**os.environ, "PYTHONPATH": str(paths.ROOT)},
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -53,7 +54,7 @@ def spawn_catchup() -> subprocess.Popen[bytes] | None:
     with open(log, "ab") as out:
         return subprocess.Popen(
             [str(paths.venv_python(chosen[0])), "-P", "-m", "mama_plugin.cli", "catchup"],
-            env={**os.environ, "PYTHONPATH": str(paths.ROOT)},
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=out,

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..bootstrap.paths import mama_command
+from ..bootstrap.launcher import mama_command
 from ..config import Config
 from ..errors import MamaError
 from ..home import unwritable

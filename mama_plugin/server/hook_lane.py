@@ -12,7 +12,6 @@ answers ``{}`` on any failure or past the deadline (fail open).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import queue
 import threading
@@ -21,20 +20,18 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..config import Config
 from ..envelope import SILENT
-from ..services.render import render
 from ..storage.connection import waits_until
 from .base import Answer, Reply
 from .hook_table import HOOK_BUDGET_S, HOOK_DEADLINE_S, HOOK_LEAST_S, HOOKS, HookTool
 from .process import leave_signals_to_the_main_thread
-from .state import State
+
+if TYPE_CHECKING:
+    from .state import State
 
 log = logging.getLogger("mama.server")
-PROMPT_TEMPLATE = "prompt_context.md.j2"  # what services.prompt_context renders with
 # A lane's threads at most: the one taking calls and those still finishing a call that ran
 # past its deadline. Past that, calls wait for one of them (each answers {} at its deadline).
 MAX_WORKERS = 3
@@ -275,23 +272,3 @@ class HookRunner:
         """Stop every lane (their workers exit on their own)."""
         for lane in self.lanes.values():
             lane.close()
-
-
-def build(config: Config, project: str, db: Path | None, preload: Any, exposure: Any) -> State:
-    """The front's State: the model taken from ``preload`` (leftovers embedded) in a thread
-    of its own, the store opened (and migrated) and the hook lanes started here rather than
-    by the first call."""
-    from .preload import adopt
-
-    state = State(config, project, db)
-    state.exposure = exposure  # the session keeps the list it was shown
-    state.preload, state.embedder_loading = preload, True
-    threading.Thread(target=adopt, args=(state,), name="mama-embedder", daemon=True).start()
-    try:
-        _ = state.store
-    except Exception as exc:  # each call will say what is wrong, as it tries again
-        log.error("the store did not open: %s", exc)
-    _ = state.hooks
-    with contextlib.suppress(Exception):  # compiled now, not by the first recall with hits
-        render(PROMPT_TEMPLATE, config.home)
-    return state

@@ -21,12 +21,15 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import Config
 from .exposure import Exposure
 from .preload import Preload
 from .process import leave_signals_to_the_main_thread
+
+if TYPE_CHECKING:
+    from .state import State
 
 STARTED = time.monotonic()  # about the process's start under bin/mama-server (python -m)
 log = logging.getLogger("mama.server")
@@ -87,9 +90,7 @@ class WarmUp:
         """The hook lanes first (State, store, the hook handlers), then the rest."""
         leave_signals_to_the_main_thread()  # and to the loop and workers started from here
         try:
-            from . import hook_lane  # the store, the services, the hook handlers: no pydantic
-
-            self.state = hook_lane.build(
+            self.state = _build_state(
                 self.config, self.project, self.db, self._preload, self.exposure()
             )
             log.info("hook tools ready %.0f ms after start", (time.monotonic() - STARTED) * 1000)
@@ -161,3 +162,27 @@ class WarmUp:
         with contextlib.suppress(RuntimeError):  # already stopped
             self.portal.call(self.portal.stop, True)  # cancels the background tasks
         self._portal_cm.__exit__(None, None, None)
+
+
+def _build_state(
+    config: Config, project: str, db: Path | None, preload: Preload, exposure: Exposure
+) -> State:
+    """The front's State: the model taken from ``preload`` (leftovers embedded) in a thread
+    of its own, the store opened (and migrated) and the hook lanes started here rather than
+    by the first call."""
+    from ..services.render import render
+    from .preload import adopt
+    from .state import State  # the store, the services, the hook handlers: no pydantic
+
+    state = State(config, project, db)
+    state.exposure = exposure  # the session keeps the list it was shown
+    state.preload, state.embedder_loading = preload, True
+    threading.Thread(target=adopt, args=(state,), name="mama-embedder", daemon=True).start()
+    try:
+        _ = state.store
+    except Exception as exc:  # each call will say what is wrong, as it tries again
+        log.error("the store did not open: %s", exc)
+    _ = state.hooks
+    with contextlib.suppress(Exception):  # compiled now, not by the first recall with hits
+        render("prompt_context.md.j2", config.home)  # what recall/context.py renders with
+    return state

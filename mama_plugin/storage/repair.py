@@ -24,7 +24,7 @@ from typing import Any
 
 import apsw
 
-from ..bootstrap.paths import mama_command
+from ..bootstrap.launcher import mama_command
 from ..errors import MamaError
 from ..home import create_private
 from .backup import restore_file, set_aside
