@@ -19,7 +19,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from mama_plugin.assist.profiles import PROFILES
+from mama_plugin.assist.models import PROFILES
 from mama_plugin.config import Config
 from mama_plugin.errors import MamaError
 from mama_plugin.text import words

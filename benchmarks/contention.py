@@ -31,7 +31,7 @@ from typing import Any
 
 from mama_plugin.assist.draft import ask, read
 from mama_plugin.assist.jobs import ModelJobs
-from mama_plugin.assist.model_file import resolve_model
+from mama_plugin.assist.models import resolve_model
 from mama_plugin.assist.runtime import Assistant
 from mama_plugin.config import Config
 from mama_plugin.embeddings.protocol import EmbeddingModel

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from mama_plugin.assist.draft import Draft, ask, compose, grounded, read
-from mama_plugin.assist.profiles import LAYERS
+from mama_plugin.assist.models import LAYERS
 from mama_plugin.assist.runtime import Assistant
 from mama_plugin.config import Config
 from mama_plugin.errors import MamaError

@@ -28,8 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mama_plugin.assist.model_file import resolve_model
-from mama_plugin.assist.profiles import active
+from mama_plugin.assist.models import active, resolve_model
 from mama_plugin.config import Config
 from mama_plugin.embeddings.resolve import llama_model_file
 from mama_plugin.errors import MamaError

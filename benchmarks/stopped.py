@@ -31,7 +31,7 @@ from typing import Any
 
 from mama_plugin.assist import stopped
 from mama_plugin.assist.draft import grounded
-from mama_plugin.assist.profiles import PROFILES, custom
+from mama_plugin.assist.models import PROFILES, custom
 from mama_plugin.assist.runtime import Assistant
 from mama_plugin.config import Config
 from mama_plugin.errors import MamaError

@@ -313,7 +313,7 @@ def _co_author(
     """/mama-save with a draft, the save, the link MAMA proposes, its acceptance, the stats."""
     from .assist import suggest
     from .assist.draft import draft_narrative
-    from .assist.profiles import draft_layers, link_judge
+    from .assist.models import draft_layers, link_judge
     from .schema import parse
     from .schema.assist import DraftRequest
     from .services.hygiene.stats import project_stats

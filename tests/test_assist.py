@@ -18,11 +18,12 @@ from hypothesis import strategies as st
 
 from mama_plugin.assist.draft import EXAMPLE, draft_narrative, grounded
 from mama_plugin.assist.extract import extract
-from mama_plugin.assist.model_file import MODEL_FILENAME, resolve_model
+from mama_plugin.assist.models import resolve_model
 from mama_plugin.assist.runtime import Assistant, Prompt
 from mama_plugin.assist.suggest import EXAMPLES, INSTRUCTIONS
 from mama_plugin.config import Config
 from mama_plugin.embeddings.convert import is_model_file
+from mama_plugin.embeddings.packaged import MODEL_FILENAME
 from mama_plugin.schema import parse
 from mama_plugin.schema.assist import DraftedNarrative, DraftRequest, LinkJudgement
 from mama_plugin.transcript import Digest, read_transcript

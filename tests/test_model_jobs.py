@@ -22,7 +22,7 @@ from conftest import text_result as text
 
 from mama_plugin.assist.gate import HookGate
 from mama_plugin.assist.jobs import JobsClosed, ModelJobs
-from mama_plugin.assist.model_file import resolve_model
+from mama_plugin.assist.models import resolve_model
 from mama_plugin.assist.runtime import Assistant, Generation, Prompt
 from mama_plugin.assist.suggest import EXAMPLES, INSTRUCTIONS
 from mama_plugin.config import Config
@@ -310,10 +310,10 @@ def test_the_real_model_waits_while_a_hook_runs(
 async def test_a_profile_that_lost_every_draft_layer_spends_no_model_time_on_a_draft(
     state: State, mama_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mama_plugin.assist import profiles
+    from mama_plugin.assist import models
 
-    lost = dataclasses.replace(profiles.GEMMA, draft_layers=frozenset())
-    monkeypatch.setitem(profiles.PROFILES, profiles.GEMMA.name, lost)
+    lost = dataclasses.replace(models.GEMMA, draft_layers=frozenset())
+    monkeypatch.setitem(models.PROFILES, models.GEMMA.name, lost)
     model = Scripted(Config(mama_home))
     state._assistant = model
     transcript = str(FIXTURES / "postgres_job_queue.jsonl")

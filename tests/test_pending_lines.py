@@ -21,8 +21,15 @@ from test_stdio import Wire, _initialize
 from test_stopped_lines import GROUNDED, INVENTED, TRANSCRIPT, TURN, WAIT_S, Scripted, _trusted
 
 from mama_plugin.assist import stopped
-from mama_plugin.assist.model_file import resolve_model
-from mama_plugin.assist.profiles import GEMMA, LINES, PROFILES, SMOLLM2, custom, earned_lines
+from mama_plugin.assist.models import (
+    GEMMA,
+    LINES,
+    PROFILES,
+    SMOLLM2,
+    custom,
+    earned_lines,
+    resolve_model,
+)
 from mama_plugin.config import Config
 from mama_plugin.schema.assist import StoppedLines
 from mama_plugin.server.background import LINES_AFTER_S, write_lines_in_background

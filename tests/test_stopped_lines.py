@@ -20,8 +20,7 @@ from conftest import requirements_missing
 
 from mama_plugin.assist import stopped
 from mama_plugin.assist.draft import grounded
-from mama_plugin.assist.model_file import resolve_model
-from mama_plugin.assist.profiles import lines_writer
+from mama_plugin.assist.models import lines_writer, resolve_model
 from mama_plugin.assist.runtime import Assistant, Generation, Prompt
 from mama_plugin.config import Config
 from mama_plugin.schema.assist import StoppedLines

@@ -14,7 +14,7 @@ from benchmarks.coauthor import matches
 from benchmarks.draft import LABELS as TURN_LABELS
 from benchmarks.links import LABELS as PAIR_LABELS
 from mama_plugin.assist.draft import grounded
-from mama_plugin.assist.profiles import GEMMA
+from mama_plugin.assist.models import GEMMA
 from mama_plugin.schema.assist import Relationship
 from mama_plugin.transcript.turns import turn_digests
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.cli import main
-from mama_plugin.assist.model_file import resolve_model
+from mama_plugin.assist.models import resolve_model
 from mama_plugin.config import Config
 
 

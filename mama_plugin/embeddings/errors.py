@@ -1,4 +1,4 @@
-"""The embedding runtime's exception: one subclass of the package base."""
+"""The local models' exceptions: subclasses of the package base."""
 
 from __future__ import annotations
 
@@ -7,3 +7,8 @@ from ..errors import MamaError
 
 class EmbeddingError(MamaError):
     """Raised when the embedding model cannot be found, built or run; says what to fix."""
+
+
+class PackageMissing(MamaError):
+    """Raised when a model's package is missing or its file cannot be assembled; says how to
+    install it."""

@@ -1,6 +1,5 @@
-"""Writing a file that several processes may build at once: lock, temporaries, durability.
-
-Standard library only.
+"""Model files: where MAMA keeps them, and writing one that several processes may build at once
+(lock, temporaries, durability). Standard library only.
 """
 
 from __future__ import annotations
@@ -9,6 +8,15 @@ import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..config import Config
+
+
+def models_dir(config: Config) -> Path:
+    """Where built and extracted models are kept: ``$MAMA_HOME/models``."""
+    return config.home / "models"
 
 
 @contextlib.contextmanager

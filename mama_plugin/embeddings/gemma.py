@@ -18,9 +18,8 @@ from pathlib import Path
 from ..config import Config
 from . import gemma_parts
 from .convert import is_model_file
-from .errors import EmbeddingError
-from .files import exclusive_lock, remove_stale_temporaries
-from .resolve import models_dir
+from .errors import EmbeddingError, PackageMissing
+from .files import exclusive_lock, models_dir, remove_stale_temporaries
 
 FILENAME = "embeddinggemma-300m.gguf"
 TEMPORARY = ".embeddinggemma-build-"  # the extracted files' folder while a build runs
@@ -72,11 +71,11 @@ def ensure(config: Config, *, say: Callable[[str], None] = lambda _: None) -> tu
 
 
 def _gemma3_vocabulary(config: Config) -> Path:
-    from ..assist.model_file import AssistUnavailable, bundled
+    from .packaged import gemma3_270m
 
     try:
-        return bundled(config)
-    except AssistUnavailable as exc:
+        return gemma3_270m(config)
+    except PackageMissing as exc:
         raise EmbeddingError(
             f"{gemma_parts.MODEL_NAME} reads Gemma 3's vocabulary from the bundled Gemma 3 270M: "
             f"{exc}"

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from ..config import Config
 from .convert import MODEL_FILENAME, MODEL_NAME, ensure_model, is_model_file
 from .errors import EmbeddingError
+from .files import models_dir
 from .ggufmeta import read_model_keys
 
 Source = Literal["config", "cache", "built"]
@@ -28,11 +29,6 @@ class ResolvedModel:
     source: Source
     name: str
     dim: int | None
-
-
-def models_dir(config: Config) -> Path:
-    """Where built and extracted models are kept: ``$MAMA_HOME/models``."""
-    return config.home / "models"
 
 
 def cache_path(config: Config) -> Path:

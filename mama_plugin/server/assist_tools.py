@@ -17,7 +17,7 @@ from typing import Any
 from ..assist import suggest
 from ..assist.draft import Reading, ask, compose, model_note, read
 from ..assist.jobs import JobsClosed, ModelJobs
-from ..assist.profiles import draft_layers, link_judge
+from ..assist.models import draft_layers, link_judge
 from ..assist.runtime import Generation
 from ..schema.assist import DraftedNarrative, DraftRequest, EvolveLinkInput, SuggestLinksInput
 from ..services.render import clip

@@ -212,7 +212,7 @@ async def suggest_in_background(state: State) -> None:
     tidy the relationship words when enough links were added since the last pass, and archive
     the weak links once a day."""
     from ..assist import suggest
-    from ..assist.profiles import link_judge
+    from ..assist.models import link_judge
     from ..services.graph.tidy import tidy_if_due
     from ..services.graph.upkeep import prune_if_due
 

@@ -18,7 +18,7 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from ..assist.profiles import lines_earned
+from ..assist.models import lines_earned
 from ..config import OVERRIDES, Config
 from ..envelope import SILENT, answer
 from ..services.recall import context as prompt_context

