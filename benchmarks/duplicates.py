@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from mama_plugin.config import Config
+from mama_plugin.embeddings.cards import reads_korean
 from mama_plugin.embeddings.protocol import EmbeddingModel
 from mama_plugin.errors import MamaError
-from mama_plugin.services.recall.scales import reads_korean
 from mama_plugin.services.saving import duplicates
 from mama_plugin.services.saving.memories import save_insight
 from mama_plugin.services.search import indexing

@@ -30,7 +30,8 @@ from typing import Any
 
 from mama_plugin.assist.models import active, resolve_model
 from mama_plugin.config import Config
-from mama_plugin.embeddings.resolve import llama_model_file
+from mama_plugin.embeddings import minilm
+from mama_plugin.embeddings.kinds import chosen, kind_of
 from mama_plugin.errors import MamaError
 
 from .checkout import FIXTURES
@@ -72,7 +73,7 @@ def memory_run(
     with tempfile.TemporaryDirectory(prefix="mama-bench-memory-") as home:
         settings = {
             **assist,
-            "embedding_model_path": str(llama_model_file(config)),
+            "embedding_model_path": str(_gguf(config)),
             "assist_idle_s": idle,
             "assist_threads": config.settings.assist_threads,
             "assist_nice": config.settings.assist_nice,
@@ -280,3 +281,9 @@ def _report(d: dict[str, Any]) -> str:
         f"Drafts: {drafts}. Target: ≤ {d['target_mb']} MB per session at rest.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _gguf(config: Config) -> Path:
+    """The GGUF llama.cpp loads for the configured model (the default's for a model that
+    llama.cpp does not run)."""
+    return getattr(kind_of(chosen(config)), "gguf", minilm.gguf)(config)

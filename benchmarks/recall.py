@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from mama_plugin.config import Config
+from mama_plugin.embeddings.cards import reads_korean
 from mama_plugin.embeddings.protocol import EmbeddingModel
 from mama_plugin.errors import MamaError
 from mama_plugin.services.recall import prompt as recall
@@ -90,7 +91,7 @@ def run(
             store, keys = store_of(Path(tmp), data, embedder)
             try:
                 today = model == "all-MiniLM-L6-v2" or (embedder is None and not embedders)
-                helps = reader if reader is not None and not recall.reads_korean(model) else None
+                helps = reader if reader is not None and not reads_korean(model) else None
                 name = f"{model}+ko e5" if helps is not None else model
                 _rows(out, name, store, keys, data.cases, (embedder, helps), (bar, budget),
                       today, say)  # fmt: skip

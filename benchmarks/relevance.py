@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from mama_plugin.config import Config
+from mama_plugin.embeddings.cards import reads_korean
 from mama_plugin.embeddings.protocol import EmbeddingModel
 from mama_plugin.errors import MamaError
 from mama_plugin.services.learning.hubs import HUB_MIN
@@ -150,7 +151,7 @@ def relevance_run(
     try:
         from mama_plugin.embeddings.e5 import E5Embedder
 
-        if not quick and embedder is not None and not recall.reads_korean(embedder.name):
+        if not quick and embedder is not None and not reads_korean(embedder.name):
             reader = E5Embedder(threads=1)  # as the prompt hook reads Korean prompts
     except MamaError as exc:
         (progress or print)(f"multilingual-e5 left out: {exc}")

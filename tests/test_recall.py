@@ -12,6 +12,7 @@ from conftest import Counting
 
 from mama_plugin.config import Config
 from mama_plugin.embeddings import Embedder
+from mama_plugin.embeddings.cards import scale
 from mama_plugin.services.recall import judge as recall_judge
 from mama_plugin.services.recall import prompt as recall
 from mama_plugin.services.recall.context import prompt_context
@@ -25,6 +26,7 @@ from mama_plugin.services.search import indexing
 from mama_plugin.services.search import views as recall_views
 from mama_plugin.services.story import briefing
 from mama_plugin.services.story import shown as seen
+from mama_plugin.services.view_cache import ViewCache
 from mama_plugin.storage import Store
 from mama_plugin.storage.fts import query_words, quoted
 from mama_plugin.text import matched_terms, search_terms, text_keys
@@ -82,13 +84,13 @@ def test_a_korean_paraphrase_recalls_and_an_unrelated_korean_prompt_does_not(
 def test_relevance_reads_each_model_on_its_own_scale() -> None:
     assert recall.relevance(0.5, "all-MiniLM-L6-v2") == 0.5
     e5 = "multilingual-e5-small-q4"
-    assert recall.relevance(recall.SCALES[e5].floor, e5) == 0.0
+    assert recall.relevance(scale(e5).floor, e5) == 0.0
     # Meaning needs the prompt's words too, unless the model's scale lets it stand alone.
-    assert recall.judge(0.55, 0.5, 2, bar=0.5) and not recall.judge(0.55, 0.2, 1, bar=0.5)
-    assert not recall.judge(0.95, 0.0, 0, bar=0.5)
-    assert recall.judge(0.95, 0.0, 0, bar=0.5, model=e5)
+    assert recall_judge.judge(0.55, 0.5, 2, bar=0.5) and not recall_judge.judge(0.55, 0.2, 1, bar=0.5)
+    assert not recall_judge.judge(0.95, 0.0, 0, bar=0.5)
+    assert recall_judge.judge(0.95, 0.0, 0, bar=0.5, model=e5)
     # No vectors: the weight and two terms.
-    assert recall.judge(None, 0.6, 2, bar=0.5) and not recall.judge(None, 0.6, 1, bar=0.5)
+    assert recall_judge.judge(None, 0.6, 2, bar=0.5) and not recall_judge.judge(None, 0.6, 1, bar=0.5)
 
 
 def test_a_term_no_memory_holds_weighs_most(store: Store, project: str) -> None:
@@ -270,7 +272,7 @@ def test_a_memory_is_also_compared_as_its_topic_and_line(store: Store, project: 
     saved = save_decision(store, project, PRICE).memory
     narrative = indexing.narrative_text(store, saved)
     assert recall_views.views(saved, narrative) == ["price cache", PRICE["decision"]]
-    model, cache = Counting(), recall_views.ViewCache(size=8)
+    model, cache = Counting(), ViewCache(size=8)
     prompt = model.embed(["price cache"])[0]
     best = recall_views.best_cosines(model, prompt, [(saved, narrative, 0.1)], cache)
     assert best[saved.id] == pytest.approx(1.0)  # the topic view, not the narrative's 0.1
@@ -298,7 +300,7 @@ def test_the_views_are_stored_when_indexed_and_read_not_embedded_at_prompt_time(
     model.texts.clear()
     prompt = model.embed(["price cache"])[0]
     model.texts.clear()
-    cold = recall_views.ViewCache(size=8)  # a new process
+    cold = ViewCache(size=8)  # a new process
     best = recall_views.best_cosines(model, prompt, [(saved, narrative, 0.1)], cold, store=store)
     assert model.texts == [] and best[saved.id] == pytest.approx(1.0)
     # Another model's vectors are never read; a new model's index forgets them.
@@ -314,7 +316,7 @@ def test_views_embedded_at_prompt_time_are_stored_by_the_next_drain(
     needed them; the indexer writes them later, off the prompt's path."""
     saved = save_decision(store, project, PRICE).memory
     narrative = indexing.narrative_text(store, saved)
-    model, cache = Counting(), recall_views.ViewCache(size=8)
+    model, cache = Counting(), ViewCache(size=8)
     prompt = model.embed(["price cache"])[0]
     recall_views.best_cosines(model, prompt, [(saved, narrative, None)], cache, store=store)
     views = recall_views.views(saved, narrative)
@@ -326,16 +328,16 @@ def test_views_embedded_at_prompt_time_are_stored_by_the_next_drain(
 
 def test_meaning_alone_passes_an_english_prompt_with_minilm_only() -> None:
     minilm = "all-MiniLM-L6-v2"
-    assert recall.judge(0.66, 0.0, 0, bar=0.5, model=minilm, korean=False)
-    assert not recall.judge(0.66, 0.0, 0, bar=0.5, model=minilm, korean=True)
-    assert not recall.judge(0.6, 0.0, 0, bar=0.5, model=minilm, korean=False)
+    assert recall_judge.judge(0.66, 0.0, 0, bar=0.5, model=minilm, korean=False)
+    assert not recall_judge.judge(0.66, 0.0, 0, bar=0.5, model=minilm, korean=True)
+    assert not recall_judge.judge(0.6, 0.0, 0, bar=0.5, model=minilm, korean=False)
 
 
 def test_a_memory_just_over_the_bar_on_an_english_prompt_is_pointed_at_not_told() -> None:
     """MiniLM: words and meaning at the bar make a pointer; a chain needs 0.1 more."""
     minilm, near = "all-MiniLM-L6-v2", recall_judge.Evidence(0.55, 0.5, 2)
-    assert recall.verdict(0.55, 0.5, 2, bar=0.5, model=minilm, korean=False) == "near"
-    assert recall.verdict(0.62, 0.5, 2, bar=0.5, model=minilm, korean=False) == "chain"
+    assert recall_judge.verdict(0.55, 0.5, 2, bar=0.5, model=minilm, korean=False) == "near"
+    assert recall_judge.verdict(0.62, 0.5, 2, bar=0.5, model=minilm, korean=False) == "chain"
     clear = recall_judge.Evidence(0.62, 0.5, 2)
 
     def told(

@@ -154,3 +154,13 @@ def test_configure_names_every_embedding_model_a_user_can_choose() -> None:
     assert "minilm" in choices and "embeddinggemma" in choices
     for choice in choices:
         assert f"`{choice}`" in body, choice
+
+
+def test_configure_says_of_each_model_what_its_card_says() -> None:
+    """The command's paragraph on the models is the cards' (embeddings/cards.py): a new model is
+    one card, and this test names the paragraph to paste."""
+    from mama_plugin.embeddings.cards import CARDS, configure_text
+
+    body = (Path(__file__).resolve().parents[1] / "commands/configure.md").read_text("utf-8")
+    assert " ".join(configure_text().split()) in " ".join(body.split()), configure_text()
+    assert all(f"`{card.choice}`" in configure_text() for card in CARDS)

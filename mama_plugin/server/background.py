@@ -318,13 +318,13 @@ async def read_korean_in_background(state: State, after_s: float = READ_AHEAD_AF
     the reader of Korean prompts and embed what it reads of them (``services.read_ahead``),
     ``after_s`` after the loop starts and once the embedding model has loaded, in a worker
     thread. Never raises: a failure is logged."""
-    from ..services.recall import prompt as recall
+    from ..embeddings.cards import reads_korean
     from ..services.recall import read_ahead
 
     await anyio.sleep(after_s)
     await anyio.to_thread.run_sync(state.embedder_ready.wait, abandon_on_cancel=True)
     embedder = state.embedder
-    if embedder is None or recall.reads_korean(embedder.name):
+    if embedder is None or reads_korean(embedder.name):
         return
 
     def run() -> int:

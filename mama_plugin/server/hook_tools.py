@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 
 from ..assist.models import lines_earned
 from ..config import OVERRIDES, Config
+from ..embeddings.cards import reads_korean
 from ..envelope import SILENT, answer
 from ..services.recall import context as prompt_context
-from ..services.recall import prompt as recall
 from ..services.search.options import options_for
 from ..services.story import autosave, shown
 from ..storage.pending_lines import PendingLines
@@ -64,7 +64,7 @@ def do_observe_prompt(env: Env, args: PromptArgs) -> Answer:
     embedder = env.embedder if env.embedder_within is None else env.embedder_within(EMBEDDER_WAIT_S)
     waited = time.monotonic() - started
     # A Korean prompt the model cannot read is read by one that can (made on the first).
-    needs = hangul(args.prompt) and not recall.reads_korean(getattr(embedder, "name", ""))
+    needs = hangul(args.prompt) and not reads_korean(getattr(embedder, "name", ""))
     # The prompt is embedded here, in the hook's call: its vector is never deferred.
     injected = prompt_context.prompt_context(
         env.store,

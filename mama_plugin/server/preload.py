@@ -51,23 +51,9 @@ def build_outliving(config: Config) -> None:
     finds the model cached. When the builder cannot run, :func:`load_model` builds in this
     process as before.
     """
-    from ..embeddings import cache_path
-    from ..embeddings.convert import is_model_file
+    from ..embeddings.kinds import chosen, kind_of
 
-    settings = config.settings
-    if settings.embedding_model_path or settings.embedding_model == "multilingual-e5":
-        return
-    if settings.embedding_model == "mpnet":  # extracted from its packages instead of built
-        from ..embeddings import models_dir, mpnet_parts
-
-        if mpnet_parts.is_extracted(models_dir(config) / mpnet_parts.MODEL_NAME):
-            return
-    elif settings.embedding_model == "embeddinggemma":  # fetched and built by `mama models`
-        from ..embeddings import gemma, models_dir
-
-        if is_model_file(models_dir(config) / gemma.FILENAME):
-            return
-    elif is_model_file(cache_path(config)):
+    if kind_of(chosen(config)).ready(config):  # nothing to build or extract
         return
     import subprocess  # only now: its import is 10–15 ms of the prompt's wait for the model
 

@@ -71,7 +71,7 @@ class WordVectors:
     """
 
     def __init__(self, store: Store, embedder: EmbeddingModel) -> None:
-        from ..recall.scales import reads_korean
+        from ...embeddings.cards import reads_korean
 
         self.store = store
         self.embedder = embedder

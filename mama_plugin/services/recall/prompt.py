@@ -39,6 +39,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from ...embeddings.cards import reads_korean
 from ...embeddings.protocol import EmbeddingModel, query_vector_of
 from ...errors import MamaError
 from ...fence import TAG
@@ -60,7 +61,7 @@ from .judge import (
     Evidence,
     tiers,
 )
-from .scales import ranking_of, reads_korean, relevance
+from .scales import ranking_of, relevance
 
 COSINE_BAR = 0.5  # relevance_bar's default
 

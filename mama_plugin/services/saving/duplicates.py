@@ -1,6 +1,6 @@
 """Near-duplicates at save time: the existing memory a new one says again, by cosine.
 
-A new decision, insight or context whose vector sits at or above its model's bar (``BARS``)
+A new decision, insight or context whose vector sits at or above its model's bar (its card's)
 from an existing memory of the same type and project is answered with that memory's id, so
 Claude can update or link it instead of keeping a copy. The bars are measured by
 ``python -m benchmarks duplicates`` on public data (Stack Overflow questions closed as
@@ -9,8 +9,9 @@ duplicate" costs more than a miss. A model without a measured bar claims nothing
 
 Never blocks a save on a model: with no warm embedder (``None``: still loading, or none), a
 store whose vectors come from another model, or Korean text and a model that cannot read it
-(:func:`~.recall.reads_korean`), nothing is checked. The memories compared with are those
-already embedded; one still queued for its vector is not seen. Read-only.
+(:func:`~mama_plugin.embeddings.cards.reads_korean`), nothing is checked. The memories
+compared with are those already embedded; one still queued for its vector is not seen.
+Read-only.
 """
 
 from __future__ import annotations
@@ -18,32 +19,14 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from ...embeddings.cards import card_named, reads_korean
 from ...embeddings.protocol import EmbeddingModel
 from ...storage import MemoryRecord, Store
 from ...text import hangul
 from ..evolution import outcome_events
-from ..recall.scales import reads_korean
 from ..search import vector_index
 from ..search.indexing import narrative_text
 
-# The cosine at which a model's nearest memory is claimed a duplicate, per model, from
-# `python -m benchmarks duplicates` on Stack Overflow's duplicate titles (138 saves repeating
-# one of 122 stored questions, 150 repeating none). all-MiniLM-L6-v2: the saves repeating
-# nothing reach 0.759 at most; at 0.85 precision 1.000, recall 0.225, no false claim (0.80:
-# recall 0.333, also none, 0.04 above the highest; a project's memories share more words
-# than questions from all of Stack Overflow, so the margin is kept). all-mpnet-base-v2: at
-# most 0.740; at 0.85 precision 1.000, recall 0.268. multilingual-e5-small: no bar separates
-# KLUE-STS pairs people score as different (up to 0.989) from paraphrases, so it claims
-# nothing. embeddinggemma-300m: at most 0.855; at 0.875 precision 1.000, recall 0.261. Its
-# cosines of KLUE-STS pairs scored different reach 0.951: Korean is claimed only at 0.95
-# (precision 0.973, recall 0.327, one false claim in 299; 0.925: 0.030), and no other model
-# claims Korean duplicates.
-BARS: dict[str, float] = {
-    "all-MiniLM-L6-v2": 0.85,
-    "all-mpnet-base-v2": 0.85,
-    "embeddinggemma-300m": 0.875,
-}
-KOREAN_BARS: dict[str, float] = {"embeddinggemma-300m": 0.95}
 KINDS = ("decision", "insight", "context")  # checkpoints and outcome events are not checked
 DEPTH = 20  # the vector neighbours read: other types may come first
 
@@ -60,9 +43,12 @@ class Near:
 
 
 def bar(model: str, *, korean: bool = False) -> float | None:
-    """The cosine ``model``'s duplicates are claimed at, for a text in Hangul when ``korean``;
-    None: never (not measured)."""
-    return (KOREAN_BARS if korean else BARS).get(model)
+    """The cosine ``model``'s duplicates are claimed at (its card's), for a text in Hangul when
+    ``korean``; None: never (not measured, or a model of the user's own)."""
+    card = card_named(model)
+    if card is None:
+        return None
+    return card.korean_duplicate_bar if korean else card.duplicate_bar
 
 
 def nearest(

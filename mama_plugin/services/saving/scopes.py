@@ -105,13 +105,13 @@ class Pattern:
 
 def seen_across(store: Store) -> list[Pattern]:
     """Current decisions, insights and contexts that near-duplicate one another across
-    projects (at the store's model's near-duplicate bar, :data:`.duplicates.BARS`), most
+    projects (at the store's model's near-duplicate bar, its card's, :func:`.duplicates.bar`), most
     projects first. A model without a measured bar (multilingual-e5) finds none; so does a
     memory not embedded yet. Read-only."""
-    from .duplicates import BARS
+    from .duplicates import bar as duplicate_bar
 
     model, _ = store.vectors.recorded_model()
-    bar = BARS.get(model or "")
+    bar = duplicate_bar(model or "")
     rows = [row for row in store.vectors.load() if row[1] != GLOBAL]
     if bar is None or len({project for _, project, _ in rows}) < 2:
         return []
