@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 import subprocess
 import sys
 import threading
@@ -24,132 +23,29 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from rooms import (
+    FORBIDDEN_STDLIB,
+    MAY_IMPORT,
+    MODULES,
+    MOST_ROOT_MODULES,
+    MOST_WING_MODULES,
+    NEVER_IMPORTED,
+    OUTSIDE,
+    PACKAGE,
+    RETIRED,
+    ROOT,
+    THIRD_PARTY,
+    WINGS,
+    render,
+    rendered_section,
+    room_of,
+)
+from rooms import _outside_files as outside_files
 
 from mama_plugin.config import Config
 from mama_plugin.hooks.session_start import session_start
 from mama_plugin.services.saving.memories import save_decision
 from mama_plugin.storage import Store
-
-PACKAGE = "mama_plugin"
-ROOT = Path(__file__).resolve().parents[1] / PACKAGE
-
-# room -> the modules (and packages, with everything under them) it holds, relative to
-# mama_plugin; "" is the package's own __init__, which re-exports lazily through importlib.
-ROOMS: dict[str, tuple[str, ...]] = {
-    "leaves": (
-        "",
-        "errors",
-        "config",
-        "settings",
-        "project",
-        "filestate",
-        "privacy",
-        "personal",
-        "secret_rules",
-        "relationships",
-        "blas",
-        "text",
-        "envelope",
-        "fence",
-        "jsonrpc",
-        "home",
-        "logs",
-        "transcript",
-        "bootstrap",
-        # The embedding models' cards: data the settings read (standard library only).
-        "embeddings.cards",
-    ),
-    "schema": ("schema",),
-    "storage": ("storage",),
-    # The embedding models: their cards, the protocol the services ask of one, their builds
-    # and the runtime. Above the leaves alone, so every room below the surfaces may read a card.
-    "embeddings": ("embeddings",),
-    "transfer": ("transfer",),
-    # Decisions shared through the repository's .mama/ folder: beside transfer; its scan.py
-    # (standard library) is what the SessionStart hook reads a pull with.
-    "share": ("share",),
-    # The services, in wings (see WINGS): "services" is their root, what every wing shares.
-    "services": ("services",),
-    "learning": ("services.learning",),
-    "graph": ("services.graph",),
-    "search": ("services.search",),
-    "recall": ("services.recall",),
-    "saving": ("services.saving",),
-    # The story the next session reads (services/story/): it may use search and save, never
-    # the reverse.
-    "story": ("services.story",),
-    "hygiene": ("services.hygiene",),
-    # The co-author: the generative model's runtime, its drafts, link suggestions and lines.
-    "co-author": ("assist",),
-    "surfaces": ("cli", "demo", "view"),
-    # The MCP server and the hook runner are surfaces that reach no other surface; the hook
-    # runner is held to less still: no schema, no model.
-    "server": ("server",),
-    "hooks": ("hooks",),
-    # The team database's side of the team store (PostgreSQL); its SQLite side is storage's.
-    "team": ("team",),
-}
-# The services' wings from the bottom up: each may import the root and the wings below it,
-# never one above (a strict order, so no two wings hold each other).
-WINGS = ("services", "learning", "graph", "search", "recall", "saving", "story", "hygiene")
-MOST_WING_MODULES = 20  # modules in one wing
-MOST_ROOT_MODULES = 10  # modules left flat in the services' root
-# Modules whose work belongs to another room: they must be gone (module -> where it went).
-RETIRED: dict[str, str] = {
-    "mama_plugin.storage.legacy": "transfer/ (the v1.0 import)",
-    "mama_plugin.storage.imports": "transfer/ (import_file, rollback)",
-    "mama_plugin.storage.dump": "transfer/ (JSON dump and restore)",
-    "mama_plugin.sentences": "text (the one tokenizer, stopwords, stemmer, sentence cues)",
-    "mama_plugin.bench": "benchmarks/, outside the package (python -m benchmarks)",
-    "mama_plugin.cli.bench": "benchmarks/cli.py and kinds.py (python -m benchmarks)",
-    "mama_plugin.assist.model_file": "assist/models.py (with the profiles)",
-    "mama_plugin.assist.profiles": "assist/models.py (with the model file)",
-}
-# Outside the package: what ``mama_plugin`` never imports (checked by top-level name), and the
-# rows docs/architecture.md's Rooms table gives them (row -> folder at the checkout's root).
-OUTSIDE: dict[str, str] = {"benchmarks": "benchmarks"}
-NEVER_IMPORTED = frozenset({"benchmarks", "tests"})
-BASE = ("leaves", "schema", "storage", "embeddings")
-BELOW_SURFACES = (*BASE, "transfer", "share", *WINGS, "co-author", "team")
-
-# room -> the rooms it may import besides its own.
-MAY_IMPORT: dict[str, tuple[str, ...]] = {
-    "leaves": (),
-    "schema": ("leaves",),
-    "storage": ("leaves",),
-    "embeddings": ("leaves",),
-    "transfer": (*BASE, *WINGS[: WINGS.index("saving") + 1]),
-    "share": ("storage", "leaves", *WINGS[: WINGS.index("hygiene") + 1]),
-    **{wing: (*BASE, *WINGS[:n]) for n, wing in enumerate(WINGS)},
-    "co-author": (*BASE, *WINGS),
-    "surfaces": (*BELOW_SURFACES, "server", "hooks"),
-    "server": BELOW_SURFACES,
-    "hooks": ("leaves", "storage", *WINGS, "share"),
-    "team": ("storage", "leaves"),
-}
-
-# room -> third-party packages it may import (None: any). Leaves run in the system Python
-# (bootstrap) or on a cold hook, so they are standard library only.
-THIRD_PARTY: dict[str, frozenset[str] | None] = {
-    "leaves": frozenset(),
-    "schema": frozenset({"pydantic", "pydantic_core"}),
-    "storage": frozenset({"apsw"}),
-    "embeddings": None,
-    "transfer": None,
-    "share": frozenset(),
-    **dict.fromkeys(WINGS, None),
-    "co-author": None,
-    "surfaces": None,
-    "server": None,
-    "hooks": frozenset({"apsw"}),
-    "team": None,
-}
-# room -> standard-library modules it must not import: the local models are libraries the CLI
-# calls, so they parse no command line.
-FORBIDDEN_STDLIB: dict[str, frozenset[str]] = {
-    "embeddings": frozenset({"argparse"}),
-    "co-author": frozenset({"argparse"}),
-}
 
 # SQL stays in storage: other rooms go through the store's API, never ``store.conn``. (The
 # benchmarks, outside the package, may: they measure the store from outside.)
@@ -182,32 +78,6 @@ class Import:
     @property
     def internal(self) -> bool:
         return self.target == PACKAGE or self.target.startswith(PACKAGE + ".")
-
-
-def _modules() -> dict[str, Path]:
-    """Every module of the package by dotted name (a package by its own name)."""
-    found = {}
-    for path in sorted(ROOT.rglob("*.py")):
-        parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        found[".".join(parts)] = path
-    return found
-
-
-MODULES = _modules()
-
-
-def room_of(module: str) -> str | None:
-    """The room holding ``module``: the longest matching entry of ``ROOMS``."""
-    relative = module.removeprefix(PACKAGE).removeprefix(".")
-    best: tuple[int, str | None] = (-1, None)
-    for room, entries in ROOMS.items():
-        for entry in entries:
-            matches = relative == entry or (entry and relative.startswith(entry + "."))
-            if matches and len(entry) > best[0]:
-                best = (len(entry), room)
-    return best[1]
 
 
 def _is_type_checking(node: ast.If) -> bool:
@@ -476,20 +346,10 @@ def test_no_module_re_exports() -> None:
     _report("re-exports outside a package's __init__", problems)
 
 
-def _outside_files(folder: str) -> list[Path]:
-    """Every module and data file of a folder outside the package (``OUTSIDE``): not its
-    tests, not bytecode."""
-    top = ROOT.parent / folder
-    skip = {"tests", "__pycache__"}
-    return sorted(
-        f for f in top.rglob("*") if f.is_file() and not skip & set(f.relative_to(top).parts)
-    )
-
-
 def test_no_module_is_over_the_limit() -> None:
     sizes = {m: len(p.read_text(encoding="utf-8").splitlines()) for m, p in MODULES.items()}
     for folder in OUTSIDE.values():
-        for path in _outside_files(folder):
+        for path in outside_files(folder):
             if path.suffix == ".py":
                 sizes[str(path.relative_to(ROOT.parent))] = len(path.read_text().splitlines())
     _report(
@@ -643,38 +503,22 @@ def test_the_first_prompt_is_answered_before_pydantic_loads(mama_home: Path) -> 
 
 
 def test_the_architecture_doc_shows_the_rooms() -> None:
-    """docs/architecture.md's "Rooms" table has this contract's rooms, modules and doors."""
+    """docs/architecture.md's Rooms section is the render of this contract and the modules'
+    docstrings (``python tests/rooms.py`` rewrites it)."""
     doc = (ROOT.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
-    section = doc.split("\n## Rooms\n", 1)[1].split("\n## ", 1)[0]
-    rows: dict[str, tuple[str, str]] = {}
-    for line in section.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.startswith("| ") and len(cells) == 3 and cells[0] not in ("room", "---"):
-            rows[cells[0]] = (cells[1], cells[2])
-    problems = [f"a row for {room!r}, which the contract does not have" for room in rows
-                if room not in ROOMS and room not in OUTSIDE]  # fmt: skip
-    for row, folder in OUTSIDE.items():  # every module and data file, by its file name
-        named = rows.get(row, ("", ""))[0]
-        for path in _outside_files(folder):
-            if path.name not in ("__init__.py", "__main__.py") and f"`{path.name}`" not in named:
-                problems.append(f"{row}: {path.relative_to(ROOT.parent)} is not named in its row")
-    for room in ROOMS:
-        if room not in rows:
-            problems.append(f"no row for {room!r}")
-            continue
-        modules, doors = rows[room]
-        named = {d.strip() for d in re.sub(r"\([^)]*\)", "", doors).split(",")} - {"—", ""}
-        if named != set(MAY_IMPORT[room]):
-            problems.append(f"{room}: may import {sorted(MAY_IMPORT[room])}, the doc says "
-                            f"{sorted(named)}")  # fmt: skip
-        for module, path in MODULES.items():
-            if room_of(module) != room or path.name in ("__init__.py", "__main__.py"):
-                continue
-            # A package's module by its file name; a top-level module by its own name.
-            word = path.name if path.parent != ROOT else path.stem
-            if f"`{word}" not in modules:
-                problems.append(f"{room}: {module} is not named in its row")
-    _report("differences between docs/architecture.md's Rooms table and this contract", problems)
+    assert rendered_section(doc) == render(), "the Rooms section is stale: python tests/rooms.py"
+
+
+def test_every_module_says_what_it_is() -> None:
+    """The Rooms section names each module by its docstring's first paragraph."""
+    _report(
+        "modules without a docstring",
+        [
+            str(p.relative_to(ROOT.parent))
+            for m, p in MODULES.items()
+            if p.name != "__main__.py" and not ast.get_docstring(ast.parse(p.read_text("utf-8")))
+        ],
+    )
 
 
 # Module-level state in services: what a module may hold at its top is constants and

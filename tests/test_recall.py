@@ -86,11 +86,15 @@ def test_relevance_reads_each_model_on_its_own_scale() -> None:
     e5 = "multilingual-e5-small-q4"
     assert recall.relevance(scale(e5).floor, e5) == 0.0
     # Meaning needs the prompt's words too, unless the model's scale lets it stand alone.
-    assert recall_judge.judge(0.55, 0.5, 2, bar=0.5) and not recall_judge.judge(0.55, 0.2, 1, bar=0.5)
+    assert recall_judge.judge(0.55, 0.5, 2, bar=0.5) and not recall_judge.judge(
+        0.55, 0.2, 1, bar=0.5
+    )
     assert not recall_judge.judge(0.95, 0.0, 0, bar=0.5)
     assert recall_judge.judge(0.95, 0.0, 0, bar=0.5, model=e5)
     # No vectors: the weight and two terms.
-    assert recall_judge.judge(None, 0.6, 2, bar=0.5) and not recall_judge.judge(None, 0.6, 1, bar=0.5)
+    assert recall_judge.judge(None, 0.6, 2, bar=0.5) and not recall_judge.judge(
+        None, 0.6, 1, bar=0.5
+    )
 
 
 def test_a_term_no_memory_holds_weighs_most(store: Store, project: str) -> None:
