@@ -21,10 +21,10 @@ class Warm:
     """One store's caches: graph walks, the vector index, later memories' evidence, views,
     cited files' hashes and histories."""
 
-    # services.graph: walks by (start, options), least recently used first, for one links
+    # services.graph.traverse: walks by (start, options), least recently used first, for one links
     # version (services.walk_cache; it guards itself).
     walks: WalkCache = field(default_factory=WalkCache)
-    # services.vector_index: the in-memory copy of the vectors (synced under its guard), and
+    # services.search.vector_index: the in-memory copy of the vectors (synced under its guard), and
     # whether any vector exists, by the vectors' state.
     vectors: Any = None
     vectors_guard: threading.Lock = field(default_factory=threading.Lock)
@@ -32,10 +32,11 @@ class Warm:
     # services.story.freshness: what each later memory shows, by (id, version, updated_at,
     # personal data kept).
     later: dict[tuple[str, int, int, bool], Any] = field(default_factory=dict)
-    # services.recall_views: vectors of memory views, and those embedded here, not yet stored.
+    # services.search.views: vectors of memory views, and those embedded here, not yet stored.
     views: ViewCache = field(default_factory=ViewCache)
-    # services.verify: git blob hashes by (path, size, mtime_ns), and what git said of a cited
-    # file's history by (project, path, recorded commit, HEAD): (commits, last day), -1 unknown.
+    # services.learning.verify: git blob hashes by (path, size, mtime_ns), and what git said of
+    # a cited file's history by (project, path, recorded commit, HEAD): (commits, last day), -1
+    # unknown.
     blobs: dict[tuple[str, int, int], str] = field(default_factory=dict)
     file_logs: dict[tuple[str, str, str, str], tuple[int, str]] = field(default_factory=dict)
     files_guard: threading.Lock = field(default_factory=threading.Lock)

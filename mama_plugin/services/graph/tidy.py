@@ -12,7 +12,7 @@ it is closest to when above ``CATEGORY_BAR`` (its links are re-categorised), els
 association; the similarity is recorded as the inference's confidence.
 
 Orphans and promotion follow the design: a word used fewer than ``ORPHAN_USES`` times fades as
-``exp(-0.05 × days since its last use × ORPHAN_PENALTY)`` (:func:`.link_decay.fade`, the
+``exp(-0.05 × days since its last use × ORPHAN_PENALTY)`` (:func:`.decay.fade`, the
 formula links fade by) and is proposed for archiving below
 ``ARCHIVE_BELOW``; a word used more than ``PROMOTE_USES`` times in the last 30 days with mean
 link confidence above ``PROMOTE_CONFIDENCE`` is canonical whatever its cluster.

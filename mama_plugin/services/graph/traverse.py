@@ -1,7 +1,7 @@
 """Graph traversal over explicit links: BFS by category, direction, depth, confidence, time.
 
 Link confidence decays with the days since the link was last used, by category, computed
-when read and never written back (:func:`.link_decay.decayed`, the one home of the formula):
+when read and never written back (:func:`.decay.decayed`, the one home of the formula):
 temporal links fade fast, associations slower, implementations slowest, evolution never (a
 supersession stays true). Results are cached per store, keyed on the store's
 ``links_version`` (bumped by triggers on every link insert and delete, cascades included), so

@@ -2,7 +2,7 @@
 
 :func:`prune` is the links' part of the periodic pass (``mama graph tidy``, ``mama graph
 prune``, and in the server's background once a day, :func:`prune_if_due`): every link
-:func:`.link_decay.prune_reason` names is moved to ``archived_links`` — listed by ``mama
+:func:`.decay.prune_reason` names is moved to ``archived_links`` — listed by ``mama
 graph archived``, put back by ``mama graph restore`` — never deleted. A dry run lists the
 same links and changes nothing. :func:`judge_link` applies a person's (or Claude's, asked by
 one) verdict on a link: ``down`` halves its stored confidence, ``delete`` removes it for good.

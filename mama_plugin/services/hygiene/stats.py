@@ -4,7 +4,7 @@ Read-only. Decisions: the share with non-trivial reasoning (> 50 characters, mor
 word), narrative completeness (0–5: reasoning, alternatives, evidence, specifics, next steps),
 the share with an outcome. Links: their reasons by quality (trivial / basic / causal) and by
 who wrote them. Suggestions: how many wait, and the share of verdicts that accepted. The
-graph: the health figures of :mod:`.graph_health` (recommendations in ``mama graph health``).
+graph: the health figures of :mod:`..graph.health` (recommendations in ``mama graph health``).
 """
 
 from __future__ import annotations

@@ -2,10 +2,10 @@
 
 :func:`judge` writes the verdict on the memory (VERIFIED: checked against the code, its
 outcome unchanged), moves the confidence of the memory and of what is linked to it
-(:mod:`.learning`), and runs the evolution pass for its neighbourhood (:mod:`.living`: what
+(:mod:`.confidence`), and runs the evolution pass for its neighbourhood (:mod:`.living`: what
 builds on a FAILED memory gains a dated note), in one transaction. ``record_outcome`` (the
 services' and the package's) and the ``evolve_outcome`` tool's event
-(:mod:`.outcomes`) both go through it, so no surface records a verdict that teaches nothing.
+(:mod:`..saving.outcomes`) both go through it, so no surface records a verdict that teaches nothing.
 Raises :class:`~mama_plugin.errors.ValidationError` (nothing written) for an unknown memory.
 """
 

@@ -1,7 +1,7 @@
 """Prompt recall's judge: each candidate's tier, a full chain, a one-line pointer, or nothing.
 
 A candidate is judged on absolute evidence (:class:`Evidence`): its cosine on the model's
-scale (:mod:`.recall_scales`) against ``relevance_bar``, and the share of the prompt's term
+scale (:mod:`.scales`) against ``relevance_bar``, and the share of the prompt's term
 weight it holds (:func:`.recall.weights`). The rules (:func:`verdict`):
 
 - meaning alone, far enough above the bar for the model and the prompt's script

@@ -23,7 +23,7 @@ absolute evidence:
   API", no longer outweighs the four the memory holds).
 
 The rules that turn that evidence into a tier — a full chain, a one-line pointer, or nothing —
-are :mod:`.recall_judge`'s (:func:`~.recall_judge.tiers`). Measured by
+are :mod:`.judge`'s (:func:`~.judge.tiers`). Measured by
 ``python -m benchmarks recall`` on public data beside the old rules (README, "Prompt recall").
 
 Nothing twice (``shown``, a :class:`Seen`; :mod:`.story.shown` keeps one a session): what the

@@ -1,7 +1,7 @@
 """Korean memories read ahead by the model that reads Korean prompts, off the prompt's path.
 
 When the store's embedding model cannot read Korean (MiniLM, mpnet), a Korean prompt's
-candidates are judged by multilingual-e5 (:func:`.recall_views.read_with`): the prompt, each
+candidates are judged by multilingual-e5 (:func:`..search.views.read_with`): the prompt, each
 candidate's narrative and its views embedded by e5. The first Korean prompt of a project paid
 for all of them inside the prompt hook's 3 s deadline (~0.5 s for ten candidates at load 3,
 more on a loaded machine). :func:`read_ahead` embeds them before: the project's newest

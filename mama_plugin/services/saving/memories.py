@@ -37,7 +37,7 @@ M = TypeVar("M", bound=BaseModel)
 @dataclass
 class SaveResult:
     """What a save wrote: the memory, its links, what it superseded, what was redacted; and
-    what it may contradict or repeat (:mod:`.save_checks`)."""
+    what it may contradict or repeat (:mod:`.checks`)."""
 
     memory: MemoryRecord
     links: list[LinkRecord] = field(default_factory=list)
