@@ -6,10 +6,10 @@ stays as light as the standard library plus apsw.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from .blas import single_threaded_blas
+from .lazy import lazy_name
 
 # Before anything here imports numpy (see blas.py for the measurement behind it).
 single_threaded_blas()
@@ -35,7 +35,4 @@ __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mama_plugin' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    return lazy_name(__name__, _EXPORTS, name)

@@ -32,6 +32,7 @@ ROOMS: dict[str, tuple[str, ...]] = {
         "secret_rules",
         "relationships",
         "blas",
+        "lazy",
         "text",
         "envelope",
         "fence",

@@ -10,27 +10,25 @@ model is built).
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
+from ..lazy import lazy_name
+
 _EXPORTS = {
-    "MODEL_FILENAME": "convert",
-    "MODEL_NAME": "convert",
-    "ensure_model": "convert",
-    "Embedder": "embedder",
-    "EmbeddingError": "errors",
-    "ResolvedModel": "resolve",
-    "cache_path": "resolve",
-    "models_dir": "files",
-    "open_embedder": "resolve",
-    "resolve_model": "resolve",
+    "MODEL_FILENAME": ".convert",
+    "MODEL_NAME": ".convert",
+    "ensure_model": ".convert",
+    "Embedder": ".embedder",
+    "EmbeddingError": ".errors",
+    "ResolvedModel": ".resolve",
+    "cache_path": ".resolve",
+    "models_dir": ".files",
+    "open_embedder": ".resolve",
+    "resolve_model": ".resolve",
 }
 
 __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f".{module}", __name__), name)
+    return lazy_name(__name__, _EXPORTS, name)

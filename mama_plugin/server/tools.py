@@ -103,11 +103,7 @@ def _list_item(m: MemoryRecord, store: Store | None = None) -> dict[str, Any]:
         head = current_of(store, m.id)
         extra = {"current_id": head.id, "current_content": head.content}
     return extra | {
-        "id": m.id,
-        "type": m.type,
-        "topic": m.topic,
-        "content": m.content,
-        "status": m.status,
+        **m.fields("id", "type", "topic", "content", "status"),
         "outcome": m.outcome_status,
         "created_at": m.created_at,
     }

@@ -116,6 +116,11 @@ class MemoryRecord:
         """Every column, JSON layers as Python objects (the export format's memory entry)."""
         return asdict(self)
 
+    def fields(self, *names: str) -> dict[str, Any]:
+        """The named fields, in the order named: the one way a tool's answer or a report
+        shows a memory in brief (``m.fields("id", "type", "topic", "content")``)."""
+        return {name: getattr(self, name) for name in names}
+
     @property
     def rolling(self) -> bool:
         """True for the rolling checkpoint the Stop hook writes (``metadata.auto``; what else

@@ -198,23 +198,13 @@ def _learned(
 
 def _memory(m: MemoryRecord) -> dict[str, Any]:
     return {
-        "id": m.id,
-        "type": m.type,
-        "topic": m.topic,
-        "content": m.content,
-        "status": m.status,
-        "outcome_status": m.outcome_status,
-        "outcome": m.outcome,
-        "confidence": m.confidence,
+        **m.fields(
+            "id", "type", "topic", "content", "status", "outcome_status", "outcome", "confidence"
+        ),
         "created": m.created_at,
         "updated": m.updated_at,
         "session": m.session_id,
-        "specifics": m.specifics,
-        "evidence": m.evidence,
-        "reasoning": m.reasoning,
-        "tension": m.tension,
-        "continuity": m.continuity,
-        "tags": m.tags,
+        **m.fields("specifics", "evidence", "reasoning", "tension", "continuity", "tags"),
         "auto": m.rolling,
     }
 

@@ -106,10 +106,7 @@ class After:
             "window_days": self.window_days,
             "after": [
                 {
-                    "id": m.id,
-                    "type": m.type,
-                    "content": m.content,
-                    "status": m.status,
+                    **m.fields("id", "type", "content", "status"),
                     "depth": s.depth,
                     "relationship": s.link.relationship,
                     "reason": s.link.reason,

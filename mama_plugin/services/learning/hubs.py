@@ -38,11 +38,7 @@ class Hub:
     def as_dict(self) -> dict[str, object]:
         m = self.memory
         return {
-            "id": m.id,
-            "type": m.type,
-            "topic": m.topic,
-            "content": m.content,
-            "status": m.status,
+            **m.fields("id", "type", "topic", "content", "status"),
             "references": len(self.referrers),
             "referenced_by": list(self.referrers),
             "confidence": m.confidence,

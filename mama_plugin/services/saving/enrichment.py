@@ -62,10 +62,7 @@ class Enrichable:
     def as_dict(self) -> dict[str, Any]:
         m = self.memory
         return {
-            "id": m.id,
-            "topic": m.topic,
-            "content": m.content,
-            "version": m.version,
+            **m.fields("id", "topic", "content", "version"),
             "missing": list(self.missing),
             "update": self.call,
         }

@@ -51,10 +51,7 @@ class ProjectContext:
             else None,
             "key_decisions": [
                 {
-                    "id": m.id,
-                    "topic": m.topic,
-                    "content": m.content,
-                    "confidence": m.confidence,
+                    **m.fields("id", "topic", "content", "confidence"),
                     "outcome": m.outcome_status,
                     "references": n,
                 }

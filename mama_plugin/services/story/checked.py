@@ -40,10 +40,7 @@ class Flagged:
             "checked": self.checked,
             "flagged": [
                 {
-                    "id": m.id,
-                    "type": m.type,
-                    "topic": m.topic,
-                    "content": m.content,
+                    **m.fields("id", "type", "topic", "content"),
                     "changed": [c.said for c in changes],
                     "verify": f"mama verify {m.id}",
                     "forget": f"mama forget {m.id}",
