@@ -3,7 +3,8 @@
 A real ``mama serve`` (the front Claude Code runs) gets, on one stdin: tool calls with random
 arguments shaped loosely by each tool's input schema (right names, wrong types, huge and empty
 values, unknown keys), and garbage lines (not JSON, JSON that is not a request, wrong ids,
-unknown methods, invalid UTF-8). After every garbage line a ``ping`` must still be answered.
+unknown methods, invalid UTF-8, nesting 1,000 to 100,000 levels deep). After every garbage
+line a ``ping`` must still be answered.
 
 Counted: calls unanswered within the deadline (a hang), the process dying (a crash), answers
 that say a tool failed inside MAMA (an exception that escaped a handler instead of a clear
@@ -44,6 +45,13 @@ _GARBAGE: tuple[bytes, ...] = (
     b'{"jsonrpc": "1.0", "id": "w", "method": "tools/list"}',
     b"\xff\xfe\xfa invalid utf-8 \xc3\x28",
     b'{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}}',
+    # Nesting past what Python's JSON reader takes (~1,000 levels ended the server once): as
+    # the arguments, inside them, and a line too deep to parse whose id comes last.
+    b'{"jsonrpc": "2.0", "id": "d1", "method": "tools/call", "params": {"name": '
+    b'"search_by_context", "arguments": ' + b"[" * 1_000 + b"]" * 1_000 + b"}}",
+    b'{"jsonrpc": "2.0", "id": "d2", "method": "tools/call", "params": {"name": '
+    b'"save_decision", "arguments": {"topic": ' + b'{"a":' * 3_000 + b"1" + b"}" * 3_000 + b"}}}",
+    b'{"method": "ping", "params": ' + b"[" * 100_000 + b"]" * 100_000 + b', "id": "d3"}',
 )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,6 +24,10 @@ log = logging.getLogger("mama.server")
 PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 READ_SIZE = 1 << 16
+# How deep a request may nest (MCP's messages nest a handful of levels; a tool's arguments a
+# few more). Deeper is refused with an error rather than read: Python's JSON reader gives up
+# near 1,000 levels, and every reader after it (validation, logging) would recurse again.
+MAX_DEPTH = 64
 LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
 
 
@@ -46,15 +51,21 @@ class Problem:
 
 def request(line: bytes) -> Request | Problem | None:
     """Read one client line: a request, a problem to answer, or None (a notification, a
-    response to nothing asked, a blank line): nothing to answer."""
+    response to nothing asked, a blank line): nothing to answer. Never raises: a line nested
+    past :data:`MAX_DEPTH` is a problem too, answered to its id when its top level names one."""
     try:
         message = json.loads(line)
+    except RecursionError:
+        return Problem(_top_level_id(line), INVALID_REQUEST, _too_deep())
     except ValueError:
         if line.strip():
             return Problem(None, PARSE_ERROR, "Parse error: each line must be one JSON object")
         return None
     if not isinstance(message, dict):
         return Problem(None, INVALID_REQUEST, "Invalid request: expected a JSON object")
+    if nesting(message) > MAX_DEPTH:
+        ident = message.get("id")
+        return Problem(ident if _plain_id(ident) else None, INVALID_REQUEST, _too_deep())
     if "id" not in message:
         return None
     ident, method = message["id"], message.get("method")
@@ -62,6 +73,65 @@ def request(line: bytes) -> Request | Problem | None:
         return Problem(ident, INVALID_REQUEST, "Invalid request: no method")
     params = message.get("params")
     return Request(ident, method, params if isinstance(params, dict) else {})
+
+
+def nesting(value: Any, most: int = MAX_DEPTH) -> int:
+    """How many levels of arrays and objects ``value`` nests (a scalar: 0); it stops counting
+    past ``most``. Iterative: no depth of input can exhaust the stack here."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > most:
+            break
+        todo.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _too_deep() -> str:
+    return (
+        f"Invalid request: arrays and objects nested more than {MAX_DEPTH} levels deep; MAMA "
+        "reads no deeper (send flatter arguments)"
+    )
+
+
+def _plain_id(ident: Any) -> bool:
+    return isinstance(ident, str | int) and not isinstance(ident, bool)
+
+
+def _top_level_id(line: bytes) -> Any:
+    """The ``id`` a line too deep to parse gives at its top level (a number or a string), so
+    its client is answered rather than left waiting; None when there is none to find."""
+    depth, i, text = 0, 0, line.decode("utf-8", "replace")
+    while i < len(text):
+        char = text[i]
+        if char == '"':
+            end = _string_end(text, i)
+            if depth == 1 and text[i:end] == '"id"':
+                rest = text[end:].lstrip()
+                if rest.startswith(":"):
+                    found = re.match(r'\s*(-?\d+|"(?:[^"\\]|\\.)*")', rest[1:])
+                    return json.loads(found.group(1)) if found else None
+            i = end
+            continue
+        depth += char in "[{"
+        depth -= char in "]}"
+        i += 1
+    return None
+
+
+def _string_end(text: str, start: int) -> int:
+    """The index just past the JSON string that opens at ``start``."""
+    i = start + 1
+    while i < len(text) and text[i] != '"':
+        i += 2 if text[i] == "\\" else 1
+    return i + 1
 
 
 def protocol_version(offered: Any) -> str:
