@@ -18,16 +18,13 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from . import __version__
+from .nesting import MAX_DEPTH, nesting
 
 log = logging.getLogger("mama.server")
 # What mcp 2.3.0 negotiates through initialize; any other offer gets the newest.
 PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 READ_SIZE = 1 << 16
-# How deep a request may nest (MCP's messages nest a handful of levels; a tool's arguments a
-# few more). Deeper is refused with an error rather than read: Python's JSON reader gives up
-# near 1,000 levels, and every reader after it (validation, logging) would recurse again.
-MAX_DEPTH = 64
 LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
 
 
@@ -73,25 +70,6 @@ def request(line: bytes) -> Request | Problem | None:
         return Problem(ident, INVALID_REQUEST, "Invalid request: no method")
     params = message.get("params")
     return Request(ident, method, params if isinstance(params, dict) else {})
-
-
-def nesting(value: Any, most: int = MAX_DEPTH) -> int:
-    """How many levels of arrays and objects ``value`` nests (a scalar: 0); it stops counting
-    past ``most``. Iterative: no depth of input can exhaust the stack here."""
-    deepest, todo = 0, [(value, 1)]
-    while todo:
-        item, depth = todo.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        deepest = max(deepest, depth)
-        if deepest > most:
-            break
-        todo.extend((child, depth + 1) for child in children)
-    return deepest
 
 
 def _too_deep() -> str:

@@ -33,6 +33,7 @@ ROOMS: dict[str, tuple[str, ...]] = {
         "relationships",
         "blas",
         "lazy",
+        "nesting",
         "text",
         "envelope",
         "fence",

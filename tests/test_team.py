@@ -417,3 +417,70 @@ def test_a_row_this_mama_cannot_hold_is_counted_and_the_feed_goes_on(
     assert pulled.error == "" and pulled.pulled == {"refused": 1, "inserted": 1}, pulled
     assert bob.store.memories.get("dec_odd") is None
     assert bob.store.memories.require(after).content == "REST over gRPC"
+
+
+# A hostile or broken teammate's rows, written straight into the team database (any member
+# with write access can): each is refused and counted, and every good row still arrives.
+GOOD = '"type": "decision", "content": "c", "reasoning": {"primary": "r"}'
+HOSTILE_BODIES = {
+    "dec_empty": "{}",  # an empty body once failed every teammate's sync with a KeyError
+    "dec_array": "[1, 2]",
+    "dec_string": '"just text"',
+    "dec_null": "null",
+    "dec_no_type": '{"content": "c", "reasoning": {"primary": "r"}}',
+    "dec_number_content": '{"type": "decision", "content": 5, "reasoning": {"primary": "r"}}',
+    "dec_blank": '{"type": "decision", "content": "   ", "reasoning": {"primary": "r"}}',
+    # One field of the wrong type or out of range beside a memory that is otherwise whole:
+    "dec_tags": "{" + GOOD + ', "tags": "not-a-list"}',
+    "dec_tag_numbers": "{" + GOOD + ', "tags": [1, 2]}',
+    "dec_confidence": "{" + GOOD + ', "confidence": "high"}',
+    "dec_far_confidence": "{" + GOOD + ', "confidence": 7}',
+    "dec_specifics": "{" + GOOD + ', "specifics": {"a": 1}}',
+    "dec_tension": "{" + GOOD + ', "tension": "none"}',
+    "dec_outcome": "{" + GOOD + ', "outcome_status": "WON"}',
+    "dec_status": "{" + GOOD + ', "status": "pinned"}',
+    "dec_created": "{" + GOOD + ', "created_at": "yesterday"}',
+    "dec_deep": "{" + GOOD + ', "metadata": ' + '{"a": ' * 200 + "1" + "}" * 200 + "}",
+}
+
+
+def test_a_hostile_teammates_rows_are_refused_and_every_good_row_arrives(
+    team: dict[str, object],
+) -> None:
+    alice, bob = _pair(team)
+    before = alice.decide("api", "REST over gRPC", "browser clients")
+    alice.sync()
+    with psycopg.connect(str(team["owner"])) as conn:
+        for key, body in HOSTILE_BODIES.items():
+            conn.execute(
+                "INSERT INTO mama.memories(id, project, type, body, version, digest, seq) "
+                "VALUES (%s, 'app', 'decision', %s::jsonb, 1, 'x', nextval('mama.change_seq'))",
+                (key, body),
+            )
+        conn.execute(  # a link whose body is no object, and one with a wrong-typed field
+            "INSERT INTO mama.links(project, from_id, to_id, relationship, body, seq) VALUES "
+            "('app', 'dec_a', 'dec_b', 'refines', '[]', nextval('mama.change_seq')), "
+            "('app', 'dec_a', 'dec_c', 'refines', '{\"reason\": 5}', nextval('mama.change_seq'))"
+        )
+        future = 4_102_444_800_000  # 2100-01-01: a row cannot sort itself first
+        conn.execute(
+            "INSERT INTO mama.memories(id, project, type, body, version, digest, seq, updated_at) "
+            "VALUES ('dec_2100', 'app', 'decision', %s::jsonb, 1, 'x', "
+            "nextval('mama.change_seq'), %s)",
+            ('{"type": "decision", "topic": "later", "content": "From the future", '
+             f'"reasoning": {{"primary": "dated 2100"}}, "created_at": {future}}}', future),
+        )  # fmt: skip
+    after = alice.decide("db", "Postgres over MySQL", "JSONB and pgvector")
+    alice.sync()
+    pulled = bob.sync()
+    assert pulled.error == "", pulled
+    assert pulled.pulled.get("refused") == len(HOSTILE_BODIES), pulled.pulled
+    assert pulled.pulled.get("link refused") == 2, pulled.pulled
+    assert pulled.pulled.get("inserted") == 3, pulled.pulled  # api, db and the one from 2100
+    for key in HOSTILE_BODIES:
+        assert bob.store.memories.get(key) is None, key
+    assert bob.store.memories.require(before).content == "REST over gRPC"
+    assert bob.store.memories.require(after).content == "Postgres over MySQL"
+    dated = bob.store.memories.require("dec_2100")
+    assert dated.created_at < future and dated.updated_at < future, dated
+    assert bob.sync().error == ""  # and the next sync is clean: the refused rows are behind it

@@ -10,7 +10,9 @@ import apsw
 
 from ..relationships import CATEGORIES
 
-_OUTCOMES = "('PENDING','SUCCESS','PARTIAL','FAILED','SUPERSEDED')"
+OUTCOMES = ("PENDING", "SUCCESS", "PARTIAL", "FAILED", "SUPERSEDED")
+STATUSES = ("current", "superseded")
+_OUTCOMES = "(" + ",".join(f"'{o}'" for o in OUTCOMES) + ")"
 _CATEGORIES = "(" + ",".join(f"'{c}'" for c in CATEGORIES) + ")"
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from ..storage.team.apply import Pulled
 from ..storage.team.conflicts import Conflict
 from ..storage.team.outbox import Change, split_link_key
+from ..storage.team.rows import parsed_body
 
 _NEXT = "nextval('mama.change_seq')"
 
@@ -176,14 +177,19 @@ def _push_links(
 def pull(conn: Any, remote: str, after: int, limit: int) -> list[Pulled]:
     """The project's changes past sequence ``after``, oldest first, at most ``limit``."""
     rows = conn.execute(
-        "SELECT seq, 'memory', id, version, deleted, digest, body, changed_by, updated_at "
+        "SELECT seq, 'memory', id, version, deleted, digest, body::text, changed_by, updated_at "
         "FROM mama.memories WHERE project = %(p)s AND seq > %(after)s "
         "UNION ALL SELECT seq, 'link', from_id || chr(31) || to_id || chr(31) || relationship, "
-        "0, deleted, '', body, changed_by, 0 FROM mama.links "
+        "0, deleted, '', body::text, changed_by, 0 FROM mama.links "
         "WHERE project = %(p)s AND seq > %(after)s ORDER BY 1 LIMIT %(n)s",
         {"p": remote, "after": after, "n": limit},
     ).fetchall()
-    return [Pulled(*row) for row in rows]
+    # Bodies as text, parsed row by row: one too deep for the driver's JSON reader would
+    # otherwise fail the whole page, and every teammate's sync with it.
+    return [
+        Pulled(seq, kind, key, version, deleted, digest, parsed_body(body), by, at)
+        for seq, kind, key, version, deleted, digest, body, by, at in rows
+    ]
 
 
 def push_vectors(conn: Any, rows: list[tuple[str, int, str, list[float]]]) -> int:

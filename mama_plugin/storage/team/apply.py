@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 from ...errors import ValidationError
 from ..memories import NARRATIVE_FIELDS
 from ..records import NewMemory
+from ..sql import now_ms
 from . import conflicts, outbox
+from .rows import link_body, memory_body
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -31,7 +33,7 @@ class Pulled:
     version: int
     deleted: bool
     digest: str
-    body: dict[str, Any]
+    body: Any  # a JSON object for a well-formed row (checked by .rows before it is stored)
     changed_by: str
     updated_at: int
 
@@ -39,7 +41,8 @@ class Pulled:
 def apply_memory(store: Store, project: str, row: Pulled) -> str:
     """Bring one memory up to ``row``; what happened: inserted, updated, deleted, seen, held
     (a local change waits to be pushed), conflict (an open conflict got the newer version) or
-    refused (a row this store's rules reject, e.g. written by another MAMA version)."""
+    refused (a row this store's rules reject, e.g. written by another MAMA version, or one
+    :func:`.rows.memory_body` refuses)."""
     memory_id = row.key
     known = outbox.known_versions(store, [memory_id]).get(memory_id)
     if known is not None and known[0] >= row.version:
@@ -64,7 +67,8 @@ def apply_memory(store: Store, project: str, row: Pulled) -> str:
         )
         return "conflict"
     try:
-        done = write_memory(store, project, memory_id, None if row.deleted else row.body, row)
+        body = None if row.deleted else memory_body(row.body, now_ms())
+        done = write_memory(store, project, memory_id, body, row)
     except ValidationError:  # not a memory this MAMA can hold: counted, the feed goes on
         return "refused"
     outbox.remember(store, {memory_id: (row.version, row.digest)})
@@ -82,6 +86,8 @@ def write_memory(
         store.memories.delete(memory_id)
         return "deleted"
     updated_at = row.updated_at if row is not None and row.updated_at else None
+    if updated_at is not None:
+        updated_at = min(updated_at, now_ms())  # a date in the future is read as now
     if current is None:
         outcome = {"status": body.get("outcome_status", "PENDING"), **body.get("outcome", {})}
         store.memories.insert(
@@ -123,8 +129,8 @@ def write_memory(
 
 
 def apply_link(store: Store, row: Pulled) -> str:
-    """Bring one link up to ``row``: inserted, deleted, seen, or waiting (an end is missing
-    here, e.g. a checkpoint's or another project's memory)."""
+    """Bring one link up to ``row``: inserted, deleted, seen, waiting (an end is missing here,
+    e.g. a checkpoint's or another project's memory) or refused (:func:`.rows.link_body`)."""
     from_id, to_id, relationship = outbox.split_link_key(row.key)
     if row.deleted:
         store.conn.execute(
@@ -134,7 +140,10 @@ def apply_link(store: Store, row: Pulled) -> str:
         return "deleted" if store.conn.changes() else "seen"
     if store.links.exists(from_id, to_id, relationship):
         return "seen"
-    body = row.body
+    try:
+        body = link_body(row.body, now_ms())
+    except ValidationError:
+        return "refused"
     try:
         store.links.add(
             from_id,
