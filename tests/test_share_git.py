@@ -442,3 +442,26 @@ def test_personal_data_kept_here_is_masked_in_the_repository(team: tuple[Dev, De
     text = (alice.clone / ".mama" / "decisions" / f"{decided}.md").read_text()
     assert "jane.doe@example.com" not in text and "[REDACTED:email]" in text
     assert "1 files already up to date" in alice.share()  # and it stays so: no diff
+
+
+def test_a_file_nested_too_deep_is_a_problem_named_and_the_good_one_beside_it_imports(
+    team: tuple[Dev, Dev],
+) -> None:
+    """A teammate's file nested 3,000 levels once raised RecursionError out of `share`,
+    `share --import` and the CI check, and the good file beside it was not imported."""
+    alice, bob = team
+    good = _decide(alice, "queue", "SQS over RabbitMQ", "no broker to run")
+    alice.share()
+    deep = alice.clone / ".mama" / "decisions" / "dec_deep.md"
+    nested = "".join(f"{'  ' * i}k{i}:\n" for i in range(3_000)) + "  " * 3_000 + "k: v\n"
+    deep.write_text(f"---\nid: dec_deep\ntype: decision\n{nested}---\n\n# Deep\n")
+    alice.commit_and_push("queue and a hostile file")
+    bob.pull()
+    code, out = bob.mama("share", "--import", "--keyword-only")
+    assert code == 1 and "Traceback" not in out, out
+    assert ".mama/decisions/dec_deep.md" in out and "nested more than 64 levels" in out, out
+    assert getattr(_get(bob, good), "content", None) == "SQS over RabbitMQ"
+    code, out = bob.mama("share", "--check")
+    assert code == 1 and "dec_deep.md" in out and "Traceback" not in out, out
+    code, out = bob.mama("share", "--keyword-only")  # sharing again names it, and goes on
+    assert "Traceback" not in out, out

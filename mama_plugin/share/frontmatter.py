@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from ..errors import MamaError
+from ..nesting import MAX_DEPTH
 
 INDENT = 2
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
@@ -125,7 +126,7 @@ def load(text: str, *, first_line: int = 1) -> dict[str, Any]:
         lines.append((number, len(raw) - len(raw.lstrip(" ")), raw.strip()))
     if not lines:
         return {}
-    value, end = _block(lines, 0, lines[0][1])
+    value, end = _block(lines, 0, lines[0][1], 1)
     if end != len(lines):
         raise ShareFormatError(f"line {lines[end][0]}: unexpected indentation")
     if not isinstance(value, dict):
@@ -133,14 +134,22 @@ def load(text: str, *, first_line: int = 1) -> dict[str, Any]:
     return value
 
 
-def _block(lines: list[tuple[int, int, str]], at: int, indent: int) -> tuple[Any, int]:
-    """Parse the block starting at ``lines[at]`` whose lines sit at ``indent``."""
+def _block(lines: list[tuple[int, int, str]], at: int, indent: int, depth: int) -> tuple[Any, int]:
+    """Parse the block starting at ``lines[at]`` whose lines sit at ``indent``, ``depth``
+    blocks deep (past :data:`~mama_plugin.nesting.MAX_DEPTH`: ShareFormatError, before the
+    reader's recursion could run out of stack)."""
+    if depth > MAX_DEPTH:
+        raise ShareFormatError(
+            f"line {lines[at][0]}: nested more than {MAX_DEPTH} levels deep; MAMA reads no deeper"
+        )
     if lines[at][2] == "-" or lines[at][2].startswith("- "):
-        return _read_sequence(lines, at, indent)
-    return _read_mapping(lines, at, indent)
+        return _read_sequence(lines, at, indent, depth)
+    return _read_mapping(lines, at, indent, depth)
 
 
-def _read_mapping(lines: list[tuple[int, int, str]], at: int, indent: int) -> tuple[Any, int]:
+def _read_mapping(
+    lines: list[tuple[int, int, str]], at: int, indent: int, depth: int
+) -> tuple[Any, int]:
     result: dict[str, Any] = {}
     while at < len(lines) and lines[at][1] == indent:
         number, _, text = lines[at]
@@ -155,13 +164,15 @@ def _read_mapping(lines: list[tuple[int, int, str]], at: int, indent: int) -> tu
             continue
         if at >= len(lines) or lines[at][1] <= indent:
             raise ShareFormatError(f'line {number}: {key!r} has no value (write [] or "")')
-        result[key], at = _block(lines, at, lines[at][1])
+        result[key], at = _block(lines, at, lines[at][1], depth + 1)
     if at < len(lines) and lines[at][1] > indent:
         raise ShareFormatError(f"line {lines[at][0]}: unexpected indentation")
     return result, at
 
 
-def _read_sequence(lines: list[tuple[int, int, str]], at: int, indent: int) -> tuple[Any, int]:
+def _read_sequence(
+    lines: list[tuple[int, int, str]], at: int, indent: int, depth: int
+) -> tuple[Any, int]:
     result: list[Any] = []
     while at < len(lines) and lines[at][1] == indent:
         number, _, text = lines[at]
@@ -169,7 +180,7 @@ def _read_sequence(lines: list[tuple[int, int, str]], at: int, indent: int) -> t
             at += 1
             if at >= len(lines) or lines[at][1] <= indent:
                 raise ShareFormatError(f"line {number}: an empty list item")
-            item, at = _block(lines, at, lines[at][1])
+            item, at = _block(lines, at, lines[at][1], depth + 1)
             result.append(item)
             continue
         if not text.startswith("- "):
@@ -179,7 +190,7 @@ def _read_sequence(lines: list[tuple[int, int, str]], at: int, indent: int) -> t
         if _is_pair(rest):
             # ``- key: value`` opens a mapping whose later keys line up with this first one.
             lines = [*lines[:at], (number, inner, rest), *lines[at + 1 :]]
-            item, at = _read_mapping(lines, at, inner)
+            item, at = _block(lines, at, inner, depth + 1)
             result.append(item)
             continue
         result.append(_read_scalar(rest, number))
