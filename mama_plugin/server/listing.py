@@ -1,8 +1,11 @@
-"""The static tool list the bootstrap bridge ships: ``mama_plugin/bootstrap/tools.json``.
+"""What is generated from the tools' declarations (:mod:`.declare`) for readers without them.
 
-While MAMA's environment is being built, the standard-library bridge cannot import pydantic
-or mcp, so it answers ``tools/list`` from this file. Regenerate it after changing a tool:
-``.venv/bin/python -m mama_plugin.server.listing`` (a test fails while it is stale).
+``mama_plugin/bootstrap/tools.json``, the static tool list: while MAMA's environment is being
+built, the standard-library bridge cannot import pydantic or mcp, so it answers ``tools/list``
+from this file, and the light front lists tools from it before the handlers load.
+``server/exposure.json``: the core and what each context lists (:mod:`.exposure`), read by the
+front the same way. Regenerate both after changing a tool:
+``.venv/bin/python -m mama_plugin.server.listing`` (a test fails while either is stale).
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ import json
 from typing import Any
 
 from .app import tool_definition
-from .catalogue import TOOLS_JSON
+from .catalogue import EXPOSURE_JSON, TOOLS_JSON
+from .declare import CONTEXTS
 from .hook_table import HOOKS
 from .tool_table import TOOLS
 
@@ -42,6 +46,21 @@ def render() -> str:
     return json.dumps(static_listing(), indent=1, ensure_ascii=False) + "\n"
 
 
+def exposure() -> dict[str, Any]:
+    """The core and each context's tools, in the table's order, from the declarations."""
+    contexts = {c: [t.name for t in TOOLS if c in t.contexts] for c in CONTEXTS}
+    return {
+        "core": [t.name for t in TOOLS if t.core],
+        "contexts": {c: names for c, names in contexts.items() if names},
+    }
+
+
+def render_exposure() -> str:
+    """``exposure.json``'s exact text."""
+    return json.dumps(exposure(), indent=1, ensure_ascii=False) + "\n"
+
+
 if __name__ == "__main__":
     TOOLS_JSON.write_text(render(), encoding="utf-8")
-    print(f"wrote {TOOLS_JSON}")
+    EXPOSURE_JSON.write_text(render_exposure(), encoding="utf-8")
+    print(f"wrote {TOOLS_JSON} and {EXPOSURE_JSON}")
