@@ -13,6 +13,7 @@ from pathlib import Path
 
 from mama_plugin.server import catalogue, hook_tools, listing
 from mama_plugin.server.declare import CONTEXTS, declared_hooks
+from mama_plugin.server.hook_table import HOOKS
 from mama_plugin.server.tool_table import BY_NAME, TOOLS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,6 +94,14 @@ def test_every_listed_tool_is_core_or_in_a_context_and_hidden_ones_are_in_none()
     assert [t.name for t in TOOLS if not t.hidden] == list(catalogue.load().listed)
 
 
+def test_the_hook_tools_are_their_declarations() -> None:
+    hooks = declared_hooks(hook_tools)
+    assert [h.name for h in hooks] == list(HOOKS) == list(catalogue.load().hooks)
+    for h in hooks:
+        assert HOOKS[h.name].handler() is h.handler
+        assert HOOKS[h.name].event == h.event
+
+
 def _quoted_names(path: Path) -> set[str]:
     names = set(BY_NAME) | {h.name for h in declared_hooks(hook_tools)}
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -113,6 +122,17 @@ def test_a_tool_name_is_written_once_in_the_server() -> None:
     allowed = {"word_params.py"} | {"v1_tools.py"}
     twice = {n: files for n, files in where.items() if len(set(files) - allowed) > 1}
     assert not twice, twice
+
+
+def test_the_readme_table_is_rendered_from_the_declarations() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert listing.readme_table() in readme, (
+        "README.md's MCP tools table differs from the declarations: paste "
+        "`.venv/bin/python -m mama_plugin.server.listing --readme` over it"
+    )
+    section = readme.split("\n## MCP tools\n", 1)[1].split("\n## ", 1)[0]
+    table = [line for line in section.splitlines() if line.startswith("|")]
+    assert "\n".join(table) + "\n" == listing.readme_table()
 
 
 def test_tools_json_keeps_its_shape() -> None:
