@@ -15,6 +15,7 @@ from mama_plugin.server import catalogue, hook_tools, listing
 from mama_plugin.server.declare import CONTEXTS, declared_hooks
 from mama_plugin.server.hook_table import HOOKS
 from mama_plugin.server.tool_table import BY_NAME, TOOLS
+from mama_plugin.server.word_params import LINK_TOOL
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER = ROOT / "mama_plugin" / "server"
@@ -69,6 +70,11 @@ def test_the_exposure_sets_are_the_declarations_and_unchanged() -> None:
         assert names == tuple(t.name for t in TOOLS if context in t.contexts)
 
 
+def test_the_link_tool_is_the_one_declared_with_word_parameters() -> None:
+    assert LINK_TOOL == "link_memories" == catalogue.WORD_PARAMETER_TOOL
+    assert [t.name for t in TOOLS if t.word_parameters] == [LINK_TOOL]
+
+
 def test_exposure_json_is_fresh() -> None:
     assert catalogue.EXPOSURE_JSON.read_text(encoding="utf-8") == listing.render_exposure(), (
         "mama_plugin/server/exposure.json is stale: regenerate it with "
@@ -118,8 +124,7 @@ def test_a_tool_name_is_written_once_in_the_server() -> None:
     for path in sorted(SERVER.glob("*.py")):
         for name in _quoted_names(path):
             where.setdefault(name, []).append(path.name)
-    # A v1.0 alias names its replacement; the link tool's schema grows with word parameters.
-    allowed = {"word_params.py"} | {"v1_tools.py"}
+    allowed = {"v1_tools.py"}  # a v1.0 alias names what replaced it
     twice = {n: files for n, files in where.items() if len(set(files) - allowed) > 1}
     assert not twice, twice
 

@@ -155,3 +155,5 @@ class Tool:
     core: bool = False  # listed in every session (catalogue.CORE)
     # The conversational contexts that list it (catalogue.CONTEXT_TOOLS; declare.CONTEXTS).
     contexts: tuple[str, ...] = ()
+    # Its listed schema grows a parameter per frequent relationship word (.word_params).
+    word_parameters: bool = False

@@ -22,20 +22,23 @@ TOOLS_JSON = Path(__file__).resolve().parents[1] / "bootstrap" / "tools.json"
 
 EXPOSURE_JSON = Path(__file__).resolve().with_name("exposure.json")
 # Generated beside tools.json from the tools' declarations (each tool's ``@tool`` in its
-# module: ``core``, ``contexts``), so the front reads them before the handlers load.
+# module: ``core``, ``contexts``), so the front reads them before the handlers load. (A key
+# it lacks reads as empty, so that an older file never stops its own regeneration.)
 _EXPOSURE = json.loads(EXPOSURE_JSON.read_text(encoding="utf-8"))
 # Always listed: what a turn in any project may need before the server knows anything about
 # it — a decision, checkpoint or lesson to save, a question, a resume, an outcome to record
 # (`/mama:outcome` names its tool: an unlisted one answers "No such tool available").
-CORE: tuple[str, ...] = tuple(_EXPOSURE["core"])
+CORE: tuple[str, ...] = tuple(_EXPOSURE.get("core", ()))
 # What each context needs. The store's state seeds a session with the contexts it makes
 # possible (exposure.seed_contexts); a context detected later whose tools are not all
 # listed grows the list, once, to every tool. Any memory can be corrected, forgotten or kept
 # for every project ("editing"): a project that holds only insights still answers "forget
 # that" or "keep this everywhere".
 CONTEXT_TOOLS: dict[str, tuple[str, ...]] = {
-    context: tuple(names) for context, names in _EXPOSURE["contexts"].items()
+    context: tuple(names) for context, names in _EXPOSURE.get("contexts", {}).items()
 }
+# The tool whose listed schema grows the project's frequent relationship words (word_params).
+WORD_PARAMETER_TOOL: str = _EXPOSURE.get("word_parameters", "")
 # The sentences of the initialize instructions, each said only when every tool it names is
 # listed (the names are read from the sentence: :func:`_named`).
 _ADVICE: tuple[str, ...] = (
@@ -88,7 +91,8 @@ def _named(text: str) -> set[str]:
 class Catalogue:
     """Every tool's definition in the table's order, and which ones are not listed.
 
-    The hidden hook tools are not here: :mod:`.hook_table` declares them, as light as this.
+    The hidden hook tools are named here (``hooks``) and declared beside their handlers
+    (:mod:`.hook_tools`); :mod:`.hook_table` reads them, as light as this.
     """
 
     definitions: dict[str, dict[str, Any]]  # name -> tools/list entry, every tool

@@ -70,12 +70,15 @@ def tool(
     slow: bool = False,
     destructive: bool = False,
     drafted: Callable[[Env, Any], Answer] | None = None,
+    word_parameters: bool = False,
 ) -> Callable[[H], H]:
     """Declare the decorated handler as the MCP tool ``name``.
 
     ``core``: listed in every session; ``contexts``: listed once the session's project makes
     one of them possible or a prompt signals it (:data:`CONTEXTS`). ``drafted``: the handler
     answering the call when ``draft=true`` (its input model read the same way).
+    ``word_parameters``: the link tool, whose listed schema grows the project's frequent
+    relationship words as parameters (:mod:`.word_params`; one tool at most).
     """
     unknown = set(contexts) - set(CONTEXTS)
     if unknown:
@@ -93,6 +96,7 @@ def tool(
             drafted=(_model_of(drafted), drafted) if drafted is not None else None,
             core=core,
             contexts=tuple(contexts),
+            word_parameters=word_parameters,
         )
         _record(handler.__module__, name, declared_tool)
         return handler

@@ -24,6 +24,7 @@ from .graph_tools import relationship_hints
     "own (e.g. inspired_by=<id>).",
     read_only=False,
     contexts=("linking",),
+    word_parameters=True,
 )
 def do_link_memories(env: Env, args: LinkMemoriesInput) -> Answer:
     linked = link_memories(env.store, env.project, args)

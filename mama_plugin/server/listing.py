@@ -50,11 +50,14 @@ def render() -> str:
 
 
 def exposure() -> dict[str, Any]:
-    """The core and each context's tools, in the table's order, from the declarations."""
+    """The core and each context's tools, in the table's order, and the link tool (whose
+    schema grows word parameters), from the declarations."""
     contexts = {c: [t.name for t in TOOLS if c in t.contexts] for c in CONTEXTS}
+    (worded,) = [t.name for t in TOOLS if t.word_parameters]
     return {
         "core": [t.name for t in TOOLS if t.core],
         "contexts": {c: names for c, names in contexts.items() if names},
+        "word_parameters": worded,
     }
 
 
