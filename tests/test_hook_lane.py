@@ -1,4 +1,5 @@
-"""The hook tools: one table (server/hook_table.py) and one runner (server/hook_lane.py).
+"""The hook tools: declared beside their handlers (server/hook_tools.py), one table
+(server/hook_table.py) and one runner (server/hook_lane.py).
 
 The table names each hook tool once and reads its arguments without pydantic. The runner keeps
 one long-lived worker per hook tool, so successive prompts run on one thread and reuse its store
@@ -66,7 +67,7 @@ def test_one_table_names_the_hook_tools() -> None:
         _, forwarded, timeout_s = called[name]
         assert forwarded == {field.name for field in fields(tool.args)}
         assert HOOK_DEADLINE_S < HOOK_BUDGET_S < timeout_s  # answered before Claude Code quits
-        assert tool.handler() is getattr(hook_tools, tool.handler_name)
+        assert tool.handler() is getattr(hook_tools, tool.handler().__name__)
     assert json.loads(TOOLS_JSON.read_text(encoding="utf-8"))["hook_tools"] == list(HOOKS)
     assert not set(HOOKS) & set(BY_NAME)
 

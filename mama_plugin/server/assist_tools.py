@@ -25,6 +25,7 @@ from ..services.saving.quality import reason_quality
 from ..storage import Store, SuggestionRecord
 from ..transcript import Digest
 from .base import Answer, Env
+from .declare import tool
 
 
 def do_draft_decision(env: Env, args: DraftRequest) -> Answer:
@@ -85,6 +86,14 @@ def _model_within(
     return job.take()
 
 
+@tool(
+    "suggest_links",
+    "Links to earlier memories that MAMA proposes (pending until someone accepts them). With "
+    "memory_id: look for links to that memory now (may take seconds).",
+    read_only=False,
+    slow=True,
+    contexts=("linking",),
+)
 def do_suggest_links(env: Env, args: SuggestLinksInput) -> Answer:
     """List pending suggestions, or find (and judge) links for one memory now."""
     note = ""
@@ -115,6 +124,14 @@ def do_suggest_links(env: Env, args: SuggestLinksInput) -> Answer:
     return Answer("\n".join(lines), {"suggestions": rows})
 
 
+@tool(
+    "evolve_link",
+    "Accept a suggested link (it becomes a real link, optionally with your own relationship "
+    "or reason) or reject it (never proposed again).",
+    read_only=False,
+    slow=True,
+    contexts=("linking",),
+)
 def do_evolve_link(env: Env, args: EvolveLinkInput) -> Answer:
     """Accept a suggestion (it becomes a link) or reject it (never proposed again)."""
     if args.verdict == "reject":

@@ -139,7 +139,7 @@ class Reply:
 
 @dataclass(frozen=True)
 class Tool:
-    """One tool: its contract and its handler."""
+    """One tool: its contract, its handler and when it is listed (declared by :mod:`.declare`)."""
 
     name: str
     description: str
@@ -152,3 +152,8 @@ class Tool:
     destructive: bool = False  # deletes or overwrites what was saved (MCP's destructiveHint)
     # Called with draft=true: validated by this model and answered by this handler (slow).
     drafted: tuple[type[BaseModel], Callable[[Env, Any], Answer]] | None = None
+    core: bool = False  # listed in every session (catalogue.CORE)
+    # The conversational contexts that list it (catalogue.CONTEXT_TOOLS; declare.CONTEXTS).
+    contexts: tuple[str, ...] = ()
+    # Its listed schema grows a parameter per frequent relationship word (.word_params).
+    word_parameters: bool = False

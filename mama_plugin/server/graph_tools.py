@@ -16,7 +16,8 @@ from ..services.graph.health import graph_health
 from ..services.graph.queries import links_by_relationship, what_happened_after
 from ..services.graph.synonyms import hint_text, new_word_hints
 from ..services.graph.upkeep import shown
-from .base import Answer, Env, Tool
+from .base import Answer, Env
+from .declare import tool
 
 
 def relationship_hints(env: Env, words: Iterable[str]) -> list[dict[str, Any]]:
@@ -38,6 +39,14 @@ def relationship_hints(env: Env, words: Iterable[str]) -> list[dict[str, Any]]:
     ]
 
 
+@tool(
+    "find_links",
+    "Links by relationship — the word and words of the same meaning (relationship="
+    "inspired_by also finds motivated_by) — or what happened after a memory (after=<id>: "
+    "what implemented it or came next, within window_days).",
+    read_only=True,
+    contexts=("linking",),
+)
 def do_find_links(env: Env, args: FindLinksInput) -> Answer:
     if args.after is not None:
         after = what_happened_after(env.store, args.after, window_days=args.window_days)
@@ -60,6 +69,13 @@ def do_find_links(env: Env, args: FindLinksInput) -> Answer:
     return Answer(fenced("\n".join(lines)), found.as_dict())
 
 
+@tool(
+    "graph_health",
+    "How connected the project's memory graph is: isolated memories, components, "
+    "relationship words and their canonical coverage, with recommendations.",
+    read_only=True,
+    contexts=("linking",),
+)
 def do_graph_health(env: Env, args: GraphHealthInput) -> Answer:
     health = graph_health(env.store, env.project)
     lines = [f"Graph health of {env.project}:", *health.lines()]
@@ -67,24 +83,3 @@ def do_graph_health(env: Env, args: GraphHealthInput) -> Answer:
         f"- {r.text}" + (f" (`{r.command}`)" if r.command else "") for r in health.recommendations
     ]
     return Answer("\n".join(lines), health.as_dict())
-
-
-GRAPH_TOOLS: tuple[Tool, ...] = (
-    Tool(
-        "find_links",
-        "Links by relationship — the word and words of the same meaning (relationship="
-        "inspired_by also finds motivated_by) — or what happened after a memory (after=<id>: "
-        "what implemented it or came next, within window_days).",
-        FindLinksInput,
-        do_find_links,
-        read_only=True,
-    ),
-    Tool(
-        "graph_health",
-        "How connected the project's memory graph is: isolated memories, components, "
-        "relationship words and their canonical coverage, with recommendations.",
-        GraphHealthInput,
-        do_graph_health,
-        read_only=True,
-    ),
-)

@@ -1,12 +1,14 @@
-"""The hook tools, declared once: what each reads, what answers it, and how long it may take.
+"""The hook tools: what each reads, what answers it, and how long it may take.
 
-Claude Code's ``mcp_tool`` hooks call two hidden tools on the running server:
-UserPromptSubmit → ``observe_prompt``, Stop → ``checkpoint_turn`` (hooks/hooks.json). This
-table is the one place they are named; the front (:mod:`.front`, which routes on it before
-anything else is imported), the hook lane that runs them (:mod:`.hook_lane`), the SDK server's
-dispatch (:mod:`.dispatch`) and the shipped catalogue (``bootstrap/tools.json``, written by
-:mod:`.listing`) all read it. Standard library only: no pydantic, no store, no handlers — a
-hook's handler (:mod:`.hook_tools`) is imported when the lane is built.
+Claude Code's ``mcp_tool`` hooks call two hidden tools on the running server (hooks/hooks.json),
+each declared once beside its handler in :mod:`.hook_tools` (``@hook(name, event)``,
+:mod:`.declare`). This table is what the front (:mod:`.front`, which routes on it before
+anything else is imported), the hook lane that runs them (:mod:`.hook_lane`) and the SDK
+server's dispatch (:mod:`.dispatch`) read: :data:`HOOKS` knows the names from the shipped
+catalogue (``bootstrap/tools.json``, generated from the declarations by :mod:`.listing`) and
+reads a tool's declaration — its event, and from the event its arguments — the first time the
+tool is asked for. Standard library only: no pydantic, no store, no handlers — the handlers'
+module is imported when the lane is built.
 
 A hook's arguments are read by :func:`arguments`: strings clipped to their limit, never
 refused for length; fields a newer Claude Code adds are ignored; a value of the wrong type
@@ -15,9 +17,13 @@ raises ValueError, which the lane answers with ``{}`` (fail open).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields
+from functools import cache
 from typing import TYPE_CHECKING, Any
+
+from .catalogue import load
 
 if TYPE_CHECKING:
     from .base import Answer, Env
@@ -93,6 +99,13 @@ def arguments(kind: type[PromptArgs] | type[TurnArgs], given: Any) -> Any:
     return kind(**read)
 
 
+# What each hook event forwards (hooks/hooks.json's "input"), read as this type.
+EVENT_ARGS: dict[str, type[PromptArgs] | type[TurnArgs]] = {
+    "UserPromptSubmit": PromptArgs,
+    "Stop": TurnArgs,
+}
+
+
 @dataclass(frozen=True)
 class HookTool:
     """One hidden tool a hook calls: the event calling it, its arguments, its handler."""
@@ -100,7 +113,7 @@ class HookTool:
     name: str
     event: str  # the Claude Code hook event that calls it (hooks/hooks.json)
     args: type[PromptArgs] | type[TurnArgs]
-    handler_name: str  # a function of .hook_tools taking (Env, args) and returning an Answer
+    function: Callable[[Env, Any], Answer]  # declared by @hook in .hook_tools
 
     def read(self, given: Any) -> HookArgs:
         """The call's arguments (None as no arguments); ValueError on a wrong type."""
@@ -108,23 +121,44 @@ class HookTool:
         return read
 
     def handler(self) -> Callable[[Env, Any], Answer]:
-        """The handler, looked up in :mod:`.hook_tools` at each call.
-
-        The first lookup imports the store and the services: the hook runner makes it when it
-        starts the lanes (the front's warm-up), never the front's first list.
-        """
-        from . import hook_tools
-
-        found: Callable[[Env, Any], Answer] = getattr(hook_tools, self.handler_name)
+        """The handler, looked up in its module (:mod:`.hook_tools`) at each call, as the
+        module has it now."""
+        found: Callable[[Env, Any], Answer] = getattr(
+            sys.modules[self.function.__module__], self.function.__name__
+        )
         return found
 
 
-HOOKS: dict[str, HookTool] = {
-    hook.name: hook
-    for hook in (
-        # The memories this prompt touches, and the conversation's context for tool exposure.
-        HookTool("observe_prompt", "UserPromptSubmit", PromptArgs, "do_observe_prompt"),
-        # This session's rolling checkpoint, upserted after every turn.
-        HookTool("checkpoint_turn", "Stop", TurnArgs, "do_checkpoint_turn"),
-    )
-}
+class Hooks(Mapping[str, HookTool]):
+    """The hook tools by name. Whether a name is one reads the shipped catalogue alone (the
+    standard library: what the front routes on); asking for a tool first imports the handlers'
+    module (:mod:`.hook_tools`: the store and the services — the hook runner does it when it
+    starts the lanes, in the front's warm-up, never the front's first list)."""
+
+    def __contains__(self, name: object) -> bool:
+        return name in load().hooks
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(load().hooks)
+
+    def __len__(self) -> int:
+        return len(load().hooks)
+
+    def __getitem__(self, name: str) -> HookTool:
+        if name not in self:
+            raise KeyError(name)
+        return _declared()[name]
+
+
+@cache
+def _declared() -> dict[str, HookTool]:
+    from . import hook_tools
+    from .declare import declared_hooks
+
+    return {
+        h.name: HookTool(h.name, h.event, EVENT_ARGS[h.event], h.handler)
+        for h in declared_hooks(hook_tools)
+    }
+
+
+HOOKS = Hooks()

@@ -5,8 +5,9 @@ within ``prompt_tokens``, silent below ``relevance_bar``; ``services.prompt_cont
 and the conversation context that grows the listed tools. Stop → ``checkpoint_turn``: the
 session's rolling checkpoint (its lines retold by the model later, in the background).
 
-A hook reads only the text of the result, as its JSON output: ``{}`` says nothing. The hook
-table (:mod:`.hook_table`) names these handlers and how their arguments are read; the hook
+A hook reads only the text of the result, as its JSON output: ``{}`` says nothing. Each
+handler's ``@hook`` (:mod:`.declare`) names its tool and event; the hook table
+(:mod:`.hook_table`) says how their arguments are read; the hook
 lane (:mod:`.hook_lane`) runs them under a deadline and turns any failure into ``{}`` (fail
 open). Nothing here imports pydantic.
 """
@@ -29,6 +30,7 @@ from ..storage.pending_lines import PendingLines
 from ..text import hangul
 from ..transcript import TURN_LIMIT_S, Digest
 from .base import Answer, Env
+from .declare import hook
 
 if TYPE_CHECKING:
     from .hook_table import PromptArgs, TurnArgs
@@ -49,6 +51,8 @@ EMBEDDER_WAIT_S = 1.5
 TURN_WAIT_ENV = OVERRIDES["turn_wait_s"]
 
 
+# The memories this prompt touches, and the conversation's context for tool exposure.
+@hook("observe_prompt", "UserPromptSubmit")
 def do_observe_prompt(env: Env, args: PromptArgs) -> Answer:
     """UserPromptSubmit: recall what the prompt touches; note the context for tool exposure."""
     if args.session_id:
@@ -98,6 +102,8 @@ def do_observe_prompt(env: Env, args: PromptArgs) -> Answer:
     return Answer(answer("UserPromptSubmit", injected.text), data)
 
 
+# This session's rolling checkpoint, upserted after every turn.
+@hook("checkpoint_turn", "Stop")
 def do_checkpoint_turn(env: Env, args: TurnArgs) -> Answer:
     """Stop: upsert the rolling checkpoint; in ``ask`` mode, ask Claude once for a real one."""
     if args.session_id:

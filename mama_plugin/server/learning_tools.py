@@ -18,9 +18,18 @@ from ..services.learning.staleness import decaying
 from ..services.learning.teaching import learned
 from ..services.learning.views import trajectory_text
 from ..services.saving.project_context import context_text, describe, project_context
-from .base import Answer, Env, Tool
+from .base import Answer, Env
+from .declare import tool
 
 
+@tool(
+    "confidence_history",
+    "How far one memory can be trusted and why: its confidence now and every move its "
+    "outcomes (and the outcomes of what it is linked to) made, with when, from, to and "
+    "which memory's outcome caused it.",
+    read_only=True,
+    contexts=("tracking",),
+)
 def do_confidence(env: Env, args: ConfidenceInput) -> Answer:
     """A memory's confidence now and every move outcomes made to it, oldest first."""
     memory, changes = trajectory(env.store, args.memory_id)
@@ -42,6 +51,15 @@ _STALE_WAYS = (
 )
 
 
+@tool(
+    "project_context",
+    "The project at a glance: its description, key decisions, hubs, stale memories, the "
+    "tags it uses and what its outcomes taught (success rate, confidence moves). Give "
+    "description to save what the project is; detail=stale, hubs or learned for that part "
+    "in full.",
+    read_only=False,
+    contexts=("tracking",),
+)
 def do_project_context(env: Env, args: ProjectContextInput) -> Answer:
     """The project's context (its description saved first, when one is given), or one part
     of it in full: its stale memories, its hubs, what its outcomes taught."""
@@ -67,6 +85,16 @@ def do_project_context(env: Env, args: ProjectContextInput) -> Answer:
     return Answer(saved + fenced(context_text(ctx)), ctx.as_dict())
 
 
+@tool(
+    "evolve_pass",
+    "Catch memory up with what it has not learned yet: apply outcomes recorded without "
+    "moving confidences (imported, or by an older MAMA) and give memories the dated notes "
+    "their links lack (a later memory builds on this; what this builds on FAILED). Saves "
+    "and outcomes do both already: run it after an import or a teammate's sync. Safe to "
+    "run again.",
+    read_only=False,
+    contexts=("tracking",),
+)
 def do_evolve_pass(env: Env, args: EvolvePassInput) -> Answer:
     """Apply the outcomes not applied yet, then write the notes memories lack; both once."""
     learnt = learn_pass(env.store)
@@ -75,37 +103,3 @@ def do_evolve_pass(env: Env, args: EvolvePassInput) -> Answer:
     if learnt.changes:  # confidences the session start tells moved
         env.session.brief_stale(env.project)
     return Answer(fenced(text), {"learn": learnt.as_dict(), "evolve": done.as_dict()})
-
-
-LEARNING_TOOLS: tuple[Tool, ...] = (
-    Tool(
-        "confidence_history",
-        "How far one memory can be trusted and why: its confidence now and every move its "
-        "outcomes (and the outcomes of what it is linked to) made, with when, from, to and "
-        "which memory's outcome caused it.",
-        ConfidenceInput,
-        do_confidence,
-        read_only=True,
-    ),
-    Tool(
-        "project_context",
-        "The project at a glance: its description, key decisions, hubs, stale memories, the "
-        "tags it uses and what its outcomes taught (success rate, confidence moves). Give "
-        "description to save what the project is; detail=stale, hubs or learned for that part "
-        "in full.",
-        ProjectContextInput,
-        do_project_context,
-        read_only=False,
-    ),
-    Tool(
-        "evolve_pass",
-        "Catch memory up with what it has not learned yet: apply outcomes recorded without "
-        "moving confidences (imported, or by an older MAMA) and give memories the dated notes "
-        "their links lack (a later memory builds on this; what this builds on FAILED). Saves "
-        "and outcomes do both already: run it after an import or a teammate's sync. Safe to "
-        "run again.",
-        EvolvePassInput,
-        do_evolve_pass,
-        read_only=False,
-    ),
-)

@@ -12,10 +12,20 @@ from ..schema.link_verdicts import RateLinkInput
 from ..schema.links import LinkMemoriesInput
 from ..services.graph.linking import link_memories
 from ..services.graph.upkeep import judge_link, tags_said
-from .base import Answer, Env, Tool
+from .base import Answer, Env
+from .declare import tool
 from .graph_tools import relationship_hints
 
 
+@tool(
+    "link_memories",
+    "Link two saved memories: from_id --relationship--> to_id with WHY (reason) and "
+    "optional tags. A relationship word this project uses often is a parameter of its "
+    "own (e.g. inspired_by=<id>).",
+    read_only=False,
+    contexts=("linking",),
+    word_parameters=True,
+)
 def do_link_memories(env: Env, args: LinkMemoriesInput) -> Answer:
     linked = link_memories(env.store, env.project, args)
     hints = relationship_hints(env, (ln.relationship for ln in linked.links))
@@ -28,28 +38,14 @@ def do_link_memories(env: Env, args: LinkMemoriesInput) -> Answer:
     return Answer("\n".join([*lines, *(h["text"] for h in hints)]), data)
 
 
+@tool(
+    "rate_link",
+    "Down-vote (verdict=down: confidence halved) or delete (verdict=delete) one link by "
+    "its number, when the user says two memories are not related as the link claims.",
+    read_only=False,
+    destructive=True,
+    contexts=("linking",),
+)
 def do_rate_link(env: Env, args: RateLinkInput) -> Answer:
     judged = judge_link(env.store, args.link_id, args.verdict)
     return Answer(judged.summary(), judged.as_dict())
-
-
-LINK_TOOLS: tuple[Tool, ...] = (
-    Tool(
-        "link_memories",
-        "Link two saved memories: from_id --relationship--> to_id with WHY (reason) and "
-        "optional tags. A relationship word this project uses often is a parameter of its "
-        "own (e.g. inspired_by=<id>).",
-        LinkMemoriesInput,
-        do_link_memories,
-        read_only=False,
-    ),
-    Tool(
-        "rate_link",
-        "Down-vote (verdict=down: confidence halved) or delete (verdict=delete) one link by "
-        "its number, when the user says two memories are not related as the link claims.",
-        RateLinkInput,
-        do_rate_link,
-        read_only=False,
-        destructive=True,
-    ),
-)

@@ -1,15 +1,15 @@
-"""Every MCP tool the server answers, declared once: today's (:mod:`.tools`) and the MAMA v1.0
-names (:mod:`.v1_tools`), in the order they are listed; what memory learned
-(:mod:`.learning_tools`) after today's."""
+"""Every MCP tool the server answers, gathered from the declarations beside the handlers
+(:mod:`.declare`), in the order they are listed: saving, loading and searching
+(:mod:`.tools`), the model's link tools (:mod:`.assist_tools`), editing (:mod:`.edit_tools`),
+what memory learned (:mod:`.learning_tools`), the MAMA v1.0 names (:mod:`.v1_tools`), the
+graph (:mod:`.graph_tools`) and linking (:mod:`.link_tools`)."""
 
 from __future__ import annotations
 
+from . import assist_tools, edit_tools, graph_tools, learning_tools, link_tools, tools, v1_tools
 from .base import Tool
-from .graph_tools import GRAPH_TOOLS
-from .learning_tools import LEARNING_TOOLS
-from .link_tools import LINK_TOOLS
-from .tools import CURRENT
-from .v1_tools import V1_TOOLS
+from .declare import declared
 
-TOOLS: tuple[Tool, ...] = (*CURRENT, *LEARNING_TOOLS, *V1_TOOLS, *GRAPH_TOOLS, *LINK_TOOLS)
+FAMILIES = (tools, assist_tools, edit_tools, learning_tools, v1_tools, graph_tools, link_tools)
+TOOLS: tuple[Tool, ...] = tuple(t for family in FAMILIES for t in declared(family))
 BY_NAME = {tool.name: tool for tool in TOOLS}

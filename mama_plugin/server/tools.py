@@ -1,7 +1,8 @@
-"""The MCP tools: names, descriptions, input models and what each one does.
+"""The MCP tools that save, load and search memories, each declared beside its handler.
 
-The hidden tools Claude Code's hooks call are not here: they are :mod:`.hook_table`'s, run
-on their own lanes (:mod:`.hook_lane`) without pydantic.
+A handler's ``@tool`` (:mod:`.declare`) is the one place its name, description, input model,
+hints and exposure are written. The hidden tools Claude Code's hooks call are not here: they
+are :mod:`.hook_tools`', run on their own lanes (:mod:`.hook_lane`) without pydantic.
 
 Handlers are plain functions of a :class:`Env` and a validated pydantic model; they return an
 :class:`Answer` (compact text a model reads once, plus structured data). Errors are raised as
@@ -17,19 +18,15 @@ from ..fence import fenced
 from ..schema import (
     CheckpointInput,
     DecisionInput,
-    ForgetInput,
     InsightInput,
     LoadCheckpointInput,
     LoadContextInput,
     OutcomeInput,
-    PromoteInput,
     SearchByContextInput,
     SearchByTopicInput,
     SearchRecentInput,
     SupersedeInput,
-    UpdateInput,
 )
-from ..schema.assist import DraftRequest, EvolveLinkInput, SuggestLinksInput
 from ..services.evolution import current_of
 from ..services.graph.depths import TOPIC_DEPTH
 from ..services.graph.traverse import traverse
@@ -53,9 +50,9 @@ from ..services.story.cliffhanger import ResumePoint, resume_point, story
 from ..services.story.worklog import WorkLog
 from ..storage import MemoryRecord, Store
 from ..storage.link_tags import LinkTags
-from .assist_tools import do_draft_decision, do_evolve_link, do_suggest_links
-from .base import Answer, Env, Tool
-from .edit_tools import do_forget, do_promote, do_update
+from .assist_tools import do_draft_decision
+from .base import Answer, Env
+from .declare import tool
 from .graph_tools import relationship_hints
 
 # Every tool name obeys the Anthropic API pattern even behind Claude Code's plugin prefix.
@@ -116,51 +113,51 @@ def _in_session(env: Env, args: S) -> S:
     return args
 
 
+@tool(
+    "save_decision",
+    "Save a decision with its narrative: WHAT was decided, WHY (reasoning.primary, with a "
+    "concrete fact), evidence, alternatives, unresolved tension, next steps. Use "
+    "supersedes=<id> when it replaces an earlier decision. draft=true saves nothing and "
+    "returns a narrative drafted from this session to review first.",
+    read_only=False,
+    core=True,
+    drafted=do_draft_decision,
+)
 def do_save_decision(env: Env, args: DecisionInput) -> Answer:
     saved = decide(env.store, env.project, _in_session(env, args), embedder=env.embedder)
     return _saved(saved, env)
 
 
+@tool(
+    "save_checkpoint",
+    "Save where the work stands: what was done, what remains, the next step with its context, "
+    "open files, unresolved tension; implements=[decision ids].",
+    read_only=False,
+    core=True,
+)
 def do_save_checkpoint(env: Env, args: CheckpointInput) -> Answer:
     saved = save_checkpoint(env.store, env.project, _in_session(env, args))
     return _saved(saved, store=env.store)
 
 
+@tool(
+    "save_insight",
+    "Save a quick lesson worth keeping, with evidence and links.",
+    read_only=False,
+    core=True,
+)
 def do_save_insight(env: Env, args: InsightInput) -> Answer:
     saved = learn(env.store, env.project, _in_session(env, args), embedder=env.embedder)
     return _saved(saved, env)
 
 
-def do_supersede(env: Env, args: SupersedeInput) -> Answer:
-    saved = decide(env.store, env.project, _in_session(env, args), embedder=env.embedder)
-    return _saved(saved, env)
-
-
-def do_outcome(env: Env, args: OutcomeInput) -> Answer:
-    """Record the outcome on the memory and as an event linked to it (outcome_of)."""
-    done = record_outcome_event(env.store, args)
-    target, head = done.memory, done.current
-    text = f"Recorded {args.outcome} for {target.id} ('{target.content[:120]}')"
-    text += f"; event {done.event.id}."
-    if head.id != target.id:
-        text += f" It was already superseded by {head.id}: {head.content[:120]}."
-    moved = moves_text(done.changes)
-    text += f" {moved}" if moved else ""
-    offer = next_move(target, head)
-    text += f" {offer}" if offer else ""
-    data = {
-        "id": target.id,
-        "outcome": args.outcome,
-        "event_id": done.event.id,
-        "current_id": head.id,
-        "confidence": [
-            {"id": c.memory_id, "from": c.from_value, "to": c.to_value, "why": c.why}
-            for c in done.changes
-        ],
-    }
-    return Answer(text, data)
-
-
+@tool(
+    "load_checkpoint",
+    "Load the project's latest checkpoint (or a given one) with the decisions it touched and "
+    "where each stands now.",
+    read_only=True,
+    core=True,
+)
 def do_load_checkpoint(env: Env, args: LoadCheckpointInput) -> Answer:
     """The checkpoint to resume from (or the one asked for), told as the session start tells it."""
     if args.checkpoint_id:
@@ -200,6 +197,13 @@ def do_load_checkpoint(env: Env, args: LoadCheckpointInput) -> Answer:
     return Answer(f"{text}\n{CORRECT}", data)
 
 
+@tool(
+    "load_context",
+    "Tell one memory and its linked neighbourhood (depth 2, up to 5 asked): what led to it, "
+    "what replaced it, what carried it out.",
+    read_only=True,
+    contexts=("resuming", "searching", "deciding"),
+)
 def do_load_context(env: Env, args: LoadContextInput) -> Answer:
     m = env.store.memories.require(args.memory_id)
     steps = traverse(env.store, m.id, max_depth=args.depth)
@@ -250,6 +254,13 @@ def do_load_context(env: Env, args: LoadContextInput) -> Answer:
     return Answer(fenced(text) + f"\n{CORRECT}" + (f"\n{enrich}" if enrich else ""), data)
 
 
+@tool(
+    "search_by_topic",
+    "All memories of an exact topic, newest first, each marked current or superseded (the "
+    "evolution chain), then those of other topics its evolution links reach (3 hops).",
+    read_only=True,
+    contexts=("searching", "deciding", "tracking"),
+)
 def do_search_by_topic(env: Env, args: SearchByTopicInput) -> Answer:
     rows = search_by_topic(
         env.store, args.topic, project=None if args.all_projects else env.project
@@ -270,6 +281,14 @@ def do_search_by_topic(env: Env, args: SearchByTopicInput) -> Answer:
     return Answer(fenced("\n".join(lines)) + f"\n{CORRECT}", {"topic": args.topic, "chain": chain})
 
 
+@tool(
+    "search_by_context",
+    "Ask memory a question in plain words. Returns the relevant memories marked current or "
+    "superseded, their evolution (what failed, what replaced it), lessons, and what remains — "
+    "as a short story plus structured results.",
+    read_only=True,
+    core=True,
+)
 def do_search_by_context(env: Env, args: SearchByContextInput) -> Answer:
     result = search_by_context(
         env.store,
@@ -289,6 +308,12 @@ def do_search_by_context(env: Env, args: SearchByContextInput) -> Answer:
     return Answer(result.text or result.narrative_summary, result.as_dict())
 
 
+@tool(
+    "search_recent",
+    "The newest memories of this project, optionally of one type.",
+    read_only=True,
+    contexts=("resuming", "searching"),
+)
 def do_search_recent(env: Env, args: SearchRecentInput) -> Answer:
     rows = search_recent(env.store, args.n, type=args.type, project=env.project)
     if not rows:
@@ -301,61 +326,49 @@ def do_search_recent(env: Env, args: SearchRecentInput) -> Answer:
     return Answer(fenced("\n".join(lines)) + f"\n{CORRECT}", {"memories": briefs})
 
 
-# -- the table -----------------------------------------------------------------------------
+@tool(
+    "evolve_outcome",
+    "Record what happened to a decision: SUCCESS, PARTIAL, FAILED or SUPERSEDED, with details "
+    "(numbers), what was expected, evidence, what was learned, would_repeat and next_time; "
+    "VERIFIED when it still holds against the code (a 'verify:' line clears). It moves the "
+    "decision's confidence and what rests on it.",
+    read_only=False,
+    core=True,
+    contexts=("tracking",),
+)
+def do_outcome(env: Env, args: OutcomeInput) -> Answer:
+    """Record the outcome on the memory and as an event linked to it (outcome_of)."""
+    done = record_outcome_event(env.store, args)
+    target, head = done.memory, done.current
+    text = f"Recorded {args.outcome} for {target.id} ('{target.content[:120]}')"
+    text += f"; event {done.event.id}."
+    if head.id != target.id:
+        text += f" It was already superseded by {head.id}: {head.content[:120]}."
+    moved = moves_text(done.changes)
+    text += f" {moved}" if moved else ""
+    offer = next_move(target, head)
+    text += f" {offer}" if offer else ""
+    data = {
+        "id": target.id,
+        "outcome": args.outcome,
+        "event_id": done.event.id,
+        "current_id": head.id,
+        "confidence": [
+            {"id": c.memory_id, "from": c.from_value, "to": c.to_value, "why": c.why}
+            for c in done.changes
+        ],
+    }
+    return Answer(text, data)
 
-CURRENT: tuple[Tool, ...] = (
-    Tool("save_decision", "Save a decision with its narrative: WHAT was decided, WHY "
-         "(reasoning.primary, with a concrete fact), evidence, alternatives, unresolved tension, "
-         "next steps. Use supersedes=<id> when it replaces an earlier decision. draft=true "
-         "saves nothing and returns a narrative drafted from this session to review first.",
-         DecisionInput, do_save_decision, read_only=False,
-         drafted=(DraftRequest, do_draft_decision)),
-    Tool("save_checkpoint", "Save where the work stands: what was done, what remains, the next "
-         "step with its context, open files, unresolved tension; implements=[decision ids].",
-         CheckpointInput, do_save_checkpoint, read_only=False),
-    Tool("save_insight", "Save a quick lesson worth keeping, with evidence and links.",
-         InsightInput, do_save_insight, read_only=False),
-    Tool("load_checkpoint", "Load the project's latest checkpoint (or a given one) with the "
-         "decisions it touched and where each stands now.",
-         LoadCheckpointInput, do_load_checkpoint, read_only=True),
-    Tool("load_context", "Tell one memory and its linked neighbourhood (depth 2, up to 5 "
-         "asked): what led to it, what replaced it, what carried it out.",
-         LoadContextInput, do_load_context, read_only=True),
-    Tool("search_by_topic", "All memories of an exact topic, newest first, each marked current "
-         "or superseded (the evolution chain), then those of other topics its evolution links "
-         "reach (3 hops).",
-         SearchByTopicInput, do_search_by_topic, read_only=True),
-    Tool("search_by_context", "Ask memory a question in plain words. Returns the relevant "
-         "memories marked current or superseded, their evolution (what failed, what replaced "
-         "it), lessons, and what remains — as a short story plus structured results.",
-         SearchByContextInput, do_search_by_context, read_only=True),
-    Tool("search_recent", "The newest memories of this project, optionally of one type.",
-         SearchRecentInput, do_search_recent, read_only=True),
-    Tool("evolve_outcome", "Record what happened to a decision: SUCCESS, PARTIAL, FAILED or "
-         "SUPERSEDED, with details (numbers), what was expected, evidence, what was learned, "
-         "would_repeat and next_time; VERIFIED when it still holds against the code (a "
-         "'verify:' line clears). It moves the decision's confidence and what rests on it.",
-         OutcomeInput, do_outcome, read_only=False),
-    Tool("evolve_supersede", "Replace an earlier decision with a new one (supersedes is "
-         "required); the old one is kept as history, marked superseded.",
-         SupersedeInput, do_supersede, read_only=False,
-         drafted=(DraftRequest, do_draft_decision)),
-    Tool("suggest_links", "Links to earlier memories that MAMA proposes (pending until someone "
-         "accepts them). With memory_id: look for links to that memory now (may take seconds).",
-         SuggestLinksInput, do_suggest_links, read_only=False, slow=True),
-    Tool("evolve_link", "Accept a suggested link (it becomes a real link, optionally with your "
-         "own relationship or reason) or reject it (never proposed again).",
-         EvolveLinkInput, do_evolve_link, read_only=False, slow=True),
-    Tool("update_memory", "Correct a memory's narrative (topic, content, reasoning, specifics, "
-         "evidence, tension, tags, confidence) at the version you read it; if it changed since, "
-         "nothing is written and both versions are shown.",
-         UpdateInput, do_update, read_only=False, slow=True, destructive=True),
-    Tool("forget_memory", "Delete a memory for good when the user asks: its links and outcome "
-         "events go too, a decision it replaced is current again, and its text leaves the "
-         "index, vectors and backups.",
-         ForgetInput, do_forget, read_only=False, slow=True, destructive=True),
-    Tool("promote_memory", "Make a decision, insight or context global when the user says it "
-         "holds in every project (a preference, a habit): every project's search and session "
-         "start read it. back=true returns a global memory to this project.",
-         PromoteInput, do_promote, read_only=False),
-)  # fmt: skip
+
+@tool(
+    "evolve_supersede",
+    "Replace an earlier decision with a new one (supersedes is required); the old one is kept "
+    "as history, marked superseded.",
+    read_only=False,
+    contexts=("tracking",),
+    drafted=do_draft_decision,
+)
+def do_supersede(env: Env, args: SupersedeInput) -> Answer:
+    saved = decide(env.store, env.project, _in_session(env, args), embedder=env.embedder)
+    return _saved(saved, env)

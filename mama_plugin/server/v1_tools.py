@@ -1,5 +1,5 @@
 """The MAMA v1.0 tool names, kept for clients of the original MAMA: each answers as the
-tool that replaced it (hidden from the list, named by ``replaced_by``)."""
+tool that replaced it (hidden from the list, named by its ``@alias``'s ``replaced_by``)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from ..schema import (
     SearchRecentInput,
     parse,
 )
-from .base import Answer, Env, Tool
+from .base import Answer, Env
+from .declare import alias
 from .tools import do_outcome, do_search_by_context, do_search_by_topic, do_search_recent
 
 
@@ -66,18 +67,22 @@ class UpdateOutcomeInput(_V1):
     limitation: Annotated[str, Field(max_length=8000)] = ""
 
 
+@alias("recall_decision", replaced_by="search_by_topic")
 def v1_recall(env: Env, args: RecallDecisionInput) -> Answer:
     return do_search_by_topic(env, SearchByTopicInput(topic=args.topic))
 
 
+@alias("suggest_decision", replaced_by="search_by_context")
 def v1_suggest(env: Env, args: SuggestDecisionInput) -> Answer:
     return do_search_by_context(env, SearchByContextInput(query=args.query))
 
 
+@alias("list_decisions", replaced_by="search_recent")
 def v1_list(env: Env, args: ListDecisionsInput) -> Answer:
     return do_search_recent(env, SearchRecentInput(n=args.limit, type="decision"))
 
 
+@alias("update_outcome", replaced_by="evolve_outcome")
 def v1_update_outcome(env: Env, args: UpdateOutcomeInput) -> Answer:
     words = {"success": "SUCCESS", "failure": "FAILED", "failed": "FAILED", "partial": "PARTIAL",
              "superseded": "SUPERSEDED"}  # fmt: skip
@@ -87,43 +92,3 @@ def v1_update_outcome(env: Env, args: UpdateOutcomeInput) -> Answer:
     )
     request = {"memory_id": args.decision_id, "outcome": status, "details": details}
     return do_outcome(env, parse(OutcomeInput, request))
-
-
-V1_TOOLS: tuple[Tool, ...] = (
-    Tool(
-        "recall_decision",
-        "MAMA v1.0: use search_by_topic.",
-        RecallDecisionInput,
-        v1_recall,
-        read_only=True,
-        hidden=True,
-        replaced_by="search_by_topic",
-    ),
-    Tool(
-        "suggest_decision",
-        "MAMA v1.0: use search_by_context.",
-        SuggestDecisionInput,
-        v1_suggest,
-        read_only=True,
-        hidden=True,
-        replaced_by="search_by_context",
-    ),
-    Tool(
-        "list_decisions",
-        "MAMA v1.0: use search_recent.",
-        ListDecisionsInput,
-        v1_list,
-        read_only=True,
-        hidden=True,
-        replaced_by="search_recent",
-    ),
-    Tool(
-        "update_outcome",
-        "MAMA v1.0: use evolve_outcome.",
-        UpdateOutcomeInput,
-        v1_update_outcome,
-        read_only=False,
-        hidden=True,
-        replaced_by="evolve_outcome",
-    ),
-)

@@ -15,8 +15,10 @@ from copy import deepcopy
 from pathlib import Path
 from typing import Any
 
+from .catalogue import WORD_PARAMETER_TOOL
+
 log = logging.getLogger("mama.server")
-LINK_TOOL = "link_memories"
+LINK_TOOL = WORD_PARAMETER_TOOL  # declared by its @tool(word_parameters=True): link_memories
 
 
 def with_word_parameters(definition: dict[str, Any], words: list[Any]) -> dict[str, Any]:
