@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from . import __version__
-from .nesting import MAX_DEPTH, nesting
+from .intake import MAX_DEPTH, nesting
 
 log = logging.getLogger("mama.server")
 # What mcp 2.3.0 negotiates through initialize; any other offer gets the newest.

@@ -33,7 +33,7 @@ ROOMS: dict[str, tuple[str, ...]] = {
         "relationships",
         "blas",
         "lazy",
-        "nesting",
+        "intake",
         "text",
         "envelope",
         "fence",

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_stdio import Wire
 
+from mama_plugin.intake import MAX_DEPTH, nesting
 from mama_plugin.jsonrpc import INVALID_REQUEST, Problem, Request, request
-from mama_plugin.nesting import MAX_DEPTH, nesting
 
 FRONT = [sys.executable, "-m", "mama_plugin.server.front"]
 

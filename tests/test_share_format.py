@@ -136,3 +136,12 @@ def test_an_underline_and_an_empty_section_are_not_errors() -> None:
     text = text.replace("## Tension\n\nrisks:\n  - revocation needs a store\n", "## Tension\n\n")
     back = parse(text, where="x.md")
     assert back.content == "Title\n=======\nbody" and back.layers["tension"] == {}
+
+
+def test_a_file_larger_than_a_memory_can_be_is_refused_before_it_is_read() -> None:
+    """A 20 MB teammate's file once imported, and every matching prompt took 3 s after."""
+    text = render(_memory())
+    huge = text + "x" * 1_000_001
+    with pytest.raises(ShareFormatError, match="a shared memory holds at most 1,000,000"):
+        parse(huge, where=".mama/decisions/dec_abc123.md")
+    assert parse(text, where="x").id == "dec_abc123"

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import PurePosixPath
 from typing import Any
 
+from ..intake import MAX_CHARS
 from . import frontmatter as fm
 from .frontmatter import ShareFormatError
 
@@ -185,6 +186,11 @@ def parse(text: str, *, where: str) -> SharedMemory:
 
 
 def _parse(text: str) -> SharedMemory:
+    if len(text) > MAX_CHARS:
+        raise ShareFormatError(
+            f"{len(text):,} characters; a shared memory holds at most {MAX_CHARS:,} (the "
+            "largest a save accepts is far smaller)"
+        )
     if _CONFLICT_OPEN.search(text) and _CONFLICT_CLOSE.search(text):
         raise ShareFormatError(
             "it holds git merge conflict markers (<<<<<<< … >>>>>>>): resolve the merge first"

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from ..errors import MamaError
-from ..nesting import MAX_DEPTH
+from ..intake import MAX_DEPTH
 
 INDENT = 2
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
@@ -136,7 +136,7 @@ def load(text: str, *, first_line: int = 1) -> dict[str, Any]:
 
 def _block(lines: list[tuple[int, int, str]], at: int, indent: int, depth: int) -> tuple[Any, int]:
     """Parse the block starting at ``lines[at]`` whose lines sit at ``indent``, ``depth``
-    blocks deep (past :data:`~mama_plugin.nesting.MAX_DEPTH`: ShareFormatError, before the
+    blocks deep (past :data:`~mama_plugin.intake.MAX_DEPTH`: ShareFormatError, before the
     reader's recursion could run out of stack)."""
     if depth > MAX_DEPTH:
         raise ShareFormatError(

@@ -2,7 +2,7 @@
 
 The team database holds JSON that any member with write access can set, and other MAMA
 versions write. A row whose body this MAMA cannot hold (no object, no content, a field of
-the wrong type, nesting past :data:`~mama_plugin.nesting.MAX_DEPTH`) is refused — counted, the
+the wrong type, nesting past :data:`~mama_plugin.intake.MAX_DEPTH`) is refused — counted, the
 feed goes on — instead of failing every teammate's sync (an empty body once raised KeyError
 for everyone); a date in the future is read as now, so a row cannot sort itself first.
 Standard library only.
@@ -10,11 +10,10 @@ Standard library only.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ...errors import ValidationError
-from ...nesting import MAX_DEPTH, nesting
+from ...intake import MAX_CHARS, MAX_DEPTH, loads, nesting
 from ..memories import MEMORY_TYPES
 from ..tables import OUTCOMES, STATUSES
 
@@ -45,13 +44,16 @@ LINK_FIELDS: dict[str, tuple[type, ...]] = {
 
 
 def parsed_body(text: Any) -> Any:
-    """A row's body as the database gave it (JSON text), parsed; None when it is not JSON or
-    nests too deep to read (the row is then refused, not the feed)."""
+    """A row's body as the database gave it (JSON text), parsed; None when it is not JSON,
+    nests too deep or is larger than a memory can be (the row is then refused, not the
+    feed)."""
     if not isinstance(text, str | bytes):
         return text
+    if len(text) > MAX_CHARS:
+        return None
     try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
+        return loads(text)
+    except ValueError:
         return None
 
 

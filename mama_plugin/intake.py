@@ -1,10 +1,12 @@
-"""How deep a JSON value nests, counted without recursion, and how deep MAMA reads one.
+"""How deep and how large MAMA reads what another program or a teammate hands it.
 
-What another program hands MAMA (an MCP request, a teammate's row) is refused past
+What comes from outside (an MCP request, a teammate's row or ``.mama/`` file) is refused past
 :data:`MAX_DEPTH` levels of arrays and objects rather than read: Python's JSON reader gives up
 near 1,000 levels with a RecursionError, and every reader after it (validation, masking,
 logging) would recurse again. MCP's messages nest a handful of levels; a memory a few more.
-Standard library only.
+A teammate's memory is refused past :data:`MAX_CHARS`: the largest a save accepts (its texts
+at 8,000 characters, its items at 2,000, 50 to a list) stays well under it, and a 20 MB one
+once made every matching prompt take over 3 s. Standard library only.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 from typing import Any
 
 MAX_DEPTH = 64
+MAX_CHARS = 1_000_000  # of a teammate's memory, as JSON or as its shared file
 
 
 def nesting(value: Any, most: int = MAX_DEPTH) -> int:
