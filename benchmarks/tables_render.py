@@ -1,0 +1,186 @@
+"""How each measurement table of benchmarks/README.md is rendered from its benchmark's JSON.
+
+One function per table, named in :data:`TABLES` by the table's marker name (which is also its
+JSON file's stem under ``benchmarks/results/``): it takes the JSON as the benchmark wrote it
+and returns the Markdown table. Only figures the JSON holds are shown; a missing one is "–".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = ["TABLES", "markdown"]
+
+Renderer = Callable[[dict[str, Any]], str]
+
+
+def markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A Markdown table: the header, its rule, one line a row."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def num(value: Any, digits: int = 2, unit: str = "") -> str:
+    """A figure to ``digits`` decimals (thousands separated), or "–" when there is none."""
+    if value is None:
+        return "–"
+    return f"{value:,.{digits}f}{unit}"
+
+
+def pr(figures: dict[str, Any] | None, p: str = "precision", r: str = "recall") -> str:
+    """ "P / R" of one class."""
+    figures = figures or {}
+    return f"{num(figures.get(p))} / {num(figures.get(r))}"
+
+
+def share(part: int, whole: int) -> str:
+    return f"{part}/{whole}" + (f" ({part / whole:.0%})" if whole else "")
+
+
+# -- truth, extraction, answers, exposure -------------------------------------------------
+
+
+def truth(data: dict[str, Any]) -> str:
+    def work(key: str) -> str:
+        return f"{pr(data[key]['True'])}, {pr(data[key]['False'])}"
+
+    def verdict(key: str) -> str:
+        return ", ".join(pr(data[key][c]) for c in ("passed", "failed", "unknown"))
+
+    def done(key: str) -> str:
+        d = data[key]
+        return f"{pr(d)}, {d['wrongly_dropped']} wrong, {d['stale']} stale"
+
+    n_turns, n_bash, pairs = (
+        data["work_turn_now"]["n"],
+        data["verdict_now"]["n"],
+        data["done_now"]["n"],
+    )
+    rows = [
+        [f"carries work, per turn ({n_turns}): work P / R, looks P / R", work("work_turn_before"),
+         work("work_turn_now")],
+        [f"carries work, the session so far ({n_turns}): work P / R, looks P / R",
+         work("work_session_before"), work("work_session_now")],
+        [f"verdict per Bash call ({n_bash}): passed P / R, failed P / R, unknown P / R",
+         verdict("verdict_before"), verdict("verdict_now")],
+        [f"done ({pairs} pairs, {data['done_now']['steps']} steps): P / R, open steps dropped, "
+         "stale", done("done_before"), done("done_now")],
+    ]  # fmt: skip
+    header = ["judgement", "before (exit status; any tool call is work)", "now (the product)"]
+    return markdown(header, rows)
+
+
+def extraction(data: dict[str, Any]) -> str:
+    rows = []
+    for key in ("before, all", "now, all", "before, held out", "now, held out"):
+        d = data[key]
+        rows.append([
+            key, num(d["tension_precision"]), num(d["tension_recall"]),
+            num(d["next_precision"]), num(d["next_recall"]), str(d["next_with_cue"]),
+        ])  # fmt: skip
+    header = ["rules, turns", "tension P", "tension R", "next step P", "next step R", "cue left"]
+    return markdown(header, rows)
+
+
+def extraction_quiet(data: dict[str, Any]) -> str:
+    rows = []
+    for key in ("moved_on, before (all moved)", "moved_on, now"):
+        d = data[key]
+        figures = ("quiet_precision", "quiet_recall", "moved_precision", "moved_recall")
+        rows.append([key.removeprefix("moved_on, "), *(num(d[f]) for f in figures)])
+    return markdown(["rules", "quiet P", "quiet R", "moved on P", "moved on R"], rows)
+
+
+def _answers_sessions(data: dict[str, Any]) -> str:
+    def cell(before: dict[str, Any], after: dict[str, Any], part: str, whole: str) -> str:
+        return f"{share(before[part], before[whole])} → {share(after[part], after[whole])}"
+
+    rows = []
+    for s in data["sessions"]:
+        b, a = s["before"], s["after"]
+        rows.append([
+            f"{s['session']} {s['name']}",
+            f"{b['tokens_median']} ({b['tokens_max']}) → {a['tokens_median']} ({a['tokens_max']})",
+            cell(b, a, "auto_in_stands", "stands"), cell(b, a, "done_in_remains", "remains"),
+            cell(b, a, "repeated", "listed"), cell(b, a, "stale", "entries"),
+        ])  # fmt: skip
+    header = ["session", "tokens median (max)", "auto in stands now", "done in remains",
+              "repeated entries", "stale entries"]  # fmt: skip
+    return markdown(header, rows)
+
+
+def _answers_done(part: str) -> Renderer:
+    def render(data: dict[str, Any]) -> str:
+        rows = []
+        for rules, d in data["done_detection"][part].items():
+            lines = len(d["lines_stale"])
+            rows.append([rules, num(d["precision"]), num(d["recall"]),
+                         f"{d['wrongly_dropped']} ({len(d['lines_wrongly_dropped'])})",
+                         f"{d['stale']} ({lines}/{d['lines_done']})"])  # fmt: skip
+        header = ["rules", "precision", "recall", "wrongly dropped (lines)", "stale (lines)"]
+        return markdown(header, rows)
+
+    return render
+
+
+def exposure(data: dict[str, Any]) -> str:
+    def col(d: dict[str, Any]) -> list[str]:
+        turns = data["turns"]
+        return [
+            f"{d['turns_available']}/{turns} ({d['first_request_availability']:.1%})",
+            f"{d['sessions_whole']}/{data['sessions']}",
+            f"max {d['changes_max']}, mean {d['changes_mean']:.2f}",
+            str(d["sessions_with_a_change"]),
+            f"{d['tool_tokens_mean']:,} ({d['tool_tokens_saved']:.1%} saved)",
+        ]
+
+    labels = ["first-request availability", "sessions with every turn served",
+              "list changes per session", "sessions whose list changed",
+              "tool tokens per first request"]  # fmt: skip
+    today, seeded = col(data["today"]), col(data["seeded"])
+    rows = [[label, t, s] for label, t, s in zip(labels, today, seeded, strict=True)]
+    header = ["", "before seeding (`baselines/exposure_before_seeding.py`)", "seeded (this build)"]
+    return markdown(header, rows)
+
+
+# -- startup ---------------------------------------------------------------------------
+
+STARTUP_SERVERS = (
+    ("front", "what Claude Code runs (`sh bin/mama-server`, the front), no store yet"),
+    ("front_store", "the front over a store of 1,000 memories"),
+    ("bridge", "the standard-library bridge (a fresh install's first start)"),
+    ("sdk", "`mama serve --sdk`"),
+    ("bare_stdio", "a bare Python answering stdio"),
+    ("bare_python", "`python -c pass` (process start to exit)"),
+)
+
+
+def startup(data: dict[str, Any]) -> str:
+    def ms(key: str) -> str:
+        p50, p95 = data.get(f"{key}_p50_ms"), data.get(f"{key}_p95_ms")
+        return "–" if p50 is None else f"{num(p50, 0)} / {num(p95, 0)}"
+
+    rows = []
+    for key, label in STARTUP_SERVERS:
+        if key == "bare_python":
+            rows.append([label, ms(key), ""])
+        elif f"{key}_initialize_p50_ms" in data:
+            rows.append([label, ms(f"{key}_initialize"), ms(f"{key}_tools_list")])
+    header = [f"server ({data['runs']} cold starts each, taking turns)",
+              "`initialize` p50 / p95 ms", "`tools/list` p50 / p95 ms"]  # fmt: skip
+    return markdown(header, rows)
+
+
+# table name (its marker) -> the JSON it is rendered from (``benchmarks/results/STEM.json``), how.
+TABLES: dict[str, tuple[str, Renderer]] = {
+    "truth": ("truth", truth),
+    "extraction": ("extraction", extraction),
+    "extraction-quiet": ("extraction", extraction_quiet),
+    "answers": ("answers-keyword-only", _answers_sessions),
+    "answers-done-story": ("answers-keyword-only", _answers_done("story")),
+    "answers-done-split": ("answers-keyword-only", _answers_done("split")),
+    "exposure": ("exposure", exposure),
+    "startup": ("startup", startup),
+}
