@@ -173,6 +173,93 @@ def startup(data: dict[str, Any]) -> str:
     return markdown(header, rows)
 
 
+# -- graph, duplicates, share, secrets -------------------------------------------------------
+
+
+def graph_words(data: dict[str, Any]) -> str:
+    shown = (0.2, 0.3, 0.5, 0.75)
+    rows = []
+    for run in data["labelled"]:
+        by = {r["threshold"]: r for r in run["rows"]}
+        cells = [
+            "{synonyms_found} / {others_claimed} / {opposites_claimed}".format(**by[t])
+            if t in by else "–"
+            for t in shown
+        ]  # fmt: skip
+        rows.append([f"{run['model']} ({run['chance']:.3f})", *cells])
+    header = ["model (chance cosine)"] + [
+        f"score ≥ {t}: synonyms / others / opposites" if i == 0 else f"≥ {t}"
+        for i, t in enumerate(shown)
+    ]
+    return markdown(header, rows)
+
+
+def graph_size(data: dict[str, Any]) -> str:
+    g = data["size"]
+    h = g["health"]
+    rows = [
+        ["store", f"{g['memories']:,} memories, {g['words']} words, {g['links']:,} links "
+         f"(built in {g['build_s']} s), {g['model']}"],
+        ["`mama graph tidy`", f"{g['tidy_first_ms']:,} ms the first pass (embeds the words), "
+         f"{g['tidy_cached_ms']} ms from the cache; {g['clusters']} clusters"],
+        ["`mama graph health`", f"{g['health_ms']} ms: isolated {h['isolated']:,}, health "
+         f"{h['health']:.3f}, components {h['components']}, largest {h['largest_share']:.3f}"],
+        ["`find_synonyms`", f"{g['find_synonyms_ms']} ms"],
+        ["a relationship query", f"{g['relationship_query_ms']} ms ({g['query_words']} word, "
+         f"{g['query_links']} links)"],
+        ["word parameters of `link_memories` (read as `tools/list` does)",
+         f"{g['parameter_words_ms']} ms, {len(g['parameter_words'])} words"],
+        [f"{g['walks']} walks of depth 5", f"{g['walks_cold_ms']} ms cold, "
+         f"{g['walks_cached_ms']} ms from the walk cache"],
+    ]  # fmt: skip
+    return markdown(["step", "time"], rows)
+
+
+def duplicates(data: dict[str, Any]) -> str:
+    rows = []
+    for run in data["runs"]:
+        if not run["read"]:
+            rows.append([run["model"], run["source"], "not claimed: the model cannot read it",
+                         "", "", "", ""])  # fmt: skip
+            continue
+        for bar in run["bars"]:
+            product = " (the product's bar)" if bar["bar"] == run.get("product_bar") else ""
+            rows.append([run["model"], run["source"], f"{bar['bar']:.3f}{product}",
+                         str(bar["claims"]), num(bar["precision"], 3), num(bar["recall"], 3),
+                         num(bar["false_claims"], 3)])  # fmt: skip
+    header = ["model", "pairs", "bar", "claims", "precision", "recall", "false claims"]
+    return markdown(header, rows)
+
+
+def share_sizes(data: dict[str, Any]) -> str:
+    rows = [
+        [f"{s['memories']:,}", num(s["bytes"] / 1e6, 1), num(s["first_share_s"]),
+         num(s["first_share_per_s"], 0), num(s["share_again_ms"], 0), num(s["notice_ms"], 1),
+         num(s["import_s"]), num(s["import_per_s"], 0), num(s["import_again_ms"], 0),
+         str(s["problems"])]
+        for s in data["sizes"]
+    ]  # fmt: skip
+    header = ["memories", "MB", "first share s", "files/s", "share again ms",
+              "session start's check ms", "teammate's import s", "memories/s",
+              "import again ms", "problems"]  # fmt: skip
+    return markdown(header, rows)
+
+
+def secrets(data: dict[str, Any]) -> str:
+    leaks = data["leaks"]
+    rows = [[
+        f"{leaks['credential_kinds']} credential kinds, {leaks['personal_kinds']} personal-data "
+        f"kinds, {leaks['private_variants']} `<private>` variants through {leaks['calls']} calls",
+        f"{len(leaks['leaks'])} leaks in {len(leaks['files_searched'])} files and every tool "
+        f"answer (the canary found in {len(leaks['canary_found_in'])} files)",
+    ]]  # fmt: skip
+    for source, fp in data["false_positives"].items():
+        rows.append([f"false positives: {source}", f"{fp['masked']} spans masked in "
+                     f"{fp['texts']:,} texts ({fp['characters']:,} characters), "
+                     f"{fp['us_per_text']} µs a text"])  # fmt: skip
+    return markdown(["what", "found"], rows)
+
+
 # table name (its marker) -> the JSON it is rendered from (``benchmarks/results/STEM.json``), how.
 TABLES: dict[str, tuple[str, Renderer]] = {
     "truth": ("truth", truth),
@@ -183,4 +270,9 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "answers-done-split": ("answers-keyword-only", _answers_done("split")),
     "exposure": ("exposure", exposure),
     "startup": ("startup", startup),
+    "graph-words": ("graph", graph_words),
+    "graph-size": ("graph", graph_size),
+    "duplicates": ("duplicates", duplicates),
+    "share": ("share", share_sizes),
+    "secrets": ("secrets", secrets),
 }
