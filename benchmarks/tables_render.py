@@ -270,9 +270,9 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "answers-done-split": ("answers-keyword-only", _answers_done("split")),
     "exposure": ("exposure", exposure),
     "startup": ("startup", startup),
-    "graph-words": ("graph", graph_words),
-    "graph-size": ("graph", graph_size),
-    "duplicates": ("duplicates", duplicates),
+    "graph-words": ("graph-quick", graph_words),
+    "graph-size": ("graph-quick", graph_size),
+    "duplicates": ("duplicates-quick", duplicates),
     "share": ("share", share_sizes),
     "secrets": ("secrets", secrets),
 }
