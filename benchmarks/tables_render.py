@@ -260,6 +260,42 @@ def secrets(data: dict[str, Any]) -> str:
     return markdown(["what", "found"], rows)
 
 
+# -- hooks ---------------------------------------------------------------------------------
+
+SPAWN, CALL = "process spawn", "`tools/call` round trip"
+HOOK_ROWS = (
+    ("session_start_cached_ms", "SessionStart, cliffhanger cached", SPAWN, "session_start"),
+    ("session_start_rendered_ms", "SessionStart, rendered in the hook", SPAWN, "session_start"),
+    ("bare_python_ms", "bare `python -c pass` (baseline)", SPAWN, None),
+    ("user_prompt_submit_ms", "UserPromptSubmit (`observe_prompt`)", CALL, "user_prompt_submit"),
+    ("stop_ms", "Stop (`checkpoint_turn`)", CALL, "stop"),
+)
+
+
+def hooks(data: dict[str, Any]) -> str:
+    targets = data.get("targets_p95_ms", {})
+    rows = []
+    for key, label, how, target in HOOK_ROWS:
+        t = data[key]
+        limit = f"≤ {targets[target]}" if target in targets else ""
+        rows.append([label, how, num(t["p50"], 1), num(t["p95"], 1), limit])
+    header = [f"hook ({data['memories']:,} memories, {data['runs']} runs, {data['embedder']})",
+              "how timed", "p50 ms", "p95 ms", "target p95"]  # fmt: skip
+    return markdown(header, rows)
+
+
+def hooks_tokens(data: dict[str, Any]) -> str:
+    start, prompt, bar = data["tokens_session_start"], data["tokens_per_prompt"], data["relevance"]
+    rows = [
+        ["session start (startup / resume or compact)", f"{start['startup']} / {start['resume']}"],
+        ["per prompt: median, p95, silent", f"{num(prompt['median'], 0)}, {num(prompt['p95'], 0)}, "
+         f"{prompt['silent_share']:.0%} of prompts"],
+        ["the relevance bar on `recall_prompts.json`: related recalled, unrelated silent",
+         f"{bar['recalled']}/{bar['related']}, {bar['silent']}/{bar['unrelated']}"],
+    ]  # fmt: skip
+    return markdown(["tokens injected (≈ characters / 4)", ""], rows)
+
+
 # table name (its marker) -> the JSON it is rendered from (``benchmarks/results/STEM.json``), how.
 TABLES: dict[str, tuple[str, Renderer]] = {
     "truth": ("truth", truth),
@@ -275,4 +311,6 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "duplicates": ("duplicates-quick", duplicates),
     "share": ("share", share_sizes),
     "secrets": ("secrets", secrets),
+    "hooks": ("hooks", hooks),
+    "hooks-tokens": ("hooks", hooks_tokens),
 }
