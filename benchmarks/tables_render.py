@@ -296,6 +296,57 @@ def hooks_tokens(data: dict[str, Any]) -> str:
     return markdown(["tokens injected (≈ characters / 4)", ""], rows)
 
 
+# -- latency, writers ------------------------------------------------------------------------
+
+
+def _pair(d: dict[str, Any], key: str, digits: int = 1) -> str:
+    return f"{num(d[f'{key}_p50_ms'], digits)} / {num(d[f'{key}_p95_ms'], digits)}"
+
+
+def latency(data: dict[str, Any]) -> str:
+    rows = []
+    for d in data["sizes"].values():
+        rows.append([
+            f"{d['memories']:,}", num(d["build_s"], 0), num(d["db_bytes"] / 1e6, 0),
+            num(d["load_avg"], 1), _pair(d, "search"), _pair(d, "floor"),
+            f"{num(d['floor_ratio_p95'])}×", _pair(d, "retrieve"), _pair(d, "traverse5", 2),
+            _pair(d, "save", 2),
+        ])  # fmt: skip
+    header = ["memories", "build s", "database MB", "load", "search p50 / p95 ms",
+              "floor p50 / p95 ms", "search ÷ floor, p95", "ranking alone p50 / p95 ms",
+              "depth-5 traversal p50 / p95 ms", "save p50 / p95 ms"]  # fmt: skip
+    return (
+        markdown(header, rows) + f"\nEmbedding: {num(data['embed_texts_per_s'], 1)} short "
+        "texts/s in batches of 64.\n"
+    )
+
+
+def latency_vectors(data: dict[str, Any]) -> str:
+    rows = [
+        [f"{d['memories']:,}", _pair(d, "knn_exact", 2), _pair(d, "knn_quantised", 2),
+         _pair(d, "knn_sqlite_vec", 2), num(d["knn_recall_at_10"], 3),
+         num(d["knn_recall_at_depth"], 3)]
+        for d in data["sizes"].values()
+    ]  # fmt: skip
+    header = ["memories", "exact p50 / p95 ms", "bits + rerank p50 / p95 ms",
+              "sqlite-vec p50 / p95 ms", "R@10", "R@400"]  # fmt: skip
+    return markdown(header, rows)
+
+
+def writers(data: dict[str, Any]) -> str:
+    rows = [
+        [label] + [num(data[f"{who}_{q}_ms"], 1) for q in ("p50", "p95", "p99", "max")]
+        for label, who in (("one writer alone", "alone"),
+                           (f"{data['writers']} writers at once", "together"))
+    ]  # fmt: skip
+    header = [f"save latency ms ({data['saves_per_writer']} saves a writer)", "p50", "p95", "p99",
+              "max"]  # fmt: skip
+    return (
+        markdown(header, rows) + f"\np95 under {data['writers']} writers: "
+        f"×{num(data['p95_ratio'], 1)} the p95 alone.\n"
+    )
+
+
 # table name (its marker) -> the JSON it is rendered from (``benchmarks/results/STEM.json``), how.
 TABLES: dict[str, tuple[str, Renderer]] = {
     "truth": ("truth", truth),
@@ -313,4 +364,7 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "secrets": ("secrets", secrets),
     "hooks": ("hooks", hooks),
     "hooks-tokens": ("hooks", hooks_tokens),
+    "latency": ("latency", latency),
+    "latency-vectors": ("latency", latency_vectors),
+    "writers": ("writers", writers),
 }
