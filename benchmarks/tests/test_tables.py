@@ -104,3 +104,24 @@ def test_the_check_subcommand_exits_non_zero_naming_the_table(
     assert main(["tables"]) == 0
     assert doc.read_text(encoding="utf-8") == TEXT
     assert main(["tables", "--check"]) == 0
+
+
+def _anchors(text: str) -> set[str]:
+    """GitHub's anchors for a document's headings (code blocks skipped)."""
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    found = set()
+    for heading in re.findall(r"^#+ (.+)$", text, flags=re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        found.add(slug)
+    return found
+
+
+@pytest.mark.parametrize("source", ["README.md", "docs/guide.md"])
+def test_links_into_the_benchmarks_and_the_guide_land_on_a_heading(source: str) -> None:
+    root = DOC.parents[1]
+    text = (root / source).read_text(encoding="utf-8")
+    targets = {"benchmarks/README.md": DOC, "docs/guide.md": root / "docs" / "guide.md"}
+    for target, path in targets.items():
+        anchors = _anchors(path.read_text(encoding="utf-8"))
+        for anchor in re.findall(rf"\]\((?:\.\./)?{re.escape(target)}#([^)]+)\)", text):
+            assert anchor in anchors, f"{source}: {target}#{anchor} names no heading"
