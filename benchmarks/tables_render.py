@@ -347,6 +347,27 @@ def writers(data: dict[str, Any]) -> str:
     )
 
 
+INTEGRITY_STEPS = (
+    ("open", "open (no check: the baseline)"),
+    ("sanity", "header + schema"),
+    ("structure", "b-tree walk"),
+    ("quick_check", "`quick_check`"),
+    ("integrity_check", "`integrity_check`"),
+    ("backup", "backup"),
+    ("backup_checked", "backup + check"),
+)
+
+
+def integrity(data: dict[str, Any]) -> str:
+    rows = [
+        [f"{d['memories']:,}", num(d["db_bytes"] / 1e6, 1)]
+        + [_pair(d, key) for key, _ in INTEGRITY_STEPS]
+        for d in data["sizes"]
+    ]
+    header = ["memories", "database MB"] + [f"{label} p50 / p95 ms" for _, label in INTEGRITY_STEPS]
+    return markdown(header, rows)
+
+
 # table name (its marker) -> the JSON it is rendered from (``benchmarks/results/STEM.json``), how.
 TABLES: dict[str, tuple[str, Renderer]] = {
     "truth": ("truth", truth),
@@ -357,8 +378,8 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "answers-done-split": ("answers-keyword-only", _answers_done("split")),
     "exposure": ("exposure", exposure),
     "startup": ("startup", startup),
-    "graph-words": ("graph-quick", graph_words),
-    "graph-size": ("graph-quick", graph_size),
+    "graph-words": ("graph", graph_words),
+    "graph-size": ("graph", graph_size),
     "duplicates": ("duplicates-quick", duplicates),
     "share": ("share", share_sizes),
     "secrets": ("secrets", secrets),
@@ -367,4 +388,5 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "latency": ("latency", latency),
     "latency-vectors": ("latency", latency_vectors),
     "writers": ("writers", writers),
+    "integrity": ("integrity", integrity),
 }
