@@ -368,6 +368,57 @@ def integrity(data: dict[str, Any]) -> str:
     return markdown(header, rows)
 
 
+# -- presence, team ---------------------------------------------------------------------------
+
+
+def presence(data: dict[str, Any]) -> str:
+    n = data["runs"]
+    rows = [
+        ["MAMA's tools on the first model request", f"{data['tools_on_first_request']}/{n}", ""],
+        ["UserPromptSubmit injected the seeded memory (by vectors)",
+         f"{data['prompt_hook_injected']}/{n} ({data['prompt_by_vectors']}/{n})", ""],
+        ["Stop wrote the rolling checkpoint", f"{data['stop_checkpoint_written']}/{n}", ""],
+        ["wall time of a `claude -p` run, p50 / p95 s",
+         f"{num(data['with_plugin_p50_s'])} / {num(data['with_plugin_p95_s'])}",
+         f"{num(data['without_plugin_p50_s'])} / {num(data['without_plugin_p95_s'])}"],
+        ["added by MAMA, p50 s", f"**+{num(data['added_p50_s'])}**", ""],
+        ["CPU per run (Claude Code, the hook, the server), p50 s", num(data["cpu_with_p50_s"]),
+         num(data["cpu_without_p50_s"])],
+        ["`observe_prompt` as Claude Code saw it (of it, waiting for the warm-up), p50 ms",
+         f"{num(data['observe_prompt_p50_ms'], 1)} "
+         f"({num(data['observe_prompt_warm_up_wait_p50_ms'], 1)})", ""],
+        ["failed runs", str(data["failed_runs"]), ""],
+    ]  # fmt: skip
+    return markdown([f"{n} runs each, taking turns", "with MAMA", "without"], rows)
+
+
+def presence_phases(data: dict[str, Any]) -> str:
+    from statistics import median
+
+    def p50(plugin: bool, phase: str) -> str:
+        runs = [r["phases"][phase] for r in data["runs_detail"] if r["plugin"] is plugin
+                and r.get("phases", {}).get(phase) is not None]  # fmt: skip
+        return num(median(runs), 1) if runs else "—"
+
+    phases = list(dict.fromkeys(p for r in data["runs_detail"] for p in r.get("phases", {})))
+    rows = [[phase, p50(True, phase), p50(False, phase)] for phase in phases]
+    return markdown(["phase, p50 ms (from Claude Code's debug log)", "with MAMA", "without"], rows)
+
+
+def team(data: dict[str, Any]) -> str:
+    lag = data["lag_ms"]
+    rows = [
+        [f"push {data['memories']:,} memories", f"{num(data['push_seconds'])} s",
+         f"{num(data['push_per_s'], 0)} memories/s"],
+        [f"pull {data['pulled']:,} memories into an empty store", f"{num(data['pull_seconds'])} s",
+         f"{num(data['pull_per_s'], 0)} memories/s"],
+        [f"a save on one developer → in the other's store ({lag['runs']} saves, the outbox "
+         f"looked at every {data['poll_s']} s)", f"p50 {num(lag['p50'], 0)} ms, p95 "
+         f"{num(lag['p95'], 0)} ms", f"max {num(lag['max'], 0)} ms"],
+    ]  # fmt: skip
+    return markdown(["team store on PostgreSQL + pgvector", "time", "rate"], rows)
+
+
 # table name (its marker) -> the JSON it is rendered from (``benchmarks/results/STEM.json``), how.
 TABLES: dict[str, tuple[str, Renderer]] = {
     "truth": ("truth", truth),
@@ -380,7 +431,7 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "startup": ("startup", startup),
     "graph-words": ("graph", graph_words),
     "graph-size": ("graph", graph_size),
-    "duplicates": ("duplicates-quick", duplicates),
+    "duplicates": ("duplicates", duplicates),
     "share": ("share", share_sizes),
     "secrets": ("secrets", secrets),
     "hooks": ("hooks", hooks),
@@ -389,4 +440,7 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "latency-vectors": ("latency", latency_vectors),
     "writers": ("writers", writers),
     "integrity": ("integrity", integrity),
+    "presence": ("presence", presence),
+    "presence-phases": ("presence", presence_phases),
+    "team": ("team", team),
 }
