@@ -226,7 +226,6 @@ def report_table(module: str, index: int) -> Renderer:
         from importlib import import_module
 
         text: str = import_module(f"benchmarks.{module}").render(data)
-        uptime = data.get("uptime") or ["?", "?"]
-        return tables_in(text)[index] + f"\nuptime before: `{uptime[0]}`; after: `{uptime[1]}`\n"
+        return tables_in(text)[index]
 
     return render

@@ -17,6 +17,7 @@ from .tables_quality import (
     extraction_quiet,
     graph_size,
     graph_words,
+    report_table,
     secrets,
     share_sizes,
     truth,
@@ -60,4 +61,5 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "presence": ("presence", presence),
     "presence-phases": ("presence", presence_phases),
     "team": ("team", team),
+    "stopped": ("stopped-gemma", report_table("stopped", 0)),
 }
