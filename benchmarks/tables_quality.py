@@ -219,13 +219,56 @@ def tables_in(text: str) -> list[str]:
     return found
 
 
-def report_table(module: str, index: int) -> Renderer:
-    """Table ``index`` of ``benchmarks.<module>.render(data)``: the report the run printed."""
+def report_table(module: str, index: int, function: str = "render") -> Renderer:
+    """Table ``index`` of ``benchmarks.<module>.<function>(data)``: the report the run printed."""
 
     def render(data: dict[str, Any]) -> str:
         from importlib import import_module
 
-        text: str = import_module(f"benchmarks.{module}").render(data)
+        text: str = getattr(import_module(f"benchmarks.{module}"), function)(data)
         return tables_in(text)[index]
 
     return render
+
+
+# -- recall ------------------------------------------------------------------------------------
+
+RECALL_GROUPS = ("en", "ko", "tech")
+
+
+def _rs(d: dict[str, Any]) -> str:
+    return f"{num(d['recall'], 3)} / {num(d['silence'], 3)}"
+
+
+def recall_rows(data: dict[str, Any]) -> str:
+    rows = []
+    for name, row in data["rows"].items():
+        for half in ("held-out", "calibration"):
+            h = row[half]
+            ms = f"{num(row['ms_p50'], 1)} / {num(row['ms_p95'], 1)}" if half == "held-out" else ""
+            rows.append([name, half, _rs(h["all"])] + [_rs(h[g]) for g in RECALL_GROUPS] + [ms])
+    header = ["row", "half", "recall / silence", "en (LoCoMo)", "ko (KLUE-STS)",
+              "tech (Stack Overflow)", "p50 / p95 ms"]  # fmt: skip
+    return markdown(header, rows)
+
+
+def recall_tiers(data: dict[str, Any]) -> str:
+    rows = []
+    for model, halves in data["tiers"].items():
+        for group in ("all", *RECALL_GROUPS):
+            d = halves["held-out"][group]
+            rows.append([model, group, f"{d['related']} / {d['unrelated']}", num(d["reach"], 3),
+                         num(d["chain"], 3), num(d["noise_chain"], 3), num(d["noise_pointer"], 3),
+                         f"{num(d['tokens_mean'], 1)} / {d['tokens_p95']}"])  # fmt: skip
+    header = ["model", "set", "prompts related / unrelated", "reach", "chain",
+              "unrelated given a chain", "unrelated given a pointer",
+              "tokens on unrelated, mean / p95"]  # fmt: skip
+    return markdown(header, rows)
+
+
+def recall_sweep(data: dict[str, Any]) -> str:
+    rows = []
+    for name, sweep in data["sweeps"].items():
+        for bar, halves in sweep.items():
+            rows.append([name, bar, _rs(halves["calibration"]), _rs(halves["held-out"])])
+    return markdown(["row", "relevance_bar", "calibration", "held-out"], rows)

@@ -17,6 +17,9 @@ from .tables_quality import (
     extraction_quiet,
     graph_size,
     graph_words,
+    recall_rows,
+    recall_sweep,
+    recall_tiers,
     report_table,
     secrets,
     share_sizes,
@@ -62,4 +65,8 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "presence-phases": ("presence", presence_phases),
     "team": ("team", team),
     "stopped": ("stopped-gemma", report_table("stopped", 0)),
+    "memory": ("memory", report_table("memory", 0, "_report")),
+    "recall": ("recall-quick", recall_rows),
+    "recall-tiers": ("recall-quick", recall_tiers),
+    "recall-sweep": ("recall-quick", recall_sweep),
 }
