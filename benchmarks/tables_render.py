@@ -66,6 +66,7 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "team": ("team", team),
     "stopped": ("stopped-gemma", report_table("stopped", 0)),
     "memory": ("memory", report_table("memory", 0, "_report")),
+    "contention": ("contention", report_table("contention", 0, "_report")),
     "recall": ("recall-quick", recall_rows),
     "recall-tiers": ("recall-quick", recall_tiers),
     "recall-sweep": ("recall-quick", recall_sweep),
