@@ -19,6 +19,7 @@ from mama_plugin.errors import MamaError
 from mama_plugin.home import keep_private
 
 from .kinds import KINDS
+from .tables import tables
 
 __all__ = ["build_parser", "main"]
 
@@ -34,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="kind", required=True, metavar="KIND")
     for kind in KINDS:
         kind.add_to(sub)
+    tables.add_to(sub)  # not a benchmark: renders benchmarks/README.md's tables from their JSON
     return parser
 
 

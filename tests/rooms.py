@@ -231,9 +231,11 @@ def _note(room: str) -> str:
 
 
 def _outside_files(folder: str) -> list[Path]:
-    """Every module and data file of a folder outside the package: not its tests or bytecode."""
+    """Every module and data file of a folder outside the package: not its tests, bytecode or
+    runs' results (``results/``: the JSON benchmarks/README.md's tables are rendered from, held
+    to them by benchmarks/tests/test_tables.py)."""
     top = ROOT.parent / folder
-    skip = {"tests", "__pycache__"}
+    skip = {"tests", "__pycache__", "results"}
     return sorted(
         f for f in top.rglob("*") if f.is_file() and not skip & set(f.relative_to(top).parts)
     )

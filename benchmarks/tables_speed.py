@@ -1,0 +1,189 @@
+"""The tables of what the benchmarks time (start, hooks, search, saves, checks, sync), from JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .tables_format import markdown, num, pair
+
+# -- startup ---------------------------------------------------------------------------
+
+STARTUP_SERVERS = (
+    ("front", "what Claude Code runs (`sh bin/mama-server`, the front), no store yet"),
+    ("front_store", "the front over a store of 1,000 memories"),
+    ("bridge", "the standard-library bridge (a fresh install's first start)"),
+    ("sdk", "`mama serve --sdk`"),
+    ("bare_stdio", "a bare Python answering stdio"),
+    ("bare_python", "`python -c pass` (process start to exit)"),
+)
+
+
+def startup(data: dict[str, Any]) -> str:
+    def ms(key: str) -> str:
+        p50, p95 = data.get(f"{key}_p50_ms"), data.get(f"{key}_p95_ms")
+        return "–" if p50 is None else f"{num(p50, 0)} / {num(p95, 0)}"
+
+    rows = []
+    for key, label in STARTUP_SERVERS:
+        if key == "bare_python":
+            rows.append([label, ms(key), ""])
+        elif f"{key}_initialize_p50_ms" in data:
+            rows.append([label, ms(f"{key}_initialize"), ms(f"{key}_tools_list")])
+    header = [f"server ({data['runs']} cold starts each, taking turns)",
+              "`initialize` p50 / p95 ms", "`tools/list` p50 / p95 ms"]  # fmt: skip
+    return markdown(header, rows)
+
+
+# -- hooks ---------------------------------------------------------------------------------
+
+SPAWN, CALL = "process spawn", "`tools/call` round trip"
+HOOK_ROWS = (
+    ("session_start_cached_ms", "SessionStart, cliffhanger cached", SPAWN, "session_start"),
+    ("session_start_rendered_ms", "SessionStart, rendered in the hook", SPAWN, "session_start"),
+    ("bare_python_ms", "bare `python -c pass` (baseline)", SPAWN, None),
+    ("user_prompt_submit_ms", "UserPromptSubmit (`observe_prompt`)", CALL, "user_prompt_submit"),
+    ("stop_ms", "Stop (`checkpoint_turn`)", CALL, "stop"),
+)
+
+
+def hooks(data: dict[str, Any]) -> str:
+    targets = data.get("targets_p95_ms", {})
+    rows = []
+    for key, label, how, target in HOOK_ROWS:
+        t = data[key]
+        limit = f"≤ {targets[target]}" if target in targets else ""
+        rows.append([label, how, num(t["p50"], 1), num(t["p95"], 1), limit])
+    header = [f"hook ({data['memories']:,} memories, {data['runs']} runs, {data['embedder']})",
+              "how timed", "p50 ms", "p95 ms", "target p95"]  # fmt: skip
+    return markdown(header, rows)
+
+
+def hooks_tokens(data: dict[str, Any]) -> str:
+    start, prompt, bar = data["tokens_session_start"], data["tokens_per_prompt"], data["relevance"]
+    rows = [
+        ["session start (startup / resume or compact)", f"{start['startup']} / {start['resume']}"],
+        ["per prompt: median, p95, silent", f"{num(prompt['median'], 0)}, {num(prompt['p95'], 0)}, "
+         f"{prompt['silent_share']:.0%} of prompts"],
+        ["the relevance bar on `recall_prompts.json`: related recalled, unrelated silent",
+         f"{bar['recalled']}/{bar['related']}, {bar['silent']}/{bar['unrelated']}"],
+    ]  # fmt: skip
+    return markdown(["tokens injected (≈ characters / 4)", ""], rows)
+
+
+# -- latency, writers ------------------------------------------------------------------------
+
+
+def latency(data: dict[str, Any]) -> str:
+    rows = []
+    for d in data["sizes"].values():
+        rows.append([
+            f"{d['memories']:,}", num(d["build_s"], 0), num(d["db_bytes"] / 1e6, 0),
+            num(d["load_avg"], 1), pair(d, "search"), pair(d, "floor"),
+            f"{num(d['floor_ratio_p95'])}×", pair(d, "retrieve"), pair(d, "traverse5", 2),
+            pair(d, "save", 2),
+        ])  # fmt: skip
+    header = ["memories", "build s", "database MB", "load", "search p50 / p95 ms",
+              "floor p50 / p95 ms", "search ÷ floor, p95", "ranking alone p50 / p95 ms",
+              "depth-5 traversal p50 / p95 ms", "save p50 / p95 ms"]  # fmt: skip
+    return (
+        markdown(header, rows) + f"\nEmbedding: {num(data['embed_texts_per_s'], 1)} short "
+        "texts/s in batches of 64.\n"
+    )
+
+
+def latency_vectors(data: dict[str, Any]) -> str:
+    rows = [
+        [f"{d['memories']:,}", pair(d, "knn_exact", 2), pair(d, "knn_quantised", 2),
+         pair(d, "knn_sqlite_vec", 2), num(d["knn_recall_at_10"], 3),
+         num(d["knn_recall_at_depth"], 3)]
+        for d in data["sizes"].values()
+    ]  # fmt: skip
+    header = ["memories", "exact p50 / p95 ms", "bits + rerank p50 / p95 ms",
+              "sqlite-vec p50 / p95 ms", "R@10", "R@400"]  # fmt: skip
+    return markdown(header, rows)
+
+
+def writers(data: dict[str, Any]) -> str:
+    rows = [
+        [label] + [num(data[f"{who}_{q}_ms"], 1) for q in ("p50", "p95", "p99", "max")]
+        for label, who in (("one writer alone", "alone"),
+                           (f"{data['writers']} writers at once", "together"))
+    ]  # fmt: skip
+    header = [f"save latency ms ({data['saves_per_writer']} saves a writer)", "p50", "p95", "p99",
+              "max"]  # fmt: skip
+    return (
+        markdown(header, rows) + f"\np95 under {data['writers']} writers: "
+        f"×{num(data['p95_ratio'], 1)} the p95 alone.\n"
+    )
+
+
+INTEGRITY_STEPS = (
+    ("open", "open (no check: the baseline)"),
+    ("sanity", "header + schema"),
+    ("structure", "b-tree walk"),
+    ("quick_check", "`quick_check`"),
+    ("integrity_check", "`integrity_check`"),
+    ("backup", "backup"),
+    ("backup_checked", "backup + check"),
+)
+
+
+def integrity(data: dict[str, Any]) -> str:
+    rows = [
+        [f"{d['memories']:,}", num(d["db_bytes"] / 1e6, 1)]
+        + [pair(d, key) for key, _ in INTEGRITY_STEPS]
+        for d in data["sizes"]
+    ]
+    header = ["memories", "database MB"] + [f"{label} p50 / p95 ms" for _, label in INTEGRITY_STEPS]
+    return markdown(header, rows)
+
+
+# -- presence, team ---------------------------------------------------------------------------
+
+
+def presence(data: dict[str, Any]) -> str:
+    n = data["runs"]
+    rows = [
+        ["MAMA's tools on the first model request", f"{data['tools_on_first_request']}/{n}", ""],
+        ["UserPromptSubmit injected the seeded memory (by vectors)",
+         f"{data['prompt_hook_injected']}/{n} ({data['prompt_by_vectors']}/{n})", ""],
+        ["Stop wrote the rolling checkpoint", f"{data['stop_checkpoint_written']}/{n}", ""],
+        ["wall time of a `claude -p` run, p50 / p95 s",
+         f"{num(data['with_plugin_p50_s'])} / {num(data['with_plugin_p95_s'])}",
+         f"{num(data['without_plugin_p50_s'])} / {num(data['without_plugin_p95_s'])}"],
+        ["added by MAMA, p50 s", f"**+{num(data['added_p50_s'])}**", ""],
+        ["CPU per run (Claude Code, the hook, the server), p50 s", num(data["cpu_with_p50_s"]),
+         num(data["cpu_without_p50_s"])],
+        ["`observe_prompt` as Claude Code saw it (of it, waiting for the warm-up), p50 ms",
+         f"{num(data['observe_prompt_p50_ms'], 1)} "
+         f"({num(data['observe_prompt_warm_up_wait_p50_ms'], 1)})", ""],
+        ["failed runs", str(data["failed_runs"]), ""],
+    ]  # fmt: skip
+    return markdown([f"{n} runs each, taking turns", "with MAMA", "without"], rows)
+
+
+def presence_phases(data: dict[str, Any]) -> str:
+    from statistics import median
+
+    def p50(plugin: bool, phase: str) -> str:
+        runs = [r["phases"][phase] for r in data["runs_detail"] if r["plugin"] is plugin
+                and r.get("phases", {}).get(phase) is not None]  # fmt: skip
+        return num(median(runs), 1) if runs else "—"
+
+    phases = list(dict.fromkeys(p for r in data["runs_detail"] for p in r.get("phases", {})))
+    rows = [[phase, p50(True, phase), p50(False, phase)] for phase in phases]
+    return markdown(["phase, p50 ms (from Claude Code's debug log)", "with MAMA", "without"], rows)
+
+
+def team(data: dict[str, Any]) -> str:
+    lag = data["lag_ms"]
+    rows = [
+        [f"push {data['memories']:,} memories", f"{num(data['push_seconds'])} s",
+         f"{num(data['push_per_s'], 0)} memories/s"],
+        [f"pull {data['pulled']:,} memories into an empty store", f"{num(data['pull_seconds'])} s",
+         f"{num(data['pull_per_s'], 0)} memories/s"],
+        [f"a save on one developer → in the other's store ({lag['runs']} saves, the outbox "
+         f"looked at every {data['poll_s']} s)", f"p50 {num(lag['p50'], 0)} ms, p95 "
+         f"{num(lag['p95'], 0)} ms", f"max {num(lag['max'], 0)} ms"],
+    ]  # fmt: skip
+    return markdown(["team store on PostgreSQL + pgvector", "time", "rate"], rows)
