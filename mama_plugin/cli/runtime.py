@@ -60,26 +60,20 @@ def cmd_models(args: argparse.Namespace) -> int:
     from ..embeddings.kinds import chosen, kind_of
 
     say = (lambda _: None) if args.json else (lambda line: print(line, flush=True))
-    provided = kind_of(chosen(args.config)).provide(args.config, say)
-    name, path, source, dim, how = (
-        provided.name,
-        provided.path,
-        provided.source,
-        provided.dim,
-        provided.how,
-    )
+    model = kind_of(chosen(args.config)).provide(args.config, say)
+    path = model.path
     files = [p for p in path.iterdir() if p.is_file()] if path.is_dir() else [path]
     info: dict[str, Any] = {
-        "embedding_model": name,
+        "embedding_model": model.name,
         "path": str(path),
-        "source": source,
-        "dimensions": dim,
+        "source": model.source,
+        "dimensions": model.dim,
         "bytes": sum(f.stat().st_size for f in files),
     }
     if args.json:
         print_json(info)
         return 0
-    print(f"embedding model  {info['embedding_model']} ({info['dimensions']} dimensions), {how}")
+    print(f"embedding model  {model.name} ({model.dim} dimensions), {model.how}")
     print(f"                 {info['path']} ({info['bytes'] / 1e6:.1f} MB)")
     return 0
 
