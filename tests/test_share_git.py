@@ -448,20 +448,22 @@ def test_a_file_nested_too_deep_is_a_problem_named_and_the_good_one_beside_it_im
     team: tuple[Dev, Dev],
 ) -> None:
     """A teammate's file nested 3,000 levels once raised RecursionError out of `share`,
-    `share --import` and the CI check, and the good file beside it was not imported."""
+    `share --import` and the CI check, and the good file beside it was not imported. Past 64
+    levels a file is refused by its depth (200 here); at 3,000 by its size first (9 MB)."""
     alice, bob = team
     good = _decide(alice, "queue", "SQS over RabbitMQ", "no broker to run")
     alice.share()
-    deep = alice.clone / ".mama" / "decisions" / "dec_deep.md"
-    nested = "".join(f"{'  ' * i}k{i}:\n" for i in range(3_000)) + "  " * 3_000 + "k: v\n"
-    deep.write_text(f"---\nid: dec_deep\ntype: decision\n{nested}---\n\n# Deep\n")
-    alice.commit_and_push("queue and a hostile file")
+    for name, levels in (("dec_deep", 200), ("dec_deeper", 3_000)):
+        nested = "".join(f"{'  ' * i}k{i}:\n" for i in range(levels)) + "  " * levels + "k: v\n"
+        path = alice.clone / ".mama" / "decisions" / f"{name}.md"
+        path.write_text(f"---\nid: {name}\ntype: decision\n{nested}---\n\n# Deep\n")
+    alice.commit_and_push("queue and two hostile files")
     bob.pull()
     code, out = bob.mama("share", "--import", "--keyword-only")
     assert code == 1 and "Traceback" not in out, out
-    assert ".mama/decisions/dec_deep.md" in out and "nested more than 64 levels" in out, out
+    assert "dec_deep.md: line 68: nested more than 64 levels" in out, out
+    assert "dec_deeper.md: 9,022,9" in out and "holds at most 1,000,000" in out, out
     assert getattr(_get(bob, good), "content", None) == "SQS over RabbitMQ"
     code, out = bob.mama("share", "--check")
-    assert code == 1 and "dec_deep.md" in out and "Traceback" not in out, out
-    code, out = bob.mama("share", "--keyword-only")  # sharing again names it, and goes on
+    assert code == 1 and "dec_deep.md" in out and "dec_deeper.md" in out, out
     assert "Traceback" not in out, out
