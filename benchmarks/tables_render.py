@@ -11,6 +11,8 @@ from .tables_format import Renderer
 from .tables_quality import (
     answers_done,
     answers_sessions,
+    decay_aged,
+    decay_locomo,
     duplicates,
     exposure,
     extraction,
@@ -67,6 +69,8 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "stopped": ("stopped-gemma", report_table("stopped", 0)),
     "memory": ("memory", report_table("memory", 0, "_report")),
     "contention": ("contention", report_table("contention", 0, "_report")),
+    "decay": ("decay", decay_locomo),
+    "decay-aged": ("decay", decay_aged),
     "recall": ("recall-quick", recall_rows),
     "recall-tiers": ("recall-quick", recall_tiers),
     "recall-sweep": ("recall-quick", recall_sweep),
