@@ -69,6 +69,7 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "stopped": ("stopped-gemma", report_table("stopped", 0)),
     "draft": ("draft-gemma", report_table("draft", 0)),
     "draft-layers": ("draft-gemma", report_table("draft", 1)),
+    "links": ("links-gemma", report_table("links", 0)),
     "memory": ("memory", report_table("memory", 0, "_report")),
     "contention": ("contention", report_table("contention", 0, "_report")),
     "decay": ("decay", decay_locomo),
