@@ -28,6 +28,7 @@ from .tables_quality import (
     truth,
 )
 from .tables_speed import (
+    fuzz,
     hooks,
     hooks_tokens,
     integrity,
@@ -63,6 +64,7 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "latency-vectors": ("latency", latency_vectors),
     "writers": ("writers", writers),
     "integrity": ("integrity", integrity),
+    "fuzz": ("fuzz", fuzz),
     "presence": ("presence", presence),
     "presence-phases": ("presence", presence_phases),
     "team": ("team", team),

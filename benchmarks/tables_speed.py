@@ -187,3 +187,14 @@ def team(data: dict[str, Any]) -> str:
          f"{num(lag['p95'], 0)} ms", f"max {num(lag['max'], 0)} ms"],
     ]  # fmt: skip
     return markdown(["team store on PostgreSQL + pgvector", "time", "rate"], rows)
+
+
+def fuzz(data: dict[str, Any]) -> str:
+    rows = [[
+        f"{data['calls']:,} random tool calls ({data['errors']:,} answered with a clear error) "
+        f"and {data['garbage']:,} garbage lines", str(data["crashed"]), str(data["hangs"]),
+        str(data["internal"]), str(len(data["problems"])), str(data["exit_code"]),
+    ]]  # fmt: skip
+    header = ["one stdio session of `mama serve`", "crashes", "hangs", "failed inside MAMA",
+              "integrity problems", "exit code"]  # fmt: skip
+    return markdown(header, rows)
