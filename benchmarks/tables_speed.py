@@ -198,3 +198,14 @@ def fuzz(data: dict[str, Any]) -> str:
     header = ["one stdio session of `mama serve`", "crashes", "hangs", "failed inside MAMA",
               "integrity problems", "exit code"]  # fmt: skip
     return markdown(header, rows)
+
+
+def kills(data: dict[str, Any]) -> str:
+    rows = [
+        [kind, f"{row['kills']:,}", f"{row['acknowledged']:,}", str(row["lost"]),
+         str(len(row["problems"]))]
+        for kind, row in data.items()
+    ]  # fmt: skip
+    header = ["SIGKILLed at a random moment", "kills", "saves acknowledged", "lost",
+              "integrity problems"]  # fmt: skip
+    return markdown(header, rows)
