@@ -304,3 +304,26 @@ def decay_aged(data: dict[str, Any]) -> str:
         f"\nThe pass at the documented rates: {aged['pruned']:,} links, dry run "
         f"{aged['dry_run_ms']} ms, archiving {aged['prune_ms']} ms.\n"
     )
+
+
+LOCOMO_KEYS = ("r5", "r10", "mrr", "ndcg10")
+
+
+def relevance(data: dict[str, Any]) -> str:
+    locomo, recall = data.get("locomo"), data.get("recall")
+    rows = []
+    for system in locomo or recall or {}:
+        if system == "hubs":
+            continue
+        cells = [f"`{system}`"]
+        for part, keys in ((locomo, LOCOMO_KEYS), (recall, ("recall", "silence"))):
+            for key in keys:
+                halves = part[system] if part else None
+                both = (
+                    (num(halves[h][key], 3) for h in ("calibration", "held-out")) if halves else ()
+                )
+                cells.append(" / ".join(both) or "–")
+        rows.append(cells)
+    header = ["ranking (calibration / held-out)", "LoCoMo turn R@5", "turn R@10", "MRR",
+              "nDCG@10", "recall", "silence"]  # fmt: skip
+    return markdown(header, rows)

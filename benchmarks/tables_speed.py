@@ -209,3 +209,23 @@ def kills(data: dict[str, Any]) -> str:
     header = ["SIGKILLed at a random moment", "kills", "saves acknowledged", "lost",
               "integrity problems"]  # fmt: skip
     return markdown(header, rows)
+
+
+def growth(data: dict[str, Any]) -> str:
+    points = (
+        ("first", "after the first session"),
+        ("start", "once the start reads a full window"),
+        ("end", f"after {data['sessions']:,} sessions"),
+        ("after_gc", "after `mama gc`"),
+    )
+    rows = [
+        [label, f"{data[key]['memories']:,}", num(data[key]["db_bytes"] / 1e6, 1),
+         num(data[key]["free_bytes"] / 1e6, 1), f"{data[key]['backups']} "
+         f"({num(data[key]['backups_bytes'] / 1e6, 1)} MB)",
+         f"{num(data[key]['start_p50_ms'])} ({num(data[key]['start_min_ms'])}–"
+         f"{num(data[key]['start_max_ms'])})"]
+        for key, label in points if key in data
+    ]  # fmt: skip
+    header = ["when", "memories", "database MB", "free MB", "backups",
+              "session start ms, p50 (min–max)"]  # fmt: skip
+    return markdown(header, rows)
