@@ -30,6 +30,7 @@ from .tables_quality import (
 )
 from .tables_speed import (
     fuzz,
+    growth,
     hooks,
     hooks_tokens,
     integrity,
@@ -68,6 +69,7 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "integrity": ("integrity", integrity),
     "fuzz": ("fuzz", fuzz),
     "kills": ("kills", kills),
+    "growth": ("growth", growth),
     "presence": ("presence", presence),
     "presence-phases": ("presence", presence_phases),
     "team": ("team", team),
