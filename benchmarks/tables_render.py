@@ -41,6 +41,7 @@ from .tables_speed import (
     presence_phases,
     startup,
     team,
+    warm,
     writers,
 )
 
@@ -73,6 +74,7 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "presence": ("presence", presence),
     "presence-phases": ("presence", presence_phases),
     "team": ("team", team),
+    "warm": ("warm", warm),
     "stopped": ("stopped-gemma", report_table("stopped", 0)),
     "draft": ("draft-gemma", report_table("draft", 0)),
     "draft-layers": ("draft-gemma", report_table("draft", 1)),

@@ -229,3 +229,27 @@ def growth(data: dict[str, Any]) -> str:
     header = ["when", "memories", "database MB", "free MB", "backups",
               "session start ms, p50 (min–max)"]  # fmt: skip
     return markdown(header, rows)
+
+
+def warm(data: dict[str, Any]) -> str:
+    n = data["runs"]
+    rows = [
+        ["decisions saved", f"{data['saved']}/{n}"],
+        ["save → vector, p50 / p95 s", f"{num(data['save_to_vector_p50_s'], 3)} / "
+         f"{num(data['save_to_vector_p95_s'], 3)} ({data['vectors_seen']} vectors seen)"],
+        ["memories queued when `claude` exited / after the server exited",
+         f"{data['queued_at_exit_total']} / {data['queued_after_server_total']}"],
+        ["next session's first prompt (a paraphrase) matched with vectors",
+         f"{data['first_prompt_matched_with_vectors']}/{n}"],
+        ["… the decision recalled by them (of those, told at the session start already)",
+         f"{data['first_prompt_by_vectors']}/{n} "
+         f"({data['first_prompt_by_vectors_told_at_start']})"],
+        ["the session start told the decision", f"{data['told_at_start']}/{n}"],
+        ["first prompt by keywords / past the hook's deadline / no call logged",
+         f"{data['first_prompt_by_keywords']} / {data['first_prompt_past_deadline']} / "
+         f"{data['first_prompt_not_logged']}"],
+        ["keywords alone on the same prompts and stores (baseline), recalled",
+         f"{data['keyword_baseline_recalled']}/{n}"],
+        ["`claude -p` wall time a session, p50 s", num(data["session_wall_p50_s"])],
+    ]  # fmt: skip
+    return markdown([f"{n} runs of two real `claude -p` sessions ({data['settings']})", ""], rows)
