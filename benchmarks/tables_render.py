@@ -41,6 +41,7 @@ from .tables_speed import (
     presence_phases,
     startup,
     team,
+    turns,
     warm,
     writers,
 )
@@ -75,6 +76,7 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "presence-phases": ("presence", presence_phases),
     "team": ("team", team),
     "warm": ("warm", warm),
+    "turns": ("turns", turns),
     "stopped": ("stopped-gemma", report_table("stopped", 0)),
     "draft": ("draft-gemma", report_table("draft", 0)),
     "draft-layers": ("draft-gemma", report_table("draft", 1)),

@@ -253,3 +253,16 @@ def warm(data: dict[str, Any]) -> str:
         ["`claude -p` wall time a session, p50 s", num(data["session_wall_p50_s"])],
     ]  # fmt: skip
     return markdown([f"{n} runs of two real `claude -p` sessions ({data['settings']})", ""], rows)
+
+
+def turns(data: dict[str, Any]) -> str:
+    rows = [
+        [f"the Stop hook: `{arm}`", f"{d['missing']}/{d['total']}",
+         str(d["missing"] - d["no_checkpoint"]), str(d["no_checkpoint"]),
+         f"{num(d['turn_median_s'])} / {num(d['turn_p95_s'])}"]
+        for arm, d in data.items() if isinstance(d, dict)
+    ]  # fmt: skip
+    header = [f"{data['turns']} turns an arm, {data['per_session']} a session",
+              "failing command missing", "checkpoints without it", "turns without a checkpoint",
+              "turn (prompt → result) median / p95 s"]  # fmt: skip
+    return markdown(header, rows)
