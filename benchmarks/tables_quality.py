@@ -272,3 +272,58 @@ def recall_sweep(data: dict[str, Any]) -> str:
         for bar, halves in sweep.items():
             rows.append([name, bar, _rs(halves["calibration"]), _rs(halves["held-out"])])
     return markdown(["row", "relevance_bar", "calibration", "held-out"], rows)
+
+
+# -- decay -------------------------------------------------------------------------------------
+
+
+def decay_locomo(data: dict[str, Any]) -> str:
+    part = data["locomo"]
+    rows = []
+    for system, units in part["figures"]["original"].items():
+        turn, session = units["turn"]["1-4"], units["session"]["1-4"]
+        followed = part["followed_share"].get(system.removeprefix("+links, "))
+        rows.append([system, num(turn["r5"], 3), num(turn["r10"], 3), num(session["r5"], 3),
+                     num(session["r10"], 3), "" if followed is None else f"{followed / 10:.1f}%",
+                     num(part["search_ms_p50"][system], 1)])  # fmt: skip
+    header = ["system (categories 1–4, original evidence)", "turn R@5", "turn R@10",
+              "session R@5", "session R@10", "links followed (≥ 0.5 at the date)",
+              "p50 ms"]  # fmt: skip
+    return markdown(header, rows)
+
+
+def decay_aged(data: dict[str, Any]) -> str:
+    aged = data["aged"]
+    cats = sorted(aged["links"])
+    rows = [
+        [name] + [num(shares[c], 3) for c in cats]
+        for name, shares in aged["archived_share"].items()
+    ]
+    header = ["share archived, by rate table"] + [f"{c} ({aged['links'][c]:,} links)" for c in cats]
+    return markdown(header, rows) + (
+        f"\nThe pass at the documented rates: {aged['pruned']:,} links, dry run "
+        f"{aged['dry_run_ms']} ms, archiving {aged['prune_ms']} ms.\n"
+    )
+
+
+LOCOMO_KEYS = ("r5", "r10", "mrr", "ndcg10")
+
+
+def relevance(data: dict[str, Any]) -> str:
+    locomo, recall = data.get("locomo"), data.get("recall")
+    rows = []
+    for system in locomo or recall or {}:
+        if system == "hubs":
+            continue
+        cells = [f"`{system}`"]
+        for part, keys in ((locomo, LOCOMO_KEYS), (recall, ("recall", "silence"))):
+            for key in keys:
+                halves = part[system] if part else None
+                both = (
+                    (num(halves[h][key], 3) for h in ("calibration", "held-out")) if halves else ()
+                )
+                cells.append(" / ".join(both) or "–")
+        rows.append(cells)
+    header = ["ranking (calibration / held-out)", "LoCoMo turn R@5", "turn R@10", "MRR",
+              "nDCG@10", "recall", "silence"]  # fmt: skip
+    return markdown(header, rows)

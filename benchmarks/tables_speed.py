@@ -187,3 +187,82 @@ def team(data: dict[str, Any]) -> str:
          f"{num(lag['p95'], 0)} ms", f"max {num(lag['max'], 0)} ms"],
     ]  # fmt: skip
     return markdown(["team store on PostgreSQL + pgvector", "time", "rate"], rows)
+
+
+def fuzz(data: dict[str, Any]) -> str:
+    rows = [[
+        f"{data['calls']:,} random tool calls ({data['errors']:,} answered with a clear error) "
+        f"and {data['garbage']:,} garbage lines", str(data["crashed"]), str(data["hangs"]),
+        str(data["internal"]), str(len(data["problems"])), str(data["exit_code"]),
+    ]]  # fmt: skip
+    header = ["one stdio session of `mama serve`", "crashes", "hangs", "failed inside MAMA",
+              "integrity problems", "exit code"]  # fmt: skip
+    return markdown(header, rows)
+
+
+def kills(data: dict[str, Any]) -> str:
+    rows = [
+        [kind, f"{row['kills']:,}", f"{row['acknowledged']:,}", str(row["lost"]),
+         str(len(row["problems"]))]
+        for kind, row in data.items()
+    ]  # fmt: skip
+    header = ["SIGKILLed at a random moment", "kills", "saves acknowledged", "lost",
+              "integrity problems"]  # fmt: skip
+    return markdown(header, rows)
+
+
+def growth(data: dict[str, Any]) -> str:
+    points = (
+        ("first", "after the first session"),
+        ("start", "once the start reads a full window"),
+        ("end", f"after {data['sessions']:,} sessions"),
+        ("after_gc", "after `mama gc`"),
+    )
+    rows = [
+        [label, f"{data[key]['memories']:,}", num(data[key]["db_bytes"] / 1e6, 1),
+         num(data[key]["free_bytes"] / 1e6, 1), f"{data[key]['backups']} "
+         f"({num(data[key]['backups_bytes'] / 1e6, 1)} MB)",
+         f"{num(data[key]['start_p50_ms'])} ({num(data[key]['start_min_ms'])}–"
+         f"{num(data[key]['start_max_ms'])})"]
+        for key, label in points if key in data
+    ]  # fmt: skip
+    header = ["when", "memories", "database MB", "free MB", "backups",
+              "session start ms, p50 (min–max)"]  # fmt: skip
+    return markdown(header, rows)
+
+
+def warm(data: dict[str, Any]) -> str:
+    n = data["runs"]
+    rows = [
+        ["decisions saved", f"{data['saved']}/{n}"],
+        ["save → vector, p50 / p95 s", f"{num(data['save_to_vector_p50_s'], 3)} / "
+         f"{num(data['save_to_vector_p95_s'], 3)} ({data['vectors_seen']} vectors seen)"],
+        ["memories queued when `claude` exited / after the server exited",
+         f"{data['queued_at_exit_total']} / {data['queued_after_server_total']}"],
+        ["next session's first prompt (a paraphrase) matched with vectors",
+         f"{data['first_prompt_matched_with_vectors']}/{n}"],
+        ["… the decision recalled by them (of those, told at the session start already)",
+         f"{data['first_prompt_by_vectors']}/{n} "
+         f"({data['first_prompt_by_vectors_told_at_start']})"],
+        ["the session start told the decision", f"{data['told_at_start']}/{n}"],
+        ["first prompt by keywords / past the hook's deadline / no call logged",
+         f"{data['first_prompt_by_keywords']} / {data['first_prompt_past_deadline']} / "
+         f"{data['first_prompt_not_logged']}"],
+        ["keywords alone on the same prompts and stores (baseline), recalled",
+         f"{data['keyword_baseline_recalled']}/{n}"],
+        ["`claude -p` wall time a session, p50 s", num(data["session_wall_p50_s"])],
+    ]  # fmt: skip
+    return markdown([f"{n} runs of two real `claude -p` sessions ({data['settings']})", ""], rows)
+
+
+def turns(data: dict[str, Any]) -> str:
+    rows = [
+        [f"the Stop hook: `{arm}`", f"{d['missing']}/{d['total']}",
+         str(d["missing"] - d["no_checkpoint"]), str(d["no_checkpoint"]),
+         f"{num(d['turn_median_s'])} / {num(d['turn_p95_s'])}"]
+        for arm, d in data.items() if isinstance(d, dict)
+    ]  # fmt: skip
+    header = [f"{data['turns']} turns an arm, {data['per_session']} a session",
+              "failing command missing", "checkpoints without it", "turns without a checkpoint",
+              "turn (prompt → result) median / p95 s"]  # fmt: skip
+    return markdown(header, rows)
