@@ -86,6 +86,8 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "decay": ("decay", decay_locomo),
     "decay-aged": ("decay", decay_aged),
     "relevance": ("relevance", relevance),
+    "relevance-locomo": ("relevance-locomo", relevance),
+    "relevance-recall": ("relevance-recall", relevance),
     "recall": ("recall-quick", recall_rows),
     "recall-tiers": ("recall-quick", recall_tiers),
     "recall-sweep": ("recall-quick", recall_sweep),
