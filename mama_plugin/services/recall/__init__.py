@@ -1,2 +1,2 @@
-"""Prompt-time recall: the few memories a prompt clearly touches, its judge, each model's scale, the
-context block a prompt gets, and Korean read-ahead. Reads search, learning and the graph."""
+"""Prompt-time recall on top of search: the candidates, the judge's tiers, each model's scale, the
+context a prompt gets and Korean read-ahead."""

@@ -1,2 +1,2 @@
-"""Saving: a memory's validation and write, outcomes, what a save may contradict or repeat, scopes,
-enrichment and a narrative's quality. Reads recall, search, learning and the graph."""
+"""Everything a save does: validation and the write, outcomes, what it may contradict or repeat (by
+search's vectors), scopes, enrichment, a narrative's quality."""

@@ -1,11 +1,11 @@
 """A teammate's row checked before it is stored: the shape a memory or a link must have.
 
 The team database holds JSON that any member with write access can set, and other MAMA
-versions write. A row whose body this MAMA cannot hold (no object, no content, a field of
-the wrong type, nesting past :data:`~mama_plugin.intake.MAX_DEPTH`) is refused — counted, the
-feed goes on — instead of failing every teammate's sync (an empty body once raised KeyError
-for everyone); a date in the future is read as now, so a row cannot sort itself first.
-Standard library only.
+versions write. A row whose body this MAMA cannot hold (no object, no content, a field of the
+wrong type, nesting past :data:`~mama_plugin.intake.MAX_DEPTH`, larger than
+:data:`~mama_plugin.intake.MAX_CHARS`) is refused — counted, the feed goes on — instead of
+failing every teammate's sync (an empty body once raised KeyError for everyone); a date in the
+future is read as now, so a row cannot sort itself first. Standard library only.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import ValidationError
-from ...intake import MAX_CHARS, MAX_DEPTH, loads, nesting
+from ...intake import MAX_CHARS, loads
 from ..memories import MEMORY_TYPES
 from ..tables import OUTCOMES, STATUSES
 
@@ -85,10 +85,8 @@ def link_body(body: Any, now: int) -> dict[str, Any]:
 
 
 def _object(body: Any, types: dict[str, tuple[type, ...]], kind: str) -> dict[str, Any]:
-    if not isinstance(body, dict):
+    if not isinstance(body, dict):  # parsed_body gives None for one too deep or too large
         raise ValidationError([f"a teammate's {kind} row that holds no object"])
-    if nesting(body) > MAX_DEPTH:
-        raise ValidationError([f"a teammate's {kind} nested more than {MAX_DEPTH} levels deep"])
     for name, allowed in types.items():
         value = body.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, allowed)):
