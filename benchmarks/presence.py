@@ -31,7 +31,7 @@ from typing import Any
 from mama_plugin.config import Config
 from mama_plugin.errors import MamaError
 from mama_plugin.project import project_key
-from mama_plugin.services.saving.memories import save_insight
+from mama_plugin import save_insight
 from mama_plugin.storage import Store
 
 from .checkout import CLAUDE, ROOT, fake_anthropic
@@ -104,7 +104,7 @@ from mama_plugin.config import Config
 from mama_plugin.embeddings import resolve_model
 from mama_plugin.errors import MamaError
 from mama_plugin.project import project_key
-from mama_plugin.services.saving.memories import save_insight
+from mama_plugin import save_insight
 from mama_plugin.storage import Store
 home, project = Path(sys.argv[1]), Path(sys.argv[2])
 project.mkdir(parents=True, exist_ok=True)
