@@ -32,6 +32,7 @@ from test_claude_code import (
 )
 
 from mama_plugin.config import Config
+from mama_plugin.embeddings.cards import CARDS
 from mama_plugin.project import project_key
 from mama_plugin.server.catalogue import CORE
 from mama_plugin.storage import Store
@@ -147,6 +148,9 @@ def test_mama_save_and_mama_configure_work_verbatim(tmp_path: Path, mama_home: P
     fake = run_claude([tool_use("Skill", {"skill": "mama:configure", "args": "relevance_bar 0.6"}),
                        tool_use("Bash", {"command": command, "description": "Set the bar"}),
                        text("Done.")], "/mama-configure relevance_bar 0.6", tmp_path, "configure")  # fmt: skip
+    # What the model reads of each embedding model is its card's (embeddings/cards.py).
+    shown = " ".join(sent(fake.main_requests[1]).replace("\\n", " ").split())
+    assert all(" ".join(card.configure.split()) in shown for card in CARDS), shown[:2000]
     ran = result_of(fake.main_requests[2], "Bash")
     assert not ran["is_error"], ran["text"]  # allowed by the alias's frontmatter alone
     assert "relevance_bar = 0.6" in ran["text"]
