@@ -28,10 +28,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mama_plugin import save_insight
 from mama_plugin.config import Config
 from mama_plugin.errors import MamaError
 from mama_plugin.project import project_key
-from mama_plugin import save_insight
 from mama_plugin.storage import Store
 
 from .checkout import CLAUDE, ROOT, fake_anthropic
