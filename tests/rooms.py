@@ -34,6 +34,7 @@ ROOMS: dict[str, tuple[str, ...]] = {
         "blas",
         "lazy",
         "intake",
+        "plain",
         "text",
         "envelope",
         "fence",

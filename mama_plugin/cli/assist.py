@@ -20,7 +20,7 @@ from .options import (
     no_model_option,
     project_option,
 )
-from .shared import open_store, optional_assistant, print_json, project_of
+from .shared import open_store, optional_assistant, print_json, project_of, told
 
 
 @command("draft", "draft a decision's narrative from a session (saves nothing)")
@@ -57,11 +57,7 @@ def cmd_draft(args: argparse.Namespace) -> int:
     draft = draft_narrative(
         request, digest, assistant=optional_assistant(args), layers=layers, skipped=skipped
     )
-    if args.json:
-        print_json(draft.as_data())
-        return 0
-    print(draft.as_text(args.config.home))
-    return 0
+    return told(args, draft.as_data(), draft.as_text(args.config.home))
 
 
 @command("links", "link suggestions: list, find for a memory, accept, reject")
@@ -168,11 +164,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
     with open_store(args) as store:
         stats = project_stats(store, project_of(args))
-    if args.json:
-        print_json(stats.as_dict())
-    else:
-        print(render("stats.txt.j2", args.config.home, s=stats).rstrip())
-    return 0
+    return told(args, stats.as_dict(), render("stats.txt.j2", args.config.home, s=stats).rstrip())
 
 
 def _embedder(config: Config) -> Any:

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import MamaError
 from .options import argument, command, json_option
-from .shared import open_store, print_json
+from .shared import open_store, told
 
 
 @command("forget", "delete a memory for good: its links, index rows, vectors and backup copies")
@@ -26,11 +26,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
     with open_store(args) as store:
         done = forget(store, args.config, args.id)
-    if args.json:
-        print_json(done.as_dict())
-    else:
-        print(done.summary())
-    return 0
+    return told(args, done.as_dict(), done.summary())
 
 
 @command("edit", "correct a memory's narrative fields (a conflict if it changed meanwhile)")
@@ -56,11 +52,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
             fields = _edited(_editable(current))
         request = {**fields, "memory_id": args.id, "expected_version": version}
         done = edit(store, args.config, parse(UpdateInput, request))
-    if args.json:
-        print_json({"memory": done.memory.as_dict(), "before": done.before})
-    else:
-        print(done.summary())
-    return 0
+    return told(args, {"memory": done.memory.as_dict(), "before": done.before}, done.summary())
 
 
 @command("redact", "mask a string everywhere MAMA stored it, backups included")
@@ -72,11 +64,11 @@ def cmd_redact(args: argparse.Namespace) -> int:
 
     with open_store(args) as store:
         done = redact(store, args.config, args.pattern)
-    if args.json:
-        print_json({"rows": done.rows, "memories": done.memories, **done.cleared.as_dict()})
-    else:
-        print(done.summary())
-    return 0
+    return told(
+        args,
+        {"rows": done.rows, "memories": done.memories, **done.cleared.as_dict()},
+        done.summary(),
+    )
 
 
 _FIELDS = ("topic", "content", "reasoning", "specifics", "evidence", "tension", "tags")

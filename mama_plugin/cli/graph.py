@@ -11,12 +11,15 @@ command runs.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import MamaError
 from .link import link_upkeep
 from .options import argument, command, json_option, project_option
-from .shared import open_store, optional_embedder, print_json, project_of
+from .shared import open_store, optional_embedder, print_json, project_of, told
+
+if TYPE_CHECKING:
+    from ..services.graph.queries import RelationshipMatches, TaggedLinks
 
 
 @command("graph", "graph health, relationship words by meaning: health, tidy, merge, synonyms")
@@ -165,38 +168,31 @@ def list_links(store: Any, args: argparse.Namespace) -> int:
     if args.tag:
         return _tagged(store, args)
     from ..services.graph.queries import links_by_relationship
-    from ..services.graph.upkeep import shown
 
     embedder = optional_embedder(args, without="matching the word and its merged forms only")
     found = links_by_relationship(
         store, embedder, args.relationship, project=project_of(args), limit=args.limit
     )
-    if args.json:
-        print_json(found.as_dict())
-        return 0
     words = ", ".join(f"{w.word} ({w.score:.2f})" for w in found.words)
-    print(f"Links by {found.asked} — matching {words}:")
-    if not found.links:
-        print("  none in this project.")
-    for ln in found.links:
-        print(f"  {shown(ln).line(found.tags.get(ln.id, ()))}")
-    return 0
+    return _links_told(args, found, f"Links by {found.asked} — matching {words}:")
 
 
 def _tagged(store: Any, args: argparse.Namespace) -> int:
     from ..services.graph.queries import links_by_tag
-    from ..services.graph.upkeep import shown
 
     found = links_by_tag(store, args.tag, project=project_of(args), limit=args.limit)
-    if args.json:
-        print_json(found.as_dict())
-        return 0
-    print(f"Links tagged {found.tag}:")
-    if not found.links:
-        print("  none in this project.")
-    for ln in found.links:
-        print(f"  {shown(ln).line(found.tags.get(ln.id, ()))}")
-    return 0
+    return _links_told(args, found, f"Links tagged {found.tag}:")
+
+
+def _links_told(
+    args: argparse.Namespace, found: RelationshipMatches | TaggedLinks, heading: str
+) -> int:
+    """The links found under ``heading``, each with its tags, or as JSON."""
+    from ..services.graph.upkeep import shown
+
+    lines = [f"  {shown(ln).line(found.tags.get(ln.id, ()))}" for ln in found.links]
+    text = "\n".join([heading, *(lines or ["  none in this project."])])
+    return told(args, found.as_dict(), text)
 
 
 def _after(store: Any, args: argparse.Namespace) -> int:

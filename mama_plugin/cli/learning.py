@@ -10,7 +10,7 @@ import argparse
 
 from ..errors import MamaError
 from .options import argument, command, json_option, limit_option, project_option
-from .shared import open_store, print_json, project_of
+from .shared import open_store, print_json, project_of, told
 
 
 @command("confidence", "one memory's confidence now and every move outcomes made to it")
@@ -50,11 +50,7 @@ def cmd_learn(args: argparse.Namespace) -> int:
 
     with open_store(args) as store:
         done = learn_pass(store)
-    if args.json:
-        print_json(done.as_dict())
-        return 0
-    print(learn_text(done))
-    return 0
+    return told(args, done.as_dict(), learn_text(done))
 
 
 @command(
@@ -107,11 +103,7 @@ def cmd_hubs(args: argparse.Namespace) -> int:
     project = project_of(args)
     with open_store(args) as store:
         found = hubs(store, project, minimum=args.min)
-    if args.json:
-        print_json([h.as_dict() for h in found])
-        return 0
-    print(hubs_text(found, project, args.min))
-    return 0
+    return told(args, [h.as_dict() for h in found], hubs_text(found, project, args.min))
 
 
 @command(
@@ -131,11 +123,7 @@ def cmd_learned(args: argparse.Namespace) -> int:
     project = None if args.all_projects else project_of(args)
     with open_store(args) as store:
         found = learned(store, project)
-    if args.json:
-        print_json(found.as_dict())
-        return 0
-    print(learned_text(found, project or "every project", args.limit))
-    return 0
+    return told(args, found.as_dict(), learned_text(found, project or "every project", args.limit))
 
 
 @command(
@@ -159,11 +147,7 @@ def cmd_context(args: argparse.Namespace) -> int:
             if not args.json:
                 print(f"Saved the project's description as {saved.id}.")
         ctx = project_context(store, project)
-    if args.json:
-        print_json(ctx.as_dict())
-        return 0
-    print(context_text(ctx))
-    return 0
+    return told(args, ctx.as_dict(), context_text(ctx))
 
 
 @command(
@@ -212,8 +196,4 @@ def cmd_evolve(args: argparse.Namespace) -> int:
     with open_store(args) as store:
         done = evolve_pass(store)
         text = evolve_text(store, done)
-    if args.json:
-        print_json(done.as_dict())
-        return 0
-    print(text)
-    return 0
+    return told(args, done.as_dict(), text)

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import MamaError
 from .options import argument, command, json_option
-from .shared import open_store, print_json, project_of
+from .shared import open_store, print_json, project_of, told
 
 
 @command("link", "one link with its strength now; down-vote or delete it")
@@ -35,17 +35,9 @@ def cmd_link(args: argparse.Namespace) -> int:
     with open_store(args) as store:
         if args.action == "show":
             link = shown(LinkState(store).get(link_id))
-            if args.json:
-                print_json(link.as_dict())
-            else:
-                print(link.line())
-            return 0
+            return told(args, link.as_dict(), link.line())
         judged = judge_link(store, link_id, "down" if args.action == "down" else "delete")
-    if args.json:
-        print_json(judged.as_dict())
-    else:
-        print(judged.summary())
-    return 0
+    return told(args, judged.as_dict(), judged.summary())
 
 
 def link_upkeep(store: Any, args: argparse.Namespace) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .options import argument, command, json_option, project_option
-from .shared import open_store, print_json, project_of
+from .shared import open_store, print_json, project_of, told
 
 
 @command("promote", "make a memory global: every project's search and session start read it")
@@ -37,8 +37,4 @@ def cmd_promote(args: argparse.Namespace) -> int:
                 print(said or "Nothing is said alike in two projects.")
             return 0
         moved = demote(store, args.id, project_of(args)) if args.back else promote(store, args.id)
-    if args.json:
-        print_json(moved.as_dict())
-    else:
-        print(moved.summary())
-    return 0
+    return told(args, moved.as_dict(), moved.summary())

@@ -28,6 +28,15 @@ def print_json(value: Any) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
 
+def told(args: argparse.Namespace, data: Any, text: str) -> int:
+    """Print ``data`` as JSON under ``--json``, else ``text``; the command's status, 0."""
+    if args.json:
+        print_json(data)
+    else:
+        print(text)
+    return 0
+
+
 def optional_embedder(args: argparse.Namespace, *, without: str) -> Any:
     """The embedding model unless ``--keyword-only`` or it cannot load (then None).
 

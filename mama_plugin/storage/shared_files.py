@@ -16,6 +16,7 @@ from typing import Any
 
 import apsw
 
+from ..plain import picked
 from .repository import Repository
 from .sql import now_ms
 
@@ -73,13 +74,7 @@ class ShareConflict:
     found_at: int
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.memory_id,
-            "path": self.path,
-            "theirs": self.theirs,
-            "mine": self.mine,
-            "found_at": self.found_at,
-        }
+        return picked(self, "id=memory_id", "path", "theirs", "mine", "found_at")
 
 
 class SharedFiles(Repository):

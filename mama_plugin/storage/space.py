@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,13 +39,7 @@ class Space:
 
     def as_dict(self) -> dict[str, int]:
         """The figures, for ``--json`` output."""
-        return {
-            "file_bytes": self.file_bytes,
-            "wal_bytes": self.wal_bytes,
-            "page_size": self.page_size,
-            "pages": self.pages,
-            "free_pages": self.free_pages,
-        }
+        return asdict(self)
 
 
 def space(store: Store) -> Space:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Callable
 
 import apsw
 
@@ -47,17 +48,32 @@ def mask_words(conn: apsw.Connection, pattern: str) -> dict[str, int]:
         words = [str(r[0]) for r in conn.execute(sql).fetchall()]
         return [w for w in words if any(f.search(w) for f in found)]
 
+    def word_of(word: str) -> str:
+        return masked_word(word, found)
+
+    def tag_of(tag: str) -> str:
+        for finder in found:
+            tag = finder.sub(TAG_MASK, tag)
+        return tag
+
+    def rename(table: str, column: str, new_of: Callable[[str], str], *, merge: bool) -> int:
+        """Each matching value of ``table.column`` renamed; rows changed. With ``merge`` a
+        row whose new value already stands (a UNIQUE key) goes instead."""
+        rows = 0
+        for old in matching(f"SELECT DISTINCT {column} FROM {table}"):
+            update = "UPDATE OR IGNORE" if merge else "UPDATE"
+            conn.execute(
+                f"{update} {table} SET {column} = ? WHERE {column} = ?", (new_of(old), old)
+            )
+            rows += conn.changes()
+            if merge:
+                conn.execute(f"DELETE FROM {table} WHERE {column} = ?", (old,))
+                rows += conn.changes()
+        return rows
+
     # memory_links: UNIQUE (from_id, to_id, relationship) — the same link already stated with
     # the masked word stays, this one goes.
-    links = 0
-    for word in matching("SELECT DISTINCT relationship FROM memory_links"):
-        new = masked_word(word, found)
-        conn.execute(
-            "UPDATE OR IGNORE memory_links SET relationship = ? WHERE relationship = ?", (new, word)
-        )
-        links += conn.changes()
-        conn.execute("DELETE FROM memory_links WHERE relationship = ?", (word,))
-        links += conn.changes()
+    links = rename("memory_links", "relationship", word_of, merge=True)
     if links:
         changed["memory_links.relationship"] = links
         conn.execute(
@@ -78,40 +94,14 @@ def mask_words(conn: apsw.Connection, pattern: str) -> dict[str, int]:
         usage += 1
     if usage:
         changed["relationship_usage"] = usage
-    recorded = 0
-    for word in matching("SELECT relationship FROM relationship_words"):
-        conn.execute(
-            "UPDATE OR IGNORE relationship_words SET relationship = ? WHERE relationship = ?",
-            (masked_word(word, found), word),
-        )
-        conn.execute("DELETE FROM relationship_words WHERE relationship = ?", (word,))
-        recorded += 1
-    for word in matching("SELECT DISTINCT canonical FROM relationship_words"):
-        conn.execute(
-            "UPDATE relationship_words SET canonical = ? WHERE canonical = ?",
-            (masked_word(word, found), word),
-        )
-        recorded += conn.changes()
+    recorded = rename("relationship_words", "relationship", word_of, merge=True)
+    recorded += rename("relationship_words", "canonical", word_of, merge=False)
     if recorded:
         changed["relationship_words"] = recorded
-    proposed = 0
-    for word in matching("SELECT DISTINCT relationship FROM link_suggestions"):
-        conn.execute(
-            "UPDATE link_suggestions SET relationship = ? WHERE relationship = ?",
-            (masked_word(word, found), word),
-        )
-        proposed += conn.changes()
+    proposed = rename("link_suggestions", "relationship", word_of, merge=False)
     if proposed:
         changed["link_suggestions.relationship"] = proposed
-    tags = 0
-    for tag in matching("SELECT DISTINCT tag FROM link_tags"):
-        new = tag
-        for finder in found:
-            new = finder.sub(TAG_MASK, new)
-        conn.execute("UPDATE OR IGNORE link_tags SET tag = ? WHERE tag = ?", (new, tag))
-        tags += conn.changes()
-        conn.execute("DELETE FROM link_tags WHERE tag = ?", (tag,))
-        tags += conn.changes()
+    tags = rename("link_tags", "tag", tag_of, merge=True)
     if tags:
         changed["link_tags"] = tags
     return changed

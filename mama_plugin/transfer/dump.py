@@ -103,32 +103,25 @@ def import_dump(store: Store, data: dict[str, Any]) -> LegacyResult:
     _restore_notes(store, data.get("memory_notes") or [], result)
     # Before the links: the category recorded for a word is the one its new links take.
     restore_words(store, data.get("relationship_words") or [], result)
-    for index, link in enumerate(data.get("links") or []):
-        result.tally("links", "source")
+
+    def add_link(link: dict[str, Any]) -> None:
         fields = {k: v for k, v in link.items() if k not in _LINK_SKIP | {"link_category"}}
-        try:
-            tags = fields.pop("tags", None) or []
-            record, _ = store.links.add(
-                fields.pop("from_id"),
-                fields.pop("to_id"),
-                fields.pop("relationship"),
-                fields.pop("reason"),
-                mark_target=False,
-                **fields,
-            )
-            if tags:
-                LinkTags(store).add(record.id, tags)
-        except (KeyError, TypeError, ValidationError) as exc:
-            raise LegacyImportError(f"links[{index}]: {exc}") from exc
+        tags = fields.pop("tags", None) or []
+        record, _ = store.links.add(
+            fields.pop("from_id"),
+            fields.pop("to_id"),
+            fields.pop("relationship"),
+            fields.pop("reason"),
+            mark_target=False,
+            **fields,
+        )
+        if tags:
+            LinkTags(store).add(record.id, tags)
+
+    for _ in result.parsed("links", data.get("links") or [], add_link):
         result.tally("links", "imported")
-    for index, suggestion in enumerate(data.get("link_suggestions") or []):
-        result.tally("link_suggestions", "source")
-        try:
-            if not isinstance(suggestion, dict):
-                raise ValueError("not an object")
-            restored = store.suggestions.restore(suggestion)
-        except (TypeError, ValueError) as exc:
-            raise LegacyImportError(f"link_suggestions[{index}]: {exc}") from exc
+    suggestions = data.get("link_suggestions") or []
+    for restored in result.parsed("link_suggestions", suggestions, store.suggestions.restore):
         result.tally("link_suggestions", "imported" if restored else "already_present")
     return result
 
@@ -137,15 +130,7 @@ def _restore_files(store: Store, rows: list[Any], present: set[str], result: Leg
     """Write back the recorded files of the memories this import wrote; those of a memory
     already stored count as present, those of a memory the store does not hold as
     ``no_memory``."""
-    cited: list[CitedFile] = []
-    for index, row in enumerate(rows):
-        result.tally("memory_files", "source")
-        try:
-            if not isinstance(row, dict):
-                raise ValueError("not an object")
-            cited.append(CitedFile.from_dict(row))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise LegacyImportError(f"memory_files[{index}]: {exc}") from exc
+    cited = list(result.parsed("memory_files", rows, CitedFile.from_dict))
     held = store.memories.existing_ids(c.memory_id for c in cited)
     for c in cited:
         if c.memory_id not in held:
@@ -160,14 +145,7 @@ def _restore_history(
     store: Store, rows: list[Any], present: set[str], result: LegacyResult
 ) -> None:
     """Write back the confidence history of the memories this import wrote."""
-    for index, row in enumerate(rows):
-        result.tally("confidence_history", "source")
-        try:
-            if not isinstance(row, dict):
-                raise ValueError("not an object")
-            change = change_from_dict(row)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise LegacyImportError(f"confidence_history[{index}]: {exc}") from exc
+    for change in result.parsed("confidence_history", rows, change_from_dict):
         if change.memory_id in present or not store.confidence.restore(change):
             result.tally("confidence_history", "already_present")
         else:
@@ -177,14 +155,7 @@ def _restore_history(
 def _restore_notes(store: Store, rows: list[Any], result: LegacyResult) -> None:
     """Write back the dump's notes (a note already stored counts as present, one whose
     memory or trigger the store does not hold as ``no_memory``)."""
-    for index, row in enumerate(rows):
-        result.tally("memory_notes", "source")
-        try:
-            if not isinstance(row, dict):
-                raise ValueError("not an object")
-            note = note_from_dict(row)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise LegacyImportError(f"memory_notes[{index}]: {exc}") from exc
+    for note in result.parsed("memory_notes", rows, note_from_dict):
         if len(store.memories.existing_ids([note.memory_id, note.trigger_id])) < 2:
             result.tally("memory_notes", "no_memory")
         elif store.notes.add([note]):

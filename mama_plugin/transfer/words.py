@@ -12,7 +12,6 @@ from collections.abc import Iterable
 from dataclasses import asdict
 from typing import Any
 
-from ..errors import LegacyImportError
 from ..relationships import CATEGORIES, normalise
 from ..storage import Store
 from ..storage.relationship_words import RelationshipWords, WordRow
@@ -34,21 +33,19 @@ def restore_words(store: Store, rows: list[Any], result: LegacyResult) -> None:
     words = RelationshipWords(store)
     known = words.all()
     fresh: list[WordRow] = []
-    for index, row in enumerate(rows):
-        result.tally("relationship_words", "source")
-        try:
-            if not isinstance(row, dict):
-                raise ValueError("not an object")
-            word = WordRow(**row)
-            if normalise(word.relationship) != word.relationship:
-                raise ValueError(f"{word.relationship!r} is not a normalised relationship word")
-            if word.category not in CATEGORIES:
-                raise ValueError(f"unknown category {word.category!r}")
-        except (TypeError, ValueError) as exc:
-            raise LegacyImportError(f"relationship_words[{index}]: {exc}") from exc
+    for word in result.parsed("relationship_words", rows, _word_row):
         if word.relationship in known:
             result.tally("relationship_words", "already_present")
             continue
         fresh.append(word)
         result.tally("relationship_words", "imported")
     words.put(fresh)
+
+
+def _word_row(row: dict[str, Any]) -> WordRow:
+    word = WordRow(**row)
+    if normalise(word.relationship) != word.relationship:
+        raise ValueError(f"{word.relationship!r} is not a normalised relationship word")
+    if word.category not in CATEGORIES:
+        raise ValueError(f"unknown category {word.category!r}")
+    return word

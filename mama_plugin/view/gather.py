@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
+from ..plain import picked
 from ..settings import Settings
 from ..storage import LinkRecord, MemoryRecord, Store, now_ms
 
@@ -33,13 +34,7 @@ class ChainStep:
 
     def as_data(self) -> dict[str, Any]:
         """The step as the page reads it."""
-        return {
-            "newer": self.newer,
-            "older": self.older,
-            "rel": self.relationship,
-            "reason": self.reason,
-            "by": self.by,
-        }
+        return picked(self, "newer", "older", "rel=relationship", "reason", "by")
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ...plain import picked
 from ...relationships import category_of, known_words
 from ...storage import Store, now_ms
 from ...storage.relationship_words import RelationshipWords, WordRow, WordUse
@@ -115,11 +116,7 @@ class TidyResult:
 
     def as_dict(self) -> dict[str, object]:
         """Plain data (``--json``)."""
-        return {
-            "words": self.words,
-            "clusters": self.clusters,
-            "promoted": self.promoted,
-            "recategorised": self.recategorised,
+        return picked(self, "words", "clusters", "promoted", "recategorised") | {
             "archive": [{"word": w, "links": n, "days": round(d)} for w, n, d in self.archive],
         }
 

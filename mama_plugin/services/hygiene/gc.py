@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...plain import picked
 from ...settings import Settings
 from ...storage import Store, now_ms
 from ...storage.archive import last_import
@@ -81,15 +82,11 @@ class Collected:
 
     def as_dict(self) -> dict[str, Any]:
         """The run as ``--json`` output reports it."""
-        return {
-            "bytes_before": self.bytes_before,
-            "bytes_after": self.bytes_after,
-            "sessions": self.sessions,
-            "folded": self.folded,
-            "backups_deleted": self.backups,
-            "backup_bytes": self.backup_bytes,
-            "vacuum_s": self.vacuum_s,
-        }
+        return picked(
+            self,
+            *("bytes_before", "bytes_after", "sessions", "folded", "backups_deleted=backups"),
+            *("backup_bytes", "vacuum_s"),
+        )
 
 
 def plan(store: Store, settings: Settings, *, now: int | None = None) -> Plan:

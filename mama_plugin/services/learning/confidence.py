@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ...plain import picked
 from ...relationships import REPLACING
 from ...storage import LinkRecord, MemoryRecord, Store, now_ms
 from ...storage.confidence import ConfidenceChange
@@ -146,10 +147,7 @@ class LearnPass:
     changes: list[ConfidenceChange] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, object]:
-        return {
-            "since": self.since,
-            "at": self.at,
-            "considered": self.considered,
+        return picked(self, "since", "at", "considered") | {
             "applied": list(self.applied),
             "changes": [c.as_dict() for c in self.changes],
         }

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import MamaError
+from ...plain import picked
 from ...storage import MemoryRecord, Store
 from ...text import unique
 from .autosave import MAX_ITEMS
@@ -42,13 +43,7 @@ class Fold:
 
     def as_dict(self) -> dict[str, Any]:
         """The fold as ``mama gc --json`` reports it."""
-        return {
-            "session_id": self.session_id,
-            "project": self.project,
-            "kept": self.kept,
-            "folded": list(self.folded),
-            "bytes": self.bytes,
-        }
+        return picked(self, "session_id", "project", "kept", "folded", "bytes")
 
 
 def planned(store: Store, *, horizon_days: int, now: int, limit: int = 100) -> list[Fold]:
