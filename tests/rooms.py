@@ -35,6 +35,7 @@ ROOMS: dict[str, tuple[str, ...]] = {
         "lazy",
         "intake",
         "plain",
+        "groups",
         "text",
         "envelope",
         "fence",

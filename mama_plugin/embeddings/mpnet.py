@@ -33,6 +33,7 @@ from .errors import EmbeddingError
 from .files import models_dir
 from .kinds import Provided
 from .mpnet_parts import MODEL_NAME, ensure_files, is_extracted
+from .protocol import Engine, texts_of
 from .wordpiece import WordPiece
 
 MAX_TOKENS = 384
@@ -40,7 +41,7 @@ BATCH = 16
 _BOS, _PAD, _EOS = 0, 1, 2
 
 
-class MPNetEmbedder:
+class MPNetEmbedder(Engine):
     """The numpy encoder behind the embedder interface retrieval uses (name, dim, embed)."""
 
     name = MODEL_NAME
@@ -78,9 +79,7 @@ class MPNetEmbedder:
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One unit-length vector per text, in order."""
-        if isinstance(texts, str):
-            raise TypeError("embed() takes a list of texts; use embed_one() for a single text")
-        if not texts:
+        if not (texts := texts_of(texts)):
             return []
         np = self._np
         ids = [self.tokenize(text) for text in texts]
@@ -94,20 +93,8 @@ class MPNetEmbedder:
                 out[chosen] = self._forward([ids[i] for i in chosen], self._weights)
         return [list(map(float, row)) for row in out]
 
-    def embed_one(self, text: str) -> list[float]:
-        """The unit-length vector of one text."""
-        return self.embed([text])[0]
-
-    def close(self) -> None:
-        """Free the weights (they are freed with the process anyway)."""
-        with self._lock:
-            self._weights = None
-
-    def __enter__(self) -> MPNetEmbedder:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
+    def _free(self) -> None:
+        self._weights = None
 
     def _forward(self, batch: list[list[int]], w: dict[str, Any]) -> Any:
         np = self._np

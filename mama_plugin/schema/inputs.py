@@ -51,6 +51,18 @@ Topic = Annotated[
 Evidence = Annotated[list[EvidenceItem], Field(max_length=LIST_MAX)]
 Steps = Annotated[list[NextStep], Field(max_length=LIST_MAX)]
 Tags = Annotated[list[Annotated[str, Field(min_length=1, max_length=64)]], Field(max_length=20)]
+# A link's WHY and its extra words, as both link tools take them.
+LinkReason = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=ITEM_MAX,
+        description="WHY the two are linked, in one sentence with a concrete fact.",
+    ),
+]
+LinkTagWords = Annotated[
+    Tags, Field(description="Extra words on the link beside its relationship, e.g. ['perf'].")
+]
 
 
 class LinkInput(Strict):
@@ -66,20 +78,11 @@ class LinkInput(Strict):
             "addresses_failure_of, ...",
         ),
     ]
-    reason: Annotated[
-        str,
-        Field(
-            min_length=1,
-            max_length=ITEM_MAX,
-            description="WHY the two are linked, in one sentence with a concrete fact.",
-        ),
-    ]
+    reason: LinkReason
     evidence: Annotated[str, Field(max_length=ITEM_MAX)] = ""
     context: Annotated[str, Field(max_length=ITEM_MAX)] = ""
     confidence: Confidence = 1.0
-    tags: Annotated[
-        Tags, Field(description="Extra words on the link beside its relationship, e.g. ['perf'].")
-    ] = []
+    tags: LinkTagWords = []
 
     _tag_list = field_validator("tags", mode="before")(lambda cls, v: _listify(v))
 
@@ -256,26 +259,23 @@ class CheckpointInput(_Saves):
     )(lambda cls, v: _listify(v))
 
 
-class InsightInput(_Saves):
+class _Note(_Saves):
+    """A memory told in one text: an insight or a context."""
+
+    content: Annotated[str, Field(min_length=1, max_length=TEXT_MAX)]
+    topic: Annotated[str, Field(max_length=TOPIC_MAX)] = ""
+    evidence: Evidence = []
+    confidence: Confidence = 0.7
+
+    _more_lists = field_validator("evidence", mode="before")(lambda cls, v: _listify(v))
+
+
+class InsightInput(_Note):
     """A quick lesson worth keeping."""
 
-    content: Annotated[str, Field(min_length=1, max_length=TEXT_MAX)]
-    topic: Annotated[str, Field(max_length=TOPIC_MAX)] = ""
-    evidence: Evidence = []
-    confidence: Confidence = 0.7
 
-    _more_lists = field_validator("evidence", mode="before")(lambda cls, v: _listify(v))
-
-
-class ContextInput(_Saves):
+class ContextInput(_Note):
     """Background a later session needs (constraints, environment, people)."""
-
-    content: Annotated[str, Field(min_length=1, max_length=TEXT_MAX)]
-    topic: Annotated[str, Field(max_length=TOPIC_MAX)] = ""
-    evidence: Evidence = []
-    confidence: Confidence = 0.7
-
-    _more_lists = field_validator("evidence", mode="before")(lambda cls, v: _listify(v))
 
 
 VERIFIED = "VERIFIED"  # an outcome kind that re-checks a memory against the code, no verdict

@@ -9,7 +9,7 @@ from pydantic import Field, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from ..relationships import normalise
-from .inputs import Confidence, MemoryId, Tags
+from .inputs import Confidence, LinkReason, LinkTagWords, MemoryId
 from .narrative import ITEM_MAX, Strict, _listify
 
 
@@ -21,14 +21,7 @@ class LinkMemoriesInput(Strict):
     # memory from_id links to with it); services/graph/linking.py checks each against the store.
 
     from_id: Annotated[MemoryId, Field(description="The memory the link starts from.")]
-    reason: Annotated[
-        str,
-        Field(
-            min_length=1,
-            max_length=ITEM_MAX,
-            description="WHY the two are linked, in one sentence with a concrete fact.",
-        ),
-    ]
+    reason: LinkReason
     to_id: Annotated[
         MemoryId | None, Field(description="The memory it links to (with relationship).")
     ] = None
@@ -40,9 +33,7 @@ class LinkMemoriesInput(Strict):
             "addresses_failure_of, ... (with to_id).",
         ),
     ] = None
-    tags: Annotated[
-        Tags, Field(description="Extra words on the link beside its relationship, e.g. ['perf'].")
-    ] = []
+    tags: LinkTagWords = []
     confidence: Confidence = 1.0
     evidence: Annotated[str, Field(max_length=ITEM_MAX)] = ""
     words: SkipJsonSchema[dict[str, MemoryId]] = {}

@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ...groups import Groups
 from ...relationships import known_words
 from ...storage import Store, now_ms
 from ...storage.relationship_words import RelationshipWords
@@ -76,23 +77,14 @@ def graph_health(store: Store, project: str, *, now: int | None = None) -> Healt
     ids, edges = table.graph_of(project)
     h = Health(project, memories=len(ids), links=len(edges))
     degree: Counter[str] = Counter()
-    parent = {i: i for i in ids}
-
-    def root(x: str) -> str:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
+    groups = Groups(ids)
     for a, b, _ in edges:
         degree[a] += 1
         degree[b] += 1
-        ra, rb = root(a), root(b)
-        if ra != rb:
-            parent[ra] = rb
+        groups.join(b, a)
     isolated = [i for i in ids if degree[i] <= 1]
     h.isolated = len(isolated)
-    sizes = Counter(root(i) for i in ids)
+    sizes = Counter({root: len(members) for root, members in groups.members().items()})
     h.components = len(sizes)
     if ids:
         h.health = 1 - len(isolated) / len(ids)

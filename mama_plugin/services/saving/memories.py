@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from ...errors import ValidationError
+from ...plain import picked
 from ...schema import (
     CheckpointInput,
     ContextInput,
@@ -152,15 +153,8 @@ def save_checkpoint(
                 "open_files": list(c.open_files),
             }
             | _given(
-                stopped_at=c.stopped_at,
-                now=c.current_state,
-                target=c.target_state,
-                tasks=c.tasks,
-                discoveries=c.discoveries,
-                confirmed=c.confirmed,
-                skipped=c.skipped,
-                unknowns=c.unknowns,
-                first_action=c.first_action,
+                **picked(c, "stopped_at", "now=current_state", "target=target_state", "tasks"),
+                **picked(c, "discoveries", "confirmed", "skipped", "unknowns", "first_action"),
             ),
             tags=list(c.tags),
             session_id=c.session_id,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...errors import ValidationError
+from ...groups import Groups
 from ...project import GLOBAL
 from ...storage import MemoryRecord, Scope, Store
 
@@ -129,27 +130,17 @@ def seen_across(store: Store) -> list[Pattern]:
         return []
     matrix = np.stack([np.frombuffer(blob, dtype=np.float32) for _, blob in kept])
     matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-    parent = list(range(len(kept)))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
+    alike = Groups(range(len(kept)))
     lowest: dict[int, float] = {}
     for start in range(0, len(kept), CHUNK):
         sims = matrix[start : start + CHUNK] @ matrix.T
         for i, j in zip(*np.nonzero(sims >= bar), strict=True):
             a, b = start + int(i), int(j)
             if a < b and found[kept[a][0]].project != found[kept[b][0]].project:
-                ra, rb = root(a), root(b)
+                ra, rb = alike.root(a), alike.root(b)
                 cosine = min(float(sims[i, j]), lowest.get(ra, 1.0), lowest.get(rb, 1.0))
-                parent[rb] = ra
-                lowest[ra] = cosine
-    groups: dict[int, list[MemoryRecord]] = {}
-    for i, (seq, _) in enumerate(kept):
-        groups.setdefault(root(i), []).append(found[seq])
+                lowest[alike.join(a, b)] = cosine
+    groups = {r: [found[kept[i][0]] for i in members] for r, members in alike.members().items()}
     patterns = [
         Pattern(sorted(ms, key=lambda m: -m.created_at), lowest[r])
         for r, ms in groups.items()

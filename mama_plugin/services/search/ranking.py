@@ -33,7 +33,8 @@ from typing import Protocol
 
 
 class Rankable(Protocol):
-    """What ranking reads of a memory (a MemoryRecord or the lighter RankFields)."""
+    """What ranking and the composite read of a memory (a MemoryRecord or the lighter
+    RankFields)."""
 
     @property
     def confidence(self) -> float: ...
@@ -47,6 +48,8 @@ class Rankable(Protocol):
     def times_used(self) -> int: ...
     @property
     def last_used(self) -> int | None: ...
+    @property
+    def type(self) -> str: ...
 
 
 OUTCOME_FACTOR = {

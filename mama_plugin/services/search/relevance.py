@@ -34,9 +34,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields, replace
-from typing import Protocol
 
-from .ranking import DAY_MS, OUTCOME_FACTOR, RECENCY_HALF_LIFE_DAYS
+from .ranking import DAY_MS, OUTCOME_FACTOR, RECENCY_HALF_LIFE_DAYS, Rankable
 
 MODES = ("factors", "composite", "formula")
 FREQUENCY_SATURATION = 7  # uses after which frequency is 1
@@ -45,21 +44,6 @@ TYPE_IMPORTANCE = {"decision": 1.0, "insight": 0.8, "context": 0.5, "checkpoint"
 _LOW, _HIGH = min(OUTCOME_FACTOR.values()), max(OUTCOME_FACTOR.values())
 OUTCOME_IMPORTANCE = {k: (v - _LOW) / (_HIGH - _LOW) for k, v in OUTCOME_FACTOR.items()}
 FLOOR = 0.5  # ``composite`` mode multiplies relevance by FLOOR + composite
-
-
-class Weighable(Protocol):
-    """What the composite reads of a memory (a MemoryRecord or the lighter RankFields)."""
-
-    @property
-    def confidence(self) -> float: ...
-    @property
-    def outcome_status(self) -> str: ...
-    @property
-    def created_at(self) -> int: ...
-    @property
-    def times_used(self) -> int: ...
-    @property
-    def type(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -104,18 +88,18 @@ class Terms:
         return sum(getattr(self, t) * getattr(weights, t) for t in TERMS)
 
 
-def recency(memory: Weighable, now: int) -> float:
+def recency(memory: Rankable, now: int) -> float:
     """0.5 ** (age in days / 30): 1 today, 0.5 a month ago."""
     age_days = max(0.0, (now - memory.created_at) / DAY_MS)
     return math.pow(0.5, age_days / RECENCY_HALF_LIFE_DAYS)
 
 
-def frequency(memory: Weighable) -> float:
+def frequency(memory: Rankable) -> float:
     """min(1, log2(1 + times_used) / log2(1 + 7))."""
     return min(1.0, math.log2(1 + memory.times_used) / math.log2(1 + FREQUENCY_SATURATION))
 
 
-def importance(memory: Weighable, *, hub: bool) -> float:
+def importance(memory: Rankable, *, hub: bool) -> float:
     """0.4 × confidence + 0.3 × outcome + 0.15 × hub + 0.15 × type (each 0–1)."""
     parts = {
         "confidence": min(1.0, max(0.0, memory.confidence)),
@@ -126,7 +110,7 @@ def importance(memory: Weighable, *, hub: bool) -> float:
     return sum(IMPORTANCE_PARTS[k] * v for k, v in parts.items())
 
 
-def terms(memory: Weighable, similarity: float, now: int, *, hub: bool = False) -> Terms:
+def terms(memory: Rankable, similarity: float, now: int, *, hub: bool = False) -> Terms:
     """The four terms of ``memory`` at ``now``; ``similarity``: its relevance over the best."""
     return Terms(
         recency(memory, now),
@@ -137,7 +121,7 @@ def terms(memory: Weighable, similarity: float, now: int, *, hub: bool = False) 
 
 
 def composite(
-    memory: Weighable,
+    memory: Rankable,
     similarity: float,
     now: int,
     *,
@@ -152,7 +136,7 @@ def scored(
     mode: str,
     relevance: float,
     best: float,
-    memory: Weighable,
+    memory: Rankable,
     now: int,
     *,
     hub: bool = False,

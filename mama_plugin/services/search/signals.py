@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from ...groups import Groups
 from ...storage import RankFields, Store
 from ...text import content_words
 from ..graph.traverse import traverse
@@ -48,14 +49,7 @@ def later_versions(
     texts = store.search.texts(window)
     asked = set(asked)
     words = {seq: set(content_words(f"{topic} {text}")) for seq, (topic, text) in texts.items()}
-    parent = {seq: seq for seq in texts}
-
-    def root(seq: int) -> int:
-        while parent[seq] != seq:
-            parent[seq] = parent[parent[seq]]
-            seq = parent[seq]
-        return seq
-
+    versions = Groups(texts)
     seqs = list(texts)
     # Only memories of one project and type that hold every content word of the question can
     # be versions of the fact it asks about: compare within those buckets.
@@ -67,10 +61,8 @@ def later_versions(
         for i, a in enumerate(members):
             for b in members[i + 1 :]:
                 if _near_duplicates(words[a], words[b]):
-                    parent[root(a)] = root(b)
-    groups: dict[int, list[int]] = {}
-    for seq in seqs:
-        groups.setdefault(root(seq), []).append(seq)
+                    versions.join(b, a)
+    groups = versions.members()
     updated: dict[int, int] = {}
     for members in groups.values():
         if len(members) < 2:

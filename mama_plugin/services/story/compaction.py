@@ -165,11 +165,7 @@ def _move_links(store: Store, old: str, new: str, session: set[str]) -> None:
             *ends,
             ln.relationship,
             ln.reason,
-            evidence=ln.evidence,
-            context=ln.context,
-            confidence=ln.confidence,
-            created_by=ln.created_by,
-            created_at=ln.created_at,
+            **picked(ln, "evidence", "context", "confidence", "created_by", "created_at"),
             used_at=ln.used_at,
             mark_target=False,
         )

@@ -159,11 +159,7 @@ def present(
     """``m`` as a search answer tells it (``evidence``, ``tensions``: with those layers)."""
     head = current_of(store, m.id, record=m)  # itself when it stands
     item = AnswerItem(
-        id=m.id,
-        type=m.type,
-        topic=m.topic,
-        content=m.content,
-        status=m.status,
+        **m.fields("id", "type", "topic", "content", "status"),
         current_id=head.id,
         role=ranking.role(m),
         outcome={"status": m.outcome_status, **m.outcome},
