@@ -102,7 +102,7 @@ REMAINS = re.compile(
     re.I,
 )
 TENSION = re.compile(
-    r"\b(but|however|risk|concern|not yet|unresolved|trade-?off|fail(?:s|ed|ing|ures?)?|"
+    r"\b(but|however|risk|concern|not yet|unresolved|unsolved|trade-?off|fail(?:s|ed|ing|ures?)?|"
     r"broke|broken|breaks|did(?: not|n't) (?:work|pass|help)|does(?: not|n't) (?:work|pass)|"
     r"not working|regress(?:ed|es|ions?)?|exit(?:ed)?(?: with)?(?: code| status)? [1-9]\d*|"
     r"timed out|times out|crash(?:ed|es|ing)?|flaky|traceback|downside|caveat|"
@@ -114,8 +114,9 @@ TENSION = re.compile(
 # A failure reported as dealt with ("the failing test now passes") is not unresolved, unless
 # the sentence also says something still is ("fixed the crash, but the cache still leaks").
 RESOLVED = re.compile(
-    r"\b(now pass(?:es)?|pass(?:es)? (?:now|again)|fixed|resolved|no longer \w+|is green|"
-    r"are green|all \d* ?(?:tests? )?pass(?:ed)?)\b",
+    r"\b(now pass(?:es)?|pass(?:es)? (?:now|again)|fixed|resolved|solved|no longer \w+|"
+    r"is green|are green|(?:is|are) gone|works? now|now works?|"
+    r"all \d* ?(?:tests? )?pass(?:ed)?)\b",
     re.I,
 )
 _STILL = re.compile(r"\b(but|however|still|not yet|yet)\b", re.I)

@@ -17,7 +17,7 @@ from ...storage import MemoryRecord, NewMemory, Store, now_ms
 from ...text import next_step, remains, split, tension, unique
 from ...transcript import Digest
 from ..learning.verify import record as record_files
-from .commands import clip, confirmed, judged, stopped_at, unresolved
+from .commands import check_of, clip, confirmed, judged, passed, stopped_at, unresolved
 from .worklog import MAX_TEXT, WorkLog
 
 TAG = "auto"
@@ -196,8 +196,14 @@ def layers_of(
         "confirmed": confirmed(digest.commands, failing),
     }
     ran_any = any(not (c.looks or c.not_run) for c in digest.commands)
-    work = bool(changed or ran_any or digest.tasks or decisions)
-    work = work or bool(said and not digest.memory_tools())  # not an echo of the memory
+    kinds = {
+        "changed": changed,
+        "ran": ran_any,
+        "tasks": digest.tasks,
+        "decisions": decisions,
+        "said": said and not digest.memory_tools(),  # not an echo of the memory
+    }
+    worked = tuple(kind for kind, shown in kinds.items() if shown)
     log = WorkLog(
         request=request,
         first_request=first,
@@ -205,9 +211,12 @@ def layers_of(
         last_message=clip(last, 1200),
         decisions=tuple(d.id for d in decisions),
         tool_calls=digest.tool_calls,
-        work=work,
-        activity="worked" if work else activity(digest),
+        work=bool(worked),
+        activity="worked" if worked else activity(digest),
         changed=tuple((t.cite(cwd), t.action) for t in changed),
+        worked=worked,
+        failing=tuple((check_of(c), clip(c.failure(), MAX_TEXT)) for c in failing),
+        passed=tuple(passed(digest.commands, failing)),
     )
     return {
         "content": log.summary(),

@@ -62,7 +62,8 @@ def gather(
             for ln in store.links.of(cp.id, direction="out")
             if ln.relationship == "implements"
         ]
-        log = WorkLog.of(cp)
+    for cp in (checkpoint, point.then, *point.later):  # a later session's decisions too
+        log = WorkLog.of(cp) if cp is not None else None
         ids += list(log.decisions) if log is not None else []
     if not ids:
         ids = [m.id for m in store.memories.latest(project=project, type="decision", limit=3)]
@@ -74,8 +75,9 @@ def gather(
     everywhere = told_everywhere(store) if project != GLOBAL else []
     if checkpoint is None and not decisions and not waiting and not proposed and not everywhere:
         return None
+    carried = open_steps(store, point.earlier) if point.earlier else []
     facts = replace(
-        cliffhanger.story(point, decisions),
+        cliffhanger.story(point, decisions, carried),
         waiting=waiting,
         waiting_total=waiting_total,
         followup_days=followup_days,

@@ -3,10 +3,17 @@
 Shared by the session start (:mod:`.briefing`) and ``load_checkpoint`` (``/mama-resume``).
 
 **The resume point follows the work.** The checkpoint to resume from is the newest one that
-carries work — one Claude wrote, or a rolling one whose session edited, ran commands, changed
-tasks, saved decisions or said what comes next (``metadata.work``). A later session that only
-asked to carry on, searched the memory or reloaded the checkpoint never replaces it: it is
-told in one line ("since then: one session searched memory").
+carries work — one Claude wrote, or a rolling one whose session edited, changed tasks, said
+what comes next, or ran a check whose result moved the open work: a failure no earlier session
+had, or a failing check made good (``metadata.worked``, ``failing``, ``passed``). A later
+session that only re-ran a check with the result already known, saved a decision, asked to
+carry on, searched the memory or reloaded the checkpoint never replaces it: it is told in one
+line ("since then: one session searched memory"), and its decisions are told with the rest.
+
+**Open work outlives the session that found it.** A check that failed in an earlier session
+and has not passed since is still unresolved, and when the resume point names no next step,
+the newest next step of an earlier session that no later work shows done is the next step
+(:attr:`ResumePoint.earlier`, read by :func:`.briefing.gather`).
 
 **The story is a cliffhanger, not a status report** (the original design's tests on real
 sessions: describing the interrupted state drew direct action, a list of orders drew "should I
@@ -20,6 +27,7 @@ Read-only; no I/O beyond the store.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -32,6 +40,7 @@ from .words import covers
 from .worklog import WorkLog
 
 RECENT = 30
+RECENT_WORK = 5  # the earlier sessions with work whose next steps may still be open
 _COUNT = {1: "one", 2: "two", 3: "three"}
 _WHY = {"from Claude's last message": "what I said comes next", "in progress": "in progress"}
 
@@ -43,27 +52,45 @@ class ResumePoint:
     checkpoint: MemoryRecord | None
     then: MemoryRecord | None = None  # the same session's rolling checkpoint, newer and with work
     since: str = ""  # one line: what later sessions without work did
+    failing: tuple[str, ...] = ()  # checks failing since an earlier session, not the lead's own
+    earlier: tuple[MemoryRecord, ...] = ()  # older checkpoints with work, newest first
+    later: tuple[MemoryRecord, ...] = ()  # newer checkpoints without work, oldest first
 
 
-def carries_work(m: MemoryRecord, rolling: MemoryRecord | None = None) -> bool:
+def carries_work(
+    m: MemoryRecord, rolling: MemoryRecord | None = None, failing: frozenset[str] | None = None
+) -> bool:
     """Whether a checkpoint carries work.
 
     Claude's own does, unless its session's rolling checkpoint (``rolling``) says the session
     did no work and it holds nothing to pick up (no next step, file, task, tension, evidence
     or remaining work): a closing ``/mama-save`` after a search is not where the work stopped.
+    ``failing``: the checks failing before it; given, a session whose work was only checks
+    and saved decisions carries work only when a check's result moved (:func:`moved`).
     """
     log = WorkLog.of(m)
     if log is None:
-        if rolling is None or carries_work(rolling):
+        if rolling is None or carries_work(rolling, failing=failing):
             return True
         c, t = m.continuity or {}, m.tension or {}
         held = ("next_steps", "open_files", "tasks", "first_action", "remains", "stopped_at")
         return bool(any(c.get(k) for k in held) or any(t.values()) or m.evidence)
     if log.work is not None:
-        return log.work
+        return log.work and (failing is None or moved(log, failing))
     c = m.continuity or {}  # rows written before metadata.work: what they hold
     commands = any(isinstance(e, dict) and e.get("kind") == "command" for e in m.evidence)
     return bool(c.get("open_files") or c.get("next_steps") or commands or log.decisions)
+
+
+def moved(log: WorkLog, failing: frozenset[str]) -> bool:
+    """Whether a session moved the open work: anything beyond running checks and saving
+    decisions (editing, tasks, a next step said), or a check that failed where it had not
+    been failing, or a failing check that passed. Rows from before ``worked`` was recorded:
+    as their ``work`` says."""
+    if log.worked is None or set(log.worked) - {"ran", "decisions"}:
+        return True
+    failed = {check for check, _ in log.failing}
+    return bool(failed - failing or failing & set(log.passed))
 
 
 def resume_point(store: Store, project: str) -> ResumePoint:
@@ -75,7 +102,17 @@ def resume_point(store: Store, project: str) -> ResumePoint:
     for m in recent:  # newest first: each session's newest rolling checkpoint
         if m.rolling and m.session_id:
             rolling.setdefault(m.session_id, m)
-    lead = next((m for m in recent if carries_work(m, rolling.get(m.session_id or ""))), recent[0])
+    # Oldest first: which checks each session found failing, and which carry work.
+    failing: dict[str, str] = {}
+    working: list[MemoryRecord] = []
+    for m in reversed(recent):
+        if carries_work(m, rolling.get(m.session_id or ""), frozenset(failing)):
+            working.append(m)
+        log = WorkLog.of(m)
+        if log is not None and log.worked is not None:
+            failing = {k: v for k, v in failing.items() if k not in log.passed}
+            failing |= dict(log.failing)
+    lead = working[-1] if working else recent[0]
     then = None
     if lead.session_id:
         mates = [m for m in recent if m.session_id == lead.session_id and m.id != lead.id]
@@ -96,7 +133,29 @@ def resume_point(store: Store, project: str) -> ResumePoint:
     # One entry a later session: its rolling checkpoint tells what it did.
     later = {(m.session_id or m.id): m for m in newer[::-1] if not m.session_id or m.rolling}
     later |= {m.session_id: m for m in newer[::-1] if m.session_id and m.session_id not in later}
-    return ResumePoint(lead, then, since_line(sorted(later.values(), key=lambda m: m.updated_at)))
+    since = sorted(later.values(), key=lambda m: m.updated_at)
+    told = {lead.id, getattr(then, "id", None)}
+    own = {
+        check
+        for cp in (lead, then, rolling.get(lead.session_id or ""))
+        if cp is not None and (log := WorkLog.of(cp)) is not None
+        for check, _ in log.failing
+    }
+    earlier = [
+        m
+        for m in working[::-1]
+        if m.id not in told
+        and m.updated_at <= lead.updated_at
+        and (not lead.session_id or m.session_id != lead.session_id)
+    ]
+    return ResumePoint(
+        lead,
+        then,
+        since_line(since),
+        failing=tuple(text for check, text in failing.items() if check not in own),
+        earlier=tuple(earlier[:RECENT_WORK]),
+        later=tuple(since),
+    )
 
 
 def since_line(later: list[MemoryRecord]) -> str:
@@ -104,7 +163,8 @@ def since_line(later: list[MemoryRecord]) -> str:
     groups: dict[str, list[MemoryRecord]] = {}
     for m in later:
         log = WorkLog.of(m)
-        groups.setdefault((log.activity if log else "") or "changed nothing", []).append(m)
+        what = (_light(log) or log.activity) if log else ""
+        groups.setdefault(what or "changed nothing", []).append(m)
     parts = []
     for what, members in groups.items():
         n = len(members)
@@ -115,6 +175,22 @@ def since_line(later: list[MemoryRecord]) -> str:
         else:
             parts.append(f"{_COUNT.get(n, str(n))} session{'s' if n > 1 else ''} {what}")
     return "; ".join(parts)
+
+
+def _light(log: WorkLog) -> str:
+    """What a session that only ran checks and saved decisions did ("ran `pytest -q`: still
+    failing", "saved a decision"); "" for any other."""
+    if not log.worked or set(log.worked) - {"ran", "decisions"}:
+        return ""
+    did = []
+    if "ran" in log.worked:
+        checks = [check for check, _ in log.failing] + list(log.passed)
+        ran = ", ".join(f"`{clip(c, 60)}`" for c in dict.fromkeys(checks[:2])) or "checks"
+        did.append(f"ran {ran}: " + ("still failing" if log.failing else "passed"))
+    if "decisions" in log.worked:
+        n = len(log.decisions)
+        did.append(f"saved {_COUNT.get(n, str(n))} decision{'s' if n != 1 else ''}")
+    return " and ".join(did)
 
 
 class _Said:
@@ -144,12 +220,15 @@ def _norm(text: str) -> str:
     return " ".join(strip_cue(str(text)).lower().strip(" .").split())
 
 
-def story(point: ResumePoint, decisions: list[DecisionView]) -> Story:
+def story(
+    point: ResumePoint, decisions: list[DecisionView], carried: Sequence[OpenStep] = ()
+) -> Story:
     """The cliffhanger's sections for ``point`` and ``decisions`` (current, with predecessors).
 
     Each decision is told with its line ("D1 …") and its own open ends (its unresolved items
-    and HIGH next step, not said elsewhere). Lists come longest first; the template cuts them
-    to its limit.
+    and HIGH next step, not said elsewhere). ``carried``: the next steps earlier sessions left
+    open (:attr:`ResumePoint.earlier`), the first the next step when the checkpoint names none,
+    the others told as remaining. Lists come longest first; the template cuts them to its limit.
     """
     said = _Said()
     cp = point.checkpoint
@@ -165,14 +244,23 @@ def story(point: ResumePoint, decisions: list[DecisionView]) -> Story:
     # What a decision told beside it states is decided, not remaining (as search answers say).
     decided = [d.m for d in decisions]
     out.next = _next(c, decisions, said, decided)
+    steps = [s for s in carried if s.told and not _stated(s.told, decided)]
+    if out.next is None and steps:
+        first = steps.pop(0)
+        why = f"still open from {first.holder}" + (f" ({first.done} done)" if first.done else "")
+        out.next = NextStep(strip_cue(first.told), first.priority or "MEDIUM", why)
+        if not said.fresh([out.next.step]):
+            out.next = None
     out.done = said.fresh([clip(x, 200) for x in _done(cp)][::-1])[::-1]
     tasks = [x for x in c.get("tasks") or [] if isinstance(x, dict) and x.get("status") != "done"]
     out.tasks = said.fresh([_task(x) for x in tasks])
     said.fresh([clip(x.get("task", ""), 200) for x in tasks])  # a task is not also "remains"
     # What remains is told as remaining, even when it is a gap ("no size bound yet").
     left = [str(x) for x in c.get("remains") or [] if not _stated(str(x), decided)]
+    left += [strip_cue(s.told) for s in steps]
     out.remains = said.fresh([clip(x, 200) for x in left])
     unresolved = [str(x) for key in ("concerns", "risks", "trade_offs") for x in t.get(key) or []]
+    unresolved += list(point.failing)
     unresolved += [_question(q) for q in t.get("questions") or [] if isinstance(q, dict)]
     out.unresolved = said.fresh([clip(x, 240) for x in unresolved])
     out.confirmed = said.fresh(

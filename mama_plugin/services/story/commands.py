@@ -96,10 +96,10 @@ def confirmed(commands: list[Command], failing: list[Command]) -> list[dict[str,
     later is not confirmed; nor is one whose result nothing shows (a pipeline whose status is
     ``tail``'s, a failure swallowed by ``|| true``): it only ran.
     """
-    bad = {_key(c) for c in failing}
+    bad = {check_of(c) for c in failing}
     kept: dict[str, dict[str, str]] = {}
     for c in reversed(commands):
-        key = _key(c)
+        key = check_of(c)
         if c.failed or c.unknown or key in bad or key in kept or c.looks:
             continue
         command = f"`{clip(c.command, 120)}`"
@@ -112,7 +112,7 @@ def confirmed(commands: list[Command], failing: list[Command]) -> list[dict[str,
     return list(kept.values())[:3][::-1]
 
 
-def _key(command: Command) -> str:
+def check_of(command: Command) -> str:
     """The check a command runs, whatever it was piped through (:func:`verdict.core`)."""
     return _ASSIGNMENTS.sub("", core(command.command))
 
@@ -127,7 +127,7 @@ def unresolved(commands: list[Command]) -> list[Command]:
     later_ok: set[str] = set()
     kept: dict[str, Command] = {}
     for command in reversed(commands):
-        key = _key(command)
+        key = check_of(command)
         if command.unknown:  # a run whose output shows nothing settles nothing, fails nothing
             continue
         if not command.failed:
@@ -135,3 +135,10 @@ def unresolved(commands: list[Command]) -> list[Command]:
         elif key not in later_ok and key not in kept:
             kept[key] = command
     return list(kept.values())[::-1][-MAX_FAILURES:]
+
+
+def passed(commands: list[Command], failing: list[Command]) -> list[str]:
+    """The checks (:func:`check_of`) that passed and did not fail after (looks aside)."""
+    bad = {check_of(c) for c in failing}
+    ok = (c for c in commands if not (c.failed or c.unknown or c.looks))
+    return list(dict.fromkeys(k for c in ok if (k := check_of(c)) not in bad))

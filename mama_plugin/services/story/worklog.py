@@ -41,6 +41,10 @@ class WorkLog:
     activity: str = ""  # what a session without work did ("searched memory")
     moved_at: int | None = None  # when the work last moved on
     changed: tuple[tuple[str, str], ...] | None = None
+    # What made it work ("changed", "ran", "tasks", "decisions", "said"); None for older rows.
+    worked: tuple[str, ...] | None = None
+    failing: tuple[tuple[str, str], ...] = ()  # (check, how it failed) still failing at its end
+    passed: tuple[str, ...] = ()  # the checks that passed (and did not fail after)
 
     @classmethod
     def of(cls, m: MemoryRecord) -> WorkLog | None:
@@ -55,6 +59,9 @@ class WorkLog:
         changed = meta.get("changed")
         decisions = meta.get("decisions")
         calls = meta.get("tool_calls")
+        worked = meta.get("worked")
+        failing = meta.get("failing")
+        passed = meta.get("passed")
         return cls(
             request=str(meta.get("request") or ""),
             first_request=str(meta.get("first_request") or ""),
@@ -72,6 +79,15 @@ class WorkLog:
                 for c in changed
                 if isinstance(c, list | tuple) and len(c) == 2
             ),
+            worked=tuple(str(w) for w in worked) if isinstance(worked, list) else None,
+            failing=tuple(
+                (str(f[0]), str(f[1]))
+                for f in failing
+                if isinstance(f, list | tuple) and len(f) == 2
+            )
+            if isinstance(failing, list)
+            else (),
+            passed=tuple(str(p) for p in passed) if isinstance(passed, list) else (),
         )
 
     def metadata(self) -> dict[str, Any]:
@@ -91,6 +107,10 @@ class WorkLog:
             out["changed"] = [list(c) for c in self.changed]
         if self.moved_at is not None:
             out["moved_at"] = self.moved_at
+        if self.worked is not None:
+            out["worked"] = list(self.worked)
+            out["failing"] = [list(f) for f in self.failing]
+            out["passed"] = list(self.passed)
         return out
 
     @property

@@ -1,0 +1,135 @@
+"""Open work outlives the session that found it; a light session never takes the thread over
+(services/story/cliffhanger.py, its resume point and story; services/story/briefing.py)."""
+
+from __future__ import annotations
+
+from mama_plugin.config import Config
+from mama_plugin.services.saving.memories import save_decision
+from mama_plugin.services.story import briefing
+from mama_plugin.services.story.autosave import checkpoint_turn
+from mama_plugin.services.story.cliffhanger import resume_point
+from mama_plugin.storage import Store
+from mama_plugin.text import tension
+from mama_plugin.transcript import Command, Digest, FileTouch
+
+SAVE = "mcp__plugin_mama_mama__save_decision"
+TEST = FileTouch("/p/tests/test_stats.py", "created", (1, 12))
+CACHE = FileTouch("/p/pricesvc/cache.py", "edited", (3, 9))
+NEXT = "add stats() returning a copy of STATS in pricesvc/cache.py"
+
+
+def pytest_run(*, failed: bool) -> Command:
+    error = "exit 1, AttributeError: module 'pricesvc.cache' has no attribute 'stats'"
+    return Command("pytest -q", "Run the tests", failed, error if failed else "", 1,
+                   shown="" if failed else "3 passed in 0.05s")  # fmt: skip
+
+
+def turn(store: Store, project: str, session: str, digest: Digest, last: str) -> None:
+    checkpoint_turn(store, project, session_id=session, digest=digest, last_message=last, cwd="/p")
+
+
+def wrote_the_test(store: Store, project: str) -> None:
+    """Session A: wrote a failing test and said what comes next."""
+    run = pytest_run(failed=True)
+    digest = Digest(user_requests=["Write a test for the cache stats"], assistant_texts=["Done."],
+                    files=[TEST], commands=[run], tool_names=["Write", "Bash"], turn_work=2,
+                    last=run)  # fmt: skip
+    turn(store, project, "A", digest, f"The new test fails as expected. Next: {NEXT}.")
+
+
+def ran_the_tests(store: Store, project: str, session: str, *, failed: bool) -> None:
+    run = pytest_run(failed=failed)
+    digest = Digest(user_requests=["Run the tests."], assistant_texts=["Ran them."],
+                    commands=[run], tool_names=["Bash"], turn_work=1, last=run)  # fmt: skip
+    turn(store, project, session, digest, "1 test fails." if failed else "All 3 tests pass.")
+
+
+def start(store: Store, project: str) -> str:
+    return briefing.brief(store, project, Config(), "startup")
+
+
+def test_a_session_that_only_reruns_a_known_failure_keeps_the_thread(
+    store: Store, project: str
+) -> None:
+    wrote_the_test(store, project)
+    ran_the_tests(store, project, "B", failed=True)
+    point = resume_point(store, project)
+    assert point.checkpoint is not None and point.checkpoint.session_id == "A"
+    assert point.since == "one session ran `pytest -q`: still failing"
+    text = start(store, project)
+    assert f"Next step: {NEXT}" in text
+    assert text.count("has no attribute 'stats'") == 1  # the failure, told once
+
+
+def test_a_session_that_only_saves_a_decision_keeps_the_thread_and_tells_it(
+    store: Store, project: str
+) -> None:
+    wrote_the_test(store, project)
+    saved = save_decision(store, project, {
+        "topic": "cache_stats", "decision": "Expose the hit rate at GET /price/stats",
+        "reasoning": "operators asked for the hit rate", "session_id": "B",
+    }).memory  # fmt: skip
+    digest = Digest(user_requests=["Record that we expose the hit rate"], tool_names=[SAVE],
+                    assistant_texts=[f"Saved {saved.id}."])  # fmt: skip
+    turn(store, project, "B", digest, f"Saved {saved.id}.")
+    point = resume_point(store, project)
+    assert point.checkpoint is not None and point.checkpoint.session_id == "A"
+    assert point.since == "one session saved one decision"
+    text = start(store, project)
+    assert f"Next step: {NEXT}" in text
+    assert saved.id in text and "Expose the hit rate" in text
+
+
+def test_a_failure_stays_open_across_sessions_until_the_check_passes(
+    store: Store, project: str
+) -> None:
+    wrote_the_test(store, project)
+    # B edits the code and runs nothing: it is the resume point, and A's failure is still open.
+    digest = Digest(user_requests=["Add stats()"], assistant_texts=["Added it."], files=[CACHE],
+                    tool_names=["Edit"], turn_work=1, last=CACHE)  # fmt: skip
+    turn(store, project, "B", digest, "Added stats() to the cache.")
+    point = resume_point(store, project)
+    assert point.checkpoint is not None and point.checkpoint.session_id == "B"
+    assert any("has no attribute 'stats'" in f for f in point.failing)
+    assert "has no attribute 'stats'" in start(store, project)
+    # C only runs the tests, and they pass: the failure is made good, so C moved the work.
+    ran_the_tests(store, project, "C", failed=False)
+    point = resume_point(store, project)
+    assert point.checkpoint is not None and point.checkpoint.session_id == "C"
+    assert point.failing == ()
+    assert "has no attribute 'stats'" not in start(store, project)
+
+
+def test_a_new_failure_is_work(store: Store, project: str) -> None:
+    digest = Digest(user_requests=["Add stats()"], assistant_texts=["Added it."], files=[CACHE],
+                    tool_names=["Edit"], turn_work=1, last=CACHE)  # fmt: skip
+    turn(store, project, "A", digest, "Added stats().")
+    ran_the_tests(store, project, "B", failed=True)
+    point = resume_point(store, project)
+    assert point.checkpoint is not None and point.checkpoint.session_id == "B"
+
+
+def test_an_earlier_next_step_is_told_until_later_work_shows_it_done(
+    store: Store, project: str
+) -> None:
+    wrote_the_test(store, project)
+    # B works on something else and names no next step of its own.
+    other = FileTouch("/p/README.md", "edited", (1, 4))
+    digest = Digest(user_requests=["Document PRICE_DB"], assistant_texts=["Documented."],
+                    files=[other], tool_names=["Edit"], turn_work=1, last=other)  # fmt: skip
+    turn(store, project, "B", digest, "Documented PRICE_DB in the README.")
+    text = start(store, project)
+    assert "What I did" in text and "Document PRICE_DB" in text
+    assert f"Next step: {NEXT}" in text and "still open from" in text
+    # C does it and says so: the step is not told again.
+    digest = Digest(user_requests=[f"Please {NEXT}"], assistant_texts=["Added stats()."],
+                    files=[CACHE], tool_names=["Edit"], turn_work=1, last=CACHE)  # fmt: skip
+    turn(store, project, "C", digest, "Added stats(), returning a copy of STATS.")
+    assert "Next step: add stats()" not in start(store, project)
+
+
+def test_a_problem_said_solved_is_not_unresolved() -> None:
+    assert not tension("That problem is solved.")
+    assert not tension("The race is gone now.")
+    assert tension("The problem is still unsolved.")
+    assert tension("That problem is solved, but the replica still lags 2 s.")
