@@ -874,3 +874,47 @@ def test_a_refused_save_is_told_as_not_saved(tmp_path: Path) -> None:
     print(memory)
     unresolved = memory.split("Unresolved:\n", 1)[1]
     assert "- not saved: save_decision answered “" in unresolved
+
+
+STATS_TEST = "from app.cache import stats\n\n\ndef test_stats():\n    assert stats() == {}\n"
+FAILING_TESTS = (
+    "python3 -c 'import sys; print(\"FAILED tests/test_stats.py::test_stats - ImportError: "
+    'cannot import name stats from app.cache"); print("1 failed in 0.04s"); sys.exit(1)\''
+)
+HIT_RATE = {
+    "topic": "cache_stats",
+    "decision": "Expose the cache hit rate at GET /price/stats",
+    "reasoning": "operators asked to see the hit rate without reading logs",
+}
+
+
+def test_a_light_session_never_takes_the_thread_over(tmp_path: Path) -> None:
+    """A session that only re-ran a known failure, then one that only saved a decision: the
+    next start still resumes from the work that wrote the test, with its next step, tells the
+    failure once, the decision with the others, and both light sessions in one line."""
+    story = Story(tmp_path)
+    (story.project / "app").mkdir()
+    (story.project / "tests").mkdir()
+    story.run("Write a failing test for the cache stats", [
+        write(story.project / "tests" / "test_stats.py", STATS_TEST),
+        bash(FAILING_TESTS, "Run the tests"),
+        text("The new test fails as expected. Next: add stats() returning a copy of STATS in "
+             "app/cache.py, then a GET /price/stats route."),
+    ])  # fmt: skip
+    story.run("Run the tests.", [
+        bash(FAILING_TESTS, "Run the tests"), text("1 test fails: stats is not defined yet."),
+    ])  # fmt: skip
+    story.run("Record that we expose the hit rate", [
+        tool_use(T + "save_decision", HIT_RATE), text("Saved."),
+    ])  # fmt: skip
+    memory = told(story.run("hello", [text("Hi.")]).start, budget=600)
+    print(memory)
+    holds(memory, "What I did (", "Write a failing test for the cache stats",
+          "Changed tests/test_stats.py:1-5 (created)",
+          "Next step: add stats() returning a copy of STATS in app/cache.py, then a GET "
+          "/price/stats route (HIGH)",
+          "Expose the cache hit rate at GET /price/stats",
+          "one session ran `python3 -c")  # fmt: skip
+    assert "What I did" in memory and "Run the tests. —" not in memory
+    assert memory.count("exit 1, ImportError: cannot import name stats") == 1
+    assert memory.count("Since then") == 1 and "saved one decision" in memory
