@@ -253,11 +253,15 @@ def test_mama_resume_after_a_failing_command_tells_where_it_stopped(tmp_path: Pa
     ])  # fmt: skip
     resumed = story.run("/mama-resume", [
         tool_use("Skill", {"skill": "mama:resume"}), tool_use(T + "load_checkpoint", {}),
-        text("I stopped at the smoke test: nothing listens on port 8765 yet. Next: start the "
-             "price service on port 8765. Shall I go ahead?"),
+        text("I stopped at the smoke test: nothing listens on port 8765 yet. Continuing with: "
+             "start the price service on port 8765."),
     ])  # fmt: skip
     answer = result_of(resumed.fake.main_requests[2], T + "load_checkpoint")
     assert not answer["is_error"], answer["text"]
+    # The command the model read says to take the next step, not to ask whether to.
+    command = json.dumps(resumed.fake.main_requests[1]["messages"], ensure_ascii=False)
+    assert "take that step now, without asking whether to go ahead" in command
+    assert "Do not start the work" not in command
     for words, budget in ((answer["text"], 1200), (resumed.start, 600)):
         memory = told(words, budget=budget)
         print(memory)
