@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 from mama_plugin.config import Config
-from mama_plugin.services.saving.memories import save_decision
+from mama_plugin.services.saving.memories import save_checkpoint, save_decision
 from mama_plugin.services.story import briefing
 from mama_plugin.services.story.autosave import checkpoint_turn
 from mama_plugin.services.story.cliffhanger import resume_point
 from mama_plugin.storage import Store
-from mama_plugin.text import tension
+from mama_plugin.text import estimate_tokens, tension
 from mama_plugin.transcript import Command, Digest, FileTouch
 
 SAVE = "mcp__plugin_mama_mama__save_decision"
@@ -133,3 +133,38 @@ def test_a_problem_said_solved_is_not_unresolved() -> None:
     assert not tension("The race is gone now.")
     assert tension("The problem is still unsolved.")
     assert tension("That problem is solved, but the replica still lags 2 s.")
+
+
+def test_a_compact_start_over_its_budget_keeps_the_decisions_and_no_bare_header(
+    store: Store, project: str
+) -> None:
+    ids = []
+    for n in range(3):
+        saved = save_decision(store, project, {
+            "topic": f"cache_{n}", "decision": f"Decision {n}: bound the price cache " + "x" * 80,
+            "reasoning": f"memory grew without bound in load test {n} " + "y" * 80,
+        }).memory  # fmt: skip
+        ids.append(saved.id)
+    long = "z" * 150
+    save_checkpoint(store, project, {
+        "summary": "Bounded the cache and documented it " + long,
+        "what_was_done": [f"did step {n} {long}" for n in range(5)],
+        "what_remains": [f"remains {n} {long}" for n in range(5)],
+        "next_steps": [{"step": "load-test /price with 4 workers", "priority": "HIGH"}],
+        "open_questions": [{"question": f"question {n} {long}"} for n in range(3)],
+        "stopped_at": f"editing pricesvc/cache.py {long}",
+        "current_state": f"the cache holds every SKU {long}",
+        "target_state": f"the cache holds 1,024 SKUs at most {long}",
+        "implements": ids,
+    })  # fmt: skip
+    text = briefing.brief(store, project, Config(), "compact")
+    print(text)
+    assert estimate_tokens(text) <= Config().settings.resume_tokens
+    assert "[cut to the 300-token budget: resume_tokens]" in text
+    lines = text.splitlines()
+    assert any(line.startswith("D1 ") for line in lines), text
+    assert "Next step: load-test /price with 4 workers" in text
+    headers = ("Unresolved:", "Context:", "Decisions (")
+    for i, line in enumerate(lines):  # a header is followed by an item of its own
+        if line.startswith(headers):
+            assert i + 1 < len(lines) and lines[i + 1].startswith(("- ", "D1 ", "✅", "⚠️", "❓"))

@@ -22,6 +22,8 @@ between sessions while nothing changed, so the client's prompt cache holds
 from __future__ import annotations
 
 import contextlib
+import re
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
@@ -164,11 +166,75 @@ def render_brief(
             return Told(text, told(facts, limit=limit, short=short) if text else [])
     key = "resume_tokens" if short else "session_start_tokens"
     body = render(template, home, **facts.context(), limit=limits[-1], short=short)
-    over = estimate_tokens(text) - budget
-    cut = body[: max(0, len(body) - over * 4 - 80)].rsplit("\n", 1)[0]
-    text = _fenced(cut + f"\n[cut to the {budget}-token budget: {key}]", pointer)
-    # Cut mid-list: of what the smallest limit tells, only what survived the cut.
+    note = f"[cut to the {budget}-token budget: {key}]"
+    kept = fit(body, lambda b: estimate_tokens(_fenced(f"{b}\n{note}", pointer)) <= budget)
+    if estimate_tokens(_fenced(f"{kept}\n{note}", pointer)) > budget:  # one block too long
+        over = estimate_tokens(_fenced(f"{kept}\n{note}", pointer)) - budget
+        kept = kept[: max(0, len(kept) - over * 4 - 80)].rsplit("\n", 1)[0]
+    text = _fenced(f"{kept}\n{note}", pointer)
+    # Of what the smallest limit tells, only what survived the cut.
     return Told(text, [i for i in told(facts, limit=limits[-1], short=short) if i in text])
+
+
+# What a story that does not fit its budget gives up first: the blocks a line starts, the
+# least needed to pick the work up first; "What I did", "Where I stopped", the decisions,
+# "Unresolved" and the next step go last, in that order from the end.
+_GIVEN_UP = (
+    "Yours in every project",
+    "Proposed links",
+    "Waiting for an outcome",
+    "Decisions on record",
+    "Since then",
+    "Context:",
+    "Tasks:",
+    "After that, the same session",
+    "What you will see now",
+    "Remains:",
+    "- ",  # the done items under "What I did"
+    "Unresolved:",
+    "Next step:",
+    "Decisions (",
+    "Where I stopped",
+)
+
+
+_DECISION = re.compile(r"D\d+ ")
+
+
+def fit(body: str, fits: Callable[[str], bool]) -> str:
+    """``body`` without whole blocks until ``fits`` it: a header goes with its items, an item
+    list from its last item up, the blocks of :data:`_GIVEN_UP` in that order (never a header
+    left without its items, nor a list cut mid-item)."""
+    blocks = _blocks(body)
+    for lead in _GIVEN_UP:
+        while not fits("\n".join("\n".join(b) for b in blocks)):
+            found = [i for i, b in enumerate(blocks) if b[0].startswith(lead)]
+            if not found:
+                break
+            block = blocks[found[-1]]
+            if len(block) > 2:  # a list: its last item first
+                block.pop()
+            else:
+                blocks.pop(found[-1])
+        if fits("\n".join("\n".join(b) for b in blocks)):
+            break
+    return "\n".join("\n".join(b) for b in blocks)
+
+
+def _blocks(body: str) -> list[list[str]]:
+    """The body's lines in blocks: a line and the item lines under it (``- ``, ✅, ⚠️, ❓, a
+    decision's ``D1`` and its indented ``open:``); each done item under "What I did" is a
+    block of its own."""
+    blocks: list[list[str]] = []
+    done = False  # among the done items under "What I did"
+    for line in body.splitlines():
+        done = line.startswith("What I did") or (done and line.startswith("- "))
+        item = line.startswith(("  ", "- ", "✅", "⚠️", "❓")) or bool(_DECISION.match(line))
+        if item and blocks and not (done and line.startswith("- ")):
+            blocks[-1].append(line)
+        else:
+            blocks.append([line])
+    return blocks
 
 
 def told(facts: Story, *, limit: int, short: bool) -> list[str]:
