@@ -44,10 +44,9 @@ from ..services.saving.outcomes import record_outcome_event
 from ..services.search.options import options_for
 from ..services.story import checked
 from ..services.story.answers import CORRECT, search_by_context
-from ..services.story.briefing import current_decisions, render_brief
+from ..services.story.briefing import render_brief, resumed
 from ..services.story.browsing import search_by_topic, search_recent
-from ..services.story.cliffhanger import ResumePoint, resume_point, story
-from ..services.story.worklog import WorkLog
+from ..services.story.cliffhanger import ResumePoint, resume_point
 from ..storage import MemoryRecord, Store
 from ..storage.link_tags import LinkTags
 from .assist_tools import do_draft_decision
@@ -171,15 +170,8 @@ def do_load_checkpoint(env: Env, args: LoadCheckpointInput) -> Answer:
         if point.checkpoint is None:
             return Answer("No checkpoint saved in this project yet.", {"checkpoint": None})
         cp = point.checkpoint
-    ids = [
-        ln.to_id
-        for ln in env.store.links.of(cp.id, direction="out", categories=("implementation",))
-    ]
-    for m in (cp, point.then):
-        log = WorkLog.of(m) if m is not None else None
-        ids += list(log.decisions) if log is not None else []
-    decisions = current_decisions(env.store, ids)
-    facts = checked.flag(env.store, story(point, decisions), git=True)
+    facts = checked.flag(env.store, resumed(env.store, point), git=True)
+    decisions = facts.decisions
     budget = 2 * env.config.settings.session_start_tokens
     text = render_brief(
         facts,

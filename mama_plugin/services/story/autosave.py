@@ -217,6 +217,9 @@ def layers_of(
         worked=worked,
         failing=tuple((check_of(c), clip(c.failure(), MAX_TEXT)) for c in failing),
         passed=tuple(passed(digest.commands, failing)),
+        checks=tuple(
+            dict.fromkeys(check_of(c) for c in digest.commands if not (c.looks or c.not_run))
+        ),
     )
     return {
         "content": log.summary(),

@@ -55,21 +55,8 @@ def gather(
     came, :func:`.checked.flag`)."""
     point = cliffhanger.resume_point(store, project)
     checkpoint = point.checkpoint
-    ids: list[str] = []
-    for cp in (checkpoint, point.then):
-        if cp is None:
-            continue
-        ids += [
-            ln.to_id
-            for ln in store.links.of(cp.id, direction="out")
-            if ln.relationship == "implements"
-        ]
-    for cp in (checkpoint, point.then, *point.later):  # a later session's decisions too
-        log = WorkLog.of(cp) if cp is not None else None
-        ids += list(log.decisions) if log is not None else []
-    if not ids:
-        ids = [m.id for m in store.memories.latest(project=project, type="decision", limit=3)]
-    decisions = current_decisions(store, ids)
+    told_from = resumed(store, point, latest=project)
+    decisions = told_from.decisions
     waiting, waiting_total = store.memories.awaiting_outcome(
         project, before=now - followup_days * DAY_MS, limit=3
     )
@@ -77,9 +64,8 @@ def gather(
     everywhere = told_everywhere(store) if project != GLOBAL else []
     if checkpoint is None and not decisions and not waiting and not proposed and not everywhere:
         return None
-    carried = open_steps(store, point.earlier) if point.earlier else []
     facts = replace(
-        cliffhanger.story(point, decisions, carried),
+        told_from,
         waiting=waiting,
         waiting_total=waiting_total,
         followup_days=followup_days,
@@ -89,6 +75,25 @@ def gather(
         everywhere=everywhere,
     )
     return checked.flag(store, facts, git=git)
+
+
+def resumed(store: Store, point: cliffhanger.ResumePoint, *, latest: str = "") -> Story:
+    """The story told from ``point``, as the session start and ``load_checkpoint`` tell it:
+    the decisions its checkpoints implement or their sessions saved (and those later sessions
+    without work saved; ``latest``: else the project's latest three), and the next steps
+    earlier sessions left open."""
+    ids: list[str] = []
+    for cp in (point.checkpoint, point.then):
+        if cp is not None:
+            links = store.links.of(cp.id, direction="out", categories=("implementation",))
+            ids += [ln.to_id for ln in links]
+    for cp in (point.checkpoint, point.then, *point.later):
+        log = WorkLog.of(cp) if cp is not None else None
+        ids += list(log.decisions) if log is not None else []
+    if not ids and latest:
+        ids = [m.id for m in store.memories.latest(project=latest, type="decision", limit=3)]
+    carried = open_steps(store, point.earlier) if point.earlier else []
+    return cliffhanger.story(point, current_decisions(store, ids), carried)
 
 
 def current_decisions(store: Store, ids: list[str]) -> list[DecisionView]:

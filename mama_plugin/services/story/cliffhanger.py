@@ -184,9 +184,10 @@ def _light(log: WorkLog) -> str:
         return ""
     did = []
     if "ran" in log.worked:
-        checks = [check for check, _ in log.failing] + list(log.passed)
-        ran = ", ".join(f"`{clip(c, 60)}`" for c in dict.fromkeys(checks[:2])) or "checks"
-        did.append(f"ran {ran}: " + ("still failing" if log.failing else "passed"))
+        checks = [check for check, _ in log.failing] + [*log.passed, *log.checks]
+        ran = ", ".join(f"`{clip(c, 60)}`" for c in list(dict.fromkeys(checks))[:2]) or "checks"
+        result = "passed" if log.passed else "its output showed no result"
+        did.append(f"ran {ran}: " + ("still failing" if log.failing else result))
     if "decisions" in log.worked:
         n = len(log.decisions)
         did.append(f"saved {_COUNT.get(n, str(n))} decision{'s' if n != 1 else ''}")

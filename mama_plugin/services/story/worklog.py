@@ -45,6 +45,7 @@ class WorkLog:
     worked: tuple[str, ...] | None = None
     failing: tuple[tuple[str, str], ...] = ()  # (check, how it failed) still failing at its end
     passed: tuple[str, ...] = ()  # the checks that passed (and did not fail after)
+    checks: tuple[str, ...] = ()  # every check it ran, whatever its result showed
 
     @classmethod
     def of(cls, m: MemoryRecord) -> WorkLog | None:
@@ -62,6 +63,7 @@ class WorkLog:
         worked = meta.get("worked")
         failing = meta.get("failing")
         passed = meta.get("passed")
+        checks = meta.get("checks")
         return cls(
             request=str(meta.get("request") or ""),
             first_request=str(meta.get("first_request") or ""),
@@ -88,6 +90,7 @@ class WorkLog:
             if isinstance(failing, list)
             else (),
             passed=tuple(str(p) for p in passed) if isinstance(passed, list) else (),
+            checks=tuple(str(c) for c in checks) if isinstance(checks, list) else (),
         )
 
     def metadata(self) -> dict[str, Any]:
@@ -111,6 +114,7 @@ class WorkLog:
             out["worked"] = list(self.worked)
             out["failing"] = [list(f) for f in self.failing]
             out["passed"] = list(self.passed)
+            out["checks"] = list(self.checks)
         return out
 
     @property
