@@ -8,6 +8,7 @@ from mama_plugin.services.saving.memories import save_checkpoint, save_decision
 from mama_plugin.services.story import briefing
 from mama_plugin.services.story.autosave import checkpoint_turn
 from mama_plugin.services.story.cliffhanger import resume_point
+from mama_plugin.services.story.words import same_item
 from mama_plugin.storage import Store
 from mama_plugin.text import estimate_tokens, tension
 from mama_plugin.transcript import Command, Digest, FileTouch
@@ -168,3 +169,24 @@ def test_a_compact_start_over_its_budget_keeps_the_decisions_and_no_bare_header(
     for i, line in enumerate(lines):  # a header is followed by an item of its own
         if line.startswith(headers):
             assert i + 1 < len(lines) and lines[i + 1].startswith(("- ", "D1 ", "✅", "⚠️", "❓"))
+
+
+def test_one_item_of_open_work_is_told_once(store: Store, project: str) -> None:
+    save_checkpoint(store, project, {
+        "summary": "Added the TTL cache",
+        "what_remains": ["_entries has no size bound yet", "document PRICE_DB in the README"],
+        "next_steps": [{"step": "bound _entries at 1024", "priority": "HIGH"}],
+        "tension": {"concerns": ["_entries grows without bound: no maxsize yet"]},
+    })  # fmt: skip
+    text = start(store, project)
+    print(text)
+    assert "Next step: bound _entries at 1024" in text
+    assert text.count("_entries") == 1  # not again as remaining nor as unresolved
+    assert "Remains: document PRICE_DB in the README" in text  # another item stays
+
+
+def test_items_are_one_when_they_name_one_thing_and_share_most_words() -> None:
+    assert same_item("_entries has no size bound yet", "bound _entries at 1024")
+    assert same_item("STATS is not defined in app/cache.py", "define STATS in app/cache.py")
+    assert not same_item("_entries has no size bound yet", "_entries is read without a lock")
+    assert not same_item("bound the cache at 1024", "bound the queue at 1024")  # no name shared

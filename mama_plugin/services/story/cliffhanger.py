@@ -36,7 +36,7 @@ from ...text import strip_cue
 from ..render import because, clip, confidence, day
 from .freshness import unstated
 from .records import DecisionView, NextStep, OpenStep, Story
-from .words import covers
+from .words import covers, same_item
 from .worklog import WorkLog
 
 RECENT = 30
@@ -198,23 +198,26 @@ class _Said:
     """Remembers what the story already says, so that nothing is said twice."""
 
     def __init__(self) -> None:
-        self.seen: list[str] = []
+        self.seen: list[tuple[str, str]] = []  # (normalised, as said)
 
     def fresh(self, items: list[str]) -> list[str]:
         kept = []
         for item in items:
             norm = _norm(item)
-            if not norm or any(_same(norm, s) for s in self.seen):
+            if not norm or any(_same(norm, item, *s) for s in self.seen):
                 continue
-            self.seen.append(norm)
+            self.seen.append((norm, str(item)))
             kept.append(item)
         return kept
 
 
-def _same(a: str, b: str) -> bool:
+def _same(a: str, raw_a: str, b: str, raw_b: str) -> bool:
     """Whether two items say the same thing: equal, or one holds the whole of the other
-    ("STATS is not defined" and "STATS is not defined (dec_1)", in either order)."""
-    return a == b or (min(len(a), len(b)) >= 20 and (a in b or b in a))
+    ("STATS is not defined" and "STATS is not defined (dec_1)", in either order), or they
+    are one item of open work (:func:`.words.same_item`)."""
+    if a == b or (min(len(a), len(b)) >= 20 and (a in b or b in a)):
+        return True
+    return same_item(strip_cue(raw_a), strip_cue(raw_b))
 
 
 def _norm(text: str) -> str:

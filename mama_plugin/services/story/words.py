@@ -44,6 +44,29 @@ def covers(done: str, step: str) -> bool:
     )
 
 
+# A name in code: a path or dotted name, an identifier with an underscore, a call, camelCase,
+# a constant ("pricesvc/cache.py", "_entries", "stats()", "maxSize", "STATS").
+_NAME = re.compile(
+    r"[A-Za-z0-9]*(?:[_./][A-Za-z0-9]+)+|\b[A-Za-z_]\w*(?=\(\))|\b[a-z]+[A-Z]\w*|\b[A-Z][A-Z0-9_]{2,}\b"
+)
+
+
+def names(text: str) -> frozenset[str]:
+    """The names in code ``text`` mentions (3 characters or more), lowercased."""
+    return frozenset(n.lower() for n in _NAME.findall(text) if len(n.strip("_./")) >= 3)
+
+
+def same_item(a: str, b: str) -> bool:
+    """Whether two items of open work are one: they name the same thing in code and share
+    most of the shorter one's words ("_entries has no size bound yet" and "bound _entries at
+    1024"). Two items without a name in common are told apart: a sentence alone is too thin."""
+    if not names(a) & names(b):
+        return False
+    words_a, words_b = bag(a), bag(b)
+    shared = len(words_a & words_b)
+    return shared >= MIN_SHARED and shared >= COVERAGE * min(len(words_a), len(words_b))
+
+
 def parts(step: str) -> list[str]:
     """The parts of a step that does several things in turn ("X, then Y" → X, Y)."""
     found = [p.strip(" .,") for p in _PARTS.split(step)]
