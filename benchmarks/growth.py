@@ -9,7 +9,7 @@ rows dated back), one automatic backup taken a simulated day (``daily_backup``, 
 so the horizon and the backup caps apply. The database's size and the session start (its
 story gathered and rendered, uncached: what the SessionStart hook does when the cache is
 stale; median of ``runs``) are measured after the first session, after
-:data:`~mama_plugin.services.story.cliffhanger.RECENT` (the checkpoints the start reads: from
+:data:`~mama_plugin.services.story.resume.RECENT` (the checkpoints the start reads: from
 there its work no longer grows with the sessions), after the last, and after ``gc``
 (``services.story.gc.collect``), whose work is reported.
 """
@@ -30,7 +30,7 @@ from mama_plugin.config import Config
 from mama_plugin.services.hygiene import gc
 from mama_plugin.services.search import indexing
 from mama_plugin.services.story import briefing
-from mama_plugin.services.story.cliffhanger import RECENT
+from mama_plugin.services.story.resume import RECENT
 from mama_plugin.storage import Store, now_ms
 from mama_plugin.storage.backup import backups, backups_bytes, daily_backup
 from mama_plugin.storage.space import space

@@ -13,7 +13,7 @@ from mama_plugin.hooks.session_start import session_start
 from mama_plugin.services.saving.memories import save_checkpoint, save_decision
 from mama_plugin.services.story import briefing
 from mama_plugin.services.story.autosave import checkpoint_turn
-from mama_plugin.services.story.cliffhanger import resume_point
+from mama_plugin.services.story.resume import resume_point
 from mama_plugin.storage import Store
 from mama_plugin.transcript import Command, Digest, FileTouch
 from mama_plugin.transcript.context import told_at_start

@@ -14,8 +14,8 @@ from conftest import PROJECT, run_mama
 from mama_plugin.config import Config
 from mama_plugin.services.hygiene import gc
 from mama_plugin.services.saving.memories import save_decision
-from mama_plugin.services.story.cliffhanger import RECENT, resume_point
 from mama_plugin.services.story.compaction import DAY_MS, planned
+from mama_plugin.services.story.resume import RECENT, resume_point
 from mama_plugin.services.story.worklog import WorkLog
 from mama_plugin.settings import Settings
 from mama_plugin.storage import MemoryRecord, NewMemory, Store, now_ms

@@ -7,7 +7,7 @@ from mama_plugin.config import Config
 from mama_plugin.services.saving.memories import save_checkpoint, save_decision
 from mama_plugin.services.story import briefing
 from mama_plugin.services.story.autosave import checkpoint_turn
-from mama_plugin.services.story.cliffhanger import resume_point
+from mama_plugin.services.story.resume import resume_point
 from mama_plugin.services.story.words import same_item
 from mama_plugin.storage import Store
 from mama_plugin.text import estimate_tokens, tension

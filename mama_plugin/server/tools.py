@@ -46,7 +46,7 @@ from ..services.story import checked
 from ..services.story.answers import CORRECT, search_by_context
 from ..services.story.briefing import render_brief, resumed
 from ..services.story.browsing import search_by_topic, search_recent
-from ..services.story.cliffhanger import ResumePoint, resume_point
+from ..services.story.resume import ResumePoint, resume_point
 from ..storage import MemoryRecord, Store
 from ..storage.link_tags import LinkTags
 from .assist_tools import do_draft_decision

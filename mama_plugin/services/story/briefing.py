@@ -40,6 +40,7 @@ from .brief_cache import HEADER, TEMPLATE, budget, entry_key, variant_of
 from .done import doubts
 from .freshness import building_on, open_steps, unsettled
 from .records import DecisionView, Proposed, Story
+from .resume import ResumePoint, resume_point
 from .trust import mark_decisions
 from .worklog import WorkLog
 
@@ -53,7 +54,7 @@ def gather(
     """The cliffhanger's facts for ``project``, or None when it has no memory at all; the
     memories it tells checked against the files they cite (``git``: ask git how each change
     came, :func:`.checked.flag`)."""
-    point = cliffhanger.resume_point(store, project)
+    point = resume_point(store, project)
     checkpoint = point.checkpoint
     told_from = resumed(store, point, latest=project)
     decisions = told_from.decisions
@@ -77,7 +78,7 @@ def gather(
     return checked.flag(store, facts, git=git)
 
 
-def resumed(store: Store, point: cliffhanger.ResumePoint, *, latest: str = "") -> Story:
+def resumed(store: Store, point: ResumePoint, *, latest: str = "") -> Story:
     """The story told from ``point``, as the session start and ``load_checkpoint`` tell it:
     the decisions its checkpoints implement or their sessions saved (and those later sessions
     without work saved; ``latest``: else the project's latest three), and the next steps

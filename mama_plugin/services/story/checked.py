@@ -15,8 +15,8 @@ from typing import Any
 
 from ...storage import MemoryRecord, Store
 from ..learning.verify import Change, check, line
-from .cliffhanger import resume_point
 from .records import Story
+from .resume import resume_point
 
 LISTED = 50  # memories ``mama verify --list`` tells (git asked for these alone)
 

@@ -10,7 +10,7 @@ others are deleted through the store's delete path (their full-text row, vector 
 queue entry go with them, their links are moved onto the one kept).
 
 Never touched: decisions, insights, the checkpoints Claude wrote, and any session with a
-checkpoint among the :data:`.cliffhanger.RECENT` newest of its project (the ones the session
+checkpoint among the :data:`.resume.RECENT` newest of its project (the ones the session
 start and ``load_checkpoint`` read).
 """
 
@@ -25,7 +25,7 @@ from ...plain import picked
 from ...storage import MemoryRecord, Store
 from ...text import unique
 from .autosave import MAX_ITEMS
-from .cliffhanger import RECENT, carries_work
+from .resume import RECENT, carries_work
 from .worklog import WorkLog
 
 DAY_MS = 24 * 3600 * 1000
