@@ -25,7 +25,7 @@ OUT = DATA / "story_transcripts"
 
 
 def files_of(spec: dict[str, Any], name: str) -> dict[str, str]:
-    """The files of a session's ``files``: a named set (its ``base`` first) or ``@<script file>``."""
+    """A session's ``files``: a named set (its ``base`` first) or ``@<script file>``'s files."""
     if name.startswith("@"):
         given: dict[str, str] = json.loads((DATA / name[1:]).read_text(encoding="utf-8"))["files"]
         return dict(given)
@@ -36,8 +36,9 @@ def files_of(spec: dict[str, Any], name: str) -> dict[str, str]:
 
 def fixture(spec: dict[str, Any], name: str) -> Any:
     """The recorder's Fixture for session ``name`` (as transcript_fixtures.scripted builds one)."""
-    from tests.fake_anthropic import text, tool_use
     from transcript_fixtures import Fixture
+
+    from tests.fake_anthropic import text, tool_use
 
     session = spec["sessions"][name]
     built = Fixture(name, files=files_of(spec, session["files"]), turns=[])
