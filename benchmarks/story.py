@@ -153,6 +153,21 @@ def figures(rows: list[Any], startup: list[Any] | None = None) -> dict[str, Any]
     return out
 
 
+def _start(row: Any) -> dict[str, Any]:
+    """One start's judgement, for the JSON: what it resumed from and told against its labels."""
+    q, step, j, _ = row
+    return {
+        "sequence": q.name,
+        "step": step,
+        "resume": {"wanted": j.wanted.resume, "told": j.resumed, "right": j.resume_right},
+        "missed": [i for i in j.wanted.open if i not in j.found],
+        "wrong_entries": [e for _, e, opens, _ in j.entries if not opens],
+        "twice": j.twice,
+        "closed_told": j.closed_told,
+        "tokens": j.tokens,
+    }
+
+
 def by_case(rows: list[Any]) -> dict[str, dict[str, Any]]:
     """The figures of the starts of the sequences labelled with each case."""
     cases = sorted({c for r in rows for c in r[0].cases})
@@ -173,7 +188,7 @@ def story_run(
     sequences = labels.sequences[:limit] if limit else labels.sequences
     the_plan = plan(labels, sequences)
     columns = {"today": ROOT, **({"baseline": baseline} if baseline else {})}
-    data: dict[str, Any] = {"sequences": len(sequences), "columns": {}, "cases": {}}
+    data: dict[str, Any] = {"sequences": len(sequences), "columns": {}, "cases": {}, "starts": {}}
     judgedby: dict[str, dict[str, list[Any]]] = {}
     for column, checkout in columns.items():
         if progress:
@@ -186,6 +201,7 @@ def story_run(
             "compact": figures(rows["compact"], rows["startup"]),
         }
         data["cases"][column] = {s: by_case(rows[s]) for s in SOURCES}
+        data["starts"][column] = {s: [_start(r) for r in rows[s]] for s in SOURCES}
     data["sessions"] = sum(kind == "session" for q in sequences for kind, _ in q.steps)
     data["case_sequences"] = {
         c: sum(c in q.cases for q in sequences)

@@ -24,6 +24,7 @@ found on disk (the recorded projects are gone): what the start says comes from t
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 import tempfile
@@ -32,6 +33,17 @@ from pathlib import Path
 from typing import Any
 
 TURN_GAP_S = 0.002  # every write a later millisecond than the last: orders the rows as lived
+
+
+def _module(*names: str) -> Any:
+    """The first of ``names`` the checkout has: a baseline may predate a module's move."""
+    for name in names:
+        try:
+            return importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if not exc.name or not name.startswith(exc.name):
+                raise  # the module is there, something it imports is not
+    raise ModuleNotFoundError(f"none of {', '.join(names)}")
 
 
 def tool_saves(path: Path, turn_tools: list[list[str]]) -> dict[int, list[tuple[str, Any]]]:
@@ -128,7 +140,8 @@ class Replay:
         """A scripted save (``answers_story.json``'s actions), through the save paths."""
         from mama_plugin import save_checkpoint, save_decision
         from mama_plugin.schema import OutcomeInput, parse
-        from mama_plugin.services.saving.outcomes import record_outcome_event
+
+        outcomes = _module("mama_plugin.services.saving.outcomes", "mama_plugin.services.outcomes")
 
         kind = action[0]
         if kind in ("decide", "supersede"):
@@ -140,7 +153,7 @@ class Replay:
             self.decided.setdefault(session, []).append(saved)
         elif kind == "outcome":
             given = {**action[2], "memory_id": self.keys[action[1]]}
-            record_outcome_event(store, parse(OutcomeInput, given))
+            outcomes.record_outcome_event(store, parse(OutcomeInput, given))
         elif kind == "checkpoint":
             implements = [self.keys[k] for k in action[2]]
             fields = {**action[1], "implements": implements, "session_id": session}
@@ -150,13 +163,16 @@ class Replay:
 
     def forget(self, sessions: list[str]) -> None:
         """Forget every decision the named sessions saved, as ``mama forget`` does."""
-        from mama_plugin.services.hygiene.forgetting import forget
         from mama_plugin.storage import Store
+
+        forgetting = _module(
+            "mama_plugin.services.hygiene.forgetting", "mama_plugin.services.forgetting"
+        )
 
         with Store.open(config=self.config) as store:
             for session in sessions:
                 for memory_id in self.decided.pop(session, []):
-                    forget(store, self.config, memory_id)
+                    forgetting.forget(store, self.config, memory_id)
 
     def starts(self) -> dict[str, str]:
         """What the SessionStart hook injects now: a new session's start and a compacted one's."""
