@@ -16,6 +16,7 @@ from mama_plugin.errors import MamaError
 from .kinds_graph import decay, graph
 from .kinds_model import contention, draft, links, memory, stopped
 from .kinds_relevance import relevance
+from .kinds_story import story
 from .options import (
     count,
     dataset_option,
@@ -376,4 +377,5 @@ KINDS: tuple[Command, ...] = (
     decay,
     stopped,
     relevance,
+    story,
 )
