@@ -132,8 +132,10 @@ def test_the_stop_checkpoint_comes_back_through_mama_resume_typed_verbatim(
     assert "load_checkpoint" in sent(fake.main_requests[1])  # the plugin command's body
     loaded = result_of(fake.main_requests[2], T + "load_checkpoint")
     assert not loaded["is_error"], loaded["text"]
-    assert "Move token refresh to Redis sessions" in loaded["text"]
-    assert "set up Sentinel for HA" in loaded["text"]
+    # The session start told the checkpoint; load_checkpoint adds only what it left out.
+    start = injected(fake.main_requests[0], "SessionStart")
+    assert "Move token refresh to Redis sessions" in start and "set up Sentinel for HA" in start
+    assert loaded["text"].startswith("The session start told all of chk_"), loaded["text"]
 
 
 def test_mama_save_and_mama_configure_work_verbatim(tmp_path: Path, mama_home: Path) -> None:

@@ -262,7 +262,10 @@ def test_mama_resume_after_a_failing_command_tells_where_it_stopped(tmp_path: Pa
     command = json.dumps(resumed.fake.main_requests[1]["messages"], ensure_ascii=False)
     assert "take that step now, without asking whether to go ahead" in command
     assert "Do not start the work" not in command
-    for words, budget in ((answer["text"], 1200), (resumed.start, 600)):
+    # The session start told the whole checkpoint: load_checkpoint does not tell it again.
+    assert answer["text"].startswith("The session start told all of chk_"), answer["text"]
+    assert "continue from its next step" in answer["text"]
+    for words, budget in ((resumed.start, 600),):
         memory = told(words, budget=budget)
         print(memory)
         assert "What I did (" in memory
@@ -727,9 +730,12 @@ def test_work_done_later_is_not_told_as_open(tmp_path: Path) -> None:
     ])  # fmt: skip
     loaded = result_of(resumed.fake.main_requests[2], T + "load_checkpoint")["text"]
     print(start, answer, loaded, sep="\n")
-    for words in (start, answer, loaded):
+    for words in (start, answer, resumed.start):
         assert "Redis Sentinel with one replica for sessions" in words
         assert "until Sentinel runs" not in words and "Set up Redis Sentinel (HIGH" not in words
+    # What the start told, load_checkpoint does not tell again.
+    assert "Redis Sentinel with one replica for sessions" not in loaded
+    assert "until Sentinel runs" not in loaded
 
 
 PIPED_FAIL = (

@@ -7,6 +7,7 @@ from mama_plugin.config import Config
 from mama_plugin.services.saving.memories import save_checkpoint, save_decision
 from mama_plugin.services.story import briefing
 from mama_plugin.services.story.autosave import checkpoint_turn
+from mama_plugin.services.story.fitting import left_out
 from mama_plugin.services.story.resume import resume_point
 from mama_plugin.services.story.words import same_item
 from mama_plugin.storage import Store
@@ -190,3 +191,27 @@ def test_items_are_one_when_they_name_one_thing_and_share_most_words() -> None:
     assert same_item("STATS is not defined in app/cache.py", "define STATS in app/cache.py")
     assert not same_item("_entries has no size bound yet", "_entries is read without a lock")
     assert not same_item("bound the cache at 1024", "bound the queue at 1024")  # no name shared
+
+
+def test_load_checkpoint_after_a_start_adds_only_what_the_start_left_out() -> None:
+    said = (
+        "MAMA — where this project's work stopped. Memory …\n<mama-memory>\n"
+        "What I did (2026-12-02, chk_1): Added the cache\n- Changed app/cache.py:1-9 (created)\n"
+        "Unresolved:\n- `pytest -q` failed\nNext step: bound _entries at 1024 (HIGH)\n"
+        "</mama-memory>\nMore: /mama-resume."
+    )
+    told = (
+        "MAMA — where this project's work stopped. Memory …\n<mama-memory>\n"
+        "What I did (2026-12-02, chk_1): Added the cache\n- Changed app/cache.py:1-9 (created)\n"
+        "- Wrote the README\nUnresolved:\n- `pytest -q` failed\n- the replica lags 2 s\n"
+        "Decisions (chosen > alternative (confidence) — why):\nD1 dec_1: TTL 60 s (0.7) — why\n"
+        "Next step: bound _entries at 1024 (HIGH)\nFiles: app/cache.py\n</mama-memory>"
+    )
+    rest = left_out(told, said)
+    assert rest.splitlines() == [
+        "MAMA — where this project's work stopped. Memory …", "<mama-memory>",
+        "- Wrote the README", "Unresolved:", "- the replica lags 2 s",
+        "Decisions (chosen > alternative (confidence) — why):", "D1 dec_1: TTL 60 s (0.7) — why",
+        "Files: app/cache.py", "</mama-memory>",
+    ]  # fmt: skip
+    assert left_out(said, said) == ""

@@ -46,9 +46,11 @@ from ..services.story import checked
 from ..services.story.answers import CORRECT, search_by_context
 from ..services.story.briefing import render_brief, resumed
 from ..services.story.browsing import search_by_topic, search_recent
+from ..services.story.fitting import left_out
 from ..services.story.resume import ResumePoint, resume_point
 from ..storage import MemoryRecord, Store
 from ..storage.link_tags import LinkTags
+from ..transcript.context import start_told
 from .assist_tools import do_draft_decision
 from .base import Answer, Env
 from .declare import tool
@@ -181,6 +183,14 @@ def do_load_checkpoint(env: Env, args: LoadCheckpointInput) -> Answer:
         template="checkpoint.md.j2",
         limits=(8, 5, 3, 2, 1),
     ).text
+    # After a session start that told this checkpoint: only what the start left out.
+    said = start_told(env.session.transcripts.get(env.session.id or ""), cp.id)
+    rest = left_out(text, said) if said else text
+    if said and not rest:
+        told_all = f"The session start told all of {cp.id}: continue from its next step."
+        return Answer(told_all, {"checkpoint": cp.as_dict(), "since": point.since})
+    if said:
+        text = f"The session start told the rest of {cp.id}; what it left out:\n{rest}"
     listed = [
         {**_list_item(d.m, env.store), "current_id": d.m.id, "replaced": [r.id for r in d.replaced]}
         for d in decisions

@@ -22,8 +22,6 @@ between sessions while nothing changed, so the client's prompt cache holds
 from __future__ import annotations
 
 import contextlib
-import re
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
@@ -38,6 +36,7 @@ from ..saving.scopes import told_everywhere
 from . import brief_cache, checked, cliffhanger
 from .brief_cache import HEADER, TEMPLATE, budget, entry_key, variant_of
 from .done import doubts
+from .fitting import fit
 from .freshness import building_on, open_steps, unsettled
 from .records import DecisionView, Proposed, Story
 from .resume import ResumePoint, resume_point
@@ -180,67 +179,6 @@ def render_brief(
     text = _fenced(f"{kept}\n{note}", pointer)
     # Of what the smallest limit tells, only what survived the cut.
     return Told(text, [i for i in told(facts, limit=limits[-1], short=short) if i in text])
-
-
-# What a story that does not fit its budget gives up first: the blocks a line starts, the
-# least needed to pick the work up first; "What I did", "Where I stopped", the decisions,
-# "Unresolved" and the next step go last, in that order from the end.
-_GIVEN_UP = (
-    "Yours in every project",
-    "Proposed links",
-    "Waiting for an outcome",
-    "Decisions on record",
-    "Since then",
-    "Context:",
-    "Tasks:",
-    "After that, the same session",
-    "What you will see now",
-    "Remains:",
-    "- ",  # the done items under "What I did"
-    "Unresolved:",
-    "Next step:",
-    "Decisions (",
-    "Where I stopped",
-)
-
-
-_DECISION = re.compile(r"D\d+ ")
-
-
-def fit(body: str, fits: Callable[[str], bool]) -> str:
-    """``body`` without whole blocks until ``fits`` it: a header goes with its items, an item
-    list from its last item up, the blocks of :data:`_GIVEN_UP` in that order (never a header
-    left without its items, nor a list cut mid-item)."""
-    blocks = _blocks(body)
-    for lead in _GIVEN_UP:
-        while not fits("\n".join("\n".join(b) for b in blocks)):
-            found = [i for i, b in enumerate(blocks) if b[0].startswith(lead)]
-            if not found:
-                break
-            block = blocks[found[-1]]
-            if len(block) > 2:  # a list: its last item first
-                block.pop()
-            else:
-                blocks.pop(found[-1])
-        if fits("\n".join("\n".join(b) for b in blocks)):
-            break
-    return "\n".join("\n".join(b) for b in blocks)
-
-
-def _blocks(body: str) -> list[list[str]]:
-    """The body's lines in blocks: a line and the item lines under it (``- ``, ✅, ⚠️, ❓, a
-    decision's ``D1`` and its indented ``open:``); each done item under "What I did" is a
-    block of its own."""
-    blocks: list[list[str]] = []
-    done = False  # among the done items under "What I did"
-    for line in body.splitlines():
-        done = line.startswith("What I did") or (done and line.startswith("- "))
-        item = line.startswith(("  ", "- ", "✅", "⚠️", "❓")) or bool(_DECISION.match(line))
-        if item and blocks and not (done and line.startswith("- ")):
-            blocks[-1].append(line)
-        else:
-            blocks.append([line])
-    return blocks
 
 
 def told(facts: Story, *, limit: int, short: bool) -> list[str]:

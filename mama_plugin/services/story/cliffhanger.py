@@ -33,29 +33,31 @@ _WHY = {"from Claude's last message": "what I said comes next", "in progress": "
 
 
 class _Said:
-    """Remembers what the story already says, so that nothing is said twice."""
+    """Remembers what the story already says, so that nothing is said twice; items of open
+    work (``fresh(…, work=True)``: steps, what remains, what is unresolved) are also one when
+    they are one item (:func:`.words.same_item`)."""
 
     def __init__(self) -> None:
-        self.seen: list[tuple[str, str]] = []  # (normalised, as said)
+        self.seen: list[tuple[str, str, bool]] = []  # (normalised, as said, open work)
 
-    def fresh(self, items: list[str]) -> list[str]:
+    def fresh(self, items: list[str], *, work: bool = False) -> list[str]:
         kept = []
         for item in items:
             norm = _norm(item)
-            if not norm or any(_same(norm, item, *s) for s in self.seen):
+            if not norm or any(_same(norm, s) for s, _, _ in self.seen):
                 continue
-            self.seen.append((norm, str(item)))
+            raw = strip_cue(str(item))
+            if work and any(w and same_item(raw, r) for _, r, w in self.seen):
+                continue
+            self.seen.append((norm, raw, work))
             kept.append(item)
         return kept
 
 
-def _same(a: str, raw_a: str, b: str, raw_b: str) -> bool:
+def _same(a: str, b: str) -> bool:
     """Whether two items say the same thing: equal, or one holds the whole of the other
-    ("STATS is not defined" and "STATS is not defined (dec_1)", in either order), or they
-    are one item of open work (:func:`.words.same_item`)."""
-    if a == b or (min(len(a), len(b)) >= 20 and (a in b or b in a)):
-        return True
-    return same_item(strip_cue(raw_a), strip_cue(raw_b))
+    ("STATS is not defined" and "STATS is not defined (dec_1)", in either order)."""
+    return a == b or (min(len(a), len(b)) >= 20 and (a in b or b in a))
 
 
 def _norm(text: str) -> str:
@@ -69,8 +71,9 @@ def story(
 
     Each decision is told with its line ("D1 …") and its own open ends (its unresolved items
     and HIGH next step, not said elsewhere). ``carried``: the next steps earlier sessions left
-    open (:attr:`.resume.ResumePoint.earlier`), the first the next step when the checkpoint names none,
-    the others told as remaining. Lists come longest first; the template cuts them to its limit.
+    open (:attr:`.resume.ResumePoint.earlier`), the first the next step when the checkpoint
+    names none, the others told as remaining. Lists come longest first; the template cuts them
+    to its limit.
     """
     said = _Said()
     cp = point.checkpoint
@@ -91,20 +94,20 @@ def story(
         first = steps.pop(0)
         why = f"still open from {first.holder}" + (f" ({first.done} done)" if first.done else "")
         out.next = NextStep(strip_cue(first.told), first.priority or "MEDIUM", why)
-        if not said.fresh([out.next.step]):
+        if not said.fresh([out.next.step], work=True):
             out.next = None
     out.done = said.fresh([clip(x, 200) for x in _done(cp)][::-1])[::-1]
     tasks = [x for x in c.get("tasks") or [] if isinstance(x, dict) and x.get("status") != "done"]
-    out.tasks = said.fresh([_task(x) for x in tasks])
-    said.fresh([clip(x.get("task", ""), 200) for x in tasks])  # a task is not also "remains"
+    out.tasks = said.fresh([_task(x) for x in tasks], work=True)
+    said.fresh([clip(x.get("task", ""), 200) for x in tasks], work=True)  # not also "remains"
     # What remains is told as remaining, even when it is a gap ("no size bound yet").
     left = [str(x) for x in c.get("remains") or [] if not _stated(str(x), decided)]
     left += [strip_cue(s.told) for s in steps]
-    out.remains = said.fresh([clip(x, 200) for x in left])
+    out.remains = said.fresh([clip(x, 200) for x in left], work=True)
     unresolved = [str(x) for key in ("concerns", "risks", "trade_offs") for x in t.get(key) or []]
     unresolved += list(point.failing)
     unresolved += [_question(q) for q in t.get("questions") or [] if isinstance(q, dict)]
-    out.unresolved = said.fresh([clip(x, 240) for x in unresolved])
+    out.unresolved = said.fresh([clip(x, 240) for x in unresolved], work=True)
     out.confirmed = said.fresh(
         [_pair("", x.get("claim"), "evidence", x.get("evidence")) for x in _dicts(c, "confirmed")]
         + [
@@ -217,7 +220,7 @@ def _next(
             if d.high:
                 step = NextStep(d.high[0], "HIGH", f"next step of {d.m.id}")
                 break
-    if step is None or not said.fresh([step.step]):
+    if step is None or not said.fresh([step.step], work=True):
         return None
     return step
 
@@ -252,8 +255,8 @@ def _decision(i: int, d: DecisionView, said: _Said) -> DecisionView:
         line += f"; {d.learned}"
     if d.hub:
         line += f" [hub: {d.hub} memories rest on it]"
-    open_ = said.fresh([clip(x, 160) for x in d.doubts])
-    high = said.fresh(d.high)
+    open_ = said.fresh([clip(x, 160) for x in d.doubts], work=True)
+    high = said.fresh(d.high, work=True)
     extra = "; ".join(open_[:2])
     if high:
         extra += (" · " if extra else "") + f"next (HIGH): {clip(high[0], 160)}"
