@@ -120,6 +120,11 @@ RESOLVED = re.compile(
     re.I,
 )
 _STILL = re.compile(r"\b(but|however|still|not yet|yet)\b", re.I)
+# "We considered a 5 s TTL rather than write-through, but it would cut the hit rate": the
+# downside of an alternative weighed and set aside.
+_WEIGHED = re.compile(
+    r"\b(?:considered|weighed|ruled out|rejected|set aside)\b.*\b(?:would|could)\b", re.I
+)
 # What a "remaining" sentence says is missing, which makes it a concern too.
 _OPEN = re.compile(r"\b(no|not|without|missing|yet|unbounded|never)\b", re.I)
 CAUSAL = re.compile(
@@ -216,7 +221,8 @@ def remains(sentence: str) -> str:
 def tension(sentence: str) -> bool:
     """Whether a sentence states something unresolved: a failure, a risk, a catch, a gap.
 
-    A question is not; nor is a failure reported as fixed, unless something still is open.
+    A question is not; nor is a failure reported as fixed, unless something still is open;
+    nor the cost of an option considered and set aside.
     "Remaining: X has no bound yet" is (what is missing); "Remaining: write the docs" is not.
     """
     text = sentence.strip()
@@ -225,6 +231,8 @@ def tension(sentence: str) -> bool:
     if REMAINS.match(text):
         return bool(_OPEN.search(text[REMAINS.match(text).end() :]))  # type: ignore[union-attr]
     if not TENSION.search(text):
+        return False
+    if _WEIGHED.search(text):  # an option set aside, told with its cost: not an open problem
         return False
     return not (RESOLVED.search(text) and not _STILL.search(text))
 

@@ -104,8 +104,7 @@ def test_secrets_are_masked_before_the_text_is_cut(store: Store, project: str) -
     request = "x" * 370 + f" use {token} for the API"  # cut at 400 first, 24 characters stayed
     digest = Digest(user_requests=[request], commands=[Command(f"curl -H 'Bearer {token}' x")])
     turn(store, project, "A", digest, f"Done with {token}.")
-    cp = resume_point(store, project).checkpoint
-    assert cp is not None
+    (cp,) = store.memories.of_session("A", type="checkpoint")
     stored = json.dumps([cp.content, cp.metadata, cp.evidence])
     assert "A1b2C3d4" not in stored and "[REDACTED:" in stored
 

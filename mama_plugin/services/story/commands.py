@@ -9,6 +9,7 @@ text is masked (:func:`clip`) before it is cut. Standard library only (the Stop 
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +18,7 @@ from ...transcript import Command, Digest, FileTouch
 from ...transcript.verdict import core
 from ..render import clip as _clip
 
+_PATH = re.compile(r"/|\.py\b|::")  # a word of a command that names a file, a folder or a test
 _ASSIGNMENTS = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|\"[^\"]*\"|\S*)\s+)+")
 _DECIDES = frozenset(("save_decision", "evolve_supersede"))
 MAX_FAILURES = 8  # failures kept unresolved, the newest
@@ -118,23 +120,60 @@ def check_of(command: Command) -> str:
 
 
 def unresolved(commands: list[Command]) -> list[Command]:
-    """The failed commands, newest last, that no later run of the same command made good.
+    """The failed commands, newest last, that no later passing run made good.
 
-    "The same command" ignores spacing and leading variable assignments: after
-    ``python -m app --check`` failed for want of ``PRICE_DB``, ``PRICE_DB=… python -m app
-    --check`` passing settles it.
+    A later run makes a failure good when it is the same check — spacing and leading
+    variable assignments aside: after ``python -m app --check`` failed for want of
+    ``PRICE_DB``, ``PRICE_DB=… python -m app --check`` passing settles it — or the same
+    program over a part of the tree that holds what failed (:func:`covers`). A command that
+    only looks around (``command -v redis-server`` exiting 1) answered a question; it failed
+    nothing.
     """
-    later_ok: set[str] = set()
+    later_ok: list[str] = []
     kept: dict[str, Command] = {}
     for command in reversed(commands):
         key = check_of(command)
         if command.unknown:  # a run whose output shows nothing settles nothing, fails nothing
             continue
         if not command.failed:
-            later_ok.add(key)
-        elif key not in later_ok and key not in kept:
+            later_ok.append(key)
+        elif not command.looks and key not in kept and not any(covers(k, key) for k in later_ok):
             kept[key] = command
     return list(kept.values())[::-1][-MAX_FAILURES:]
+
+
+def covers(ran: str, check: str) -> bool:
+    """Whether ``ran`` passing shows ``check`` passing too (both :func:`check_of` keys): the
+    same check, or the same program (options aside) over paths that hold every path
+    ``check`` names — "pytest -q tests" covers "pytest -q tests/test_stats.py::test_empty",
+    "pytest" covers both."""
+    if ran == check:
+        return True
+    wide, narrow = _words(ran), _words(check)
+    if not wide or not narrow:
+        return False
+    program = [w for w in narrow if not _PATH.search(w)]
+    paths = [w for w in narrow if _PATH.search(w)]
+    held = [w for w in wide if w not in program]
+    return (
+        bool(paths)
+        and all(w in wide for w in program)
+        and all(any(_under(path, h) for path in paths) for h in held)
+    )
+
+
+def _words(key: str) -> list[str]:
+    """A check's words, its options left out ([] when it will not split)."""
+    try:
+        return [w for w in shlex.split(key) if not w.startswith("-")]
+    except ValueError:
+        return []
+
+
+def _under(path: str, held: str) -> bool:
+    """Whether ``path`` (a file, a test id) lies within ``held`` (a folder, a file)."""
+    held = held.rstrip("/")
+    return path == held or path.startswith((f"{held}/", f"{held}::"))
 
 
 def passed(commands: list[Command], failing: list[Command]) -> list[str]:

@@ -19,10 +19,13 @@ Read-only; no I/O beyond the store.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...storage import MemoryRecord, Store
 from ..render import clip
+from .commands import covers
+from .words import same_item
 from .worklog import WorkLog
 
 RECENT = 30
@@ -43,14 +46,15 @@ class ResumePoint:
 
 
 def carries_work(
-    m: MemoryRecord, rolling: MemoryRecord | None = None, failing: frozenset[str] | None = None
+    m: MemoryRecord, rolling: MemoryRecord | None = None, failing: dict[str, str] | None = None
 ) -> bool:
     """Whether a checkpoint carries work.
 
     Claude's own does, unless its session's rolling checkpoint (``rolling``) says the session
     did no work and it holds nothing to pick up (no next step, file, task, tension, evidence
     or remaining work): a closing ``/mama-save`` after a search is not where the work stopped.
-    ``failing``: the checks failing before it; given, a session whose work was only checks
+    ``failing``: the checks failing before it (check → how it failed); given, a session whose
+    work was only checks
     and saved decisions carries work only when a check's result moved (:func:`moved`).
     """
     log = WorkLog.of(m)
@@ -67,15 +71,19 @@ def carries_work(
     return bool(c.get("open_files") or c.get("next_steps") or commands or log.decisions)
 
 
-def moved(log: WorkLog, failing: frozenset[str]) -> bool:
+def moved(log: WorkLog, failing: dict[str, str]) -> bool:
     """Whether a session moved the open work: anything beyond running checks and saving
     decisions (editing, tasks, a next step said), or a check that failed where it had not
     been failing, or a failing check that passed. Rows from before ``worked`` was recorded:
     as their ``work`` says."""
     if log.worked is None or set(log.worked) - {"ran", "decisions"}:
         return True
-    failed = {check for check, _ in log.failing}
-    return bool(failed - failing or failing & set(log.passed))
+    new = [
+        text
+        for check, text in log.failing
+        if check not in failing and not any(same_item(text, old) for old in failing.values())
+    ]
+    return bool(new or any(covers(p, check) for p in log.passed for check in failing))
 
 
 def resume_point(store: Store, project: str) -> ResumePoint:
@@ -91,13 +99,24 @@ def resume_point(store: Store, project: str) -> ResumePoint:
     failing: dict[str, str] = {}
     working: list[MemoryRecord] = []
     for m in reversed(recent):
-        if carries_work(m, rolling.get(m.session_id or ""), frozenset(failing)):
+        if carries_work(m, rolling.get(m.session_id or ""), failing):
             working.append(m)
         log = WorkLog.of(m)
         if log is not None and log.worked is not None:
-            failing = {k: v for k, v in failing.items() if k not in log.passed}
-            failing |= dict(log.failing)
-    lead = working[-1] if working else recent[0]
+            failing = {
+                k: v for k, v in failing.items() if not any(covers(p, k) for p in log.passed)
+            }
+            for check, text in log.failing:  # one failure told by two checks is one
+                same = [k for k, v in failing.items() if k != check and same_item(text, v)]
+                for k in same:
+                    del failing[k]
+                failing[check] = text
+    if not working:  # no session carried work yet: nothing to resume, the sessions in a line
+        sessions = _per_session(recent)
+        return ResumePoint(
+            None, since=since_line(sessions), failing=tuple(failing.values()), later=sessions
+        )
+    lead = working[-1]
     then = None
     if lead.session_id:
         mates = [m for m in recent if m.session_id == lead.session_id and m.id != lead.id]
@@ -115,10 +134,7 @@ def resume_point(store: Store, project: str) -> ResumePoint:
         and m.id != getattr(then, "id", None)
         and (not lead.session_id or m.session_id != lead.session_id)
     ]
-    # One entry a later session: its rolling checkpoint tells what it did.
-    later = {(m.session_id or m.id): m for m in newer[::-1] if not m.session_id or m.rolling}
-    later |= {m.session_id: m for m in newer[::-1] if m.session_id and m.session_id not in later}
-    since = sorted(later.values(), key=lambda m: m.updated_at)
+    since = _per_session(newer)
     told = {lead.id, getattr(then, "id", None)}
     own = {
         check
@@ -139,11 +155,20 @@ def resume_point(store: Store, project: str) -> ResumePoint:
         since_line(since),
         failing=tuple(text for check, text in failing.items() if check not in own),
         earlier=tuple(earlier[:RECENT_WORK]),
-        later=tuple(since),
+        later=since,
     )
 
 
-def since_line(later: list[MemoryRecord]) -> str:
+def _per_session(checkpoints: list[MemoryRecord]) -> tuple[MemoryRecord, ...]:
+    """One checkpoint a session, oldest first: its rolling one, which tells what it did."""
+    later = {(m.session_id or m.id): m for m in checkpoints[::-1] if not m.session_id or m.rolling}
+    later |= {
+        m.session_id: m for m in checkpoints[::-1] if m.session_id and m.session_id not in later
+    }
+    return tuple(sorted(later.values(), key=lambda m: m.updated_at))
+
+
+def since_line(later: Sequence[MemoryRecord]) -> str:
     """What later checkpoints without work did, in one line ("" when there were none)."""
     groups: dict[str, list[MemoryRecord]] = {}
     for m in later:

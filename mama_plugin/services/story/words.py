@@ -45,9 +45,11 @@ def covers(done: str, step: str) -> bool:
 
 
 # A name in code: a path or dotted name, an identifier with an underscore, a call, camelCase,
-# a constant ("pricesvc/cache.py", "_entries", "stats()", "maxSize", "STATS").
+# PascalCase, a constant ("pricesvc/cache.py", "_entries", "stats()", "maxSize",
+# "AttributeError", "STATS").
 _NAME = re.compile(
-    r"[A-Za-z0-9]*(?:[_./][A-Za-z0-9]+)+|\b[A-Za-z_]\w*(?=\(\))|\b[a-z]+[A-Z]\w*|\b[A-Z][A-Z0-9_]{2,}\b"
+    r"[A-Za-z0-9]*(?:[_./][A-Za-z0-9]+)+|\b[A-Za-z_]\w*(?=\(\))|\b[a-z]+[A-Z]\w*|"
+    r"\b[A-Z][a-z0-9]+[A-Z]\w*|\b[A-Z][A-Z0-9_]{2,}\b"
 )
 
 
