@@ -19,6 +19,9 @@ from ...transcript.verdict import core
 from ..render import clip as _clip
 
 _PATH = re.compile(r"/|\.py\b|::")  # a word of a command that names a file, a folder or a test
+_LOUDNESS = frozenset(("-q", "-qq", "-v", "-vv", "-s", "--quiet", "--verbose", "--no-header"))
+# A check that asks whether a program is installed: exit 1 is its answer, not a failure.
+_ASKED = re.compile(r"^(?:command -v|which|type|hash)\s")
 _ASSIGNMENTS = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|\"[^\"]*\"|\S*)\s+)+")
 _DECIDES = frozenset(("save_decision", "evolve_supersede"))
 MAX_FAILURES = 8  # failures kept unresolved, the newest
@@ -126,8 +129,8 @@ def unresolved(commands: list[Command]) -> list[Command]:
     variable assignments aside: after ``python -m app --check`` failed for want of
     ``PRICE_DB``, ``PRICE_DB=… python -m app --check`` passing settles it — or the same
     program over a part of the tree that holds what failed (:func:`covers`). A command that
-    only looks around (``command -v redis-server`` exiting 1) answered a question; it failed
-    nothing.
+    asks whether a program is there (``command -v redis-server`` exiting 1) answered; it
+    failed nothing.
     """
     later_ok: list[str] = []
     kept: dict[str, Command] = {}
@@ -137,7 +140,9 @@ def unresolved(commands: list[Command]) -> list[Command]:
             continue
         if not command.failed:
             later_ok.append(key)
-        elif not command.looks and key not in kept and not any(covers(k, key) for k in later_ok):
+        elif (
+            not _ASKED.match(key) and key not in kept and not any(covers(k, key) for k in later_ok)
+        ):
             kept[key] = command
     return list(kept.values())[::-1][-MAX_FAILURES:]
 
@@ -150,7 +155,7 @@ def covers(ran: str, check: str) -> bool:
     if ran == check:
         return True
     wide, narrow = _words(ran), _words(check)
-    if not wide or not narrow:
+    if not wide or not narrow or _options(ran) != _options(check):
         return False
     program = [w for w in narrow if not _PATH.search(w)]
     paths = [w for w in narrow if _PATH.search(w)]
@@ -164,8 +169,17 @@ def covers(ran: str, check: str) -> bool:
 
 def _words(key: str) -> list[str]:
     """A check's words, its options left out ([] when it will not split)."""
+    return [w for w in _split(key) if not w.startswith("-")]
+
+
+def _options(key: str) -> set[str]:
+    """A check's options, those that only change how much it prints aside."""
+    return {w for w in _split(key) if w.startswith("-") and w not in _LOUDNESS}
+
+
+def _split(key: str) -> list[str]:
     try:
-        return [w for w in shlex.split(key) if not w.startswith("-")]
+        return shlex.split(key)
     except ValueError:
         return []
 
