@@ -36,7 +36,7 @@ from ..saving.scopes import told_everywhere
 from . import brief_cache, checked, cliffhanger
 from .brief_cache import HEADER, TEMPLATE, budget, entry_key, variant_of
 from .done import doubts
-from .fitting import fit
+from .fitting import SPARED, fit
 from .freshness import building_on, open_steps, unsettled
 from .records import DecisionView, Proposed, Story
 from .resume import ResumePoint, resume_point
@@ -164,14 +164,21 @@ def render_brief(
     pointer = ""
     if template == TEMPLATE:
         pointer = "More: /mama-resume." if short else POINTER
+    key = "resume_tokens" if short else "session_start_tokens"
+    note = f"[cut to the {budget}-token budget: {key}]"
     text = ""
     for limit in limits:
-        text = _fenced(render(template, home, **facts.context(), limit=limit, short=short), pointer)
+        body = render(template, home, **facts.context(), limit=limit, short=short)
+        text = _fenced(body, pointer)
         if estimate_tokens(text) <= budget:
             return Told(text, told(facts, limit=limit, short=short) if text else [])
-    key = "resume_tokens" if short else "session_start_tokens"
+        # Before fewer items a list: the parts that help least to go on.
+        kept = fit(body, lambda b: estimate_tokens(_fenced(f"{b}\n{note}", pointer)) <= budget,
+                   SPARED)  # fmt: skip
+        if estimate_tokens(_fenced(f"{kept}\n{note}", pointer)) <= budget:
+            text = _fenced(f"{kept}\n{note}", pointer)
+            return Told(text, [i for i in told(facts, limit=limit, short=short) if i in text])
     body = render(template, home, **facts.context(), limit=limits[-1], short=short)
-    note = f"[cut to the {budget}-token budget: {key}]"
     kept = fit(body, lambda b: estimate_tokens(_fenced(f"{b}\n{note}", pointer)) <= budget)
     if estimate_tokens(_fenced(f"{kept}\n{note}", pointer)) > budget:  # one block too long
         over = estimate_tokens(_fenced(f"{kept}\n{note}", pointer)) - budget
@@ -187,7 +194,7 @@ def told(facts: Story, *, limit: int, short: bool) -> list[str]:
     the two ends of each proposed link and the global memories (as ``session_start.md.j2``
     lists them)."""
     ids = [facts.cp.id] if facts.cp is not None else []
-    for d in facts.decisions[:limit]:
+    for d in facts.decisions[: max(limit, 3)]:  # as story.md.j2: three at least
         ids += [d.m.id, *(old.id for old in d.replaced[:1])]
     ids += [w.id for w in facts.waiting[: 1 if short else limit]]
     if not short:

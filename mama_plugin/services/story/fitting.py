@@ -12,8 +12,8 @@ import re
 from collections.abc import Callable
 
 # What a story that does not fit its budget gives up first: the blocks a line starts, the
-# least needed to pick the work up first; "What I did", "Where I stopped", the decisions,
-# "Unresolved" and the next step go last, in that order from the end.
+# least needed to pick the work up first; "Unresolved", the decisions, the next step and
+# "Where I stopped" go last, in that order ("What I did" stays).
 _GIVEN_UP = (
     "Yours in every project",
     "Proposed links",
@@ -27,21 +27,32 @@ _GIVEN_UP = (
     "Remains:",
     "- ",  # the done items under "What I did"
     "Unresolved:",
+    "Decisions (",  # from its last decision up: the first stays longest
     "Next step:",
-    "Decisions (",
     "Where I stopped",
 )
 
 
+# What a story gives up before it tells fewer items a list: what helps least to go on.
+SPARED = (
+    "Yours in every project",
+    "Proposed links",
+    "Waiting for an outcome",
+    "Decisions on record",
+    "Since then",
+    "Context:",
+    "After that, the same session",
+    "What you will see now",
+)
 _DECISION = re.compile(r"D\d+ ")
 
 
-def fit(body: str, fits: Callable[[str], bool]) -> str:
+def fit(body: str, fits: Callable[[str], bool], leads: tuple[str, ...] = _GIVEN_UP) -> str:
     """``body`` without whole blocks until ``fits`` it: a header goes with its items, an item
-    list from its last item up, the blocks of :data:`_GIVEN_UP` in that order (never a header
-    left without its items, nor a list cut mid-item)."""
+    list from its last item up, the blocks ``leads`` start in that order (never a header left
+    without its items, nor a list cut mid-item); what fits, or the least it came to."""
     blocks = _blocks(body)
-    for lead in _GIVEN_UP:
+    for lead in leads:
         while not fits("\n".join("\n".join(b) for b in blocks)):
             found = [i for i, b in enumerate(blocks) if b[0].startswith(lead)]
             if not found:
