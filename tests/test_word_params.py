@@ -175,3 +175,14 @@ def test_the_front_lists_the_words_before_the_store_opens(tmp_path: Path, mama_h
         assert {"inspired_by", "based_on"} <= set(schema["properties"])
     finally:
         wire.close()
+
+
+def test_words_that_are_not_an_object_get_a_clear_error() -> None:
+    """The server fuzz found it: ``words`` as a list beside a word's own parameter was an
+    unexpected TypeError inside MAMA; it is the field's own validation error now."""
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="words"):
+        LinkMemoriesInput.model_validate(
+            {"from_id": "dec_a", "reason": "r", "words": ["x"], "inspired_by": "dec_b"}
+        )

@@ -51,7 +51,10 @@ class LinkMemoriesInput(Strict):
         if not extra:
             return data
         kept = {k: v for k, v in data.items() if k in fields}
-        return kept | {"words": {**dict(kept.get("words") or {}), **extra}}
+        given = kept.get("words") or {}
+        if not isinstance(given, dict):  # the field's own check says what is wrong with it
+            return kept
+        return kept | {"words": {**given, **extra}}
 
     @field_validator("relationship")
     @classmethod
