@@ -58,15 +58,21 @@ def names(text: str) -> frozenset[str]:
     return frozenset(n.lower() for n in _NAME.findall(text) if len(n.strip("_./")) >= 3)
 
 
+HELD = 0.8  # share of the shorter item's words the longer holds when they name nothing
+
+
 def same_item(a: str, b: str) -> bool:
     """Whether two items of open work are one: they name the same thing in code and share
     most of the shorter one's words ("_entries has no size bound yet" and "bound _entries at
-    1024"). Two items without a name in common are told apart: a sentence alone is too thin."""
-    if not names(a) & names(b):
-        return False
+    1024"), or the longer holds nearly all of the shorter's, three words at least ("Tune
+    autovacuum for the jobs table" and "tune autovacuum for the jobs table before the
+    rollout")."""
     words_a, words_b = bag(a), bag(b)
     shared = len(words_a & words_b)
-    return shared >= MIN_SHARED and shared >= COVERAGE * min(len(words_a), len(words_b))
+    shorter = min(len(words_a), len(words_b))
+    if names(a) & names(b):
+        return shared >= MIN_SHARED and shared >= COVERAGE * shorter
+    return shared >= 3 and shared >= HELD * shorter
 
 
 def parts(step: str) -> list[str]:
