@@ -47,10 +47,7 @@ def test_later_sessions_without_work_never_replace_the_resume_point(
     turn(store, project, "C", searched, "Nothing new. Next: bound the cache at 1,000 entries.")
     point = resume_point(store, project)
     assert point.checkpoint is not None and point.checkpoint.id == work.id
-    assert point.since == (
-        "one session only asked “어제 작업 이어서 하자” and changed nothing; "
-        "one session searched memory"
-    )
+    assert point.since == "one session searched memory"  # the one that did nothing: untold
     # Real work moves it on.
     turn(store, project, "D", working(), "Fixed the test. Next: wire it in.")
     moved = resume_point(store, project)

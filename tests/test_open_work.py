@@ -215,3 +215,17 @@ def test_load_checkpoint_after_a_start_adds_only_what_the_start_left_out() -> No
         "Files: app/cache.py", "</mama-memory>",
     ]  # fmt: skip
     assert left_out(said, said) == ""
+
+
+def test_a_session_that_did_nothing_leaves_no_lasting_memory(store: Store, project: str) -> None:
+    from mama_plugin.services.hygiene import gc
+    from mama_plugin.settings import Settings
+
+    wrote_the_test(store, project)
+    hello = Digest(user_requests=["hello"], assistant_texts=["Hi."])
+    turn(store, project, "B", hello, "Hi.")
+    assert "hello" not in start(store, project)  # not told, not even in "Since then"
+    later = 31 * 86_400_000 + max(m.updated_at for m in store.memories.iter(project=project))
+    done = gc.collect(store, Settings(), now=later)
+    assert done.trivial == 1 and store.meta("trivial_sessions") == "1"
+    assert [m.session_id for m in store.memories.iter(project=project)] == ["A"]

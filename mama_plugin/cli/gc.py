@@ -37,6 +37,7 @@ def cmd_gc(args: argparse.Namespace) -> int:
         print_json(done.as_dict())
         return 0
     print(f"folded     {done.folded} rolling checkpoints into {done.sessions} sessions' one")
+    print(f"dropped    {done.trivial} checkpoints of sessions that did nothing")
     print(f"backups    {len(done.backups)} deleted ({mb(done.backup_bytes)})")
     rewrite = "not needed" if done.vacuum_s is None else f"took {done.vacuum_s * 1000:.0f} ms"
     print(f"rewrite    {rewrite}")
@@ -52,6 +53,10 @@ def print_plan(found: Plan, *, horizon_days: int) -> None:
     )
     for f in found.folds:
         print(f"  {f.session_id}  keep {f.kept}  fold {', '.join(f.folded)}  ({f.project})")
+    print(
+        f"trivial      {len(found.trivial)} checkpoints of sessions older than {horizon_days} "
+        'days that did nothing ("hello") would be dropped'
+    )
     print(f"backups      {len(found.backups)} beyond the caps would be deleted")
     for backup, size in found.backups:
         print(f"  {backup.path.name}  taken {backup.when}  ({mb(size)})")

@@ -125,6 +125,17 @@ class MemoryReads(Repository):
         ).fetchall()
         return [str(session) for (session,) in rows]
 
+    def quiet_checkpoints(self, *, before: int, limit: int) -> list[MemoryRecord]:
+        """Rolling checkpoints (``metadata.auto``) of sessions that did no work
+        (``metadata.work`` false), last changed before ``before`` (ms): up to ``limit``, the
+        oldest first. What else makes one trivial is ``services.story.worklog``'s to say."""
+        return self._records(
+            f"{SELECT_MEMORY} WHERE type = 'checkpoint' AND json_extract(metadata, '$.auto') "
+            "AND json_extract(metadata, '$.work') = 0 AND updated_at < ? "
+            "ORDER BY updated_at, seq LIMIT ?",
+            (before, limit),
+        )
+
     def awaiting_outcome(
         self, project: str, *, before: int, limit: int = 3
     ) -> tuple[list[MemoryRecord], int]:

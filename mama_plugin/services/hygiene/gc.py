@@ -21,7 +21,7 @@ from ...storage import Store, now_ms
 from ...storage.archive import last_import
 from ...storage.backup import Backup, backups_bytes, over_caps
 from ...storage.space import Space, space, vacuum, vacuum_pays
-from ..story.compaction import Fold, fold, planned
+from ..story.compaction import Fold, drop_trivial, fold, planned, trivial_due
 
 LAST_RUN = "gc_at"  # meta key: when gc last ran to its end (ms)
 EVERY_MS = 24 * 3600 * 1000  # the background run's pace: at most once a day
@@ -36,6 +36,7 @@ class Plan:
 
     space: Space
     folds: list[Fold]
+    trivial: list[str]  # checkpoints of sessions that did nothing ("hello"), to drop
     backups: list[tuple[Backup, int]]  # (backup, bytes)
     backups_bytes: int  # every backup, kept or not
     vacuum: bool
@@ -61,6 +62,7 @@ class Plan:
             "backups_bytes": self.backups_bytes,
             "frees_bytes": self.frees,
             "folds": [f.as_dict() for f in self.folds],
+            "trivial": list(self.trivial),
             "backups": [
                 {"path": str(b.path), "taken": b.when, "bytes": size} for b, size in self.backups
             ],
@@ -76,6 +78,7 @@ class Collected:
     bytes_after: int = 0
     sessions: int = 0  # sessions whose checkpoints were folded
     folded: int = 0  # checkpoints folded away
+    trivial: int = 0  # trivial sessions' checkpoints dropped
     backups: list[str] = field(default_factory=list)  # the backups deleted
     backup_bytes: int = 0
     vacuum_s: float | None = None  # how long the rewrite took; None when it did not pay
@@ -84,7 +87,8 @@ class Collected:
         """The run as ``--json`` output reports it."""
         return picked(
             self,
-            *("bytes_before", "bytes_after", "sessions", "folded", "backups_deleted=backups"),
+            *("bytes_before", "bytes_after", "sessions", "folded", "trivial"),
+            "backups_deleted=backups",
             *("backup_bytes", "vacuum_s"),
         )
 
@@ -106,7 +110,10 @@ def plan(store: Store, settings: Settings, *, now: int | None = None) -> Plan:
         held.pages,
         min(held.pages, held.free_pages + rows // max(held.page_size, 1)),
     )
-    return Plan(held, folds, doomed, total, vacuum_pays(after))
+    trivial = trivial_due(
+        store, horizon_days=settings.checkpoint_horizon_days, now=now, limit=FOLDS_PER_RUN
+    )
+    return Plan(held, folds, trivial, doomed, total, vacuum_pays(after))
 
 
 def collect(
@@ -126,11 +133,14 @@ def collect(
     """
     now = now_ms() if now is None else now
     done = Collected(bytes_before=space(store).file_bytes)
-    for due_fold in plan(store, settings, now=now).folds:
+    planned = plan(store, settings, now=now)
+    for due_fold in planned.folds:
         if fold(store, due_fold) is not None:
             done.sessions += 1
             done.folded += len(due_fold.folded)
         pause()
+    if planned.trivial:
+        done.trivial = drop_trivial(store, planned.trivial)
     doomed, _ = _backups(store, settings)
     for backup, size in doomed:
         backup.path.unlink(missing_ok=True)

@@ -173,3 +173,30 @@ def _move_links(store: Store, old: str, new: str, session: set[str]) -> None:
 
 def _bytes(m: MemoryRecord) -> int:
     return len(json.dumps(m.as_dict(), ensure_ascii=False, default=str).encode())
+
+
+TRIVIAL_COUNT = "trivial_sessions"  # meta: how many trivial sessions' checkpoints gc dropped
+
+
+def trivial_due(store: Store, *, horizon_days: int, now: int, limit: int = 100) -> list[str]:
+    """The checkpoints of trivial sessions (:attr:`.worklog.WorkLog.trivial`) older than
+    ``horizon_days``, oldest first: up to ``limit``. Read-only."""
+    before = now - horizon_days * DAY_MS
+    found = store.memories.quiet_checkpoints(before=before, limit=limit)
+    return [m.id for m in found if (log := WorkLog.of(m)) is not None and log.trivial]
+
+
+def drop_trivial(store: Store, ids: list[str]) -> int:
+    """Delete the checkpoints ``ids`` that are still a trivial session's and link nothing, in
+    one transaction, and add them to the store's count; how many went."""
+    with store.transaction():
+        gone = 0
+        for m in store.memories.get_many(ids).values():
+            log = WorkLog.of(m)
+            if log is None or not log.trivial or store.links.of(m.id):
+                continue
+            store.memories.delete(m.id)
+            gone += 1
+        if gone:
+            store.set_meta(TRIVIAL_COUNT, str(int(store.meta(TRIVIAL_COUNT) or 0) + gone))
+    return gone

@@ -173,6 +173,8 @@ def since_line(later: Sequence[MemoryRecord]) -> str:
     groups: dict[str, list[MemoryRecord]] = {}
     for m in later:
         log = WorkLog.of(m)
+        if log is not None and log.trivial:
+            continue  # a session that did nothing ("hello") is not told
         what = (_light(log) or log.activity) if log else ""
         groups.setdefault(what or "changed nothing", []).append(m)
     parts = []

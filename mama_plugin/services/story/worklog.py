@@ -118,6 +118,12 @@ class WorkLog:
         return out
 
     @property
+    def trivial(self) -> bool:
+        """A session that did no work, used no memory tool and saved nothing ("hello"): it
+        leaves no lasting memory (``mama gc`` drops its checkpoint, the story never tells it)."""
+        return self.work is False and self.activity == "changed nothing" and not self.decisions
+
+    @property
     def started(self) -> str:
         """The first request that did work (the latest when the session has no count yet)."""
         return self.first_request or self.request
