@@ -115,6 +115,12 @@ def folded_layers(rolling: list[MemoryRecord]) -> dict[str, Any]:
         activity="worked" if work else newest.activity,
         moved_at=max((log.moved_at for log in logs if log.moved_at is not None), default=None),
         changed=_changed(known) if known else None,
+        worked=None
+        if all(log.worked is None for log in logs)
+        else tuple(unique(w for log in logs for w in log.worked or ())),
+        failing=newest.failing,
+        passed=tuple(unique(p for log in logs for p in log.passed)),
+        checks=tuple(unique(c for log in logs for c in log.checks)),
     )
 
     def joined(key: str) -> list[Any]:
