@@ -135,6 +135,8 @@ def _print_status(row: dict[str, Any]) -> None:
         print(f"  conflict   {c['memory_id']}: changed here and by {c['theirs_by']}")
         print(f"    yours    {mine}")
         print(f"    theirs   {theirs} (server version {c['server_version']})")
+        if c["theirs"] and (replaced := c["theirs"].get("replaced_by")):
+            print(f"    replaced by {replaced['id']} there, not here: {replaced['why_not']}")
         print(f"    settle   mama team resolve {c['memory_id']} --keep mine|theirs")
 
 

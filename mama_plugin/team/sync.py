@@ -147,7 +147,7 @@ def _pull(
                 if row.kind == "memory":
                     what = apply_memory(store, joined.project, row)
                 else:
-                    what = apply_link(store, row)
+                    what = apply_link(store, joined.project, row)
                     what = f"link {what}"
                 if what != "seen":
                     report.count(what)
