@@ -23,13 +23,15 @@ from .shared import open_store, print_json
 def cmd_forget(args: argparse.Namespace) -> int:
     """Forget one memory and say what went with it."""
     from ..services.hygiene.forgetting import forget
+    from ..team.erasure import reach
 
     with open_store(args) as store:
         done = forget(store, args.config, args.id)
+        team = reach(store, [done.memory.project])
     if args.json:
-        print_json(done.as_dict())
+        print_json({**done.as_dict(), "team": team})
     else:
-        print(done.summary())
+        print("\n".join([done.summary(), *team]))
     return 0
 
 
@@ -69,13 +71,16 @@ def cmd_edit(args: argparse.Namespace) -> int:
 def cmd_redact(args: argparse.Namespace) -> int:
     """Mask the string in every memory, link, suggestion and cached text, then the backups."""
     from ..services.hygiene.forgetting import redact
+    from ..team.erasure import reach
 
     with open_store(args) as store:
         done = redact(store, args.config, args.pattern)
+        team = reach(store, None, pattern=args.pattern)
     if args.json:
-        print_json({"rows": done.rows, "memories": done.memories, **done.cleared.as_dict()})
+        rows = {"rows": done.rows, "memories": done.memories, **done.cleared.as_dict()}
+        print_json({**rows, "team": team})
     else:
-        print(done.summary())
+        print("\n".join([done.summary(), *team]))
     return 0
 
 

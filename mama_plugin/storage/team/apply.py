@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ValidationError
+from ...privacy import redact_tree
 from ...relationships import REPLACING
 from ..link_state import LinkState
 from ..memories import NARRATIVE_FIELDS
@@ -167,12 +168,12 @@ def apply_link(store: Store, project: str, row: Pulled) -> str:
             return "seen"
         LinkState(store).delete(int(found[0][0]))  # a decision replaced by it alone stands again
         return "deleted"
-    if store.links.exists(from_id, to_id, relationship):
-        return "seen"
     try:
         body = link_body(row.body, now_ms())
     except ValidationError:
         return "refused"
+    if store.links.exists(from_id, to_id, relationship):
+        return _retell(store, from_id, to_id, relationship, body)
     if relationship in REPLACING:
         return supersede(store, project, from_id, to_id, relationship, body, row.changed_by)
     try:
@@ -180,6 +181,22 @@ def apply_link(store: Store, project: str, row: Pulled) -> str:
     except ValidationError:
         return "waiting"
     return "inserted"
+
+
+def _retell(store: Store, from_id: str, to_id: str, relationship: str, body: dict[str, Any]) -> str:
+    """A link here told again by a teammate (a redaction there): its text follows."""
+    text, _ = redact_tree(
+        {k: str(body.get(k) or "") for k in ("reason", "evidence", "context")},
+        personal=store.masks_personal_data,
+    )
+    if not text["reason"].strip():
+        return "seen"
+    store.conn.execute(
+        "UPDATE memory_links SET reason = ?, evidence = ?, context = ? WHERE from_id = ? "
+        "AND to_id = ? AND relationship = ? AND (reason, evidence, context) IS NOT (?, ?, ?)",
+        (*text.values(), from_id, to_id, relationship, *text.values()),
+    )
+    return "updated" if store.conn.changes() else "seen"
 
 
 def supersede(
