@@ -166,3 +166,26 @@ def test_a_built_in_or_superuser_role_is_never_given_a_project(
         assert conn.execute(
             "SELECT count(*) FROM mama.members WHERE member = %s", (name,)
         ).fetchone() == (0,)
+
+
+def test_a_team_database_set_up_before_climbs_to_the_audit_and_erasure_steps(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mama_plugin.team import server_schema
+
+    owner = cluster.url(cluster.new_database())
+    with monkeypatch.context() as old:
+        old.setattr(server_schema, "SERVER_STEPS", server_schema.SERVER_STEPS[:3])
+        assert admin.setup(owner) == ["tables", "audit", "access"]
+    assert admin.setup(owner) == ["audit_every_change", "erasure"]
+    with psycopg.connect(owner) as conn:
+        conn.execute("INSERT INTO mama.projects(name) VALUES ('old')")
+        conn.execute(
+            "INSERT INTO mama.memories(id, project, type, body, version, digest, seq, "
+            "changed_by) VALUES ('dec_1', 'old', 'decision', '{}', 1, '', 1, 'carol')"
+        )
+        row = conn.execute("SELECT changed_by, session_user FROM mama.memories").fetchone()
+        assert row[0] == row[1]  # stamped by the database, not the client
+        assert conn.execute("SELECT op FROM mama.audit WHERE key = 'dec_1'").fetchall() == [
+            ("insert",)
+        ]
