@@ -4,13 +4,11 @@ without access is refused."""
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from team_fixture import Cluster, running_cluster
+from team_fixture import Cluster, Developer, pair, running_cluster, two_developers
 
 from mama_plugin.config import Config
 from mama_plugin.errors import TeamAccessError
@@ -18,12 +16,9 @@ from mama_plugin.services.saving.memories import save_decision
 from mama_plugin.storage import Store
 from mama_plugin.storage.team import conflicts, outbox
 from mama_plugin.team import admin
-from mama_plugin.team.sync import sync_project
 
 psycopg = pytest.importorskip("psycopg", reason="the team store's driver: pip install -e '.[team]'")
 pytest.importorskip("pgserver", reason="PostgreSQL for the tests: pip install -e '.[team]'")
-
-_roles = itertools.count(1)
 
 
 @pytest.fixture(scope="session")
@@ -31,44 +26,9 @@ def cluster() -> Iterator[Cluster]:
     yield from running_cluster()
 
 
-@dataclass
-class Developer:
-    """One developer: a MAMA home of their own, a local project, a database role."""
-
-    name: str
-    store: Store
-    project: str
-    url: str
-
-    def decide(self, topic: str, decision: str, why: str) -> str:
-        return save_decision(
-            self.store,
-            self.project,
-            {"topic": topic, "decision": decision, "reasoning": {"primary": why}},
-        ).memory.id
-
-    def sync(self, **options: object) -> object:
-        return sync_project(self.store, self.project, **options)  # type: ignore[arg-type]
-
-
 @pytest.fixture
 def team(cluster: Cluster, tmp_path: Path) -> Iterator[dict[str, object]]:
-    """A set-up team database with project ``app`` given to alice and bob (fresh roles)."""
-    database = cluster.new_database()
-    owner = cluster.url(database)
-    assert admin.setup(owner) == ["tables", "audit", "access"]
-    n = next(_roles)
-    devs = {}
-    for who in ("alice", "bob"):
-        role = f"{who}{n}"
-        admin.grant(owner, role, "app")
-        store = Store.open(config=Config(tmp_path / who))
-        dev = Developer(who, store, f"/work/{who}/app", cluster.url(database, role))
-        outbox.connect_project(store, dev.project, "app", dev.url)
-        devs[who] = dev
-    yield {"owner": owner, "database": database, "n": n, **devs}
-    for dev in devs.values():
-        dev.store.close()
+    yield from two_developers(cluster, tmp_path)
 
 
 def test_two_developers_exchange_decisions(team: dict[str, object]) -> None:
@@ -111,16 +71,10 @@ def test_two_developers_exchange_decisions(team: dict[str, object]) -> None:
     assert again.pushed_memories == 0 and again.pulled == {}, again
 
 
-def _pair(team: dict[str, object]) -> tuple[Developer, Developer]:
-    alice, bob = team["alice"], team["bob"]
-    assert isinstance(alice, Developer) and isinstance(bob, Developer)
-    return alice, bob
-
-
 def test_an_outage_mid_push_loses_nothing_and_the_next_sync_resumes(
     team: dict[str, object], cluster: Cluster
 ) -> None:
-    alice, bob = _pair(team)
+    alice, bob = pair(team)
     ids = [alice.decide(f"topic {i}", f"decision number {i}", f"reason {i}") for i in range(5)]
     batches: list[str] = []
 
@@ -170,7 +124,7 @@ def test_a_push_whose_acknowledgement_was_lost_is_not_pushed_twice(
     from mama_plugin.team import remote
     from mama_plugin.team.connection import connect
 
-    alice, bob = _pair(team)
+    alice, bob = pair(team)
     first = alice.decide("db", "Postgres for the team store", "every peer converged on it")
     changes = outbox.pending(alice.store, alice.project, 10)
     payloads = {c.key: outbox.memory_payload(alice.store, c.key) for c in changes}
@@ -188,7 +142,7 @@ def test_a_conflicting_edit_is_shown_with_both_versions_never_overwritten(
 ) -> None:
     from mama_plugin.team.joining import resolve
 
-    alice, bob = _pair(team)
+    alice, bob = pair(team)
     shared = alice.decide("queue", "Use SQS", "managed, no ops")
     alice.sync()
     bob.sync()
@@ -225,7 +179,7 @@ def test_taking_the_teammates_version_settles_the_conflict_here(
 ) -> None:
     from mama_plugin.team.joining import resolve
 
-    alice, bob = _pair(team)
+    alice, bob = pair(team)
     shared = alice.decide("ci", "GitHub Actions", "already used")
     alice.sync()
     bob.sync()
@@ -246,7 +200,7 @@ def test_a_developer_without_access_is_refused(
 ) -> None:
     from mama_plugin.team.joining import join
 
-    alice, _ = _pair(team)
+    alice, _ = pair(team)
     alice.decide("secrets", "Vault for secrets", "audit trail")
     alice.sync()
     owner, n = str(team["owner"]), team["n"]
@@ -281,7 +235,7 @@ def test_a_developer_without_access_is_refused(
 
 
 def test_the_audit_is_append_only_and_names_who_did_what(team: dict[str, object]) -> None:
-    alice, bob = _pair(team)
+    alice, bob = pair(team)
     first = alice.decide("logs", "Ship logs to Loki", "cheap")
     alice.sync()
     bob.sync()
@@ -303,7 +257,7 @@ def test_the_audit_is_append_only_and_names_who_did_what(team: dict[str, object]
 def test_checkpoints_stay_personal(team: dict[str, object]) -> None:
     from mama_plugin.services.saving.memories import save_checkpoint
 
-    alice, _ = _pair(team)
+    alice, _ = pair(team)
     save_checkpoint(alice.store, alice.project, {"summary": "halfway through the auth work"})
     assert outbox.outbox_count(alice.store, alice.project) == {"memory": 0, "link": 0}
     assert alice.sync().pushed_memories == 0
@@ -316,7 +270,7 @@ def test_a_follower_brings_a_teammates_save_as_the_database_announces_it(
 
     from mama_plugin.team.follow import Follower
 
-    alice, bob = _pair(team)
+    alice, bob = pair(team)
     mine = Follower(alice.store, alice.project, poll_s=0.05)
     theirs = Follower(bob.store, bob.project, poll_s=0.05)
     try:
@@ -340,7 +294,7 @@ def test_team_search_finds_by_words_and_by_meaning_within_granted_projects(
 ) -> None:
     from mama_plugin.team.search import search
 
-    alice, bob = _pair(team)
+    alice, bob = pair(team)
     alice.store.vectors.check_model("toy-model", 4)
     cache = alice.decide("cache", "Redis for the session cache", "sessions must be fast")
     stream = alice.decide("events", "Kafka for the event stream", "consumers replay history")
@@ -384,7 +338,7 @@ def test_the_servers_background_task_follows_a_connected_project(
 
     from mama_plugin.team.follow import follow_in_background
 
-    alice, bob = _pair(team)
+    alice, bob = pair(team)
     decision = alice.decide("flags", "LaunchDarkly for feature flags", "gradual rollouts")
     assert alice.sync().pushed_memories == 1
     state = SimpleNamespace(store=bob.store, project=bob.project)
@@ -404,7 +358,7 @@ def test_the_servers_background_task_follows_a_connected_project(
 def test_a_row_this_mama_cannot_hold_is_counted_and_the_feed_goes_on(
     team: dict[str, object],
 ) -> None:
-    alice, bob = _pair(team)
+    alice, bob = pair(team)
     with psycopg.connect(str(team["owner"])) as conn:  # e.g. written by a newer MAMA
         conn.execute(
             "INSERT INTO mama.memories(id, project, type, body, version, digest, seq) VALUES "
@@ -450,7 +404,7 @@ HOSTILE_BODIES = {
 def test_a_hostile_teammates_rows_are_refused_and_every_good_row_arrives(
     team: dict[str, object],
 ) -> None:
-    alice, bob = _pair(team)
+    alice, bob = pair(team)
     before = alice.decide("api", "REST over gRPC", "browser clients")
     alice.sync()
     with psycopg.connect(str(team["owner"])) as conn:

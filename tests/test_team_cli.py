@@ -36,7 +36,10 @@ def test_a_team_sets_up_shares_and_settles_through_the_cli(
     owner = cluster.url(database)
     n = next(_runs)
     alice, bob = f"cli_alice{n}", f"cli_bob{n}"
-    assert mama(capsys, "team", "setup", owner)[:2] == (0, "applied tables, audit, access\n")
+    assert mama(capsys, "team", "setup", owner)[:2] == (
+        0,
+        "applied tables, audit, access, audit_every_change, erasure\n",
+    )
     assert mama(capsys, "team", "setup", owner)[1] == "the schema is up to date\n"
     code, out, _ = mama(capsys, "team", "grant", owner, alice, "shop")
     assert (code, out) == (0, f"{alice} may read and write 'shop' (new role and project)\n")

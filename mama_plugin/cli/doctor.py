@@ -115,9 +115,9 @@ def _print_problems(problems: list[str], derived: tuple[str, ...]) -> None:
 
 
 def _print_backups(db: Path, keep: int) -> list[Backup]:
-    """List the backups of ``db``, newest first; the list. ``keep``: how many automatic ones
-    the server keeps (the ``backups_max_count`` setting)."""
-    from ..storage.backup import backups
+    """List the backups of ``db``, newest first, each checked (a torn or damaged one is said
+    so); the list. ``keep``: how many automatic ones the server keeps (``backups_max_count``)."""
+    from ..storage.backup import backups, problem_of
 
     found = backups(db)
     print(f"backups    {len(found)} in {db.parent / 'backups'}" + (":" if found else ""))
@@ -127,6 +127,8 @@ def _print_backups(db: Path, keep: int) -> list[Backup]:
         except OSError as exc:
             size = f"cannot be read: {exc.strerror or exc}"
         kind = "  automatic" if backup.automatic else ""
+        if problem := problem_of(backup):
+            kind += f"  DAMAGED ({problem}): never restored"
         print(f"           {backup.path.name}  taken {backup.when}  ({size}){kind}")
     if not any(backup.automatic for backup in found):
         print(

@@ -23,10 +23,12 @@ from .shared import open_store, told
 def cmd_forget(args: argparse.Namespace) -> int:
     """Forget one memory and say what went with it."""
     from ..services.hygiene.forgetting import forget
+    from ..team.erasure import reach
 
     with open_store(args) as store:
         done = forget(store, args.config, args.id)
-    return told(args, done.as_dict(), done.summary())
+        team = reach(store, [done.memory.project])
+    return told(args, {**done.as_dict(), "team": team}, "\n".join([done.summary(), *team]))
 
 
 @command("edit", "correct a memory's narrative fields (a conflict if it changed meanwhile)")
@@ -61,14 +63,13 @@ def cmd_edit(args: argparse.Namespace) -> int:
 def cmd_redact(args: argparse.Namespace) -> int:
     """Mask the string in every memory, link, suggestion and cached text, then the backups."""
     from ..services.hygiene.forgetting import redact
+    from ..team.erasure import reach
 
     with open_store(args) as store:
         done = redact(store, args.config, args.pattern)
-    return told(
-        args,
-        {"rows": done.rows, "memories": done.memories, **done.cleared.as_dict()},
-        done.summary(),
-    )
+        team = reach(store, None, pattern=args.pattern)
+    rows = {"rows": done.rows, "memories": done.memories, **done.cleared.as_dict()}
+    return told(args, {**rows, "team": team}, "\n".join([done.summary(), *team]))
 
 
 _FIELDS = ("topic", "content", "reasoning", "specifics", "evidence", "tension", "tags")

@@ -108,6 +108,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                     }
                     for c in conflicts.open_conflicts(store, p.project)
                 ],
+                "set_aside": [a.__dict__ for a in outbox.aside(store, p.project)],
             }
             for p in joined
         ]
@@ -129,12 +130,17 @@ def _print_status(row: dict[str, Any]) -> None:
     print(f"  last sync  {_when(row['last_sync_at'])}, through server sequence {row['pulled_seq']}")
     if row["last_error"]:
         print(f"  stopped    {row['last_error']}")
+    for a in row["set_aside"]:
+        print(f"  set aside  {a['kind']} {a['key']}: the team database refused it ({a['error']});")
+        print("             the rest was pushed; a change of it here tries it again")
     for c in row["conflicts"]:
         theirs = c["theirs"]["content"] if c["theirs"] else "(deleted)"
         mine = c["mine"]["content"] if c["mine"] else "(deleted)"
         print(f"  conflict   {c['memory_id']}: changed here and by {c['theirs_by']}")
         print(f"    yours    {mine}")
         print(f"    theirs   {theirs} (server version {c['server_version']})")
+        if c["theirs"] and (replaced := c["theirs"].get("replaced_by")):
+            print(f"    replaced by {replaced['id']} there, not here: {replaced['why_not']}")
         print(f"    settle   mama team resolve {c['memory_id']} --keep mine|theirs")
 
 

@@ -39,8 +39,16 @@ def _handler(name: str) -> Callable[[dict[str, Any], Config], str]:
     raise ValueError(f"unknown hook {name!r}; known: {', '.join(EVENTS)}")
 
 
-def run(name: str, stdin: TextIO, stdout: TextIO, *, deadline_s: float = DEADLINE_S) -> int:
-    """Run hook ``name``: read stdin, write the protocol answer to stdout; always returns 0."""
+def run(
+    name: str,
+    stdin: TextIO,
+    stdout: TextIO,
+    *,
+    deadline_s: float = DEADLINE_S,
+    after: Callable[[Config], object] | None = None,
+) -> int:
+    """Run hook ``name``: read stdin, write the protocol answer to stdout, then ``after``
+    (with the hook's config; it must not block: it starts detached work); always returns 0."""
     started = time.monotonic()
     # A watchdog, not a signal: a signal handler cannot interrupt a C call (an SQLite busy
     # wait), while os._exit from another thread ends the process wherever it is.
@@ -65,6 +73,8 @@ def run(name: str, stdin: TextIO, stdout: TextIO, *, deadline_s: float = DEADLIN
         if answer:
             stdout.write(answer)
             stdout.flush()
+        if after is not None:
+            after(config)
     except Exception as exc:
         log(f"{name}: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
     finally:
@@ -89,4 +99,9 @@ def main(argv: list[str]) -> int:
     if not argv:
         log("no hook name given; expected one of: " + ", ".join(EVENTS))
         return 0
-    return run(argv[0], sys.stdin, sys.stdout)
+    after = None
+    if argv[0] == "session-start":  # the process's composition root: a due backup starts here
+        from .daily_backup import kick
+
+        after = kick
+    return run(argv[0], sys.stdin, sys.stdout, after=after)

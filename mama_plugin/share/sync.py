@@ -22,10 +22,11 @@ from pathlib import Path
 
 from ..config import Config
 from ..errors import ConflictError, MamaError, NotFoundError, ValidationError
+from ..relationships import REPLACING
 from ..services.learning.living import note
 from ..storage import NewMemory, Store
 from ..storage.shared_files import SharedFiles
-from . import scan
+from . import scan, standing
 from .files import KIND_DIRS, SharedMemory, digest, now_ms, parse, path_of, render
 from .frontmatter import ShareFormatError
 from .local import local_memories, rendered
@@ -97,7 +98,8 @@ class Sharing:
         by_path = {b.path: b for b in bases.values()}
         disk = read_folder(self.root, report, {p: b.hash for p, b in by_path.items()})
         open_conflicts = {c.memory_id: c for c in self.state.conflicts(self.project)}
-        applied: list[SharedMemory] = []
+        replacing = standing.claimed(f.memory for f in disk)
+        applied: list[tuple[SharedMemory, OnDisk]] = []
         to_forget: list[OnDisk] = []
         seen: set[str] = set()
         for f in disk:
@@ -119,6 +121,10 @@ class Sharing:
                 report.problems.append(f"{f.rel}: id {m.id} belongs to another project here")
                 continue
             mine = rendered(self.store, local).text if local else ""
+            if why := standing.unreplaced(self.store, m, replacing):
+                report.problems.append(f"{f.rel}: {why}; kept beside this clone's version")
+                self._conflict(f, mine, report)
+                continue
             if digest(mine) == f.hash or (m.tombstone and local is None):
                 self._record(m, f)
                 self.state.settle(self.project, [m.id])
@@ -131,10 +137,10 @@ class Sharing:
                 if base is not None and not base.deleted:  # forgotten here, edited there
                     self._conflict(f, "", report)
                 elif self._insert(m, f, report):
-                    applied.append(m)
+                    applied.append((m, f))
             elif base is not None and digest(mine) == base.hash:
                 if self._apply(m, f, local.version, report):
-                    applied.append(m)
+                    applied.append((m, f))
             else:
                 self._conflict(f, mine, report)
         self._links(applied, report)
@@ -215,21 +221,34 @@ class Sharing:
         report.updated.append(m.id)
         return True
 
-    def _links(self, applied: list[SharedMemory], report: ShareReport) -> None:
+    def _links(self, applied: list[tuple[SharedMemory, OnDisk]], report: ShareReport) -> None:
         """The links the applied files state, where both ends are here (links are added, never
-        removed by an import)."""
-        for m in applied:
+        removed by an import); a replacing one as :func:`.standing.supersede` takes it."""
+        for m, f in applied:
             for ln in m.links:
                 if self.store.memories.get(ln.to) is None:
                     report.links_skipped.append(f"{m.id}→{ln.to}")
                     continue
                 try:
-                    if not self.store.links.exists(m.id, ln.to, ln.relationship):
+                    if self.store.links.exists(m.id, ln.to, ln.relationship):
+                        continue
+                    if ln.relationship in REPLACING:
+                        link = standing.supersede(
+                            self.store, m.id, ln.to, ln.relationship, ln.reason
+                        )
+                        if isinstance(link, str):
+                            report.problems.append(f"{f.rel}: {link}; kept beside this clone's")
+                            local = self.store.memories.get(m.id)
+                            self._conflict(
+                                f, rendered(self.store, local).text if local else "", report
+                            )
+                            continue
+                    else:
                         link, _ = self.store.links.add(
                             m.id, ln.to, ln.relationship, ln.reason, mark_target=False
                         )
-                        note(self.store, [link])  # what it links to gains a dated note
-                        report.links_added += 1
+                    note(self.store, [link])  # what it links to gains a dated note
+                    report.links_added += 1
                 except ValidationError as exc:
                     report.problems.append(f"{m.id}→{ln.to}: link not added: {exc}")
 
@@ -260,6 +279,8 @@ class Sharing:
             self._forget(f, report)
             told = f"forgot {memory_id}, as the teammate's tombstone says"
         else:
+            if why := standing.unreplaced(self.store, theirs, set()):
+                raise MamaError(f"cannot take {found.path}: it {why}; keep mine")
             local = self.store.memories.get(memory_id)
             done = (
                 self._apply(theirs, f, local.version, report)
@@ -268,7 +289,9 @@ class Sharing:
             )
             if not done:
                 raise MamaError("; ".join(report.problems))
-            self._links([theirs], report)
+            self._links([(theirs, f)], report)
+            if memory_id in report.conflicts:  # its supersede still cannot be taken here
+                raise MamaError("; ".join(report.problems))
             told = f"took the teammate's version of {memory_id} from {found.path}"
         self.state.settle(self.project, [memory_id])
         return told

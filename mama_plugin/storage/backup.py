@@ -1,9 +1,12 @@
 """Whole-database backups through SQLite's online backup API (consistent under WAL).
 
-Backups live in ``<db dir>/backups/`` (``$MAMA_HOME/backups/`` for the default store), 0600.
-MAMA takes one by itself once a day (:func:`daily_backup`, the ``daily`` label: the MCP server,
-off every hook's path) and keeps the newest :data:`KEEP` of those; ``mama import`` takes one
-before each import (kept: ``mama import --rollback`` restores it). ``mama doctor --restore``
+Backups live in ``<db dir>/backups/`` (``$MAMA_HOME/backups/`` for the default store), 0600,
+each a file of its own (rollback-journal mode: nothing is left beside it), written under a
+hidden name and renamed once complete (a kill halfway leaves no backup that is not one). MAMA
+takes one by itself once a day (:func:`daily_backup`, the ``daily`` label: the MCP server, or
+a process the SessionStart hook starts detached when a session is too short for the server's
+turn; never on a hook's path) and keeps the newest :data:`KEEP` of those; ``mama import`` takes
+one before each import (kept: ``mama import --rollback`` restores it). ``mama doctor --restore``
 puts one back (:func:`restore_file`), after setting the damaged file aside (:func:`set_aside`).
 """
 
@@ -25,23 +28,64 @@ import apsw
 
 from ..errors import MamaError
 from ..home import FILE_MODE, create_private, private_folder
-from .diagnosis import check_file
-from .integrity import quick_check
+from .peek import BACKUP_DUE_STAMP
 
 if TYPE_CHECKING:
     from .store import Store
 
 
+# The checks are imported when a backup is checked, not with this module: the SessionStart
+# hook reads only whether the day's backup is due (:func:`due`, a listing of the folder).
+def check_file(path: Path, *, limit: int = 20) -> list[str]:
+    """The problems :func:`~.diagnosis.check_file` finds in the file at ``path``."""
+    from .diagnosis import check_file as check
+
+    return check(path, limit=limit)
+
+
 def backup_to(conn: apsw.Connection, dest: Path) -> Path:
-    """Copy the live database behind ``conn`` into a new file ``dest`` (0600, its folder 0700)."""
+    """Copy the live database behind ``conn`` into a new file ``dest`` (0600, its folder 0700).
+
+    The copy is a file of its own, in rollback-journal mode: the live store's WAL mode, copied
+    with its first page, made every later reading of the copy (its check, ``mama doctor``'s
+    listing) leave a ``-wal`` and a ``-shm`` file beside it.
+    """
     private_folder(dest.parent)
     create_private(dest)  # SQLite would create it with the umask's mode
     target = apsw.Connection(str(dest))
     try:
         _copy(conn, into=target)
+        target.execute("PRAGMA journal_mode = DELETE")
     finally:
         target.close()
+    for leftover in (Path(f"{dest}-wal"), Path(f"{dest}-shm")):
+        leftover.unlink(missing_ok=True)
     return dest
+
+
+def backup_complete(conn: apsw.Connection, dest: Path) -> Path:
+    """Copy the live database behind ``conn`` to ``dest`` whole or not at all: written under a
+    hidden name beside it and renamed once complete, so a process killed halfway leaves no
+    file under a backup's name (:func:`clear_partials` removes what it left)."""
+    partial = partial_of(dest)
+    try:
+        backup_to(conn, partial)
+        os.replace(partial, dest)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    return dest
+
+
+def partial_of(dest: Path) -> Path:
+    """The hidden name a backup is written under until it is complete."""
+    return dest.with_name(f".{dest.name}.partial")
+
+
+def clear_partials(folder: Path) -> None:
+    """Remove the copies a process killed halfway left in ``folder`` (and their logs)."""
+    for partial in folder.glob(".*.partial*"):
+        partial.unlink(missing_ok=True)
 
 
 def restore_from(conn: apsw.Connection, source: Path) -> None:
@@ -100,6 +144,7 @@ _AUTOMATIC_NAME = re.compile(rf"-\d{{8}}T\d{{6}}-{AUTOMATIC}(?:-\d+)?\.db$")
 KEEP = 3
 LOCK = ".daily.lock"  # held while a backup is taken, or backups are rewritten (backup_erasure)
 EVERY_S = 24 * 3600  # an automatic backup is taken when the newest is this old
+RETRY_S = 3600  # after a try that took none (read-only, damaged, failed), the next is this late
 
 
 def backups(db: Path) -> list[Backup]:
@@ -121,8 +166,18 @@ def backups(db: Path) -> list[Backup]:
 
 
 def back_up(store: Store, label: str) -> Path:
-    """Back the store up into a new file beside it (see :func:`backup_path`); its path."""
-    return backup_to(store.conn, backup_path(store.path, label))
+    """Back the store up into a new file beside it (see :func:`backup_path`), whole or not at
+    all (:func:`backup_complete`); its path."""
+    return backup_complete(store.conn, backup_path(store.path, label))
+
+
+def problem_of(b: Backup) -> str:
+    """What is wrong with the backup ``b`` ("" when it reads and checks sound): a copy torn
+    by a kill of an older MAMA, or damaged since. Read-only; reads every page."""
+    if not os.access(b.path, os.R_OK):
+        return "cannot be read (permission denied)"
+    problems = check_file(b.path, limit=1)
+    return problems[0] if problems else ""
 
 
 def daily_backup(store: Store, *, now: float | None = None, keep: int = KEEP) -> Path | None:
@@ -139,16 +194,20 @@ def daily_backup(store: Store, *, now: float | None = None, keep: int = KEEP) ->
     sound one) and the store is checked (:meth:`~.store.Store.verify`).
     """
     now = time.time() if now is None else now
-    if store.read_only is not None or store.damage is not None or not _due(store.path, now):
+    if store.read_only is not None or store.damage is not None:
+        _stamp_due(store.path, now + RETRY_S)
+        return None
+    if not due(store.path, now):
+        _stamp_due(store.path, _next_due(store.path))
         return None
     folder = private_folder(store.path.parent / "backups")
+    _stamp_due(store.path, now + RETRY_S)  # a failure below is tried again in an hour
     with _held(folder / LOCK) as held:
-        if not held or not _due(store.path, now):  # another process took it meanwhile
+        if not held or not due(store.path, now):  # another process took it meanwhile
             return None
-        for partial in folder.glob(".*.partial"):  # left by a process killed halfway
-            partial.unlink(missing_ok=True)
+        clear_partials(folder)  # left by a process killed halfway
         final = backup_path(store.path, AUTOMATIC, now=now)
-        partial = folder / f".{final.name}.partial"
+        partial = partial_of(final)
         backup_to(store.conn, partial)
         if problems := check_file(partial, limit=1):
             partial.unlink(missing_ok=True)
@@ -160,6 +219,7 @@ def daily_backup(store: Store, *, now: float | None = None, keep: int = KEEP) ->
         os.replace(partial, final)
         for old in [b for b in backups(store.path) if b.automatic][max(keep, 1) :]:
             old.path.unlink(missing_ok=True)
+        _stamp_due(store.path, _next_due(store.path))
     return final
 
 
@@ -198,7 +258,23 @@ def over_caps(
     return [(b, size) for b, size in reversed(found) if b.path in doomed]
 
 
-def _due(db: Path, now: float) -> bool:
+def _next_due(db: Path) -> float:
+    newest = next((b for b in backups(db) if b.automatic), None)
+    return 0.0 if newest is None else newest.taken + EVERY_S
+
+
+def _stamp_due(db: Path, at: float) -> None:
+    """Record when the day's backup is next due, for the SessionStart hook's one stat
+    (:func:`~.peek.backup_may_be_due`); a stamp that cannot be written is no stamp (due)."""
+    with contextlib.suppress(OSError):
+        stamp = private_folder(db.parent / "backups") / BACKUP_DUE_STAMP
+        create_private(stamp)
+        os.utime(stamp, (at, at))
+
+
+def due(db: Path, now: float) -> bool:
+    """Whether the day's backup of ``db`` is due: the newest automatic one is
+    :data:`EVERY_S` old, or there is none (a listing of the folder)."""
     newest = next((b for b in backups(db) if b.automatic), None)
     return newest is None or now - newest.taken >= EVERY_S
 
@@ -275,6 +351,8 @@ def restore_file(db: Path, source: Path) -> bool:
         try:
             target.set_busy_timeout(5000)
             restore_from(target, source)
+            from .integrity import quick_check
+
             if not quick_check(target, limit=1):
                 return True
         finally:

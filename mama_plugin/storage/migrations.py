@@ -27,7 +27,7 @@ from . import (
     shared_files,
     tables,
 )
-from .team.tables import team_tables
+from .team.tables import team_set_aside, team_tables
 
 
 @dataclass(frozen=True)
@@ -168,6 +168,12 @@ STEPS: tuple[Step, ...] = (
         "`pending_lines` (session, project, its rolling checkpoint and that checkpoint's "
         "version when queued, when; cascades with the checkpoint): sessions whose checkpoint "
         "lines wait for the model, so the wait outlives the server that was to run it",
+    ),
+    Step(
+        "team_set_aside",
+        team_set_aside,
+        "`team_aside` (project, kind, key, the team database's error, when): outbox entries "
+        "the team database refused on their own, set aside so the entries behind them go on",
     ),
 )
 LATEST = len(STEPS)

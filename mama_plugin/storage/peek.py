@@ -6,7 +6,8 @@ sqlite-vec, the integrity walk, the repositories' imports) costs tens of millise
 ``tools/list`` cannot spare. Read-only, a short busy timeout, nothing migrated or checked: the
 front's warm-up opens the store for real right after. The SessionStart hook reads the cached
 cliffhanger with :func:`brief_entry` (apsw, imported then), after the checks opening the store
-makes; :func:`fingerprint` is the store's own.
+makes; :func:`fingerprint` is the store's own; :func:`backup_may_be_due` whether it should
+start the day's backup (one stat).
 """
 
 from __future__ import annotations
@@ -18,6 +19,18 @@ from pathlib import Path
 from typing import Any
 
 PEEK_TIMEOUT_S = 0.05  # a writer's lock (rare for a reader in WAL mode) is not waited out
+# In the backups folder: its modification time is when the day's backup is next due
+# (``storage.backup.daily_backup`` sets it after each try).
+BACKUP_DUE_STAMP = ".daily.due"
+
+
+def backup_may_be_due(db: Path, now: float) -> bool:
+    """Whether the day's backup of ``db`` may be due (one stat: the stamp's time is past, or
+    there is no stamp yet); :func:`~.backup.due` says for sure."""
+    try:
+        return os.stat(db.parent / "backups" / BACKUP_DUE_STAMP).st_mtime <= now
+    except OSError:
+        return True
 
 
 def kinds_present(db: Path, project: str, kinds: Iterable[str]) -> set[str]:

@@ -46,16 +46,30 @@ def check_role(name: str) -> str:
 
 
 def grant(url: str, role: str, project: str, *, password: str | None = None) -> Granted:
-    """Give ``role`` the team project ``project`` (making either when new)."""
+    """Give ``role`` the team project ``project`` (making either when new).
+
+    Raises TeamError for a role PostgreSQL builds in (``pg_*``), MAMA's group role, or one
+    that is a superuser or bypasses row-level security: it would read every project."""
     from psycopg import sql
 
     check_role(role)
+    if role.startswith("pg_") or role == GROUP_ROLE:
+        raise TeamError(_not_a_developer(role, "is a role PostgreSQL or MAMA builds in"))
     if not project.strip():
         raise TeamError("a team project needs a name")
     with connect(url) as conn:
         require_latest(conn, "here")
         with conn.transaction():
-            exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
+            found = conn.execute(
+                "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = %s", (role,)
+            ).fetchone()
+            if found is not None and found[0]:
+                raise TeamError(
+                    _not_a_developer(
+                        role, "is a superuser or bypasses row-level security (every project)"
+                    )
+                )
+            exists = found
             if exists is None:
                 statement = sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role))
                 if password:
@@ -78,6 +92,13 @@ def grant(url: str, role: str, project: str, *, password: str | None = None) -> 
                 (project, role),
             )
     return Granted(role, project, exists is None, bool(made))
+
+
+def _not_a_developer(role: str, why: str) -> str:
+    return (
+        f"{role!r} {why}: give each developer's own role instead, a login role that is "
+        f"nothing more (`mama team grant URL alice PROJECT` makes one named alice)"
+    )
 
 
 def revoke(url: str, role: str, project: str) -> bool:

@@ -22,6 +22,11 @@ from ..storage.team.rows import parsed_body
 _NEXT = "nextval('mama.change_seq')"
 
 
+class Refused(Exception):
+    """Raised when the team database refuses a batch for what a row holds (its data or its
+    rules, not the connection or the role): each row is then tried alone."""
+
+
 @dataclass
 class Pushed:
     """What one pushed batch did on the server."""
@@ -47,8 +52,24 @@ def push(
     """Write one batch in one transaction of the team database; what it did.
 
     ``payloads`` holds each key's current local state (None: deleted here), ``known`` the
-    server version each memory was last seen at.
+    server version each memory was last seen at. Raises :class:`Refused` (nothing written)
+    when the database refuses what a row holds.
     """
+    import psycopg
+
+    try:
+        return _push(conn, remote, changes, payloads, known)
+    except (psycopg.DataError, psycopg.IntegrityError, psycopg.errors.RaiseException) as exc:
+        raise Refused((str(exc).strip().splitlines() or [type(exc).__name__])[0]) from None
+
+
+def _push(
+    conn: Any,
+    remote: str,
+    changes: list[Change],
+    payloads: dict[str, dict[str, Any] | None],
+    known: dict[str, tuple[int, str]],
+) -> Pushed:
     from psycopg.types.json import Jsonb
 
     done = Pushed()

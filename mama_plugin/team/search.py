@@ -4,7 +4,8 @@ Runs on the team database, as the developer's role: row-level security keeps it 
 projects that role was given. Words are matched with ``websearch_to_tsquery`` over topic,
 content and the primary reasoning; meaning with cosine distance between the query's embedding
 and the memories' (only those embedded by the same model), both lists fused by reciprocal
-rank. Every hit says whether it is current, and what replaced it when it is not.
+rank. Every hit says whether it is current, what replaced it when it is not, and who changed
+it last as the database's audit recorded it.
 """
 
 from __future__ import annotations
@@ -88,6 +89,16 @@ def search(
                 (best,),
             )
         }
+        # The author as the database audited it (its triggers stamp the login role), never
+        # a column a client could have written: the newest change that was not a vector.
+        authors = dict(
+            conn.execute(
+                "SELECT DISTINCT ON (key) key, actor FROM mama.audit WHERE kind = 'memory' "
+                "AND key = ANY(%s) AND op <> 'embed' AND op NOT LIKE 'conflict%%' "
+                "ORDER BY key, id DESC",
+                (best,),
+            ).fetchall()
+        )
         successors = dict(
             conn.execute(
                 "SELECT to_id, max(from_id) FROM mama.links WHERE to_id = ANY(%s) "
@@ -108,7 +119,7 @@ def search(
                 content,
                 status,
                 outcome,
-                by,
+                str(authors.get(memory_id, by)),
                 matched,
                 successors.get(memory_id) if status == "superseded" else None,
             )

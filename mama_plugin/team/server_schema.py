@@ -178,6 +178,161 @@ CREATE POLICY granted ON mama.audit FOR SELECT
     USING (project IN (SELECT project FROM mama.members));
 """
 
+# Every INSERT, UPDATE and DELETE of a shared table is audited by the database, whatever the
+# client wrote (a row edited with its version kept once left no audit row), and the author
+# columns are stamped with the login role (``session_user``: a SECURITY DEFINER function or a
+# SET ROLE does not change it), never taken from the client (a faked "changed by carol" was
+# shown by team search). Sending a vector is recorded as ``embed`` and keeps the author.
+_AUDIT_EVERY_CHANGE = """
+DROP TRIGGER memories_audited ON mama.memories;
+DROP TRIGGER links_audited ON mama.links;
+DROP TRIGGER conflicts_audited ON mama.conflicts;
+DROP TRIGGER members_audited ON mama.members;
+CREATE FUNCTION mama.only_vector(a jsonb, b jsonb) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT (a - '{embedding,embedding_model,changed_by,changed_at,tsv}'::text[])
+         = (b - '{embedding,embedding_model,changed_by,changed_at,tsv}'::text[])
+$$;
+CREATE OR REPLACE FUNCTION mama.audit_change() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = mama, pg_catalog AS $$
+DECLARE
+    r record;
+    op text := CASE TG_OP WHEN 'INSERT' THEN 'insert' WHEN 'DELETE' THEN 'erase'
+                          ELSE 'update' END;
+BEGIN
+    IF TG_OP = 'DELETE' THEN r := OLD; ELSE r := NEW; END IF;
+    IF TG_TABLE_NAME = 'memories' THEN
+        IF TG_OP = 'UPDATE' AND NEW.deleted AND NOT OLD.deleted THEN
+            op := 'delete';
+        ELSIF TG_OP = 'UPDATE' AND mama.only_vector(to_jsonb(NEW), to_jsonb(OLD)) THEN
+            op := 'embed';
+        END IF;
+        INSERT INTO mama.audit(project, kind, key, op, version)
+            VALUES (r.project, 'memory', r.id, op, r.version);
+    ELSIF TG_TABLE_NAME = 'links' THEN
+        IF TG_OP <> 'DELETE' THEN
+            op := CASE WHEN NEW.deleted THEN 'delete' ELSE 'upsert' END;
+        END IF;
+        INSERT INTO mama.audit(project, kind, key, op) VALUES (
+            r.project, 'link', r.from_id || ' ' || r.relationship || ' ' || r.to_id, op);
+    ELSIF TG_TABLE_NAME = 'conflicts' THEN
+        INSERT INTO mama.audit(project, kind, key, op, version) VALUES (
+            r.project, 'memory', r.memory_id,
+            CASE TG_OP WHEN 'INSERT' THEN 'conflict' ELSE 'conflict ' || op END,
+            r.server_version);
+    ELSIF TG_TABLE_NAME = 'members' THEN
+        INSERT INTO mama.audit(project, kind, key, op)
+            VALUES (r.project, 'member', r.member, lower(TG_OP));
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE FUNCTION mama.stamp_author() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_TABLE_NAME IN ('memories', 'links') THEN
+        IF TG_OP = 'UPDATE' AND TG_TABLE_NAME = 'memories'
+                AND mama.only_vector(to_jsonb(NEW), to_jsonb(OLD)) THEN
+            NEW.changed_by := OLD.changed_by;
+            NEW.changed_at := OLD.changed_at;
+        ELSE
+            NEW.changed_by := session_user;
+            NEW.changed_at := now();
+        END IF;
+    ELSIF TG_TABLE_NAME = 'conflicts' AND TG_OP = 'INSERT' THEN
+        NEW.raised_by := session_user;
+    ELSIF TG_TABLE_NAME = 'members' AND TG_OP = 'INSERT' THEN
+        NEW.granted_by := session_user;
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER memories_audited AFTER INSERT OR UPDATE OR DELETE ON mama.memories
+    FOR EACH ROW EXECUTE FUNCTION mama.audit_change();
+CREATE TRIGGER links_audited AFTER INSERT OR UPDATE OR DELETE ON mama.links
+    FOR EACH ROW EXECUTE FUNCTION mama.audit_change();
+CREATE TRIGGER conflicts_audited AFTER INSERT OR UPDATE OR DELETE ON mama.conflicts
+    FOR EACH ROW EXECUTE FUNCTION mama.audit_change();
+CREATE TRIGGER members_audited AFTER INSERT OR UPDATE OR DELETE ON mama.members
+    FOR EACH ROW EXECUTE FUNCTION mama.audit_change();
+CREATE TRIGGER memories_stamped BEFORE INSERT OR UPDATE ON mama.memories
+    FOR EACH ROW EXECUTE FUNCTION mama.stamp_author();
+CREATE TRIGGER links_stamped BEFORE INSERT OR UPDATE ON mama.links
+    FOR EACH ROW EXECUTE FUNCTION mama.stamp_author();
+CREATE TRIGGER conflicts_stamped BEFORE INSERT OR UPDATE ON mama.conflicts
+    FOR EACH ROW EXECUTE FUNCTION mama.stamp_author();
+CREATE TRIGGER members_stamped BEFORE INSERT OR UPDATE ON mama.members
+    FOR EACH ROW EXECUTE FUNCTION mama.stamp_author();
+"""
+
+# A forget or a redaction leaves nothing of the text in the team schema. A memory's tombstone
+# takes its links' bodies (their reasons quote it) and the versions a conflict kept of it with
+# it, whoever pushed it. ``mama.redact`` masks a string, any case, in every row of a project
+# the calling role was given (memories, links, conflicts); a memory changed gets a new
+# version and sequence, so every teammate's next sync takes the masked text.
+_ERASURE = f"""
+CREATE FUNCTION mama.forget_tombstoned() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = mama, pg_catalog AS $$
+BEGIN
+    UPDATE mama.links SET body = '{{}}', deleted = true, seq = nextval('mama.change_seq')
+        WHERE (from_id = NEW.id OR to_id = NEW.id) AND (NOT deleted OR body <> '{{}}');
+    UPDATE mama.conflicts SET mine = NULL WHERE memory_id = NEW.id AND mine IS NOT NULL;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER memories_forgotten AFTER UPDATE OF deleted ON mama.memories
+    FOR EACH ROW WHEN (NEW.deleted) EXECUTE FUNCTION mama.forget_tombstoned();
+CREATE FUNCTION mama.masked(j jsonb, pattern text) RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    RETURN CASE jsonb_typeof(j)
+        WHEN 'string' THEN to_jsonb(regexp_replace(j #>> '{{}}', pattern, '[REDACTED]', 'gi'))
+        WHEN 'object' THEN coalesce((
+            SELECT jsonb_object_agg(regexp_replace(k, pattern, '[REDACTED]', 'gi'),
+                                    mama.masked(v, pattern))
+            FROM jsonb_each(j) AS e(k, v)), '{{}}'::jsonb)
+        WHEN 'array' THEN coalesce((
+            SELECT jsonb_agg(mama.masked(v, pattern) ORDER BY n)
+            FROM jsonb_array_elements(j) WITH ORDINALITY AS a(v, n)), '[]'::jsonb)
+        ELSE j END;
+END $$;
+CREATE FUNCTION mama.redact(p_project text, pattern text) RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = mama, pg_catalog AS $$
+DECLARE
+    changed integer := 0;
+    n integer;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM mama.members
+                   WHERE project = p_project AND member = session_user) THEN
+        RAISE EXCEPTION 'role % was not given the team project %', session_user, p_project
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF length(pattern) < 3 THEN
+        RAISE EXCEPTION 'a pattern to redact has at least 3 characters';
+    END IF;
+    PERFORM pg_advisory_xact_lock(hashtext('mama:' || p_project));
+    UPDATE mama.memories SET
+        topic = regexp_replace(topic, pattern, '[REDACTED]', 'gi'),
+        content = regexp_replace(content, pattern, '[REDACTED]', 'gi'),
+        body = mama.masked(body, pattern), digest = '', embedding = NULL,
+        version = version + 1, seq = nextval('mama.change_seq')
+        WHERE project = p_project
+          AND (topic ~* pattern OR content ~* pattern OR mama.masked(body, pattern) <> body);
+    GET DIAGNOSTICS n = ROW_COUNT;
+    changed := changed + n;
+    UPDATE mama.links SET body = mama.masked(body, pattern), seq = nextval('mama.change_seq')
+        WHERE project = p_project AND mama.masked(body, pattern) <> body;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    changed := changed + n;
+    UPDATE mama.conflicts SET mine = mama.masked(mine, pattern)
+        WHERE project = p_project AND mama.masked(mine, pattern) <> mine;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    changed := changed + n;
+    IF changed > 0 THEN
+        PERFORM pg_notify('mama_changes', p_project);
+    END IF;
+    RETURN changed;
+END $$;
+REVOKE ALL ON FUNCTION mama.redact(text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION mama.redact(text, text) TO {GROUP_ROLE};
+"""
+
 # The members subquery of each policy is itself filtered by members' own policy (a developer
 # sees only their own grants), so "project IN (SELECT project FROM mama.members)" reads: a
 # project this role was given.
@@ -185,6 +340,8 @@ SERVER_STEPS: tuple[ServerStep, ...] = (
     ServerStep("tables", _TABLES),
     ServerStep("audit", _AUDIT),
     ServerStep("access", _ACCESS),
+    ServerStep("audit_every_change", _AUDIT_EVERY_CHANGE),
+    ServerStep("erasure", _ERASURE),
 )
 
 

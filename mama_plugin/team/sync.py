@@ -41,6 +41,7 @@ class SyncReport:
     already_there: int = 0
     pulled: dict[str, int] = field(default_factory=dict)
     conflicts: int = 0
+    set_aside: int = 0  # outbox entries the team database refused on their own
     vectors: int = 0
     seconds: float = 0.0
     error: str = ""
@@ -61,6 +62,10 @@ class SyncReport:
         )
         if self.conflicts:
             text += f"; {self.conflicts} conflict(s) — see `mama team status`"
+        if self.set_aside:
+            text += (
+                f"; {self.set_aside} set aside, refused by the team database (`mama team status`)"
+            )
         return text + f" ({self.seconds:.2f} s)"
 
 
@@ -102,34 +107,52 @@ def _push(
     progress: Progress | None,
 ) -> None:
     while changes := outbox.pending(store, joined.project, batch):
-        payloads = {
-            c.key: outbox.memory_payload(store, c.key)
-            if c.kind == "memory"
-            else outbox.link_payload(store, c.key)
-            for c in changes
-        }
-        known = outbox.known_versions(store, [c.key for c in changes if c.kind == "memory"])
-        done = remote.push(conn, joined.remote, changes, payloads, known)
-        raised = [
-            conflicts.Conflict(
-                0,
-                joined.project,
-                c.memory_id,
-                c.base_version,
-                c.server_version,
-                c.theirs,
-                c.theirs_by,
-                0,
-            )
-            for c in done.conflicts
-        ]
-        outbox.acknowledge(store, joined.project, changes, done.versions, raised)
-        report.pushed_memories += done.memories
-        report.pushed_links += done.links
-        report.already_there += done.already
-        report.conflicts += len(raised)
+        try:
+            _push_batch(store, conn, joined, report, changes)
+        except remote.Refused:  # one row refused the batch: each alone, the refused set aside
+            for change in changes:
+                try:
+                    _push_batch(store, conn, joined, report, [change])
+                except remote.Refused as exc:
+                    outbox.set_aside(store, joined.project, change, str(exc))
+                    report.set_aside += 1
         if progress is not None:
             progress("push", len(changes))
+
+
+def _push_batch(
+    store: Store,
+    conn: Any,
+    joined: outbox.TeamProject,
+    report: SyncReport,
+    changes: list[outbox.Change],
+) -> None:
+    payloads = {
+        c.key: outbox.memory_payload(store, c.key)
+        if c.kind == "memory"
+        else outbox.link_payload(store, c.key)
+        for c in changes
+    }
+    known = outbox.known_versions(store, [c.key for c in changes if c.kind == "memory"])
+    done = remote.push(conn, joined.remote, changes, payloads, known)
+    raised = [
+        conflicts.Conflict(
+            0,
+            joined.project,
+            c.memory_id,
+            c.base_version,
+            c.server_version,
+            c.theirs,
+            c.theirs_by,
+            0,
+        )
+        for c in done.conflicts
+    ]
+    outbox.acknowledge(store, joined.project, changes, done.versions, raised)
+    report.pushed_memories += done.memories
+    report.pushed_links += done.links
+    report.already_there += done.already
+    report.conflicts += len(raised)
 
 
 def _pull(
@@ -147,7 +170,7 @@ def _pull(
                 if row.kind == "memory":
                     what = apply_memory(store, joined.project, row)
                 else:
-                    what = apply_link(store, row)
+                    what = apply_link(store, joined.project, row)
                     what = f"link {what}"
                 if what != "seen":
                     report.count(what)

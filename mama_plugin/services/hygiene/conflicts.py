@@ -50,6 +50,8 @@ def conflicts_of(store: Store, m: MemoryRecord) -> list[OpenConflict]:
         if c.theirs is not None:
             why = (c.theirs.get("reasoning") or {}).get("primary", "")
             told = str(c.theirs.get("content", "")) + (f" — because {why}" if why else "")
+            if replaced := c.theirs.get("replaced_by"):  # a supersede not taken here
+                told = f"replaced by {replaced['id']} ({replaced['why_not']}); " + told
             told = (f"{c.theirs_by}: " if c.theirs_by else "") + told[:THEIRS_CHARS]
         found.append(OpenConflict("team", told, f"`mama team resolve {m.id} --keep mine|theirs`"))
     return found

@@ -4,6 +4,13 @@ Runs inside :func:`.outbox.applying` (the triggers queue nothing back). A memory
 and not yet pushed keeps its local version: the next push meets the newer server version and
 raises a conflict that shows both. A memory with an open conflict has the conflict renewed with
 the newest server version instead.
+
+Whether a memory stands (``current``) or was replaced (``superseded``) is never taken from a
+teammate's memory row: it is the verdict of the replacing link, written as a local supersede
+writes it (:meth:`~mama_plugin.storage.links.Links.add` marks the target in the link's
+transaction; taking the link back makes it current again). A supersede that cannot be taken
+so — its successor is not here, or the decision was replaced here by another — is kept as a
+conflict on the replaced decision (``theirs["replaced_by"]``), settled by a person.
 """
 
 from __future__ import annotations
@@ -13,6 +20,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ValidationError
+from ...privacy import redact_tree
+from ...relationships import REPLACING
+from ..link_state import LinkState
 from ..memories import NARRATIVE_FIELDS
 from ..records import NewMemory
 from ..sql import now_ms
@@ -52,6 +62,9 @@ def apply_memory(store: Store, project: str, row: Pulled) -> str:
         mine = next((c for c in opened if c.memory_id == memory_id), None)
         if mine is None:
             return "held"
+        theirs = None if row.deleted else row.body
+        if theirs is not None and mine.theirs and "replaced_by" in mine.theirs:
+            theirs = {**theirs, "replaced_by": mine.theirs["replaced_by"]}  # still contested
         conflicts.raise_conflict(
             store,
             conflicts.Conflict(
@@ -60,7 +73,7 @@ def apply_memory(store: Store, project: str, row: Pulled) -> str:
                 memory_id,
                 mine.base_version,
                 row.version,
-                None if row.deleted else row.body,
+                theirs,
                 row.changed_by,
                 mine.raised_at,
             ),
@@ -78,7 +91,8 @@ def apply_memory(store: Store, project: str, row: Pulled) -> str:
 def write_memory(
     store: Store, project: str, memory_id: str, body: dict[str, Any] | None, row: Pulled | None
 ) -> str:
-    """Make the local memory ``memory_id`` hold ``body`` (None: delete it)."""
+    """Make the local memory ``memory_id`` hold ``body`` (None: delete it); its standing
+    (current or superseded) stays the links' verdict here."""
     current = store.memories.get(memory_id)
     if body is None:
         if current is None:
@@ -89,7 +103,8 @@ def write_memory(
     if updated_at is not None:
         updated_at = min(updated_at, now_ms())  # a date in the future is read as now
     if current is None:
-        outcome = {"status": body.get("outcome_status", "PENDING"), **body.get("outcome", {})}
+        status, outcome_status, told = _standing(None, body)
+        outcome = {"status": outcome_status, **told}
         store.memories.insert(
             NewMemory(
                 type=body["type"],
@@ -104,7 +119,7 @@ def write_memory(
                 outcome=outcome,
                 confidence=body.get("confidence", 0.7),
                 tags=body.get("tags", []),
-                status=body.get("status", "current"),
+                status=status,
                 metadata=body.get("metadata"),
                 id=memory_id,
                 created_at=body.get("created_at"),
@@ -116,47 +131,155 @@ def write_memory(
         return "seen"
     said = {k: body[k] for k in sorted(NARRATIVE_FIELDS) if k in body}
     store.memories.update(memory_id, updated_at=updated_at, **said)
+    status, outcome_status, told = _standing(current, body)
     store.conn.execute(
         "UPDATE memories SET outcome_status = ?, outcome = ?, status = ? WHERE id = ?",
-        (
-            body.get("outcome_status", "PENDING"),
-            json.dumps(body.get("outcome", {}), ensure_ascii=False),
-            body.get("status", "current"),
-            memory_id,
-        ),
+        (outcome_status, json.dumps(told, ensure_ascii=False), status, memory_id),
     )
     return "updated"
 
 
-def apply_link(store: Store, row: Pulled) -> str:
+def _standing(current: Any, body: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    """The status, outcome status and outcome to keep of a teammate's ``body``: the status is
+    this store's (a new memory stands until a replacing link arrives), and an outcome that only
+    says "superseded" follows it."""
+    status = "current" if current is None else current.status
+    outcome_status = body.get("outcome_status", "PENDING")
+    outcome = body.get("outcome", {})
+    if outcome_status == "SUPERSEDED" and status == "current":
+        if current is None:
+            outcome_status, outcome = "PENDING", {}
+        else:
+            outcome_status, outcome = current.outcome_status, current.outcome
+    return status, outcome_status, outcome
+
+
+def apply_link(store: Store, project: str, row: Pulled) -> str:
     """Bring one link up to ``row``: inserted, deleted, seen, waiting (an end is missing here,
-    e.g. a checkpoint's or another project's memory) or refused (:func:`.rows.link_body`)."""
+    e.g. a checkpoint's or another project's memory), refused (:func:`.rows.link_body`) or
+    conflict (a supersede that cannot be taken here: :func:`supersede`)."""
     from_id, to_id, relationship = outbox.split_link_key(row.key)
     if row.deleted:
-        store.conn.execute(
-            "DELETE FROM memory_links WHERE from_id = ? AND to_id = ? AND relationship = ?",
+        found: list[Any] = store.conn.execute(
+            "SELECT id FROM memory_links WHERE from_id = ? AND to_id = ? AND relationship = ?",
             (from_id, to_id, relationship),
-        )
-        return "deleted" if store.conn.changes() else "seen"
-    if store.links.exists(from_id, to_id, relationship):
-        return "seen"
+        ).fetchall()
+        if not found:
+            return "seen"
+        LinkState(store).delete(int(found[0][0]))  # a decision replaced by it alone stands again
+        return "deleted"
     try:
         body = link_body(row.body, now_ms())
     except ValidationError:
         return "refused"
+    if store.links.exists(from_id, to_id, relationship):
+        return _retell(store, from_id, to_id, relationship, body)
+    if relationship in REPLACING:
+        return supersede(store, project, from_id, to_id, relationship, body, row.changed_by)
     try:
-        store.links.add(
-            from_id,
-            to_id,
-            relationship,
-            body.get("reason", ""),
-            evidence=body.get("evidence", ""),
-            context=body.get("context", ""),
-            confidence=body.get("confidence", 1.0),
-            created_by=body.get("created_by", "user"),
-            created_at=body.get("created_at"),
-            mark_target=False,
-        )
+        _link(store, from_id, to_id, relationship, body, mark_target=False)
     except ValidationError:
         return "waiting"
     return "inserted"
+
+
+def _retell(store: Store, from_id: str, to_id: str, relationship: str, body: dict[str, Any]) -> str:
+    """A link here told again by a teammate (a redaction there): its text follows."""
+    text, _ = redact_tree(
+        {k: str(body.get(k) or "") for k in ("reason", "evidence", "context")},
+        personal=store.masks_personal_data,
+    )
+    if not text["reason"].strip():
+        return "seen"
+    store.conn.execute(
+        "UPDATE memory_links SET reason = ?, evidence = ?, context = ? WHERE from_id = ? "
+        "AND to_id = ? AND relationship = ? AND (reason, evidence, context) IS NOT (?, ?, ?)",
+        (*text.values(), from_id, to_id, relationship, *text.values()),
+    )
+    return "updated" if store.conn.changes() else "seen"
+
+
+def supersede(
+    store: Store,
+    project: str,
+    from_id: str,
+    to_id: str,
+    relationship: str,
+    body: dict[str, Any],
+    by: str,
+) -> str:
+    """Take a teammate's replacing link as a local supersede is taken (the link and the
+    replaced memory's status in one transaction): ``inserted``; ``conflict`` when it cannot
+    be (its successor is not here, the decision was replaced here by another, a cycle), kept
+    on the replaced memory; ``waiting`` when the replaced memory is not here either."""
+    target = store.memories.get(to_id)
+    if target is None:
+        return "waiting"  # nothing here to split
+    why = refusal(store, from_id, to_id, relationship)
+    if not why:
+        try:
+            _link(store, from_id, to_id, relationship, body, mark_target=True)
+            return "inserted"
+        except ValidationError as exc:
+            why = str(exc)
+    opened = next((c for c in conflicts.open_conflicts(store) if c.memory_id == to_id), None)
+    if opened is not None and opened.theirs is not None:
+        theirs: dict[str, Any] = dict(opened.theirs)
+    elif opened is not None:  # the teammate deleted it: that conflict says more already
+        return "conflict"
+    else:
+        theirs = {k: getattr(target, k) for k in outbox.BODY_FIELDS}
+    theirs["replaced_by"] = {**body, "id": from_id, "relationship": relationship, "why_not": why}
+    seen = outbox.known_versions(store, [to_id]).get(to_id, (0, ""))[0]
+    conflicts.raise_conflict(
+        store,
+        conflicts.Conflict(
+            0,
+            opened.project if opened else project,
+            to_id,
+            opened.base_version if opened else seen,
+            opened.server_version if opened else seen,
+            theirs,
+            by,
+            0,
+        ),
+    )
+    return "conflict"
+
+
+def refusal(store: Store, from_id: str, to_id: str, relationship: str) -> str:
+    """Why ``from_id`` cannot replace ``to_id`` here ("" when it can): its successor is
+    missing, or another memory replaced it here already."""
+    if store.memories.get(from_id) is None:
+        return f"{to_id} replaced by {from_id}, which is not here"
+    others = [
+        ln.from_id
+        for ln in store.links.of(to_id, direction="in")
+        if ln.relationship in REPLACING and ln.from_id != from_id
+    ]
+    if others:
+        return f"{to_id} was replaced here already by {', '.join(others)}"
+    return ""
+
+
+def _link(
+    store: Store,
+    from_id: str,
+    to_id: str,
+    relationship: str,
+    body: dict[str, Any],
+    *,
+    mark_target: bool,
+) -> None:
+    store.links.add(
+        from_id,
+        to_id,
+        relationship,
+        body.get("reason", ""),
+        evidence=body.get("evidence", ""),
+        context=body.get("context", ""),
+        confidence=body.get("confidence", 1.0),
+        created_by=body.get("created_by", "user"),
+        created_at=body.get("created_at"),
+        mark_target=mark_target,
+    )

@@ -202,7 +202,7 @@ def memory_payload(store: Store, memory_id: str) -> dict[str, Any] | None:
     record = store.memories.get(memory_id)
     if record is None:
         return None
-    body = {name: getattr(record, name) for name in BODY_FIELDS}
+    body = without_nul({name: getattr(record, name) for name in BODY_FIELDS})
     return {"body": body, "digest": digest(body), "updated_at": record.updated_at}
 
 
@@ -211,8 +211,58 @@ def link_payload(store: Store, key: str) -> dict[str, Any] | None:
     from_id, to_id, relationship = split_link_key(key)
     for link in store.links.of(from_id, direction="out"):
         if link.to_id == to_id and link.relationship == relationship:
-            return {name: getattr(link, name) for name in LINK_FIELDS}
+            return without_nul({name: getattr(link, name) for name in LINK_FIELDS})
     return None
+
+
+def without_nul(value: Any) -> Any:
+    """``value`` with every NUL character dropped from its strings (keys included):
+    PostgreSQL's text and jsonb refuse one, and a memory holding one blocked every push."""
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, list):
+        return [without_nul(v) for v in value]
+    if isinstance(value, dict):
+        return {without_nul(k): without_nul(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(frozen=True)
+class SetAside:
+    """An outbox entry the team database refused on its own, kept out of the way with why."""
+
+    kind: str
+    key: str
+    error: str
+    set_aside_at: int
+
+
+def set_aside(store: Store, project: str, change: Change, error: str) -> None:
+    """Take ``change`` out of the outbox (up to the id pushed) and keep it aside with the
+    database's ``error``: the entries behind it go on. A later change of its key queues it
+    again, and it is tried anew."""
+    with store.transaction():
+        store.conn.execute(
+            "DELETE FROM team_outbox WHERE project = ? AND key = ? AND id <= ?",
+            (project, change.key, change.upto),
+        )
+        store.conn.execute(
+            "INSERT INTO team_aside(project, kind, key, error, set_aside_at) "
+            "VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT(project, key) DO UPDATE SET error = excluded.error, "
+            "set_aside_at = excluded.set_aside_at",
+            (project, change.kind, change.key, error, now_ms()),
+        )
+
+
+def aside(store: Store, project: str) -> list[SetAside]:
+    """The entries of ``project`` the team database refused, oldest first."""
+    rows = store.conn.execute(
+        "SELECT kind, key, error, set_aside_at FROM team_aside WHERE project = ? "
+        "ORDER BY set_aside_at, key",
+        (project,),
+    )
+    return [SetAside(str(k), str(key), str(e), int(at)) for k, key, e, at in rows]
 
 
 def known_versions(store: Store, memory_ids: list[str]) -> dict[str, tuple[int, str]]:
@@ -242,6 +292,10 @@ def acknowledge(
         store.conn.executemany(
             "DELETE FROM team_outbox WHERE project = ? AND key = ? AND id <= ?",
             [(project, c.key, c.upto) for c in done],
+        )
+        store.conn.executemany(
+            "DELETE FROM team_aside WHERE project = ? AND key = ?",
+            [(project, c.key) for c in done],
         )
         remember(store, versions)
         for c in conflicts:

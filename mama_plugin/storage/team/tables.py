@@ -105,3 +105,23 @@ def team_tables(conn: apsw.Connection, _dim: int) -> None:
             BEGIN DELETE FROM team_conflicts WHERE memory_id = OLD.id; END;
         """
     )
+
+
+def team_set_aside(conn: apsw.Connection, _dim: int) -> None:
+    """``team_aside``: outbox entries the team database refused on their own (a row its rules
+    reject), kept with the error so the entries behind them are pushed."""
+    conn.execute(
+        """
+        CREATE TABLE team_aside (
+            project TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('memory', 'link')),
+            key TEXT NOT NULL,
+            error TEXT NOT NULL,
+            set_aside_at INTEGER NOT NULL,
+            PRIMARY KEY (project, key)
+        );
+        -- A forgotten memory's entry goes with it (its key is its id; its text was never here).
+        CREATE TRIGGER team_aside_forgotten AFTER DELETE ON memories
+            BEGIN DELETE FROM team_aside WHERE key = OLD.id; END;
+        """
+    )
