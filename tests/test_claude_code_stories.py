@@ -928,3 +928,36 @@ def test_a_light_session_never_takes_the_thread_over(tmp_path: Path) -> None:
     assert "What I did" in memory and "Run the tests. —" not in memory
     assert memory.count("exit 1, ImportError: cannot import name stats") == 1
     assert memory.count("Since then") == 1 and "saved one decision" in memory
+
+
+SERVED_SMOKE = (  # fails until app/serve.py exists, as a smoke test of a service not started
+    'sh -c \'test -f app/serve.py && echo "HTTP/1.1 200 OK" || '
+    '{ echo "curl: (7) Failed to connect to localhost port 8765" >&2; exit 7; }\''
+)
+
+
+def test_a_solved_problem_closes(tmp_path: Path) -> None:
+    """A failing check found in one session, made good in the next, which says "That problem is
+    solved.": the following start tells neither the failure nor the sentence as unresolved."""
+    story = Story(tmp_path)
+    (story.project / "app").mkdir()
+    story.run("Smoke test the price service", [
+        write(story.project / "app" / "cache.py", CACHE),
+        bash(SERVED_SMOKE, "Smoke test the price service"),
+        text("The smoke test failed: nothing listens on port 8765. Next: start the price "
+             "service on port 8765."),
+    ])  # fmt: skip
+    middle = told(story.run("hello", [text("Hi.")]).start, budget=600)
+    print(middle)
+    assert "Failed to connect to localhost port 8765" in middle.split("Unresolved:", 1)[1]
+    story.run("Start the price service on port 8765 and rerun the smoke test", [
+        write(story.project / "app" / "serve.py", "PORT = 8765\n"),
+        bash(SERVED_SMOKE, "Smoke test the price service"),
+        text("The service listens on 8765 now and the smoke test passes. That problem is solved."),
+    ])  # fmt: skip
+    memory = told(story.run("hello again", [text("Hi.")]).start, budget=600)
+    print(memory)
+    assert "Start the price service on port 8765 and rerun the smoke test" in memory
+    assert "failed (Smoke test" not in memory and "Unresolved:" not in memory
+    assert "That problem is solved" not in memory.split("—", 1)[-1].split("\n", 1)[-1]
+    assert "Next step: start the price service" not in memory

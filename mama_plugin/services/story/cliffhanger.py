@@ -34,20 +34,22 @@ _WHY = {"from Claude's last message": "what I said comes next", "in progress": "
 
 class _Said:
     """Remembers what the story already says, so that nothing is said twice; items of open
-    work (``fresh(…, work=True)``: steps, what remains, what is unresolved) are also one when
-    they are one item (:func:`.words.same_item`)."""
+    work (``fresh(…, work="step")`` or ``"problem"``) are also one when they are one item
+    (:func:`.words.same_item`: in other words, when they are of a kind)."""
 
     def __init__(self) -> None:
-        self.seen: list[tuple[str, str, bool]] = []  # (normalised, as said, open work)
+        self.seen: list[tuple[str, str, str]] = []  # (normalised, as said, its kind of work)
 
-    def fresh(self, items: list[str], *, work: bool = False) -> list[str]:
+    def fresh(self, items: list[str], *, work: str = "") -> list[str]:
         kept = []
         for item in items:
             norm = _norm(item)
             if not norm or any(_same(norm, s) for s, _, _ in self.seen):
                 continue
             raw = strip_cue(str(item))
-            if work and any(w and same_item(raw, r) for _, r, w in self.seen):
+            if work and any(
+                kind and same_item(raw, r, alike=kind == work) for _, r, kind in self.seen
+            ):
                 continue
             self.seen.append((norm, raw, work))
             kept.append(item)
@@ -94,20 +96,20 @@ def story(
         first = steps.pop(0)
         why = f"still open from {first.holder}" + (f" ({first.done} done)" if first.done else "")
         out.next = NextStep(strip_cue(first.told), first.priority or "MEDIUM", why)
-        if not said.fresh([out.next.step], work=True):
+        if not said.fresh([out.next.step], work="step"):
             out.next = None
     out.done = said.fresh([clip(x, 200) for x in _done(cp)][::-1])[::-1]
     tasks = [x for x in c.get("tasks") or [] if isinstance(x, dict) and x.get("status") != "done"]
-    out.tasks = said.fresh([_task(x) for x in tasks], work=True)
-    said.fresh([clip(x.get("task", ""), 200) for x in tasks], work=True)  # not also "remains"
+    out.tasks = said.fresh([_task(x) for x in tasks], work="step")
+    said.fresh([clip(x.get("task", ""), 200) for x in tasks], work="step")  # not also "remains"
     # What remains is told as remaining, even when it is a gap ("no size bound yet").
     left = [str(x) for x in c.get("remains") or [] if not _stated(str(x), decided)]
     left += [strip_cue(s.told) for s in steps]
-    out.remains = said.fresh([clip(x, 200) for x in left], work=True)
+    out.remains = said.fresh([clip(x, 200) for x in left], work="step")
     unresolved = [str(x) for key in ("concerns", "risks", "trade_offs") for x in t.get(key) or []]
     unresolved += list(point.failing)
     unresolved += [_question(q) for q in t.get("questions") or [] if isinstance(q, dict)]
-    out.unresolved = said.fresh([clip(x, 240) for x in unresolved], work=True)
+    out.unresolved = said.fresh([clip(x, 240) for x in unresolved], work="problem")
     out.confirmed = said.fresh(
         [_pair("", x.get("claim"), "evidence", x.get("evidence")) for x in _dicts(c, "confirmed")]
         + [
@@ -220,7 +222,7 @@ def _next(
             if d.high:
                 step = NextStep(d.high[0], "HIGH", f"next step of {d.m.id}")
                 break
-    if step is None or not said.fresh([step.step], work=True):
+    if step is None or not said.fresh([step.step], work="step"):
         return None
     return step
 
@@ -255,8 +257,8 @@ def _decision(i: int, d: DecisionView, said: _Said) -> DecisionView:
         line += f"; {d.learned}"
     if d.hub:
         line += f" [hub: {d.hub} memories rest on it]"
-    open_ = said.fresh([clip(x, 160) for x in d.doubts], work=True)
-    high = said.fresh(d.high, work=True)
+    open_ = said.fresh([clip(x, 160) for x in d.doubts], work="problem")
+    high = said.fresh(d.high, work="step")
     extra = "; ".join(open_[:2])
     if high:
         extra += (" · " if extra else "") + f"next (HIGH): {clip(high[0], 160)}"

@@ -61,18 +61,19 @@ def names(text: str) -> frozenset[str]:
 HELD = 0.8  # share of the shorter item's words the longer holds when they name nothing
 
 
-def same_item(a: str, b: str) -> bool:
+def same_item(a: str, b: str, *, alike: bool = True) -> bool:
     """Whether two items of open work are one: they name the same thing in code and share
     most of the shorter one's words ("_entries has no size bound yet" and "bound _entries at
-    1024"), or the longer holds nearly all of the shorter's, three words at least ("Tune
-    autovacuum for the jobs table" and "tune autovacuum for the jobs table before the
-    rollout")."""
+    1024"), or — two of a kind (``alike``: two steps, two problems) — the longer holds nearly
+    all of the shorter's, three words at least ("Tune autovacuum for the jobs table" and "tune
+    autovacuum for the jobs table before the rollout"). A failure and the step that would
+    mend it share words and stay two."""
     words_a, words_b = bag(a), bag(b)
     shared = len(words_a & words_b)
     shorter = min(len(words_a), len(words_b))
     if names(a) & names(b):
         return shared >= MIN_SHARED and shared >= COVERAGE * shorter
-    return shared >= 3 and shared >= HELD * shorter
+    return alike and shared >= 3 and shared >= HELD * shorter
 
 
 def parts(step: str) -> list[str]:
