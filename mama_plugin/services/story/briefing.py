@@ -92,7 +92,9 @@ def resumed(store: Store, point: ResumePoint, *, latest: str = "") -> Story:
         ids += list(log.decisions) if log is not None else []
     if not ids and latest:
         ids = [m.id for m in store.memories.latest(project=latest, type="decision", limit=3)]
-    carried = open_steps(store, point.earlier) if point.earlier else []
+    # The steps later light sessions said (the newest first), then earlier sessions' steps.
+    holders = [*point.later[::-1], *point.earlier]
+    carried = open_steps(store, holders) if holders else []
     return cliffhanger.story(point, current_decisions(store, ids), carried)
 
 

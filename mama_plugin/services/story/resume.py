@@ -3,17 +3,20 @@
 Read by the session start and ``load_checkpoint`` alike (:func:`.briefing.resumed`).
 
 **The resume point follows the work.** The checkpoint to resume from is the newest one that
-carries work — one Claude wrote, or a rolling one whose session edited, changed tasks, said
-what comes next, or ran a check whose result moved the open work: a failure no earlier session
-had, or a failing check made good (``metadata.worked``, ``failing``, ``passed``). A later
-session that only re-ran a check with the result already known, saved a decision, asked to
-carry on, searched the memory or reloaded the checkpoint never replaces it: it is told in one
-line ("since then: one session searched memory"), and its decisions are told with the rest.
+carries work — one Claude wrote, or a rolling one whose session edited or changed tasks, or
+ran a check whose result moved the open work: a failure no earlier session had, or a failing
+check made good (``metadata.worked``, ``failing``, ``passed``). A later session that only
+re-ran a check with the result already known, saved a decision, said what comes next in
+prose, asked to carry on, searched the memory or reloaded the checkpoint never replaces it:
+it is told in one line ("since then: one session searched memory"), its decisions are told
+with the rest, and the next steps it said are open work. A session that did nothing at all
+("hello") is not told.
 
 **Open work outlives the session that found it.** A check that failed in an earlier session
 and has not passed since is still unresolved, and when the resume point names no next step,
-the newest next step of an earlier session that no later work shows done is the next step
-(:attr:`ResumePoint.earlier`, read by :func:`.briefing.gather`).
+the newest next step of a later light session or an earlier session that no later work shows
+done is the next step (:attr:`ResumePoint.later`, :attr:`ResumePoint.earlier`, read by
+:func:`.briefing.resumed`).
 Read-only; no I/O beyond the store.
 """
 
@@ -72,11 +75,11 @@ def carries_work(
 
 
 def moved(log: WorkLog, failing: dict[str, str]) -> bool:
-    """Whether a session moved the open work: anything beyond running checks and saving
-    decisions (editing, tasks, a next step said), or a check that failed where it had not
-    been failing, or a failing check that passed. Rows from before ``worked`` was recorded:
+    """Whether a session moved the open work: anything beyond running checks, saving
+    decisions and saying what comes next (editing, tasks), or a check that failed where it
+    had not been failing, or a failing check that passed. Rows from before ``worked`` was recorded:
     as their ``work`` says."""
-    if log.worked is None or set(log.worked) - {"ran", "decisions"}:
+    if log.worked is None or set(log.worked) - {"ran", "decisions", "said"}:
         return True
     new = [
         text
@@ -192,9 +195,9 @@ def since_line(later: Sequence[MemoryRecord]) -> str:
 def _light(log: WorkLog) -> str:
     """What a session that only ran checks and saved decisions did ("ran `pytest -q`: still
     failing", "saved a decision"); "" for any other."""
-    if not log.worked or set(log.worked) - {"ran", "decisions"}:
+    if not log.worked or set(log.worked) - {"ran", "decisions", "said"}:
         return ""
-    did = []
+    did = ["said what comes next"] if log.worked == ("said",) else []
     if "ran" in log.worked:
         checks = [check for check, _ in log.failing] + [*log.passed, *log.checks]
         ran = ", ".join(f"`{clip(c, 60)}`" for c in list(dict.fromkeys(checks))[:2]) or "checks"
