@@ -11,28 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-# What a story that does not fit its budget gives up first: the blocks a line starts, the
-# least needed to pick the work up first; "Unresolved", the decisions, the next step and
-# "Where I stopped" go last, in that order ("What I did" stays).
-_GIVEN_UP = (
-    "Yours in every project",
-    "Proposed links",
-    "Waiting for an outcome",
-    "Decisions on record",
-    "Since then",
-    "Context:",
-    "Tasks:",
-    "After that, the same session",
-    "What you will see now",
-    "Remains:",
-    "- ",  # the done items under "What I did"
-    "Unresolved:",
-    "Decisions (",  # from its last decision up: the first stays longest
-    "Next step:",
-    "Where I stopped",
-)
-
-
 # What a story gives up before it tells fewer items a list: what helps least to go on.
 SPARED = (
     "Yours in every project",
@@ -43,6 +21,19 @@ SPARED = (
     "Context:",
     "After that, the same session",
     "What you will see now",
+)
+# What a story that does not fit its budget at the fewest items a list gives up, in order:
+# the blocks a line starts; "Unresolved", the decisions, the next step and "Where I stopped"
+# go last ("What I did" stays).
+_GIVEN_UP = (
+    *SPARED,
+    "Tasks:",
+    "Remains:",
+    "- ",  # the done items under "What I did"
+    "Unresolved:",
+    "Decisions (",  # from its last decision up: the first stays longest
+    "Next step:",
+    "Where I stopped",
 )
 _DECISION = re.compile(r"D\d+ ")
 
