@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from mama_plugin.config import Config
 from mama_plugin.services.saving.memories import save_checkpoint, save_decision
 from mama_plugin.services.story import briefing
@@ -229,3 +232,21 @@ def test_a_session_that_did_nothing_leaves_no_lasting_memory(store: Store, proje
     done = gc.collect(store, Settings(), now=later)
     assert done.trivial == 1 and store.meta("trivial_sessions") == "1"
     assert [m.session_id for m in store.memories.iter(project=project)] == ["A"]
+
+
+def test_open_work_travels_with_the_memories_it_is_read_from(
+    store: Store, project: str, tmp_path: Path
+) -> None:
+    """The open items are read from the memories that hold them, so an export imported into
+    another store tells the same start: the same resume point, next step and failure."""
+    from mama_plugin.transfer.dump import export_data, import_dump
+
+    wrote_the_test(store, project)
+    ran_the_tests(store, project, "B", failed=True)
+    before = start(store, project)
+    data = json.loads(json.dumps(export_data(store, project=project)))
+    with Store.open(tmp_path / "other.db", config=Config(tmp_path / "home")) as other:
+        with other.transaction():
+            import_dump(other, data)
+        assert start(other, project) == before
+    assert f"Next step: {NEXT}" in before and "still failing" in before
