@@ -114,7 +114,10 @@ def resume_point(store: Store, project: str) -> ResumePoint:
                 for k in same:
                     del failing[k]
                 failing[check] = text
-    if not working:  # no session carried work yet: nothing to resume, the sessions in a line
+    # Before any session carried work: the last one that opened an item (said a next step,
+    # found a failure, saved a decision); before that, none.
+    working = working or [m for m in recent[::-1] if _opened(m)][-1:]
+    if not working:
         sessions = _per_session(recent)
         return ResumePoint(
             None, since=since_line(sessions), failing=tuple(failing.values()), later=sessions
@@ -207,6 +210,13 @@ def _light(log: WorkLog) -> str:
         n = len(log.decisions)
         did.append(f"saved {_COUNT.get(n, str(n))} decision{'s' if n != 1 else ''}")
     return " and ".join(did)
+
+
+def _opened(m: MemoryRecord) -> bool:
+    """Whether a light session left open work: a next step said, a failure, a decision."""
+    log = WorkLog.of(m)
+    worked = set(log.worked or ()) if log is not None else set()
+    return log is not None and bool(worked & {"said", "decisions"} or log.failing)
 
 
 def _moved_at(m: MemoryRecord) -> int:
