@@ -381,7 +381,8 @@ async def test_hook_tools_answer_the_envelope_and_fail_open(
 async def test_the_server_rerenders_the_cliffhanger_after_a_turn(
     state: State, project: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    do_checkpoint_turn(state.env(), TurnArgs(session_id="s", last_assistant_message="Done."))
+    done = "Done. Next: bound the cache at 1,000 entries."
+    do_checkpoint_turn(state.env(), TurnArgs(session_id="s", last_assistant_message=done))
     assert state.session.stale_briefs == {project}
     assert briefing.cached_brief(state.store, project, state.config, "startup") is None
     refreshed, refresh = anyio.Event(), briefing.refresh

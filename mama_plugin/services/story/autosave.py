@@ -17,7 +17,16 @@ from ...storage import MemoryRecord, NewMemory, Store, now_ms
 from ...text import next_step, remains, split, tension, unique
 from ...transcript import Digest
 from ..learning.verify import record as record_files
-from .commands import check_of, clip, confirmed, judged, passed, stopped_at, unresolved
+from .commands import (
+    MAX_FAILURES,
+    check_of,
+    clip,
+    confirmed,
+    judged,
+    passed,
+    stopped_at,
+    unresolved,
+)
 from .worklog import MAX_TEXT, WorkLog
 
 TAG = "auto"
@@ -204,6 +213,9 @@ def layers_of(
         "said": said and not digest.memory_tools(),  # not an echo of the memory
     }
     worked = tuple(kind for kind, shown in kinds.items() if shown)
+    ok = passed(digest.commands, failing)  # the checks it ran, by their result (or none)
+    bad = {check_of(c) for c in failing}
+    ran = [check_of(c) for c in digest.commands if not (c.looks or c.not_run)]
     log = WorkLog(
         request=request,
         first_request=first,
@@ -216,10 +228,8 @@ def layers_of(
         changed=tuple((t.cite(cwd), t.action) for t in changed),
         worked=worked,
         failing=tuple((check_of(c), clip(c.failure(), MAX_TEXT)) for c in failing),
-        passed=tuple(passed(digest.commands, failing)),
-        checks=tuple(
-            dict.fromkeys(check_of(c) for c in digest.commands if not (c.looks or c.not_run))
-        ),
+        passed=tuple(ok)[-MAX_FAILURES:],
+        checks=tuple(k for k in dict.fromkeys(ran) if k not in ok and k not in bad)[-MAX_FAILURES:],
     )
     return {
         "content": log.summary(),

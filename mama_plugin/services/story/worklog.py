@@ -45,7 +45,7 @@ class WorkLog:
     worked: tuple[str, ...] | None = None
     failing: tuple[tuple[str, str], ...] = ()  # (check, how it failed) still failing at its end
     passed: tuple[str, ...] = ()  # the checks that passed (and did not fail after)
-    checks: tuple[str, ...] = ()  # every check it ran, whatever its result showed
+    checks: tuple[str, ...] = ()  # the checks it ran whose output showed no result
 
     @classmethod
     def of(cls, m: MemoryRecord) -> WorkLog | None:
