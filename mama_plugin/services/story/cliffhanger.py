@@ -212,7 +212,10 @@ def _next(
         steps = [
             s
             for s in c.get("next_steps") or []
-            if isinstance(s, dict) and s.get("step") and not _stated(str(s["step"]), decided)
+            if isinstance(s, dict)
+            and s.get("step")
+            and not _stated(str(s["step"]), decided)
+            and not _done_since(s, decisions)
         ]
         if steps:
             why = str(steps[0].get("context", ""))
@@ -225,6 +228,15 @@ def _next(
     if step is None or not said.fresh([step.step], work="step"):
         return None
     return step
+
+
+def _done_since(step: dict[str, Any], decisions: list[DecisionView]) -> bool:
+    """Whether a decision's next step the checkpoint carries ("next step of dec_…") is done by
+    now: the decision is told, and its open HIGH steps (``high``) no longer hold it."""
+    holder = str(step.get("context", "")).removeprefix("next step of ")
+    told = next((d for d in decisions if d.m.id == holder), None)
+    text = strip_cue(str(step.get("step", "")))
+    return told is not None and not any(covers(h, text) for h in told.high)
 
 
 def _decision(i: int, d: DecisionView, said: _Said) -> DecisionView:

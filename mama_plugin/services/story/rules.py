@@ -143,6 +143,11 @@ def _last(part: str, later: Later, _: Similar | None) -> bool:
     return any(covers(x, part) for x in affirmed(later.reported))
 
 
+def _reported_edit(part: str, later: Later, _: Similar | None) -> bool:
+    """A sentence of the closing message that reports work, from a turn that changed files."""
+    return bool(later.changed) and _last(part, later, _)
+
+
 def _files(part: str, later: Later, _: Similar | None) -> bool:
     if not _EDIT.match(part):
         return False
@@ -214,6 +219,12 @@ RULES: tuple[Rule, ...] = (
          "risk, question or next step) holding most of the step's words",
          "off: alone, precision 0.47 on the recordings (10 pairs, 3 lines dropped wrongly): "
          "it takes plans for work", False, shows=_last),
+    Rule("reported", "a sentence of the later closing message that reports work (as `last`), "
+         "from a session that changed files",
+         "on: `benchmarks truth` done R 0.42 → 0.56 at P 1.00, 0 wrong, stale 49 → 37; "
+         "`answers` on the recordings cut in two R 0.51 → 0.61 at P 1.00 (`last` alone reaches "
+         "0.61 at P 0.81, 6 lines dropped wrongly: the plans it takes for work came from "
+         "sessions that changed nothing)", True, shows=_reported_edit),
     Rule("asked", "a later rolling checkpoint of another session whose turn was asked for "
          "the step and changed files or passed a check; every word of the step's object in "
          "the request or in what the turn did and reported; no doubt it left touches the step",
