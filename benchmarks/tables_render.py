@@ -42,6 +42,7 @@ from .tables_speed import (
     startup,
     team,
     turns,
+    view,
     warm,
     writers,
 )
@@ -77,6 +78,7 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "team": ("team", team),
     "warm": ("warm", warm),
     "turns": ("turns", turns),
+    "view": ("view", view),
     "stopped": ("stopped-gemma", report_table("stopped", 0)),
     "draft": ("draft-gemma", report_table("draft", 0)),
     "draft-layers": ("draft-gemma", report_table("draft", 1)),
