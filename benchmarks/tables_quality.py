@@ -355,6 +355,23 @@ def recall_sweep(data: dict[str, Any]) -> str:
     return markdown(["row", "relevance_bar", "calibration", "held-out"], rows)
 
 
+def recall_rankings(data: dict[str, Any]) -> str:
+    rows = []
+    for model, rankings in data["rankings"].items():
+        for name, figures in rankings.items():
+            for group in RECALL_GROUPS:
+                top = figures["ceiling"]["held-out"][group]
+                d = figures["tiers"]["held-out"][group]
+                rows.append([
+                    model, f"`{name}`", group, f"{num(top['top1'], 3)} / {num(top['top2'], 3)}",
+                    num(d["reach"], 3), num(d["chain"], 3),
+                    f"{num(d['noise_chain'], 3)} / {num(d['noise_pointer'], 3)}",
+                ])  # fmt: skip
+    header = ["model", "ranking (held-out)", "set", "memory meant first / in the first two",
+              "reach", "chain", "unrelated given a chain / a pointer"]  # fmt: skip
+    return markdown(header, rows)
+
+
 # -- decay -------------------------------------------------------------------------------------
 
 
