@@ -84,6 +84,7 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "turns": ("turns", turns),
     "view": ("view", view),
     "stopped": ("stopped-gemma", report_table("stopped", 0)),
+    "stopped-smollm2-qwen": ("stopped-smollm2-qwen", report_table("stopped", 0)),
     "draft": ("draft-gemma", report_table("draft", 0)),
     "draft-layers": ("draft-gemma", report_table("draft", 1)),
     "links": ("links-gemma", report_table("links", 0)),
