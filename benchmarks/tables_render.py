@@ -87,6 +87,8 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "stopped-smollm2-qwen": ("stopped-smollm2-qwen", report_table("stopped", 0)),
     "draft": ("draft-gemma", report_table("draft", 0)),
     "draft-layers": ("draft-gemma", report_table("draft", 1)),
+    "draft-smollm2-qwen": ("draft-smollm2-qwen", report_table("draft", 0)),
+    "draft-smollm2-qwen-layers": ("draft-smollm2-qwen", report_table("draft", 1)),
     "links": ("links-gemma", report_table("links", 0)),
     "memory": ("memory", report_table("memory", 0, "_report")),
     "memory-embeddinggemma": ("memory-embeddinggemma", report_table("memory", 0, "_report")),
