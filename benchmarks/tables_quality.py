@@ -312,6 +312,21 @@ def report_table(module: str, index: int, function: str = "render") -> Renderer:
     return render
 
 
+def links_alone(data: dict[str, Any]) -> str:
+    """The model's own verdicts before the rules (``links``' report prints them as lines)."""
+    rows = []
+    for name, f in data["configurations"].items():
+        if name != "rules":
+            alone, profile = f["model_alone"], name.removeprefix("rules + ")
+            earned = {True: "yes", False: "no", None: "–"}[data["earned"].get(profile)]
+            rows.append([name, f"{alone['said_link']} of {data['pairs']}",
+                         num(alone["precision"]), num(alone["recall"]),
+                         str(alone["relationship_right"]), earned])  # fmt: skip
+    header = [f"the model alone ({data['links']} links among the pairs)", "said link",
+              "precision", "recall", "right relationship", "earned link judging"]  # fmt: skip
+    return markdown(header, rows)
+
+
 # -- recall ------------------------------------------------------------------------------------
 
 RECALL_GROUPS = ("en", "ko", "tech")
