@@ -112,6 +112,8 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "recall-tiers": ("recall-quick", recall_tiers),
     "recall-sweep": ("recall-quick", recall_sweep),
     "recall-rankings": ("recall-quick", recall_rankings),
+    "recall-mpnet-tiers": ("recall-mpnet", recall_tiers),
+    "recall-mpnet-rankings": ("recall-mpnet", recall_rankings),
     "recall-embeddinggemma": ("recall-embeddinggemma", recall_rows),
     "recall-embeddinggemma-tiers": ("recall-embeddinggemma", recall_tiers),
     "recall-embeddinggemma-rankings": ("recall-embeddinggemma", recall_rankings),
