@@ -326,7 +326,7 @@ def ablation_table(figures: dict[str, Any], evidence: str = "original") -> str:
     groups = ("1", "2", "3", "4", "1-4", "5")
     lines: list[str] = []
     for unit in ("turn", "session"):
-        lines.append(f"\\n{unit} R@5 / R@10 by category ({evidence} evidence)")
+        lines.append(f"\n{unit} R@5 / R@10 by category ({evidence} evidence)")
         lines.append(f"{'system':<10}" + "".join(f"{'cat ' + g:>14}" for g in groups))
         for system, units in figures[evidence].items():
             cells = []

@@ -204,6 +204,87 @@ def secrets(data: dict[str, Any]) -> str:
     return markdown(["what", "found"], rows)
 
 
+# -- retrieval: LoCoMo-10 through the save and search paths ----------------------------------
+
+LOCOMO_SYSTEMS = (
+    ("full", "MAMA (BM25 + {model} + session context)"),
+    ("keyword", "keyword retriever only (with session context)"),
+    ("vector", "vector retriever only (with session context)"),
+    ("bm25", "FTS5 BM25 alone (no fusion, session context or ranking)"),
+)
+LOCOMO_CATEGORIES = (("1", "multi-hop"), ("2", "temporal"), ("3", "open-domain"),
+                     ("4", "single-hop"), ("1-4", "the headline set"),
+                     ("5", "adversarial"))  # fmt: skip
+
+
+def _r(d: dict[str, Any], *keys: str) -> str:
+    return " / ".join(num(d[k], 3) for k in keys)
+
+
+def retrieval(data: dict[str, Any]) -> str:
+    original, model = data["figures"]["original"], data["embedding_model"] or "no model"
+    rows = []
+    for key, label in LOCOMO_SYSTEMS:
+        if key in original:
+            t, s = original[key]["turn"]["1-4"], original[key]["session"]["1-4"]
+            rows.append([label.format(model=model)] + [num(t[m], 3) for m in
+                        ("r5", "r10", "r25", "mrr", "ndcg10")] + [num(s["r1"], 3),
+                        num(s["r10"], 3)])  # fmt: skip
+    header = [f"system ({data['headline_questions']:,} questions, categories 1–4)", "turn R@5",
+              "turn R@10", "turn R@25", "MRR", "nDCG@10", "session R@1",
+              "session R@10"]  # fmt: skip
+    audited = data["figures"]["audited"]["full"]
+    return markdown(header, rows) + (
+        f"\nAudit-corrected evidence, MAMA: turn R@10 {num(audited['turn']['1-4']['r10'], 3)}, "
+        f"session R@10 {num(audited['session']['1-4']['r10'], 3)}.\n"
+    )
+
+
+def retrieval_categories(data: dict[str, Any]) -> str:
+    original = data["figures"]["original"]
+    full, bm25 = original["full"], original.get("bm25")
+    rows = []
+    for group, name in LOCOMO_CATEGORIES:
+        if group in full["turn"]:
+            t, s = full["turn"][group], full["session"][group]
+            floor = num(bm25["turn"][group]["r10"], 3) if bm25 else "–"
+            rows.append([f"{group} ({name})", f"{t['n']:,}", _r(t, "r5", "r10"),
+                         _r(s, "r5", "r10"), floor])  # fmt: skip
+    header = ["category", "questions", "MAMA turn R@5 / R@10", "MAMA session R@5 / R@10",
+              "FTS5 BM25 alone, turn R@10"]  # fmt: skip
+    return markdown(header, rows)
+
+
+def _changes(options: Any, dated: bool) -> str:
+    """What a ranking option changes from the default: its fields that differ, and "now"."""
+    from dataclasses import fields
+
+    from mama_plugin.services.search.options import DEFAULT
+
+    changed = [f"`{f.name}` {getattr(options, f.name)}" for f in fields(options)
+               if getattr(options, f.name) != getattr(DEFAULT, f.name)]  # fmt: skip
+    if not dated:
+        changed.append("now is the wall clock")
+    return ", ".join(changed) or "the default"
+
+
+def retrieval_options(data: dict[str, Any]) -> str:
+    from .locomo import ABLATION, SYSTEMS
+
+    original = data["figures"]["original"]
+    ranked = {"full": ("`search_by_context`", *SYSTEMS["full"][1:])}
+    ranked |= {"today": ("`search_by_context`", *SYSTEMS["today"][1:])}
+    ranked |= {name: ("`retrieve`", *option) for name, option in ABLATION.items()}
+    rows = [
+        [f"`{name}`", how, _changes(options, dated), _r(original[name]["turn"]["1-4"], "r5", "r10"),
+         _r(original[name]["session"]["1-4"], "r5", "r10")]
+        for name, (how, options, dated) in ranked.items() if name in original
+    ]  # fmt: skip
+    header = ["ranking", "through", "changed from the default", "turn R@5 / R@10",
+              "session R@5 / R@10"]  # fmt: skip
+    return markdown(header, rows)
+
+
 # -- the co-author's: each benchmark's own report, rendered from its JSON -------------------
 
 
@@ -229,6 +310,21 @@ def report_table(module: str, index: int, function: str = "render") -> Renderer:
         return tables_in(text)[index]
 
     return render
+
+
+def links_alone(data: dict[str, Any]) -> str:
+    """The model's own verdicts before the rules (``links``' report prints them as lines)."""
+    rows = []
+    for name, f in data["configurations"].items():
+        if name != "rules":
+            alone, profile = f["model_alone"], name.removeprefix("rules + ")
+            earned = {True: "yes", False: "no", None: "–"}[data["earned"].get(profile)]
+            rows.append([name, f"{alone['said_link']} of {data['pairs']}",
+                         num(alone["precision"]), num(alone["recall"]),
+                         str(alone["relationship_right"]), earned])  # fmt: skip
+    header = [f"the model alone ({data['links']} links among the pairs)", "said link",
+              "precision", "recall", "right relationship", "earned link judging"]  # fmt: skip
+    return markdown(header, rows)
 
 
 # -- recall ------------------------------------------------------------------------------------
@@ -272,6 +368,23 @@ def recall_sweep(data: dict[str, Any]) -> str:
         for bar, halves in sweep.items():
             rows.append([name, bar, _rs(halves["calibration"]), _rs(halves["held-out"])])
     return markdown(["row", "relevance_bar", "calibration", "held-out"], rows)
+
+
+def recall_rankings(data: dict[str, Any]) -> str:
+    rows = []
+    for model, rankings in data["rankings"].items():
+        for name, figures in rankings.items():
+            for group in RECALL_GROUPS:
+                top = figures["ceiling"]["held-out"][group]
+                d = figures["tiers"]["held-out"][group]
+                rows.append([
+                    model, f"`{name}`", group, f"{num(top['top1'], 3)} / {num(top['top2'], 3)}",
+                    num(d["reach"], 3), num(d["chain"], 3),
+                    f"{num(d['noise_chain'], 3)} / {num(d['noise_pointer'], 3)}",
+                ])  # fmt: skip
+    header = ["model", "ranking (held-out)", "set", "memory meant first / in the first two",
+              "reach", "chain", "unrelated given a chain / a pointer"]  # fmt: skip
+    return markdown(header, rows)
 
 
 # -- decay -------------------------------------------------------------------------------------

@@ -266,3 +266,22 @@ def turns(data: dict[str, Any]) -> str:
               "failing command missing", "checkpoints without it", "turns without a checkpoint",
               "turn (prompt → result) median / p95 s"]  # fmt: skip
     return markdown(header, rows)
+
+
+# -- view ------------------------------------------------------------------------------------
+
+GRAPH_MODES = {"topics": "one node per topic", "memories": "one node per memory"}
+
+
+def view(data: dict[str, Any]) -> str:
+    rows = [
+        [f"{d['memories']:,}", num(d["bytes"] / 1e6, 1, " MB"),
+         num((d["gather_ms"] + d["write_ms"]) / 1000, 1, " s"),
+         num(d["rendered_ms"] / 1000, 2, " s"), num(d["open_s"], 1, " s"),
+         GRAPH_MODES.get(d["graph_mode"], d["graph_mode"]), num(d["topic_ms"], 0, " ms"),
+         num(d["reset_ms"], 0, " ms"), num(d["next_page_ms"], 0, " ms")]
+        for d in data["sizes"]
+    ]  # fmt: skip
+    header = ["memories", "page", "gather + write (Python)", "drawn", "opened", "graph",
+              "a topic chosen", "filters reset", "chains' next page"]  # fmt: skip
+    return markdown(header, rows)
