@@ -11,8 +11,6 @@ from .tables_format import Renderer
 from .tables_quality import (
     answers_done,
     answers_sessions,
-    decay_aged,
-    decay_locomo,
     duplicates,
     exposure,
     extraction,
@@ -20,18 +18,22 @@ from .tables_quality import (
     graph_size,
     graph_words,
     links_alone,
+    report_table,
+    secrets,
+    share_sizes,
+    truth,
+)
+from .tables_retrieval import (
+    decay_aged,
+    decay_locomo,
     recall_rankings,
     recall_rows,
     recall_sweep,
     recall_tiers,
     relevance,
-    report_table,
     retrieval,
     retrieval_categories,
     retrieval_options,
-    secrets,
-    share_sizes,
-    truth,
 )
 from .tables_speed import (
     fuzz,
@@ -51,12 +53,14 @@ from .tables_speed import (
     warm,
     writers,
 )
+from .tables_story import story
 
 __all__ = ["TABLES"]
 
 # table name (its marker) -> the JSON it is rendered from (``benchmarks/results/STEM.json``), how.
 TABLES: dict[str, tuple[str, Renderer]] = {
     "truth": ("truth", truth),
+    "story": ("story", story),
     "extraction": ("extraction", extraction),
     "extraction-quiet": ("extraction", extraction_quiet),
     "answers": ("answers-keyword-only", answers_sessions),
