@@ -251,8 +251,9 @@ def _parse(text: str) -> SharedMemory:
         confidence=float(confidence),
         tags=tuple(tags),
         links=_links(head.get("links", [])),
-        created_at=from_iso(head.get("created"), "created"),
-        updated_at=from_iso(head.get("updated"), "updated"),
+        # A date in the future is read as now: a file cannot sort itself first.
+        created_at=min(from_iso(head.get("created"), "created"), now_ms()),
+        updated_at=min(from_iso(head.get("updated"), "updated"), now_ms()),
         content=content,
         layers=layers,
     )

@@ -92,6 +92,8 @@ def moved(log: WorkLog, failing: dict[str, str]) -> bool:
 def resume_point(store: Store, project: str) -> ResumePoint:
     """Where ``project``'s work stopped (see the module docstring)."""
     recent = store.memories.latest(project=project, type="checkpoint", limit=RECENT)
+    # A teammate's checkpoint (a .mama/ file) is theirs: never told as where my work stopped.
+    recent = [m for m in recent if not m.metadata.get("shared_from")]
     if not recent:
         return ResumePoint(None)
     rolling: dict[str, MemoryRecord] = {}
