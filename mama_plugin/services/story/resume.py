@@ -57,8 +57,8 @@ def carries_work(
     did no work and it holds nothing to pick up (no next step, file, task, tension, evidence
     or remaining work): a closing ``/mama-save`` after a search is not where the work stopped.
     ``failing``: the checks failing before it (check → how it failed); given, a session whose
-    work was only checks
-    and saved decisions carries work only when a check's result moved (:func:`moved`).
+    work was only checks, saved decisions and steps said carries work only when a check's
+    result moved (:func:`moved`).
     """
     log = WorkLog.of(m)
     if log is None:
@@ -77,8 +77,8 @@ def carries_work(
 def moved(log: WorkLog, failing: dict[str, str]) -> bool:
     """Whether a session moved the open work: anything beyond running checks, saving
     decisions and saying what comes next (editing, tasks), or a check that failed where it
-    had not been failing, or a failing check that passed. Rows from before ``worked`` was recorded:
-    as their ``work`` says."""
+    had not been failing, or a failing check that passed. Rows from before ``worked`` was
+    recorded: as their ``work`` says."""
     if log.worked is None or set(log.worked) - {"ran", "decisions", "said"}:
         return True
     new = [
@@ -131,8 +131,8 @@ def resume_point(store: Store, project: str) -> ResumePoint:
         written = next((m for m in [lead, *mates] if not m.rolling), None)
         auto = next((m for m in [lead, *mates] if m.rolling), None)
         if written is not None:  # Claude's own words tell the story best
-            moved = _moved_at(auto) if auto is not None else 0
-            if auto is not None and moved > written.updated_at and carries_work(auto):
+            went_on = _moved_at(auto) if auto is not None else 0
+            if auto is not None and went_on > written.updated_at and carries_work(auto):
                 then = auto  # the work moved on after Claude wrote its checkpoint
             lead = written
     newer = [
