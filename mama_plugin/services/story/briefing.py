@@ -168,21 +168,23 @@ def render_brief(
         pointer = "More: /mama-resume." if short else POINTER
     key = "resume_tokens" if short else "session_start_tokens"
     note = f"[cut to the {budget}-token budget: {key}]"
+
+    def fits(kept: str) -> bool:
+        return estimate_tokens(_fenced(f"{kept}\n{note}", pointer)) <= budget
+
     text = ""
     for limit in limits:
         body = render(template, home, **facts.context(), limit=limit, short=short)
         text = _fenced(body, pointer)
         if estimate_tokens(text) <= budget:
             return Told(text, told(facts, limit=limit, short=short) if text else [])
-        # Before fewer items a list: the parts that help least to go on.
-        kept = fit(body, lambda b: estimate_tokens(_fenced(f"{b}\n{note}", pointer)) <= budget,
-                   SPARED)  # fmt: skip
-        if estimate_tokens(_fenced(f"{kept}\n{note}", pointer)) <= budget:
+        kept = fit(body, fits, SPARED)  # before fewer items a list: what helps least to go on
+        if fits(kept):
             text = _fenced(f"{kept}\n{note}", pointer)
             return Told(text, [i for i in told(facts, limit=limit, short=short) if i in text])
     body = render(template, home, **facts.context(), limit=limits[-1], short=short)
-    kept = fit(body, lambda b: estimate_tokens(_fenced(f"{b}\n{note}", pointer)) <= budget)
-    if estimate_tokens(_fenced(f"{kept}\n{note}", pointer)) > budget:  # one block too long
+    kept = fit(body, fits)
+    if not fits(kept):  # one block alone is too long: cut at a line
         over = estimate_tokens(_fenced(f"{kept}\n{note}", pointer)) - budget
         kept = kept[: max(0, len(kept) - over * 4 - 80)].rsplit("\n", 1)[0]
     text = _fenced(f"{kept}\n{note}", pointer)
