@@ -250,3 +250,20 @@ def test_open_work_travels_with_the_memories_it_is_read_from(
             import_dump(other, data)
         assert start(other, project) == before
     assert f"Next step: {NEXT}" in before and "still failing" in before
+
+
+def test_a_concern_that_holds_until_something_is_lifted_when_later_work_does_it(
+    store: Store, project: str
+) -> None:
+    save_decision(store, project, {
+        "topic": "auth_strategy", "decision": "Server-side sessions in Redis",
+        "reasoning": "a session lookup is one round trip",
+        "tension": {"risks": ["Redis is a single point of failure until HA is set up"]},
+    })  # fmt: skip
+    assert "until HA is set up" in start(store, project)
+    infra = FileTouch("/p/infra/redis.tf", "edited", (12, 30))
+    digest = Digest(user_requests=["Set up Redis HA for sessions"], files=[infra],
+                    assistant_texts=["Sentinel is configured."], tool_names=["Edit"],
+                    turn_work=1, last=infra)  # fmt: skip
+    turn(store, project, "B", digest, "Sentinel is configured in infra/redis.tf.")
+    assert "until HA is set up" not in start(store, project)

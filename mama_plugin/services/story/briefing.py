@@ -37,7 +37,7 @@ from . import brief_cache, checked, cliffhanger
 from .brief_cache import HEADER, TEMPLATE, budget, entry_key, variant_of
 from .done import doubts
 from .fitting import SPARED, fit
-from .freshness import building_on, open_steps, unsettled
+from .freshness import building_on, lifted, open_steps, unsettled
 from .records import DecisionView, Proposed, Story
 from .resume import ResumePoint, resume_point
 from .trust import mark_decisions
@@ -125,7 +125,7 @@ def _still_open(store: Store, decisions: list[DecisionView]) -> None:
     for d in decisions:
         mine = [s for s in steps if s.holder == d.m.id and s.priority == "HIGH"]
         d.high = [strip_cue(s.told) for s in mine]
-        d.doubts = unsettled(doubts(d.m.tension), built.get(d.m.id, []))
+        d.doubts = lifted(store, d.m, unsettled(doubts(d.m.tension), built.get(d.m.id, [])))
 
 
 def pending_links(store: Store, project: str, *, limit: int) -> tuple[list[Proposed], int]:

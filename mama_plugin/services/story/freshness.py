@@ -22,6 +22,7 @@ Read-only; standard library, storage and `text` only (the session-start hook may
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from functools import cached_property
@@ -152,6 +153,30 @@ def building_on(store: Store, memories: Sequence[MemoryRecord]) -> dict[str, lis
             why = str(later.reasoning.get("primary", ""))
             out.setdefault(base.id, []).append(f"{later.content}. {why}")
     return out
+
+
+_UNTIL = re.compile(r"\buntil\s+(.+?)\s*[.;]?$", re.I)
+
+
+def lifted(store: Store, holder: MemoryRecord, texts: Iterable[str]) -> list[str]:
+    """``texts`` (``holder``'s concerns) without those that hold only "until" something later
+    work shows done, by the done rules ("Redis is a single point of failure until HA is set
+    up" after a session asked to set up Redis HA changed files)."""
+    later = [
+        shown
+        for at, seq, i, shown in _later(store, holder.project)
+        if i != holder.id and (at, seq) > (holder.updated_at, holder.seq)
+    ]
+    kept = []
+    for text in texts:
+        until = _UNTIL.search(text)
+        if (
+            until is None
+            or not later
+            or not all(rule for _, rule in judged_parts(until.group(1), later, DEFAULT, None))
+        ):
+            kept.append(text)
+    return kept
 
 
 def unsettled(texts: Iterable[str], settled_by: Sequence[str]) -> list[str]:
