@@ -109,7 +109,7 @@ def gather(store: Store, project: str, settings: Settings, *, now: int | None = 
         project,
         now_ms() if now is None else now,
         settings.outcome_followup_days,
-        memories=[m for m in store.memories.iter(project=project) if not _trivial(m)],
+        memories=[m for m in store.memories.iter(project=project) if not WorkLog.trivial_of(m)],
         links=store.links.of_project(project),
     )
     data.suggestions = [
@@ -215,9 +215,3 @@ def _link(ln: LinkRecord) -> dict[str, Any]:
         "by": ln.created_by,
         "at": ln.created_at,
     }
-
-
-def _trivial(m: MemoryRecord) -> bool:
-    """A trivial session's checkpoint ("hello"): not a node of the page's graph."""
-    log = WorkLog.of(m)
-    return log is not None and log.trivial

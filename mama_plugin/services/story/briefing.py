@@ -122,10 +122,13 @@ def _still_open(store: Store, decisions: list[DecisionView]) -> None:
     held = [d.m for d in decisions]
     built = building_on(store, held)
     steps = open_steps(store, held)
-    for d in decisions:
+    left = lifted(
+        store, [(d.m, unsettled(doubts(d.m.tension), built.get(d.m.id, []))) for d in decisions]
+    )
+    for d, concerns in zip(decisions, left, strict=True):
         mine = [s for s in steps if s.holder == d.m.id and s.priority == "HIGH"]
         d.high = [strip_cue(s.told) for s in mine]
-        d.doubts = lifted(store, d.m, unsettled(doubts(d.m.tension), built.get(d.m.id, [])))
+        d.doubts = concerns
 
 
 def pending_links(store: Store, project: str, *, limit: int) -> tuple[list[Proposed], int]:

@@ -189,7 +189,7 @@ def trivial_due(store: Store, *, horizon_days: int, now: int, limit: int = 100) 
     ``horizon_days``, oldest first: up to ``limit``. Read-only."""
     before = now - horizon_days * DAY_MS
     found = store.memories.quiet_checkpoints(before=before, limit=limit)
-    return [m.id for m in found if (log := WorkLog.of(m)) is not None and log.trivial]
+    return [m.id for m in found if WorkLog.trivial_of(m)]
 
 
 def drop_trivial(store: Store, ids: list[str]) -> int:
@@ -198,8 +198,7 @@ def drop_trivial(store: Store, ids: list[str]) -> int:
     with store.transaction():
         gone = 0
         for m in store.memories.get_many(ids).values():
-            log = WorkLog.of(m)
-            if log is None or not log.trivial or store.links.of(m.id):
+            if not WorkLog.trivial_of(m) or store.links.of(m.id):
                 continue
             store.memories.delete(m.id)
             gone += 1

@@ -158,25 +158,27 @@ def building_on(store: Store, memories: Sequence[MemoryRecord]) -> dict[str, lis
 _UNTIL = re.compile(r"\buntil\s+(.+?)\s*[.;]?$", re.I)
 
 
-def lifted(store: Store, holder: MemoryRecord, texts: Iterable[str]) -> list[str]:
-    """``texts`` (``holder``'s concerns) without those that hold only "until" something later
-    work shows done, by the done rules ("Redis is a single point of failure until HA is set
-    up" after a session asked to set up Redis HA changed files)."""
-    later = [
-        shown
-        for at, seq, i, shown in _later(store, holder.project)
-        if i != holder.id and (at, seq) > (holder.updated_at, holder.seq)
-    ]
-    kept = []
-    for text in texts:
-        until = _UNTIL.search(text)
-        if (
-            until is None
-            or not later
-            or not all(rule for _, rule in judged_parts(until.group(1), later, DEFAULT, None))
-        ):
-            kept.append(text)
-    return kept
+def lifted(store: Store, held: Sequence[tuple[MemoryRecord, list[str]]]) -> list[list[str]]:
+    """Each holder's concerns without those that hold only "until" something later work
+    shows done, by the done rules ("Redis is a single point of failure until HA is set up"
+    after a session asked to set up Redis HA changed files). The later memories are read once
+    a project, and only when a concern says "until"."""
+    projects = {m.project for m, texts in held if any(_UNTIL.search(t) for t in texts)}
+    newest = {project: _later(store, project) for project in projects}
+    out = []
+    for holder, texts in held:
+        later = [
+            shown
+            for at, seq, i, shown in newest.get(holder.project, [])
+            if i != holder.id and (at, seq) > (holder.updated_at, holder.seq)
+        ]
+        out.append([t for t in texts if not (later and _lifted(t, later))])
+    return out
+
+
+def _lifted(text: str, later: list[Later]) -> bool:
+    until = _UNTIL.search(text)
+    return until is not None and all(rule for _, rule in judged_parts(until.group(1), later))
 
 
 def unsettled(texts: Iterable[str], settled_by: Sequence[str]) -> list[str]:

@@ -180,9 +180,9 @@ def since_line(later: Sequence[MemoryRecord]) -> str:
     """What later checkpoints without work did, in one line ("" when there were none)."""
     groups: dict[str, list[MemoryRecord]] = {}
     for m in later:
-        log = WorkLog.of(m)
-        if log is not None and log.trivial:
+        if WorkLog.trivial_of(m):
             continue  # a session that did nothing ("hello") is not told
+        log = WorkLog.of(m)
         what = (_light(log) or log.activity) if log else ""
         groups.setdefault(what or "changed nothing", []).append(m)
     parts = []

@@ -123,6 +123,12 @@ class WorkLog:
         leaves no lasting memory (``mama gc`` drops its checkpoint, the story never tells it)."""
         return self.work is False and self.activity == "changed nothing" and not self.decisions
 
+    @staticmethod
+    def trivial_of(m: MemoryRecord) -> bool:
+        """Whether ``m`` is the rolling checkpoint of a trivial session (:attr:`trivial`)."""
+        log = WorkLog.of(m)
+        return log is not None and log.trivial
+
     @property
     def started(self) -> str:
         """The first request that did work (the latest when the session has no count yet)."""
