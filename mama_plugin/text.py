@@ -305,6 +305,12 @@ def search_terms(text: str, *, min_length: int = 1) -> list[str]:
     return out
 
 
+def recall_terms(text: str) -> list[str]:
+    """The terms prompt-time recall judges ``text`` on: its search terms, no ASCII word
+    shorter than ``MIN_TERM``."""
+    return search_terms(text, min_length=MIN_TERM)
+
+
 def term_keys(term: str) -> set[str]:
     """What a term is compared by: its English stem, or a Korean stem's syllable pairs."""
     word = term.removesuffix(PREFIX)

@@ -136,6 +136,27 @@ def test_hook_tools_answer_the_envelope_and_fail_open(tmp_path: Path, mama_home:
         wire.close()
 
 
+def test_a_prompt_that_can_recall_nothing_is_answered_before_the_store_opens(
+    tmp_path: Path, mama_home: Path
+) -> None:
+    """"hello" right after initialize (before the warm-up has opened the store) is answered {}
+    at once; its notes are taken once the lanes are up, and the next prompt recalls as ever."""
+    wire = _front(mama_home, tmp_path)
+    try:
+        _initialize(wire, "claude-code")
+        hello = _call(wire, "observe_prompt", {"prompt": "hello", "session_id": "s1"})
+        assert hello == {"content": [{"type": "text", "text": "{}"}], "isError": False}
+        _call(wire, "save_decision", JWT)
+        found = _call(wire, "observe_prompt", {"prompt": "Should the API keep JWT auth tokens?",
+                                               "session_id": "s1"})  # fmt: skip
+        assert JWT["decision"] in found["content"][0]["text"]
+    finally:
+        wire.close()
+    log = (mama_home / "logs" / "server.log").read_text(encoding="utf-8")
+    assert "observe_prompt answered {} at once: the prompt can recall nothing" in log
+    assert log.count("observe_prompt answered in") == 2  # hello's notes, then the question
+
+
 def test_calls_run_concurrently_and_answer_by_id(tmp_path: Path, mama_home: Path) -> None:
     wire = _front(mama_home, tmp_path)
     try:

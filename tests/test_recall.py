@@ -81,6 +81,18 @@ def test_a_korean_paraphrase_recalls_and_an_unrelated_korean_prompt_does_not(
     )
 
 
+def test_what_can_recall_is_what_recall_judges(store: Store, project: str) -> None:
+    """``can_recall`` (the front answers at once where it is False) says what ``recall`` does:
+    a prompt it refuses never recalls, even the memory its one word names."""
+    save_decision(store, project, JWT)
+    for prompt in ("hello", "go on", "yes ok do it", "jwt", "인증"):
+        assert not recall_judge.can_recall(prompt), prompt
+        assert recall.recall(store, prompt, project=project, judged=False).hits == [], prompt
+    for prompt in ("Should the API keep JWT auth tokens?", "JWT auth", "인증 토큰 방식"):
+        assert recall_judge.can_recall(prompt), prompt
+    assert recall.recall(store, "JWT auth", project=project, judged=False).hits
+
+
 def test_relevance_reads_each_model_on_its_own_scale() -> None:
     assert recall.relevance(0.5, "all-MiniLM-L6-v2") == 0.5
     e5 = "multilingual-e5-small-q4"

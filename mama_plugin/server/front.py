@@ -226,7 +226,19 @@ class Front(WarmUp, LineSession):
         return dict(reply.result())
 
     def _hook(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
-        """A hook's call, on its lane (:mod:`.hook_lane`): never waits for pydantic."""
+        """A hook's call, on its lane (:mod:`.hook_lane`): never waits for pydantic. A prompt
+        that can recall nothing ("hello") is answered at once while the lanes still start;
+        its notes (the session, the context the tool list grows by) are taken once they are up."""
+        if not self.lane_ready.is_set() and name == "observe_prompt" and _silent(arguments):
+            later = threading.Thread(
+                target=self._hook_now, args=(name, arguments), name="mama-notes", daemon=True
+            )
+            later.start()
+            log.info("%s answered {} at once: the prompt can recall nothing", name)
+            return tool_result("{}", error=False)
+        return self._hook_now(name, arguments)
+
+    def _hook_now(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
         asked = time.monotonic()  # its handler gets HOOK_LEAST_S at least within the budget
         if not self.lane_ready.wait(HOOK_BUDGET_S - HOOK_LEAST_S) or self.state is None:
             log.warning("%s answered {}: not ready after %.1f s", name, time.monotonic() - asked)
@@ -266,6 +278,14 @@ def serve(*, db: Path | None = None, cwd: str | None = None) -> NoReturn:
     os._exit(status)
 
 
+def _silent(arguments: dict[str, Any] | None) -> bool:
+    """Whether a prompt hook's arguments hold a prompt that can recall nothing."""
+    from ..services.recall.judge import can_recall
+
+    prompt = arguments.get("prompt") if isinstance(arguments, dict) else None
+    return isinstance(prompt, str) and not can_recall(prompt)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m mama_plugin.server.front`` (bin/mama-server)."""
     import argparse
@@ -282,3 +302,4 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+

@@ -24,6 +24,7 @@ from ..config import OVERRIDES, Config
 from ..embeddings.cards import reads_korean
 from ..envelope import SILENT, answer
 from ..services.recall import context as prompt_context
+from ..services.recall.judge import can_recall
 from ..services.search.options import options_for
 from ..services.story import autosave, shown
 from ..storage.pending_lines import PendingLines
@@ -61,7 +62,7 @@ def do_observe_prompt(env: Env, args: PromptArgs) -> Answer:
         if args.transcript_path:
             env.session.transcripts[args.session_id] = args.transcript_path
     context, added = env.observe(args.prompt)
-    if not env.config.project_enabled(env.project):
+    if not env.config.project_enabled(env.project) or not can_recall(args.prompt):
         return Answer(SILENT, {"context": context, "tools_added": added, "memories": []})
     started = time.monotonic()
     # At once when the model is ready (or absent); bounded while it still loads.

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ...embeddings.cards import reads_korean, scale
+from ...text import recall_terms
 
 WEIGHT_BAR = 0.4  # the share of the prompt's term weight a memory must hold
 # Most of the weight (STRONG_WEIGHT) lets a memory pass STRONG_BAND under the bar: a decision
@@ -64,6 +65,12 @@ class Evidence:
     # Its decision was replaced, failed or partly failed, or replaced another: the chain tells
     # a story (what failed and why, what stands now) its one line cannot.
     evolved: bool = False
+
+
+def can_recall(prompt: str) -> bool:
+    """Whether ``prompt`` has the terms recall needs (``MIN_TERMS``): "hello", "go on" or "yes"
+    recall nothing, so their hook answers at once, waiting for neither the store nor the model."""
+    return len(recall_terms(prompt)) >= MIN_TERMS
 
 
 def verdict(

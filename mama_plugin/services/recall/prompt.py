@@ -45,7 +45,7 @@ from ...errors import MamaError
 from ...fence import TAG
 from ...storage import MemoryRecord, Store
 from ...storage.fts import Terms
-from ...text import PREFIX, hangul, matched_terms, search_terms, text_keys
+from ...text import MIN_TERM, PREFIX, hangul, matched_terms, search_terms, text_keys
 from ..evolution import current_of, outcome_events, predecessors
 from ..search import vector_index
 from ..search.indexing import narrative_text
@@ -74,7 +74,6 @@ class Seen(Protocol):
     def add(self, memories: dict[str, int]) -> None: ...
 
 
-MIN_TERM = 3  # an ASCII word shorter than this ("db", "ok") matches too much by accident
 DF_CAP = 2000  # a term in more memories than this weighs as if in this many
 # Term weights read the store as if it held this many more memories, none holding the term:
 # in a 1-memory store an unknown word weighed 4.7 times a held one (log 2/0.5 vs log 2/1.5),

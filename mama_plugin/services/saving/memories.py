@@ -184,10 +184,7 @@ def save_insight(
     created_at: int | None = None,
 ) -> SaveResult:
     """Save a quick lesson."""
-    i = _coerce(InsightInput, data)
-    return _save(
-        store, _labelled("links", i.links), _plain("insight", project, i), created_at=created_at
-    )
+    return _save_plain(store, "insight", project, _coerce(InsightInput, data), created_at)
 
 
 def save_context(
@@ -198,10 +195,13 @@ def save_context(
     created_at: int | None = None,
 ) -> SaveResult:
     """Save background a later session needs (``created_at``: when it happened, if not now)."""
-    c = _coerce(ContextInput, data)
-    return _save(
-        store, _labelled("links", c.links), _plain("context", project, c), created_at=created_at
-    )
+    return _save_plain(store, "context", project, _coerce(ContextInput, data), created_at)
+
+
+def _save_plain(
+    store: Store, kind: str, project: str, m: InsightInput | ContextInput, created_at: int | None
+) -> SaveResult:
+    return _save(store, _labelled("links", m.links), _plain(kind, project, m), created_at=created_at)
 
 
 def record_outcome(store: Store, data: OutcomeInput | dict[str, Any]) -> MemoryRecord:
