@@ -202,13 +202,23 @@ def extraction(args: argparse.Namespace) -> int:
     help="a new project in every run (each session its project's first) instead of one "
     "project the runs follow each other in",
 )
+@argument(
+    "--prompt",
+    metavar="TEXT",
+    help="the prompt of every run instead of the question about the seeded insight (e.g. "
+    "hello: a prompt that recalls nothing)",
+)
 @figures_option()
 def presence(args: argparse.Namespace) -> int:
-    from .presence import presence_run
+    from .presence import PROMPT, presence_run
 
     baseline = args.baseline_plugin.resolve() if args.baseline_plugin else None
     text, data = presence_run(
-        args.runs, baseline=baseline, progress=progress, fresh_projects=args.fresh_projects
+        args.runs,
+        baseline=baseline,
+        progress=progress,
+        fresh_projects=args.fresh_projects,
+        prompt=args.prompt or PROMPT,
     )
     return report(args, text, data)
 

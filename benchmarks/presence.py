@@ -162,9 +162,15 @@ def _checkpoint_written(mama_home: Path, session_id: str) -> bool:
 
 
 def run_once(
-    home: Path, project: Path, mama_home: Path, *, plugin: bool, plugin_dir: Path = ROOT
+    home: Path,
+    project: Path,
+    mama_home: Path,
+    *,
+    plugin: bool,
+    plugin_dir: Path = ROOT,
+    prompt: str = PROMPT,
 ) -> Run:
-    """One ``claude -p`` of ``PROMPT`` in ``project``, in its own ``home``, with MAMA (the
+    """One ``claude -p`` of ``prompt`` in ``project``, in its own ``home``, with MAMA (the
     checkout ``plugin_dir``) or not."""
     fake = fake_anthropic()
     home.mkdir(parents=True, exist_ok=True)
@@ -173,7 +179,7 @@ def run_once(
     log_start = log.stat().st_size if log.exists() else 0
     session_id = str(uuid.uuid4())
     debug_log = home / "claude-debug.txt"
-    command = [str(CLAUDE), "-p", PROMPT, "--session-id", session_id, "--debug-file",
+    command = [str(CLAUDE), "-p", prompt, "--session-id", session_id, "--debug-file",
                str(debug_log)]  # fmt: skip
     if plugin:
         command += ["--plugin-dir", str(plugin_dir), "--allowedTools", TOOL_PREFIX.rstrip("_")]
@@ -227,6 +233,7 @@ def presence_run(
     baseline: Path | None = None,
     progress: Any = None,
     fresh_projects: bool = False,
+    prompt: str = PROMPT,
 ) -> tuple[str, dict[str, object]]:
     """``runs`` rounds of with and without the plugin; counts, medians, p95, the added time.
 
@@ -235,7 +242,8 @@ def presence_run(
     project seeded with the insight in every round instead, so every session is its
     project's first (nothing cached for its start, its memory still to embed).
     ``baseline``: another checkout of MAMA (e.g. main's) run as a third arm in every round,
-    with its own MAMA_HOME (the two may differ in schema), seeded the same.
+    with its own MAMA_HOME (the two may differ in schema), seeded the same. ``prompt``: every
+    run's (another than ``PROMPT`` is not about the insight: it injects nothing).
     """
     check_claude()
     fake_anthropic()
@@ -261,7 +269,7 @@ def presence_run(
                         seed_with(plugin_dir, mama_home, project)
                 home = base / f"home-{i}-{arm}"
                 run = run_once(home, project, mama_home, plugin=plugin_dir is not None,
-                               plugin_dir=plugin_dir or ROOT)  # fmt: skip
+                               plugin_dir=plugin_dir or ROOT, prompt=prompt)  # fmt: skip
                 arms[arm].append(run)
                 if progress is not None:
                     progress(f"run {i + 1}/{runs} {arm}: {run.wall_s:.2f} s")
@@ -270,7 +278,8 @@ def presence_run(
     scenario = ("a new project with one memory in every run" if fresh_projects else
                 "one project seeded with one memory, the runs following each other")  # fmt: skip
     data["scenario"] = scenario
-    text = text.replace(":\n", f"; {scenario}:\n", 1)
+    data["prompt"] = prompt
+    text = text.replace(":\n", f"; {scenario}; the prompt {prompt!r}:\n", 1)
     if baseline is not None:
         text += _baseline_lines(arms["baseline"], arms["with"], arms["without"], baseline, data)
     return text, data

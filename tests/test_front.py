@@ -139,7 +139,7 @@ def test_hook_tools_answer_the_envelope_and_fail_open(tmp_path: Path, mama_home:
 def test_a_prompt_that_can_recall_nothing_is_answered_before_the_store_opens(
     tmp_path: Path, mama_home: Path
 ) -> None:
-    """"hello" right after initialize (before the warm-up has opened the store) is answered {}
+    """ "hello" right after initialize (before the warm-up has opened the store) is answered {}
     at once; its notes are taken once the lanes are up, and the next prompt recalls as ever."""
     wire = _front(mama_home, tmp_path)
     try:
@@ -153,8 +153,8 @@ def test_a_prompt_that_can_recall_nothing_is_answered_before_the_store_opens(
     finally:
         wire.close()
     log = (mama_home / "logs" / "server.log").read_text(encoding="utf-8")
-    assert "observe_prompt answered {} at once: the prompt can recall nothing" in log
-    assert log.count("observe_prompt answered in") == 2  # hello's notes, then the question
+    assert "{} at once, the prompt can recall nothing" in log
+    assert log.count("observe_prompt answered in") == 3  # hello, its notes, the question
 
 
 def test_calls_run_concurrently_and_answer_by_id(tmp_path: Path, mama_home: Path) -> None:

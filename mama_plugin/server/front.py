@@ -59,6 +59,7 @@ INTERRUPTED_DRAIN_S = 0.05  # after SIGINT
 # SIGINT, so the drain then stops at 0.3 s; a client closing stdin allows a second.
 SIGNAL_DRAIN_S, EXIT_DRAIN_S = 0.3, 1.0
 WARM_UP_TIMEOUT_S = 60.0  # a call waits this long for the heavy imports at most
+SHORT_PROMPT = 80  # characters: a longer prompt is not asked whether it can recall
 
 
 class Front(WarmUp, LineSession):
@@ -229,12 +230,15 @@ class Front(WarmUp, LineSession):
         """A hook's call, on its lane (:mod:`.hook_lane`): never waits for pydantic. A prompt
         that can recall nothing ("hello") is answered at once while the lanes still start;
         its notes (the session, the context the tool list grows by) are taken once they are up."""
+        asked = time.monotonic()
         if not self.lane_ready.is_set() and name == "observe_prompt" and _silent(arguments):
             later = threading.Thread(
                 target=self._hook_now, args=(name, arguments), name="mama-notes", daemon=True
             )
             later.start()
-            log.info("%s answered {} at once: the prompt can recall nothing", name)
+            took_ms = (time.monotonic() - asked) * 1000
+            log.info("%s answered in %.0f ms (0 ms waiting for the warm-up): {} at once, the "
+                     "prompt can recall nothing", name, took_ms)  # fmt: skip
             return tool_result("{}", error=False)
         return self._hook_now(name, arguments)
 
@@ -283,7 +287,9 @@ def _silent(arguments: dict[str, Any] | None) -> bool:
     from ..services.recall.judge import can_recall
 
     prompt = arguments.get("prompt") if isinstance(arguments, dict) else None
-    return isinstance(prompt, str) and not can_recall(prompt)
+    # A longer prompt is not read here: it can nearly always recall, and the warm-up it waits
+    # for anyway should not lose the CPU to this reading.
+    return isinstance(prompt, str) and len(prompt) <= SHORT_PROMPT and not can_recall(prompt)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -302,4 +308,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-

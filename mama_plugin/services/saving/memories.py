@@ -201,7 +201,9 @@ def save_context(
 def _save_plain(
     store: Store, kind: str, project: str, m: InsightInput | ContextInput, created_at: int | None
 ) -> SaveResult:
-    return _save(store, _labelled("links", m.links), _plain(kind, project, m), created_at=created_at)
+    return _save(
+        store, _labelled("links", m.links), _plain(kind, project, m), created_at=created_at
+    )
 
 
 def record_outcome(store: Store, data: OutcomeInput | dict[str, Any]) -> MemoryRecord:
