@@ -11,6 +11,7 @@ Handlers are plain functions of a :class:`Env` and a validated pydantic model; t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ..errors import NotFoundError
@@ -114,6 +115,12 @@ def _in_session(env: Env, args: S) -> S:
     return args
 
 
+def _saved_in_session(env: Env, args: S, save: Callable[..., SaveResult]) -> Answer:
+    """Save a decision or an insight stamped with its session; answered with its vector,
+    links and hints (:func:`_saved`)."""
+    return _saved(save(env.store, env.project, _in_session(env, args), embedder=env.embedder), env)
+
+
 @tool(
     "save_decision",
     "Save a decision with its narrative: WHAT was decided, WHY (reasoning.primary, with a "
@@ -125,8 +132,7 @@ def _in_session(env: Env, args: S) -> S:
     drafted=do_draft_decision,
 )
 def do_save_decision(env: Env, args: DecisionInput) -> Answer:
-    saved = decide(env.store, env.project, _in_session(env, args), embedder=env.embedder)
-    return _saved(saved, env)
+    return _saved_in_session(env, args, decide)
 
 
 @tool(
@@ -148,8 +154,7 @@ def do_save_checkpoint(env: Env, args: CheckpointInput) -> Answer:
     core=True,
 )
 def do_save_insight(env: Env, args: InsightInput) -> Answer:
-    saved = learn(env.store, env.project, _in_session(env, args), embedder=env.embedder)
-    return _saved(saved, env)
+    return _saved_in_session(env, args, learn)
 
 
 @tool(
@@ -372,5 +377,4 @@ def do_outcome(env: Env, args: OutcomeInput) -> Answer:
     drafted=do_draft_decision,
 )
 def do_supersede(env: Env, args: SupersedeInput) -> Answer:
-    saved = decide(env.store, env.project, _in_session(env, args), embedder=env.embedder)
-    return _saved(saved, env)
+    return _saved_in_session(env, args, decide)
