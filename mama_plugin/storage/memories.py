@@ -28,24 +28,14 @@ MEMORY_TYPES = ("decision", "checkpoint", "insight", "context")
 _ID_PREFIX = {"decision": "dec", "checkpoint": "chk", "insight": "ins", "context": "ctx"}
 _ALPHABET = string.digits + string.ascii_lowercase
 # Fields a caller may change on an existing memory; the rest are identity or bookkeeping.
+# The layers a memory's story is told in, each stored as JSON.
+NARRATIVE_LAYERS = ("specifics", "evidence", "reasoning", "tension", "continuity")
 _EDITABLE = frozenset(
-    {
-        "topic",
-        "content",
-        "specifics",
-        "evidence",
-        "reasoning",
-        "tension",
-        "continuity",
-        "confidence",
-        "tags",
-        "metadata",
-        "session_id",
-    }
+    {"topic", "content", *NARRATIVE_LAYERS, "confidence", "tags", "metadata", "session_id"}
 )
 # What a memory says, as a teammate's copy carries it: the editable fields but its session.
 NARRATIVE_FIELDS = _EDITABLE - {"session_id"}
-_JSON_FIELDS = ("specifics", "evidence", "reasoning", "tension", "continuity", "tags", "metadata")
+_JSON_FIELDS = (*NARRATIVE_LAYERS, "tags", "metadata")
 
 
 def new_id(memory_type: str) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...errors import TeamError
+from ..memories import NARRATIVE_LAYERS
 from ..sql import now_ms
 from .conflicts import Conflict, raise_conflict
 from .tables import LINK_KEY_SEPARATOR
@@ -27,11 +28,7 @@ BODY_FIELDS = (
     "type",
     "topic",
     "content",
-    "specifics",
-    "evidence",
-    "reasoning",
-    "tension",
-    "continuity",
+    *NARRATIVE_LAYERS,
     "outcome_status",
     "outcome",
     "confidence",
