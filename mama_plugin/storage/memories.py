@@ -27,9 +27,9 @@ MEMORY_TYPES = ("decision", "checkpoint", "insight", "context")
 
 _ID_PREFIX = {"decision": "dec", "checkpoint": "chk", "insight": "ins", "context": "ctx"}
 _ALPHABET = string.digits + string.ascii_lowercase
-# Fields a caller may change on an existing memory; the rest are identity or bookkeeping.
 # The layers a memory's story is told in, each stored as JSON.
 NARRATIVE_LAYERS = ("specifics", "evidence", "reasoning", "tension", "continuity")
+# Fields a caller may change on an existing memory; the rest are identity or bookkeeping.
 _EDITABLE = frozenset(
     {"topic", "content", *NARRATIVE_LAYERS, "confidence", "tags", "metadata", "session_id"}
 )
