@@ -59,7 +59,7 @@ INTERRUPTED_DRAIN_S = 0.05  # after SIGINT
 # SIGINT, so the drain then stops at 0.3 s; a client closing stdin allows a second.
 SIGNAL_DRAIN_S, EXIT_DRAIN_S = 0.3, 1.0
 WARM_UP_TIMEOUT_S = 60.0  # a call waits this long for the heavy imports at most
-SHORT_PROMPT = 80  # characters: a longer prompt is not asked whether it can recall
+SHORT_WORDS = 4  # a prompt with this many words is not asked in the front whether it can recall
 
 
 class Front(WarmUp, LineSession):
@@ -237,8 +237,9 @@ class Front(WarmUp, LineSession):
             )
             later.start()
             took_ms = (time.monotonic() - asked) * 1000
-            log.info("%s answered in %.0f ms (0 ms waiting for the warm-up): {} at once, the "
-                     "prompt can recall nothing", name, took_ms)  # fmt: skip
+            log.info(
+                "%s answered in %.0f ms (0 ms waiting for the warm-up): {} at once", name, took_ms
+            )
             return tool_result("{}", error=False)
         return self._hook_now(name, arguments)
 
@@ -284,12 +285,16 @@ def serve(*, db: Path | None = None, cwd: str | None = None) -> NoReturn:
 
 def _silent(arguments: dict[str, Any] | None) -> bool:
     """Whether a prompt hook's arguments hold a prompt that can recall nothing."""
+    prompt = arguments.get("prompt") if isinstance(arguments, dict) else None
+    if not isinstance(prompt, str):
+        return False
+    # A prompt of SHORT_WORDS words of three letters or more nearly always can: it is not read
+    # here (the import and the reading would take the CPU from the warm-up it waits for).
+    if sum(len(word) >= 3 for word in prompt.split()) >= SHORT_WORDS:
+        return False
     from ..services.recall.judge import can_recall
 
-    prompt = arguments.get("prompt") if isinstance(arguments, dict) else None
-    # A longer prompt is not read here: it can nearly always recall, and the warm-up it waits
-    # for anyway should not lose the CPU to this reading.
-    return isinstance(prompt, str) and len(prompt) <= SHORT_PROMPT and not can_recall(prompt)
+    return not can_recall(prompt)
 
 
 def main(argv: list[str] | None = None) -> int:
