@@ -327,7 +327,10 @@ def test_successive_prompts_through_the_front_share_one_thread_and_connection(
     try:
         front.handle(_line(1, "initialize", hello))
         assert client.answer(1)["result"]["serverInfo"]["name"] == "mama"
-        for ident, prompt in ((2, "which auth?"), (3, "and the cache?")):
+        for ident, prompt in (
+            (2, "which auth scheme for the tokens?"),
+            (3, "and the cache eviction policy?"),
+        ):
             call = {"name": "observe_prompt", "arguments": {"prompt": prompt, "session_id": "s"}}
             front.handle(_line(ident, "tools/call", call))
             assert client.answer(ident)["result"]["isError"] is False

@@ -231,7 +231,7 @@ class Front(WarmUp, LineSession):
         that can recall nothing ("hello") is answered at once while the lanes still start;
         its notes (the session, the context the tool list grows by) are taken once they are up."""
         asked = time.monotonic()
-        if not self.lane_ready.is_set() and name == "observe_prompt" and _silent(arguments):
+        if not self.lane_ready.is_set() and _silent(arguments):  # the prompt hook's
             later = threading.Thread(
                 target=self._hook_now, args=(name, arguments), name="mama-notes", daemon=True
             )
