@@ -33,9 +33,8 @@ from mama_plugin.config import Config
 from mama_plugin.embeddings.cards import reads_korean
 from mama_plugin.embeddings.protocol import EmbeddingModel
 from mama_plugin.errors import MamaError
-from mama_plugin.services.recall import prompt as recall
 from mama_plugin.storage import Store
-from mama_plugin.text import search_terms
+from mama_plugin.text import recall_terms, search_terms
 
 from . import recall_causes, recall_ranking, recall_tiers
 from .baselines import recall_before_hybrid
@@ -149,7 +148,7 @@ def _rows(
         cases,
         keyed([[c[0] for c in found] for found in seen], keys),
         keyed([judged(c, bar, model, cut=False) for c in seen], keys),
-        [len(search_terms(c.prompt, min_length=recall.MIN_TERM)) for c in cases],
+        [len(recall_terms(search_terms(c.prompt))) for c in cases],
     )
     out["sweeps"][f"hybrid/{model}"] = {
         str(b): {

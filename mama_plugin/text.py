@@ -305,10 +305,10 @@ def search_terms(text: str, *, min_length: int = 1) -> list[str]:
     return out
 
 
-def recall_terms(text: str) -> list[str]:
-    """The terms prompt-time recall judges ``text`` on: its search terms, no ASCII word
+def recall_terms(terms: list[str]) -> list[str]:
+    """Of a prompt's :func:`search_terms`, those prompt-time recall judges it on: no ASCII word
     shorter than ``MIN_TERM``."""
-    return search_terms(text, min_length=MIN_TERM)
+    return [t for t in terms if t.endswith(PREFIX) or len(t) >= MIN_TERM]
 
 
 def term_keys(term: str) -> set[str]:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ...embeddings.cards import reads_korean, scale
-from ...text import recall_terms
+from ...text import recall_terms, search_terms
 
 WEIGHT_BAR = 0.4  # the share of the prompt's term weight a memory must hold
 # Most of the weight (STRONG_WEIGHT) lets a memory pass STRONG_BAND under the bar: a decision
@@ -70,7 +70,7 @@ class Evidence:
 def can_recall(prompt: str) -> bool:
     """Whether ``prompt`` has the terms recall needs (``MIN_TERMS``): "hello", "go on" or "yes"
     recall nothing, so their hook answers at once, waiting for neither the store nor the model."""
-    return len(recall_terms(prompt)) >= MIN_TERMS
+    return len(recall_terms(search_terms(prompt))) >= MIN_TERMS
 
 
 def verdict(

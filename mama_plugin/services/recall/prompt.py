@@ -45,7 +45,7 @@ from ...errors import MamaError
 from ...fence import TAG
 from ...storage import MemoryRecord, Store
 from ...storage.fts import Terms
-from ...text import MIN_TERM, PREFIX, hangul, matched_terms, search_terms, text_keys
+from ...text import PREFIX, hangul, matched_terms, recall_terms, search_terms, text_keys
 from ..evolution import current_of, outcome_events, predecessors
 from ..search import vector_index
 from ..search.indexing import narrative_text
@@ -161,7 +161,7 @@ def recall(
     """
     # The prompt read once: the index's terms, and those recall judges (no short ASCII word).
     words = search_terms(prompt)
-    terms = [t for t in words if t.endswith(PREFIX) or len(t) >= MIN_TERM]
+    terms = recall_terms(words)
     found = Recall([t.rstrip("*") for t in terms])
     if len(terms) < MIN_TERMS:
         return found
