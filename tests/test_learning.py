@@ -344,3 +344,20 @@ def test_an_export_carries_the_history_and_learn_applies_nothing_after_a_restore
         pytest.raises(LegacyImportError, match=r"confidence_history\[0\]: .*0\.\.1"),
     ):
         import_dump(bad, data)
+
+
+def test_one_outcomes_moves_are_told_in_the_order_they_were_written(store: Store) -> None:
+    from mama_plugin.storage.confidence import ConfidenceChange
+
+    # Written in the reverse of the ids' order, at one instant: the history is the order of
+    # writing (the judged memory, then what rests on it), not the ids' order.
+    first, second = sorted((_decision(store, "Use Redis", 0.8), _decision(store, "Cache", 0.7)))[
+        ::-1
+    ]
+    store.confidence.apply(
+        [
+            ConfidenceChange(first, 1000, 0.8, 0.7, "failed", first, "FAILED", "c1", 0),
+            ConfidenceChange(second, 1000, 0.7, 0.64, "rests on it", first, "FAILED", "c1", 1),
+        ]
+    )
+    assert [c.memory_id for c in store.confidence.of_many([second, first])] == [first, second]

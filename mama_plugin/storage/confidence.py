@@ -108,10 +108,11 @@ class ConfidenceHistory(Repository):
             return bool(self.conn.changes())
 
     def of_many(self, memory_ids: Iterable[str]) -> list[ConfidenceChange]:
-        """The changes of ``memory_ids``, oldest first."""
-        sql = f"SELECT {_COLUMNS} FROM confidence_history WHERE memory_id IN ({{}})"
-        rows = sorted(select_in(self.conn, sql, memory_ids), key=lambda r: (r[1], r[0]))
-        return [_change(r) for r in rows]
+        """The changes of ``memory_ids``, oldest first (one outcome's moves in the order they
+        were written: the memory it names, then the ones resting on it)."""
+        sql = f"SELECT id, {_COLUMNS} FROM confidence_history WHERE memory_id IN ({{}})"
+        rows = sorted(select_in(self.conn, sql, memory_ids), key=lambda r: (r[2], r[0]))
+        return [_change(r[1:]) for r in rows]
 
     def of(self, memory_id: str) -> list[ConfidenceChange]:
         """The memory's changes, oldest first."""
