@@ -154,6 +154,37 @@ def test_a_request_of_the_steps_own_session_does_not_close_it(store: Store, proj
     assert open_steps(store, [decision]) == []
 
 
+def test_a_checkpoint_telling_its_decisions_step_does_not_keep_it_open(
+    store: Store, project: str
+) -> None:
+    from mama_plugin.services.saving.memories import save_decision
+    from mama_plugin.services.story.freshness import open_steps
+    from mama_plugin.transcript import Digest, FileTouch
+
+    decision = save_decision(store, project, {
+        "topic": "cache_eviction", "decision": "Bound TTLCache with max_entries",
+        "reasoning": "memory grew with the SKUs", "session_id": "S",
+        "next_steps": [{"step": "add a max_entries bound to TTLCache", "priority": "HIGH"}],
+    }).memory  # fmt: skip
+    digest = Digest(user_requests=["OK, add the bound"], tool_names=["Edit"], turn_work=1,
+                    files=[FileTouch("/p/shop/cache.py", "edited", (7, 26))])  # fmt: skip
+    said = checkpoint_turn(store, project, session_id="S", digest=digest, cwd="/p",
+                           last_message="Added a max_entries bound to TTLCache.")  # fmt: skip
+    # The checkpoint tells the decision's step (its copy), and its own work shows it done.
+    assert [n["context"] for n in said.continuity["next_steps"]] == [f"next step of {decision.id}"]
+    assert evidence(said).still_open == []
+    assert open_steps(store, [decision]) == []
+    # Work that does not say it did the step leaves it open.
+    checkpoint_turn(store, project, session_id="T", digest=digest, cwd="/p",
+                    last_message="I looked at the eviction order.")  # fmt: skip
+    fresh = save_decision(store, project, {
+        "topic": "cache_eviction", "decision": "Bound TTLCache by bytes",
+        "reasoning": "entries vary in size", "session_id": "T",
+        "next_steps": [{"step": "add a byte bound to TTLCache", "priority": "HIGH"}],
+    }).memory  # fmt: skip
+    assert [s.step for s in open_steps(store, [fresh])] == ["add a byte bound to TTLCache"]
+
+
 def test_the_evidence_of_a_recorded_checkpoint(store: Store, project: str) -> None:
     cp = None
     for digest in turn_digests(FIXTURES / "turns_ttl_cache.jsonl")[:9]:

@@ -37,6 +37,13 @@ def evidence(m: MemoryRecord) -> Later:
     steps = [_text(s, "step") for s in c.get("next_steps") or []]
     if m.type == "decision":
         return Later(m.id, decided=[f"{m.topic.replace('_', ' ')}: {m.content}"], still_open=steps)
+    # A checkpoint carries its decisions' HIGH next steps ("next step of dec_…") to tell them:
+    # that copy says nothing of whether the work did them.
+    steps = [
+        _text(s, "step")
+        for s in c.get("next_steps") or []
+        if not (isinstance(s, dict) and str(s.get("context", "")).startswith("next step of "))
+    ]
     log = WorkLog.of(m)
     tasks = [t for t in c.get("tasks") or [] if isinstance(t, dict)]
     passed = []
