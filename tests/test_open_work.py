@@ -196,6 +196,20 @@ def test_items_are_one_when_they_name_one_thing_and_share_most_words() -> None:
     assert not same_item("bound the cache at 1024", "bound the queue at 1024")  # no name shared
 
 
+def test_two_problems_stating_one_measurement_are_one_item() -> None:
+    failed = (
+        "`python bench_latency.py --new --max-p99=50` failed (Latency benchmark of the new "
+        "build): exit 2, GET /price p99 93 ms at 2,000 req/s"
+    )
+    said = "The new build's p99 regression (93 ms vs 41 ms) is unexplained so far."
+    assert same_item(failed, said) and same_item(said, failed)
+    assert not same_item(failed, said, alike=False)  # a problem and a step stay two
+    # Another measurement is another item, and so is the same one of two things named in code.
+    assert not same_item(failed, "The cache warm-up takes 88 ms on the new build")
+    assert not same_item("p99 of price_api is 93 ms on the new build, over its budget",
+                         "p99 of stock_api reached 93 ms on the old build")  # fmt: skip
+
+
 def test_load_checkpoint_after_a_start_adds_only_what_the_start_left_out() -> None:
     said = (
         "MAMA — where this project's work stopped. Memory …\n<mama-memory>\n"

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from ...text import stem, words
+from ...text import NUMBER_WITH_UNIT, stem, words
 
 COVERAGE = 0.6  # share of a step's words a "done" text must hold to close it
 MIN_SHARED = 2  # and at least this many of them
@@ -66,14 +66,23 @@ def same_item(a: str, b: str, *, alike: bool = True) -> bool:
     most of the shorter one's words ("_entries has no size bound yet" and "bound _entries at
     1024"), or — two of a kind (``alike``: two steps, two problems) — the longer holds nearly
     all of the shorter's, three words at least ("Tune autovacuum for the jobs table" and "tune
-    autovacuum for the jobs table before the rollout"). A failure and the step that would
-    mend it share words and stay two."""
+    autovacuum for the jobs table before the rollout"), or they state the same measurement
+    with two more words in common and do not name different things in code. A failure and the
+    step that would mend it share words and stay two."""
     words_a, words_b = bag(a), bag(b)
     shared = len(words_a & words_b)
     shorter = min(len(words_a), len(words_b))
-    if names(a) & names(b):
+    named_a, named_b = names(a), names(b)
+    if named_a & named_b:
         return shared >= MIN_SHARED and shared >= COVERAGE * shorter
+    if alike and shared >= 3 and not (named_a and named_b) and measured(a) & measured(b):
+        return True  # one measurement said twice ("p99 93 ms at 2,000 req/s", "93 ms vs 41")
     return alike and shared >= 3 and shared >= HELD * shorter
+
+
+def measured(text: str) -> frozenset[str]:
+    """The measurements ``text`` states ("93 ms", "2,000 req/s"), spaces and case aside."""
+    return frozenset(re.sub(r"[\s~≈]", "", m).lower() for m in NUMBER_WITH_UNIT.findall(text))
 
 
 def parts(step: str) -> list[str]:
