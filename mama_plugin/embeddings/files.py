@@ -1,6 +1,5 @@
-"""Model files: where MAMA keeps them, opening the zip a model's split parts join into, and
-writing one that several processes may build at once (lock, temporaries, durability). Standard
-library only, and the package's errors.
+"""Model files: where MAMA keeps them, and writing one that several processes may build at once
+(lock, temporaries, durability). Standard library only.
 """
 
 from __future__ import annotations
