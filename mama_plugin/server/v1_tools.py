@@ -3,7 +3,7 @@ tool that replaced it (hidden from the list, named by its ``@alias``'s ``replace
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
@@ -23,6 +23,12 @@ class _V1(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
 
+def _spelled(*names: str, **field: Any) -> Any:
+    """A field v1.0 clients sent under any of ``names`` (its own name first, the one listed);
+    ``field``: the rest of its :func:`pydantic.Field`."""
+    return Field(validation_alias=AliasChoices(*names), **field)
+
+
 class RecallDecisionInput(_V1):
     """v1.0 recall_decision."""
 
@@ -32,14 +38,7 @@ class RecallDecisionInput(_V1):
 class SuggestDecisionInput(_V1):
     """v1.0 suggest_decision."""
 
-    query: Annotated[
-        str,
-        Field(
-            min_length=1,
-            max_length=2000,
-            validation_alias=AliasChoices("query", "userQuestion", "question"),
-        ),
-    ]
+    query: str = _spelled("query", "userQuestion", "question", min_length=1, max_length=2000)
 
 
 class ListDecisionsInput(_V1):
@@ -51,19 +50,9 @@ class ListDecisionsInput(_V1):
 class UpdateOutcomeInput(_V1):
     """v1.0 update_outcome."""
 
-    decision_id: Annotated[
-        str,
-        Field(
-            min_length=1,
-            max_length=200,
-            validation_alias=AliasChoices("decision_id", "decisionId", "id"),
-        ),
-    ]
+    decision_id: str = _spelled("decision_id", "decisionId", "id", min_length=1, max_length=200)
     outcome: str
-    failure_reason: Annotated[
-        str,
-        Field(max_length=8000, validation_alias=AliasChoices("failure_reason", "failureReason")),
-    ] = ""
+    failure_reason: str = _spelled("failure_reason", "failureReason", max_length=8000, default="")
     limitation: Annotated[str, Field(max_length=8000)] = ""
 
 

@@ -14,7 +14,6 @@ apsw, leaves.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 import apsw
 
 from .repository import Repository
+from .sql import now_ms
 
 
 def pending_lines(conn: apsw.Connection, _dim: int) -> None:
@@ -54,6 +54,10 @@ class Pending:
     queued_at: int
 
 
+# What a waiting session's row is read with (:func:`_pending` reads it back).
+_SELECT = "SELECT session_id, project, memory_id, version, queued_at FROM pending_lines"
+
+
 class PendingLines(Repository):
     """The store's sessions waiting for their checkpoint lines."""
 
@@ -68,25 +72,20 @@ class PendingLines(Repository):
                 project = excluded.project, memory_id = excluded.memory_id,
                 version = excluded.version, queued_at = excluded.queued_at
             """,
-            (session_id, project, memory_id, version, int(time.time() * 1000)),
+            (session_id, project, memory_id, version, now_ms()),
         )
 
     def of_project(self, project: str) -> list[Pending]:
         """The sessions of ``project`` waiting, oldest queued first."""
         rows = self.conn.execute(
-            "SELECT session_id, project, memory_id, version, queued_at FROM pending_lines "
-            "WHERE project = ? ORDER BY queued_at, session_id",
+            f"{_SELECT} WHERE project = ? ORDER BY queued_at, session_id",
             (project,),
         ).fetchall()
         return [_pending(row) for row in rows]
 
     def get(self, session_id: str) -> Pending | None:
         """What ``session_id`` waits for, or None."""
-        rows = self.conn.execute(
-            "SELECT session_id, project, memory_id, version, queued_at FROM pending_lines "
-            "WHERE session_id = ?",
-            (session_id,),
-        ).fetchall()
+        rows = self.conn.execute(f"{_SELECT} WHERE session_id = ?", (session_id,)).fetchall()
         return _pending(rows[0]) if rows else None
 
     def clear(self, pending: Pending) -> bool:
