@@ -105,7 +105,7 @@ class _Pass:
     report they add to, the batch size and whom to tell of each batch."""
 
     store: Store
-    conn: Any
+    team_db: Any  # the connection to the team database
     joined: outbox.TeamProject
     report: SyncReport
     batch: int
@@ -134,7 +134,7 @@ class _Pass:
             for c in changes
         }
         known = outbox.known_versions(store, [c.key for c in changes if c.kind == "memory"])
-        done = remote.push(self.conn, joined.remote, changes, payloads, known)
+        done = remote.push(self.team_db, joined.remote, changes, payloads, known)
         raised = [
             conflicts.Conflict(
                 0,
@@ -158,7 +158,7 @@ class _Pass:
         """Apply the teammates' changes batch by batch, the cursor moved with each."""
         store, project = self.store, self.joined.project
         after = outbox.require_project(store, project).pulled_seq
-        while rows := remote.pull(self.conn, self.joined.remote, after, self.batch):
+        while rows := remote.pull(self.team_db, self.joined.remote, after, self.batch):
             with outbox.applying(store):
                 for row in rows:
                     if row.kind == "memory":
