@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from ..services.render import clip
-from .options import argument, command, json_option, project_option
-from .shared import open_store, print_json, project_of
+from .options import all_projects_option, command, json_option, project_option
+from .shared import open_store, print_json, project_or_all
 
 
 @command(
@@ -15,14 +15,14 @@ from .shared import open_store, print_json, project_of
     "with what it lacks, a draft read from its own text and the update that adds it",
 )
 @project_option()
-@argument("--all-projects", action="store_true", help="every project's imported decisions")
+@all_projects_option("every project's imported decisions")
 @json_option()
 def cmd_enrich(args: argparse.Namespace) -> int:
     """List the imported v1.0 decisions lacking narrative, oldest first."""
     from ..assist.enrich import draft
     from ..services.saving.enrichment import unenriched
 
-    project = None if args.all_projects else project_of(args)
+    project = project_or_all(args)
     with open_store(args) as store:
         found = unenriched(store, project)
     drafts = {e.memory.id: draft(e.memory, e.missing) for e in found}

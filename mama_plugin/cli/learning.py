@@ -9,8 +9,15 @@ from __future__ import annotations
 import argparse
 
 from ..errors import MamaError
-from .options import argument, command, json_option, limit_option, project_option
-from .shared import open_store, print_json, project_of, told
+from .options import (
+    all_projects_option,
+    argument,
+    command,
+    json_option,
+    limit_option,
+    project_option,
+)
+from .shared import open_store, print_json, project_of, project_or_all, told
 
 
 @command("confidence", "one memory's confidence now and every move outcomes made to it")
@@ -112,7 +119,7 @@ def cmd_hubs(args: argparse.Namespace) -> int:
     "answers, lessons and next-time notes (newest first), confidence moves, the last learn pass",
 )
 @project_option()
-@argument("--all-projects", action="store_true", help="every project's outcomes")
+@all_projects_option("every project's outcomes")
 @limit_option(10, "lessons")
 @json_option()
 def cmd_learned(args: argparse.Namespace) -> int:
@@ -120,7 +127,7 @@ def cmd_learned(args: argparse.Namespace) -> int:
     from ..services.learning.reports import learned_text
     from ..services.learning.teaching import learned
 
-    project = None if args.all_projects else project_of(args)
+    project = project_or_all(args)
     with open_store(args) as store:
         found = learned(store, project)
     return told(args, found.as_dict(), learned_text(found, project or "every project", args.limit))

@@ -9,6 +9,7 @@ import os
 from ..errors import MamaError
 from ..project import project_key
 from .options import (
+    all_projects_option,
     argument,
     command,
     json_option,
@@ -16,7 +17,7 @@ from .options import (
     limit_option,
     project_option,
 )
-from .shared import open_store, optional_embedder, print_json, project_of
+from .shared import open_store, optional_embedder, print_json, project_of, project_or_all
 
 
 @command(
@@ -109,7 +110,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 @command("search", "search this project's memories (hybrid, with the story)")
 @argument("text", help="words to look for")
 @project_option("a directory of the project to search (default: here)")
-@argument("--all-projects", action="store_true", help="search every project")
+@all_projects_option("search every project")
 @argument(
     "--tag", action="append", default=[], help="only memories with this tag (repeat for several)"
 )
@@ -128,7 +129,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise MamaError(str(exc)) from None
     embedder = optional_embedder(args, without="searching by keywords")
-    project = None if args.all_projects else project_of(args)
+    project = project_or_all(args)
     with open_store(args) as store:
         result = search_by_context(
             store,

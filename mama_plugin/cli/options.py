@@ -1,8 +1,9 @@
 """How a ``mama`` command is declared: a name, a help line and its arguments, as decorators.
 
-The options several commands share (``--json``, ``--project``, ``--limit``, ``--keyword-only``,
-``--no-model``) are declared once here and applied like any other argument; a command may only
-word their help for itself (the model is sqlite-utils' ``output_options``, with argparse).
+The options several commands share (``--json``, ``--project``, ``--all-projects``, ``--limit``,
+``--keyword-only``, ``--no-model``) are declared once here and applied like any other argument;
+a command may only word their help for itself (the model is sqlite-utils' ``output_options``,
+with argparse).
 """
 
 from __future__ import annotations
@@ -68,6 +69,11 @@ def json_option(help: str = "print JSON") -> Decorator:
 def project_option(help: str = "the project's directory (default: here)") -> Decorator:
     """``--project DIR``: the project a command works on (default: the current directory's)."""
     return argument("--project", help=help)
+
+
+def all_projects_option(help: str) -> Decorator:
+    """``--all-projects``: every project, not ``--project``'s (see ``shared.project_or_all``)."""
+    return argument("--all-projects", action="store_true", help=help)
 
 
 def limit_option(default: int, what: str) -> Decorator:

@@ -23,6 +23,11 @@ def project_of(args: argparse.Namespace) -> str:
     return project_key(args.project or os.getcwd())
 
 
+def project_or_all(args: argparse.Namespace) -> str | None:
+    """The project a command works on, or None (every project) under ``--all-projects``."""
+    return None if args.all_projects else project_of(args)
+
+
 def print_json(value: Any) -> None:
     """Print ``value`` as indented JSON (non-JSON values as their ``str``)."""
     print(json.dumps(value, indent=2, ensure_ascii=False, default=str))

@@ -211,12 +211,7 @@ def _is_pair(text: str) -> bool:
 
 def _split_key(text: str, number: int) -> tuple[str, str]:
     if text.startswith('"'):
-        try:
-            key, end = json.JSONDecoder().raw_decode(text)
-        except json.JSONDecodeError as exc:
-            raise ShareFormatError(
-                f"line {number}: a quoted key is not closed ({exc.msg})"
-            ) from None
+        key, end = _quoted(text, number, "key")
         rest = text[end:]
     else:
         key, colon, after = text.partition(":")
@@ -228,18 +223,25 @@ def _split_key(text: str, number: int) -> tuple[str, str]:
     return str(key), rest[1:].strip()
 
 
+def _quoted(text: str, number: int, what: str) -> tuple[Any, int]:
+    """The JSON-quoted ``what`` (a key, a string) that opens ``text`` and where it ends.
+
+    Raises ShareFormatError, naming line ``number``, when the quotes are not closed."""
+    try:
+        return json.JSONDecoder().raw_decode(text)
+    except json.JSONDecodeError as exc:
+        raise ShareFormatError(
+            f"line {number}: a quoted {what} is not closed ({exc.msg})"
+        ) from None
+
+
 def _read_scalar(text: str, number: int) -> Any:
     if text == "[]":
         return []
     if text == "{}":
         return {}
     if text.startswith('"'):
-        try:
-            value, end = json.JSONDecoder().raw_decode(text)
-        except json.JSONDecodeError as exc:
-            raise ShareFormatError(
-                f"line {number}: a quoted string is not closed ({exc.msg})"
-            ) from None
+        value, end = _quoted(text, number, "string")
         if text[end:].strip() or not isinstance(value, str):
             raise ShareFormatError(f"line {number}: text after a quoted string")
         return value

@@ -31,34 +31,38 @@ class ShareReport:
     def lines(self) -> list[str]:
         """The report for a terminal: one line a kind of change, nothing for an empty one."""
         out = []
-
-        def say(items: list[str] | int, text: str) -> None:
+        for name, text in _LINES:
+            items = getattr(self, name)
             n = items if isinstance(items, int) else len(items)
             if n:
                 shown = "" if isinstance(items, int) else ": " + ", ".join(items[:8])
                 more = f" (+{n - 8})" if not isinstance(items, int) and n > 8 else ""
                 out.append(f"{text.format(n=n)}{shown}{more}")
-
-        say(self.imported, "imported {n} new memories from .mama/")
-        say(self.updated, "updated {n} memories a teammate edited")
-        say(self.forgotten, "forgot {n} memories a teammate deleted (tombstones)")
-        say(self.links_added, "added {n} links")
-        say(self.links_skipped, "skipped {n} links to memories this clone does not have")
-        say(self.written, "wrote {n} files")
-        say(self.tombstones, "wrote {n} tombstones (memories forgotten here)")
-        say(self.unchanged, "{n} files already up to date")
-        say(self.embedded, "embedded {n} memories")
-        say(
-            self.conflicts,
-            "{n} conflicts: changed here and by a teammate since the last share; "
-            "both kept (`mama share --conflicts`)",
-        )
-        say(self.held, "left {n} files alone while their conflict is open")
-        say(self.withheld, "withheld {n} files: they would carry something that looks secret")
-        say(
-            self.missing,
-            "{n} shared files are gone from .mama/ without a tombstone: nothing was forgotten "
-            "here (`mama forget ID` then `mama share` deletes on purpose)",
-        )
         out.extend(f"problem: {p}" for p in self.problems)
         return out or ["nothing to do: .mama/ and this clone agree"]
+
+
+# The report's lines in the order told: the field each counts ({n}: how many) and its words.
+_LINES = (
+    ("imported", "imported {n} new memories from .mama/"),
+    ("updated", "updated {n} memories a teammate edited"),
+    ("forgotten", "forgot {n} memories a teammate deleted (tombstones)"),
+    ("links_added", "added {n} links"),
+    ("links_skipped", "skipped {n} links to memories this clone does not have"),
+    ("written", "wrote {n} files"),
+    ("tombstones", "wrote {n} tombstones (memories forgotten here)"),
+    ("unchanged", "{n} files already up to date"),
+    ("embedded", "embedded {n} memories"),
+    (
+        "conflicts",
+        "{n} conflicts: changed here and by a teammate since the last share; "
+        "both kept (`mama share --conflicts`)",
+    ),
+    ("held", "left {n} files alone while their conflict is open"),
+    ("withheld", "withheld {n} files: they would carry something that looks secret"),
+    (
+        "missing",
+        "{n} shared files are gone from .mama/ without a tombstone: nothing was forgotten "
+        "here (`mama forget ID` then `mama share` deletes on purpose)",
+    ),
+)

@@ -11,6 +11,8 @@ acknowledged.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,26 +57,11 @@ def push(
     server version each memory was last seen at. Raises :class:`Refused` (nothing written)
     when the database refuses what a row holds.
     """
-    import psycopg
-
-    try:
-        return _push(conn, remote, changes, payloads, known)
-    except (psycopg.DataError, psycopg.IntegrityError, psycopg.errors.RaiseException) as exc:
-        raise Refused((str(exc).strip().splitlines() or [type(exc).__name__])[0]) from None
-
-
-def _push(
-    conn: Any,
-    remote: str,
-    changes: list[Change],
-    payloads: dict[str, dict[str, Any] | None],
-    known: dict[str, tuple[int, str]],
-) -> Pushed:
     from psycopg.types.json import Jsonb
 
     done = Pushed()
     ids = [c.key for c in changes if c.kind == "memory"]
-    with conn.transaction():
+    with _refusals(), conn.transaction():  # rolled back before the refusal is raised
         _lock(conn, remote)
         server = {
             r[0]: r[1:]
@@ -153,6 +140,18 @@ def _push(
         if done.memories or done.links:  # delivered at commit, to every follower listening
             conn.execute("SELECT pg_notify('mama_changes', %s)", (remote,))
     return done
+
+
+@contextmanager
+def _refusals() -> Iterator[None]:
+    """Raise :class:`Refused`, with the first line of the database's message, for what it
+    refuses a row for (its data, a constraint, a trigger's rule)."""
+    import psycopg
+
+    try:
+        yield
+    except (psycopg.DataError, psycopg.IntegrityError, psycopg.errors.RaiseException) as exc:
+        raise Refused((str(exc).strip().splitlines() or [type(exc).__name__])[0]) from None
 
 
 def _columns(body: dict[str, Any]) -> tuple[Any, ...]:

@@ -88,8 +88,9 @@ def sync_project(
                     f"role {remote.role(conn)} was not given the team project "
                     f"{joined.remote!r}; its admin runs `mama team grant URL ROLE PROJECT`"
                 )
-            _push(store, conn, joined, report, batch, progress)
-            _pull(store, conn, joined, report, batch, progress)
+            syncing = _Pass(store, conn, joined, report, batch, progress)
+            syncing.push()
+            syncing.pull()
             report.vectors = _send_vectors(store, conn, project, batch)
     except TeamError as exc:
         report.error = str(exc)
@@ -98,86 +99,82 @@ def sync_project(
     return report
 
 
-def _push(
-    store: Store,
-    conn: Any,
-    joined: outbox.TeamProject,
-    report: SyncReport,
-    batch: int,
-    progress: Progress | None,
-) -> None:
-    while changes := outbox.pending(store, joined.project, batch):
-        try:
-            _push_batch(store, conn, joined, report, changes)
-        except remote.Refused:  # one row refused the batch: each alone, the refused set aside
-            for change in changes:
-                try:
-                    _push_batch(store, conn, joined, report, [change])
-                except remote.Refused as exc:
-                    outbox.set_aside(store, joined.project, change, str(exc))
-                    report.set_aside += 1
-        if progress is not None:
-            progress("push", len(changes))
+@dataclass
+class _Pass:
+    """What the push and the pull of one pass share: the two databases, the project, the
+    report they add to, the batch size and whom to tell of each batch."""
 
+    store: Store
+    team_db: Any  # the connection to the team database
+    joined: outbox.TeamProject
+    report: SyncReport
+    batch: int
+    progress: Progress | None
 
-def _push_batch(
-    store: Store,
-    conn: Any,
-    joined: outbox.TeamProject,
-    report: SyncReport,
-    changes: list[outbox.Change],
-) -> None:
-    payloads = {
-        c.key: outbox.memory_payload(store, c.key)
-        if c.kind == "memory"
-        else outbox.link_payload(store, c.key)
-        for c in changes
-    }
-    known = outbox.known_versions(store, [c.key for c in changes if c.kind == "memory"])
-    done = remote.push(conn, joined.remote, changes, payloads, known)
-    raised = [
-        conflicts.Conflict(
-            0,
-            joined.project,
-            c.memory_id,
-            c.base_version,
-            c.server_version,
-            c.theirs,
-            c.theirs_by,
-            0,
-        )
-        for c in done.conflicts
-    ]
-    outbox.acknowledge(store, joined.project, changes, done.versions, raised)
-    report.pushed_memories += done.memories
-    report.pushed_links += done.links
-    report.already_there += done.already
-    report.conflicts += len(raised)
+    def push(self) -> None:
+        """Push the outbox batch by batch; a refused batch is pushed a row at a time."""
+        while changes := outbox.pending(self.store, self.joined.project, self.batch):
+            try:
+                self._push_batch(changes)
+            except remote.Refused:  # one row refused the batch: each alone, the refused set aside
+                for change in changes:
+                    try:
+                        self._push_batch([change])
+                    except remote.Refused as exc:
+                        outbox.set_aside(self.store, self.joined.project, change, str(exc))
+                        self.report.set_aside += 1
+            self._moved("push", len(changes))
 
+    def _push_batch(self, changes: list[outbox.Change]) -> None:
+        store, joined, report = self.store, self.joined, self.report
+        payloads = {
+            c.key: outbox.memory_payload(store, c.key)
+            if c.kind == "memory"
+            else outbox.link_payload(store, c.key)
+            for c in changes
+        }
+        known = outbox.known_versions(store, [c.key for c in changes if c.kind == "memory"])
+        done = remote.push(self.team_db, joined.remote, changes, payloads, known)
+        raised = [
+            conflicts.Conflict(
+                0,
+                joined.project,
+                c.memory_id,
+                c.base_version,
+                c.server_version,
+                c.theirs,
+                c.theirs_by,
+                0,
+            )
+            for c in done.conflicts
+        ]
+        outbox.acknowledge(store, joined.project, changes, done.versions, raised)
+        report.pushed_memories += done.memories
+        report.pushed_links += done.links
+        report.already_there += done.already
+        report.conflicts += len(raised)
 
-def _pull(
-    store: Store,
-    conn: Any,
-    joined: outbox.TeamProject,
-    report: SyncReport,
-    batch: int,
-    progress: Progress | None,
-) -> None:
-    after = outbox.require_project(store, joined.project).pulled_seq
-    while rows := remote.pull(conn, joined.remote, after, batch):
-        with outbox.applying(store):
-            for row in rows:
-                if row.kind == "memory":
-                    what = apply_memory(store, joined.project, row)
-                else:
-                    what = apply_link(store, joined.project, row)
-                    what = f"link {what}"
-                if what != "seen":
-                    report.count(what)
-            after = rows[-1].seq
-            outbox.set_pulled(store, joined.project, after)
-        if progress is not None:
-            progress("pull", len(rows))
+    def pull(self) -> None:
+        """Apply the teammates' changes batch by batch, the cursor moved with each."""
+        store, project = self.store, self.joined.project
+        after = outbox.require_project(store, project).pulled_seq
+        while rows := remote.pull(self.team_db, self.joined.remote, after, self.batch):
+            with outbox.applying(store):
+                for row in rows:
+                    if row.kind == "memory":
+                        what = apply_memory(store, project, row)
+                    else:
+                        what = apply_link(store, project, row)
+                        what = f"link {what}"
+                    if what != "seen":
+                        self.report.count(what)
+                after = rows[-1].seq
+                outbox.set_pulled(store, project, after)
+            self._moved("pull", len(rows))
+
+    def _moved(self, step: str, rows: int) -> None:
+        if self.progress is not None:
+            self.progress(step, rows)
 
 
 def _send_vectors(store: Store, conn: Any, project: str, batch: int) -> int:

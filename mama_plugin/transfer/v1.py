@@ -12,6 +12,7 @@ skipped because MAMA rebuilds them. Nothing here commits: the caller owns the tr
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,10 +56,11 @@ def import_v1(store: Store, source: Path, project: str, import_id: int) -> Legac
     try:
         old.read(src, "BEGIN")  # one consistent snapshot of the source
         decisions = old.rows(src, "decisions")
-        _import_decisions(store, decisions, project, result)
+        _import_memories(store, "decisions", decisions, "", project, result, _decision)
         _import_links(store, src, tables, decisions, import_id, result)
         if "checkpoints" in tables:
-            _import_checkpoints(store, old.rows(src, "checkpoints"), project, result)
+            rows = old.rows(src, "checkpoints")
+            _import_memories(store, "checkpoints", rows, "chk_v1_", project, result, _checkpoint)
         if "sessions" in tables:
             _import_sessions(store, old.rows(src, "sessions"), project, import_id, result)
         _archive_unknown(store, src, tables, import_id, result)
@@ -71,65 +73,74 @@ def import_v1(store: Store, source: Path, project: str, import_id: int) -> Legac
     return result
 
 
-def _import_decisions(
-    store: Store, rows: list[dict[str, Any]], project: str, result: LegacyResult
+def _import_memories(
+    store: Store,
+    table: str,
+    rows: list[dict[str, Any]],
+    id_prefix: str,
+    project: str,
+    result: LegacyResult,
+    memory_of: Callable[[dict[str, Any], str, str], NewMemory],
 ) -> None:
-    present = store.memories.existing_ids(str(r["id"]) for r in rows)
+    """Insert each row of ``table`` as the memory ``memory_of`` makes of it, its id the row's
+    after ``id_prefix``; a row whose id the store holds already (an import run again) is only
+    counted."""
+    present = store.memories.existing_ids(f"{id_prefix}{r['id']}" for r in rows)
     for row in rows:
-        result.tally("decisions", "source")
-        memory_id = str(row["id"])
+        result.tally(table, "source")
+        memory_id = f"{id_prefix}{row['id']}"
         if memory_id in present:
-            result.tally("decisions", "already_present")
+            result.tally(table, "already_present")
             continue
-        outcome: dict[str, Any] = {}
-        if str(row.get("outcome") or "").upper() in {"SUCCESS", "FAILED", "PARTIAL"}:
-            details = [str(row["failure_reason"])] if row.get("failure_reason") else []
-            if row.get("limitation"):
-                details.append(f"Limitation: {row['limitation']}")
-            outcome = {"status": str(row["outcome"]).upper(), "details": "\n".join(details)}
-        legacy = {
-            k: old.jsonable(v)
-            for k, v in row.items()
-            if k not in _DECISION_DIRECT and v is not None
-        }
-        created = old.ms(row.get("created_at")) or 0
-        store.memories.insert(
-            NewMemory(
-                id=memory_id,
-                type="decision",
-                project=project,
-                topic=str(row.get("topic") or ""),
-                content=str(row.get("decision") or ""),
-                reasoning={
-                    "primary": str(row.get("reasoning") or "").strip() or NO_REASONING,
-                    "secondary": [],
-                    "alternatives_considered": [
-                        {"option": old.as_text(a), "rejected_because": ""}
-                        for a in old.as_list(row.get("alternatives"))
-                    ],
-                },
-                evidence=[
-                    {"source": old.as_text(e), "detail": ""}
-                    for e in old.as_list(row.get("evidence"))
-                ],
-                tension={
-                    "concerns": [],
-                    "trade_offs": [],
-                    "risks": [old.as_text(r) for r in old.as_list(row.get("risks"))],
-                },
-                outcome=outcome,
-                confidence=old.confidence(row.get("confidence")),
-                # Marked superseded only once the link to its successor exists (see _import_links):
-                # a superseded decision is never shown without what replaced it.
-                status="current",
-                session_id=str(row.get("session_id") or ""),
-                metadata={"imported_from": "mama-v1", "legacy": legacy},
-                times_used=int(row.get("usage_count") or 0),
-                created_at=created,
-                updated_at=old.ms(row.get("updated_at")) or created,
-            )
-        )
-        result.tally("decisions", "imported")
+        store.memories.insert(memory_of(row, memory_id, project))
+        result.tally(table, "imported")
+
+
+def _decision(row: dict[str, Any], memory_id: str, project: str) -> NewMemory:
+    """A v1.0 decision as a memory; the columns it has no field for kept in ``legacy``."""
+    outcome: dict[str, Any] = {}
+    if str(row.get("outcome") or "").upper() in {"SUCCESS", "FAILED", "PARTIAL"}:
+        details = [str(row["failure_reason"])] if row.get("failure_reason") else []
+        if row.get("limitation"):
+            details.append(f"Limitation: {row['limitation']}")
+        outcome = {"status": str(row["outcome"]).upper(), "details": "\n".join(details)}
+    legacy = {
+        k: old.jsonable(v) for k, v in row.items() if k not in _DECISION_DIRECT and v is not None
+    }
+    created = old.ms(row.get("created_at")) or 0
+    return NewMemory(
+        id=memory_id,
+        type="decision",
+        project=project,
+        topic=str(row.get("topic") or ""),
+        content=str(row.get("decision") or ""),
+        reasoning={
+            "primary": str(row.get("reasoning") or "").strip() or NO_REASONING,
+            "secondary": [],
+            "alternatives_considered": [
+                {"option": old.as_text(a), "rejected_because": ""}
+                for a in old.as_list(row.get("alternatives"))
+            ],
+        },
+        evidence=[
+            {"source": old.as_text(e), "detail": ""} for e in old.as_list(row.get("evidence"))
+        ],
+        tension={
+            "concerns": [],
+            "trade_offs": [],
+            "risks": [old.as_text(r) for r in old.as_list(row.get("risks"))],
+        },
+        outcome=outcome,
+        confidence=old.confidence(row.get("confidence")),
+        # Marked superseded only once the link to its successor exists (see _import_links):
+        # a superseded decision is never shown without what replaced it.
+        status="current",
+        session_id=str(row.get("session_id") or ""),
+        metadata={"imported_from": "mama-v1", "legacy": legacy},
+        times_used=int(row.get("usage_count") or 0),
+        created_at=created,
+        updated_at=old.ms(row.get("updated_at")) or created,
+    )
 
 
 def _import_links(
@@ -215,36 +226,26 @@ def _import_links(
         result.tally(table, "imported")
 
 
-def _import_checkpoints(
-    store: Store, rows: list[dict[str, Any]], project: str, result: LegacyResult
-) -> None:
-    present = store.memories.existing_ids(f"chk_v1_{r['id']}" for r in rows)
-    for row in rows:
-        result.tally("checkpoints", "source")
-        memory_id = f"chk_v1_{row['id']}"
-        if memory_id in present:
-            result.tally("checkpoints", "already_present")
-            continue
-        legacy = {k: old.jsonable(v) for k, v in row.items() if v is not None}
-        created = old.ms(row.get("timestamp")) or 0
-        store.memories.insert(
-            NewMemory(
-                id=memory_id,
-                type="checkpoint",
-                project=project,
-                topic="checkpoint",
-                content=str(row.get("summary") or "") or "(empty checkpoint summary in MAMA v1.0)",
-                continuity={
-                    "done": [],
-                    "remains": [],
-                    "next_steps": old.steps(row.get("next_steps")),
-                    "open_files": [old.as_text(f) for f in old.as_list(row.get("open_files"))],
-                },
-                metadata={"imported_from": "mama-v1", "legacy": legacy},
-                created_at=created,
-            )
-        )
-        result.tally("checkpoints", "imported")
+def _checkpoint(row: dict[str, Any], memory_id: str, project: str) -> NewMemory:
+    """A v1.0 checkpoint as a memory; every column kept in ``legacy`` too."""
+    return NewMemory(
+        id=memory_id,
+        type="checkpoint",
+        project=project,
+        topic="checkpoint",
+        content=str(row.get("summary") or "") or "(empty checkpoint summary in MAMA v1.0)",
+        continuity={
+            "done": [],
+            "remains": [],
+            "next_steps": old.steps(row.get("next_steps")),
+            "open_files": [old.as_text(f) for f in old.as_list(row.get("open_files"))],
+        },
+        metadata={
+            "imported_from": "mama-v1",
+            "legacy": {k: old.jsonable(v) for k, v in row.items() if v is not None},
+        },
+        created_at=old.ms(row.get("timestamp")) or 0,
+    )
 
 
 def _import_sessions(
