@@ -61,7 +61,7 @@ def _schema(model: type) -> dict[str, Any]:
             return [inline(v) for v in node]
         return node
 
-    schema = inline(schema)
+    schema = {**lean(inline(schema)), "additionalProperties": False}
     # Required fields first: the order a model reads them in is the order it fills them in.
     required = schema.get("required", [])
     props = schema.get("properties", {})
@@ -69,6 +69,43 @@ def _schema(model: type) -> dict[str, Any]:
         k: props[k] for k in [*required, *(k for k in props if k not in required)]
     }
     return schema
+
+
+# What a listed schema leaves to the server's own validation: a model never needs a title
+# pydantic derives from the field's name, a length or count bound far above what it writes, or
+# an empty default, to fill a field in (a value out of bounds gets the server's error, saying
+# the field and the bound). The client pays each of them in every request's tool list.
+_UNLISTED = frozenset({"title", "minLength", "maxLength", "maxItems"})
+
+
+def lean(node: Any) -> Any:
+    """``node`` (a JSON schema) as it is listed: without ``_UNLISTED`` keys, empty defaults and
+    nested ``additionalProperties: false``; an optional ``X | None`` told as ``X``."""
+    if isinstance(node, list):
+        return [lean(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    options = node.get("anyOf")
+    if isinstance(options, list) and {"type": "null"} in options and node.get("default") is None:
+        kept = [o for o in options if o != {"type": "null"}]
+        if len(kept) == 1:  # optional: omitted is None
+            rest = {k: v for k, v in node.items() if k not in ("anyOf", "default")}
+            return lean({**kept[0], **rest})
+    out = {}
+    for key, value in node.items():
+        if key in _UNLISTED or (key == "default" and _empty(value)):
+            continue
+        if key == "additionalProperties" and value is False:
+            continue
+        out[key] = value if key in ("enum", "required", "default") else lean(value)
+    return out
+
+
+def _empty(value: Any) -> bool:
+    """An empty default: nothing, or an object of nothing ({"concerns": [], "risks": []})."""
+    if isinstance(value, dict):
+        return all(_empty(v) for v in value.values())
+    return value in ([], "", None)
 
 
 def tool_definition(tool: Tool) -> types.Tool:
