@@ -10,6 +10,7 @@ the user's own (``assist_model_path``: trusted with both lines).
 from __future__ import annotations
 
 import signal
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -234,6 +235,22 @@ def _in_store(mama_home: Path) -> tuple[Any, list[str]]:
         return found, rows
 
 
+def _stops(wire: Wire, mama_home: Path, timeout_s: float = 30) -> None:
+    """Wait for the server to exit; if it does not, fail with where each of its threads is
+    (SIGUSR1: :func:`mama_plugin.server.process.composition_root`) and its log's end."""
+    try:
+        wire.proc.wait(timeout=timeout_s)
+        return
+    except subprocess.TimeoutExpired:
+        wire.proc.send_signal(signal.SIGUSR1)
+        time.sleep(1.0)
+        wire.proc.kill()
+        _, stderr = wire.proc.communicate(timeout=30)
+    log = mama_home / "logs" / "server.log"
+    tail = log.read_text()[-4000:] if log.exists() else "(no log)"
+    pytest.fail(f"the server did not exit {timeout_s:g} s after SIGINT\n{stderr[-8000:]}\n{tail}")
+
+
 def test_the_lines_job_outlives_a_server_stopped_before_it_ran(
     tmp_path: Path, mama_home: Path
 ) -> None:
@@ -253,7 +270,7 @@ def test_the_lines_job_outlives_a_server_stopped_before_it_ran(
         assert found is not None and rows == ["s1"]
         # Claude Code stops the server (the session closed) long before the job's delay.
         first.proc.send_signal(signal.SIGINT)
-        first.proc.wait(timeout=30)
+        _stops(first, mama_home)
         assert time.monotonic() - started < LINES_AFTER_S
     finally:
         if first.proc.poll() is None:

@@ -7,6 +7,7 @@ Standard library only: the light front (:mod:`.front`) calls these before it ans
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import logging
 import os
 import signal
@@ -21,12 +22,15 @@ log = logging.getLogger("mama.server")
 
 
 def composition_root(cwd: str | None) -> tuple[Config, str]:
-    """A server process's logging, lenient config and project (``cwd``, else Claude Code's).
+    """A server process's logging, lenient config and project (``cwd``, else Claude Code's);
+    SIGUSR1 dumps its threads' stacks to stderr (a server that will not stop says where it is).
 
     Lenient: a typo in config.json must not take memory away from a session; each problem is
     logged with the fix.
     """
     start("server")  # private files, the rotated log (stderr when it cannot be written)
+    if hasattr(signal, "SIGUSR1"):  # `kill -USR1 <pid>`: every thread's stack on stderr
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     config = Config(strict=False)
     for problem in config.problems:
         log.error("%s — fix it with `mama config set`", problem)
