@@ -85,6 +85,20 @@ def test_resume_and_compact_get_a_shorter_cliffhanger(store: Store, project: str
     assert briefing.estimate_tokens(short) <= Config().get("resume_tokens")
 
 
+def test_the_compact_start_tells_a_decision_by_its_choice_and_what_the_old_one_met(
+    store: Store, project: str
+) -> None:
+    ids = story(store, project)
+    short = session_start(project, "compact")
+    # The choice, what it replaced and why that failed stay; why it was chosen is the full
+    # start's (and /mama-resume's): the open problems keep the room.
+    line = next(x for x in short.splitlines() if x.startswith(f"D1 {ids['sessions']}"))
+    assert line.startswith(f"D1 {ids['sessions']} [auth_strategy]: Server-side sessions in Redis")
+    assert "(0.7) — FAILED: token refresh hit the DB" in line and "chosen" not in line
+    assert "Redis is a single point of failure" in short
+    assert "chosen" in session_start(project)
+
+
 def test_budget_is_configurable_and_respected(store: Store, project: str) -> None:
     story(store, project)
     Config().set("session_start_tokens", "120")

@@ -254,17 +254,21 @@ def _decision(i: int, d: DecisionView, said: _Said) -> DecisionView:
     reason = clip((m.reasoning or {}).get("primary", ""), 160)
     told = because(reason)  # the reason as it is when it says "because" itself
     why = f"chosen {told}" if told != reason else f"chosen: {reason}"
+    what_failed = ""  # what happened to the decision it replaced: kept by the brief line too
     if old is not None:
         line += f" > {clip(old.content, 100)} ({old.id})"
         failed = old.outcome_status not in ("PENDING", "SUPERSEDED")
         details = clip((old.outcome or {}).get("details", ""), 160)
-        if failed:
-            why = f"{old.outcome_status}: {details}; " * bool(details) + why
+        if failed and details:
+            what_failed = f"{old.outcome_status}: {details}"
+            why = f"{what_failed}; {why}"
     elif alternatives:
         line += f" > {clip(alternatives[0]['option'], 100)}"
         if alternatives[0].get("rejected_because"):
             why = f"not it: {clip(alternatives[0]['rejected_because'], 160).rstrip('.')}; {why}"
-    line += f" ({confidence(m.confidence)}) — {why}"
+    line += f" ({confidence(m.confidence)})"
+    brief = line + f" — {what_failed}" * bool(what_failed)
+    line += f" — {why}"
     if d.learned:
         line += f"; {d.learned}"
     if d.hub:
@@ -274,4 +278,4 @@ def _decision(i: int, d: DecisionView, said: _Said) -> DecisionView:
     extra = "; ".join(open_[:2])
     if high:
         extra += (" · " if extra else "") + f"next (HIGH): {clip(high[0], 160)}"
-    return replace(d, line=line, open=extra)
+    return replace(d, line=line, brief=brief, open=extra)

@@ -62,6 +62,7 @@ class DecisionView:
     high: list[str] = field(default_factory=list)
     doubts: list[str] = field(default_factory=list)
     line: str = ""
+    brief: str = ""  # the line without why it was chosen (what the one it replaced met kept)
     open: str = ""
     verify: str = ""  # "verify: <path> changed since this was decided …" (.checked)
     learned: str = ""  # "confidence was 0.7 before dec_… FAILED": another outcome's move (.trust)
