@@ -50,6 +50,8 @@ URGENT = re.compile(
     r"\b(urgent(ly)?|immediately|asap|right away|critical(ly)?|hurry|at once|must)\b", re.I
 )
 DECISION = re.compile(r"D\d+ dec_[a-z0-9]+( \[[^\]]+\])?: .+ \([01]\.\d\d?\) — .+$")
+# A compact start's decision: its choice and confidence, and what the one it replaced met.
+BRIEF = re.compile(r"D\d+ dec_[a-z0-9]+( \[[^\]]+\])?: .+ \([01]\.\d\d?\)( — [A-Z]+: .+)?$")
 FENCE = re.compile(r"<mama-memory>\n(.*?)\n</mama-memory>", re.S)
 
 
@@ -187,7 +189,8 @@ def told(words: str, *, budget: int) -> str:
     assert all(" — evidence: " in x for x in lines if x.startswith("✅")), body
     assert all(" — reason: " in x for x in lines if x.startswith("⚠️")), body
     decisions = [x for x in lines if re.match(r"D\d+ ", x)]
-    assert all(DECISION.match(x) for x in decisions), decisions
+    compacted = words.startswith("MAMA — where this session's work stood when its conversation")
+    assert all((BRIEF if compacted else DECISION).match(x) for x in decisions), decisions
     return str(body)
 
 
@@ -488,6 +491,7 @@ def test_compaction_keeps_the_work_in_progress(tmp_path: Path) -> None:
     summary = ("<analysis>The user asked for a TTL cache.</analysis>\n<summary>1. Added "
                "app/cache.py with a TTL cache; test_expiry fails.</summary>")  # fmt: skip
     session = story.run(["Add a TTL cache to the price service", "/compact", "go on"], [
+        tool_use(T + "save_decision", CACHE_DECISION),
         write(story.project / "app" / "cache.py", CACHE),
         bash(failing, "Run the cache tests"),
         text("Added app/cache.py; test_expiry fails. Next: compare the expiry with "
@@ -506,6 +510,9 @@ def test_compaction_keeps_the_work_in_progress(tmp_path: Path) -> None:
         in memory
     )
     assert "Next step: compare the expiry with time.monotonic() in get() (HIGH)" in memory
+    # The session's decision, told by its choice within the compact budget.
+    cache = saved(session, "save_decision")
+    assert f"D1 {cache} [price_cache]: Cache prices in-process with a 60 s TTL (0.7)\n" in memory
     assert _prompt_context(after) == ""
     memory = told(story.run("hello", [text("Hi.")]).start, budget=600)
     print(memory)
