@@ -121,3 +121,9 @@ def test_processes_opening_an_old_database_together_migrate_once(tmp_path: Path)
         names = [r[0] for r in store.conn.execute("SELECT name FROM schema_migrations")]
         assert sorted(names) == sorted(s.name for s in STEPS)  # each step recorded exactly once
         assert store.conn.execute("SELECT count(*) FROM memories_fts").fetchall()[0][0] == 2
+
+
+def test_the_peeks_schema_version_is_the_last_step() -> None:
+    from mama_plugin.storage.peek import SCHEMA_VERSION
+
+    assert SCHEMA_VERSION == LATEST, "a new migration step: raise storage/peek.py SCHEMA_VERSION"

@@ -2,13 +2,12 @@
 
 One row a (memory, path): the commit HEAD named, the file's git blob hash and its stat data
 (``filestate.FileState``) when the memory was saved, judged or verified. Rows go with their
-memory (``ON DELETE CASCADE``). :func:`stat_stamp` is what the session-start cache key reads
-of them: stat calls only, never a file's content.
+memory (``ON DELETE CASCADE``). :func:`.peek.stat_stamp` is what the session-start cache key
+reads of them: stat calls only, never a file's content.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any
 
 import apsw
 
-from ..filestate import FileState, head_commit, stat_of
+from ..filestate import FileState
 from .repository import Repository
 from .sql import now_ms
 
@@ -164,27 +163,3 @@ def _cited(row: Sequence[Any]) -> CitedFile:
         FileState(str(path), str(blob), int(size), int(mtime)),
         int(at),
     )
-
-
-def stat_stamp(conn: Any, project: str) -> str:
-    """What differs, by stat data alone, among the files ``project``'s memories cite: "" when
-    every one is as recorded; else a digest of the paths that differ, their stat data now and
-    HEAD (so a commit after an edit renews it). ``conn``: apsw or sqlite3."""
-    rows = conn.execute(
-        "SELECT DISTINCT path, size, mtime_ns FROM memory_files WHERE project = ?", (project,)
-    ).fetchall()
-    if not rows:
-        return ""
-    root, now, differ = Path(project), {}, []
-    for path, size, mtime in rows:
-        if path not in now:
-            now[path] = stat_of(root, str(path))
-        if now[path] != (size, mtime):
-            differ.append(f"{path}:{now[path][0]}:{now[path][1]}")
-    if not differ:
-        return ""
-    digest = hashlib.sha1(usedforsecurity=False)
-    for line in sorted(set(differ)):
-        digest.update(line.encode("utf-8", "surrogateescape") + b"\n")
-    digest.update(head_commit(root).encode())
-    return digest.hexdigest()[:16]

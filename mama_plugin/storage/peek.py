@@ -19,6 +19,10 @@ from pathlib import Path
 from typing import Any
 
 PEEK_TIMEOUT_S = 0.05  # a writer's lock (rare for a reader in WAL mode) is not waited out
+# The schema version a current store is at: ``migrations.LATEST``, written here because
+# importing the migrations (every table's module) is 40 ms of a 110 ms SessionStart hook.
+# tests/test_migrations.py holds the two equal: a new step raises both.
+SCHEMA_VERSION = 19
 # In the backups folder: its modification time is when the day's backup is next due
 # (``storage.backup.daily_backup`` sets it after each try).
 BACKUP_DUE_STAMP = ".daily.due"
@@ -56,10 +60,9 @@ def kinds_present(db: Path, project: str, kinds: Iterable[str]) -> set[str]:
 def fingerprint(conn: Any, project: str) -> str:
     """Changes whenever a memory of ``project`` or of the global scope, any link or a link
     suggestion of ``project`` is written (not on usage), or a file its memories cite differs
-    by its stat data from what they recorded (:func:`.file_states.stat_stamp`). ``conn``: an
-    apsw or sqlite3 connection to the database."""
+    by its stat data from what they recorded (:func:`stat_stamp`). ``conn``: an apsw or
+    sqlite3 connection to the database."""
     from ..project import GLOBAL
-    from .file_states import stat_stamp
 
     count, changed = conn.execute(
         "SELECT count(*), max(updated_at) FROM memories WHERE project = ?", (project,)
@@ -93,7 +96,6 @@ def brief_entry(
     import apsw
 
     from .integrity import QUICK_CHECK_BYTES, header_problem, sanity_read, structure_check
-    from .migrations import LATEST
 
     if header_problem(db) is not None or not all(os.access(p, os.W_OK) for p in (db, db.parent)):
         return None
@@ -107,7 +109,7 @@ def brief_entry(
     try:
         conn.set_busy_timeout(busy_timeout_ms)
         sanity_read(conn)
-        if conn.execute("PRAGMA user_version").fetchall()[0][0] != LATEST:
+        if conn.execute("PRAGMA user_version").fetchall()[0][0] != SCHEMA_VERSION:
             return None
         if os.path.getsize(db) <= QUICK_CHECK_BYTES and structure_check(conn, limit=1):
             return None
@@ -117,3 +119,31 @@ def brief_entry(
         return None
     finally:
         conn.close()
+
+
+def stat_stamp(conn: Any, project: str) -> str:
+    """What differs, by stat data alone, among the files ``project``'s memories cite: "" when
+    every one is as recorded; else a digest of the paths that differ, their stat data now and
+    HEAD (so a commit after an edit renews it). ``conn``: apsw or sqlite3."""
+    rows = conn.execute(
+        "SELECT DISTINCT path, size, mtime_ns FROM memory_files WHERE project = ?", (project,)
+    ).fetchall()
+    if not rows:
+        return ""
+    import hashlib
+
+    from ..filestate import head_commit, stat_of
+
+    root, now, differ = Path(project), {}, []
+    for path, size, mtime in rows:
+        if path not in now:
+            now[path] = stat_of(root, str(path))
+        if now[path] != (size, mtime):
+            differ.append(f"{path}:{now[path][0]}:{now[path][1]}")
+    if not differ:
+        return ""
+    digest = hashlib.sha1(usedforsecurity=False)
+    for line in sorted(set(differ)):
+        digest.update(line.encode("utf-8", "surrogateescape") + b"\n")
+    digest.update(head_commit(root).encode())
+    return digest.hexdigest()[:16]
