@@ -307,6 +307,10 @@ def test_a_cold_hook_imports_only_the_standard_library_and_apsw(store: Store, pr
     assert "apsw" in loaded
     # A hit is read from a glance at the file: neither the store nor the services load.
     assert not modules & {"mama_plugin.storage.store", "mama_plugin.services.story.briefing"}
+    # Nor the tables' modules: the schema version and the cited files' stat digest are the
+    # glance's own (the migrations and the file-state repository were 40 ms of ~110).
+    assert not {m for m in modules if m.startswith("mama_plugin.storage.")} - {
+        "mama_plugin.storage.peek", "mama_plugin.storage.integrity"}  # fmt: skip
 
 
 def test_aliases_are_written_once_and_never_over_a_users_file() -> None:
