@@ -15,6 +15,7 @@ from mama_plugin.errors import MamaError
 
 from .kinds_graph import decay, graph
 from .kinds_model import contention, draft, links, memory, stopped
+from .kinds_recall import adr, recall
 from .kinds_relevance import relevance
 from .kinds_story import story
 from .options import (
@@ -252,42 +253,6 @@ def writers(args: argparse.Namespace) -> int:
 
 
 @command(
-    "recall",
-    "prompt recall on public labelled prompts (KLUE-STS, Stack Overflow, LoCoMo), held-out half",
-)
-@dataset_option("LoCoMo's locomo10.json (default: shared/bench's, if there)")
-@argument(
-    "--assist-judge",
-    type=int,
-    default=0,
-    metavar="N",
-    help="also judge the candidates of N related and N unrelated held-out prompts with the "
-    "assist model (default 0: not run; a verdict takes ~1 s)",
-)
-@argument(
-    "--quick",
-    action="store_true",
-    help="the configured model only (with multilingual-e5 reading Korean prompts when "
-    "installed), without the one-memory stores and the smoke set",
-)
-@keyword_only_option()
-@figures_option()
-def recall(args: argparse.Namespace) -> int:
-    from .recall import recall_run
-
-    model = embedder(args)
-    text, data = recall_run(
-        args.config,
-        model,
-        args.dataset,
-        assist_judge=args.assist_judge,
-        quick=args.quick,
-        progress=progress,
-    )
-    return report(args, text, data)
-
-
-@command(
     "duplicates",
     "near-duplicates at save on public data (Stack Overflow duplicates, KLUE-STS): each bar",
 )
@@ -376,6 +341,7 @@ KINDS: tuple[Command, ...] = (
     fuzz,
     writers,
     recall,
+    adr,
     duplicates,
     secrets,
     answers,

@@ -79,6 +79,8 @@ def candidates(
     embedder: EmbeddingModel | None,
     reader: EmbeddingModel | None = None,
     ranking: Options | None = None,
+    *,
+    project: str = PROJECT,
 ) -> list[Candidate]:
     """Every chain's candidate, before any bar (see :data:`Candidate`); ``reader``: the model
     that reads a Korean prompt the store's cannot (``recall.recall``'s); ``ranking``: how the
@@ -86,7 +88,7 @@ def candidates(
     found = recall.recall(
         store,
         prompt,
-        project=PROJECT,
+        project=project,
         embedder=embedder,
         judged=False,
         max_hits=99,

@@ -115,6 +115,7 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "recall": ("recall-quick", recall_rows),
     "recall-tiers": ("recall-quick", recall_tiers),
     "recall-sweep": ("recall-quick", recall_sweep),
+    "recall-adr": ("recall-adr", report_table("recall_adr", 0, "report")),
     "recall-rankings": ("recall-quick", recall_rankings),
     "recall-mpnet-tiers": ("recall-mpnet", recall_tiers),
     "recall-mpnet-rankings": ("recall-mpnet", recall_rankings),

@@ -1,0 +1,57 @@
+"""``python -m benchmarks recall`` and ``adr``: prompt-time recall on public labelled prompts."""
+
+from __future__ import annotations
+
+import argparse
+
+from mama_plugin.cli.options import argument, command
+
+from .options import dataset_option, embedder, figures_option, keyword_only_option, progress, report
+
+
+@command(
+    "recall",
+    "prompt recall on public labelled prompts (KLUE-STS, Stack Overflow, LoCoMo), held-out half",
+)
+@dataset_option("LoCoMo's locomo10.json (default: shared/bench's, if there)")
+@argument(
+    "--assist-judge",
+    type=int,
+    default=0,
+    metavar="N",
+    help="also judge the candidates of N related and N unrelated held-out prompts with the "
+    "assist model (default 0: not run; a verdict takes ~1 s)",
+)
+@argument(
+    "--quick",
+    action="store_true",
+    help="the configured model only (with multilingual-e5 reading Korean prompts when "
+    "installed), without the one-memory stores and the smoke set",
+)
+@keyword_only_option()
+@figures_option()
+def recall(args: argparse.Namespace) -> int:
+    from .recall import recall_run
+
+    model = embedder(args)
+    text, data = recall_run(
+        args.config,
+        model,
+        args.dataset,
+        assist_judge=args.assist_judge,
+        quick=args.quick,
+        progress=progress,
+    )
+    return report(args, text, data)
+
+
+@command(
+    "adr",
+    "prompt recall on architecture decision records of 8 public repositories, halves by repository",
+)
+@keyword_only_option()
+@figures_option()
+def adr(args: argparse.Namespace) -> int:
+    from .recall_adr import adr_run
+
+    return report(args, *adr_run(embedder(args), progress=progress))
