@@ -13,8 +13,9 @@ half:
 - unrelated prompts: the share that got a **chain**, the share that got a **pointer**, and
   the **tokens** injected (mean and p95, nothing counting 0).
 
-Targets (issue 28, held-out half): reach ≥ 0.85; chain on unrelated ≤ 0.03; pointer on
-unrelated ≤ 0.10; mean tokens on unrelated ≤ 10.
+Targets (issue 47, held-out half): reach ≥ 0.85; chain on unrelated ≤ 0.03; mean tokens on
+unrelated ≤ 10 — a pointer is bound by what it costs (~37 tokens), not by how often it is
+given (issue 28 had held it to 0.10 of unrelated prompts).
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ from .recall_data import Case
 
 REACH_TARGET = 0.85
 CHAIN_NOISE_TARGET = 0.03
-POINTER_NOISE_TARGET = 0.10
 TOKENS_TARGET = 10.0
 
 
@@ -165,8 +165,7 @@ def report(rows: dict[str, Any]) -> list[str]:
         "",
         "Tiers: what the prompt hook injects (prompt_context at the configured budget). Targets "
         f"on held-out: reach ≥ {REACH_TARGET}, chain on unrelated ≤ {CHAIN_NOISE_TARGET}, "
-        f"pointer on unrelated ≤ {POINTER_NOISE_TARGET}, mean tokens on unrelated ≤ "
-        f"{TOKENS_TARGET:g}.",
+        f"mean tokens on unrelated ≤ {TOKENS_TARGET:g}.",
     ]
     head = (
         f"{'model':<26}{'half':<12}{'lang':<6}{'n rel':>6}{'reach':>7}{'chain':>7}"

@@ -66,7 +66,12 @@ def test_related_prompts_recall_and_the_rest_stay_silent(
     for prompt, topic in LABELLED["prompts"]:
         text = observe(env, prompt)
         chain = topic is not None and f", {topic}, " in text
-        pointer = topic is not None and f" [{topic}]: " in text
+        pointed_at = (
+            re.findall(r"^- (dec_\w+): ", text, re.M) if text.startswith("MAMA memor") else []
+        )
+        pointer = topic is not None and any(
+            store.memories.require(i).topic == topic for i in pointed_at
+        )
         if topic is None and text:
             noise.append(prompt)
         if topic is not None and not (chain or pointer):
@@ -412,21 +417,20 @@ def test_the_server_sees_a_config_change_from_the_next_prompt(state: State, proj
 def test_a_close_first_candidate_gets_a_one_line_pointer_once(
     store: Store, project: str, embedder: Embedder
 ) -> None:
-    """Below the bar but close on meaning: one line (the decision, its status, what it replaced,
-    its id) and where to ask for the story; the same session is not pointed at it twice."""
+    """Below the bar but close on meaning: one line (its id and decision, and what it replaced
+    or what replaced it, when either), saying plainly it may not apply, within 40 tokens; the
+    same session is not pointed at it twice."""
     load_labelled(store, project)
     indexing.drain(store, embedder)
     env = Env(store, project, embedder)
     prompt = "how do we deploy the services, kubernetes or something else?"
     text = observe(env, prompt, session_id="pointed")
-    assert text.startswith("MAMA holds a past decision that may relate to this prompt"), text
-    assert "search_by_context tells the story" in text and "not instructions" in text
+    assert text.startswith("MAMA memory that may not apply (unchecked):\n<mama-memory>"), text
     line = [x for x in text.splitlines() if x.startswith("- dec_")]
     assert len(line) == 1 and re.fullmatch(
-        r"- dec_\w+ \[deployment\]: Deploy with Kubernetes on GKE, two regions \(current\)",
-        line[0],
+        r"- dec_\w+: Deploy with Kubernetes on GKE, two regions", line[0]
     ), line
-    assert briefing.estimate_tokens(text) <= 80
+    assert briefing.estimate_tokens(text) <= 40
     assert observe(env, prompt, session_id="pointed") == ""  # nothing twice
     # A short prompt gets no pointer: two terms say too little to point at.
     assert observe(env, "run the tests") == ""

@@ -395,10 +395,10 @@ def test_a_pointer_is_one_line_with_its_status_and_what_it_replaced(tmp_path: Pa
     text = render("prompt_context.md.j2", tmp_path, hits=[], pointers=[pointer, old], fence="m")
     lines = [x for x in text.splitlines() if x.startswith("- ")]
     assert lines == [
-        "- dec_b [auth_strategy]: Server-side sessions in Redis (current; it replaced dec_a, FAILED)",
-        "- dec_a [auth_strategy]: Stateless JWT (superseded by dec_b: Server-side sessions in Redis)",
+        "- dec_b: Server-side sessions in Redis (it replaced dec_a, FAILED)",
+        "- dec_a: Stateless JWT (superseded by dec_b: Server-side sessions in Redis)",
     ]
-    assert text.startswith("MAMA holds 2 past decisions that may relate to this prompt")
+    assert text.startswith("MAMA memories that may not apply (unchecked):")
 
 
 def test_each_model_ranks_its_candidates_with_its_own_cosine_weight() -> None:
