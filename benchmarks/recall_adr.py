@@ -3,7 +3,8 @@
 ``benchmarks/data/recall_adr.json`` (:mod:`.adr_records`) holds the ADRs of eight public
 repositories, as their teams wrote them. One repository is one project's store: each record is
 saved through the product's ``save_decision`` — topic from its title, the decision its title and
-the first sentence of its Decision section, the why the sentences after it — and its Context
+the first sentence of its Decision section, the why the sentences after it (or the record's id and
+status when there are none) — and its Context
 section (the problem as the team put it before deciding; never stored) is a related prompt that
 must bring that record back: asked as its first paragraph, and as its first sentence alone.
 Records whose contexts are the same text are one group: either counts. Stack Overflow titles
@@ -108,7 +109,8 @@ def projects(path: Path = ADR, tech: Path = TECH) -> tuple[list[Project], str]:
             fields = {
                 "topic": _topic(r["title"], taken),
                 "decision": f"{r['title']}: {_clip(said[:1], DECISION_CHARS)}",
-                "reasoning": _clip(said[1:] or said, WHY_CHARS),
+                # One sentence said it all: the why names the record rather than repeat it.
+                "reasoning": _clip(said[1:], WHY_CHARS) or f"{r['id']}, {r['status']}",
             }
             memories.append((r["id"], fields))
             groups.setdefault(" ".join(r["context"].split()), set()).add(r["id"])
