@@ -339,3 +339,22 @@ def test_successive_prompts_through_the_front_share_one_thread_and_connection(
     (first, first_conn), (second, second_conn) = seen
     assert first is second and first.name.startswith("mama-hook-observe_prompt")
     assert first_conn is second_conn
+
+
+def test_the_hook_lanes_start_without_pydantic_or_the_storys_services(
+    mama_home: Path, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    # What the front's warm-up builds before the first hook call may wait on it.
+    probe = (
+        "import json, sys; from mama_plugin.config import Config; "
+        "from mama_plugin.server.state import State; "
+        f"s = State(Config(), {str(tmp_path)!r}, None); s.store; s.hooks; "
+        "print(json.dumps(sorted(sys.modules))); s.close()"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    modules = set(json.loads(proc.stdout.splitlines()[-1]))
+    assert not {m.split(".")[0] for m in modules} & {"pydantic", "mcp", "jinja2"}
+    assert "mama_plugin.services.story.briefing" not in modules  # loaded on a session's use

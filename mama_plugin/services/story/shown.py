@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable
 from ...config import Config
 from ...errors import MamaError
 from ...storage import Store
-from .briefing import shown_at_start
 
 
 class Shown:
@@ -78,6 +77,10 @@ def session_shown(
         return None
 
     def started() -> list[str] | None:
+        # Imported here: the story's services (~50 ms) are not the hook lanes' to load before
+        # their first call (the server's warm-up, which a first prompt may wait for).
+        from .briefing import shown_at_start
+
         try:
             return shown_at_start(store, project, config, "startup")
         except MamaError:
