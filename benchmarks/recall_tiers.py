@@ -104,6 +104,8 @@ def tier_of(
     )
     chains = [found[i][0] for i in tiered.chains][: recall.MAX_HITS]
     pointed = [] if chains else tiered.pointers()
+    if chains and 0 in tiered.close and found[0][0] not in chains:
+        pointed = [0]  # the ranking's first, beside the chains (as recall.recall does)
     pointers = [found[i][0] for i in pointed][: recall.MAX_POINTERS]
     return ("chain" if chains else "pointer" if pointers else "none"), chains, pointers
 

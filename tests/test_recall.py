@@ -410,3 +410,24 @@ def test_each_model_ranks_its_candidates_with_its_own_cosine_weight() -> None:
     assert recall.ranking_of("all-mpnet-base-v2") == replace(DEFAULT, vector_weight=3.0)
     for model in ("all-MiniLM-L6-v2", "multilingual-e5-small-q4", "", "unknown"):
         assert recall.ranking_of(model) == DEFAULT
+
+
+def test_the_rankings_first_is_pointed_at_beside_the_chain_of_another(tmp_path: Path) -> None:
+    from benchmarks.recall_tiers import tier_of
+    from mama_plugin.services.render import render
+
+    minilm = "all-MiniLM-L6-v2"
+    # (id, relevance, weight, matched, terms, korean, model): search ranks dec_a first, close on
+    # meaning (at the bar); the rules chain dec_b, far above it on meaning alone.
+    found = [("dec_a", 0.52, 0.1, 1, 6, False, minilm), ("dec_b", 0.7, 0.1, 1, 6, False, minilm)]
+    assert tier_of(found, 0.5) == ("chain", ["dec_b"], ["dec_a"])
+    assert tier_of(found[1:], 0.5) == ("chain", ["dec_b"], [])  # nothing beside it
+    hit = {"id": "dec_b", "type": "decision", "topic": "rpc", "content": "gRPC for the node API",
+           "created_at": 0, "outcome": "PENDING", "current": None, "replaced": None}  # fmt: skip
+    beside = {"id": "dec_a", "content": "JSON-RPC over websockets", "current": None}
+    text = render("prompt_context.md.j2", tmp_path, hits=[hit], pointers=[beside], fence="m")
+    body = text.split("<m>\n", 1)[1].split("</m>", 1)[0]
+    assert body.splitlines()[-1] == (
+        "- maybe also dec_a: JSON-RPC over websockets (unchecked: it may not apply)"
+    )
+    assert text.startswith("MAMA recalled 1 past memory")

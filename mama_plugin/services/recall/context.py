@@ -97,7 +97,7 @@ def prompt_context(
         options=options,
     )
     skipped = tuple(found.skipped)
-    if found.pointers:
+    if found.pointers and not found.hits:
         return _pointed(store, found, budget, shown)
     # Stat calls (and hashes of what differs) only: a hook's check never spawns git.
     changes = check(store, [h.memory for h in found.hits], git=False)
@@ -107,11 +107,17 @@ def prompt_context(
         )
         for h in found.hits
     ]
+    # Beside the chains, the ranking's first candidate when the rules chained others: the
+    # first thing given up when the budget is short.
+    beside = [_defang(as_data(h, short=True)) for h in found.pointers]
     while hits:
-        text = render("prompt_context.md.j2", store.home, hits=hits, pointers=[], fence=FENCE)
+        text = render("prompt_context.md.j2", store.home, hits=hits, pointers=beside, fence=FENCE)
         text = text.strip()
         if estimate_tokens(text) <= budget:
             break
+        if beside:
+            beside = []
+            continue
         hits = hits[:-1]
         if not hits:  # even one memory is over budget: shorten it instead of dropping it
             hits = [_defang(as_data(found.hits[0], short=True))]
@@ -121,9 +127,9 @@ def prompt_context(
     else:
         return Injection("", [], found.used_vectors, skipped)
     if shown is not None:
-        for hit in found.hits[: len(hits)]:
+        for hit in [*found.hits[: len(hits)], *found.pointers[: len(beside)]]:
             shown.add(hit.shown())
-    return Injection(text, hits, found.used_vectors, skipped)
+    return Injection(text, hits, found.used_vectors, skipped, beside)
 
 
 def _pointed(store: Store, found: Recall, budget: int, shown: Seen | None) -> Injection:
