@@ -357,4 +357,4 @@ def test_a_pointer_to_a_changed_memory_says_a_file_it_cites_changed(
         change(repo, "infra/redis.tf", 'resource "redis" { replicas = 2 }\n')
         after = prompt_context._pointed(store, pointed, 400, None).text
     assert saved.id in before and "changed since" not in before
-    assert saved.id in after and "; a file it cites changed since)" in after
+    assert saved.id in after and " (a file it cites changed since)" in after
