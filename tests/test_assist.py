@@ -22,7 +22,7 @@ from mama_plugin.assist.models import resolve_model
 from mama_plugin.assist.runtime import Assistant, Prompt
 from mama_plugin.assist.suggest import EXAMPLES, INSTRUCTIONS
 from mama_plugin.config import Config
-from mama_plugin.embeddings.convert import is_model_file
+from mama_plugin.embeddings.ggufmeta import is_model_file
 from mama_plugin.embeddings.packaged import MODEL_FILENAME
 from mama_plugin.schema import parse
 from mama_plugin.schema.assist import DraftedNarrative, DraftRequest, LinkJudgement

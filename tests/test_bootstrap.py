@@ -410,7 +410,7 @@ def test_the_local_runtime_builds_the_embedding_model_or_says_the_server_will(
     from conftest import requirements_missing
 
     from mama_plugin.embeddings import cache_path
-    from mama_plugin.embeddings.convert import is_model_file
+    from mama_plugin.embeddings.ggufmeta import is_model_file
 
     if reason := requirements_missing():
         pytest.skip(reason)

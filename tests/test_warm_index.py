@@ -353,7 +353,7 @@ def test_the_model_build_outlives_a_server_killed_with_its_process_group(
     from conftest import requirements_missing
 
     from mama_plugin.embeddings import cache_path
-    from mama_plugin.embeddings.convert import is_model_file
+    from mama_plugin.embeddings.ggufmeta import is_model_file
 
     if reason := requirements_missing():
         pytest.skip(reason)

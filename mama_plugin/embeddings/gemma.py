@@ -18,9 +18,9 @@ from typing import Any
 
 from ..config import Config
 from . import gemma_parts
-from .convert import is_model_file
 from .errors import EmbeddingError, PackageMissing
 from .files import exclusive_lock, models_dir, remove_stale_temporaries
+from .ggufmeta import is_model_file
 from .kinds import Provided
 
 FILENAME = "embeddinggemma-300m.gguf"

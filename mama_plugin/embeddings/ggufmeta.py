@@ -70,6 +70,15 @@ def read_metadata(path: Path, keys: Iterable[str] | None = None) -> dict[str, Sc
     return found
 
 
+def is_model_file(path: Path) -> bool:
+    """Return True when ``path`` is a readable GGUF file that names its architecture."""
+    try:
+        meta = read_metadata(path, ["general.architecture"])
+    except (OSError, ValueError):
+        return False
+    return isinstance(meta.get("general.architecture"), str)
+
+
 def read_model_keys(
     path: Path, general: Iterable[str], per_arch: Iterable[str]
 ) -> dict[str, Scalar]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config
-from .convert import is_model_file
+from .ggufmeta import is_model_file
 from .kinds import Provided
 from .resolve import cache_path, resolve_model
 

