@@ -101,7 +101,6 @@ class WarmUp:
             log.error("the hook tools could not load:\n%s", traceback.format_exc())
         finally:
             self.lane_ready.set()
-        _compile_templates(self.config)
         # The rest (pydantic, the handlers, the event loop) is needed only by a listed tool's
         # call: until one comes, or for HOLD_S, it would only compete for the GIL with the
         # hook calls (a short `claude -p` is often over by then).
@@ -171,6 +170,7 @@ def _build_state(
     """The front's State: the model taken from ``preload`` (leftovers embedded) in a thread
     of its own, the store opened (and migrated) and the hook lanes started here rather than
     by the first call."""
+    from ..services.render import render
     from .preload import adopt
     from .state import State  # the store, the services, the hook handlers: no pydantic
 
@@ -183,14 +183,6 @@ def _build_state(
     except Exception as exc:  # each call will say what is wrong, as it tries again
         log.error("the store did not open: %s", exc)
     _ = state.hooks
+    with contextlib.suppress(Exception):  # compiled now, not by the first recall with hits
+        render("prompt_context.md.j2", config.home)  # what recall/context.py renders with
     return state
-
-
-def _compile_templates(config: Config) -> None:
-    """Compile what a prompt's recall renders with (recall/context.py), once the hook lanes are
-    up: not by the first recall with hits, nor before a first prompt may be answered (Jinja's
-    import and the compile are ~45 ms of the lanes' start)."""
-    from ..services.render import render
-
-    with contextlib.suppress(Exception):
-        render("prompt_context.md.j2", config.home)
