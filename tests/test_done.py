@@ -185,6 +185,31 @@ def test_a_checkpoint_telling_its_decisions_step_does_not_keep_it_open(
     assert [s.step for s in open_steps(store, [fresh])] == ["add a byte bound to TTLCache"]
 
 
+def test_a_checkpoints_copy_of_a_decisions_step_is_judged_as_the_decisions(
+    store: Store, project: str
+) -> None:
+    from mama_plugin.services.saving.memories import save_checkpoint, save_decision
+    from mama_plugin.services.story.freshness import open_steps
+    from mama_plugin.transcript import Digest
+
+    decision = save_decision(store, project, {
+        "topic": "cache_eviction", "decision": "Bound TTLCache with max_entries",
+        "reasoning": "memory grew with the SKUs", "session_id": "S",
+        "next_steps": [{"step": "add a max_entries bound to TTLCache", "priority": "HIGH"}],
+    }).memory  # fmt: skip
+    save_checkpoint(store, project, {"summary": "TTLCache bounded", "session_id": "S",
+                                     "what_was_done": ["Added a max_entries bound to TTLCache"]})  # fmt: skip
+    # The rolling checkpoint, updated after both, tells the decision's step again: as a step
+    # of an earlier session, it is judged by what came after the decision, and is done.
+    rolling = checkpoint_turn(store, project, session_id="S", cwd="/p",
+                              digest=Digest(user_requests=["Summarise the day"]),
+                              last_message="The README documents PRICE_DB.")  # fmt: skip
+    assert any(
+        n["context"] == f"next step of {decision.id}" for n in rolling.continuity["next_steps"]
+    )
+    assert open_steps(store, [rolling]) == []
+
+
 def test_the_evidence_of_a_recorded_checkpoint(store: Store, project: str) -> None:
     cp = None
     for digest in turn_digests(FIXTURES / "turns_ttl_cache.jsonl")[:9]:

@@ -37,13 +37,9 @@ def evidence(m: MemoryRecord) -> Later:
     steps = [_text(s, "step") for s in c.get("next_steps") or []]
     if m.type == "decision":
         return Later(m.id, decided=[f"{m.topic.replace('_', ' ')}: {m.content}"], still_open=steps)
-    # A checkpoint carries its decisions' HIGH next steps ("next step of dec_…") to tell them:
-    # that copy says nothing of whether the work did them.
-    steps = [
-        _text(s, "step")
-        for s in c.get("next_steps") or []
-        if not (isinstance(s, dict) and str(s.get("context", "")).startswith("next step of "))
-    ]
+    # A checkpoint carries its decisions' HIGH next steps to tell them: that copy says nothing
+    # of whether the work did them.
+    steps = [_text(s, "step") for s in c.get("next_steps") or [] if not copied_from(s)]
     log = WorkLog.of(m)
     tasks = [t for t in c.get("tasks") or [] if isinstance(t, dict)]
     passed = []
@@ -74,6 +70,12 @@ def evidence(m: MemoryRecord) -> Later:
         session=m.session_id or "",
         troubled=frozenset().union(*(bag(d) for d in doubts(m.tension))),
     )
+
+
+def copied_from(step: Any) -> str:
+    """The id of the decision a checkpoint's step was copied from ("next step of dec_…"), or ""."""
+    context = str(step.get("context", "")) if isinstance(step, dict) else ""
+    return context.removeprefix("next step of ") if context.startswith("next step of ") else ""
 
 
 def shows_done(

@@ -31,7 +31,7 @@ from typing import TypeVar
 from ...storage import MemoryRecord, Store
 from ..evolution import current_of, outcome_events
 from ..warm import warm
-from .done import evidence, judged_parts
+from .done import copied_from, evidence, judged_parts
 from .records import OpenStep
 from .results import AnswerItem
 from .rules import DEFAULT, Later, Rule, Similar, select
@@ -295,22 +295,18 @@ def open_steps(
         holder = _Holder(store, m, work)
         if m.project not in later:
             later[m.project] = _later(store, m.project)
-        told = [
-            shown
-            for at, seq, i, shown in later[m.project]
-            if i != m.id and (at, seq) > (m.updated_at, m.seq)
-        ]
-        if m.session_id:  # its own session's requests may have come before the step
-            told = [
-                replace(t, asked=[]) if t.asked and t.session == m.session_id else t for t in told
-            ]
+        told = _told_after(m, later[m.project])
         for s in m.continuity.get("next_steps") or []:
             text = str(s.get("step", "")) if isinstance(s, dict) else str(s)
             if not text.strip() or text.lower() in seen:
                 continue
             if any(r.settles is not None and r.settles(text, holder) for r in settling):
                 continue  # settled by what happened to its holder
-            judged = judged_parts(text, told, rules, similar)
+            # A checkpoint's copy of a decision's step ("next step of dec_…") is the
+            # decision's: what came after the decision judges it, the copy aside.
+            of = _decision_of(store, s, m)
+            after = told if of is None else _told_after(of, later[m.project], m.id)
+            judged = judged_parts(text, after, rules, similar)
             if all(rule for _, rule in judged):
                 continue
             seen.add(text.lower())
@@ -321,6 +317,28 @@ def open_steps(
                 done = "; ".join(p for p, rule in judged if rule)
             out.append(OpenStep(text, str(priority), m.id, left, done))
     return out
+
+
+def _told_after(
+    m: MemoryRecord, later: list[tuple[int, int, str, Later]], aside: str = ""
+) -> list[Later]:
+    """What the memories saved or updated after ``m`` show (:func:`_later`'s rows), ``aside``
+    left out; its own session's requests may have come before its steps, so they close none."""
+    told = [
+        shown
+        for at, seq, i, shown in later
+        if i not in (m.id, aside) and (at, seq) > (m.updated_at, m.seq)
+    ]
+    if m.session_id:
+        told = [replace(t, asked=[]) if t.asked and t.session == m.session_id else t for t in told]
+    return told
+
+
+def _decision_of(store: Store, step: object, holder: MemoryRecord) -> MemoryRecord | None:
+    """The decision a checkpoint's step was copied from (:func:`.done.copied_from`), if stored."""
+    of = copied_from(step) if holder.type == "checkpoint" else ""
+    found = store.memories.get(of) if of else None
+    return found if found is not None and found.type == "decision" else None
 
 
 def _later(store: Store, project: str) -> list[tuple[int, int, str, Later]]:
