@@ -154,6 +154,14 @@ def test_a_request_of_the_steps_own_session_does_not_close_it(store: Store, proj
     assert open_steps(store, [decision]) == []
 
 
+# A decision saved in session S, with the HIGH step that carries it out.
+BOUND = {
+    "topic": "cache_eviction", "decision": "Bound TTLCache with max_entries",
+    "reasoning": "memory grew with the SKUs", "session_id": "S",
+    "next_steps": [{"step": "add a max_entries bound to TTLCache", "priority": "HIGH"}],
+}  # fmt: skip
+
+
 def test_a_checkpoint_telling_its_decisions_step_does_not_keep_it_open(
     store: Store, project: str
 ) -> None:
@@ -161,11 +169,7 @@ def test_a_checkpoint_telling_its_decisions_step_does_not_keep_it_open(
     from mama_plugin.services.story.freshness import open_steps
     from mama_plugin.transcript import Digest, FileTouch
 
-    decision = save_decision(store, project, {
-        "topic": "cache_eviction", "decision": "Bound TTLCache with max_entries",
-        "reasoning": "memory grew with the SKUs", "session_id": "S",
-        "next_steps": [{"step": "add a max_entries bound to TTLCache", "priority": "HIGH"}],
-    }).memory  # fmt: skip
+    decision = save_decision(store, project, BOUND).memory
     digest = Digest(user_requests=["OK, add the bound"], tool_names=["Edit"], turn_work=1,
                     files=[FileTouch("/p/shop/cache.py", "edited", (7, 26))])  # fmt: skip
     said = checkpoint_turn(store, project, session_id="S", digest=digest, cwd="/p",
@@ -192,11 +196,7 @@ def test_a_checkpoints_copy_of_a_decisions_step_is_judged_as_the_decisions(
     from mama_plugin.services.story.freshness import open_steps
     from mama_plugin.transcript import Digest
 
-    decision = save_decision(store, project, {
-        "topic": "cache_eviction", "decision": "Bound TTLCache with max_entries",
-        "reasoning": "memory grew with the SKUs", "session_id": "S",
-        "next_steps": [{"step": "add a max_entries bound to TTLCache", "priority": "HIGH"}],
-    }).memory  # fmt: skip
+    decision = save_decision(store, project, BOUND).memory
     save_checkpoint(store, project, {"summary": "TTLCache bounded", "session_id": "S",
                                      "what_was_done": ["Added a max_entries bound to TTLCache"]})  # fmt: skip
     # The rolling checkpoint, updated after both, tells the decision's step again: as a step

@@ -27,6 +27,7 @@ from .commands import (
     stopped_at,
     unresolved,
 )
+from .done import copied_from, copy_of
 from .worklog import MAX_TEXT, WorkLog
 
 TAG = "auto"
@@ -155,7 +156,7 @@ def layers_of(
         step(t.subject, "HIGH", "in progress") for t in open_tasks if t.status == "in_progress"
     ]
     next_steps += [
-        step(str(n.get("step", "")), "HIGH", f"next step of {d.id}")
+        step(str(n.get("step", "")), "HIGH", copy_of(d.id))
         for d in current
         for n in (d.continuity or {}).get("next_steps") or []
         if isinstance(n, dict) and n.get("priority") == "HIGH" and n.get("step")
@@ -309,16 +310,12 @@ def _kept(old: MemoryRecord, log: WorkLog, new: dict[str, Any], echo: bool) -> d
     fresh = WorkLog.read(new["metadata"])
     ids = fresh.decisions
 
-    def gained(item: str, context: str = "") -> bool:
-        from_decision = context.startswith("next step of ") or item.endswith(
-            tuple(f"({i})" for i in ids)
-        )
+    def gained(item: str, step: dict[str, Any] | None = None) -> bool:
+        from_decision = bool(copied_from(step)) or item.endswith(tuple(f"({i})" for i in ids))
         return from_decision or not echo
 
     steps = (old.continuity.get("next_steps") or []) + [
-        n
-        for n in new["continuity"]["next_steps"]
-        if gained(str(n.get("step", "")), str(n.get("context", "")))
+        n for n in new["continuity"]["next_steps"] if gained(str(n.get("step", "")), n)
     ]
     concerns = (old.tension.get("concerns") or []) + [
         c for c in new["tension"]["concerns"] if gained(c)

@@ -23,6 +23,7 @@ from typing import Any
 from ...storage import MemoryRecord
 from ...text import strip_cue
 from ..render import because, clip, confidence, day
+from .done import copied_from, copy_of
 from .freshness import unstated
 from .records import DecisionView, NextStep, OpenStep, Story
 from .resume import ResumePoint
@@ -223,7 +224,7 @@ def _next(
             step = NextStep(strip_cue(str(steps[0]["step"])), priority, _WHY.get(why, why))
         for d in decisions if step is None else []:
             if d.high:
-                step = NextStep(d.high[0], "HIGH", f"next step of {d.m.id}")
+                step = NextStep(d.high[0], "HIGH", copy_of(d.m.id))
                 break
     if step is None or not said.fresh([step.step], work="step"):
         return None
@@ -233,7 +234,7 @@ def _next(
 def _done_since(step: dict[str, Any], decisions: list[DecisionView]) -> bool:
     """Whether a decision's next step the checkpoint carries ("next step of dec_…") is done by
     now: the decision is told, and its open HIGH steps (``high``) no longer hold it."""
-    holder = str(step.get("context", "")).removeprefix("next step of ")
+    holder = copied_from(step)
     told = next((d for d in decisions if d.m.id == holder), None)
     text = strip_cue(str(step.get("step", "")))
     return told is not None and not any(covers(h, text) for h in told.high)

@@ -21,6 +21,8 @@ from .rules import DEFAULT, TICKED, Later, Rule, Similar, select
 from .words import bag, covers, parts
 from .worklog import WorkLog
 
+COPIED = "next step of "  # a checkpoint's copy of a decision's step says whose it is
+
 
 def doubts(tension: dict[str, Any]) -> list[str]:
     """A memory's concerns and risks: what it left in doubt."""
@@ -72,10 +74,15 @@ def evidence(m: MemoryRecord) -> Later:
     )
 
 
+def copy_of(decision_id: str) -> str:
+    """The context of a step a checkpoint copied from a decision: "next step of dec_…"."""
+    return COPIED + decision_id
+
+
 def copied_from(step: Any) -> str:
-    """The id of the decision a checkpoint's step was copied from ("next step of dec_…"), or ""."""
+    """The id of the decision a checkpoint's step was copied from (:func:`copy_of`), or ""."""
     context = str(step.get("context", "")) if isinstance(step, dict) else ""
-    return context.removeprefix("next step of ") if context.startswith("next step of ") else ""
+    return context.removeprefix(COPIED) if context.startswith(COPIED) else ""
 
 
 def shows_done(
