@@ -9,7 +9,7 @@ followed by ``State.wrote`` as the server calls it, and the Stop hook's ``checkp
 request after the next one, so a turn's first request shows the list as it stood before the
 turn's prompt. The exposure MAMA shipped before (``baselines/exposure_before_seeding.py``) is
 replayed on the same prompts. Tool-definition tokens are estimated from the ``tools/list``
-JSON (4 characters a token) against the full static list.
+as Claude Code sends them (4 characters a token) against the full static list.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from mama_plugin.server.catalogue import load
 from mama_plugin.server.hook_table import HOOKS
 from mama_plugin.server.state import State
 from mama_plugin.server.tool_table import BY_NAME
+from mama_plugin.server.tools import CLAUDE_PREFIX
 from mama_plugin.text import estimate_tokens
 
 from .baselines.exposure_before_seeding import TodayExposure
@@ -55,9 +56,19 @@ class Replay:
 
 
 def tokens_of(names: list[str]) -> int:
-    """Estimated tokens of the ``tools/list`` definitions of ``names``."""
+    """Estimated tokens of ``names`` as Claude Code sends them to the model: each tool's
+    prefixed name, description and input schema (not its annotations: seen in the request
+    bodies of tests/test_claude_code_exposure.py)."""
     catalogue = load()
-    return estimate_tokens(json.dumps([catalogue.definition(n) for n in names]))
+    sent = [
+        {
+            "name": CLAUDE_PREFIX + n,
+            "description": catalogue.definition(n)["description"],
+            "input_schema": catalogue.definition(n)["inputSchema"],
+        }
+        for n in names
+    ]
+    return estimate_tokens(json.dumps(sent))
 
 
 def _resolve(value: Any, payloads: dict[str, Any], ids: dict[str, Any]) -> Any:
@@ -123,6 +134,25 @@ def _score(
     return True
 
 
+def _after_writes(
+    replay: Replay,
+    session: dict[str, Any],
+    turn: int,
+    needs: list[str],
+    listed: list[str],
+    served: bool,
+) -> bool:
+    """Whether the turn, ``served`` on its first request, also finds what it calls after its
+    writes; a turn that does not is no longer counted as served."""
+    missing = [n for n in needs if n not in listed]
+    if not missing:
+        return served
+    replay.missing.update(missing)
+    replay.misses.append(f"{session['id']} turn {turn + 1} after its writes: {', '.join(missing)}")
+    replay.available -= served
+    return False
+
+
 def _replay_session(
     session: dict[str, Any],
     data: dict[str, Any],
@@ -152,13 +182,20 @@ def _replay_session(
         for number, turn in enumerate(session["turns"]):
             prompt = _prompt(turn["prompt"], ids)
             first = state.exposure.listed(CLIENT)  # before this turn's prompt hook
-            whole[0] &= _score(ours, session, number, turn["needs"], first)
+            served = _score(ours, session, number, turn["needs"], first)
             listed_today = [n for n in load().listed if n in baseline.visible]
-            whole[1] &= _score(today, session, number, turn["needs"], listed_today)
+            served_today = _score(today, session, number, turn["needs"], listed_today)
             _hook(state, "observe_prompt", {"prompt": prompt, "session_id": session["id"]})
             baseline.observe(prompt)
             for write in turn["writes"]:
                 _write(state, write, data["payloads"], ids)
+            # The writes' answers waited for the list they grew: what the turn calls next sees
+            # it (the baseline's Claude Code read it one request later: one after the writes).
+            later, after = state.exposure.listed(CLIENT), turn.get("after_writes", [])
+            served = _after_writes(ours, session, number, after, later, served)
+            served_today = _after_writes(today, session, number, after, listed_today, served_today)
+            whole[0] &= served
+            whole[1] &= served_today
             # Stop: the session's rolling checkpoint (its own record, not earlier work).
             done = {"session_id": session["id"], "last_assistant_message": "Done: " + prompt}
             _hook(state, "checkpoint_turn", done)

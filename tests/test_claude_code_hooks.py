@@ -162,8 +162,9 @@ def test_mama_save_and_mama_configure_work_verbatim(tmp_path: Path, mama_home: P
 
 
 def test_dynamic_exposure_grows_the_tool_list_once_and_it_is_counted(tmp_path: Path) -> None:
-    # A new project lists the core; its first decision makes the outcome, supersede and link
-    # tools possible: the list grows once, to every tool, seen from the request after next.
+    # A new project lists the core; its first decision makes the search and link tools
+    # possible: the list grows once, to every tool, seen from the next request (the save is
+    # answered after Claude Code has listed the tools again).
     search = tool_use(T + "search_by_context", {"query": "auth outcome"})
     fake = run_claude([tool_use(T + "save_decision", JWT), search, search, text("Recorded.")],
                       "Record our API auth decision: JWT, and check what we know about auth",
@@ -173,7 +174,7 @@ def test_dynamic_exposure_grows_the_tool_list_once_and_it_is_counted(tmp_path: P
     print(f"tool lists over {len(lists)} requests: {changes} change(s): {lists[0]} → {lists[-1]}")
     assert lists[0] == sorted(T + n for n in CORE)
     assert T + "evolve_supersede" in lists[-1] and set(lists[0]) < set(lists[-1])  # expand-only
-    assert changes == 1
+    assert changes == 1 and lists[1] == lists[-1]  # the save's next request has the new list
 
 
 def _children(pid: int) -> list[int]:

@@ -406,11 +406,11 @@ def test_a_failed_decision_comes_back_under_the_decision_that_replaced_it(
         bash(LOAD_TEST, "Load test the API at 10K req/s"),
         tool_use(T + "evolve_outcome", {"memory_id": jwt, "outcome": "FAILED",
                                         "details": "token refresh hit the DB: p99 307 ms at 10K req/s"}),
-        tool_use(T + "evolve_supersede", {**REDIS_DECISION, "supersedes": jwt}),
+        tool_use(T + "save_decision", {**REDIS_DECISION, "supersedes": jwt}),
         text("JWT failed the load test (p99 307 ms at 10K req/s); I replaced it with Redis "
              "sessions. Next: set up Redis Sentinel, then run the load test again."),
     ])  # fmt: skip
-    redis = saved(second, "evolve_supersede")
+    redis = saved(second, "save_decision")
     third = story.run("auth for a high-traffic service?", [text("Redis sessions, as decided.")])
     memory = told(third.start, budget=600)
     print(memory)
@@ -849,10 +849,10 @@ def test_remains_is_only_what_remains_and_a_question_is_no_work(tmp_path: Path) 
         write(story.project / "app" / "cache.py", CACHE),
         tool_use(T + "evolve_outcome", {"memory_id": lru, "outcome": "FAILED",
                                         "details": "prices stayed stale for hours"}),
-        tool_use(T + "evolve_supersede", {**TTL_DECISION, "supersedes": lru}),
+        tool_use(T + "save_decision", {**TTL_DECISION, "supersedes": lru}),
         text("A 30 s TTL cache replaces lru_cache in app/cache.py."),
     ])  # fmt: skip
-    ttl = saved(second, "evolve_supersede")
+    ttl = saved(second, "save_decision")
     story.run("What did we decide about the price cache TTL?", [text("A 30 s TTL cache.")])
     story.run("어제 작업 이어서 하자", [text("어디서부터 할까요?")])
     last = story.run("why did we drop lru_cache?", [

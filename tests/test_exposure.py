@@ -1,7 +1,8 @@
 """Which tools a session lists: seeded from the project's memory, grown at most once.
 
-Claude Code reads a changed tool list only from the request after the next one, so what a
-turn needs must be listed before it starts (server/exposure.py, server/state.py).
+A turn's first request is built before its prompt's hooks run, so what a turn needs must be
+listed before it starts; the rest is one ``more_tools`` call away (server/exposure.py,
+server/state.py).
 """
 
 from __future__ import annotations
@@ -18,15 +19,24 @@ from conftest import JWT, tell_story
 
 from mama_plugin.config import Config
 from mama_plugin.hooks.aliases import ALIASES
-from mama_plugin.server.catalogue import CONTEXT_TOOLS, CORE, INSTRUCTIONS, instructions, load
-from mama_plugin.server.exposure import Exposure, needs, seed_contexts
+from mama_plugin.server.catalogue import (
+    CONTEXT_TOOLS,
+    CORE,
+    INSTRUCTIONS,
+    MORE_TOOLS,
+    instructions,
+    load,
+)
+from mama_plugin.server.exposure import AFTER_A_SAVE, PROPOSAL, Exposure, needs, seed_contexts
 from mama_plugin.server.state import State
 from mama_plugin.services.saving.memories import save_checkpoint, save_decision
 from mama_plugin.storage import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 EVERY = list(load().listed)
+STATIC = [n for n in EVERY if n != MORE_TOOLS]  # a list that cannot grow has nothing to ask for
 MEMORIES = ["resuming", "searching", "deciding", "linking", "editing"]
+SEEDED = {"load_context", "search_by_topic", "search_recent"}  # a project with memories
 CLAUDE = "claude-code"
 
 
@@ -51,9 +61,13 @@ def test_a_project_of_insights_alone_can_correct_forget_and_promote(
     from mama_plugin.services.saving.memories import save_insight
 
     save_insight(store, project, {"content": "The staging DB resets nightly", "topic": "staging"})
+    assert "editing" in seed_contexts(store, project)  # possible: a prompt asking for it grows
     listed = seeded(seed_contexts(store, project))
-    assert {"update_memory", "forget_memory", "promote_memory"} <= set(listed)
-    assert "evolve_supersede" not in listed  # tracking waits for a decision
+    assert {"update_memory", "forget_memory", "promote_memory"}.isdisjoint(listed)
+    assert MORE_TOOLS in listed  # ... and the turn that asks reaches them through it
+    exposure = Exposure()
+    exposure.start(seed_contexts(store, project))
+    assert "forget_memory" in exposure.grow(["editing"])
 
 
 def test_the_sessions_own_rolling_checkpoint_is_not_earlier_work(
@@ -72,13 +86,24 @@ def test_the_sessions_own_rolling_checkpoint_is_not_earlier_work(
 def test_the_initial_list_for_each_state_of_the_memory() -> None:
     core = [n for n in EVERY if n in CORE]
     assert seeded([]) == core
-    with_memories = seeded(MEMORIES)
-    assert set(with_memories) - set(core) == {
-        "load_context", "search_by_topic", "search_recent", "suggest_links", "evolve_link",
-        "find_links", "graph_health", "link_memories", "rate_link", "update_memory", "forget_memory",
-        "promote_memory",
-    }  # fmt: skip
-    assert seeded([*MEMORIES, "tracking"]) == EVERY  # decisions: every tool
+    assert set(seeded(MEMORIES)) - set(core) == SEEDED
+    assert set(seeded([*MEMORIES, "tracking"])) - set(core) == SEEDED  # decisions: the same
+    # Proposed links wait for a verdict (the session start shows them): their tools too.
+    waiting = set(seeded([*MEMORIES, PROPOSAL])) - set(core)
+    assert waiting == SEEDED | set(CONTEXT_TOOLS["linking"])
+
+
+def test_the_first_list_of_a_project_with_memories_fits_its_budget() -> None:
+    # What Claude Code sends the model for each tool: its prefixed name, description, schema.
+    catalogue = load()
+    sent = [{"name": f"mcp__plugin_mama_mama__{n}", "description": catalogue.definition(n)["description"],
+             "input_schema": catalogue.definition(n)["inputSchema"]} for n in seeded(MEMORIES)]  # fmt: skip
+    assert len(json.dumps(sent)) / 4 <= 4000
+
+
+def test_more_tools_names_every_tool_the_first_list_leaves_out() -> None:
+    described = load().definition(MORE_TOOLS)["description"]
+    assert _named(described) == set(EVERY) - set(seeded([*MEMORIES, "tracking"]))
 
 
 def test_seeding_before_the_first_list_is_no_change() -> None:
@@ -99,12 +124,9 @@ def test_growth_happens_once_and_to_every_tool() -> None:
     exposure.start(MEMORIES)
     assert exposure.grow(["resuming", "searching"]) == []  # already listed: no change
     assert exposure.grow(None) == [] and exposure.changes == 0
-    assert exposure.grow("tracking") == [
-        "evolve_supersede",
-        "confidence_history",
-        "project_context",
-        "evolve_pass",
-    ]
+    assert exposure.grow("tracking") == []  # its tools are seeded: a report needs nothing new
+    added = exposure.grow("editing")
+    assert set(added) == set(EVERY) - set(CORE) - SEEDED
     assert exposure.listed(CLAUDE) == EVERY and exposure.changes == 1 and exposure.pending
     exposure.pending = False
     for context in CONTEXT_TOOLS:
@@ -114,14 +136,18 @@ def test_growth_happens_once_and_to_every_tool() -> None:
 
 def test_a_static_list_never_counts_a_change() -> None:
     exposure = Exposure(mode="force_static")
-    assert exposure.listed(CLAUDE) == EVERY
-    exposure.grow("tracking")
+    assert exposure.listed(CLAUDE) == STATIC
+    exposure.grow("editing")
+    exposure.grow_all("more_tools")
     assert exposure.changes == 0 and not exposure.pending
 
 
-def test_every_context_needs_known_tools_and_the_core_holds_no_context_alone() -> None:
+def test_every_context_needs_known_tools_and_more_tools_reaches_the_rest() -> None:
     assert needs(CONTEXT_TOOLS) <= set(EVERY) and set(CORE) <= set(EVERY)
-    assert needs(CONTEXT_TOOLS) | set(CORE) == set(EVERY)  # growth can reach every tool
+    exposure = Exposure()
+    exposure.start(MEMORIES)
+    assert exposure.grow_all("more_tools") and exposure.listed(CLAUDE) == EVERY
+    assert exposure.grow_all("more_tools") == [] and exposure.changes == 1  # once
 
 
 def _named(text: str) -> set[str]:
@@ -155,8 +181,10 @@ def test_a_command_names_only_tools_listed_before_its_turn(name: str) -> None:
     allowed, body = _command(name)
     named = _named(body)
     assert named <= allowed, f"/mama:{name} names tools it does not allow: {named - allowed}"
-    # A project with memories lists every tool the command names.
-    assert named <= set(seeded(MEMORIES)), named - set(seeded(MEMORIES))
+    # A project with memories lists every tool the command names before its turn, or (the
+    # link tools /mama:save offers after saving) right after the save that needs them.
+    after_a_save = set(seeded(MEMORIES)) | needs(AFTER_A_SAVE)
+    assert named <= after_a_save, named - after_a_save
     # A new project: what the command runs first is in the core. (/mama:resume stops when
     # there is no checkpoint; /mama:save calls the link tools only when memories existed.)
     first = named - {"load_context", "suggest_links", "evolve_link"}
@@ -174,7 +202,7 @@ def test_the_server_state_seeds_before_its_first_list(tmp_path: Path, mama_home:
         tell_story(store, "p")
     state = State(Config(mama_home), "p", db)
     try:
-        assert state.exposure_ready().listed(CLAUDE) == EVERY
+        assert set(state.exposure_ready().listed(CLAUDE)) == set(CORE) | SEEDED
         assert state.exposure.changes == 0
         # The prompt of a turn that reports an outcome needs nothing new: no change.
         assert state.observe("The load test failed. Record it and move us to Redis")[1] == []
@@ -191,7 +219,7 @@ def test_a_new_project_grows_once_after_its_first_decision(tmp_path: Path, mama_
         assert state.observe("the load test failed, move us to Redis sessions")[1] == []
         assert state.wrote() == [] and state.exposure.changes == 0  # nothing was written yet
         save_decision(state.store, "p", JWT)
-        assert "evolve_supersede" in state.wrote()
+        assert {"load_context", "suggest_links"} <= set(state.wrote())  # linking follows a save
         assert state.exposure.listed(CLAUDE) == EVERY and state.exposure.changes == 1
     finally:
         state.close()
@@ -202,7 +230,7 @@ def test_a_store_that_cannot_open_lists_every_tool(tmp_path: Path, mama_home: Pa
     folder.mkdir()  # not a database: Store.open fails
     state = State(Config(mama_home), "p", folder)
     try:
-        assert state.exposure_ready().listed(CLAUDE) == EVERY
+        assert state.exposure_ready().listed(CLAUDE) == EVERY  # every context, as if grown
         assert state.exposure.changes == 0
     finally:
         state.close()

@@ -21,7 +21,8 @@ from test_stdio import Wire
 
 from mama_plugin.config import Config
 from mama_plugin.jsonrpc import PROTOCOL_VERSIONS
-from mama_plugin.server.catalogue import CONTEXT_TOOLS, CORE, INSTRUCTIONS, load
+from mama_plugin.server.catalogue import CONTEXT_TOOLS, CORE, INSTRUCTIONS, MORE_TOOLS, load
+from mama_plugin.server.exposure import SEEDED
 from mama_plugin.server.warm_up import DRAIN_S
 
 FRONT = [sys.executable, "-m", "mama_plugin.server.front"]
@@ -84,7 +85,8 @@ def test_initialize_and_tools_list_come_from_the_catalogue(tmp_path: Path, mama_
     try:
         init = _initialize(wire, "inspector", version="2025-06-18")["result"]
         assert init["protocolVersion"] == "2025-06-18"
-        assert _names(wire) == list(catalogue.listed)  # any other client: every tool
+        # Any other client: every tool (and nothing to ask for more with).
+        assert _names(wire) == [n for n in catalogue.listed if n != MORE_TOOLS]
     finally:
         wire.close()
 
@@ -235,6 +237,32 @@ def test_a_tool_list_change_is_notified(tmp_path: Path, mama_home: Path) -> None
         wire.close()
 
 
+def test_a_call_that_grew_the_list_is_answered_after_the_client_lists_again(
+    tmp_path: Path, mama_home: Path
+) -> None:
+    # Claude Code builds its next request when the answer arrives: if it has listed the
+    # tools again by then, that request carries the new list (seen with 2.1.197).
+    wire = _front(mama_home, tmp_path)
+    try:
+        _initialize(wire, "claude-code")
+        assert MORE_TOOLS in _names(wire)
+        wire.send({"jsonrpc": "2.0", "id": 70, "method": "tools/call", "params": {
+            "name": MORE_TOOLS, "arguments": {}}})  # fmt: skip
+        first = json.loads(wire.received().get(timeout=30))
+        assert first == {"jsonrpc": "2.0", "method": LIST_CHANGED}  # before the answer
+        wire.send({"jsonrpc": "2.0", "id": 71, "method": "tools/list", "params": {}})
+        seen = [m.get("id") for m in _until(wire, 70)]
+        assert seen == [71, 70]  # the list first, then the answer that waited for it
+        assert _names(wire) == list(load().listed)
+        wire.send({"jsonrpc": "2.0", "id": 72, "method": "tools/call", "params": {
+            "name": MORE_TOOLS, "arguments": {}}})  # fmt: skip
+        again = _until(wire, 72)
+        assert "listed already" in again[-1]["result"]["content"][0]["text"]
+        assert len(again) == 1  # nothing changed: no notification
+    finally:
+        wire.close()
+
+
 def test_a_switched_off_project_saves_nothing(tmp_path: Path, mama_home: Path) -> None:
     wire = _front(mama_home, tmp_path)
     try:
@@ -321,8 +349,8 @@ def test_a_returning_users_first_list_is_seeded_before_the_store_opens(
         save_decision(store, project_key(project), {"topic": "auth", "decision": "Use JWT",
                                                     "reasoning": "no session store to run"})  # fmt: skip
     listed, before = _first_list(mama_home, project)
-    # A project with decisions gets the tracking tools (and the rest) on its first list...
-    wanted = {n for c in CONTEXT_TOOLS.values() for n in c} | set(CORE)
+    # A project with decisions gets the resume and search tools on its first list...
+    wanted = {n for c in SEEDED for n in CONTEXT_TOOLS[c]} | set(CORE)
     assert set(listed) == wanted, listed
     # ...read with the standard library's sqlite3: apsw and the store load in the warm-up.
     assert "sqlite3" in before and "apsw" not in before, sorted(before)

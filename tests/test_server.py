@@ -15,11 +15,14 @@ from conftest import CLAUDE, DESKTOP, JWT, connect, tell_story
 from conftest import text_result as text
 
 from mama_plugin.config import Config
-from mama_plugin.server.catalogue import CORE
+from mama_plugin.server.catalogue import CORE, MORE_TOOLS
 from mama_plugin.server.state import State
 from mama_plugin.server.tool_table import BY_NAME, TOOLS
 from mama_plugin.server.tools import CLAUDE_PREFIX, NAME_PATTERN
 from mama_plugin.storage import Store
+
+# What a client whose list cannot grow is shown: every tool but the one that asks for more.
+STATIC = [t.name for t in TOOLS if not t.hidden and t.name != MORE_TOOLS]
 
 
 def names(result: types.ListToolsResult) -> list[str]:
@@ -36,8 +39,7 @@ def test_tool_names_fit_the_api_even_with_claude_codes_prefix() -> None:
 async def test_static_client_sees_every_tool_with_schemas(state: State) -> None:
     async with connect(state, DESKTOP) as c:
         listed = await c.list_tools()
-        visible = [t.name for t in TOOLS if not t.hidden]
-        assert names(listed) == visible
+        assert names(listed) == STATIC
         by_name = {t.name: t for t in listed.tools}
         assert by_name["search_by_context"].annotations.read_only_hint is True
         assert by_name["save_decision"].annotations.read_only_hint is False
@@ -201,12 +203,8 @@ async def test_a_project_with_decisions_lists_their_tools_from_the_first_list(
     try:
         async with connect(s, CLAUDE) as c:
             first = set(names(await c.list_tools()))
-            assert {
-                "evolve_outcome",
-                "evolve_supersede",
-                "search_by_topic",
-                "load_context",
-            } <= first
+            assert {"evolve_outcome", "search_by_topic", "load_context", MORE_TOOLS} <= first
+            assert "evolve_supersede" not in first  # save_decision(supersedes=) replaces
             await c.call_tool(
                 "observe_prompt", {"prompt": "The load test failed. Move us to Redis"}
             )
@@ -227,9 +225,7 @@ async def test_modes(tmp_path: Path, mama_home: Path, project: str) -> None:
         async with connect(s, client) as c:
             listed = set(names(await c.list_tools()))
         s.close()
-        assert listed == (
-            set(CORE) if expected == "core" else {t.name for t in TOOLS if not t.hidden}
-        )
+        assert listed == (set(CORE) if expected == "core" else set(STATIC))
 
 
 @pytest.mark.anyio
@@ -245,7 +241,7 @@ async def test_a_failed_notification_falls_back_to_every_tool(
     async with connect(state, CLAUDE) as c:
         assert set(names(await c.list_tools())) == set(CORE)
         await c.call_tool("save_decision", JWT)  # grows the list: the notification fails
-        assert set(names(await c.list_tools())) == {t.name for t in TOOLS if not t.hidden}
+        assert set(names(await c.list_tools())) == set(STATIC)
     assert state.exposure.failed
 
 

@@ -184,7 +184,7 @@ def test_unknown_implements_ids_are_named_by_their_field(store: Store, project: 
 
 
 def test_superseded_is_not_an_outcome_to_record_by_hand(store: Store, project: str) -> None:
-    with pytest.raises(ValidationError, match="use evolve_supersede"):
+    with pytest.raises(ValidationError, match="save_decision with supersedes="):
         record_outcome(
             store, {"memory_id": _jwt(store, project), "outcome": "superseded", "details": "d"}
         )

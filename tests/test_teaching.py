@@ -81,7 +81,7 @@ def test_after_a_failure_the_rejected_alternative_is_offered(store: Store) -> No
     assert (
         "It had rejected 'Server-side sessions in Redis' (rejected then: one more service)" in offer
     )
-    assert f"evolve_supersede with supersedes={jwt}" in offer
+    assert f"save_decision with supersedes={jwt}" in offer
     _judge(store, bare, "PARTIAL")
     partial = store.memories.require(bare)
     assert next_move(partial, partial).startswith("It names no alternative it rejected")

@@ -23,6 +23,7 @@ from .narrative import (
 from .queries import (
     LoadCheckpointInput,
     LoadContextInput,
+    MoreToolsInput,
     SearchByContextInput,
     SearchByTopicInput,
     SearchRecentInput,
@@ -42,6 +43,7 @@ __all__ = [
     "LinkInput",
     "LoadCheckpointInput",
     "LoadContextInput",
+    "MoreToolsInput",
     "NextStep",
     "Outcome",
     "OutcomeInput",

@@ -12,6 +12,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 
 from ..relationships import normalise
 from .narrative import (
@@ -66,7 +67,7 @@ LinkTagWords = Annotated[
 
 
 class LinkInput(Strict):
-    """A link from the memory being saved to an existing one; the reason is required."""
+    """A link from the memory being saved to an existing one, with WHY."""
 
     to_id: MemoryId
     relationship: Annotated[
@@ -100,7 +101,9 @@ class _Saves(Strict):
 
     tags: Tags = []
     links: Links = []
-    session_id: Annotated[str, Field(max_length=200)] = ""
+    # Stamped by the server from the hooks (a model does not know its session id): accepted
+    # from a client that does, not listed.
+    session_id: SkipJsonSchema[Annotated[str, Field(max_length=200)]] = ""
 
     _lists = field_validator("tags", "links", mode="before")(lambda cls, v: _listify(v))
 
@@ -127,18 +130,17 @@ class DecisionInput(_Saves):
     relation: Annotated[
         Literal["supersedes", "refines", "coexists"] | None,
         Field(
-            description="How this decision stands to the topic's other current decisions "
-            "(those not named in supersedes or links): supersedes replaces them, refines builds "
-            "on them, coexists leaves them standing. Omitted, a save on such a topic asks."
+            description="How this stands to the topic's other current decisions (not named in "
+            "supersedes or links): supersedes replaces, refines builds on, coexists leaves "
+            "them. Omitted, a save on such a topic asks."
         ),
     ] = None
     implements: Annotated[list[MemoryId], Field(max_length=LIST_MAX)] = []
     draft: Annotated[
         bool,
         Field(
-            description="true: save nothing; return a drafted narrative (reasoning, "
-            "alternatives, tension, next steps, and evidence from the files and commands this "
-            "session touched) to review and then save. reasoning may be omitted when drafting."
+            description="true: save nothing, return a narrative drafted from the files and "
+            "commands this session touched, to review and then save (reasoning may be omitted)."
         ),
     ] = False
     context: Annotated[
@@ -330,8 +332,8 @@ class OutcomeInput(Strict):
         if value == "SUPERSEDED":
             # Only a successor can supersede: otherwise the decision would stand unreplaced.
             raise ValueError(
-                "SUPERSEDED is recorded by replacing the decision: use evolve_supersede "
-                "(a new decision with supersedes=<id>)"
+                "SUPERSEDED is recorded by replacing the decision: save_decision with "
+                "supersedes=<id> (the decision that replaces it)"
             )
         return value
 

@@ -33,9 +33,7 @@ class LoadContextInput(Strict):
 
     memory_id: MemoryId
     # services/graph/depths.py: load_context's own limit (2) by default, the global cap (5) at most.
-    depth: Annotated[
-        int, Field(ge=1, le=5, description="Link hops to follow (default 2, at most 5).")
-    ] = 2
+    depth: Annotated[int, Field(ge=1, le=5, description="Link hops to follow.")] = 2
 
 
 class SearchByTopicInput(Strict):
@@ -56,7 +54,7 @@ class SearchByContextInput(Strict):
             description="The question, e.g. 'auth for a high-traffic service?'.",
         ),
     ]
-    k: Annotated[int, Field(ge=1, le=50, description="How many memories (default 8).")] = 8
+    k: Annotated[int, Field(ge=1, le=50, description="How many memories.")] = 8
     include_evolution: bool = True
     include_evidence: bool = True
     include_tensions: bool = True
@@ -104,6 +102,10 @@ def instant_ms(text: str) -> int:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return int(moment.timestamp() * 1000)
+
+
+class MoreToolsInput(Strict):
+    """No arguments."""
 
 
 class SearchRecentInput(Strict):

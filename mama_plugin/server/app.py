@@ -25,6 +25,7 @@ from . import background, dispatch
 from .background import drain_before_exit, end_process, exit_on_signal
 from .base import Tool
 from .catalogue import INSTRUCTIONS, OFF
+from .hook_table import HOOKS
 from .process import composition_root
 from .state import State
 from .tool_table import BY_NAME
@@ -62,6 +63,8 @@ def _schema(model: type) -> dict[str, Any]:
         return node
 
     schema = {**lean(inline(schema)), "additionalProperties": False}
+    # The model's docstring restates the tool's description, which the client lists beside it.
+    schema.pop("description", None)
     # Required fields first: the order a model reads them in is the order it fills them in.
     required = schema.get("required", [])
     props = schema.get("properties", {})
@@ -79,8 +82,9 @@ _UNLISTED = frozenset({"title", "minLength", "maxLength", "maxItems"})
 
 
 def lean(node: Any) -> Any:
-    """``node`` (a JSON schema) as it is listed: without ``_UNLISTED`` keys, empty defaults and
-    nested ``additionalProperties: false``; an optional ``X | None`` told as ``X``."""
+    """``node`` (a JSON schema) as it is listed: without ``_UNLISTED`` keys, empty defaults,
+    nested ``additionalProperties: false`` and a list's item description when the list has
+    its own; an optional ``X | None`` told as ``X``."""
     if isinstance(node, list):
         return [lean(v) for v in node]
     if not isinstance(node, dict):
@@ -92,6 +96,11 @@ def lean(node: Any) -> Any:
             rest = {k: v for k, v in node.items() if k not in ("anyOf", "default")}
             return lean({**kept[0], **rest})
     out = {}
+    items = node.get("items")
+    if "description" in node and isinstance(items, dict) and "description" in items:
+        # A list's items told twice: once as the list ("Checked and true, each with its
+        # evidence"), once as each item ("Checked and true, with the evidence…").
+        node = {**node, "items": {k: v for k, v in items.items() if k != "description"}}
     for key, value in node.items():
         if key in _UNLISTED or (key == "default" and _empty(value)):
             continue
@@ -151,6 +160,7 @@ def build_server(state: State) -> Server[Any]:
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         names = state.exposure_ready().listed(_client(ctx))
+        state.exposure.listings += 1
         tools = [tool_definition(BY_NAME[n]) for n in names]
         if LINK_TOOL in names:  # the project's frequent words as the link tool's parameters
             words = state.parameter_words()
@@ -161,11 +171,17 @@ def build_server(state: State) -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        changes = state.exposure.changes
         reply = await dispatch.call(
             state, params.name, params.arguments, client=_client(ctx), call_id=_call_id(params)
         )
         if state.exposure.pending:
             await _notify(ctx, bus, state)
+        grew = state.exposure.changes != changes and not state.exposure.failed
+        if grew and params.name not in HOOKS:
+            # Answered once the client has listed the tools again: its next request has them
+            # (a hook's turn was built before the hook ran: no wait there).
+            await anyio.to_thread.run_sync(state.exposure.relisted)
         return types.CallToolResult(
             content=[types.TextContent(text=reply.text)],
             structured_content=reply.structured,
@@ -187,6 +203,7 @@ async def _notify(
 ) -> None:
     """Tell the client its tool list changed, the way each protocol era hears it."""
     state.exposure.pending = False
+    state.exposure.told_at = state.exposure.listings
     try:
         await ctx.session.send_tool_list_changed()  # up to 2025-11-25
         await bus.publish(ToolsListChanged())  # 2026-07-28: subscriptions/listen streams

@@ -103,6 +103,8 @@ class Env:
     # Gives a model that reads Korean (multilingual-e5) for a prompt the embedder cannot read,
     # made on first use; None when there is none.
     reader_of: Callable[[], EmbeddingModel | None] = field(default=lambda: None)
+    # Lists every tool for the rest of the session (more_tools); returns the names added.
+    list_every_tool: Callable[[], list[str]] = field(default=lambda: [])
 
     @property
     def assistant(self) -> Any:

@@ -37,6 +37,9 @@ CORE: tuple[str, ...] = tuple(_EXPOSURE.get("core", ()))
 CONTEXT_TOOLS: dict[str, tuple[str, ...]] = {
     context: tuple(names) for context, names in _EXPOSURE.get("contexts", {}).items()
 }
+# The tool that lists the rest when the model asks (server/menu_tools.py): only a session
+# whose list can grow is shown it.
+MORE_TOOLS = "more_tools"
 # The tool whose listed schema grows the project's frequent relationship words (word_params).
 WORD_PARAMETER_TOOL: str = _EXPOSURE.get("word_parameters", "")
 # The sentences of the initialize instructions, each said only when every tool it names is

@@ -2,17 +2,17 @@
 
 Contexts: ``resuming`` (picking up earlier work), ``deciding`` (choosing between options or
 moving to a replacement), ``searching`` (asking what was decided or why), ``tracking``
-(reporting how something turned out), ``linking`` (a verdict on a link MAMA proposed), or
-None. A prompt may do several at once: "the load test
-failed, move us to Redis sessions" is tracking and deciding. English and Korean. Standard
-library only; microseconds per prompt.
+(reporting how something turned out), ``linking`` (a verdict on a link MAMA proposed),
+``editing`` (correcting, forgetting or promoting a memory), or None. A prompt may do several
+at once: "the load test failed, move us to Redis sessions" is tracking and deciding. English
+and Korean. Standard library only; microseconds per prompt.
 """
 
 from __future__ import annotations
 
 import re
 
-CONTEXTS = ("resuming", "deciding", "searching", "tracking", "linking")
+CONTEXTS = ("resuming", "deciding", "searching", "tracking", "linking", "editing")
 
 _RULES: dict[str, tuple[str, ...]] = {
     "resuming": (
@@ -51,6 +51,18 @@ _RULES: dict[str, tuple[str, ...]] = {
         r"\b(accept|reject|confirm|approve|decline)\w*\b[^.?!\n]{0,40}(\blinks?\b|\bsuggestions?\b|#\d)",
         r"(\blinks?\b|\bsuggestions?\b|#\d)[^.?!\n]{0,40}\b(accept|reject|confirm|approve|decline)",
         r"(링크|제안|연결).{0,20}(수락|승인|거절|확인|받아|맞아)",
+    ),
+    # A memory to correct, forget or keep for every project ("forget dec_…", "that memory is
+    # wrong"): the object names MAMA's memory, so "delete the cache entry" is not one.
+    "editing": (
+        r"\b(forget|delete|remove|erase|drop|correct|fix|update|edit|amend)\b[^.?!\n]{0,30}"
+        r"\b(memor(y|ies)|(dec|chk|ins|ctx)_\w+|(that|the|this|your|saved) (decision|checkpoint|"
+        r"insight|note))\b",
+        r"\b(memor(y|ies)|(dec|chk|ins|ctx)_\w+)\b[^.?!\n]{0,30}\b(is|was|are) (wrong|outdated|"
+        r"out of date|stale|incorrect)\b",
+        r"\b(promote|keep (it|this|that) (for|in|across) (every|all) projects?|globally)\b",
+        r"(기억|메모리|결정|체크포인트).{0,20}(잊어|지워|삭제|수정|고쳐|정정|틀렸)|"
+        r"모든 프로젝트(에|에서)",
     ),
 }
 # MAMA's own slash commands say outright what comes next (typed as /mama-x or /mama:x).

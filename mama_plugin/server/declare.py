@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from .base import Answer, Env, Tool
 
 # The conversational contexts a tool may be listed for, in the order the exposure sets keep
-# them (context.py detects the first five in prompts; "editing" is seeded from the store).
+# them (context.py detects each in prompts; the store's state seeds the first three).
 CONTEXTS = ("resuming", "searching", "deciding", "tracking", "linking", "editing")
 
 H = TypeVar("H", bound=Callable[..., Answer])

@@ -23,7 +23,7 @@ from .declare import tool
     read_only=False,
     slow=True,
     destructive=True,
-    contexts=("tracking", "editing"),
+    contexts=("editing",),
 )
 def do_update(env: Env, args: UpdateInput) -> Answer:
     """Correct a memory read at ``expected_version``; a stale version is a conflict (error)."""
@@ -42,7 +42,7 @@ def do_update(env: Env, args: UpdateInput) -> Answer:
     read_only=False,
     slow=True,
     destructive=True,
-    contexts=("tracking", "editing"),
+    contexts=("editing",),
 )
 def do_forget(env: Env, args: ForgetInput) -> Answer:
     """Forget a memory; the session start is rendered again without it."""
@@ -57,7 +57,7 @@ def do_forget(env: Env, args: ForgetInput) -> Answer:
     "(a preference, a habit): every project's search and session start read it. back=true "
     "returns a global memory to this project.",
     read_only=False,
-    contexts=("tracking", "editing"),
+    contexts=("editing",),
 )
 def do_promote(env: Env, args: PromoteInput) -> Answer:
     """Make a memory global (every project inherits it), or return it to this project."""

@@ -46,8 +46,15 @@ from ..jsonrpc import (
     request,
     tool_result,
 )
-from .catalogue import CONTEXT_TOOLS, instructions, load
-from .exposure import MEMORY_KINDS, Exposure, contexts_of
+from .catalogue import instructions, load
+from .exposure import (
+    MEMORY_KINDS,
+    PROPOSAL,
+    RELIST_WAIT_S,
+    UNREADABLE,
+    Exposure,
+    contexts_of,
+)
 from .hook_table import HOOK_BUDGET_S, HOOK_LEAST_S, HOOKS
 from .process import composition_root, early_exposure, leave_signals_to_the_main_thread
 from .warm_up import DRAIN_S, WarmUp
@@ -159,13 +166,14 @@ class Front(WarmUp, LineSession):
         try:
             from ..storage.peek import kinds_present
 
-            return contexts_of(kinds_present(db, self.project, MEMORY_KINDS))
+            return contexts_of(kinds_present(db, self.project, (*MEMORY_KINDS, PROPOSAL)))
         except Exception as exc:
             log.error("the tool list could not be seeded from %s (%s): every tool", db, exc)
-            return list(CONTEXT_TOOLS)
+            return list(UNREADABLE)
 
     def tool_list(self) -> list[dict[str, Any]]:
         self.served = names = self.exposure().listed(self.client)
+        self.exposure().listings += 1
         words: list[Any] = []
         if LINK_TOOL in names:  # the project's frequent words as the link tool's parameters
             words = peek_words(self.db or self.config.db_path, self.project)
@@ -217,6 +225,7 @@ class Front(WarmUp, LineSession):
                 f"MAMA's server could not load (details in {where}); nothing was saved.",
                 error=True,
             )
+        changes = self.exposure().changes
         try:
             call = partial(self._dispatch.call, client=self.client, call_id=call_id)
             reply = self.portal.call(call, self.state, name, arguments)
@@ -224,6 +233,11 @@ class Front(WarmUp, LineSession):
             log.error("tool %s could not run:\n%s", name, traceback.format_exc())
             return tool_result(f"{name} could not run: MAMA's server is stopping.", error=True)
         self.notify_if_pending()
+        exposure = self.exposure()
+        if exposure.changes != changes and not exposure.failed and not exposure.relisted():
+            # Answered once the client has listed the tools again (whichever thread told it),
+            # its next request carries them; a hook's turn was built before the hook: no wait.
+            log.info("the client did not list the tools again within %.1f s", RELIST_WAIT_S)
         return dict(reply.result())
 
     def _hook(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
@@ -258,6 +272,7 @@ class Front(WarmUp, LineSession):
         if not exposure.pending:
             return
         exposure.pending = False
+        exposure.told_at = exposure.listings
         try:
             self.send(LIST_CHANGED)
         except (OSError, ValueError) as exc:

@@ -45,7 +45,6 @@ def relationship_hints(env: Env, words: Iterable[str]) -> list[dict[str, Any]]:
     "inspired_by also finds motivated_by) — or what happened after a memory (after=<id>: "
     "what implemented it or came next, within window_days).",
     read_only=True,
-    contexts=("linking",),
 )
 def do_find_links(env: Env, args: FindLinksInput) -> Answer:
     if args.after is not None:
@@ -74,7 +73,6 @@ def do_find_links(env: Env, args: FindLinksInput) -> Answer:
     "How connected the project's memory graph is: isolated memories, components, "
     "relationship words and their canonical coverage, with recommendations.",
     read_only=True,
-    contexts=("linking",),
 )
 def do_graph_health(env: Env, args: GraphHealthInput) -> Answer:
     health = graph_health(env.store, env.project)

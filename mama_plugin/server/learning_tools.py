@@ -28,7 +28,6 @@ from .declare import tool
     "outcomes (and the outcomes of what it is linked to) made, with when, from, to and "
     "which memory's outcome caused it.",
     read_only=True,
-    contexts=("tracking",),
 )
 def do_confidence(env: Env, args: ConfidenceInput) -> Answer:
     """A memory's confidence now and every move outcomes made to it, oldest first."""
@@ -58,7 +57,6 @@ _STALE_WAYS = (
     "description to save what the project is; detail=stale, hubs or learned for that part "
     "in full.",
     read_only=False,
-    contexts=("tracking",),
 )
 def do_project_context(env: Env, args: ProjectContextInput) -> Answer:
     """The project's context (its description saved first, when one is given), or one part
@@ -93,7 +91,6 @@ def do_project_context(env: Env, args: ProjectContextInput) -> Answer:
     "and outcomes do both already: run it after an import or a teammate's sync. Safe to "
     "run again.",
     read_only=False,
-    contexts=("tracking",),
 )
 def do_evolve_pass(env: Env, args: EvolvePassInput) -> Answer:
     """Apply the outcomes not applied yet, then write the notes memories lack; both once."""

@@ -23,7 +23,6 @@ from .graph_tools import relationship_hints
     "optional tags. A relationship word this project uses often is a parameter of its "
     "own (e.g. inspired_by=<id>).",
     read_only=False,
-    contexts=("linking",),
     word_parameters=True,
 )
 def do_link_memories(env: Env, args: LinkMemoriesInput) -> Answer:
@@ -44,7 +43,6 @@ def do_link_memories(env: Env, args: LinkMemoriesInput) -> Answer:
     "its number, when the user says two memories are not related as the link claims.",
     read_only=False,
     destructive=True,
-    contexts=("linking",),
 )
 def do_rate_link(env: Env, args: RateLinkInput) -> Answer:
     judged = judge_link(env.store, args.link_id, args.verdict)

@@ -74,7 +74,8 @@ def readme_table() -> str:
         if t.replaced_by:
             listed = "only with `legacy_tools_listed`: a MAMA v1.0 name"
         else:
-            listed = "always" if t.core else "for " + ", ".join(t.contexts)
+            when = "for " + ", ".join(t.contexts) if t.contexts else "on request (`more_tools`)"
+            listed = "always" if t.core else when
         # Escaped for Markdown: a | would end the cell, a <id> be read as an HTML tag.
         said = t.description.replace("|", "\\|").replace("<", "&lt;")
         rows.append(f"| `{t.name}` | {listed} | {said} |")

@@ -15,8 +15,9 @@ from ..storage import Store
 from ..storage.connection import wait_left_s
 from ..storage.parameter_words import ParameterWord
 from ..storage.relationship_words import RelationshipWords
-from .context import CONTEXTS, detect_all
-from .exposure import Exposure, seed_contexts
+from .catalogue import MORE_TOOLS
+from .context import detect_all
+from .exposure import AFTER_A_SAVE, UNREADABLE, Exposure, seed_contexts
 from .word_params import TOOL_FIELDS
 
 if TYPE_CHECKING:
@@ -133,7 +134,7 @@ class State:
         The server calls it after every successful write by a listed tool (not the hooks': a
         rolling checkpoint is the session's own and needs no tool). Returns what was added.
         """
-        possible = self._possible()
+        possible = [c for c in self._possible() if c in AFTER_A_SAVE]
         words = [w.word for w in self.parameter_words()]
         with self._observing:
             self.exposure.reword(words)  # a word promoted by this write: the schema changed
@@ -155,7 +156,7 @@ class State:
             return seed_contexts(self.store, self.project, session_id=session)
         except Exception as exc:  # a damaged store must not take tools away
             log.error("the project's memory could not be read for the tool list (%s)", exc)
-            return list(CONTEXTS)
+            return list(UNREADABLE)
 
     @property
     def assistant(self) -> Any:
@@ -219,7 +220,13 @@ class State:
             call_id,
             self.embedder_within,
             self.reader,
+            self.list_every_tool,
         )
+
+    def list_every_tool(self) -> list[str]:
+        """List every tool from now on (the model asked: more_tools); the names added."""
+        with self._observing:
+            return self.exposure.grow_all(MORE_TOOLS)
 
     def embedder_within(self, timeout_s: float) -> Any:
         """The embedder, waiting up to ``timeout_s`` while it loads; None when unavailable.

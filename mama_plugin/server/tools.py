@@ -137,8 +137,11 @@ def do_save_decision(env: Env, args: DecisionInput) -> Answer:
 
 @tool(
     "save_checkpoint",
-    "Save where the work stands: what was done, what remains, the next step with its context, "
-    "open files, unresolved tension; implements=[decision ids].",
+    "Save where the work stands so the next session carries on from that very point: the "
+    "state as it was left (the edit or command in progress, what the code does now and what "
+    "it was being changed to), what was done and remains, the next step with its context, "
+    "open files, unresolved tension, the evidence for what is confirmed; "
+    "implements=[decision ids].",
     read_only=False,
     core=True,
 )
@@ -335,10 +338,10 @@ def do_search_recent(env: Env, args: SearchRecentInput) -> Answer:
 
 @tool(
     "evolve_outcome",
-    "Record what happened to a decision: SUCCESS, PARTIAL, FAILED or SUPERSEDED, with details "
-    "(numbers), what was expected, evidence, what was learned, would_repeat and next_time; "
-    "VERIFIED when it still holds against the code (a 'verify:' line clears). It moves the "
-    "decision's confidence and what rests on it.",
+    "Record what happened to a decision: SUCCESS, PARTIAL or FAILED with details (numbers) "
+    "and what was learned; VERIFIED when it still holds against the code (a 'verify:' line "
+    "clears). It moves the decision's confidence and what rests on it; a replacement is "
+    "save_decision with supersedes=<id>.",
     read_only=False,
     core=True,
     contexts=("tracking",),
@@ -373,7 +376,6 @@ def do_outcome(env: Env, args: OutcomeInput) -> Answer:
     "Replace an earlier decision with a new one (supersedes is required); the old one is kept "
     "as history, marked superseded.",
     read_only=False,
-    contexts=("tracking",),
     drafted=do_draft_decision,
 )
 def do_supersede(env: Env, args: SupersedeInput) -> Answer:

@@ -38,7 +38,8 @@ def backup_may_be_due(db: Path, now: float) -> bool:
 
 
 def kinds_present(db: Path, project: str, kinds: Iterable[str]) -> set[str]:
-    """Which of the memory types ``kinds`` ``project`` has any memory of (one index probe each).
+    """Which of the memory types ``kinds`` ``project`` has any memory of (one index probe each);
+    the kind ``proposal`` is there when a proposed link of ``project`` waits for a verdict.
 
     Raises ``sqlite3.Error`` (or OSError) when the file cannot be read as a MAMA database:
     the caller decides what that means.
@@ -48,13 +49,17 @@ def kinds_present(db: Path, project: str, kinds: Iterable[str]) -> set[str]:
         return {
             kind
             for kind in kinds
-            if conn.execute(
-                "SELECT EXISTS(SELECT 1 FROM memories WHERE project = ? AND type = ?)",
-                (project, kind),
-            ).fetchone()[0]
+            if conn.execute(_PRESENT[kind == "proposal"], (project, kind)).fetchone()[0]
         }
     finally:
         conn.close()
+
+
+_PRESENT = (
+    "SELECT EXISTS(SELECT 1 FROM memories WHERE project = ? AND type = ?)",
+    "SELECT EXISTS(SELECT 1 FROM link_suggestions WHERE project = ? AND status = 'pending' "
+    "AND ? = 'proposal')",
+)
 
 
 def fingerprint(conn: Any, project: str) -> str:

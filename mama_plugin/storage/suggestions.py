@@ -207,6 +207,15 @@ class Suggestions(Repository):
             )
             return self.require(suggestion_id)
 
+    def any_pending(self, project: str) -> bool:
+        """Whether a suggestion of ``project`` waits for a verdict (one index probe)."""
+        found = self.conn.execute(
+            "SELECT EXISTS(SELECT 1 FROM link_suggestions "
+            "WHERE project = ? AND status = 'pending')",
+            (project,),
+        ).fetchone()
+        return bool(found and found[0])
+
     def counts(self, project: str) -> dict[str, int]:
         """How many suggestions of ``project`` have each status (every status present)."""
         rows = self.conn.execute(

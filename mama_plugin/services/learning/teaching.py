@@ -36,7 +36,7 @@ def next_move(memory: MemoryRecord, current: MemoryRecord) -> str:
     if current.id != memory.id:
         return ""  # already replaced: the replacement is the next move
     alt = rejected_alternative(memory)
-    save = f"evolve_supersede with supersedes={memory.id}"
+    save = f"save_decision with supersedes={memory.id}"
     if alt is None:
         return f"It names no alternative it rejected: {save} saves what replaces it."
     option, why = alt
