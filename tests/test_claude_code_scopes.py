@@ -19,7 +19,7 @@ from mama_plugin.services.saving.scopes import promote
 from mama_plugin.storage import Store
 
 pytestmark = needs_claude
-PROMOTE = f"{SERVER}__promote_memory"
+PROMOTE, MORE = f"{SERVER}__promote_memory", f"{SERVER}__more_tools"
 PREFERENCE = "I prefer explicit, hand-written database migrations over auto-generated ones"
 
 
@@ -35,18 +35,22 @@ def test_a_new_project_s_session_start_names_the_global_memory_and_the_model_pro
         habit = save_insight(
             store, project_key(project), {"content": "Always load-test auth changes at 10K req/s"}
         ).memory.id
-        # promote_memory is listed with the tracking tools, for a project that holds a decision.
+        # promote_memory is one more_tools call away in any project with memories.
         save_decision(store, project_key(project), {"topic": "auth", "decision": "Redis sessions",
                                                     "reasoning": "p99 4 ms at 10K req/s"})  # fmt: skip
     fake = run_claude(
-        [tool_use(PROMOTE, {"memory_id": habit}), text("It holds everywhere now.")],
+        [
+            tool_use(MORE, {}),
+            tool_use(PROMOTE, {"memory_id": habit}),
+            text("It holds everywhere now."),
+        ],
         "Keep the load-testing habit for all my projects.",
         tmp_path,
         "global",
     )
     first = str(fake.main_requests[0].get("system", "")) + str(fake.main_requests[0]["messages"])
     assert "Yours in every project (global):" in first and f"{PREFERENCE} ({pref})" in first
-    answer = result_of(fake.main_requests[1], PROMOTE)
+    answer = result_of(fake.main_requests[2], PROMOTE)
     assert not answer["is_error"] and "is global now" in answer["text"], answer["text"]
     with Store.open(config=Config(mama_home)) as store:
         assert store.memories.require(habit).project == GLOBAL

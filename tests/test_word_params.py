@@ -16,7 +16,7 @@ from test_front import LIST_CHANGED, _front, _initialize, _until
 from mama_plugin.config import Config
 from mama_plugin.project import project_key
 from mama_plugin.schema.links import LinkMemoriesInput
-from mama_plugin.server.catalogue import load
+from mama_plugin.server.catalogue import MORE_TOOLS, load
 from mama_plugin.server.state import State
 from mama_plugin.server.word_params import LINK_TOOL, TOOL_FIELDS
 from mama_plugin.storage import NewMemory, Store
@@ -90,6 +90,12 @@ async def test_the_listed_schema_takes_the_projects_words_and_a_promotion_is_tol
 
     try:
         async with connect(state, CLAUDE, message_handler=on_message) as c:
+            await c.list_tools()
+            await c.call_tool(MORE_TOOLS, {})  # the link tool is listed on request
+            with anyio.fail_after(2):
+                await got.wait()
+            got = anyio.Event()
+            grown = state.exposure.changes
             schema = _link_schema((await c.list_tools()).tools)
             assert "inspired_by" in schema["properties"] and "based_on" not in schema["properties"]
             assert (
@@ -101,7 +107,7 @@ async def test_the_listed_schema_takes_the_projects_words_and_a_promotion_is_tol
                 LINK_TOOL, {"from_id": ids[2], "inspired_by": ids[3], "reason": "it read it"}
             )
             assert not done.is_error and "--inspired_by-->" in text_result(done)
-            assert not got.is_set() and state.exposure.changes == 0  # nothing new promoted
+            assert not got.is_set() and state.exposure.changes == grown  # nothing new promoted
             # A word that is not promoted here is no parameter: the answer says which are.
             refused = await c.call_tool(
                 LINK_TOOL, {"from_id": ids[2], "based_on": ids[3], "reason": "r"}
@@ -116,7 +122,7 @@ async def test_the_listed_schema_takes_the_projects_words_and_a_promotion_is_tol
             assert not done.is_error
             with anyio.fail_after(2):
                 await got.wait()
-            assert state.exposure.changes == 1
+            assert state.exposure.changes == grown + 1
             assert state.exposure.words == ("inspired_by", "based_on")  # 52 and 51 uses
             again = _link_schema((await c.list_tools()).tools)
             assert {"inspired_by", "based_on"} <= set(again["properties"])
@@ -161,6 +167,10 @@ def test_the_front_lists_the_words_before_the_store_opens(tmp_path: Path, mama_h
     wire = _front(mama_home, tmp_path)
     try:
         _initialize(wire, "claude-code")
+        wire.request("tools/list")
+        more = {"name": MORE_TOOLS, "arguments": {}}  # the link tool is listed on request
+        wire.send({"jsonrpc": "2.0", "id": 69, "method": "tools/call", "params": more})
+        _until(wire, 69)
         tools = wire.request("tools/list")["result"]["tools"]
         schema = next(t for t in tools if t["name"] == LINK_TOOL)["inputSchema"]
         assert "inspired_by" in schema["properties"] and "based_on" not in schema["properties"]

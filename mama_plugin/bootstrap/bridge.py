@@ -33,6 +33,7 @@ from .launcher import HERE, ROOT
 from .run import spawn_catchup, spawn_detached
 
 TOOLS_JSON = HERE / "tools.json"
+MORE = "more_tools"  # server/catalogue.py's MORE_TOOLS (this module reads no server code)
 HANDOVER_TIMEOUT_S = 30.0
 BOOTSTRAP_RETRY_S = 60.0
 INSTRUCTIONS = (
@@ -63,7 +64,9 @@ class Bridge:
     def __init__(self, stdin: BinaryIO, stdout: BinaryIO, argv: list[str]) -> None:
         self.stdin, self.stdout, self.argv = stdin, stdout, argv
         listing = json.loads(TOOLS_JSON.read_text(encoding="utf-8"))
-        self.tools: list[dict[str, Any]] = listing["tools"]
+        # The full static list, as the real server gives it under force_static: every tool but
+        # the one that asks for more (server/exposure.py lists it only to a growing list).
+        self.tools: list[dict[str, Any]] = [t for t in listing["tools"] if t["name"] != MORE]
         self.hook_tools = frozenset(listing["hook_tools"])
         self.write_lock = threading.Lock()
         self.init_line: bytes | None = None
