@@ -30,6 +30,7 @@ from mama_plugin.config import Config
 from mama_plugin.errors import MamaError
 from mama_plugin.schema import parse
 from mama_plugin.schema.assist import DraftRequest
+from mama_plugin.text import estimate_tokens
 from mama_plugin.transcript import Digest
 from mama_plugin.transcript.turns import turn_digests
 
@@ -91,6 +92,7 @@ class Tally:
         self.load: list[float] = []
         self.first: list[float] = []
         self.full: list[float] = []
+        self.text_tokens: list[int] = []  # the draft as the reviewing model reads it
 
     def score(
         self, label: dict[str, Any], draft: Draft, conversation: str, baseline: Draft | None
@@ -98,6 +100,7 @@ class Tally:
         """Count one turn's draft against its labels (``baseline``: the extractor's draft)."""
         mine = items_of(draft)
         before = items_of(baseline) if baseline is not None else None
+        self.text_tokens.append(estimate_tokens(draft.as_text(Path("/nonexistent"))))
         for layer in ORDER:
             evidence = layer == "evidence"
             labels = list(label[layer])
@@ -137,6 +140,12 @@ class Tally:
             "first_token_s_median": median(self.first),
             "full_s_median": median(self.full),
             "full_s_p95": p95(self.full),
+            # The draft's text (templates/draft.md.j2, no user override), 4 characters a token.
+            "text_tokens_median": median(self.text_tokens),
+            "text_tokens_p90": sorted(self.text_tokens)[int(len(self.text_tokens) * 0.9)]
+            if self.text_tokens
+            else None,
+            "text_tokens_max": max(self.text_tokens, default=None),
             "layers": {
                 layer: {
                     "proposed": self.proposed[layer],
@@ -295,6 +304,13 @@ def render(data: dict[str, Any]) -> str:
             f"{cell(f['load_s'], unit=' s')} | {cell(f['first_token_s_median'], unit=' s')} | "
             f"{full} |"
         )
+    sized = [(n, f) for n, f in data["configurations"].items() if f.get("text_tokens_median")]
+    if sized:  # figures from before 12-02 have none
+        told = "; ".join(
+            f"{n} {f['text_tokens_median']:g} / {f['text_tokens_p90']} / {f['text_tokens_max']}"
+            for n, f in sized
+        )
+        lines += ["", f"  draft text tokens (median / p90 / max): {told}"]
     lines += ["", "| layer | " + " | ".join(data["configurations"]) + " |"]
     lines.append("|---|" + "---|" * len(data["configurations"]))
     for layer in ORDER:

@@ -225,7 +225,18 @@ async def test_save_decision_draft_proposes_and_saves_nothing_then_the_proposal_
         assert "SKIP LOCKED handled 2,140 jobs/s" in proposal["reasoning"]["primary"]
         assert {"source": "migrations/004_jobs.sql:1-13", "kind": "file",
                 "detail": "created"} in proposal["evidence"]  # fmt: skip
-        assert json.dumps(proposal, ensure_ascii=False) in text(drafted)
+        # The text shows every field of the proposal, each fact once (no JSON copy).
+        shown = text(drafted)
+        told = [proposal["reasoning"]["primary"], *proposal["specifics"],
+                *(e["source"] for e in proposal["evidence"] if e["kind"] == "file"),
+                *(s["step"] for s in proposal["next_steps"]),
+                *(t for items in proposal["tension"].values() for t in items)]  # fmt: skip
+        assert all(shown.count(fact) == 1 for fact in told), [
+            f for f in told if shown.count(f) != 1
+        ]
+        # A command is named by its evidence and by the tension item its failure is (once).
+        assert all(e["source"] in shown for e in proposal["evidence"])
+        assert '"topic":' not in shown
         saved = await c.call_tool("save_decision", proposal)
         assert not saved.is_error and text(saved).startswith("Saved decision")
         wrong = await c.call_tool("save_decision", {"topic": "t", "decision": "d",

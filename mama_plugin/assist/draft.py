@@ -31,6 +31,7 @@ from ..schema.assist import DraftedNarrative, DraftRequest
 from ..services.saving.quality import RANK, reason_quality
 from ..text import numbers, split, tokens, unique, words
 from ..transcript import Digest
+from .draft_once import once
 from .extract import Extracted, extract
 from .models import LAYERS
 from .runtime import Generation, Model, Prompt
@@ -151,6 +152,7 @@ def compose(
     data, unless ``personal=False``) the draft quotes are masked."""
     proposed = generation.value if generation is not None else None
     draft = _merge(request, reading.found, proposed, reading.conversation, layers)
+    draft.proposal = once(draft.proposal)  # each fact once: the reviewer saves what it reads
     draft.model, draft.generation = note, generation
     # A draft is shown and then saved as it stands: what it quotes passes the privacy filter.
     draft.proposal, _ = redact_tree(draft.proposal, personal=personal)
