@@ -92,7 +92,7 @@ class Tally:
         self.load: list[float] = []
         self.first: list[float] = []
         self.full: list[float] = []
-        self.text_tokens: list[int] = []  # the draft as the reviewing model reads it
+        self.text_tokens: list[float] = []  # the draft as the reviewing model reads it (tokens)
 
     def score(
         self, label: dict[str, Any], draft: Draft, conversation: str, baseline: Draft | None

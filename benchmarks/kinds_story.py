@@ -1,4 +1,5 @@
-"""``python -m benchmarks story``: resume point and open items of every session start."""
+"""``python -m benchmarks story``: resume point and open items of every session start;
+``bodies``: what the model reads from MAMA over ten real Claude Code sessions."""
 
 from __future__ import annotations
 
@@ -35,3 +36,13 @@ def story(args: argparse.Namespace) -> int:
         raise MamaError(f"--baseline-plugin {baseline}: not a MAMA checkout (no mama_plugin/)")
     text, data = story_run(baseline, limit=args.limit, verbose=args.verbose, progress=progress)
     return report(args, text, data)
+
+
+@command(
+    "bodies", "ten real claude -p sessions: MAMA's tokens in every request body Claude Code sent"
+)
+@figures_option()
+def bodies(args: argparse.Namespace) -> int:
+    from .bodies import bodies_run
+
+    return report(args, *bodies_run(progress=progress))

@@ -117,6 +117,22 @@ def exposure(data: dict[str, Any]) -> str:
     return markdown(header, rows)
 
 
+def bodies(data: dict[str, Any]) -> str:
+    keys = ("session_start", "instructions", "prompt_memory", "tool_results", "errors")
+    rows = [
+        [s["label"], str(s["requests"]), f"{s['tools_first']:,} / {s['tools_max']:,}",
+         *(str(s[k]) for k in keys)]
+        for s in data["sessions"]
+    ]  # fmt: skip
+    t = data["totals"]
+    lists = f"≤ {data['tool_list_first_max']:,} / ≤ {data['tool_list_max']:,}"
+    rows.append(["all", str(t["requests"]), lists, *(str(t[k]) for k in keys)])
+    header = ["session", "requests", "MAMA's tool list (first / largest request)",
+              "session start", "server instructions", "prompt memory", "tool results",
+              "tool errors"]  # fmt: skip
+    return markdown(header, rows)
+
+
 # -- graph, duplicates, share, secrets -------------------------------------------------------
 
 

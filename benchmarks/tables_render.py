@@ -11,6 +11,7 @@ from .tables_format import Renderer
 from .tables_quality import (
     answers_done,
     answers_sessions,
+    bodies,
     duplicates,
     exposure,
     extraction,
@@ -67,6 +68,7 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "answers-done-story": ("answers-keyword-only", answers_done("story")),
     "answers-done-split": ("answers-keyword-only", answers_done("split")),
     "exposure": ("exposure", exposure),
+    "bodies": ("bodies", bodies),
     "startup": ("startup", startup),
     "graph-words": ("graph", graph_words),
     "graph-size": ("graph", graph_size),
