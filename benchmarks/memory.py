@@ -101,9 +101,7 @@ def memory_run(
             for i, server in enumerate(servers):
                 decision = DECISIONS[stems[i % len(stems)]]
                 ms, result = server.call("save_decision", {"decision": decision, "draft": True})
-                text = result["content"][0]["text"]
-                model_line = text.splitlines()[0].partition("Model: ")[2]
-                drafts.append({"s": round(ms / 1000, 1), "model": model_line.rstrip(".")})
+                drafts.append({"s": round(ms / 1000, 1), "model": _drafted_by(result)})
             drafted = [_memory(s.proc.pid) for s in servers]
             lines = bool(active(config).checkpoint_lines)
             during, waited_lines = drafted, 0
@@ -221,6 +219,16 @@ def _warm(server: StdioServer, session: str) -> None:
     (which a server loads from its start) in use."""
     for query in QUERIES[:3]:
         server.call("observe_prompt", {"prompt": query, "session_id": session})
+
+
+def _drafted_by(result: dict[str, Any]) -> str:
+    """What a draft says of the model ("drafted by …", "not used: …"): its structured ``model``,
+    else read from its first line ("Draft of a decision, NOT saved (model: …). Check …")."""
+    structured = result.get("structuredContent")
+    if isinstance(structured, dict) and isinstance(structured.get("model"), str):
+        return str(structured["model"])
+    first = result["content"][0]["text"].split("\n", 1)[0]
+    return first.partition("(model: ")[2].rpartition("). ")[0]
 
 
 def _memory(pid: int) -> dict[str, float]:

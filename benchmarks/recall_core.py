@@ -69,8 +69,8 @@ def store_of(home: Path, data: Labelled, embedder: EmbeddingModel | None) -> tup
 
 
 # id, relevance, weight, matched, terms, whether the prompt is Korean, the model whose scale
-# the relevance is on ("" without vectors)
-Candidate = tuple[str, float | None, float, int, int, bool, str]
+# the relevance is on ("" without vectors), whether it holds a rare name the prompt gives
+Candidate = tuple[str, float | None, float, int, int, bool, str, bool]
 
 
 def candidates(
@@ -104,6 +104,7 @@ def candidates(
             len(found.words),
             hangul(prompt),
             found.model,
+            h.named,
         )
         for h in found.hits
     ]
@@ -113,7 +114,7 @@ def judged(candidates: list[Candidate], bar: float, model: str, *, cut: bool = T
     """The ids the rules pass at ``bar``, each candidate read on its own model's scale."""
     passed = [
         memory_id
-        for memory_id, relevant, weight, matched, terms, korean, read in candidates
+        for memory_id, relevant, weight, matched, terms, korean, read, _ in candidates
         if terms >= recall.MIN_TERMS
         and judge(relevant, weight, matched, bar=bar, model=read or model, korean=korean)
     ]

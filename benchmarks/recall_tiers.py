@@ -93,9 +93,9 @@ def tier_of(
     sweep)."""
     if not found:
         return "none", [], []
-    _, _, _, _, terms, korean, model = found[0]
+    _, _, _, _, terms, korean, model, _ = found[0]
     tiered = recall_judge.tiers(
-        [recall_judge.Evidence(c[1], c[2], c[3]) for c in found],
+        [recall_judge.Evidence(c[1], c[2], c[3], named=c[7]) for c in found],
         terms=terms,
         bar=bar,
         model=model,

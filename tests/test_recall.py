@@ -419,7 +419,8 @@ def test_the_rankings_first_is_pointed_at_beside_the_chain_of_another(tmp_path: 
     minilm = "all-MiniLM-L6-v2"
     # (id, relevance, weight, matched, terms, korean, model): search ranks dec_a first, close on
     # meaning (at the bar); the rules chain dec_b, far above it on meaning alone.
-    found = [("dec_a", 0.52, 0.1, 1, 6, False, minilm), ("dec_b", 0.7, 0.1, 1, 6, False, minilm)]
+    found = [("dec_a", 0.52, 0.1, 1, 6, False, minilm, False),
+             ("dec_b", 0.7, 0.1, 1, 6, False, minilm, False)]  # fmt: skip
     assert tier_of(found, 0.5) == ("chain", ["dec_b"], ["dec_a"])
     assert tier_of(found[1:], 0.5) == ("chain", ["dec_b"], [])  # nothing beside it
     hit = {"id": "dec_b", "type": "decision", "topic": "rpc", "content": "gRPC for the node API",
@@ -431,3 +432,34 @@ def test_the_rankings_first_is_pointed_at_beside_the_chain_of_another(tmp_path: 
         "- maybe also dec_a: JSON-RPC over websockets (unchecked: it may not apply)"
     )
     assert text.startswith("MAMA recalled 1 past memory")
+
+
+FASTAPI = {"topic": "web_framework", "decision": "Serve the HTTP API with Flask for now",
+           "reasoning": "the team knows it; FastAPI's async handlers are not needed yet"}  # fmt: skip
+OTHER = [
+    {"topic": "ci", "decision": "Run the test suite on every pull request",
+     "reasoning": "regressions reached main twice last month"},
+    {"topic": "logging", "decision": "Log as JSON lines to stdout",
+     "reasoning": "the platform ships stdout to the log store"},
+]  # fmt: skip
+
+
+def test_a_prompt_naming_a_decisions_rare_name_points_at_it(
+    store: Store, project: str, embedder: Embedder
+) -> None:
+    # The trial's "Should we move the endpoints to FastAPI?": FastAPI is the decision's rarest
+    # word, and its cosine alone was under the bar.
+    saved = save_decision(store, project, FASTAPI).memory
+    for other in OTHER:
+        save_decision(store, project, other)
+    indexing.drain(store, embedder)
+    prompt = "Should we move the endpoints to FastAPI?"
+    assert recall.rare_names(store, prompt, recall.recall(store, prompt, project=project).words)
+    found = recall.recall(store, prompt, project=project, embedder=embedder)
+    told = [h.memory.id for h in found.hits + found.pointers]
+    assert told == [saved.id], told
+    off = recall.recall(store, prompt, project=project, embedder=embedder, names=False)
+    assert [h.memory.id for h in off.hits + off.pointers] == [], "the rule, not the bar"
+    # A name no memory holds points at nothing; a word not shaped like a name is no name.
+    assert not recall.rare_names(store, "Should we use Django for it?", ["use", "django"])
+    assert not recall.rare_names(store, "should the handlers be async", ["handler", "async"])

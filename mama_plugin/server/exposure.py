@@ -3,8 +3,9 @@
 Claude Code reads a changed tool list only from the model request after the next one — unless
 the tool call that changed it is answered after the client has listed the tools again: then
 the very next request carries the new list (seen with 2.1.197; the transport waits for that
-re-listing, ``RELIST_WAIT_S`` at most). A turn's first request is built before its prompt's
-hooks run, so a tool that turn needs must be listed before it starts. The list is therefore
+re-listing, ``RELIST_WAIT_S`` at most, and ``RELIST_SETTLE_S`` after it). A turn's first
+request is built before its prompt's hooks run, so a tool that turn needs must be listed
+before it starts. The list is therefore
 chosen from what the project's memory makes possible when the session starts
 (``seed_contexts``): the core for an empty project; the resume and search tools once it has
 memories; the link verdict tools while proposed links wait for one. The rest — correcting,
@@ -33,8 +34,11 @@ from .catalogue import CONTEXT_TOOLS, CORE, MORE_TOOLS, load
 log = logging.getLogger("mama.server")
 DYNAMIC_CLIENTS = frozenset({"claude-code"})
 # How long a tool call that grew the list holds its answer for the client to list the tools
-# again (Claude Code does within milliseconds), so that its next request carries them.
-RELIST_WAIT_S = 0.5
+# again (Claude Code does within milliseconds), so that its next request carries them; and how
+# long after that list is sent, for the client to take it in before the answer (without it,
+# under load, the next request was sometimes built from the old list).
+RELIST_WAIT_S = 1.0
+RELIST_SETTLE_S = 0.1
 # The contexts a session starts with when its project's memory makes them possible; the
 # others are listed when the session's work needs them (see the module's docstring).
 SEEDED = ("resuming", "searching", "deciding")
@@ -192,7 +196,10 @@ class Exposure:
         deadline = time.monotonic() + timeout_s
         while self.listings == self.told_at and time.monotonic() < deadline:
             time.sleep(0.005)
-        return self.listings != self.told_at
+        if self.listings == self.told_at:
+            return False
+        time.sleep(RELIST_SETTLE_S)
+        return True
 
     def reword(self, words: Iterable[str]) -> bool:
         """Record the link tool's word parameters after a write; True when the schema a client

@@ -36,6 +36,7 @@ What the hook injects (the chains, or the pointers, fenced as data within a toke
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -56,6 +57,7 @@ from .judge import (
     MAX_HITS,
     MAX_POINTERS,
     MIN_TERMS,
+    RARE_DF,
     VIEW_TERMS,
     WEIGHT_BAR,
     Evidence,
@@ -96,6 +98,7 @@ class Hit:
     coverage: float  # the share of the prompt's term weight the memory holds
     matched: list[str]
     replaced: MemoryRecord | None = None  # the failed or superseded decision it replaced
+    named: bool = False  # it holds a rare name the prompt gives (:func:`rare_names`)
 
     @property
     def score(self) -> float:
@@ -130,6 +133,29 @@ def weights(store: Store, terms: list[str], *, prior: float = DF_PRIOR) -> dict[
     return {t: math.log(documents / (frequency.get(t, 0) + 0.5)) + 0.01 for t in terms}
 
 
+# A word shaped like a name: an inner capital (FastAPI, PostgreSQL), an acronym of three
+# letters or more (JWT, SQS), an identifier (max_entries, http.server), letters with digits
+# (S3), or a capital inside a sentence (Redis, Kafka).
+_NAMED = re.compile(
+    r"\b(?:[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*|[A-Z]{3,}[A-Za-z0-9]*|[A-Za-z]\w*[_.]\w*[A-Za-z0-9]"
+    r"|[A-Za-z]+\d+\w*)\b|(?<=[a-z,;:] )[A-Z][a-z]{2,}\w*"
+)
+
+
+def rare_names(store: Store, prompt: str, terms: list[str], *, rare: bool = True) -> set[str]:
+    """Of the prompt's judged ``terms``, those of a word shaped like a name that at most
+    ``RARE_DF`` memories of the store hold (``rare=False``: the rule off, nothing)."""
+    if not rare:
+        return set()
+    named = {
+        t.rstrip("*") for word in _NAMED.findall(prompt) for t in recall_terms(search_terms(word))
+    } & {t.rstrip("*") for t in terms}
+    if not named:
+        return set()
+    _, frequency = Terms(store).statistics(sorted(named), cap=RARE_DF + 1)
+    return {t for t in named if 0 < frequency.get(t, 0) <= RARE_DF}
+
+
 def recall(
     store: Store,
     prompt: str,
@@ -145,6 +171,7 @@ def recall(
     reader: EmbeddingModel | None = None,
     options: Options = DEFAULT,
     ranking: Options | None = None,
+    names: bool = True,
 ) -> Recall:
     """The memories of ``project`` that ``prompt`` clearly touches, best first.
 
@@ -157,7 +184,8 @@ def recall(
     ``embedder`` cannot (:func:`reads_korean`). ``options``: how the candidates are ranked
     (:class:`.retrieval.Options`; the ``ranking`` setting), with the cosine weight of the
     model whose vectors rank them (:func:`ranking_of`); ``ranking`` replaces all of it (the
-    bench's comparison).
+    bench's comparison). ``names=False``: no candidate pointed at for a rare name alone
+    (:func:`rare_names`; the bench's comparison).
     """
     # The prompt read once: the index's terms, and those recall judges (no short ASCII word).
     words = search_terms(prompt)
@@ -214,6 +242,7 @@ def recall(
     judges = store.memories.get_many(set(events.values()))  # is on the memory it judges
     found.model = model if meaning else ""
     keys = [matched_terms(terms, text_keys(narrative)) for _, narrative in told]
+    rare = rare_names(store, prompt, terms, rare=names)
     shares = [sum(weight[t] for t in matched) / total for matched in keys]
     # An outcome event is told on the memory it judges.
     decided = [judges.get(events.get(m.id, ""), m) for m, _ in told]
@@ -227,6 +256,7 @@ def recall(
             share,
             len(matched),
             share >= WEIGHT_BAR and decision.id in evolved,
+            bool(rare & {t.removesuffix(PREFIX).rstrip("*") for t in matched}),
         )
         for (memory, _), decision, share, matched in zip(told, decided, shares, keys, strict=True)
     ]
@@ -237,7 +267,9 @@ def recall(
     ):
         if not judged or rank in tiered.chains or rank in tiered.near or rank in tiered.close:
             held = [t.removesuffix(PREFIX) for t in matched]
-            made[rank] = Hit(memory, memory, cosines.get(candidate.id), read.weighted, held)
+            made[rank] = Hit(
+                memory, memory, cosines.get(candidate.id), read.weighted, held, named=read.named
+            )
     chained = list(made) if not judged else tiered.chains
     found.hits = _chains(store, [made[r] for r in chained], found, max_hits, shown)
     if judged and not found.hits:
