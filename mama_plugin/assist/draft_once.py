@@ -9,8 +9,8 @@ what the next session must know is open), the first of the tension lists it fall
 specific only when the sentences shown do not already hold it; a failed command told as a
 tension item keeps only "failed" in its evidence. The primary reason and the alternatives
 are kept as they are: a trade-off may be the very reason given (on the labelled turns,
-dropping it from the tension lost 3 % of the tension recall), and an alternative may have
-lost for it (the draft then says "the primary reason").
+dropping it from the tension took the tension recall 0.714 → 0.686), and an alternative may
+have lost for it (the draft then says "the primary reason").
 """
 
 from __future__ import annotations

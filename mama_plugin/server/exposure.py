@@ -1,22 +1,21 @@
 """Which tools the server lists, per session: the core, seeded from the store, grown by need.
 
-Claude Code reads a changed tool list only from the model request after the next one — unless
-the tool call that changed it is answered after the client has listed the tools again: then
-the very next request carries the new list (seen with 2.1.197; the transport waits for that
-re-listing, ``RELIST_WAIT_S`` at most, and ``RELIST_SETTLE_S`` after it). A turn's first
-request is built before its prompt's hooks run, so a tool that turn needs must be listed
-before it starts. The list is therefore
-chosen from what the project's memory makes possible when the session starts
-(``seed_contexts``): the core for an empty project; the resume and search tools once it has
-memories; the link verdict tools while proposed links wait for one. The rest — correcting,
-forgetting or promoting a memory, the graph, a decision's confidence history — is listed
-when the session's work needs it: a prompt that asks for it (for the turns after it), a save
-that may be proposed links, or ``more_tools`` (its answer arrives with them listed). A
-growth lists every tool at once: a changed list throws away the client's prompt cache, so it
-changes at most once per session, only ever growing, and each change is counted and logged.
-Clients that do not reliably refresh their list (anything but the Claude Code CLI, in
-``auto``) get every tool from the start, and no ``more_tools``; so does any session where
-notifying a change failed.
+Claude Code reads a changed tool list only from the model request after the next one —
+unless the tool call that changed it is answered after the client has listed the tools
+again: then the very next request carries the new list (seen with 2.1.197; the transport
+waits for that re-listing, ``RELIST_WAIT_S`` at most, and ``RELIST_SETTLE_S`` after it). A
+turn's first request is built before its prompt's hooks run, so a tool that turn needs must
+be listed before it starts. The list is therefore chosen from what the project's memory
+makes possible when the session starts (``seed_contexts``): the core for an empty project;
+the resume and search tools once it has memories; the link verdict tools while proposed
+links wait for one. The rest — correcting, forgetting or promoting a memory, the graph, a
+decision's confidence history — is listed when the session's work needs it: a prompt that
+asks for it (for the turns after it), a save that may be proposed links, or ``more_tools``
+(its answer arrives with them listed). A growth lists every tool at once: a changed list
+throws away the client's prompt cache, so it changes at most once per session, only ever
+growing, and each change is counted and logged. Clients that do not reliably refresh their
+list (anything but the Claude Code CLI, in ``auto``) get every tool from the start, and no
+``more_tools``; so does any session where notifying a change failed.
 
 Standard library only: a light front lists tools with it before pydantic loads.
 """

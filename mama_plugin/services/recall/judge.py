@@ -52,6 +52,9 @@ POINTER_DEPTH = 2  # only the first candidates of the ranking get one
 # `adr` 0.689 → 0.703 (unrelated 0 → 1.6 tokens). Held-out: recall 0.827 → 0.831 (tech 6.8 →
 # 8.7 tokens), adr 0.760 → 0.772 (first sentence 0.579 → 0.608; unrelated 0 → 2.2 tokens).
 RARE_DF = 1
+# The rule holds up to relevance_bar's default: a bar raised above it asks MAMA to speak only
+# when meaning is sure, and a rare name is no reading of meaning.
+NAMED_BAR_MAX = 0.5
 # A first candidate at the bar that stands this far above every other candidate on meaning
 # gets a pointer too: a paraphrase in other words sits at the bar, well apart from the rest,
 # where unrelated prompts' first candidates sit among their neighbours (the tiers,
@@ -213,7 +216,7 @@ def tiers(
         and (
             close_enough(c.relevant, bar=bar, model=model, korean=korean, offset=offset)
             or (i == 0 and apart)
-            or c.named
+            or (c.named and bar <= NAMED_BAR_MAX)
         )
     ]
     return Tiers(chains, near, close)
