@@ -252,3 +252,29 @@ def test_a_project_s_decisions_are_listed_once_and_a_paraphrase_reaches_its_deci
         print(said)
         assert said == "" or "MAMA memor" in said, said
         assert "MAMA recalled" not in said
+
+
+def test_a_prompt_naming_a_decisions_rare_name_gets_a_pointer_on_its_first_request(
+    tmp_path: Path, mama_home: Path
+) -> None:
+    """The trial's "Should we move the endpoints to FastAPI?": FastAPI is one decision's word
+    alone (its meaning under the bar, MiniLM); the turn's first request points at it."""
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    with Store.open(config=Config(mama_home)) as store:
+        flask = save_decision(store, project_key(project), {
+            "topic": "web_framework", "decision": "Serve the HTTP API with Flask for now",
+            "reasoning": "the team knows it; FastAPI's async handlers are not needed yet",
+        }).memory.id  # fmt: skip
+        for topic, decision, why in KOREAN:
+            save_decision(store, project_key(project), {"topic": topic, "decision": decision,
+                                                         "reasoning": why})  # fmt: skip
+    _seed(project, mama_home)
+    fake = _session(project, home, ["fix the typo in the README",
+                                    "Should we move the endpoints to FastAPI?"])  # fmt: skip
+    start = json.dumps(fake.main_requests[0]["messages"], ensure_ascii=False)
+    said = _prompt_context(fake.main_requests[1])
+    print(said)
+    assert flask not in start, start
+    assert "may not apply" in said and f"{flask}: Serve the HTTP API with Flask" in said, said

@@ -49,17 +49,17 @@ def kinds_present(db: Path, project: str, kinds: Iterable[str]) -> set[str]:
         return {
             kind
             for kind in kinds
-            if conn.execute(_PRESENT[kind == "proposal"], (project, kind)).fetchone()[0]
+            if conn.execute(
+                _PENDING if kind == "proposal" else _OF_TYPE,
+                (project,) if kind == "proposal" else (project, kind),
+            ).fetchone()[0]
         }
     finally:
         conn.close()
 
 
-_PRESENT = (
-    "SELECT EXISTS(SELECT 1 FROM memories WHERE project = ? AND type = ?)",
-    "SELECT EXISTS(SELECT 1 FROM link_suggestions WHERE project = ? AND status = 'pending' "
-    "AND ? = 'proposal')",
-)
+_OF_TYPE = "SELECT EXISTS(SELECT 1 FROM memories WHERE project = ? AND type = ?)"
+_PENDING = "SELECT EXISTS(SELECT 1 FROM link_suggestions WHERE project = ? AND status = 'pending')"
 
 
 def fingerprint(conn: Any, project: str) -> str:

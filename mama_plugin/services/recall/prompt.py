@@ -128,7 +128,12 @@ def weights(store: Store, terms: list[str], *, prior: float = DF_PRIOR) -> dict[
     """Each term's weight, its inverse document frequency in the store: a term no memory holds
     (another person's name, another service) weighs most, so a memory that lacks it is far.
     The store counts ``prior`` more memories than it holds (see the module docstring)."""
-    count, frequency = Terms(store).statistics(terms, cap=DF_CAP)
+    return _weights(*Terms(store).statistics(terms, cap=DF_CAP), terms, prior)
+
+
+def _weights(
+    count: int, frequency: dict[str, int], terms: list[str], prior: float
+) -> dict[str, float]:
     documents = count + prior
     return {t: math.log(documents / (frequency.get(t, 0) + 0.5)) + 0.01 for t in terms}
 
@@ -142,18 +147,24 @@ _NAMED = re.compile(
 )
 
 
-def rare_names(store: Store, prompt: str, terms: list[str], *, rare: bool = True) -> set[str]:
+def rare_names(store: Store, prompt: str, terms: list[str]) -> set[str]:
     """Of the prompt's judged ``terms``, those of a word shaped like a name that at most
-    ``RARE_DF`` memories of the store hold (``rare=False``: the rule off, nothing)."""
-    if not rare:
-        return set()
-    named = {
-        t.rstrip("*") for word in _NAMED.findall(prompt) for t in recall_terms(search_terms(word))
-    } & {t.rstrip("*") for t in terms}
+    ``RARE_DF`` memories of the store hold."""
+    named = _named(prompt, terms)
     if not named:
         return set()
-    _, frequency = Terms(store).statistics(sorted(named), cap=RARE_DF + 1)
-    return {t for t in named if 0 < frequency.get(t, 0) <= RARE_DF}
+    return _rare(named, Terms(store).statistics(sorted(named), cap=RARE_DF + 1)[1])
+
+
+def _named(prompt: str, terms: list[str]) -> set[str]:
+    """The ``terms`` the prompt gives as words shaped like a name (``_NAMED``)."""
+    found = {t for word in _NAMED.findall(prompt) for t in recall_terms(search_terms(word))}
+    return {t.rstrip("*") for t in found} & {t.rstrip("*") for t in terms}
+
+
+def _rare(named: set[str], frequency: dict[str, int]) -> set[str]:
+    held = {t.rstrip("*"): n for t, n in frequency.items()}
+    return {t for t in named if 0 < held.get(t, 0) <= RARE_DF}
 
 
 def recall(
@@ -225,7 +236,9 @@ def recall(
     )
     near = dict(neighbours)
     cosines = {s.memory.id: 1.0 - near[s.memory.seq] for s in ranked if s.memory.seq in near}
-    weight = weights(store, terms, prior=df_prior)
+    # The store's frequencies, read once: the terms' weights, and which names are rare.
+    count, frequency = Terms(store).statistics(terms, cap=DF_CAP)
+    weight = _weights(count, frequency, terms, df_prior)
     korean = hangul(prompt)
     total = sum(weight.values())
     told = [(s.memory, narrative_text(store, s.memory)) for s in ranked]
@@ -242,7 +255,7 @@ def recall(
     judges = store.memories.get_many(set(events.values()))  # is on the memory it judges
     found.model = model if meaning else ""
     keys = [matched_terms(terms, text_keys(narrative)) for _, narrative in told]
-    rare = rare_names(store, prompt, terms, rare=names)
+    rare = _rare(_named(prompt, terms), frequency) if names else set()
     shares = [sum(weight[t] for t in matched) / total for matched in keys]
     # An outcome event is told on the memory it judges.
     decided = [judges.get(events.get(m.id, ""), m) for m, _ in told]
