@@ -89,14 +89,21 @@ def test_the_compact_start_tells_a_decision_by_its_choice_and_what_the_old_one_m
     store: Store, project: str
 ) -> None:
     ids = story(store, project)
+    # With room, each decision is told as the full start tells it: with why it was chosen.
+    roomy = session_start(project, "compact")
+    line = next(x for x in roomy.splitlines() if x.startswith(f"D1 {ids['sessions']}"))
+    assert "— FAILED: token refresh hit the DB" in line and "; chosen because refresh" in line
+    # Short of room, the reasons go first: the choice, what it replaced and why that failed
+    # stay, and so do the open problems; why it was chosen is the full start's (and
+    # /mama-resume's).
+    Config().set("resume_tokens", str(briefing.estimate_tokens(roomy) - 25))
     short = session_start(project, "compact")
-    # The choice, what it replaced and why that failed stay; why it was chosen is the full
-    # start's (and /mama-resume's): the open problems keep the room.
     line = next(x for x in short.splitlines() if x.startswith(f"D1 {ids['sessions']}"))
     assert line.startswith(f"D1 {ids['sessions']} [auth_strategy]: Server-side sessions in Redis")
     assert "(0.7) — FAILED: token refresh hit the DB" in line and "chosen" not in line
     assert "Redis is a single point of failure" in short
-    assert "chosen" in session_start(project)
+    assert "Set up Redis Sentinel" in short
+    assert "chosen because" in session_start(project)
 
 
 def test_budget_is_configurable_and_respected(store: Store, project: str) -> None:

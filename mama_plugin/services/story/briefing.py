@@ -163,7 +163,8 @@ def render_brief(
 ) -> Told:
     """Render the facts within ``budget`` tokens, fenced: fewer items per list until it fits
     (``home``: the MAMA home whose ``templates`` may override the shipped ones), with the ids
-    of the memories the text tells."""
+    of the memories the text tells. The ``short`` start tells each decision with why it was
+    chosen when the whole of it fits so; otherwise without (the reasons go first)."""
     from ..render import render
 
     pointer = ""
@@ -175,6 +176,11 @@ def render_brief(
     def fits(kept: str) -> bool:
         return estimate_tokens(_fenced(f"{kept}\n{note}", pointer)) <= budget
 
+    if short:  # each decision with why it was chosen, when the whole of it fits as it is
+        body = render(template, home, **facts.context(), limit=limits[0], short=True, reasons=True)
+        text = _fenced(body, pointer)
+        if estimate_tokens(text) <= budget:
+            return Told(text, told(facts, limit=limits[0], short=True) if text else [])
     text = ""
     for limit in limits:
         body = render(template, home, **facts.context(), limit=limit, short=short)
