@@ -17,7 +17,7 @@ from .kinds_graph import decay, graph
 from .kinds_model import contention, draft, links, memory, stopped
 from .kinds_recall import adr, recall
 from .kinds_relevance import relevance
-from .kinds_story import bodies, story
+from .kinds_story import bodies, items, story
 from .options import (
     count,
     dataset_option,
@@ -354,5 +354,6 @@ KINDS: tuple[Command, ...] = (
     stopped,
     relevance,
     story,
+    items,
     bodies,
 )

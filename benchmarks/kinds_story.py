@@ -1,5 +1,6 @@
 """``python -m benchmarks story``: resume point and open items of every session start;
-``bodies``: what the model reads from MAMA over ten real Claude Code sessions."""
+``items``: whether two of those items are one; ``bodies``: what the model reads from MAMA over
+ten real Claude Code sessions."""
 
 from __future__ import annotations
 
@@ -46,3 +47,39 @@ def bodies(args: argparse.Namespace) -> int:
     from .bodies import bodies_run
 
     return report(args, *bodies_run(progress=progress))
+
+
+def _profiles(text: str) -> list[str]:
+    from .coauthor import profiles_option
+
+    return profiles_option(text)
+
+
+@command(
+    "items",
+    "pairs of open-work entries from the story's starts: are two items one? rules, the "
+    "embedding, each model",
+)
+@argument(
+    "--profiles",
+    type=_profiles,
+    default=[],
+    metavar="P[,P]",
+    help="model profiles (or GGUF paths) asked for a verdict on each pair, comma-separated, or "
+    "all (default: none)",
+)
+@argument(
+    "--baseline-plugin",
+    type=Path,
+    metavar="DIR",
+    help="a checkout whose starts add their pairs (one from before the rules merged items, "
+    "e.g. e9cf2b2: this checkout's starts hold only the pairs its rules left apart)",
+)
+@figures_option()
+def items(args: argparse.Namespace) -> int:
+    from .items import same_items_run
+
+    baseline = args.baseline_plugin.resolve() if args.baseline_plugin else None
+    if baseline is not None and not (baseline / "mama_plugin").is_dir():
+        raise MamaError(f"--baseline-plugin {baseline}: not a MAMA checkout (no mama_plugin/)")
+    return report(args, *same_items_run(args.config, args.profiles, baseline, progress=progress))

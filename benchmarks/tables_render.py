@@ -54,7 +54,7 @@ from .tables_speed import (
     warm,
     writers,
 )
-from .tables_story import story
+from .tables_story import items, story
 
 __all__ = ["TABLES"]
 
@@ -62,6 +62,7 @@ __all__ = ["TABLES"]
 TABLES: dict[str, tuple[str, Renderer]] = {
     "truth": ("truth", truth),
     "story": ("story", story),
+    "items": ("items", items),
     "extraction": ("extraction", extraction),
     "extraction-quiet": ("extraction", extraction_quiet),
     "answers": ("answers-keyword-only", answers_sessions),

@@ -1,16 +1,27 @@
-"""The story benchmark's table of benchmarks/README.md: its report's figures, as it prints them."""
+"""The story benchmark's tables of benchmarks/README.md (the starts; pairs of their open items):
+the reports' figures, as they print them."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from .items import report_of
 from .story_report import report
 
 
 def story(data: dict[str, Any]) -> str:
     """The figures table ``python -m benchmarks story`` prints (today's beside the baseline's)."""
-    lines = report(data, None).splitlines()
-    first = next(i for i, line in enumerate(lines) if line.startswith("| figure"))
+    return _table(report(data, None), "| figure")
+
+
+def items(data: dict[str, Any]) -> str:
+    """The judges table ``python -m benchmarks items`` prints."""
+    return _table(report_of(data), "| judge")
+
+
+def _table(text: str, head: str) -> str:
+    lines = text.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith(head))
     table = []
     for line in lines[first:]:
         if not line.startswith("|"):
