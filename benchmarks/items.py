@@ -1,5 +1,8 @@
-"""``python -m benchmarks items``: are two items of open work one? The rules against a
-sentence embedding and each model profile asked, on the story benchmark's own starts.
+"""``python -m benchmarks items``: are two items of open work one, and does a later session
+close one? The rules against a sentence embedding and each model profile asked.
+
+The second question is :mod:`.items_closed`'s, on the truth benchmark's labelled steps; this
+module asks the first, on the story benchmark's own starts, and reports both.
 
 Issue 45 asks whether a model earns "are these two items the same?". The pairs come from the
 starts :mod:`.story` judges (every labelled sequence, startup starts): two entries of one
@@ -19,10 +22,10 @@ in the same run, by:
   alone and behind the rules (the rules' merges kept, the model asked about the rest: what the
   product would run).
 
-Per judge: pairs, precision and recall of "one item", false merges, and for a model the
-median and p95 seconds a verdict took (the load aside). The pairs are few and their labels
-were written by the helper that built the story benchmark: a smoke-scale measure of whether a
-judge separates them at all, not a calibration.
+Per judge: pairs, precision and recall of "one item" (of "done"), false merges (steps closed
+while open), and for a model the median and p95 seconds a verdict took (the load aside). The
+pairs are few and their labels were written by the helper that built the story benchmark: a
+smoke-scale measure of whether a judge separates them at all, not a calibration.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from mama_plugin.services.story.words import same_item
 from mama_plugin.text import strip_cue
 
 from .coauthor import median, p95, profile_config, share, title, uptime
+from .items_closed import closes_judges
 
 PROBLEMS = ("unresolved", "decision open")  # the headings whose entries are problems
 FIXED_BAR = 0.6
@@ -216,6 +220,7 @@ def same_items_run(
         "one_item": sum(p.same for p in pairs),
         "embedding_model": embedder,
         "judges": judges,
+        "closes": closes_judges(config, profiles, progress),
         "load_before": load_before,
         "load_after": uptime(),
         "examples": [
@@ -228,19 +233,36 @@ def same_items_run(
 
 def report_of(data: dict[str, Any]) -> str:
     """The report ``python -m benchmarks items`` prints for ``data`` (its JSON)."""
-
-    def cell(value: Any) -> str:
-        return "–" if value is None else f"{value:.2f}" if isinstance(value, float) else str(value)
-
+    closes = data["closes"]
     lines = [
         f"{data['pairs']} pairs of open-work entries from the story benchmark's startup starts "
         f"({' and '.join(data['starts_of'])}), {data['one_item']} of them one item (embedding: "
         f"{data['embedding_model']})",
         "",
-        "| judge | precision | recall | false merges | s per verdict, median (p95) |",
+        *judges_table(data["judges"], "false merges"),
+        "",
+        f"{closes['pairs']} (step, later turn) pairs of {closes['steps']} labelled steps (the "
+        f"truth benchmark's), {closes['done']} of them done: does the later session close it?",
+        "",
+        *judges_table(closes["judges"], "closed while open"),
+        "",
+        f"load: {data['load_before']} → {data['load_after']}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def judges_table(judges: dict[str, dict[str, Any]], wrong: str) -> list[str]:
+    """One table row per judge: precision, recall, its wrong verdicts, seconds a verdict."""
+
+    def cell(value: Any) -> str:
+        return "–" if value is None else f"{value:.2f}" if isinstance(value, float) else str(value)
+
+    lines = [
+        f"| judge | precision | recall | {wrong} | s per verdict, median (p95) |",
         "|---|---|---|---|---|",
     ]
-    for name, j in data["judges"].items():
+    for name, j in judges.items():
         speed = (
             f"{cell(j['seconds_median'])} ({cell(j['seconds_p95'])})"
             if "seconds_median" in j
@@ -250,5 +272,4 @@ def report_of(data: dict[str, Any]) -> str:
             f"| {name} | {cell(j['precision'])} | {cell(j['recall'])} | {j['false_merges']} "
             f"| {speed} |"
         )
-    lines += ["", f"load: {data['load_before']} → {data['load_after']}", ""]
-    return "\n".join(lines)
+    return lines

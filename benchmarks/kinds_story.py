@@ -1,6 +1,6 @@
 """``python -m benchmarks story``: resume point and open items of every session start;
-``items``: whether two of those items are one; ``bodies``: what the model reads from MAMA over
-ten real Claude Code sessions."""
+``items``: whether two of those items are one, and whether a later session closes one;
+``bodies``: what the model reads from MAMA over ten real Claude Code sessions."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def _profiles(text: str) -> list[str]:
 
 @command(
     "items",
-    "pairs of open-work entries from the story's starts: are two items one? rules, the "
+    "are two items of open work one, and does a later session close one? rules, the "
     "embedding, each model",
 )
 @argument(

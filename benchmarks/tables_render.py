@@ -54,7 +54,7 @@ from .tables_speed import (
     warm,
     writers,
 )
-from .tables_story import items, story
+from .tables_story import items, items_closes, story
 
 __all__ = ["TABLES"]
 
@@ -63,6 +63,7 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "truth": ("truth", truth),
     "story": ("story", story),
     "items": ("items", items),
+    "items-closes": ("items", items_closes),
     "extraction": ("extraction", extraction),
     "extraction-quiet": ("extraction", extraction_quiet),
     "answers": ("answers-keyword-only", answers_sessions),

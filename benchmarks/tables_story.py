@@ -15,8 +15,13 @@ def story(data: dict[str, Any]) -> str:
 
 
 def items(data: dict[str, Any]) -> str:
-    """The judges table ``python -m benchmarks items`` prints."""
+    """The first judges table ``python -m benchmarks items`` prints: are two items one?"""
     return _table(report_of(data), "| judge")
+
+
+def items_closes(data: dict[str, Any]) -> str:
+    """Its second: does a later session close a step?"""
+    return _table(report_of(data), "| judge | precision | recall | closed while open")
 
 
 def _table(text: str, head: str) -> str:

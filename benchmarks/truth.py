@@ -37,7 +37,7 @@ from mama_plugin.errors import MamaError
 from mama_plugin.services.story.autosave import moved_on
 from mama_plugin.services.story.freshness import open_steps
 from mama_plugin.services.story.worklog import WorkLog
-from mama_plugin.storage import Store
+from mama_plugin.storage import MemoryRecord, Store
 from mama_plugin.transcript import Digest, read_transcript
 from mama_plugin.transcript.verdict import FAILED, PASSED, UNKNOWN
 
@@ -171,9 +171,15 @@ def work_rows(store: Store, sessions: list[Recorded], tmp: Path) -> list[dict[st
 
 
 def done_pairs(
-    store: Store, sessions: list[Recorded], tmp: Path, *, baseline: bool
+    store: Store,
+    sessions: list[Recorded],
+    tmp: Path,
+    *,
+    baseline: bool,
+    facts: Callable[[MemoryRecord], str] | None = None,
 ) -> list[dict[str, Any]]:
-    """(cut, turn, step) pairs: the step held after turn ``cut``, judged after ``turn``."""
+    """(cut, turn, step) pairs: the step held after turn ``cut``, judged after ``turn``;
+    with ``facts``, each pair also holds what it makes of the later session's checkpoint."""
     arm = "before" if baseline else "now"
     pairs = []
     for s in sessions:
@@ -191,8 +197,9 @@ def done_pairs(
             rest = Replay(store, project, f"{project}/b", tmp / "b.jsonl", baseline=baseline)
             rest.turn(s.lines[:head], s.entries[:head])  # what precedes the first request
             for t in range(cut + 1, len(s.ends) + 1):
-                rest.turn(*s.turn(t))
+                later = rest.turn(*s.turn(t))[1]
                 shown = {o.step for o in open_steps(store, [held])}
+                told = facts(later) if facts and later is not None else ""
                 for text, label in labels.items():
                     done = label["done"] is not None and label["done"] <= t
                     pairs.append(
@@ -204,6 +211,7 @@ def done_pairs(
                             "dropped": text not in shown,
                             "done": done,
                         }
+                        | ({"facts": told} if facts else {})
                     )
     return pairs
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from benchmarks.items import Pair, best_bar, by_rules, pairs_of, report_of, scored
+from benchmarks.items_closed import scored as closed_scores
 from benchmarks.story_judge import Judged
 
 
@@ -44,6 +45,11 @@ def test_the_rules_merge_the_same_step_and_keep_a_failure_and_its_fix_apart() ->
 
 def test_the_best_bar_separates_when_the_cosines_do() -> None:
     pairs = [Pair("a", "b", "step", "step", s) for s in (True, True, False, False)]
+    steps = [{"done": True}, {"done": False}]
+
+    def closing(said: list[bool]) -> dict[str, object]:
+        return closed_scores(said, steps)
+
     assert best_bar([0.9, 0.7, 0.5, 0.2], pairs) == 0.7
     data = {
         "starts_of": ["/x"],
@@ -51,7 +57,11 @@ def test_the_best_bar_separates_when_the_cosines_do() -> None:
         "one_item": 2,
         "embedding_model": "m",
         "judges": {"rules": scored([True, False, False, False], pairs)},
+        "closes": {"pairs": 2, "steps": 1, "done": 1, "judges": {"rules": closing([True, True])}},
         "load_before": "l",
         "load_after": "l",
     }
-    assert "| rules | 1.00 | 0.50 | 0 | – |" in report_of(data)
+    text = report_of(data)
+    assert "| rules | 1.00 | 0.50 | 0 | – |" in text
+    assert "| judge | precision | recall | closed while open |" in text
+    assert "| rules | 0.50 | 1.00 | 1 | – |" in text  # closed both, one of them still open
