@@ -32,9 +32,7 @@ from .options import count, figures_option, progress, report
 def story(args: argparse.Namespace) -> int:
     from .story import story_run
 
-    baseline = args.baseline_plugin.resolve() if args.baseline_plugin else None
-    if baseline is not None and not (baseline / "mama_plugin").is_dir():
-        raise MamaError(f"--baseline-plugin {baseline}: not a MAMA checkout (no mama_plugin/)")
+    baseline = _checkout(args.baseline_plugin)
     text, data = story_run(baseline, limit=args.limit, verbose=args.verbose, progress=progress)
     return report(args, text, data)
 
@@ -47,6 +45,14 @@ def bodies(args: argparse.Namespace) -> int:
     from .bodies import bodies_run
 
     return report(args, *bodies_run(progress=progress))
+
+
+def _checkout(path: Path | None) -> Path | None:
+    """``--baseline-plugin``'s checkout, resolved, or a clear error when it is not one."""
+    baseline = path.resolve() if path else None
+    if baseline is not None and not (baseline / "mama_plugin").is_dir():
+        raise MamaError(f"--baseline-plugin {baseline}: not a MAMA checkout (no mama_plugin/)")
+    return baseline
 
 
 def _profiles(text: str) -> list[str]:
@@ -79,7 +85,5 @@ def _profiles(text: str) -> list[str]:
 def items(args: argparse.Namespace) -> int:
     from .items import same_items_run
 
-    baseline = args.baseline_plugin.resolve() if args.baseline_plugin else None
-    if baseline is not None and not (baseline / "mama_plugin").is_dir():
-        raise MamaError(f"--baseline-plugin {baseline}: not a MAMA checkout (no mama_plugin/)")
+    baseline = _checkout(args.baseline_plugin)
     return report(args, *same_items_run(args.config, args.profiles, baseline, progress=progress))
