@@ -24,6 +24,7 @@ log = logging.getLogger("mama.server")
 # What mcp 2.3.0 negotiates through initialize; any other offer gets the newest.
 PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
+INTERNAL_ERROR = -32603
 READ_SIZE = 1 << 16
 LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
 
@@ -158,6 +159,10 @@ class LineSession:
     def _send_quietly(self, message: dict[str, Any]) -> None:
         try:
             self.send(message)
+        except TypeError as exc:  # an answer JSON cannot carry: a bug, told as an error
+            log.error("an answer could not be written as JSON: %s", exc)
+            if "id" in message and "error" not in message:
+                self.fail(message["id"], INTERNAL_ERROR, f"the answer could not be sent: {exc}")
         except (OSError, ValueError) as exc:  # the client went away; stdin's end follows
             log.warning("could not answer the client: %s", exc)
 

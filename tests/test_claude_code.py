@@ -77,7 +77,24 @@ def run_claude(
     print(f"claude -p ({label}): {elapsed:.2f} s wall, {len(fake.main_requests)} model requests")
     if proc.returncode != 0:
         pytest.fail(f"claude -p exited {proc.returncode}\nstdout: {out}\nstderr: {err}")
+    if any(CLOSED in json.dumps(r) for r in fake.main_requests):
+        pytest.fail(f"MAMA's server closed the connection during a call\n{server_logs(home)}")
     return fake
+
+
+CLOSED = "MCP error -32000: Connection closed"  # Claude Code's result for a call the server dropped
+
+
+def server_logs(home: Path) -> str:
+    """The ends of MAMA's server log and of Claude Code's log of the MCP server, for a failure."""
+    mama = Path(os.environ.get("MAMA_HOME") or home / ".mama")
+    logs = [
+        *sorted(mama.glob("logs/server.log*")),
+        *sorted(home.glob(".cache/claude-cli-nodejs/*/mcp-logs-*/*")),
+    ]
+    return "\n".join(
+        f"--- {p}\n{p.read_text(errors='replace')[-6000:]}" for p in logs if p.is_file()
+    )
 
 
 def tool_names(request: dict[str, Any]) -> list[str]:

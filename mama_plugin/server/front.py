@@ -37,6 +37,7 @@ from typing import Any, BinaryIO, NoReturn, cast
 
 from ..config import Config
 from ..jsonrpc import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     LIST_CHANGED,
     METHOD_NOT_FOUND,
@@ -125,6 +126,14 @@ class Front(WarmUp, LineSession):
             self.fail(found.ident, found.code, found.message)
             return
         ident, method, params = found.ident, found.method, found.params
+        try:
+            self._route(ident, method, params)
+        except Exception:  # the session goes on: one request's failure must not end it
+            log.error("%s could not be answered:\n%s", method, traceback.format_exc())
+            where = self.config.home / "logs" / "server.log"
+            self.fail(ident, INTERNAL_ERROR, f"MAMA could not answer {method} (details in {where})")
+
+    def _route(self, ident: Any, method: str, params: dict[str, Any]) -> None:
         if method == "initialize":
             self.initialize(ident, params)
         elif method == "ping":
@@ -209,7 +218,13 @@ class Front(WarmUp, LineSession):
     def _call(self, ident: Any, name: str, arguments: dict[str, Any] | None, call_id: str) -> None:
         leave_signals_to_the_main_thread()
         try:
-            self.reply(ident, self._answer(name, arguments, call_id))
+            try:
+                answer = self._answer(name, arguments, call_id)
+            except Exception:  # never left unanswered: the client would wait for it
+                log.error("tool %s failed:\n%s", name, traceback.format_exc())
+                where = self.config.home / "logs" / "server.log"
+                answer = tool_result(f"{name} failed in MAMA (details in {where}).", error=True)
+            self.reply(ident, answer)
         finally:
             with self._calls_lock:
                 self._calls.discard(threading.current_thread())

@@ -13,7 +13,7 @@ import os
 import signal
 
 from ..config import Config
-from ..logs import start
+from ..logs import log_path, start
 from ..project import project_key
 from ..settings import KEYS
 from .exposure import Exposure
@@ -29,6 +29,7 @@ def composition_root(cwd: str | None) -> tuple[Config, str]:
     logged with the fix.
     """
     start("server")  # private files, the rotated log (stderr when it cannot be written)
+    _crash_traces()
     if hasattr(signal, "SIGUSR1"):  # `kill -USR1 <pid>`: every thread's stack on stderr
         faulthandler.register(signal.SIGUSR1, all_threads=True)
     config = Config(strict=False)
@@ -56,3 +57,16 @@ def leave_signals_to_the_main_thread() -> None:
     only when the signal is delivered to it.
     """
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+def _crash_traces() -> None:
+    """A fatal signal (a native library's segfault, an abort) writes every thread's stack to
+    ``server.log`` before the process dies: without it Claude Code only saw the connection
+    close. The file stays open for the process's life (stderr when it cannot be opened)."""
+    try:
+        fd = os.open(
+            log_path("server"), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600
+        )
+        faulthandler.enable(file=os.fdopen(fd, "w"), all_threads=True)
+    except OSError:
+        faulthandler.enable(all_threads=True)
