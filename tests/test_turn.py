@@ -144,6 +144,18 @@ def test_a_failure_made_good_by_a_later_run_is_resolved() -> None:
     assert [c.error for c in unresolved(commands)] == ["exit 7, again"]
 
 
+def test_a_question_its_missing_program_answers_is_not_unresolved() -> None:
+    """Asking whether Redis runs, with no redis-cli installed, answered the question (the
+    postgres_job_queue session then chose Postgres); the same exit running the tests, or a
+    question whose program ran and failed, leaves a problem open."""
+    missing = "exit 127, redis-cli: command not found"
+    asked = Command("redis-cli ping", "Check whether a Redis server is running", True, missing)
+    installed = Command("command -v psql", "", True, "exit 1")
+    tests = Command("pytest -q", "Run the tests", True, "exit 127, pytest: command not found")
+    down = Command("pg_isready", "Check if Postgres is up", True, "exit 2, no response")
+    assert unresolved([asked, installed, tests, down]) == [tests, down]
+
+
 # -- the wait: the Stop hook fires before Claude Code has written the turn's last entries -------
 
 

@@ -22,6 +22,12 @@ _PATH = re.compile(r"/|\.py\b|::")  # a word of a command that names a file, a f
 _LOUDNESS = frozenset(("-q", "-qq", "-v", "-vv", "-s", "--quiet", "--verbose", "--no-header"))
 # A check that asks whether a program is installed: exit 1 is its answer, not a failure.
 _ASKED = re.compile(r"^(?:command -v|which|type|hash)\s")
+# What a command was for, asked as a question ("Check whether a Redis server is running"): when
+# its program is not installed (the shell's exit 127), that is the answer, as for `command -v`.
+_QUESTION = re.compile(
+    r"^(?:(?:check|see|verify|find out|test)\s+(?:whether|if)|(?:is|are|does|do)\s)", re.I
+)
+_MISSING = "exit 127"
 _ASSIGNMENTS = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|\"[^\"]*\"|\S*)\s+)+")
 _DECIDES = frozenset(("save_decision", "evolve_supersede"))
 MAX_FAILURES = 8  # failures kept unresolved, the newest
@@ -130,7 +136,8 @@ def unresolved(commands: list[Command]) -> list[Command]:
     ``PRICE_DB``, ``PRICE_DB=… python -m app --check`` passing settles it — or the same
     program over a part of the tree that holds what failed (:func:`covers`). A command that
     asks whether a program is there (``command -v redis-server`` exiting 1) answered; it
-    failed nothing.
+    failed nothing, nor did one asked as a question whose program is not installed
+    (``redis-cli ping``, "Check whether a Redis server is running", exit 127).
     """
     later_ok: list[str] = []
     kept: dict[str, Command] = {}
@@ -141,10 +148,19 @@ def unresolved(commands: list[Command]) -> list[Command]:
         if not command.failed:
             later_ok.append(key)
         elif (
-            not _ASKED.match(key) and key not in kept and not any(covers(k, key) for k in later_ok)
+            not answered(command) and key not in kept and not any(covers(k, key) for k in later_ok)
         ):
             kept[key] = command
     return list(kept.values())[::-1][-MAX_FAILURES:]
+
+
+def answered(command: Command) -> bool:
+    """Whether a failed command asked a question its failure answers: whether a program is
+    there (``command -v``, ``which``…), or what it was for was a question ("Check whether
+    Redis is running") and its program is not installed (exit 127)."""
+    if _ASKED.match(check_of(command)):
+        return True
+    return command.error.startswith(_MISSING) and bool(_QUESTION.match(command.description.strip()))
 
 
 def covers(ran: str, check: str) -> bool:
