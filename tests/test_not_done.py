@@ -146,6 +146,25 @@ def test_a_file_written_after_a_failed_edit_is_made_good(tmp_path: Path) -> None
     assert read_transcript(_transcript(tmp_path, [failed, written])).refused == []
 
 
+def test_what_a_failed_write_held_written_elsewhere_makes_it_good(tmp_path: Path) -> None:
+    """/proc refused the release notes; CHANGELOG.md took them (truth_edits): done. A later
+    Write of something else leaves the failure told."""
+    notes = "# stock 0.2\n\n- receive() is now restock()\n"
+    failed = ("Write", {"file_path": "/proc/notes.md", "content": notes},
+              "ENOENT: no such file or directory, open '/proc/notes.md.tmp'", True)  # fmt: skip
+    moved = "# Changelog\n\n## 0.2\n\n- `Ledger.receive()` is now `Ledger.restock()`.\n"
+    elsewhere = ("Write", {"file_path": "/p/CHANGELOG.md", "content": moved}, "File created", False)
+    assert read_transcript(_transcript(tmp_path, [failed, elsewhere])).refused == []
+    other = (
+        "Write",
+        {"file_path": "/p/b.py", "content": "def restock(sku, n): ...\n"},
+        "ok",
+        False,
+    )
+    (left,) = read_transcript(_transcript(tmp_path, [failed, other])).refused
+    assert left.target == "/proc/notes.md" and left.tool == "Write"
+
+
 def test_a_concern_is_told_as_a_sentence_of_its_own() -> None:
     last = "Sentinel is configured. But the replica lags 2 s under peak load."
     layers = layers_of(Digest(user_requests=["set up HA"]), "set up HA", last, "/p", [])

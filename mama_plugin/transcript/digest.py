@@ -78,6 +78,7 @@ class Refused:
     tool: str  # the tool's short name: "Edit", "save_decision"
     target: str  # the file, or "" for a memory write
     why: str  # the answer's first line
+    words: frozenset[str] = frozenset()  # a failed Write's content, as words (:mod:`.entries`)
 
     def told(self, root: str = "") -> str:
         """As a concern: "not saved: save_decision answered “…”", "the edit of a.py failed: …"."""

@@ -21,6 +21,10 @@ _TASKS = {"TaskCreate", "TaskUpdate", "TodoWrite"}
 # MAMA's tools that write a memory: a refusal from one of them means nothing was saved.
 _SAVES = ("save_", "evolve_")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+# A failed Write is made good by a later one to another file that holds this share of its
+# content's words, WRITTEN_MIN at least: the notes /proc refused, written to CHANGELOG.md.
+_WORD = re.compile(r"\d+(?:\.\d+)+|[a-z][a-z0-9_]{2,}|\d+")
+WRITTEN_SHARE, WRITTEN_MIN = 0.7, 3
 _TAG = re.compile(r"<(command-name|command-message|command-args)>(.*?)</\1>", re.S)
 _NOISE = (
     "<local-command-stdout>",
@@ -113,7 +117,10 @@ def _result(call: dict[str, Any], block: dict[str, Any], meta: Any, digest: Dige
             digest.turn_work += not ran.looks
         return
     path = args.get("file_path") or args.get("notebook_path")
-    _refusal(name, path if isinstance(path, str) else "", failed, block.get("content"), digest)
+    written = str(args.get("content", "")) if name == "Write" else ""
+    _refusal(
+        name, path if isinstance(path, str) else "", failed, block.get("content"), digest, written
+    )
     if failed:
         return
     if name in _EDITORS | {"Write"} | _TASKS:
@@ -138,14 +145,22 @@ def _result(call: dict[str, Any], block: dict[str, Any], meta: Any, digest: Dige
         _task(name, args, meta, digest)
 
 
-def _refusal(name: str, path: str, failed: bool, content: Any, digest: Digest) -> None:
+def _refusal(
+    name: str, path: str, failed: bool, content: Any, digest: Digest, written: str = ""
+) -> None:
     """Keep a change that did not happen (a failed edit or write, a refused memory save); a
     later success of the same change (any edit or write of that file; the same tool's save)
-    makes it good."""
+    makes it good, and so does a Write elsewhere of what a failed Write held (``written``:
+    the content; :func:`_holds`)."""
     short = name.rsplit("__", 1)[-1]
+    words = frozenset(_WORD.findall(written.lower()))
     if name in _EDITORS | {"Write"} and path:
         key = ("Write" if short == "Write" else "Edit", path)
-        digest.refused = [r for r in digest.refused if r.target != path]
+        digest.refused = [
+            r
+            for r in digest.refused
+            if r.target != path and (failed or r.tool != "Write" or not _holds(words, r.words))
+        ]
     elif name.startswith("mcp__plugin_mama_") and short.startswith(_SAVES):
         key = (short, "")
         digest.refused = [r for r in digest.refused if (r.tool, r.target) != key]
@@ -154,7 +169,16 @@ def _refusal(name: str, path: str, failed: bool, content: Any, digest: Digest) -
     if failed:
         why = next((x.strip() for x in _text_of(content).splitlines() if x.strip()), "")
         why = _SENTENCE.split(re.sub(r"</?tool_use_error>", "", why))[0]
-        digest.refused.append(Refused(key[0], key[1], why if len(why) <= 240 else why[:239] + "…"))
+        why = why if len(why) <= 240 else why[:239] + "…"
+        digest.refused.append(
+            Refused(key[0], key[1], why, words if key[0] == "Write" else frozenset())
+        )
+
+
+def _holds(words: frozenset[str], refused: frozenset[str]) -> bool:
+    """Whether a Write's ``words`` hold what a failed Write's (``refused``) held: most of them."""
+    held = len(words & refused)
+    return held >= WRITTEN_MIN and held >= WRITTEN_SHARE * len(refused)
 
 
 def _text_of(content: Any) -> str:
