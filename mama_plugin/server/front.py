@@ -47,6 +47,7 @@ from ..jsonrpc import (
     request,
     tool_result,
 )
+from ..logs import where
 from .catalogue import instructions, load
 from .exposure import (
     MEMORY_KINDS,
@@ -130,8 +131,11 @@ class Front(WarmUp, LineSession):
             self._route(ident, method, params)
         except Exception:  # the session goes on: one request's failure must not end it
             log.error("%s could not be answered:\n%s", method, traceback.format_exc())
-            where = self.config.home / "logs" / "server.log"
-            self.fail(ident, INTERNAL_ERROR, f"MAMA could not answer {method} (details in {where})")
+            self.fail(
+                ident,
+                INTERNAL_ERROR,
+                f"MAMA could not answer {method} (details in {where('server')})",
+            )
 
     def _route(self, ident: Any, method: str, params: dict[str, Any]) -> None:
         if method == "initialize":
@@ -222,8 +226,8 @@ class Front(WarmUp, LineSession):
                 answer = self._answer(name, arguments, call_id)
             except Exception:  # never left unanswered: the client would wait for it
                 log.error("tool %s failed:\n%s", name, traceback.format_exc())
-                where = self.config.home / "logs" / "server.log"
-                answer = tool_result(f"{name} failed in MAMA (details in {where}).", error=True)
+                told = f"{name} failed in MAMA (details in {where('server')})."
+                answer = tool_result(told, error=True)
             self.reply(ident, answer)
         finally:
             with self._calls_lock:
@@ -235,9 +239,8 @@ class Front(WarmUp, LineSession):
         self._go_on.set()  # a listed tool: the rest of the warm-up may not wait any longer
         self.ready.wait(WARM_UP_TIMEOUT_S)
         if self.portal is None or self.state is None:
-            where = self.config.home / "logs" / "server.log"
             return tool_result(
-                f"MAMA's server could not load (details in {where}); nothing was saved.",
+                f"MAMA's server could not load (details in {where('server')}); nothing was saved.",
                 error=True,
             )
         changes = self.exposure().changes

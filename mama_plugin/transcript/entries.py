@@ -156,10 +156,9 @@ def _refusal(
     words = frozenset(_WORD.findall(written.lower()))
     if name in _EDITORS | {"Write"} and path:
         key = ("Write" if short == "Write" else "Edit", path)
+        # Only a failed Write keeps words, and only a Write that went through has them here.
         digest.refused = [
-            r
-            for r in digest.refused
-            if r.target != path and (failed or r.tool != "Write" or not _holds(words, r.words))
+            r for r in digest.refused if r.target != path and (failed or not _holds(words, r.words))
         ]
     elif name.startswith("mcp__plugin_mama_") and short.startswith(_SAVES):
         key = (short, "")
@@ -170,9 +169,7 @@ def _refusal(
         why = next((x.strip() for x in _text_of(content).splitlines() if x.strip()), "")
         why = _SENTENCE.split(re.sub(r"</?tool_use_error>", "", why))[0]
         why = why if len(why) <= 240 else why[:239] + "…"
-        digest.refused.append(
-            Refused(key[0], key[1], why, words if key[0] == "Write" else frozenset())
-        )
+        digest.refused.append(Refused(key[0], key[1], why, words))
 
 
 def _holds(words: frozenset[str], refused: frozenset[str]) -> bool:
