@@ -973,3 +973,28 @@ def test_a_solved_problem_closes(tmp_path: Path) -> None:
     assert "failed (Smoke test" not in memory and "Unresolved:" not in memory
     assert "That problem is solved" not in memory.split("—", 1)[-1].split("\n", 1)[-1]
     assert "Next step: start the price service" not in memory
+
+
+NOTES = "# stock 0.2\n\n- receive() is now restock()\n"
+MOVED_NOTES = "# Changelog\n\n## 0.2\n\n- `Ledger.receive()` is now `Ledger.restock()`.\n"
+
+
+@full_only
+def test_an_answered_probe_and_notes_written_elsewhere_are_not_unresolved(tmp_path: Path) -> None:
+    """A check asked as a question whose program is not installed (exit 127) answered it, and
+    notes /proc refused were written to CHANGELOG.md: the next start tells neither as open,
+    while the smoke test that failed in the same session still is."""
+    story = Story(tmp_path)
+    story.run("Pick the queue backend and ship the release notes", [
+        bash("no-such-redis-cli ping", "Check whether a Redis server is running"),
+        bash(SMOKE, "Run the smoke test"),
+        write(Path("/proc/stock-notes.md"), NOTES),
+        write(story.project / "CHANGELOG.md", MOVED_NOTES),
+        text("No Redis here: Postgres it is. /proc was not writable, so the notes are in "
+             "CHANGELOG.md. The smoke test still fails."),
+    ])  # fmt: skip
+    memory = told(story.run("hello", [text("Hi.")]).start, budget=600)
+    print(memory)
+    unresolved = memory.split("Unresolved:", 1)[1]
+    assert "Failed to connect to localhost port 8765" in unresolved
+    assert "no-such-redis-cli" not in memory and "/proc/stock-notes.md" not in memory
