@@ -210,6 +210,68 @@ def test_two_problems_stating_one_measurement_are_one_item() -> None:
                          "p99 of stock_api reached 93 ms on the old build")  # fmt: skip
 
 
+def test_a_failure_said_again_in_words_is_one_item() -> None:
+    failed = (
+        "`sh smoke.sh` failed (Run the smoke test): exit 7, curl: (7) Failed to connect to "
+        "127.0.0.1 port 8765"
+    )
+    said = "The smoke test still fails until the service runs on 8765."
+    assert same_item(said, failed) and same_item(failed, said)
+    assert not same_item("The smoke test passes again.", failed)  # says no failure
+    assert not same_item("The unit tests still fail on CI.", failed)  # another check
+    assert not same_item(said, failed, alike=False)  # a problem and a step stay two
+    # One measurement of one named thing, though each names more.
+    assert same_item(
+        "`python bench.py --new` failed (Latency benchmark): exit 2, GET /price p99 93 ms",
+        "Shipping as is would put /price p99 at 93 ms, nearly twice the 50 ms budget",
+    )
+
+
+def test_what_claudes_checkpoint_leaves_out_of_its_session_stays_unresolved(
+    store: Store, project: str
+) -> None:
+    wrote_the_test(store, project)  # session A: its rolling checkpoint holds the failure
+    save_checkpoint(store, project, {"summary": "Test for stats() written", "session_id": "A",
+                                     "next_steps": [{"step": NEXT}]})  # fmt: skip
+    point = resume_point(store, project)
+    assert point.checkpoint is not None and not point.checkpoint.rolling
+    assert "has no attribute 'stats'" in start(store, project)  # Claude's omits it
+    # The session goes on after it and finds a risk: told with what it did after.
+    digest = Digest(user_requests=["Write a test for the cache stats", "Now add stats()"],
+                    files=[TEST, CACHE], tool_names=["Write", "Bash", "Edit"], turn_work=1,
+                    turn_tools=2, last=CACHE)  # fmt: skip
+    turn(store, project, "A", digest, "Added stats(). One risk: STATS is read without a lock.")
+    point = resume_point(store, project)
+    assert point.then is not None
+    assert "- One risk: STATS is read without a lock." in start(store, project)
+
+
+def test_a_turn_that_only_says_what_comes_next_keeps_what_was_unresolved(
+    store: Store, project: str
+) -> None:
+    risk = "One risk: eviction drops the oldest entry, so a hot SKU can go while cold ones stay."
+    digest = Digest(user_requests=["Bound the cache"], assistant_texts=["Done."], files=[CACHE],
+                    tool_names=["Edit"], turn_work=1, last=CACHE)  # fmt: skip
+    turn(store, project, "A", digest, f"Bounded it. {risk}")
+    digest.user_requests.append("Leave it for today.")
+    digest.turn_tools, digest.turn_work = len(digest.tool_names), 0
+    turn(store, project, "A", digest, "Bounded today. Next step: run the smoke test.")
+    text = start(store, project)
+    assert "Next step: run the smoke test" in text
+    assert "eviction drops the oldest entry" in text
+
+
+def test_a_concern_that_points_back_is_told_with_what_it_points_at(
+    store: Store, project: str
+) -> None:
+    digest = Digest(user_requests=["Is the new build shippable?"], assistant_texts=["No."],
+                    files=[CACHE], tool_names=["Edit"], turn_work=1, last=CACHE)  # fmt: skip
+    shipping = "Shipping as is would put p99 at 93 ms, twice the budget"
+    turn(store, project, "A", digest, f"{shipping}. That is a real downside for conversion.")
+    text = start(store, project)
+    assert f"- {shipping}: that is a real downside for conversion." in text
+
+
 def test_load_checkpoint_after_a_start_adds_only_what_the_start_left_out() -> None:
     said = (
         "MAMA — where this project's work stopped. Memory …\n<mama-memory>\n"

@@ -93,6 +93,12 @@ def _upsert(
             if log.work and not moved:
                 # A quiet turn never erases the session's work; it only adds to it.
                 layers = _kept(old, log, layers, echo=bool(digest.memory_tools(turn=True)))
+            elif log.work and not digest.turn_work:
+                # A turn that only said what comes next solved nothing: what was unresolved
+                # before it still is, after what it says itself.
+                said = layers["tension"].get("concerns") or []
+                concerns = unique(said + (old.tension.get("concerns") or []))[:MAX_ITEMS]
+                layers["tension"] = {**layers["tension"], "concerns": concerns}
             # When the work last moved on: a checkpoint Claude wrote after it says it all.
             stamp = now_ms() if moved else (log.moved_at or old.updated_at)
             fresh = WorkLog.read(layers["metadata"])
@@ -171,7 +177,9 @@ def layers_of(
         if not outcome_at or c.calls > outcome_at
     ]
     concerns += [clip(r.told(cwd), MAX_TEXT) for r in digest.refused[-2:]]
-    concerns += [clip(_standing(s), MAX_TEXT) for s in sentences if tension(s)]
+    concerns += [
+        clip(_pointed(sentences, i), MAX_TEXT) for i, s in enumerate(sentences) if tension(s)
+    ]
     concerns += [
         clip(f"{c} ({d.id})", MAX_TEXT)
         for d in current
@@ -263,6 +271,20 @@ def _standing(sentence: str) -> str:
     (told under Unresolved, away from the sentence it answered)."""
     rest = _LINKED.sub("", sentence, count=1)
     return rest[:1].upper() + rest[1:] if rest != sentence else sentence
+
+
+_OPENS_ON_PRONOUN = re.compile(
+    r"^(?:that|this|it|these|those)\b(?=\s+(?:is|are|was|were|would|will)\b)", re.I
+)
+
+
+def _pointed(sentences: list[str], i: int) -> str:
+    """A concern that can be told alone: one whose subject is what the sentence before it
+    said ("That is a real downside for conversion.") is told after that sentence."""
+    sentence = _standing(sentences[i])
+    if i == 0 or not _OPENS_ON_PRONOUN.match(sentence):
+        return sentence
+    return f"{sentences[i - 1].rstrip(' .')}: {sentence[:1].lower()}{sentence[1:]}"
 
 
 def _work_so_far(old: WorkLog, request: str) -> tuple[str, int]:

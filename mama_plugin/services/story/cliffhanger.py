@@ -30,6 +30,7 @@ from .resume import ResumePoint
 from .words import covers, same_item
 from .worklog import WorkLog
 
+_UNRESOLVED = ("concerns", "risks", "trade_offs")  # a checkpoint's tension, told as unresolved
 _WHY = {"from Claude's last message": "what I said comes next", "in progress": "in progress"}
 
 
@@ -107,7 +108,11 @@ def story(
     left = [str(x) for x in c.get("remains") or [] if not _stated(str(x), decided)]
     left += [strip_cue(s.told) for s in steps]
     out.remains = said.fresh([clip(x, 200) for x in left], work="step")
-    unresolved = [str(x) for key in ("concerns", "risks", "trade_offs") for x in t.get(key) or []]
+    # What the same session found unresolved after the checkpoint Claude wrote is open too.
+    later = (point.then.tension or {}) if point.then is not None else {}
+    unresolved = [
+        str(x) for tension in (t, later) for key in _UNRESOLVED for x in tension.get(key) or []
+    ]
     unresolved += list(point.failing)
     unresolved += [_question(q) for q in t.get("questions") or [] if isinstance(q, dict)]
     out.unresolved = said.fresh([clip(x, 240) for x in unresolved], work="problem")

@@ -144,9 +144,11 @@ def resume_point(store: Store, project: str) -> ResumePoint:
     ]
     since = _per_session(newer)
     told = {lead.id, getattr(then, "id", None)}
+    # The checks the told checkpoints tell themselves; a written lead tells none of its
+    # session's: what its rolling checkpoint found failing stays unresolved.
     own = {
         check
-        for cp in (lead, then, rolling.get(lead.session_id or ""))
+        for cp in (lead, then)
         if cp is not None and (log := WorkLog.of(cp)) is not None
         for check, _ in log.failing
     }
