@@ -277,6 +277,14 @@ def earned(extractor: Tally, model: Tally) -> list[str]:
     return won
 
 
+def _tokens(f: dict[str, Any]) -> str:
+    """The draft text's tokens as the reviewing model reads it ("–" in figures from before
+    12-02, which have none)."""
+    if not f.get("text_tokens_median"):
+        return "–"
+    return f"{f['text_tokens_median']:g} / {f['text_tokens_p90']:g} / {f['text_tokens_max']:g}"
+
+
 def render(data: dict[str, Any]) -> str:
     """The report: one row per configuration, then per layer."""
     lines = [
@@ -286,8 +294,8 @@ def render(data: dict[str, Any]) -> str:
         f"  uptime after:  {data['uptime'][1]}",
         "",
         "| configuration | proposed | grounded | correct | grounded+correct | recall | dropped "
-        "| load | first token | full (median / p95) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| load | first token | full (median / p95) | draft tokens (median / p90 / max) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, f in data["configurations"].items():
         model = name != "extractor"
@@ -302,15 +310,8 @@ def render(data: dict[str, Any]) -> str:
             f"{cell(f['correct_share'])} | {cell(f['grounded_and_correct_share'])} | "
             f"{cell(f['recall'])} | {cell(f['dropped_share']) if model else '–'} | "
             f"{cell(f['load_s'], unit=' s')} | {cell(f['first_token_s_median'], unit=' s')} | "
-            f"{full} |"
+            f"{full} | {_tokens(f)} |"
         )
-    sized = [(n, f) for n, f in data["configurations"].items() if f.get("text_tokens_median")]
-    if sized:  # figures from before 12-02 have none
-        told = "; ".join(
-            f"{n} {f['text_tokens_median']:g} / {f['text_tokens_p90']} / {f['text_tokens_max']}"
-            for n, f in sized
-        )
-        lines += ["", f"  draft text tokens (median / p90 / max): {told}"]
     lines += ["", "| layer | " + " | ".join(data["configurations"]) + " |"]
     lines.append("|---|" + "---|" * len(data["configurations"]))
     for layer in ORDER:

@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..services.render import clip
+from ..services.story.autosave import pointed
+from ..services.story.commands import check_of, unresolved
+from ..services.story.words import affirmed, covers, restates, same_item
 from ..text import (
     ALTERNATIVE,
     CAUSAL,
@@ -24,6 +27,7 @@ from ..text import (
     TENSION,
     numbers,
     split,
+    tension,
     unique,
     words,
 )
@@ -31,6 +35,7 @@ from ..transcript import Digest
 
 MAX_ITEMS = 5
 MAX_EVIDENCE = 8
+MAX_DETAIL = 120  # a command's outcome as evidence: its error in full is a concern's
 _TRADE_OFF = re.compile(r"\b(trade-?offs?|at the cost of|we accept|accepted|in exchange)\b", re.I)
 _PREFER_OVER = re.compile(
     r"\b(?:chose|chosen|choose|picked|pick|prefer|preferred|selected|went with)\b[^.;]{0,80}?"
@@ -48,6 +53,10 @@ _NEXT_PREFIX = re.compile(r"^(next( steps?)?|then|todo|follow[- ]up)\s*[:,-]?\s*
 _BECAUSE = re.compile(r"\b(because|since|due to|so that|as a result|therefore)\b", re.I)
 _LEADING = re.compile(r"^\s*(?:because|since|and|but|so|while|which|that|then)\s+", re.I)
 _CLAUSE = re.compile(r"[;:,]\s+|\s+(?:and|but|so|while|whereas|because|since)\s+|\s+[-–—]\s+")
+# A sentence telling work done: a verb in the past ("Added", "wrote"), or "done", "now".
+_DID = re.compile(
+    r"\b(?!(?:need|speed|feed|seed)\b)[a-z]{3,}ed\b|\b(?:done|made|wrote|built|now)\b", re.I
+)
 _TEST_COMMAND = re.compile(r"\b(pytest|test|bench|benchmark|make|npm run|cargo|go test)\b", re.I)
 
 
@@ -95,30 +104,38 @@ def extract(decision: str, context: str = "", digest: Digest | None = None) -> E
                 out.alternatives.append({"option": option, "rejected_because": clip(why)})
     out.alternatives = out.alternatives[:MAX_ITEMS]
 
-    primary = out.reasons[0] if out.reasons else ""
     # A sentence that says why an alternative lost is told there, not again as a concern.
-    told = {primary, *(a["rejected_because"] for a in out.alternatives)}
-    for sentence in sentences:
+    told = {
+        out.reasons[0] if out.reasons else "",
+        *(a["rejected_because"] for a in out.alternatives),
+    }
+    for i, sentence in enumerate(sentences):
         clipped = clip(sentence)
         if NEXT.match(sentence):
             step = _NEXT_PREFIX.sub("", sentence).strip()
-            if step:
+            if step and not _done_since(step, sentences[:i]):
                 step = clip(step[:1].upper() + step[1:].rstrip("."))
-                out.next_steps.append(
-                    {"step": step, "priority": "MEDIUM", "context": "from the conversation"}
-                )
+                out.next_steps.append({"step": step, "priority": "MEDIUM", "context": ""})
         elif _TRADE_OFF.search(sentence):
             out.trade_offs.append(clipped)
-        elif TENSION.search(sentence) and clipped not in told:
-            out.concerns.append(clipped)
-    out.concerns += [clip(c.failure()) for c in digest.commands if c.failed]
+        elif tension(sentence) and clipped not in told:
+            concern = clip(pointed(sentences, i))
+            if not any(r and concern.startswith(r.rstrip(" .")) for r in told):  # pointed at it
+                out.concerns.append(concern)
+    # The failures no later run made good, newest first (an answered probe is none); what the
+    # conversation said of one made good is no concern now.
+    failing = unresolved(digest.commands)
+    still = {check_of(c) for c in failing}
+    good = [c.failure() for c in digest.commands if c.failed and check_of(c) not in still]
+    out.concerns = [c for c in out.concerns if not any(restates(c, g) for g in good)]
+    out.concerns += [clip(c.failure()) for c in failing[::-1]]
     for task in digest.open_tasks():
         priority = "HIGH" if task.status == "in_progress" else "MEDIUM"
         state = task.status.replace("_", " ")
         out.next_steps.append(
             {"step": clip(task.subject), "priority": priority, "context": f"open task ({state})"}
         )
-    out.concerns = unique(out.concerns)[:MAX_ITEMS]
+    out.concerns = _one_each(unique(out.concerns))[:MAX_ITEMS]
     out.trade_offs = unique(out.trade_offs)[:MAX_ITEMS]
     out.next_steps = _distinct_steps(out.next_steps)[:MAX_ITEMS]
     out.specifics = _specifics(sentences)
@@ -130,7 +147,8 @@ def evidence_of(digest: Digest, *, mentioned: str = "") -> list[dict[str, str]]:
     """Evidence from the session's tool calls only: changed files, files read, commands.
 
     Files the conversation names come before the rest; line ranges are what the tools
-    reported. A failed command is evidence too (of what did not work).
+    reported. A failed command is evidence too (of what did not work); a command run more than
+    once is told by its latest run (the test that failed and then passed passed).
     """
     root = digest.cwd
     named = mentioned.lower()
@@ -140,9 +158,9 @@ def evidence_of(digest: Digest, *, mentioned: str = "") -> list[dict[str, str]]:
         name = cite.split(":")[0]
         rank = 0 if touch.action != "read" else (1 if name.lower() in named else 3)
         items.append((rank, {"source": cite, "kind": "file", "detail": touch.action}))
-    for command in digest.commands:
+    for command in digest.commands[::-1]:
         if command.failed or _TEST_COMMAND.search(command.command + " " + command.description):
-            detail = f"{command.description} ({command.outcome})"
+            detail = f"{command.description} ({clip(command.outcome, MAX_DETAIL)})"
             items.append(
                 (
                     2,
@@ -205,13 +223,40 @@ def _source_text(context: str, digest: Digest) -> str:
 
 def _distinct_steps(steps: list[dict[str, str]]) -> list[dict[str, str]]:
     """Drop a step whose words another, earlier step already says ("Tune autovacuum" after
-    "Tune autovacuum for the jobs table before the rollout")."""
+    "Tune autovacuum for the jobs table before the rollout"), or that is one item with it in
+    other words (:func:`~mama_plugin.services.story.words.same_item`)."""
     kept: list[dict[str, str]] = []
     for step in steps:
         mine = words(step["step"])
-        if not any(mine <= words(k["step"]) or words(k["step"]) <= mine for k in kept):
+        if not any(
+            mine <= words(k["step"])
+            or words(k["step"]) <= mine
+            or same_item(step["step"], k["step"])
+            for k in kept
+        ):
             kept.append(step)
     return kept
+
+
+def _one_each(concerns: list[str]) -> list[str]:
+    """The concerns, each problem once: a failure said again in words, or one measurement
+    told twice, is the first one told (:func:`~mama_plugin.services.story.words.same_item`)."""
+    kept: list[str] = []
+    for concern in concerns:
+        if not any(same_item(concern, k) for k in kept):
+            kept.append(concern)
+    return kept
+
+
+def _done_since(step: str, newer: list[str]) -> bool:
+    """Whether a newer sentence of the session tells ``step`` done ("Added max_entries to
+    TTLCache: …" after "Next: add a max_entries bound to TTLCache"): it holds most of the
+    step's words, says something was done, and is neither a step, a problem nor a denial ("About
+    twenty lines: a handler and a --serve flag" is the step's size, not the step done)."""
+    return any(
+        covers(s, step) and _DID.search(s) and not (NEXT.match(s) or tension(s) or _question(s))
+        for s in affirmed(newer)
+    )
 
 
 def _question(sentence: str) -> bool:

@@ -178,7 +178,7 @@ def layers_of(
     ]
     concerns += [clip(r.told(cwd), MAX_TEXT) for r in digest.refused[-2:]]
     concerns += [
-        clip(_pointed(sentences, i), MAX_TEXT) for i, s in enumerate(sentences) if tension(s)
+        clip(pointed(sentences, i), MAX_TEXT) for i, s in enumerate(sentences) if tension(s)
     ]
     concerns += [
         clip(f"{c} ({d.id})", MAX_TEXT)
@@ -273,14 +273,13 @@ def _standing(sentence: str) -> str:
     return rest[:1].upper() + rest[1:] if rest != sentence else sentence
 
 
-_OPENS_ON_PRONOUN = re.compile(
-    r"^(?:that|this|it|these|those)\b(?=\s+(?:is|are|was|were|would|will)\b)", re.I
-)
+_OPENS_ON_PRONOUN = re.compile(r"^(?:that|this|it|these|those)\s+(?=[a-z])", re.I)
 
 
-def _pointed(sentences: list[str], i: int) -> str:
+def pointed(sentences: list[str], i: int) -> str:
     """A concern that can be told alone: one whose subject is what the sentence before it
-    said ("That is a real downside for conversion.") is told after that sentence."""
+    said ("That is a real downside for conversion.", "That blocks the smoke test.") is told
+    after that sentence."""
     sentence = _standing(sentences[i])
     if i == 0 or not _OPENS_ON_PRONOUN.match(sentence):
         return sentence

@@ -68,13 +68,13 @@ def same_item(a: str, b: str, *, alike: bool = True) -> bool:
     all of the shorter's, three words at least ("Tune autovacuum for the jobs table" and "tune
     autovacuum for the jobs table before the rollout"), or they state the same measurement
     with two more words in common and do not name different things in code, or one says in
-    words that a failed command's check fails (:func:`_restates`). A failure and the step that
+    words that a failed command's check fails (:func:`restates`). A failure and the step that
     would mend it share words and stay two."""
     words_a, words_b = bag(a), bag(b)
     shared = len(words_a & words_b)
     shorter = min(len(words_a), len(words_b))
     named_a, named_b = names(a), names(b)
-    if alike and (_restates(a, b) or _restates(b, a)):
+    if alike and (restates(a, b) or restates(b, a)):
         return True
     one_measure = alike and shared >= 3 and bool(measured(a) & measured(b))
     if named_a & named_b:
@@ -87,17 +87,18 @@ def same_item(a: str, b: str, *, alike: bool = True) -> bool:
 # A failed command as a concern says what it was for: "`sh smoke.sh` failed (Run the smoke
 # test): exit 7, …" (:meth:`mama_plugin.transcript.Command.failure`).
 _FAILED_CHECK = re.compile(r"^`[^`]+` (?:failed|was interrupted) \(([^)]+)\)")
+_RUN = re.compile(r"^\s*(?:re-?run|run|execute|kick off|launch|try)\b(?:\s+(?:the|a|an))?", re.I)
 _FAILS = re.compile(r"\b(?:fail\w*|cannot|can't|still|broken|does not|doesn't|errors?)\b", re.I)
 
 
-def _restates(said: str, failure: str) -> bool:
+def restates(said: str, failure: str) -> bool:
     """Whether ``said`` tells ``failure`` again in words: it names what the failed command was
-    for (two words at least: "the smoke test") and says it fails ("The smoke test still fails
-    until the service runs")."""
+    for (two words at least, its "Run" aside: "the smoke test", "startup check") and says it
+    fails ("The smoke test still fails until the service runs")."""
     found = _FAILED_CHECK.match(failure)
     if found is None or _FAILED_CHECK.match(said):
         return False
-    purpose = bag(step_object(found.group(1)))
+    purpose = bag(_RUN.sub("", found.group(1), count=1))
     return len(purpose) >= 2 and purpose <= bag(said) and bool(_FAILS.search(said))
 
 
