@@ -272,6 +272,34 @@ def test_a_concern_that_points_back_is_told_with_what_it_points_at(
     assert f"- {shipping}: that is a real downside for conversion." in text
 
 
+def test_a_step_that_carries_on_a_task_or_a_decision_is_told_once(
+    store: Store, project: str
+) -> None:
+    lru = save_decision(store, project, {
+        "topic": "cache_eviction", "decision": "LRU eviction for TTLCache (OrderedDict)",
+        "reasoning": "oldest-first eviction dropped hot SKUs",
+        "next_steps": [{"step": "Switch TTLCache to an OrderedDict", "priority": "HIGH"}],
+    }).memory  # fmt: skip
+    save_checkpoint(store, project, {
+        "summary": "LRU switch in progress", "implements": [lru.id],
+        "tasks": [{"task": "Add a serve mode to shop/app.py", "status": "in_progress"},
+                  {"task": "Start the service before the smoke test", "status": "pending"}],
+        "what_remains": ["run the service with PRICE_DB set and rerun smoke.sh",
+                         "Start the price service for the smoke test"],
+        "next_steps": [{"step": "write the --serve flag with a /health handler, then finish "
+                                "the LRU switch", "priority": "HIGH"}],
+    })  # fmt: skip
+    text = start(store, project)
+    assert ("Next step: write the --serve flag with a /health handler, then finish the LRU "
+            "switch (HIGH) — for the task in progress, “Add a serve mode to shop/app.py”") in text
+    assert "Tasks: Start the service before the smoke test (pending)\n" in text  # fmt: skip
+    assert "Switch TTLCache to an OrderedDict" not in text  # the step carries it on
+    # "Start" and "run" are one action: the two say one item.
+    assert "Remains: run the service with PRICE_DB set and rerun smoke.sh\n" in text
+    assert same_item("Start the price service for the smoke test",
+                     "run the service with PRICE_DB set and rerun smoke.sh")  # fmt: skip
+
+
 def test_load_checkpoint_after_a_start_adds_only_what_the_start_left_out() -> None:
     said = (
         "MAMA — where this project's work stopped. Memory …\n<mama-memory>\n"

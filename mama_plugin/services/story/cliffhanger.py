@@ -16,6 +16,7 @@ Read-only; no I/O beyond the store.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -27,9 +28,10 @@ from .done import copied_from, copy_of
 from .freshness import unstated
 from .records import DecisionView, NextStep, OpenStep, Story
 from .resume import ResumePoint
-from .words import covers, same_item
+from .words import bag, covers, parts, same_item, step_object
 from .worklog import WorkLog
 
+_STATUS = re.compile(r"\s\((?:pending|in progress|blocked)(?:[;:][^)]*)?\)$")  # _task's
 _UNRESOLVED = ("concerns", "risks", "trade_offs")  # a checkpoint's tension, told as unresolved
 _WHY = {"from Claude's last message": "what I said comes next", "in progress": "in progress"}
 
@@ -48,7 +50,7 @@ class _Said:
             norm = _norm(item)
             if not norm or any(_same(norm, s) for s, _, _ in self.seen):
                 continue
-            raw = strip_cue(str(item))
+            raw = _STATUS.sub("", strip_cue(str(item)))  # a task by its words, not its status
             if work and any(
                 kind and same_item(raw, r, alike=kind == work) for _, r, kind in self.seen
             ):
@@ -56,6 +58,15 @@ class _Said:
             self.seen.append((norm, raw, work))
             kept.append(item)
         return kept
+
+    def continues(self, work: str) -> bool:
+        """Whether a step told already carries on ``work`` (a decision with its next step):
+        one of its parts says mostly that work's words ("finish the LRU switch" for "LRU
+        eviction for TTLCache … Switch TTLCache to an OrderedDict")."""
+        return any(
+            kind == "step" and any(covers(work, part) for part in parts(raw))
+            for _, raw, kind in self.seen
+        )
 
 
 def _same(a: str, b: str) -> bool:
@@ -102,6 +113,13 @@ def story(
             out.next = None
     out.done = said.fresh([clip(x, 200) for x in _done(cp)][::-1])[::-1]
     tasks = [x for x in c.get("tasks") or [] if isinstance(x, dict) and x.get("status") != "done"]
+    if out.next is not None:  # the task the next step carries on is told with it, not again
+        going = next((x for x in tasks if _carried_on(out.next.step, x)), None)
+        if going is not None:
+            tasks.remove(going)
+            task = clip(going.get("task", ""), 120)
+            out.next = replace(out.next, why=f"for the task in progress, “{task}”")
+            said.fresh([task], work="step")
     out.tasks = said.fresh([_task(x) for x in tasks], work="step")
     said.fresh([clip(x.get("task", ""), 200) for x in tasks], work="step")  # not also "remains"
     # What remains is told as remaining, even when it is a gap ("no size bound yet").
@@ -144,6 +162,16 @@ def story(
         )
     out.decisions = [_decision(i, d, said) for i, d in enumerate(decisions, 1)]
     return out
+
+
+def _carried_on(step: str, task: dict[str, Any]) -> bool:
+    """Whether ``step`` carries on a task in progress: some part of it acts on what the task
+    names ("write the --serve flag …" in "Add a serve mode to shop/app.py"), a word of their
+    objects in common."""
+    if task.get("status") != "in_progress":
+        return False
+    named = bag(step_object(str(task.get("task", ""))))
+    return any(bag(step_object(part)) & named for part in parts(step))
 
 
 def _did(cp: MemoryRecord, *, latest: bool = False) -> str:
@@ -280,7 +308,7 @@ def _decision(i: int, d: DecisionView, said: _Said) -> DecisionView:
     if d.hub:
         line += f" [hub: {d.hub} memories rest on it]"
     open_ = said.fresh([clip(x, 160) for x in d.doubts], work="problem")
-    high = said.fresh(d.high, work="step")
+    high = said.fresh([h for h in d.high if not said.continues(f"{m.content} {h}")], work="step")
     extra = "; ".join(open_[:2])
     if high:
         extra += (" · " if extra else "") + f"next (HIGH): {clip(high[0], 160)}"

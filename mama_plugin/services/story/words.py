@@ -26,11 +26,16 @@ _DENIED = re.compile(
 )
 
 
+# Verbs that name one action in steps ("start the service", "run the service"), by stem.
+_SAME_VERB = {"start": "run", "launch": "run", "boot": "run"}
+
+
 @lru_cache(maxsize=4096)
 def bag(text: str) -> frozenset[str]:
-    """The stemmed content words steps and done items are compared by (a pure function of
-    its text, memoised: the same steps and done items are compared again and again)."""
-    return frozenset(stem(w) for w in words(text))
+    """The stemmed content words steps and done items are compared by, a verb of one action
+    as one word (a pure function of its text, memoised: the same steps and done items are
+    compared again and again)."""
+    return frozenset(_SAME_VERB.get(s, s) for s in (stem(w) for w in words(text)))
 
 
 def covers(done: str, step: str) -> bool:
