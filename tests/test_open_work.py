@@ -290,8 +290,10 @@ def test_a_step_that_carries_on_a_task_or_a_decision_is_told_once(
                                 "the LRU switch", "priority": "HIGH"}],
     })  # fmt: skip
     text = start(store, project)
-    assert ("Next step: write the --serve flag with a /health handler, then finish the LRU "
-            "switch (HIGH) — for the task in progress, “Add a serve mode to shop/app.py”") in text
+    assert (
+        "Next step: write the --serve flag with a /health handler, then finish the LRU "
+        "switch (HIGH) — for the task in progress, “Add a serve mode to shop/app.py”"
+    ) in text
     assert "Tasks: Start the service before the smoke test (pending)\n" in text  # fmt: skip
     assert "Switch TTLCache to an OrderedDict" not in text  # the step carries it on
     # "Start" and "run" are one action: the two say one item.
