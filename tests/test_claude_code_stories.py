@@ -998,3 +998,28 @@ def test_an_answered_probe_and_notes_written_elsewhere_are_not_unresolved(tmp_pa
     unresolved = memory.split("Unresolved:", 1)[1]
     assert "Failed to connect to localhost port 8765" in unresolved
     assert "no-such-redis-cli" not in memory and "/proc/stock-notes.md" not in memory
+
+
+@full_only
+def test_what_a_session_found_outlives_the_checkpoint_claude_saved(tmp_path: Path) -> None:
+    """A checkpoint Claude saved listing only what was done: the next start still tells the
+    smoke test that failed and the risk Claude named in the same session (fails on 833dfd6's
+    rules, which dropped both)."""
+    story = Story(tmp_path)
+    (story.project / "shop").mkdir()
+    cache = story.project / "shop" / "cache.py"
+    checkpoint = {"summary": "Bounded the price cache",
+                  "what_was_done": ["Added a max_entries bound to TTLCache"]}  # fmt: skip
+    story.run(["Bound the cache and run the smoke test", "Save a checkpoint."], [
+        write(cache, "class TTLCache:\n    max_entries = 1024\n"),
+        bash(SMOKE, "Run the smoke test"),
+        text("Bounded it. One risk: eviction drops the oldest entry, not the least recently "
+             "used one, so a hot SKU can go while cold ones stay."),
+        tool_use(T + "save_checkpoint", checkpoint), text("Saved the checkpoint."),
+    ])  # fmt: skip
+    memory = told(story.run("hello", [text("Hi.")]).start, budget=600)
+    print(memory)
+    assert "What I did" in memory and "Bounded the price cache" in memory
+    unresolved = memory.split("Unresolved:", 1)[1]
+    assert "Failed to connect to localhost port 8765" in unresolved
+    assert "eviction drops the oldest entry" in unresolved

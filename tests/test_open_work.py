@@ -246,6 +246,16 @@ def test_what_claudes_checkpoint_leaves_out_of_its_session_stays_unresolved(
     assert "- One risk: STATS is read without a lock." in start(store, project)
 
 
+def test_a_risk_the_session_named_outlives_claudes_checkpoint(store: Store, project: str) -> None:
+    digest = Digest(user_requests=["Bound the cache"], assistant_texts=["Done."], files=[CACHE],
+                    tool_names=["Edit"], turn_work=1, last=CACHE)  # fmt: skip
+    turn(store, project, "A", digest, "Bounded it. One risk: eviction drops hot entries.")
+    save_checkpoint(store, project, {"summary": "Bounded the cache", "session_id": "A"})
+    point = resume_point(store, project)
+    assert point.checkpoint is not None and not point.checkpoint.rolling and point.then is None
+    assert "- One risk: eviction drops hot entries." in start(store, project)
+
+
 def test_a_turn_that_only_says_what_comes_next_keeps_what_was_unresolved(
     store: Store, project: str
 ) -> None:

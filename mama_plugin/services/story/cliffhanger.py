@@ -126,8 +126,8 @@ def story(
     left = [str(x) for x in c.get("remains") or [] if not _stated(str(x), decided)]
     left += [strip_cue(s.told) for s in steps]
     out.remains = said.fresh([clip(x, 200) for x in left], work="step")
-    # What the same session found unresolved after the checkpoint Claude wrote is open too.
-    later = (point.then.tension or {}) if point.then is not None else {}
+    # What the same session found unresolved, beside the checkpoint Claude wrote, is open too.
+    later = (point.mate.tension or {}) if point.mate is not None else {}
     unresolved = [
         str(x) for tension in (t, later) for key in _UNRESOLVED for x in tension.get(key) or []
     ]

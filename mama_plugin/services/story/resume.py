@@ -46,6 +46,9 @@ class ResumePoint:
     failing: tuple[str, ...] = ()  # checks failing since an earlier session, not the lead's own
     earlier: tuple[MemoryRecord, ...] = ()  # older checkpoints with work, newest first
     later: tuple[MemoryRecord, ...] = ()  # newer checkpoints without work, oldest first
+    # The same session's rolling checkpoint when Claude wrote the one resumed from: what it
+    # found unresolved is open work too, told or not by Claude's.
+    mate: MemoryRecord | None = None
 
 
 def carries_work(
@@ -125,7 +128,7 @@ def resume_point(store: Store, project: str) -> ResumePoint:
             None, since=since_line(sessions), failing=tuple(failing.values()), later=sessions
         )
     lead = working[-1]
-    then = None
+    then = mate = None
     if lead.session_id:
         mates = [m for m in recent if m.session_id == lead.session_id and m.id != lead.id]
         written = next((m for m in [lead, *mates] if not m.rolling), None)
@@ -134,6 +137,7 @@ def resume_point(store: Store, project: str) -> ResumePoint:
             went_on = _moved_at(auto) if auto is not None else 0
             if auto is not None and went_on > written.updated_at and carries_work(auto):
                 then = auto  # the work moved on after Claude wrote its checkpoint
+            mate = auto
             lead = written
     newer = [
         m
@@ -163,6 +167,7 @@ def resume_point(store: Store, project: str) -> ResumePoint:
         lead,
         then,
         since_line(since),
+        mate=mate,
         failing=tuple(text for check, text in failing.items() if check not in own),
         earlier=tuple(earlier[:RECENT_WORK]),
         later=since,
