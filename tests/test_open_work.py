@@ -105,6 +105,14 @@ def test_a_failure_stays_open_across_sessions_until_the_check_passes(
     assert "has no attribute 'stats'" not in start(store, project)
 
 
+def test_the_check_where_the_work_stopped_is_told_once(store: Store, project: str) -> None:
+    wrote_the_test(store, project)
+    ran_the_tests(store, project, "B", failed=False)  # made the failure good: B is the thread
+    text = start(store, project)
+    assert "Where I stopped: I had just run `pytest -q` (run the tests): it passed" in text
+    assert "`pytest -q` exited 0" not in text  # not again as "✅ … evidence: …"
+
+
 def test_a_new_failure_is_work(store: Store, project: str) -> None:
     digest = Digest(user_requests=["Add stats()"], assistant_texts=["Added it."], files=[CACHE],
                     tool_names=["Edit"], turn_work=1, last=CACHE)  # fmt: skip

@@ -31,6 +31,7 @@ from .resume import ResumePoint
 from .words import bag, covers, parts, same_item, step_object
 from .worklog import WorkLog
 
+_RAN = re.compile(r"^I had (?:just )?run (`[^`]+`)")  # "Where I stopped" on a command
 _STATUS = re.compile(r"\s\((?:pending|in progress|blocked)(?:[;:][^)]*)?\)$")  # _task's
 _UNRESOLVED = ("concerns", "risks", "trade_offs")  # a checkpoint's tension, told as unresolved
 _WHY = {"from Claude's last message": "what I said comes next", "in progress": "in progress"}
@@ -134,8 +135,15 @@ def story(
     unresolved += list(point.failing)
     unresolved += [_question(q) for q in t.get("questions") or [] if isinstance(q, dict)]
     out.unresolved = said.fresh([clip(x, 240) for x in unresolved], work="problem")
+    # A check confirmed by the very run "Where I stopped" tells is not told again.
+    ran = _RAN.match(out.stopped[0]) if out.stopped else None
+    shown = [
+        x
+        for x in _dicts(c, "confirmed")
+        if not (ran and str(x.get("evidence", "")).startswith(f"{ran.group(1)} exited 0"))
+    ]
     out.confirmed = said.fresh(
-        [_pair("", x.get("claim"), "evidence", x.get("evidence")) for x in _dicts(c, "confirmed")]
+        [_pair("", x.get("claim"), "evidence", x.get("evidence")) for x in shown]
         + [
             _pair("found: ", x.get("finding"), "evidence", x.get("evidence"))
             + (f"; impact: {clip(x['impact'], 160)}" if x.get("impact") else "")
