@@ -84,7 +84,7 @@ def test_the_draft_tells_open_work_as_the_session_left_it() -> None:
     d = Digest(commands=[smoke, check, fixed], assistant_texts=[  # oldest first
         "Next: add a max_entries bound to TTLCache. Next: add a --serve flag with /health.",
         "About twenty lines: a handler for /health and a --serve flag.",
-        "Added max_entries to TTLCache: put() now evicts the oldest entry.",
+        "Added the max_entries bound to TTLCache: put() now evicts the oldest entry.",
         "The startup check failed: PRICE_DB is not set.",
         "Nothing listens on 8765. That blocks the smoke test. The smoke test still fails.",
     ])  # fmt: skip
@@ -95,6 +95,15 @@ def test_the_draft_tells_open_work_as_the_session_left_it() -> None:
         "Nothing listens on 8765: that blocks the smoke test.",
         "`sh smoke.sh` failed (Run the smoke test): exit 7, curl: (7) Failed to connect",
     ]
+
+
+def test_the_draft_keeps_what_only_looks_done_or_alike() -> None:
+    said = "I added the size bound to TTLCache. Next: add a test for the size bound in TTLCache."
+    got = extract("Bound TTLCache", "", Digest(assistant_texts=[said]))
+    assert [s["step"] for s in got.next_steps] == ["Add a test for the size bound in TTLCache"]
+    a = Command("pytest tests/a.py", "Run the unit tests", True, "exit 1, E1")
+    b = Command("pytest tests/b.py", "Run the unit tests", True, "exit 1, E2")
+    assert len(extract("x", "", Digest(commands=[a, b])).concerns) == 2  # two checks, two items
 
 
 def test_extractor_reads_the_postgres_session() -> None:

@@ -239,7 +239,7 @@ def test_a_trivial_session_never_erases_the_work(tmp_path: Path) -> None:
         f"Where I stopped: I had just run `{PARSES}` (check that app/cache.py parses): it passed (exit 0)"
         in memory
     )
-    assert "✅ Check that app/cache.py parses — evidence: `python3 -c" in memory
+    assert "✅ Check that app/cache.py parses" not in memory  # the run above, not told twice
     assert "Next step: start the price service on port 8765 and run the smoke test (HIGH)" in memory
     # The sessions that did nothing ("어제 작업 이어서 하자", "hello") are not told at all.
     assert "Since then" not in memory and "어제" not in memory
@@ -273,7 +273,7 @@ def test_mama_resume_after_a_failing_command_tells_where_it_stopped(tmp_path: Pa
         print(memory)
         assert "What I did (" in memory
         assert (
-            f"Where I stopped: I had just run `{SMOKE}` (smoke test the price service): it failed (exit 7)"
+            "Where I stopped: I had just run the command for “smoke test the price service”: it failed (exit 7) — see Unresolved"
             in memory
         )
         unresolved = memory.split("Unresolved:\n", 1)[1]
@@ -288,7 +288,7 @@ def test_mama_resume_after_a_failing_command_tells_where_it_stopped(tmp_path: Pa
     memory = told(story.run("hello", [text("Hi.")]).start, budget=600)
     print(memory)
     assert (
-        f"Where I stopped: I had just run `{SMOKE}` (smoke test the price service): it failed (exit 7)"
+        "Where I stopped: I had just run the command for “smoke test the price service”: it failed (exit 7) — see Unresolved"
         in memory
     )
     assert "Since then: one session reloaded the checkpoint." in memory
@@ -474,7 +474,7 @@ def test_clear_tells_the_work_just_done_once(tmp_path: Path) -> None:
     assert "Add a TTL cache to the price service" in memory
     assert "Changed app/cache.py:1-11 (created)" in memory
     assert (
-        f"Where I stopped: I had just run `{failing}` (run the cache tests): it failed (exit 1)"
+        "Where I stopped: I had just run the cache tests: it failed (exit 1) — see Unresolved"
         in memory
     )
     assert "failed (Run the cache tests): exit 1, FAILED tests/test_cache.py::test_expiry" in memory
@@ -508,7 +508,7 @@ def test_compaction_keeps_the_work_in_progress(tmp_path: Path) -> None:
     print(memory)
     assert session.starts(session.fake.main_requests.index(after)) == 1
     assert (
-        f"Where I stopped: I had just run `{failing}` (run the cache tests): it failed (exit 1)"
+        "Where I stopped: I had just run the cache tests: it failed (exit 1) — see Unresolved"
         in memory
     )
     assert "Next step: compare the expiry with time.monotonic() in get() (HIGH)" in memory
@@ -583,7 +583,7 @@ def test_a_search_and_a_save_after_the_work_leave_the_resume_point(tmp_path: Pat
     print(memory)
     holds(memory, "Add a TTL cache to the price service and smoke test it",
           "Changed app/cache.py:1-11 (created)",
-          f"Where I stopped: I had just run `{SMOKE}` (smoke test the price service): it failed (exit 7)",
+          "Where I stopped: I had just run the command for “smoke test the price service”: it failed (exit 7) — see Unresolved",
           "failed (Smoke test the price service): exit 7, curl: (7)",
           "Tasks: Bound the cache's size (pending)",
           "Next step: start the price service on port 8765 (HIGH)")  # fmt: skip
@@ -623,9 +623,10 @@ def test_a_long_session_only_gains(tmp_path: Path) -> None:
     assert "Add a TTL cache to the price service; then Now add a test for expiry" in memory
     assert "Changed app/cache.py:1-11 (created), tests/test_cache.py:1-2 (created)" in memory
     assert (
-        "✅ Check that app.cache imports — evidence: `python3 -c 'import app.cache'` exited 0"
-        in memory
-    )
+        "Where I stopped: I had just run `python3 -c 'import app.cache'` (check that app.cache "
+        "imports): it passed (exit 0)"
+    ) in memory
+    assert "✅ Check that app.cache imports" not in memory  # the run above, not told twice
     assert "Remains: the cache has no size bound yet" in memory
     assert "Next step: cap _entries at 1,000 with LRU eviction (HIGH)" in memory
     assert "ask MAMA again later" not in memory and "See you tomorrow" not in memory

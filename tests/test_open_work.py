@@ -113,6 +113,13 @@ def test_the_check_where_the_work_stopped_is_told_once(store: Store, project: st
     assert "`pytest -q` exited 0" not in text  # not again as "✅ … evidence: …"
 
 
+def test_a_failure_where_the_work_stopped_is_spelled_once(store: Store, project: str) -> None:
+    wrote_the_test(store, project)
+    text = start(store, project)
+    assert "Where I stopped: I had just run the tests: it failed (exit 1) — see Unresolved" in text
+    assert text.count("`pytest -q`") == 1  # the command, in full, under Unresolved alone
+
+
 def test_a_new_failure_is_work(store: Store, project: str) -> None:
     digest = Digest(user_requests=["Add stats()"], assistant_texts=["Added it."], files=[CACHE],
                     tool_names=["Edit"], turn_work=1, last=CACHE)  # fmt: skip

@@ -18,7 +18,7 @@ from typing import Any
 from ..services.render import clip
 from ..services.story.autosave import pointed
 from ..services.story.commands import check_of, unresolved
-from ..services.story.words import affirmed, covers, restates, same_item
+from ..services.story.words import affirmed, bag, restates, same_item, step_object
 from ..text import (
     ALTERNATIVE,
     CAUSAL,
@@ -55,8 +55,11 @@ _LEADING = re.compile(r"^\s*(?:because|since|and|but|so|while|which|that|then)\s
 _CLAUSE = re.compile(r"[;:,]\s+|\s+(?:and|but|so|while|whereas|because|since)\s+|\s+[-–—]\s+")
 # A sentence telling work done: a verb in the past ("Added", "wrote"), or "done", "now".
 _DID = re.compile(
-    r"\b(?!(?:need|speed|feed|seed)\b)[a-z]{3,}ed\b|\b(?:done|made|wrote|built|now)\b", re.I
+    r"\b(?!(?:need|propos|plann|expect|want|suggest)ed\b)[a-z]{3,}ed\b"
+    r"|\b(?:done|made|wrote|built|now)\b",
+    re.I,
 )
+_FAILED = re.compile(r"^`[^`]+` (?:failed|was interrupted) ")  # Command.failure()'s line
 _TEST_COMMAND = re.compile(r"\b(pytest|test|bench|benchmark|make|npm run|cargo|go test)\b", re.I)
 
 
@@ -78,7 +81,13 @@ def extract(decision: str, context: str = "", digest: Digest | None = None) -> E
     """Read the narrative layers of ``decision`` from ``context`` and the session's ``digest``."""
     digest = digest or Digest()
     texts = [context, *digest.assistant_texts[-12:][::-1], *digest.user_requests[-3:][::-1]]
-    sentences = list(dict.fromkeys(s for text in texts for s in split(text) if not _question(s)))
+    # Each sentence once, with the text it came from (0: the context, then newest first).
+    source: dict[str, int] = {}
+    for n, text in enumerate(texts):
+        for s in split(text):
+            if not _question(s):
+                source.setdefault(s, n)
+    sentences = list(source)
     topic = words(decision)
     out = Extracted(source_text=_source_text(context, digest))
 
@@ -113,17 +122,23 @@ def extract(decision: str, context: str = "", digest: Digest | None = None) -> E
         clipped = clip(sentence)
         if NEXT.match(sentence):
             step = _NEXT_PREFIX.sub("", sentence).strip()
-            if step and not _done_since(step, sentences[:i]):
+            newer = [s for s in sentences if 0 < source[s] < source[sentence]]
+            if step and not _done_since(step, newer):
                 step = clip(step[:1].upper() + step[1:].rstrip("."))
                 out.next_steps.append({"step": step, "priority": "MEDIUM", "context": ""})
         elif _TRADE_OFF.search(sentence):
             out.trade_offs.append(clipped)
         elif tension(sentence) and clipped not in told:
-            concern = clip(pointed(sentences, i))
-            if not any(r and concern.startswith(r.rstrip(" .")) for r in told):  # pointed at it
-                out.concerns.append(concern)
-    # The failures no later run made good, newest first (an answered probe is none); what the
-    # conversation said of one made good is no concern now.
+            # A sentence pointing back ("That blocks it") is told after the one before it in
+            # its own message, unless that one is told already (a reason).
+            same_text = i > 0 and source[sentences[i - 1]] == source[sentence]
+            concern = clip(pointed(sentences, i)) if same_text else clipped
+            if any(r and concern.startswith(r.rstrip(" .")) for r in told):
+                concern = clipped
+            out.concerns.append(concern)
+    # The failures no later run made good, newest first (an answered probe is none), after
+    # what the conversation says (a failure it tells in words keeps its command and exit in
+    # the evidence); what it said of one made good is no concern now.
     failing = unresolved(digest.commands)
     still = {check_of(c) for c in failing}
     good = [c.failure() for c in digest.commands if c.failed and check_of(c) not in still]
@@ -240,21 +255,27 @@ def _distinct_steps(steps: list[dict[str, str]]) -> list[dict[str, str]]:
 
 def _one_each(concerns: list[str]) -> list[str]:
     """The concerns, each problem once: a failure said again in words, or one measurement
-    told twice, is the first one told (:func:`~mama_plugin.services.story.words.same_item`)."""
+    told twice, is the first one told (:func:`~mama_plugin.services.story.words.same_item`);
+    two failed commands stay two, each a check of its own."""
     kept: list[str] = []
     for concern in concerns:
-        if not any(same_item(concern, k) for k in kept):
+        if not any(
+            same_item(concern, k) and not (_FAILED.match(concern) and _FAILED.match(k))
+            for k in kept
+        ):
             kept.append(concern)
     return kept
 
 
 def _done_since(step: str, newer: list[str]) -> bool:
-    """Whether a newer sentence of the session tells ``step`` done ("Added max_entries to
-    TTLCache: …" after "Next: add a max_entries bound to TTLCache"): it holds most of the
-    step's words, says something was done, and is neither a step, a problem nor a denial ("About
-    twenty lines: a handler and a --serve flag" is the step's size, not the step done)."""
+    """Whether a sentence of a newer message tells ``step`` done ("Added the max_entries bound
+    to TTLCache" after "Next: add a max_entries bound to TTLCache"): it holds every word of the
+    step's object, says something was done, and is neither a step, a problem nor a denial
+    ("About twenty lines: a handler and a --serve flag" is the step's size, not the step done;
+    "I added the size bound" does not do "add a test for the size bound")."""
+    wanted = bag(step_object(step))
     return any(
-        covers(s, step) and _DID.search(s) and not (NEXT.match(s) or tension(s) or _question(s))
+        wanted <= bag(s) and _DID.search(s) and not (NEXT.match(s) or tension(s) or _question(s))
         for s in affirmed(newer)
     )
 

@@ -273,7 +273,10 @@ def _standing(sentence: str) -> str:
     return rest[:1].upper() + rest[1:] if rest != sentence else sentence
 
 
-_OPENS_ON_PRONOUN = re.compile(r"^(?:that|this|it|these|those)\s+(?=[a-z])", re.I)
+# "That is …", "That's …", "It blocks …": a pronoun as the subject, not "This file has …".
+_OPENS_ON_PRONOUN = re.compile(
+    r"^(?:that|this|it)(?:'s\b|\s+(?:is|was|will|would|means|\w+s)\b)", re.I
+)
 
 
 def pointed(sentences: list[str], i: int) -> str:

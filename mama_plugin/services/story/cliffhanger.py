@@ -60,12 +60,14 @@ class _Said:
             kept.append(item)
         return kept
 
-    def continues(self, work: str) -> bool:
-        """Whether a step told already carries on ``work`` (a decision with its next step):
-        one of its parts says mostly that work's words ("finish the LRU switch" for "LRU
-        eviction for TTLCache … Switch TTLCache to an OrderedDict")."""
+    def continues(self, work: str, step: str) -> bool:
+        """Whether a step told already carries on ``step`` of ``work`` (a decision with that
+        next step): one of its parts says mostly that work's words and shares one of the
+        step's ("finish the LRU switch" for "LRU eviction for TTLCache … Switch TTLCache to an
+        OrderedDict")."""
         return any(
-            kind == "step" and any(covers(work, part) for part in parts(raw))
+            kind == "step"
+            and any(covers(work, part) and bag(part) & bag(step) for part in parts(raw))
             for _, raw, kind in self.seen
         )
 
@@ -119,7 +121,8 @@ def story(
         if going is not None:
             tasks.remove(going)
             task = clip(going.get("task", ""), 120)
-            out.next = replace(out.next, why=f"for the task in progress, “{task}”")
+            blocked = f"; blocked: {clip(going['blocker'], 120)}" if going.get("blocker") else ""
+            out.next = replace(out.next, why=f"for the task in progress, “{task}”{blocked}")
             said.fresh([task], work="step")
     out.tasks = said.fresh([_task(x) for x in tasks], work="step")
     said.fresh([clip(x.get("task", ""), 200) for x in tasks], work="step")  # not also "remains"
@@ -135,6 +138,7 @@ def story(
     unresolved += list(point.failing)
     unresolved += [_question(q) for q in t.get("questions") or [] if isinstance(q, dict)]
     out.unresolved = said.fresh([clip(x, 240) for x in unresolved], work="problem")
+    out.stopped = [_stopped_on_failure(x, out.unresolved) for x in out.stopped]
     # A check confirmed by the very run "Where I stopped" tells is not told again.
     ran = _RAN.match(out.stopped[0]) if out.stopped else None
     shown = [
@@ -180,6 +184,25 @@ def _carried_on(step: str, task: dict[str, Any]) -> bool:
         return False
     named = bag(step_object(str(task.get("task", ""))))
     return any(bag(step_object(part)) & named for part in parts(step))
+
+
+_STOPPED_ON = re.compile(r"^I had (just )?run (`[^`]+`) \((run |rerun |re-run )?([^)]+)\): (.*)$")
+
+
+def _stopped_on_failure(stopped: str, unresolved: list[str]) -> str:
+    """Where the work stopped on a command whose failure Unresolved tells in full: by what it
+    was for, not the command again ("I had just run the new stats test: it failed (exit 1) —
+    see Unresolved"; "… the command for “startup check”: …" when it was not said as a run)."""
+    found = _STOPPED_ON.match(stopped)
+    if found is None:
+        return stopped
+    just, command, verb, purpose, rest = found.groups()
+    if not any(
+        x.startswith((f"{command} failed", f"{command} was interrupted")) for x in unresolved
+    ):
+        return stopped
+    what = purpose if verb else f"the command for “{purpose}”"
+    return f"I had {just or ''}run {what}: {rest} — see Unresolved"
 
 
 def _did(cp: MemoryRecord, *, latest: bool = False) -> str:
@@ -316,7 +339,7 @@ def _decision(i: int, d: DecisionView, said: _Said) -> DecisionView:
     if d.hub:
         line += f" [hub: {d.hub} memories rest on it]"
     open_ = said.fresh([clip(x, 160) for x in d.doubts], work="problem")
-    high = said.fresh([h for h in d.high if not said.continues(f"{m.content} {h}")], work="step")
+    high = said.fresh([h for h in d.high if not said.continues(f"{m.content} {h}", h)], work="step")
     extra = "; ".join(open_[:2])
     if high:
         extra += (" · " if extra else "") + f"next (HIGH): {clip(high[0], 160)}"

@@ -81,7 +81,9 @@ def same_item(a: str, b: str, *, alike: bool = True) -> bool:
     named_a, named_b = names(a), names(b)
     if alike and (restates(a, b) or restates(b, a)):
         return True
-    one_measure = alike and shared >= 3 and bool(measured(a) & measured(b))
+    # One measurement said twice, with more in common than the measurement's own words.
+    plain = len(bag(NUMBER_WITH_UNIT.sub(" ", a)) & bag(NUMBER_WITH_UNIT.sub(" ", b)))
+    one_measure = alike and plain >= 2 and shared >= 3 and bool(_result(measured(a) & measured(b)))
     if named_a & named_b:
         return (shared >= MIN_SHARED and shared >= COVERAGE * shorter) or one_measure
     if one_measure and not (named_a and named_b):
@@ -93,7 +95,7 @@ def same_item(a: str, b: str, *, alike: bool = True) -> bool:
 # test): exit 7, …" (:meth:`mama_plugin.transcript.Command.failure`).
 _FAILED_CHECK = re.compile(r"^`[^`]+` (?:failed|was interrupted) \(([^)]+)\)")
 _RUN = re.compile(r"^\s*(?:re-?run|run|execute|kick off|launch|try)\b(?:\s+(?:the|a|an))?", re.I)
-_FAILS = re.compile(r"\b(?:fail\w*|cannot|can't|still|broken|does not|doesn't|errors?)\b", re.I)
+_FAILS = re.compile(r"\b(?:fail\w*|broken|cannot (?:connect|start|run|pass|reach))\b", re.I)
 
 
 def restates(said: str, failure: str) -> bool:
@@ -105,6 +107,15 @@ def restates(said: str, failure: str) -> bool:
         return False
     purpose = bag(_RUN.sub("", found.group(1), count=1))
     return len(purpose) >= 2 and purpose <= bag(said) and bool(_FAILS.search(said))
+
+
+# A load a test ran under ("2,000 req/s", "50 users") says under what, not what was found.
+_LOAD = re.compile(r"(?:/s|rps|qps|tps|users?|requests?|jobs?|threads?|cores?)$")
+
+
+def _result(measures: frozenset[str]) -> frozenset[str]:
+    """The measurements that state a result, not the load it was found under."""
+    return frozenset(m for m in measures if not _LOAD.search(m))
 
 
 def measured(text: str) -> frozenset[str]:
