@@ -235,6 +235,9 @@ def test_a_failure_said_again_in_words_is_one_item() -> None:
     assert not same_item("The smoke test passes again.", failed)  # says no failure
     assert not same_item("The unit tests still fail on CI.", failed)  # another check
     assert not same_item(said, failed, alike=False)  # a problem and a step stay two
+    script = "`sh smoke.sh` failed (Smoke script): exit 7, curl: (7) Failed to connect"
+    assert same_item("Open: the smoke test still cannot connect.", script)  # test for script
+    assert not same_item("The smoke screen cannot start.", script)  # names no check
     # One measurement of one named thing, though each names more.
     assert same_item(
         "`python bench.py --new` failed (Latency benchmark): exit 2, GET /price p99 93 ms",

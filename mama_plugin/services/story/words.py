@@ -95,18 +95,23 @@ def same_item(a: str, b: str, *, alike: bool = True) -> bool:
 # test): exit 7, …" (:meth:`mama_plugin.transcript.Command.failure`).
 _FAILED_CHECK = re.compile(r"^`[^`]+` (?:failed|was interrupted) \(([^)]+)\)")
 _RUN = re.compile(r"^\s*(?:re-?run|run|execute|kick off|launch|try)\b(?:\s+(?:the|a|an))?", re.I)
+_CHECKS = frozenset(("test", "script", "check", "suite", "benchmark"))  # kinds of check, stemmed
 _FAILS = re.compile(r"\b(?:fail\w*|broken|cannot (?:connect|start|run|pass|reach))\b", re.I)
 
 
 def restates(said: str, failure: str) -> bool:
     """Whether ``said`` tells ``failure`` again in words: it names what the failed command was
-    for (two words at least, its "Run" aside: "the smoke test", "startup check") and says it
-    fails ("The smoke test still fails until the service runs")."""
+    for, its "Run" aside ("the smoke test", "startup check"; a check noun of its own may stand
+    in for "script": "Smoke script" is "the smoke test"), and says it fails ("The smoke test
+    still cannot connect")."""
     found = _FAILED_CHECK.match(failure)
-    if found is None or _FAILED_CHECK.match(said):
+    if found is None or _FAILED_CHECK.match(said) or not _FAILS.search(said):
         return False
-    purpose = bag(_RUN.sub("", found.group(1), count=1))
-    return len(purpose) >= 2 and purpose <= bag(said) and bool(_FAILS.search(said))
+    purpose, held = bag(_RUN.sub("", found.group(1), count=1)), bag(said)
+    named = purpose - _CHECKS  # what the check is of, without the kind of check
+    if len(purpose) >= 2 and purpose <= held:
+        return True
+    return len(named) == 1 and named <= held and bool(held & _CHECKS) and purpose != named
 
 
 # A load a test ran under ("2,000 req/s", "50 users") says under what, not what was found.
