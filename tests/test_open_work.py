@@ -16,6 +16,7 @@ from mama_plugin.services.story.words import same_item
 from mama_plugin.storage import Store
 from mama_plugin.text import estimate_tokens, tension
 from mama_plugin.transcript import Command, Digest, FileTouch
+from mama_plugin.transcript.digest import Task
 
 SAVE = "mcp__plugin_mama_mama__save_decision"
 TEST = FileTouch("/p/tests/test_stats.py", "created", (1, 12))
@@ -328,6 +329,22 @@ def test_a_step_that_carries_on_a_task_or_a_decision_is_told_once(
     assert "Remains: run the service with PRICE_DB set and rerun smoke.sh\n" in text
     assert same_item("Start the price service for the smoke test",
                      "run the service with PRICE_DB set and rerun smoke.sh")  # fmt: skip
+
+
+def test_an_earlier_task_in_progress_and_the_step_carrying_it_on_are_one(
+    store: Store, project: str
+) -> None:
+    serve = Task("1", "Add a serve mode to shop/app.py", "in_progress")
+    digest = Digest(user_requests=["Start on the serve mode"], assistant_texts=["Started."],
+                    files=[CACHE], tool_names=["Edit"], turn_work=1, last=CACHE,
+                    tasks={"1": serve})  # fmt: skip
+    turn(store, project, "A", digest, "Next: write the --serve flag with a /health handler.")
+    later = Digest(user_requests=["Bound the cache"], assistant_texts=["Bounded."],
+                   files=[CACHE], tool_names=["Edit"], turn_work=1, last=CACHE)  # fmt: skip
+    turn(store, project, "B", later, "Bounded the cache at 1,000 entries.")
+    text = start(store, project)
+    assert "write the --serve flag with a /health handler" in text  # A's step, still open
+    assert "Add a serve mode to shop/app.py" not in text  # the task it carries on: once
 
 
 def test_load_checkpoint_after_a_start_adds_only_what_the_start_left_out() -> None:

@@ -107,7 +107,7 @@ def story(
     # What a decision told beside it states is decided, not remaining (as search answers say).
     decided = [d.m for d in decisions]
     out.next = _next(c, decisions, said, decided)
-    steps = [s for s in carried if s.told and not _stated(s.told, decided)]
+    steps = _one_thread([s for s in carried if s.told and not _stated(s.told, decided)], point)
     if out.next is None and steps:
         first = steps.pop(0)
         why = f"still open from {first.holder}" + (f" ({first.done} done)" if first.done else "")
@@ -174,6 +174,33 @@ def story(
         )
     out.decisions = [_decision(i, d, said) for i, d in enumerate(decisions, 1)]
     return out
+
+
+def _one_thread(steps: list[OpenStep], point: ResumePoint) -> list[OpenStep]:
+    """The steps earlier sessions left open, without a task that was in progress there when
+    another step of the same checkpoint carries it on (the one the session said came next)."""
+    running = {m.id: _in_progress(m) for m in point.earlier}
+    return [
+        s
+        for s in steps
+        if s.step not in running.get(s.holder, set())
+        or not any(
+            o is not s
+            and o.holder == s.holder
+            and _carried_on(o.told, {"task": s.step, "status": "in_progress"})
+            for o in steps
+        )
+    ]
+
+
+def _in_progress(m: MemoryRecord) -> set[str]:
+    """The next steps a rolling checkpoint took from its session's tasks in progress."""
+    steps = (m.continuity or {}).get("next_steps") or []
+    return {
+        str(n.get("step", ""))
+        for n in steps
+        if isinstance(n, dict) and n.get("context") == "in progress"
+    }
 
 
 def _carried_on(step: str, task: dict[str, Any]) -> bool:
