@@ -16,9 +16,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..services.render import clip
-from ..services.story.autosave import pointed
 from ..services.story.commands import check_of, unresolved
-from ..services.story.words import affirmed, bag, restates, same_item, step_object
+from ..services.story.words import (
+    affirmed,
+    bag,
+    restates,
+    same_item,
+    step_object,
+    told_failure,
+)
 from ..text import (
     ALTERNATIVE,
     CAUSAL,
@@ -26,6 +32,7 @@ from ..text import (
     NEXT,
     TENSION,
     numbers,
+    pointed,
     split,
     tension,
     unique,
@@ -59,7 +66,6 @@ _DID = re.compile(
     r"|\b(?:done|made|wrote|built|now)\b",
     re.I,
 )
-_FAILED = re.compile(r"^`[^`]+` (?:failed|was interrupted) ")  # Command.failure()'s line
 _TEST_COMMAND = re.compile(r"\b(pytest|test|bench|benchmark|make|npm run|cargo|go test)\b", re.I)
 
 
@@ -260,8 +266,7 @@ def _one_each(concerns: list[str]) -> list[str]:
     kept: list[str] = []
     for concern in concerns:
         if not any(
-            same_item(concern, k) and not (_FAILED.match(concern) and _FAILED.match(k))
-            for k in kept
+            same_item(concern, k) and not (told_failure(concern) and told_failure(k)) for k in kept
         ):
             kept.append(concern)
     return kept

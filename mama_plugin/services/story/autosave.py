@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...storage import MemoryRecord, NewMemory, Store, now_ms
-from ...text import next_step, remains, split, tension, unique
+from ...text import next_step, pointed, remains, split, tension, unique
 from ...transcript import Digest
 from ..learning.verify import record as record_files
 from .commands import (
@@ -261,32 +261,6 @@ def referent(sentences: list[str], i: int, step: str) -> str:
     if i == 0 or found is None:
         return ""
     return f"“{found.group(0).lower()}” is what I said just before: “{clip(sentences[i - 1], 200)}”"
-
-
-_LINKED = re.compile(r"^(?:but|however|yet|still|though|although)\s*,?\s+(?=\w)", re.I)
-
-
-def _standing(sentence: str) -> str:
-    """A concern as a sentence of its own: "But the replica lags 2 s." → "The replica lags 2 s."
-    (told under Unresolved, away from the sentence it answered)."""
-    rest = _LINKED.sub("", sentence, count=1)
-    return rest[:1].upper() + rest[1:] if rest != sentence else sentence
-
-
-# "That is …", "That's …", "It blocks …": a pronoun as the subject, not "This file has …".
-_OPENS_ON_PRONOUN = re.compile(
-    r"^(?:that|this|it)(?:'s\b|\s+(?:is|was|will|would|means|\w+s)\b)", re.I
-)
-
-
-def pointed(sentences: list[str], i: int) -> str:
-    """A concern that can be told alone: one whose subject is what the sentence before it
-    said ("That is a real downside for conversion.", "That blocks the smoke test.") is told
-    after that sentence."""
-    sentence = _standing(sentences[i])
-    if i == 0 or not _OPENS_ON_PRONOUN.match(sentence):
-        return sentence
-    return f"{sentences[i - 1].rstrip(' .')}: {sentence[:1].lower()}{sentence[1:]}"
 
 
 def _work_so_far(old: WorkLog, request: str) -> tuple[str, int]:

@@ -117,7 +117,15 @@ def story(
     out.done = said.fresh([clip(x, 200) for x in _done(cp)][::-1])[::-1]
     tasks = [x for x in c.get("tasks") or [] if isinstance(x, dict) and x.get("status") != "done"]
     if out.next is not None:  # the task the next step carries on is told with it, not again
-        going = next((x for x in tasks if _carried_on(out.next.step, x)), None)
+        going = next(
+            (
+                x
+                for x in tasks
+                if x.get("status") == "in_progress"
+                and _carries_on(out.next.step, str(x.get("task", "")))
+            ),
+            None,
+        )
         if going is not None:
             tasks.remove(going)
             task = clip(going.get("task", ""), 120)
@@ -185,10 +193,7 @@ def _one_thread(steps: list[OpenStep], point: ResumePoint) -> list[OpenStep]:
         for s in steps
         if s.step not in running.get(s.holder, set())
         or not any(
-            o is not s
-            and o.holder == s.holder
-            and _carried_on(o.told, {"task": s.step, "status": "in_progress"})
-            for o in steps
+            o is not s and o.holder == s.holder and _carries_on(o.told, s.step) for o in steps
         )
     ]
 
@@ -203,13 +208,11 @@ def _in_progress(m: MemoryRecord) -> set[str]:
     }
 
 
-def _carried_on(step: str, task: dict[str, Any]) -> bool:
-    """Whether ``step`` carries on a task in progress: some part of it acts on what the task
-    names ("write the --serve flag …" in "Add a serve mode to shop/app.py"), a word of their
-    objects in common."""
-    if task.get("status") != "in_progress":
-        return False
-    named = bag(step_object(str(task.get("task", ""))))
+def _carries_on(step: str, task: str) -> bool:
+    """Whether ``step`` carries on ``task`` (one in progress): some part of it acts on what the
+    task names ("write the --serve flag …" in "Add a serve mode to shop/app.py"), a word of
+    their objects in common."""
+    named = bag(step_object(task))
     return any(bag(step_object(part)) & named for part in parts(step))
 
 

@@ -93,10 +93,16 @@ def same_item(a: str, b: str, *, alike: bool = True) -> bool:
 
 # A failed command as a concern says what it was for: "`sh smoke.sh` failed (Run the smoke
 # test): exit 7, …" (:meth:`mama_plugin.transcript.Command.failure`).
-_FAILED_CHECK = re.compile(r"^`[^`]+` (?:failed|was interrupted) \(([^)]+)\)")
+_FAILED = r"^`[^`]+` (?:failed|was interrupted)"
+_FAILED_CHECK = re.compile(_FAILED + r" \(([^)]+)\)")
 _RUN = re.compile(r"^\s*(?:re-?run|run|execute|kick off|launch|try)\b(?:\s+(?:the|a|an))?", re.I)
 _CHECKS = frozenset(("test", "script", "check", "suite", "benchmark"))  # kinds of check, stemmed
 _FAILS = re.compile(r"\b(?:fail\w*|broken|cannot (?:connect|start|run|pass|reach))\b", re.I)
+
+
+def told_failure(text: str) -> bool:
+    """Whether ``text`` is a failed command as a concern tells it ("`cmd` failed …")."""
+    return re.match(_FAILED + r"\b", text) is not None
 
 
 def restates(said: str, failure: str) -> bool:
