@@ -90,7 +90,9 @@ def test_a_fatal_signal_leaves_every_threads_stack_in_the_log(
     wire = Wire(mama_home, tmp_path, [sys.executable, "-m", "mama_plugin.server.front"])
     assert wire.request("ping") == {"jsonrpc": "2.0", "id": 1, "result": {}}
     wire.proc.send_signal(signal.SIGABRT)
-    assert wire.proc.wait(timeout=30) == -signal.SIGABRT
-    wire.close()
+    try:  # the dump of every thread is best effort: it can fault itself (SIGSEGV, 1 run in ~9)
+        assert wire.proc.wait(timeout=30) in (-signal.SIGABRT, -signal.SIGSEGV)
+    finally:
+        wire.close()  # its pipes, closed whatever happened: left open, the next test saw them
     log = (mama_home / "logs" / "server.log").read_text()
     assert "Fatal Python error: Aborted" in log and 'File "' in log
