@@ -209,6 +209,12 @@ def extraction(args: argparse.Namespace) -> int:
     help="the prompt of every run instead of the question about the seeded insight (e.g. "
     "hello: a prompt that recalls nothing)",
 )
+@argument(
+    "--floor",
+    action="store_true",
+    help="also a plugin of MAMA's shape that does nothing (its hooks and server answer at once): "
+    "the share of the added time any such plugin costs",
+)
 @figures_option()
 def presence(args: argparse.Namespace) -> int:
     from .presence import PROMPT, presence_run
@@ -220,6 +226,7 @@ def presence(args: argparse.Namespace) -> int:
         progress=progress,
         fresh_projects=args.fresh_projects,
         prompt=args.prompt or PROMPT,
+        floor=args.floor,
     )
     return report(args, text, data)
 

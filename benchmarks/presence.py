@@ -35,6 +35,7 @@ from mama_plugin.project import project_key
 from mama_plugin.storage import Store
 
 from .checkout import CLAUDE, ROOT, fake_anthropic
+from .floor_plugin import arm_lines, cpu_p50, p50, write_floor_plugin
 from .latency import percentile
 from .phases import PHASES, marks, phases
 
@@ -148,7 +149,10 @@ def _checkpoint_written(mama_home: Path, session_id: str) -> bool:
     """Whether the session left its automatic checkpoint, read without migrating the database
     (a ``--baseline-plugin`` checkout's store may be at an older schema than this code's: a
     ``Store.open`` here once upgraded it, and the baseline's own server then refused it)."""
-    conn = sqlite3.connect(f"{Config(mama_home).db_path.resolve().as_uri()}?mode=ro", uri=True)
+    try:  # no database at all: the floor's arm (its server stores nothing)
+        conn = sqlite3.connect(f"{Config(mama_home).db_path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return False
     try:
         rows = conn.execute(
             "SELECT metadata FROM memories WHERE session_id = ? AND type = 'checkpoint'",
@@ -187,7 +191,7 @@ def run_once(
         env = fake.claude_env(model, home, MAMA_HOME=str(mama_home))
         env.pop("MCP_CONNECTION_NONBLOCKING", None)  # the default settings
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # as on a user's machine: bytecode is kept
-        started, used = time.perf_counter(), _children_cpu()
+        started, used = time.perf_counter(), _childrencpu_p50()
         proc = subprocess.Popen(command, cwd=project, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)  # fmt: skip
@@ -198,7 +202,7 @@ def run_once(
                 os.killpg(proc.pid, signal.SIGKILL)
             code = proc.wait()
         wall = time.perf_counter() - started
-        used = _children_cpu() - used
+        used = _childrencpu_p50() - used
         requests = model.main_requests
     run = Run(plugin, round(wall, 3), code, str(plugin_dir) if plugin else "", round(used, 3))
     if debug_log.exists():
@@ -222,7 +226,7 @@ def run_once(
     return run
 
 
-def _children_cpu() -> float:
+def _childrencpu_p50() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
@@ -234,6 +238,7 @@ def presence_run(
     progress: Any = None,
     fresh_projects: bool = False,
     prompt: str = PROMPT,
+    floor: bool = False,
 ) -> tuple[str, dict[str, object]]:
     """``runs`` rounds of with and without the plugin; counts, medians, p95, the added time.
 
@@ -243,7 +248,8 @@ def presence_run(
     project's first (nothing cached for its start, its memory still to embed).
     ``baseline``: another checkout of MAMA (e.g. main's) run as a third arm in every round,
     with its own MAMA_HOME (the two may differ in schema), seeded the same. ``prompt``: every
-    run's (another than ``PROMPT`` is not about the insight: it injects nothing).
+    run's (another than ``PROMPT`` is not about the insight: it injects nothing). ``floor``:
+    also MAMA's shape with nothing in it (:mod:`.floor_plugin`), what any such plugin costs.
     """
     check_claude()
     fake_anthropic()
@@ -253,11 +259,14 @@ def presence_run(
             f"in every run; give it this checkout's: ln -s {ROOT / '.venv'} {baseline / '.venv'}"
         )
     load_before = os.getloadavg()
-    arms: dict[str, list[Run]] = {"with": [], "without": [], "baseline": []}
+    arms: dict[str, list[Run]] = {"with": [], "without": [], "baseline": [], "floor": []}
     with tempfile.TemporaryDirectory(prefix="mama-presence-") as folder:
         base = Path(folder)
-        homes = {"with": base / "mama-home", "baseline": base / "mama-home-baseline"}
-        plans = [("with", ROOT), *([("baseline", baseline)] if baseline else []), ("without", None)]
+        homes = {"with": base / "mama-home", "baseline": base / "mama-home-baseline",
+                 "floor": base / "mama-home-floor"}  # fmt: skip
+        plans = [("with", ROOT), *([("baseline", baseline)] if baseline else []),
+                 *([("floor", write_floor_plugin(base / "floor"))] if floor else []),
+                 ("without", None)]  # fmt: skip
         for i in range(runs):
             project = base / (f"project-{i}" if fresh_projects else "project")
             for arm, plugin_dir in plans:
@@ -281,49 +290,22 @@ def presence_run(
     data["prompt"] = prompt
     text = text.replace(":\n", f"; {scenario}; the prompt {prompt!r}:\n", 1)
     if baseline is not None:
-        text += _baseline_lines(arms["baseline"], arms["with"], arms["without"], baseline, data)
+        lines, figures = arm_lines(
+            f"baseline {baseline}", arms["baseline"], arms["with"], arms["without"], data
+        )
+        data["baseline"] = {"plugin_dir": str(baseline), **figures}
+        text += lines
+    if floor:
+        lines, data["floor"] = arm_lines(
+            "floor",
+            arms["floor"],
+            arms["with"],
+            arms["without"],
+            data,
+            counts=False,
+        )
+        text += lines
     return text, data
-
-
-def _baseline_lines(
-    other: list[Run], mine: list[Run], without: list[Run], where: Path, data: dict[str, object]
-) -> str:
-    """The baseline checkout's arm, beside this one's, in the same rounds."""
-    n = len(other)
-    walls, bare = [r.wall_s for r in other], [r.wall_s for r in without]
-    added = percentile(walls, 50) - percentile(bare, 50)
-    counts = {
-        "tools_on_first_request": sum(r.tools_on_first_request for r in other),
-        "prompt_hook_injected": sum(r.prompt_hook_injected for r in other),
-        "stop_checkpoint_written": sum(r.stop_checkpoint_written for r in other),
-        "prompt_by_vectors": sum(r.prompt_by_vectors for r in other),
-    }
-    data["baseline"] = {
-        "plugin_dir": str(where),
-        **counts,
-        "p50_s": round(percentile(walls, 50), 2),
-        "p95_s": round(percentile(walls, 95), 2),
-        "added_p50_s": round(added, 2),
-        "cpu_p50_s": _cpu([r.cpu_s for r in other]),
-        "observe_prompt_p50_ms": _p50([r.observe_ms for r in other]),
-        "runs_detail": [asdict(r) for r in other],
-    }
-    lines = [
-        f"  baseline {where}, same rounds: tools {counts['tools_on_first_request']}/{n}, "
-        f"prompt hook {counts['prompt_hook_injected']}/{n} (by vectors "
-        f"{counts['prompt_by_vectors']}/{n}), Stop {counts['stop_checkpoint_written']}/{n}\n",
-        f"  baseline wall p50 {percentile(walls, 50):.2f} s, p95 {percentile(walls, 95):.2f} s; "
-        f"added p50 {added:.2f} s (this checkout: {data['added_p50_s']} s); CPU per run p50 "
-        f"{_cpu([r.cpu_s for r in other])} s (this checkout: {data['cpu_with_p50_s']} s)\n",
-        "  phases, p50 ms (this checkout | baseline):\n",
-    ]
-    for name, _, _ in PHASES:
-        a = _p50([r.phases.get(name) for r in mine])
-        b = _p50([r.phases.get(name) for r in other])
-        if a is not None or b is not None:
-            lines.append(f"    {name:<36} {a if a is not None else '—':>8} | "
-                         f"{b if b is not None else '—'}\n")  # fmt: skip
-    return "".join(lines)
 
 
 def _report(
@@ -345,10 +327,10 @@ def _report(
         "without_plugin_p50_s": round(percentile(bare, 50), 2),
         "without_plugin_p95_s": round(percentile(bare, 95), 2),
         "added_p50_s": round(added, 2),
-        "cpu_with_p50_s": _cpu([r.cpu_s for r in with_plugin]),
-        "cpu_without_p50_s": _cpu([r.cpu_s for r in without]),
-        "observe_prompt_p50_ms": _p50([r.observe_ms for r in with_plugin]),
-        "observe_prompt_warm_up_wait_p50_ms": _p50([r.observe_wait_ms for r in with_plugin]),
+        "cpu_with_p50_s": cpu_p50([r.cpu_s for r in with_plugin]),
+        "cpu_without_p50_s": cpu_p50([r.cpu_s for r in without]),
+        "observe_prompt_p50_ms": p50([r.observe_ms for r in with_plugin]),
+        "observe_prompt_warm_up_wait_p50_ms": p50([r.observe_wait_ms for r in with_plugin]),
         "load_average": [round(x, 2) for x in (*load_before, *load_after)],
         "runs_detail": [asdict(r) for r in [*with_plugin, *without]],
     }
@@ -378,8 +360,8 @@ def _phase_lines(with_plugin: list[Run], without: list[Run], data: dict[str, obj
     """The median of each phase with and without MAMA (Claude Code's debug log), one a line."""
     lines, table = ["  phases, p50 ms (with MAMA | without), from Claude Code's debug log:\n"], {}
     for name, _, _ in PHASES:
-        mine = _p50([r.phases.get(name) for r in with_plugin])
-        bare = _p50([r.phases.get(name) for r in without])
+        mine = p50([r.phases.get(name) for r in with_plugin])
+        bare = p50([r.phases.get(name) for r in without])
         if mine is None and bare is None:
             continue
         table[name] = {"with": mine, "without": bare}
@@ -387,12 +369,3 @@ def _phase_lines(with_plugin: list[Run], without: list[Run], data: dict[str, obj
                      f"{bare if bare is not None else '—'}\n")  # fmt: skip
     data["phases_p50_ms"] = table
     return "".join(lines)
-
-
-def _p50(values: list[float | None]) -> float | None:
-    known = [v for v in values if v is not None]
-    return round(percentile(known, 50), 1) if known else None
-
-
-def _cpu(values: list[float]) -> float | None:
-    return round(percentile(values, 50), 2) if values else None

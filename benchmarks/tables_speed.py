@@ -142,7 +142,7 @@ def integrity(data: dict[str, Any]) -> str:
 
 
 def presence(data: dict[str, Any]) -> str:
-    n = data["runs"]
+    n, floor = data["runs"], data.get("floor")  # the floor's arm (--floor), when it ran
     rows = [
         ["MAMA's tools on the first model request", f"{data['tools_on_first_request']}/{n}", ""],
         ["UserPromptSubmit injected the seeded memory (by vectors)",
@@ -151,7 +151,7 @@ def presence(data: dict[str, Any]) -> str:
         ["wall time of a `claude -p` run, p50 / p95 s",
          f"{num(data['with_plugin_p50_s'])} / {num(data['with_plugin_p95_s'])}",
          f"{num(data['without_plugin_p50_s'])} / {num(data['without_plugin_p95_s'])}"],
-        ["added by MAMA, p50 s", f"**+{num(data['added_p50_s'])}**", ""],
+        ["added over no plugin, p50 s", f"**+{num(data['added_p50_s'])}**", ""],
         ["CPU per run (Claude Code, the hook, the server), p50 s", num(data["cpu_with_p50_s"]),
          num(data["cpu_without_p50_s"])],
         ["`observe_prompt` as Claude Code saw it (of it, waiting for the warm-up), p50 ms",
@@ -159,20 +159,30 @@ def presence(data: dict[str, Any]) -> str:
          f"({num(data['observe_prompt_warm_up_wait_p50_ms'], 1)})", ""],
         ["failed runs", str(data["failed_runs"]), ""],
     ]  # fmt: skip
-    return markdown([f"{n} runs each, taking turns", "with MAMA", "without"], rows)
+    header = [f"{n} runs each, taking turns", "with MAMA", "without"]
+    if floor:
+        floors = ["", "", "", f"{num(floor['p50_s'])} / {num(floor['p95_s'])}",
+                  f"+{num(floor['added_p50_s'])} (MAMA +{num(floor['this_checkout_above_p50_s'])} "
+                  "above it)", num(floor["cpu_p50_s"]), "", ""]  # fmt: skip
+        rows = [[*row, extra] for row, extra in zip(rows, floors, strict=True)]
+        header.append("floor (MAMA's shape, doing nothing)")
+    return markdown(header, rows)
 
 
 def presence_phases(data: dict[str, Any]) -> str:
     from statistics import median
 
-    def p50(plugin: bool, phase: str) -> str:
-        runs = [r["phases"][phase] for r in data["runs_detail"] if r["plugin"] is plugin
+    def p50(runs_detail: list[dict[str, Any]], plugin: bool, phase: str) -> str:
+        runs = [r["phases"][phase] for r in runs_detail if r["plugin"] is plugin
                 and r.get("phases", {}).get(phase) is not None]  # fmt: skip
         return num(median(runs), 1) if runs else "—"
 
-    phases = list(dict.fromkeys(p for r in data["runs_detail"] for p in r.get("phases", {})))
-    rows = [[phase, p50(True, phase), p50(False, phase)] for phase in phases]
-    return markdown(["phase, p50 ms (from Claude Code's debug log)", "with MAMA", "without"], rows)
+    detail, floor = data["runs_detail"], (data.get("floor") or {}).get("runs_detail")
+    phases = list(dict.fromkeys(p for r in detail for p in r.get("phases", {})))
+    rows = [[phase, p50(detail, True, phase), p50(detail, False, phase),
+             *([p50(floor, True, phase)] if floor else [])] for phase in phases]  # fmt: skip
+    header = ["phase, p50 ms (from Claude Code's debug log)", "with MAMA", "without"]
+    return markdown([*header, *(["floor"] if floor else [])], rows)
 
 
 def team(data: dict[str, Any]) -> str:

@@ -19,7 +19,6 @@ import contextlib
 import errno
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 PRIVATE_UMASK = 0o077
@@ -79,6 +78,8 @@ def create_private(path: Path) -> None:
 
 def write_private(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` as a 0600 file, atomically (temporary file + rename)."""
+    import tempfile  # here: its import (shutil, random) is ~8 ms of every hook's start
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # mkstemp: 0600
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -96,6 +97,8 @@ def unwritable(folder: Path) -> str | None:
     Permission bits do not say it (root ignores them, a read-only mount keeps them), so a
     file is created and removed.
     """
+    import tempfile
+
     try:
         fd, tmp = tempfile.mkstemp(prefix=".mama-probe.", dir=folder)
     except OSError as exc:

@@ -14,15 +14,19 @@ log — and :func:`problem` says why, for the surfaces that name the log. Standa
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 import threading
 import time
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .config import mama_home
 from .home import FILE_MODE, keep_private, private_folder
+
+if TYPE_CHECKING:
+    import logging
 
 MAX_BYTES = 1024 * 1024  # one log file
 KEEP = 2  # rotated files kept beside it: at most (1 + KEEP) × MAX_BYTES per log
@@ -100,28 +104,38 @@ def _to_stderr(data: bytes) -> None:
         pass  # stderr closed too: nowhere left to say it
 
 
-class LogHandler(logging.Handler):
-    """A ``logging`` handler writing through :func:`append` (rotated, private, to stderr when
-    the file cannot be written)."""
+@cache
+def _handler_class() -> type[logging.Handler]:
+    """The ``logging`` handler class, made on first use: a hook appends its lines with
+    :func:`append` and never imports ``logging`` (with ``traceback``, ~5 ms of its start)."""
+    import logging
 
-    def __init__(self, name: str) -> None:
-        super().__init__()
-        self.log_name = name
-        self.setFormatter(logging.Formatter(FORMAT))
+    class LogHandler(logging.Handler):
+        """A ``logging`` handler writing through :func:`append` (rotated, private, to stderr
+        when the file cannot be written)."""
 
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            append(self.log_name, self.format(record), stamp=False)
-        except Exception:  # a formatting error in the record itself
-            self.handleError(record)
+        def __init__(self, name: str) -> None:
+            super().__init__()
+            self.log_name = name
+            self.setFormatter(logging.Formatter(FORMAT))
+
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                append(self.log_name, self.format(record), stamp=False)
+            except Exception:  # a formatting error in the record itself
+                self.handleError(record)
+
+    return LogHandler
 
 
-def attach(name: str, logger: str = "mama") -> LogHandler:
+def attach(name: str, logger: str = "mama") -> logging.Handler:
     """Send ``logger`` (INFO and up) to the log ``name``; the handler added.
 
     Says on stderr, once, when the log cannot be written (the process carries on).
     """
-    handler = LogHandler(name)
+    import logging
+
+    handler = _handler_class()(name)
     target = logging.getLogger(logger)
     target.addHandler(handler)
     target.setLevel(logging.INFO)
@@ -130,7 +144,7 @@ def attach(name: str, logger: str = "mama") -> LogHandler:
     return handler
 
 
-def start(name: str) -> LogHandler:
+def start(name: str) -> logging.Handler:
     """A long-running process's start: its files private (:func:`~.home.keep_private`) and
     the ``mama`` loggers sent to the log ``name``."""
     keep_private(mama_home())

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import shutil
 import stat
@@ -371,7 +372,7 @@ async def test_an_error_whose_log_cannot_be_written_says_where_it_went(
         reply = await dispatch.call(served, "search_recent", {}, client=None)
     finally:
         served.close()
-        logs.logging.getLogger("mama").removeHandler(handler)
+        logging.getLogger("mama").removeHandler(handler)
     assert reply.is_error and "failed inside MAMA (nothing was saved)" in reply.text
     assert "details are in stderr, as " in reply.text
     assert "server.log cannot be written (No space left on device)" in reply.text

@@ -6,7 +6,6 @@ command), so neither has to reach into :mod:`.paths`.
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -20,5 +19,7 @@ def mama_command() -> str:
     terminal has no ``mama`` on its PATH, and the launcher picks the environment the hooks
     and the server use. ``mama`` when installed as a package (no launcher beside it).
     """
+    import shlex  # here: a fix-it message is rare, every hook imports this module
+
     launcher = ROOT / "bin" / "mama"
     return f"sh {shlex.quote(str(launcher))}" if launcher.is_file() else "mama"

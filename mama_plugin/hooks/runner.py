@@ -13,7 +13,6 @@ import os
 import sys
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from typing import Any, TextIO
 
@@ -76,6 +75,8 @@ def run(
         if after is not None:
             after(config)
     except Exception as exc:
+        import traceback  # here: only a failing hook pays its import
+
         log(f"{name}: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
     finally:
         watchdog.cancel()

@@ -101,10 +101,13 @@ class WarmUp:
             log.error("the hook tools could not load:\n%s", traceback.format_exc())
         finally:
             self.lane_ready.set()
-        # The rest (pydantic, the handlers, the event loop) is needed only by a listed tool's
-        # call: until one comes, or for HOLD_S, it would only compete for the GIL with the
-        # hook calls (a short `claude -p` is often over by then).
+        # The rest (Jinja, pydantic, the handlers, the event loop) is needed only by a listed
+        # tool's call or a recall with hits (which loads Jinja itself): until one comes, or
+        # for HOLD_S, it would only compete for the GIL with the hook calls (a short
+        # `claude -p` is often over by then).
         self._go_on.wait(HOLD_S)
+        if self.state is not None and not self._stopping:
+            _compile_prompt_template(self.config)
         try:
             if self.state is not None and (self._listed_call or not self._stopping):
                 from . import dispatch  # pydantic, the schema, the services, the handlers
@@ -170,7 +173,6 @@ def _build_state(
     """The front's State: the model taken from ``preload`` (leftovers embedded) in a thread
     of its own, the store opened (and migrated) and the hook lanes started here rather than
     by the first call."""
-    from ..services.render import render
     from .preload import adopt
     from .state import State  # the store, the services, the hook handlers: no pydantic
 
@@ -183,6 +185,14 @@ def _build_state(
     except Exception as exc:  # each call will say what is wrong, as it tries again
         log.error("the store did not open: %s", exc)
     _ = state.hooks
-    with contextlib.suppress(Exception):  # compiled now, not by the first recall with hits
-        render("prompt_context.md.j2", config.home)  # what recall/context.py renders with
     return state
+
+
+def _compile_prompt_template(config: Config) -> None:
+    """Jinja and the template a recall with hits renders (``recall/context.py``), compiled
+    off the hook calls' path: a first prompt with nothing to recall (most) never waits for
+    them, one with hits loads them in its own call if it comes first."""
+    from ..services.render import render
+
+    with contextlib.suppress(Exception):
+        render("prompt_context.md.j2", config.home)
