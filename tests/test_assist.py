@@ -26,7 +26,7 @@ from mama_plugin.embeddings.ggufmeta import is_model_file
 from mama_plugin.embeddings.packaged import MODEL_FILENAME
 from mama_plugin.schema import parse
 from mama_plugin.schema.assist import DraftedNarrative, DraftRequest, LinkJudgement
-from mama_plugin.transcript import Command, Digest, read_transcript
+from mama_plugin.transcript import Command, Digest, FileTouch, read_transcript
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 CASES = {
@@ -47,6 +47,17 @@ def digest(name: str) -> Digest:
 def touched(d: Digest) -> set[str]:
     """Every citation the session's tool calls allow: files (with lines) and commands."""
     return {t.cite(d.cwd) for t in d.files} | {c.command for c in d.commands}
+
+
+def allowed(sources: list[str], d: Digest) -> bool:
+    """Whether each evidence source is a command the session ran or a file it touched, with
+    only lines its tool calls touched ("app/queue.py:6, 17-27": two edits of one file)."""
+    cited = touched(d)
+    for source in sources:
+        path, _, spans = source.partition(":")
+        if source not in cited and not all(f"{path}:{s}" in cited for s in spans.split(", ")):
+            return False
+    return True
 
 
 @pytest.fixture(scope="session")
@@ -106,6 +117,35 @@ def test_the_draft_keeps_what_only_looks_done_or_alike() -> None:
     assert len(extract("x", "", Digest(commands=[a, b])).concerns) == 2  # two checks, two items
 
 
+def test_over_a_limit_is_no_alternative() -> None:
+    said = (
+        "GET /price p99 went from 41 ms to 93 ms, over the 50 ms budget. put() evicts the "
+        "oldest entry once the cache is over its bound. We chose write-through over a 60 s TTL "
+        "because stale prices were shown for a minute."
+    )
+    got = extract("Make the cache write-through", "", Digest(assistant_texts=[said]))
+    assert [a["option"] for a in got.alternatives] == ["a 60 s TTL"]
+
+
+def test_each_file_and_each_check_is_evidence_once() -> None:
+    files = [
+        FileTouch("/p/shop/cache.py", "read", (1, 26)),
+        FileTouch("/p/shop/cache.py", "edited", (25, 26)),
+        FileTouch("/p/shop/cache.py", "edited", (7, 10)),
+        FileTouch("/p/README.md", "read", (1, 3)),
+        FileTouch("/p/README.md", "read", (1, 3)),
+    ]
+    first = Command("pytest -q tests/test_cache.py", "Run the cache tests", True, "exit 1, E")
+    piped = Command("pytest -q tests/test_cache.py 2>&1 | tail -3", "Rerun them", False, "", 2)
+    d = Digest(cwd="/p", files=files, commands=[first, piped])
+    got = extract("Bound the cache", "", d).evidence
+    assert [(e["source"], e["detail"]) for e in got] == [
+        ("shop/cache.py:7-10, 25-26", "edited"),  # what it changed; its read adds nothing
+        ("pytest -q tests/test_cache.py 2>&1 | tail -3", "Rerun them (ran)"),  # the latest run
+        ("README.md:1-3", "read"),
+    ]
+
+
 def test_extractor_reads_the_postgres_session() -> None:
     d = digest("postgres_job_queue")
     got = extract(CASES["postgres_job_queue"], "", d)
@@ -120,12 +160,13 @@ def test_extractor_reads_the_postgres_session() -> None:
     ]
     assert any("2,140 jobs/s" in s for s in got.specifics)
     sources = [e["source"] for e in got.evidence]
-    # Changed files first, with the lines the patches changed as the file stands at the end (the
-    # claim() patch wrote lines 21-31; the later import clean-up above it removed 4 lines); then
-    # what was read and run.
-    assert sources[:3] == ["app/queue.py:17-27", "app/queue.py:6", "migrations/004_jobs.sql:1-13"]
+    # Changed files first, each once with the lines the patches changed as the file stands at
+    # the end (the claim() patch wrote lines 21-31; the later import clean-up above it removed
+    # 4 lines), its reads left out; then what was read and run.
+    assert sources[:2] == ["app/queue.py:6, 17-27", "migrations/004_jobs.sql:1-13"]
     assert "bench/queue.txt:1-20" in sources and "redis-cli ping" in sources
-    assert set(sources) <= touched(d)
+    assert len(sources) == len({s.partition(":")[0] for s in sources})
+    assert allowed(sources, d)
 
 
 def test_extractor_reads_the_cache_session() -> None:
@@ -142,7 +183,7 @@ def test_extractor_reads_the_cache_session() -> None:
     assert "tests/test_cache.py" in pytest_run["source"] and "(ran)" in pytest_run["detail"]
     # The text names tests/test_cache.py, but no tool call read or wrote it: not file evidence.
     assert not any(e["kind"] == "file" and "test_cache" in e["source"] for e in got.evidence)
-    assert set(sources) <= touched(d)
+    assert allowed(list(sources), d)
 
 
 def test_extractor_reads_the_jwt_session() -> None:
@@ -265,7 +306,7 @@ def test_the_real_model_gives_schema_valid_output_every_time(assistant: Assistan
         assert gen.first_token_s is not None and gen.total_s >= gen.first_token_s
         assert draft.model.startswith("drafted by Gemma 3 270m")
         # Evidence never comes from the model: only from the session's tool calls.
-        assert {e["source"] for e in draft.proposal["evidence"]} <= touched(d)
+        assert allowed([e["source"] for e in draft.proposal["evidence"]], d)
         # Whatever the model wrote and survived grounding is in the conversation.
         conversation = f"{decision}\n" + "\n".join(d.user_requests + d.assistant_texts)
         for step in draft.proposal["next_steps"]:

@@ -59,3 +59,14 @@ def test_each_sentence_is_kept_where_it_says_the_most() -> None:
 
 def test_a_proposal_without_the_fields_passes() -> None:
     assert once({"decision": "d"})["specifics"] == []
+
+
+def test_a_reason_a_concern_tells_whole_is_told_there() -> None:
+    cost = "Shipping as is would put p99 at 93 ms"
+    proposal = {
+        "reasoning": {"primary": "Profile first.", "secondary": [f"{cost}.", "CI has no check."]},
+        "tension": {"concerns": [f"{cost}: that is a real downside for conversion."]},
+    }
+    after = once(proposal)
+    assert after["reasoning"]["secondary"] == ["CI has no check."]
+    assert after["tension"]["concerns"] == proposal["tension"]["concerns"]

@@ -3,14 +3,14 @@
 The extractor reads one conversation for every layer, so a sentence that gives the reason,
 names the trade-off and holds a figure comes back as the primary reason, a secondary one, a
 tension item and a handful of specifics. The reviewer (Claude) reads the draft once and saves
-what it shows, so a repeated sentence costs tokens twice and is stored twice. Each sentence
-is kept where it says the most: a tension item over a secondary reason (an accepted cost is
-what the next session must know is open), the first of the tension lists it falls in, and a
-specific only when the sentences shown do not already hold it; a failed command told as a
-tension item keeps only "failed" in its evidence. The primary reason and the alternatives
-are kept as they are: a trade-off may be the very reason given (on the labelled turns,
-dropping it from the tension took the tension recall 0.714 → 0.686), and an alternative may
-have lost for it (the draft then says "the primary reason").
+what it shows, so a repeated sentence costs tokens twice and is stored twice. Each sentence is
+kept where it says the most: a tension item over a secondary reason it tells whole (an accepted
+cost is what the next session must know is open), the first of the tension lists it falls in,
+and a specific only when the sentences shown do not already hold it; a failed command told as a
+tension item keeps only "failed" in its evidence. The primary reason and the alternatives are
+kept as they are: a trade-off may be the very reason given (on the labelled turns, dropping it
+from the tension took the tension recall 0.714 → 0.686), and an alternative may have lost for
+it (the draft then says "the primary reason").
 """
 
 from __future__ import annotations
@@ -37,7 +37,13 @@ def once(proposal: dict[str, Any]) -> dict[str, Any]:
                 kept.append(item)
         tension[name] = kept
     told = seen | {_key(primary)}
-    reasoning["secondary"] = [s for s in reasoning.get("secondary") or [] if _key(s) not in told]
+    # A secondary reason a tension item holds whole ("X." and "X: that is a real downside for
+    # conversion.", one sentence the next one pointed back at) is told there.
+    reasoning["secondary"] = [
+        s
+        for s in reasoning.get("secondary") or []
+        if _key(s) not in told and not any(_key(s).rstrip(".") in item for item in seen)
+    ]
     shown = [primary, *reasoning["secondary"], *(v for name in TENSION for v in tension[name])]
     shown += [
         f"{a.get('option', '')} {a.get('rejected_because') or ''}"

@@ -38,7 +38,7 @@ from ..text import (
     unique,
     words,
 )
-from ..transcript import Digest
+from ..transcript import Digest, FileTouch
 
 MAX_ITEMS = 5
 MAX_EVIDENCE = 8
@@ -50,6 +50,13 @@ _PREFER_OVER = re.compile(
     re.I,
 )
 # Where an alternative's name ends: the verb or connective that starts the rest of the clause.
+# What "over" passes when it means "past" ("p99 over the 50 ms budget", "the cache is over its
+# bound", "over the weekend"): a limit, an amount or a time, never an option chosen against.
+_EXCEEDED = re.compile(
+    r"\b(?:budget|bound|limit|threshold|target|cap|quota|max(?:imum)?|ceiling|sla|slo|capacity|"
+    r"time|weekend|night|years?|months?|weeks?|days?|hours?|minutes?)\b|\d",
+    re.I,
+)
 _OPTION_END = re.compile(
     r"\s+(?:avoids?|because|since|would|will|is|are|was|were|which|that|to|for|and|but|so|as|"
     r"keeps?|means|handles?|gives?|costs?|needs?|adds?|requires?|has|had|did|does|could|can|"
@@ -167,20 +174,33 @@ def extract(decision: str, context: str = "", digest: Digest | None = None) -> E
 def evidence_of(digest: Digest, *, mentioned: str = "") -> list[dict[str, str]]:
     """Evidence from the session's tool calls only: changed files, files read, commands.
 
-    Files the conversation names come before the rest; line ranges are what the tools
-    reported. A failed command is evidence too (of what did not work); a command run more than
-    once is told by its latest run (the test that failed and then passed passed).
+    Each file once: the lines it changed ("shop/cache.py:7-10, 25-26", edited or created), or
+    the lines read when it only was read, before the rest when the conversation names it.
+    Each check once, by its latest run (the test that failed and then passed passed; a rerun
+    piped through ``tail`` is the same check). A failed command is evidence too (of what did
+    not work).
     """
     root = digest.cwd
     named = mentioned.lower()
-    items: list[tuple[int, dict[str, str]]] = []
+    files: dict[str, list[FileTouch]] = {}
     for touch in digest.files:
-        cite = touch.cite(root)
-        name = cite.split(":")[0]
-        rank = 0 if touch.action != "read" else (1 if name.lower() in named else 3)
-        items.append((rank, {"source": cite, "kind": "file", "detail": touch.action}))
+        files.setdefault(touch.cite(root).split(":")[0], []).append(touch)
+    items: list[tuple[int, dict[str, str]]] = []
+    for name, touches in files.items():
+        changed = [t for t in touches if t.action != "read"]
+        told = changed or touches
+        action = "created" if any(t.action == "created" for t in changed) else told[0].action
+        rank = 0 if changed else (1 if name.lower() in named else 3)
+        spans = sorted({t.lines for t in told if t.lines})
+        lines = [f"{a}" if a == b else f"{a}-{b}" for a, b in spans]
+        cite = f"{name}:{', '.join(lines)}" if lines else name
+        items.append((rank, {"source": cite, "kind": "file", "detail": action}))
+    checks: set[str] = set()
     for command in digest.commands[::-1]:
+        if check_of(command) in checks:
+            continue  # an earlier run of a check told by its latest
         if command.failed or _TEST_COMMAND.search(command.command + " " + command.description):
+            checks.add(check_of(command))
             detail = f"{command.description} ({clip(command.outcome, MAX_DETAIL)})"
             items.append(
                 (
@@ -192,13 +212,7 @@ def evidence_of(digest: Digest, *, mentioned: str = "") -> list[dict[str, str]]:
                     },
                 )
             )
-    seen: set[str] = set()
-    evidence: list[dict[str, str]] = []
-    for _, item in sorted(items, key=lambda pair: pair[0]):
-        if item["source"] not in seen:
-            seen.add(item["source"])
-            evidence.append(item)
-    return evidence[:MAX_EVIDENCE]
+    return [item for _, item in sorted(items, key=lambda pair: pair[0])][:MAX_EVIDENCE]
 
 
 def _options(sentence: str) -> list[str]:
@@ -207,8 +221,12 @@ def _options(sentence: str) -> list[str]:
         for match in pattern.finditer(sentence):
             option = _OPTION_END.split(match.group("option"), maxsplit=1)[0]
             option = " ".join(option.split()[:5]).strip(" '\"`")
-            if len(option) >= 2 and not option[0].isdigit():
-                found.append(option)
+            if len(option) < 2 or option[0].isdigit():
+                continue
+            past = match[0][:4].lower() == "over" and _EXCEEDED.search(option)
+            if pattern is ALTERNATIVE and past:
+                continue  # "over the 50 ms budget", "over its bound": past a limit, not a choice
+            found.append(option)
     return found
 
 
