@@ -24,7 +24,7 @@ from mama_plugin.services.saving.memories import (
 )
 from mama_plugin.services.search import indexing
 from mama_plugin.services.search import views as recall_views
-from mama_plugin.services.story import briefing
+from mama_plugin.services.story import brief_cache, briefing
 from mama_plugin.services.story import shown as seen
 from mama_plugin.services.view_cache import ViewCache
 from mama_plugin.storage import Store
@@ -224,12 +224,12 @@ def test_the_session_start_records_the_ids_of_what_it_told(store: Store, project
                                                   "next_steps": "load-test the login path"})  # fmt: skip
     config = Config()
     text = briefing.brief(store, project, config, "startup")
-    told = briefing.shown_at_start(store, project, config, "startup")
+    told = brief_cache.shown_at_start(store, project, config, "startup")
     assert told is not None and set(told) == {checkpoint.memory.id, redis, jwt}
     assert all(memory_id in text for memory_id in told)
     save_decision(store, project, {"topic": "cache", "decision": "A TTL cache",
                                    "reasoning": "reads dominate"})  # fmt: skip
-    assert briefing.shown_at_start(store, project, config, "startup") is None
+    assert brief_cache.shown_at_start(store, project, config, "startup") is None
 
 
 def test_sessions_keep_only_the_newest() -> None:

@@ -22,7 +22,7 @@ from mama_plugin.services.saving.memories import save_checkpoint, save_decision,
 from mama_plugin.services.saving.scopes import demote, inherited, promote, seen_across
 from mama_plugin.services.search import vector_index
 from mama_plugin.services.search.indexing import drain
-from mama_plugin.services.story import briefing
+from mama_plugin.services.story import brief_cache, briefing
 from mama_plugin.services.story.answers import search_by_context
 from mama_plugin.services.story.browsing import search_by_topic
 from mama_plugin.storage import Store
@@ -82,7 +82,7 @@ def test_a_new_project_s_session_start_names_it_and_stays_byte_identical(
     assert "Yours in every project (global):" in told
     assert f"- {PREFERENCE['content']} ({pref})" in told
     assert briefing.brief(store, THERE, config, "startup") == told  # nothing changed
-    assert briefing.shown_at_start(store, THERE, config, "startup") == [pref]
+    assert brief_cache.shown_at_start(store, THERE, config, "startup") == [pref]
     demote(store, pref, HERE)
     assert briefing.brief(store, THERE, config, "startup") == ""
 

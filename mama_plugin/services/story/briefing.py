@@ -236,15 +236,6 @@ def cached_brief(store: Store, project: str, config: Config, source: str) -> str
     )
 
 
-def shown_at_start(store: Store, project: str, config: Config, source: str) -> list[str] | None:
-    """The ids of the memories the cached cliffhanger for ``source`` tells, if it is still
-    true (None: nothing cached for what the project holds now)."""
-    variant = variant_of(source)
-    return brief_cache.cached_ids(
-        store.meta(entry_key(variant, project)), _key(store, project, config, variant)
-    )
-
-
 def brief(store: Store, project: str, config: Config, source: str, *, git: bool = False) -> str:
     """The cliffhanger for ``source`` ("" for a project without memory).
 

@@ -1,7 +1,7 @@
 """What one session was shown at its start and by its earlier prompts: nothing twice.
 
 :func:`session_shown` starts a session's record from the ids of the memories the session
-start told (recorded with its cached text: :func:`.briefing.shown_at_start`);
+start told (recorded with its cached text: :func:`.brief_cache.shown_at_start`);
 :func:`..prompt_context.prompt_context` skips a hit the record holds unchanged and adds what
 it injects.
 The records live in a :class:`Sessions` the server's per-session state owns
@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from ...config import Config
 from ...errors import MamaError
 from ...storage import Store
+from .brief_cache import shown_at_start
 
 
 class Shown:
@@ -77,10 +78,6 @@ def session_shown(
         return None
 
     def started() -> list[str] | None:
-        # Imported here: the story's services (~50 ms) are not the hook lanes' to load before
-        # their first call (the server's warm-up, which a first prompt may wait for).
-        from .briefing import shown_at_start
-
         try:
             return shown_at_start(store, project, config, "startup")
         except MamaError:
