@@ -502,6 +502,45 @@ def test_the_first_prompt_is_answered_before_pydantic_loads(mama_home: Path) -> 
     assert "pydantic" in imported[2]  # the rest of the warm-up, for the listed tool
 
 
+def test_what_only_the_stop_hook_and_hits_need_loads_after_the_first_answer(
+    mama_home: Path,
+) -> None:
+    """The first prompt's call never waits for the Stop hook's modules (the rolling
+    checkpoint's writer) or Jinja (a recall with hits loads it itself): the warm-up loads both
+    once a hook call is answered, before any Stop can come."""
+    hello = {"protocolVersion": "2025-11-25", "capabilities": {},
+             "clientInfo": {"name": "claude-code", "version": "1"}}  # fmt: skip
+    prompt = {"name": "observe_prompt",
+              "arguments": {"prompt": "Which queue library should the worker use?"}}  # fmt: skip
+    lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+             {"jsonrpc": "2.0", "method": "notifications/initialized"},
+             {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+             {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": prompt}]  # fmt: skip
+    writer, template = "mama_plugin.services.story.autosave", "jinja2"
+    command = [sys.executable, "-X", "importtime", "-m", FRONT, "--project", str(mama_home)]
+    before, after, answered = set(), set(), False
+    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True) as proc:  # fmt: skip
+        assert proc.stdin is not None and proc.stdout is not None
+        watchdog = threading.Timer(120, proc.kill)  # a hung server ends the read loop
+        watchdog.start()
+        proc.stdin.write("".join(json.dumps(x) + "\n" for x in lines))
+        proc.stdin.flush()
+        for line in proc.stdout:
+            if line.startswith("import time:"):
+                (after if answered else before).add(line.rpartition("|")[2].strip())
+                if {writer, template} <= after:
+                    proc.stdin.close()  # loaded with no Stop and no listed call: the end
+            elif line.startswith("{") and json.loads(line).get("id") == 3:
+                answered = True
+        watchdog.cancel()
+        assert proc.wait(timeout=120) == 0
+    assert answered, "observe_prompt was not answered"
+    assert "mama_plugin.services.recall.context" in before  # the prompt's own lane
+    assert not {writer, template} & before, sorted({writer, template} & before)
+    assert {writer, template} <= after
+
+
 def test_the_architecture_doc_shows_the_rooms() -> None:
     """docs/architecture.md's Rooms section is the render of this contract and the modules'
     docstrings (``python tests/rooms.py`` rewrites it)."""

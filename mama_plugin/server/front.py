@@ -229,6 +229,8 @@ class Front(WarmUp, LineSession):
                 told = f"{name} failed in MAMA (details in {where('server')})."
                 answer = tool_result(told, error=True)
             self.reply(ident, answer)
+            if name in HOOKS:
+                self.hook_answered()  # the warm-up may load what comes after it
         finally:
             with self._calls_lock:
                 self._calls.discard(threading.current_thread())
@@ -236,7 +238,7 @@ class Front(WarmUp, LineSession):
     def _answer(self, name: str, arguments: dict[str, Any] | None, call_id: str) -> dict[str, Any]:
         if name in HOOKS:
             return self._hook(name, arguments)
-        self._go_on.set()  # a listed tool: the rest of the warm-up may not wait any longer
+        self.go_on()  # a listed tool: the rest of the warm-up may not wait any longer
         self.ready.wait(WARM_UP_TIMEOUT_S)
         if self.portal is None or self.state is None:
             return tool_result(

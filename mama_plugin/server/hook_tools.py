@@ -17,17 +17,16 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from ..assist.models import lines_earned
 from ..config import OVERRIDES, Config
 from ..embeddings.cards import reads_korean
 from ..envelope import SILENT, answer
 from ..services.recall import context as prompt_context
 from ..services.recall.judge import can_recall
 from ..services.search.options import options_for
-from ..services.story import autosave, shown
-from ..storage.pending_lines import PendingLines
+from ..services.story import shown
 from ..text import hangul
 from ..transcript import TURN_LIMIT_S, Digest
 from .base import Answer, Env
@@ -114,6 +113,7 @@ def do_checkpoint_turn(env: Env, args: TurnArgs) -> Answer:
     mode = env.config.settings.stop_mode
     if mode == "off" or not env.config.project_enabled(env.project):
         return Answer(SILENT, {"checkpoint": None})
+    autosave, lines_earned, PendingLines = turn_modules()
     digest = Digest()
     if args.transcript_path:
         # A copy: the reader is the session's, and a draft may read on into it meanwhile
@@ -149,6 +149,17 @@ def do_checkpoint_turn(env: Env, args: TurnArgs) -> Answer:
         if not written:
             return Answer(json.dumps({"decision": "block", "reason": ASK_REASON}), data)
     return Answer(SILENT, data)
+
+
+def turn_modules() -> tuple[Any, Callable[[Config], frozenset[str]], Any]:
+    """What the Stop hook's handler needs and the prompt's does not (the rolling checkpoint's
+    writer, the assist model's profiles: ~20 ms of imports), loaded by the first Stop or by
+    the warm-up once the first hook call is answered, never before the first prompt's answer."""
+    from ..assist.models import lines_earned
+    from ..services.story import autosave
+    from ..storage.pending_lines import PendingLines
+
+    return autosave, lines_earned, PendingLines
 
 
 def _turn_wait(config: Config) -> float:

@@ -59,6 +59,8 @@ class WarmUp:
         self.ready = threading.Event()  # set when the warm-up is over, done or failed
         self.lane_ready = threading.Event()  # likewise for the hook tools' part of it
         self._go_on = threading.Event()  # the rest of the warm-up may start
+        # A hook call answered, a listed tool's call or the end: the warm-up's next step.
+        self._stirred = threading.Event()
         self._stopping = False  # the session ended: the rest of the warm-up is not wanted…
         self._listed_call = False  # …unless a listed tool's call waits for it
         self.state: Any = None  # server.state.State once the lanes are ready
@@ -101,13 +103,18 @@ class WarmUp:
             log.error("the hook tools could not load:\n%s", traceback.format_exc())
         finally:
             self.lane_ready.set()
-        # The rest (Jinja, pydantic, the handlers, the event loop) is needed only by a listed
-        # tool's call or a recall with hits (which loads Jinja itself): until one comes, or
-        # for HOLD_S, it would only compete for the GIL with the hook calls (a short
-        # `claude -p` is often over by then).
-        self._go_on.wait(HOLD_S)
-        if self.state is not None and not self._stopping:
-            _compile_prompt_template(self.config)
+        # The rest is needed only by the Stop hook, a recall with hits (which loads Jinja
+        # itself) or a listed tool's call: loaded before them, it would only compete for the
+        # GIL with the first prompt's call. The Stop hook's modules and Jinja once a hook call
+        # is answered (a Stop comes after the model's answer); pydantic, the handlers and the
+        # event loop on a listed tool's call or HOLD_S after the lanes (a short `claude -p` is
+        # often over by then).
+        waited = time.monotonic()
+        self._stirred.wait(HOLD_S)
+        later = self.state is not None and not self._go_on.is_set()  # not for a listed call
+        if later:
+            _load_after_the_first_answer(self.config)
+        self._go_on.wait(max(0.0, HOLD_S - (time.monotonic() - waited)))
         try:
             if self.state is not None and (self._listed_call or not self._stopping):
                 from . import dispatch  # pydantic, the schema, the services, the handlers
@@ -121,6 +128,17 @@ class WarmUp:
             self.ready.set()
         if self.portal is not None:  # not when the session ended first
             log.info("ready %.0f ms after start", (time.monotonic() - STARTED) * 1000)
+            if not later:  # a listed call came first: the Stop hook's modules and Jinja now
+                _load_after_the_first_answer(self.config)
+
+    def hook_answered(self) -> None:
+        """A hook call was answered: what comes after it may load (the front calls it)."""
+        self._stirred.set()
+
+    def go_on(self) -> None:
+        """A listed tool's call waits for the rest of the warm-up (or the session ended)."""
+        self._go_on.set()
+        self._stirred.set()
 
     def finish(self, drain_s: float = DRAIN_S) -> bool:
         """Let the calls under way finish (bounded), stop the loop, close the store.
@@ -131,7 +149,7 @@ class WarmUp:
         """
         deadline = time.monotonic() + drain_s
         self._stopping = True
-        self._go_on.set()
+        self.go_on()
         with self._calls_lock:
             calls = list(self._calls)
         for worker in calls:
@@ -188,11 +206,12 @@ def _build_state(
     return state
 
 
-def _compile_prompt_template(config: Config) -> None:
-    """Jinja and the template a recall with hits renders (``recall/context.py``), compiled
-    off the hook calls' path: a first prompt with nothing to recall (most) never waits for
-    them, one with hits loads them in its own call if it comes first."""
+def _load_after_the_first_answer(config: Config) -> None:
+    """The Stop hook's modules, then Jinja and the template a recall with hits renders
+    (``recall/context.py``): off the first prompt's path, before the calls that need them."""
     from ..services.render import render
+    from .hook_tools import turn_modules
 
     with contextlib.suppress(Exception):
+        turn_modules()
         render("prompt_context.md.j2", config.home)
