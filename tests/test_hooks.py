@@ -312,6 +312,9 @@ def test_a_cold_hook_imports_only_the_standard_library_and_apsw(store: Store, pr
     loaded = {m.split(".")[0] for m in modules}
     assert not loaded & {"jinja2", "pydantic", "mcp", "numpy", "llama_cpp", "sqlite_vec"}
     assert "apsw" in loaded
+    # Nor what only a rarer path needs (a write of an alias, a log handler, git, the
+    # front's sqlite3 glance): each is ~3-9 ms of every session's start.
+    assert not loaded & {"tempfile", "logging", "subprocess", "sqlite3", "shlex", "zipfile"}
     # A hit is read from a glance at the file: neither the store nor the services load.
     assert not modules & {"mama_plugin.storage.store", "mama_plugin.services.story.briefing"}
     # Nor the tables' modules: the schema version and the cited files' stat digest are the

@@ -10,7 +10,6 @@ its marker line, so a user's own ``mama-*.md`` is never overwritten or deleted.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from ..config import Config
@@ -103,6 +102,8 @@ def install_aliases() -> list[Path]:
         text = alias_text(alias)
         if path.exists() and (not is_managed(path) or path.read_text(encoding="utf-8") == text):
             continue  # the user's own command, or already current
+        import tempfile  # here: every session start runs this, and nearly always writes nothing
+
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{alias}.", dir=folder)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

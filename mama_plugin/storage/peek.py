@@ -13,7 +13,6 @@ start the day's backup (one stat).
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -44,6 +43,8 @@ def kinds_present(db: Path, project: str, kinds: Iterable[str]) -> set[str]:
     Raises ``sqlite3.Error`` (or OSError) when the file cannot be read as a MAMA database:
     the caller decides what that means.
     """
+    import sqlite3  # here: the session start's hook reads with apsw and need not load it
+
     conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=PEEK_TIMEOUT_S)
     try:
         return {
