@@ -191,7 +191,7 @@ def run_once(
         env = fake.claude_env(model, home, MAMA_HOME=str(mama_home))
         env.pop("MCP_CONNECTION_NONBLOCKING", None)  # the default settings
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # as on a user's machine: bytecode is kept
-        started, used = time.perf_counter(), _childrencpu_p50()
+        started, used = time.perf_counter(), _children_cpu()
         proc = subprocess.Popen(command, cwd=project, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)  # fmt: skip
@@ -202,7 +202,7 @@ def run_once(
                 os.killpg(proc.pid, signal.SIGKILL)
             code = proc.wait()
         wall = time.perf_counter() - started
-        used = _childrencpu_p50() - used
+        used = _children_cpu() - used
         requests = model.main_requests
     run = Run(plugin, round(wall, 3), code, str(plugin_dir) if plugin else "", round(used, 3))
     if debug_log.exists():
@@ -226,7 +226,7 @@ def run_once(
     return run
 
 
-def _childrencpu_p50() -> float:
+def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 

@@ -125,6 +125,10 @@ def test_over_a_limit_is_no_alternative() -> None:
     )
     got = extract("Make the cache write-through", "", Digest(assistant_texts=[said]))
     assert [a["option"] for a in got.alternatives] == ["a 60 s TTL"]
+    # Names with digits and compound words are options still.
+    kept = "We keep DynamoDB over S3. WebSockets over HTTP/2. Kafka over a real-time pipeline."
+    options = [a["option"] for a in extract("x", "", Digest(assistant_texts=[kept])).alternatives]
+    assert options == ["S3", "HTTP/2", "a real-time pipeline"]
 
 
 def test_each_file_and_each_check_is_evidence_once() -> None:
@@ -136,14 +140,25 @@ def test_each_file_and_each_check_is_evidence_once() -> None:
         FileTouch("/p/README.md", "read", (1, 3)),
     ]
     first = Command("pytest -q tests/test_cache.py", "Run the cache tests", True, "exit 1, E")
-    piped = Command("pytest -q tests/test_cache.py 2>&1 | tail -3", "Rerun them", False, "", 2)
-    d = Digest(cwd="/p", files=files, commands=[first, piped])
+    piped = Command("pytest -q tests/test_cache.py 2>&1 | tail -3", "Rerun them", unknown=True)
+    check = Command("python -m app --check", "Startup check", True, "exit 1, PRICE_DB unset")
+    good = Command("PRICE_DB=x python -m app --check", "Startup check", False, "", 4)
+    files += [FileTouch("/p/notes.md", "read", (1, 50)), FileTouch("/p/notes.md", "read", (1, 200))]
+    d = Digest(cwd="/p", files=files, commands=[first, piped, check, good])
     got = extract("Bound the cache", "", d).evidence
     assert [(e["source"], e["detail"]) for e in got] == [
         ("shop/cache.py:7-10, 25-26", "edited"),  # what it changed; its read adds nothing
-        ("pytest -q tests/test_cache.py 2>&1 | tail -3", "Rerun them (ran)"),  # the latest run
+        ("PRICE_DB=x python -m app --check", "Startup check (ran)"),  # the failure made good
+        # A rerun that shows no result, beside the failure it has not made good.
+        ("pytest -q tests/test_cache.py 2>&1 | tail -3", "Rerun them (ran)"),
+        ("pytest -q tests/test_cache.py", "Run the cache tests (failed: exit 1, E)"),
         ("README.md:1-3", "read"),
+        ("notes.md:1-200", "read"),  # overlapping reads, one span
     ]
+    # A file whose name holds a colon is its own file.
+    colons = [FileTouch("/p/docs/a:b.md", "edited", (1, 2)), FileTouch("/p/docs/a:c.md", "edited")]
+    cited = extract("x", "", Digest(cwd="/p", files=colons)).evidence
+    assert [e["source"] for e in cited] == ["docs/a:b.md:1-2", "docs/a:c.md"]
 
 
 def test_extractor_reads_the_postgres_session() -> None:

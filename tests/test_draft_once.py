@@ -70,3 +70,16 @@ def test_a_reason_a_concern_tells_whole_is_told_there() -> None:
     after = once(proposal)
     assert after["reasoning"]["secondary"] == ["CI has no check."]
     assert after["tension"]["concerns"] == proposal["tension"]["concerns"]
+
+
+def test_a_short_reason_a_concern_qualifies_is_kept() -> None:
+    proposal = {
+        "reasoning": {"primary": "p", "secondary": ["Faster.", "It scales to ten nodes easily."]},
+        "tension": {
+            "concerns": [
+                "Faster only when warm",
+                "It scales to ten nodes easily only with pgbouncer",
+            ]
+        },
+    }
+    assert once(proposal)["reasoning"]["secondary"] == proposal["reasoning"]["secondary"]

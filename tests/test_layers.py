@@ -17,6 +17,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -44,6 +45,7 @@ from rooms import _outside_files as outside_files
 
 from mama_plugin.config import Config
 from mama_plugin.hooks.session_start import session_start
+from mama_plugin.server.warm_up import HOLD_S
 from mama_plugin.services.saving.memories import save_decision
 from mama_plugin.storage import Store
 
@@ -518,7 +520,7 @@ def test_what_only_the_stop_hook_and_hits_need_loads_after_the_first_answer(
              {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": prompt}]  # fmt: skip
     writer, template = "mama_plugin.services.story.autosave", "jinja2"
     command = [sys.executable, "-X", "importtime", "-m", FRONT, "--project", str(mama_home)]
-    before, after, answered = set(), set(), False
+    before, after, answered, took = set(), set(), 0.0, 0.0
     with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True) as proc:  # fmt: skip
         assert proc.stdin is not None and proc.stdout is not None
@@ -529,16 +531,19 @@ def test_what_only_the_stop_hook_and_hits_need_loads_after_the_first_answer(
         for line in proc.stdout:
             if line.startswith("import time:"):
                 (after if answered else before).add(line.rpartition("|")[2].strip())
-                if {writer, template} <= after:
+                if {writer, template} <= after and not took:
+                    took = time.monotonic() - answered
                     proc.stdin.close()  # loaded with no Stop and no listed call: the end
             elif line.startswith("{") and json.loads(line).get("id") == 3:
-                answered = True
+                answered = time.monotonic()
         watchdog.cancel()
         assert proc.wait(timeout=120) == 0
     assert answered, "observe_prompt was not answered"
     assert "mama_plugin.services.recall.context" in before  # the prompt's own lane
     assert not {writer, template} & before, sorted({writer, template} & before)
     assert {writer, template} <= after
+    # Because of the answer, not HOLD_S after the lanes (which would load them too).
+    assert took < HOLD_S / 2, took
 
 
 def test_the_architecture_doc_shows_the_rooms() -> None:

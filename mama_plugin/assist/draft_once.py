@@ -21,6 +21,7 @@ from typing import Any
 _SPACE = re.compile(r"\s+")
 TENSION = ("concerns", "trade_offs", "risks")
 _ERROR = re.compile(r"\((failed): .*\)$", re.DOTALL)
+HELD_WORDS = 5  # a reason of fewer words is not told inside a concern (see _held)
 
 
 def once(proposal: dict[str, Any]) -> dict[str, Any]:
@@ -40,9 +41,7 @@ def once(proposal: dict[str, Any]) -> dict[str, Any]:
     # A secondary reason a tension item holds whole ("X." and "X: that is a real downside for
     # conversion.", one sentence the next one pointed back at) is told there.
     reasoning["secondary"] = [
-        s
-        for s in reasoning.get("secondary") or []
-        if _key(s) not in told and not any(_key(s).rstrip(".") in item for item in seen)
+        s for s in reasoning.get("secondary") or [] if _key(s) not in told and not _held(s, seen)
     ]
     shown = [primary, *reasoning["secondary"], *(v for name in TENSION for v in tension[name])]
     shown += [
@@ -71,6 +70,16 @@ def _cited(item: Any, told: str) -> Any:
     if command not in told:
         return item
     return {**item, "detail": _ERROR.sub(r"(\1)", detail)}
+
+
+def _held(sentence: str, items: set[str]) -> bool:
+    """Whether one of ``items`` (keys) opens with the whole ``sentence`` and goes on from its
+    end ("x y z w." in "x y z w: that is a cost."): a short reason ("Faster.") is never held."""
+    whole = _key(sentence).rstrip(".")
+    if len(whole.split()) < HELD_WORDS:
+        return False
+    after = len(whole)
+    return any(i.startswith(whole) and i[after : after + 1] in (":", ";", "—") for i in items)
 
 
 def _key(text: str) -> str:

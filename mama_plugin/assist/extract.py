@@ -51,12 +51,14 @@ _PREFER_OVER = re.compile(
 )
 # Where an alternative's name ends: the verb or connective that starts the rest of the clause.
 # What "over" passes when it means "past" ("p99 over the 50 ms budget", "the cache is over its
-# bound", "over the weekend"): a limit, an amount or a time, never an option chosen against.
-_EXCEEDED = re.compile(
-    r"\b(?:budget|bound|limit|threshold|target|cap|quota|max(?:imum)?|ceiling|sla|slo|capacity|"
-    r"time|weekend|night|years?|months?|weeks?|days?|hours?|minutes?)\b|\d",
-    re.I,
+# bound", "over the weekend"): an option whose last word is a limit or a time is never one
+# chosen against ("over a real-time pipeline" and "over a 60 s TTL" are; an amount at its
+# start, "over 2,000 req/s", is no option at all).
+_EXCEEDED_WORDS = (
+    "budget bound limit threshold target cap quota max maximum ceiling sla slo capacity time "
+    "weekend night year years month months week weeks day days hour hours minute minutes"
 )
+_EXCEEDED = frozenset(_EXCEEDED_WORDS.split())
 _OPTION_END = re.compile(
     r"\s+(?:avoids?|because|since|would|will|is|are|was|were|which|that|to|for|and|but|so|as|"
     r"keeps?|means|handles?|gives?|costs?|needs?|adds?|requires?|has|had|did|does|could|can|"
@@ -176,31 +178,35 @@ def evidence_of(digest: Digest, *, mentioned: str = "") -> list[dict[str, str]]:
 
     Each file once: the lines it changed ("shop/cache.py:7-10, 25-26", edited or created), or
     the lines read when it only was read, before the rest when the conversation names it.
-    Each check once, by its latest run (the test that failed and then passed passed; a rerun
-    piped through ``tail`` is the same check). A failed command is evidence too (of what did
-    not work).
+    Each check once, by its latest run that shows a result (the test that failed and then
+    passed passed; a rerun piped through ``tail``, which shows none, is told beside the run
+    that failed): tests, failures, and a failed check's run that made it good. A failed
+    command is evidence too (of what did not work).
     """
     root = digest.cwd
     named = mentioned.lower()
     files: dict[str, list[FileTouch]] = {}
-    for touch in digest.files:
-        files.setdefault(touch.cite(root).split(":")[0], []).append(touch)
+    for touch in digest.files:  # by the path as cited, without its lines
+        files.setdefault(FileTouch(touch.path, touch.action).cite(root), []).append(touch)
     items: list[tuple[int, dict[str, str]]] = []
     for name, touches in files.items():
         changed = [t for t in touches if t.action != "read"]
         told = changed or touches
         action = "created" if any(t.action == "created" for t in changed) else told[0].action
         rank = 0 if changed else (1 if name.lower() in named else 3)
-        spans = sorted({t.lines for t in told if t.lines})
-        lines = [f"{a}" if a == b else f"{a}-{b}" for a, b in spans]
+        lines = [f"{a}" if a == b else f"{a}-{b}" for a, b in _merged([t.lines for t in told])]
         cite = f"{name}:{', '.join(lines)}" if lines else name
         items.append((rank, {"source": cite, "kind": "file", "detail": action}))
     checks: set[str] = set()
+    failed = {check_of(c) for c in digest.commands if c.failed}
     for command in digest.commands[::-1]:
-        if check_of(command) in checks:
-            continue  # an earlier run of a check told by its latest
-        if command.failed or _TEST_COMMAND.search(command.command + " " + command.description):
-            checks.add(check_of(command))
+        check = check_of(command)
+        if check in checks:
+            continue  # an earlier run of a check its latest conclusive run tells
+        if not command.unknown:
+            checks.add(check)
+        test = _TEST_COMMAND.search(command.command + " " + command.description)
+        if command.failed or test or check in failed:  # a failure, a test, a failure made good
             detail = f"{command.description} ({clip(command.outcome, MAX_DETAIL)})"
             items.append(
                 (
@@ -215,6 +221,23 @@ def evidence_of(digest: Digest, *, mentioned: str = "") -> list[dict[str, str]]:
     return [item for _, item in sorted(items, key=lambda pair: pair[0])][:MAX_EVIDENCE]
 
 
+def _exceeded(option: str) -> bool:
+    """Whether the option after "over" is a limit or a time (see _EXCEEDED)."""
+    last = option.split()[-1].strip(".,;:'\"`").lower() if option.split() else ""
+    return last in _EXCEEDED
+
+
+def _merged(spans: list[tuple[int, int] | None]) -> list[tuple[int, int]]:
+    """Line spans in order, overlapping or adjoining ones joined (1-50 and 1-200: 1-200)."""
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(s for s in spans if s):
+        if out and start <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
 def _options(sentence: str) -> list[str]:
     found: list[str] = []
     for pattern in (ALTERNATIVE, CONSIDERED, _PREFER_OVER):
@@ -223,8 +246,8 @@ def _options(sentence: str) -> list[str]:
             option = " ".join(option.split()[:5]).strip(" '\"`")
             if len(option) < 2 or option[0].isdigit():
                 continue
-            past = match[0][:4].lower() == "over" and _EXCEEDED.search(option)
-            if pattern is ALTERNATIVE and past:
+            over = sentence[: match.start("option")].rstrip().lower().endswith("over")
+            if over and _exceeded(option):
                 continue  # "over the 50 ms budget", "over its bound": past a limit, not a choice
             found.append(option)
     return found

@@ -113,7 +113,7 @@ class WarmUp:
         self._stirred.wait(HOLD_S)
         later = self.state is not None and not self._go_on.is_set()  # not for a listed call
         if later:
-            _load_after_the_first_answer(self.config)
+            self._load_after_the_first_answer()
         self._go_on.wait(max(0.0, HOLD_S - (time.monotonic() - waited)))
         try:
             if self.state is not None and (self._listed_call or not self._stopping):
@@ -128,8 +128,20 @@ class WarmUp:
             self.ready.set()
         if self.portal is not None:  # not when the session ended first
             log.info("ready %.0f ms after start", (time.monotonic() - STARTED) * 1000)
-            if not later:  # a listed call came first: the Stop hook's modules and Jinja now
-                _load_after_the_first_answer(self.config)
+            if not later and not self._stopping:  # a listed call came first: the rest now
+                self._load_after_the_first_answer()
+
+    def _load_after_the_first_answer(self) -> None:
+        """The Stop hook's modules, then Jinja and the template a recall with hits renders
+        (``recall/context.py``): off the first prompt's path, before the calls that need them.
+        A listed tool's call that comes meanwhile waits for the first alone."""
+        from ..services.render import render
+        from .hook_tools import turn_modules
+
+        with contextlib.suppress(Exception):
+            turn_modules()
+            if not self._go_on.is_set():
+                render("prompt_context.md.j2", self.config.home)
 
     def hook_answered(self) -> None:
         """A hook call was answered: what comes after it may load (the front calls it)."""
@@ -204,14 +216,3 @@ def _build_state(
         log.error("the store did not open: %s", exc)
     _ = state.hooks
     return state
-
-
-def _load_after_the_first_answer(config: Config) -> None:
-    """The Stop hook's modules, then Jinja and the template a recall with hits renders
-    (``recall/context.py``): off the first prompt's path, before the calls that need them."""
-    from ..services.render import render
-    from .hook_tools import turn_modules
-
-    with contextlib.suppress(Exception):
-        turn_modules()
-        render("prompt_context.md.j2", config.home)
