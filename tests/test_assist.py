@@ -51,12 +51,23 @@ def touched(d: Digest) -> set[str]:
 
 def allowed(sources: list[str], d: Digest) -> bool:
     """Whether each evidence source is a command the session ran or a file it touched, with
-    only lines its tool calls touched ("app/queue.py:6, 17-27": two edits of one file)."""
+    only lines its tool calls touched ("app/queue.py:6,17-27": two edits of one file)."""
     cited = touched(d)
+    lines: dict[str, set[int]] = {}
+    for t in d.files:
+        start, end = t.lines or (0, -1)
+        lines.setdefault(t.cite(d.cwd).split(":")[0], set()).update(range(start, end + 1))
     for source in sources:
+        if source in cited:
+            continue
         path, _, spans = source.partition(":")
-        if source not in cited and not all(f"{path}:{s}" in cited for s in spans.split(", ")):
-            return False
+        for span in spans.split(","):
+            start, _, end = span.partition("-")
+            if (
+                path not in lines
+                or not set(range(int(start), int(end or start) + 1)) <= lines[path]
+            ):
+                return False
     return True
 
 
@@ -147,7 +158,7 @@ def test_each_file_and_each_check_is_evidence_once() -> None:
     d = Digest(cwd="/p", files=files, commands=[first, piped, check, good])
     got = extract("Bound the cache", "", d).evidence
     assert [(e["source"], e["detail"]) for e in got] == [
-        ("shop/cache.py:7-10, 25-26", "edited"),  # what it changed; its read adds nothing
+        ("shop/cache.py:7-10,25-26", "edited"),  # what it changed; its read adds nothing
         ("PRICE_DB=x python -m app --check", "Startup check (ran)"),  # the failure made good
         # A rerun that shows no result, beside the failure it has not made good.
         ("pytest -q tests/test_cache.py 2>&1 | tail -3", "Rerun them (ran)"),
@@ -178,7 +189,7 @@ def test_extractor_reads_the_postgres_session() -> None:
     # Changed files first, each once with the lines the patches changed as the file stands at
     # the end (the claim() patch wrote lines 21-31; the later import clean-up above it removed
     # 4 lines), its reads left out; then what was read and run.
-    assert sources[:2] == ["app/queue.py:6, 17-27", "migrations/004_jobs.sql:1-13"]
+    assert sources[:2] == ["app/queue.py:6,17-27", "migrations/004_jobs.sql:1-13"]
     assert "bench/queue.txt:1-20" in sources and "redis-cli ping" in sources
     assert len(sources) == len({s.partition(":")[0] for s in sources})
     assert allowed(sources, d)

@@ -45,9 +45,9 @@ DECISION = "Use Postgres for the job queue"
 # What the transcript's tool calls touched, with the line ranges the tools reported, as the
 # files stand at the end: Write's length (1 line; 5, grown to 6 by the Edit) and the Edit's
 # patch hunk (lines 5-6 of the new app/queue.py).
+# Each file once: app/queue.py was created (lines 1-6), then lines 5-6 edited.
 EVIDENCE = [{"source": "bench/queue.txt:1", "kind": "file", "detail": "created"},
-            {"source": "app/queue.py:1-6", "kind": "file", "detail": "created"},
-            {"source": "app/queue.py:5-6", "kind": "file", "detail": "edited"}]  # fmt: skip
+            {"source": "app/queue.py:1-6", "kind": "file", "detail": "created"}]  # fmt: skip
 
 
 def _evidence(draft: str) -> list[dict[str, str]]:

@@ -176,7 +176,7 @@ def extract(decision: str, context: str = "", digest: Digest | None = None) -> E
 def evidence_of(digest: Digest, *, mentioned: str = "") -> list[dict[str, str]]:
     """Evidence from the session's tool calls only: changed files, files read, commands.
 
-    Each file once: the lines it changed ("shop/cache.py:7-10, 25-26", edited or created), or
+    Each file once: the lines it changed ("shop/cache.py:7-10,25-26", edited or created), or
     the lines read when it only was read, before the rest when the conversation names it.
     Each check once, by its latest run that shows a result (the test that failed and then
     passed passed; a rerun piped through ``tail``, which shows none, is told beside the run
@@ -195,7 +195,7 @@ def evidence_of(digest: Digest, *, mentioned: str = "") -> list[dict[str, str]]:
         action = "created" if any(t.action == "created" for t in changed) else told[0].action
         rank = 0 if changed else (1 if name.lower() in named else 3)
         lines = [f"{a}" if a == b else f"{a}-{b}" for a, b in _merged([t.lines for t in told])]
-        cite = f"{name}:{', '.join(lines)}" if lines else name
+        cite = f"{name}:{','.join(lines)}" if lines else name  # no ", ": it parts a draft's line
         items.append((rank, {"source": cite, "kind": "file", "detail": action}))
     checks: set[str] = set()
     failed = {check_of(c) for c in digest.commands if c.failed}
