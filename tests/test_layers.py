@@ -13,6 +13,7 @@ wheel, which ships ``mama_plugin`` alone, never misses one. They keep the line l
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import subprocess
 import sys
@@ -463,6 +464,25 @@ def test_the_front_lists_tools_before_anything_heavy_loads(mama_home: Path) -> N
     assert "apsw" in after  # the warm-up (the hook tools' lane: the store) ran, after the answer
 
 
+@contextlib.contextmanager
+def _front_importing(home: Path, lines: list[dict[str, object]]) -> Iterator[subprocess.Popen[str]]:
+    """The real front under ``-X importtime`` (imports and answers on one pipe, in order),
+    ``lines`` written to it; it must exit 0 once the caller closes its stdin (120 s at most)."""
+    command = [sys.executable, "-X", "importtime", "-m", FRONT, "--project", str(home)]
+    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True) as proc:  # fmt: skip
+        assert proc.stdin is not None
+        watchdog = threading.Timer(120, proc.kill)  # a hung server ends the read loop
+        watchdog.start()
+        try:
+            proc.stdin.write("".join(json.dumps(x) + "\n" for x in lines))
+            proc.stdin.flush()
+            yield proc
+        finally:
+            watchdog.cancel()
+        assert proc.wait(timeout=120) == 0
+
+
 def test_the_first_prompt_is_answered_before_pydantic_loads(mama_home: Path) -> None:
     """The hook tools' lane: ``observe_prompt`` is answered from the store and the services
     alone; pydantic, the schema and the handler table load after it (for a listed tool)."""
@@ -473,15 +493,9 @@ def test_the_first_prompt_is_answered_before_pydantic_loads(mama_home: Path) -> 
              {"jsonrpc": "2.0", "method": "notifications/initialized"},
              {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
              {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": prompt}]  # fmt: skip
-    command = [sys.executable, "-X", "importtime", "-m", FRONT, "--project", str(mama_home)]
     phase, imported = 0, [set(), set(), set()]  # before the list, before the prompt, after
-    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True) as proc:  # fmt: skip
+    with _front_importing(mama_home, lines) as proc:
         assert proc.stdin is not None and proc.stdout is not None
-        watchdog = threading.Timer(120, proc.kill)  # a hung server ends the read loop
-        watchdog.start()
-        proc.stdin.write("".join(json.dumps(x) + "\n" for x in lines))
-        proc.stdin.flush()
         for line in proc.stdout:
             if line.startswith("import time:"):
                 imported[phase].add(line.rpartition("|")[2].strip().split(".")[0])
@@ -496,8 +510,6 @@ def test_the_first_prompt_is_answered_before_pydantic_loads(mama_home: Path) -> 
                         + "\n"
                     )
                     proc.stdin.close()
-        watchdog.cancel()
-        assert proc.wait(timeout=120) == 0
     assert phase == 2, "observe_prompt was not answered"
     assert not imported[0] & HEAVY, sorted(imported[0] & HEAVY)
     assert not imported[1] & {"pydantic", "mcp", "mcp_types"}, sorted(imported[1] & HEAVY)
@@ -519,15 +531,9 @@ def test_what_only_the_stop_hook_and_hits_need_loads_after_the_first_answer(
              {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
              {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": prompt}]  # fmt: skip
     writer, template = "mama_plugin.services.story.autosave", "jinja2"
-    command = [sys.executable, "-X", "importtime", "-m", FRONT, "--project", str(mama_home)]
     before, after, answered, took = set(), set(), 0.0, 0.0
-    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True) as proc:  # fmt: skip
+    with _front_importing(mama_home, lines) as proc:
         assert proc.stdin is not None and proc.stdout is not None
-        watchdog = threading.Timer(120, proc.kill)  # a hung server ends the read loop
-        watchdog.start()
-        proc.stdin.write("".join(json.dumps(x) + "\n" for x in lines))
-        proc.stdin.flush()
         for line in proc.stdout:
             if line.startswith("import time:"):
                 (after if answered else before).add(line.rpartition("|")[2].strip())
@@ -536,8 +542,6 @@ def test_what_only_the_stop_hook_and_hits_need_loads_after_the_first_answer(
                     proc.stdin.close()  # loaded with no Stop and no listed call: the end
             elif line.startswith("{") and json.loads(line).get("id") == 3:
                 answered = time.monotonic()
-        watchdog.cancel()
-        assert proc.wait(timeout=120) == 0
     assert answered, "observe_prompt was not answered"
     assert "mama_plugin.services.recall.context" in before  # the prompt's own lane
     assert not {writer, template} & before, sorted({writer, template} & before)
