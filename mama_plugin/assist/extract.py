@@ -49,7 +49,6 @@ _PREFER_OVER = re.compile(
     r"\bover\s+(?P<option>[^,.;:()]{2,60})",
     re.I,
 )
-# Where an alternative's name ends: the verb or connective that starts the rest of the clause.
 # What "over" passes when it means "past" ("p99 over the 50 ms budget", "the cache is over its
 # bound", "over the weekend"): an option whose last word is a limit or a time is never one
 # chosen against ("over a real-time pipeline" and "over a 60 s TTL" are; an amount at its
@@ -59,6 +58,7 @@ _EXCEEDED_WORDS = (
     "weekend night year years month months week weeks day days hour hours minute minutes"
 )
 _EXCEEDED = frozenset(_EXCEEDED_WORDS.split())
+# Where an alternative's name ends: the verb or connective that starts the rest of the clause.
 _OPTION_END = re.compile(
     r"\s+(?:avoids?|because|since|would|will|is|are|was|were|which|that|to|for|and|but|so|as|"
     r"keeps?|means|handles?|gives?|costs?|needs?|adds?|requires?|has|had|did|does|could|can|"
