@@ -315,6 +315,7 @@ def test_a_cold_hook_imports_only_the_standard_library_and_apsw(store: Store, pr
     # Nor what only a rarer path needs (a write of an alias, a log handler, git, the
     # front's sqlite3 glance): each is ~3-9 ms of every session's start.
     assert not loaded & {"tempfile", "logging", "subprocess", "sqlite3", "shlex", "zipfile"}
+    assert "hashlib" not in loaded  # the project has no .mama/: nothing to hash
     # A hit is read from a glance at the file: neither the store nor the services load.
     assert not modules & {"mama_plugin.storage.store", "mama_plugin.services.story.briefing"}
     # Nor the tables' modules: the schema version and the cited files' stat digest are the

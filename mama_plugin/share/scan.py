@@ -10,7 +10,6 @@ to read counts as changed. Nothing here writes the store.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -72,11 +71,15 @@ def listing(root: Path) -> dict[str, os.stat_result]:
 
 def file_hash(path: Path) -> str:
     """The sha256 of a file's bytes (the hash :func:`~.files.digest` gives its text)."""
+    import hashlib  # here: a project without .mama/ (most) never loads OpenSSL at its start
+
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def stamp_path(home: Path, root: Path) -> Path:
     """Where the stamp of checkout ``root`` lives under MAMA's home."""
+    import hashlib
+
     key = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:20]
     return home / "share" / f"{key}.json"
 
