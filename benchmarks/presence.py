@@ -35,9 +35,10 @@ from mama_plugin.project import project_key
 from mama_plugin.storage import Store
 
 from .checkout import CLAUDE, ROOT, fake_anthropic
-from .floor_plugin import arm_lines, cpu_p50, p50, write_floor_plugin
+from .floor_plugin import write_floor_plugin
 from .latency import percentile
 from .phases import PHASES, marks, phases
+from .presence_arms import arm_lines, cpu_p50, p50
 
 TOOL_PREFIX = "mcp__plugin_mama_mama__"
 RUN_TIMEOUT_S = 120

@@ -56,7 +56,7 @@ def allowed(sources: list[str], d: Digest) -> bool:
     lines: dict[str, set[int]] = {}
     for t in d.files:
         start, end = t.lines or (0, -1)
-        lines.setdefault(t.cite(d.cwd).split(":")[0], set()).update(range(start, end + 1))
+        lines.setdefault(t.relative(d.cwd), set()).update(range(start, end + 1))
     for source in sources:
         if source in cited:
             continue

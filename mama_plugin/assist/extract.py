@@ -186,8 +186,8 @@ def evidence_of(digest: Digest, *, mentioned: str = "") -> list[dict[str, str]]:
     root = digest.cwd
     named = mentioned.lower()
     files: dict[str, list[FileTouch]] = {}
-    for touch in digest.files:  # by the path as cited, without its lines
-        files.setdefault(FileTouch(touch.path, touch.action).cite(root), []).append(touch)
+    for touch in digest.files:
+        files.setdefault(touch.relative(root), []).append(touch)
     items: list[tuple[int, dict[str, str]]] = []
     for name, touches in files.items():
         changed = [t for t in touches if t.action != "read"]

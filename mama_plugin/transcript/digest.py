@@ -16,11 +16,16 @@ class FileTouch:
     action: str
     lines: tuple[int, int] | None = None
 
-    def cite(self, root: str = "") -> str:
-        """``path:start-end`` (relative to ``root`` when inside it), as evidence is written."""
+    def relative(self, root: str = "") -> str:
+        """The file's path, relative to ``root`` when inside it (no lines)."""
         path = self.path
         if root and path.startswith(root.rstrip("/") + "/"):
             path = path[len(root.rstrip("/")) + 1 :]
+        return path
+
+    def cite(self, root: str = "") -> str:
+        """``path:start-end`` (relative to ``root`` when inside it), as evidence is written."""
+        path = self.relative(root)
         if self.lines is None:
             return path
         start, end = self.lines
