@@ -154,6 +154,7 @@ def memory_run(
         finally:
             for server in servers:
                 server.close()
+        told = [] if freed or not asked else _log_tail(Path(home))
     data: dict[str, Any] = {
         "sessions": sessions,
         "profile": chosen if not config.settings.assist_model_path else "your own model file",
@@ -176,6 +177,7 @@ def memory_run(
         "idle": released,
         "peak": peaks,
         "target_mb": TARGET_MB,
+        "log": told,  # what the servers logged of the model, when a release was not seen
     }
     return _report(data), data
 
@@ -287,8 +289,21 @@ def _report(d: dict[str, Any]) -> str:
         _row("peak over the run (VmHWM)", d["peak"]),
         "",
         f"Drafts: {drafts}. Target: ≤ {d['target_mb']} MB per session at rest.",
+        *(["", "No release was seen; the servers' log of the model:"] if d.get("log") else []),
+        *(f"    {line}" for line in d.get("log", [])),
     ]
     return "\n".join(lines) + "\n"
+
+
+def _log_tail(home: Path, most: int = 20) -> list[str]:
+    """The servers' last log lines about the model (its jobs, its releases, the checkpoint
+    lines) and their warnings: why a release was not seen, for the report."""
+    try:
+        lines = (home / "logs" / "server.log").read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        return [f"(no server log: {exc})"]
+    said = ("mama.assist", "checkpoint lines", " WARNING ", " ERROR ", "server started")
+    return [line for line in lines if any(s in line for s in said)][-most:]
 
 
 def _gguf(config: Config) -> Path:

@@ -60,7 +60,8 @@ def test_bench_memory_shows_a_server_freeing_the_model_when_idle(
     out = tmp_path / "m.json"
     args = ["memory", "--sessions", "1", "--idle-s", "1", "--profile", gguf, "--json", str(out)]
     assert main(args) == 0
-    assert "| idle (released after" in capsys.readouterr().out
+    report = capsys.readouterr().out
+    assert "| idle (released after" in report, report  # a failure shows the servers' log
     figures = json.loads(out.read_text())
     assert figures["model_asked"] and figures["released"]
     assert figures["drafts"][0]["model"].startswith("drafted by")
