@@ -210,6 +210,40 @@ def test_a_checkpoints_copy_of_a_decisions_step_is_judged_as_the_decisions(
     assert open_steps(store, [rolling]) == []
 
 
+def test_a_session_that_did_its_decisions_step_closes_it_for_the_next_one(
+    store: Store, project: str
+) -> None:
+    from mama_plugin.services.saving.memories import save_decision
+    from mama_plugin.services.story.freshness import open_steps
+
+    # turns_ttl_cache's third turn adds the bound; the decision saved in that turn names it as
+    # its next step. The session's rolling checkpoint (its copy aside) reports it done: the
+    # next session is not told it remains (the story's price-decisions-pile told it twice).
+    rolling = None
+    for turn, digest in enumerate(turn_digests(FIXTURES / "turns_ttl_cache.jsonl")[:3], 1):
+        if turn == 3:
+            save_decision(store, project, {
+                "topic": "cache_eviction", "session_id": "S", "reasoning": "memory grew",
+                "decision": "Bound TTLCache with max_entries, evicting the oldest entry",
+                "next_steps": [{"step": "add a max_entries bound to TTLCache", "priority": "HIGH"}],
+            })  # fmt: skip
+        rolling = checkpoint_turn(store, project, session_id="S", digest=digest, cwd=digest.cwd)
+    assert rolling is not None
+    assert "Added max_entries to TTLCache" in rolling.metadata["last_message"]
+    assert open_steps(store, [rolling]) == []
+
+
+def test_work_said_to_be_in_progress_is_not_done() -> None:
+    # "Task created and in progress: switch TTLCache to LRU order." holds the step's words
+    # and comes from a turn that changed files; it says the work is under way, not done.
+    later = Later("chk_b", changed=["shop/cache.py"],
+                  reported=["Task created and in progress: switch TTLCache to LRU order."])  # fmt: skip
+    assert shows_done("Switch TTLCache to an OrderedDict", later) == ""
+    done = Later("chk_b", changed=["shop/cache.py"],
+                 reported=["Switched TTLCache to LRU order with an OrderedDict."])  # fmt: skip
+    assert shows_done("Switch TTLCache to an OrderedDict", done) == "reported"
+
+
 def test_the_evidence_of_a_recorded_checkpoint(store: Store, project: str) -> None:
     cp = None
     for digest in turn_digests(FIXTURES / "turns_ttl_cache.jsonl")[:9]:

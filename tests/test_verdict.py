@@ -25,6 +25,16 @@ PYTEST_FAILED = """....F.F                                                    [1
 FAILED tests/test_cache.py::test_stats - NameError: name 'STATS' is not defined
 2 failed, 5 passed in 0.21s"""
 
+PYTEST_CUT = """Exit code 1
+..FF                                                                     [100%]
+_______________________ test_ship_unknown_sku_is_refused _______________________
+E       Failed: DID NOT RAISE KeyError
+_______________________ test_ship_below_zero_is_refused ________________________
+E       Failed: DID NOT RAISE ValueError
+=========================== short test summary info ============================
+FAILED tests/test_ledger.py::test_ship_below_zero_is_refused - Failed: DID NO...
+2 failed, 2 passed in 2.49s"""
+
 
 @pytest.mark.parametrize(
     ("command", "is_error", "output", "state", "line"),
@@ -57,6 +67,10 @@ FAILED tests/test_cache.py::test_stats - NameError: name 'STATS' is not defined
         ("touch zz", True, "touch in '/x/zz' was blocked. For security, Claude Code may only create or modify files in the allowed working directories for this session: '/p'.", NOT_RUN, "touch in '/x/zz' was blocked. For security, Claude Code may only create or modify files in the allowed working directories for this session: '/p'."),
         ("rm -rf build", True, "Claude requested permissions to use Bash, but you haven't granted it yet.", NOT_RUN, "Claude requested permissions to use Bash, but you haven't granted it yet."),
         ("grep -c 'a|b' notes.txt", False, "3", PASSED, ""),
+        # pytest cut its short summary to the terminal's width: the failure's own E line tells
+        # the message whole; without one, the cut word is left out.
+        ("pytest -q", True, PYTEST_CUT, FAILED, "exit 1, FAILED tests/test_ledger.py::test_ship_below_zero_is_refused - Failed: DID NOT RAISE ValueError"),
+        ("pytest -q", True, "Exit code 1\nFAILED tests/test_a.py::test_b - Failed: DID NO...", FAILED, "exit 1, FAILED tests/test_a.py::test_b - Failed: DID…"),
     ],
 )  # fmt: skip
 def test_the_verdict_reads_the_output_as_well_as_the_status(
@@ -136,3 +150,11 @@ def test_a_later_run_of_the_same_check_makes_good_a_piped_failure() -> None:
         "python -m pytest -q"
     )
     assert core("echo 'a | tail'") == "echo 'a | tail'" and core("a || tail") == "a || tail"
+
+
+def test_a_long_failure_line_is_cut_at_a_words_end() -> None:
+    message = "ValueError: " + " ".join(f"price{i}" for i in range(40))
+    found = verdict("python app.py", True, f"Exit code 1\n{message}")
+    assert found.line.endswith("…") and len(found.line) <= 160
+    told = found.line.removesuffix("…")
+    assert f"exit 1, {message}".startswith(told) and f"exit 1, {message}"[len(told)] == " "

@@ -123,12 +123,42 @@ def _failure_line(lines: list[str]) -> str:
         found = _EXCEPTION.match(line.split(" - ", 1)[1] if summary else line)
         if found:
             return found.group(1)
-    return next((line for line in lines if _COUNT.search(line) or _FAILED_LINE.match(line)), "")
+    told = next((line for line in lines if _COUNT.search(line) or _FAILED_LINE.match(line)), "")
+    return _whole(told, lines)
+
+
+# pytest cuts a short summary line to the terminal's width: "… - Failed: DID NO...".
+_CUT_SUMMARY = re.compile(r"^(.* - )(.+?)\.\.\.$")
+
+
+def _whole(line: str, lines: list[str]) -> str:
+    """``line`` with the message pytest cut in its short summary restored from the failure's
+    own ``E`` line ("Failed: DID NOT RAISE ValueError"), else without the word it cut."""
+    cut = _CUT_SUMMARY.match(line)
+    if cut is None:
+        return line
+    head, message = cut.groups()
+    test = head.rsplit("::", 1)[-1].removesuffix(" - ").strip()
+    section = next((i for i, x in enumerate(lines) if x.startswith("_") and f" {test} " in x), 0)
+    full = next(
+        (
+            x[1:].strip()
+            for x in lines[section:]
+            if x.startswith("E ") and x[1:].strip().startswith(message)
+        ),
+        "",
+    )
+    return head + full if full else head + message.rsplit(" ", 1)[0] + "…"
 
 
 def _joined(*parts: str) -> str:
+    """The parts on one line, cut at a word's end past 160 characters."""
     text = ", ".join(p for p in parts if p)
-    return text if len(text) <= 160 else text[:159] + "…"
+    if len(text) <= 160:
+        return text
+    cut = text[:159]
+    space = cut.rfind(" ")
+    return (cut[:space] if space >= 106 else cut).rstrip(" ,;:") + "…"
 
 
 def masked(command: str) -> bool:

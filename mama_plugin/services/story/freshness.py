@@ -303,9 +303,11 @@ def open_steps(
             if any(r.settles is not None and r.settles(text, holder) for r in settling):
                 continue  # settled by what happened to its holder
             # A checkpoint's copy of a decision's step ("next step of dec_…") is the
-            # decision's: what came after the decision judges it, the copy aside.
+            # decision's: what came after the decision judges it, the copying checkpoint
+            # included (its copy says nothing, :func:`.done.evidence`; what its session did
+            # after the save does: a turn that saves a decision and then does its step).
             of = _decision_of(store, s, m)
-            after = told if of is None else _told_after(of, later[m.project], m.id)
+            after = told if of is None else _told_after(of, later[m.project])
             judged = judged_parts(text, after, rules, similar)
             if all(rule for _, rule in judged):
                 continue
@@ -319,16 +321,10 @@ def open_steps(
     return out
 
 
-def _told_after(
-    m: MemoryRecord, later: list[tuple[int, int, str, Later]], aside: str = ""
-) -> list[Later]:
-    """What the memories saved or updated after ``m`` show (:func:`_later`'s rows), ``aside``
-    left out; its own session's requests may have come before its steps, so they close none."""
-    told = [
-        shown
-        for at, seq, i, shown in later
-        if i not in (m.id, aside) and (at, seq) > (m.updated_at, m.seq)
-    ]
+def _told_after(m: MemoryRecord, later: list[tuple[int, int, str, Later]]) -> list[Later]:
+    """What the memories saved or updated after ``m`` show (:func:`_later`'s rows); its own
+    session's requests may have come before its steps, so they close none."""
+    told = [shown for at, seq, i, shown in later if i != m.id and (at, seq) > (m.updated_at, m.seq)]
     if m.session_id:
         told = [replace(t, asked=[]) if t.asked and t.session == m.session_id else t for t in told]
     return told

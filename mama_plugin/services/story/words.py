@@ -21,8 +21,11 @@ _VERB = re.compile(r"^\s*[A-Za-z]+\b")
 _ARTICLE = re.compile(r"^\s*(?:the|a|an|this|that|its|our)\b", re.I)
 # A done item that denies what it names ("Did not add the expiry test yet") shows nothing
 # done: its words cover the step all the same, and the step would leave "Remains" unfinished.
+# Nor does one that says the work is under way ("Task created and in progress: switch …").
 _DENIED = re.compile(
-    r"\b(?:not|never|no longer|cannot|unable to|failed to|yet to|still to)\b|n't\b", re.I
+    r"\b(?:not|never|no longer|cannot|unable to|failed to|yet to|still to|in progress)\b"
+    r"|n't\b",
+    re.I,
 )
 
 
