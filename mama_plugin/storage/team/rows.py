@@ -5,7 +5,9 @@ versions write. A row whose body this MAMA cannot hold (no object, no content, a
 wrong type, nesting past :data:`~mama_plugin.intake.MAX_DEPTH`, larger than
 :data:`~mama_plugin.intake.MAX_CHARS`) is refused — counted, the feed goes on — instead of
 failing every teammate's sync (an empty body once raised KeyError for everyone); a date in the
-future is read as now, so a row cannot sort itself first. Standard library only.
+future is read as now, so a row cannot sort itself first. A checkpoint is refused too: MAMA
+never pushes one (where a person's work stopped is theirs), so a checkpoint row was written by
+hand, and stored it could become my session start's "What I did". Standard library only.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from ...intake import MAX_CHARS, loads
 from ..memories import MEMORY_TYPES
 from ..tables import OUTCOMES, STATUSES
 
+SHARED_TYPES = tuple(t for t in MEMORY_TYPES if t != "checkpoint")  # what a push ever sends
 # field -> the JSON types it may hold (None for an absent or null field is always allowed)
 MEMORY_FIELDS: dict[str, tuple[type, ...]] = {
     "topic": (str,),
@@ -61,7 +64,7 @@ def memory_body(body: Any, now: int) -> dict[str, Any]:
     """``body`` if it is a memory this MAMA can hold, its dates no later than ``now``;
     ValidationError saying what is wrong otherwise."""
     fields = _object(body, MEMORY_FIELDS, "memory")
-    if fields.get("type") not in MEMORY_TYPES:
+    if fields.get("type") not in SHARED_TYPES:
         raise ValidationError([f"a teammate's memory of type {fields.get('type')!r}"])
     content = fields.get("content")
     if not isinstance(content, str) or not content.strip():
