@@ -15,7 +15,7 @@ from mama_plugin.errors import MamaError
 
 from .kinds_graph import decay, graph
 from .kinds_model import contention, draft, links, memory, stopped
-from .kinds_recall import adr, recall
+from .kinds_recall import adr, recall, recall_bars
 from .kinds_relevance import relevance
 from .kinds_story import bodies, items, story
 from .options import (
@@ -349,6 +349,7 @@ KINDS: tuple[Command, ...] = (
     writers,
     recall,
     adr,
+    recall_bars,
     duplicates,
     secrets,
     answers,

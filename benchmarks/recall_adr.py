@@ -126,18 +126,20 @@ def projects(path: Path = ADR, tech: Path = TECH) -> tuple[list[Project], str]:
     return out, f"{data['name']}: {records} records of {len(out)} repositories"
 
 
-def _store(home: Path, project: Project, embedder: EmbeddingModel | None) -> tuple[Store, dict]:
+def project_store(
+    home: Path, project: Project, embedder: EmbeddingModel | None
+) -> tuple[Store, dict]:
     """A fresh store holding ``project``'s records, embedded; its ids → record ids."""
     store = Store.open(home / f"{project.repo.replace('/', '+')}.db", config=Config(home))
     keys = {}
     for key, fields in project.memories:
-        keys[save_decision(store, _scope(project), fields).memory.id] = key
+        keys[save_decision(store, scope_of(project), fields).memory.id] = key
     if embedder is not None:
         indexing.drain(store, embedder)
     return store, keys
 
 
-def _scope(project: Project) -> str:
+def scope_of(project: Project) -> str:
     return f"/bench/adr/{project.repo}"
 
 
@@ -150,9 +152,9 @@ def ask(
 ) -> tuple[list[dict[str, Any]], list[list[Candidate]]]:
     """Each of ``project``'s cases: what the hook injects, and what recall and search rank
     first; and its candidates, by record id (for the pointer sweep)."""
-    store, keys = _store(home, project, embedder)
+    store, keys = project_store(home, project, embedder)
     try:
-        scope = _scope(project)
+        scope = scope_of(project)
         seen = [candidates(store, c.prompt, embedder, project=scope) for c in project.cases]
         answers = recall_tiers.ask(
             store, scope, project.cases, seen, keys, (embedder, None), bar=BAR, budget=BUDGET

@@ -120,6 +120,8 @@ TABLES: dict[str, tuple[str, Renderer]] = {
     "recall-tiers": ("recall-quick", recall_tiers),
     "recall-sweep": ("recall-quick", recall_sweep),
     "recall-adr": ("recall-adr", report_table("recall_adr", 0, "report")),
+    "recall-bars": ("recall-bars", report_table("recall_bars", 0, "report")),
+    "recall-bars-calibration": ("recall-bars", report_table("recall_bars", 1, "report")),
     "recall-rankings": ("recall-quick", recall_rankings),
     "recall-mpnet-tiers": ("recall-mpnet", recall_tiers),
     "recall-mpnet-rankings": ("recall-mpnet", recall_rankings),
