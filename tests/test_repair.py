@@ -254,6 +254,31 @@ def test_vectors_damaged_in_a_store_too_large_to_check_on_open(
         assert store.damage is not None  # and writes are refused from now on
 
 
+def test_random_bytes_over_the_vectors_own_blobs_are_found_by_doctor(
+    home: Path, embedder: Embedder
+) -> None:
+    """The page chain intact, the vectors' bytes random: every page checks sound, and the full
+    check (`mama doctor`) finds vectors no model writes, placed in the vectors, repaired."""
+    db, _ = build(home, embedder)
+    conn = apsw.Connection(str(db))
+    try:
+        conn.execute(
+            "UPDATE memory_vectors_vector_chunks00 SET vectors = randomblob(length(vectors))"
+        )
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    finally:
+        conn.close()
+    assert examine(db).problems == []  # what an open checks finds nothing
+    found = examine(db, full=True)
+    assert found.derived == (VECTORS,), found
+    assert "a vector holds values no embedding model writes" in found.problems[0]
+    check = run_mama(home, "doctor")
+    assert check.returncode != 0 and "--repair" in check.stdout + check.stderr, check.stdout
+    fix = run_mama(home, "doctor", "--repair")
+    assert fix.returncode == 0, fix.stdout + fix.stderr
+    assert examine(db, full=True).problems == []
+
+
 def test_repair_refuses_when_the_memories_themselves_are_damaged(
     home: Path, embedder: Embedder
 ) -> None:

@@ -17,8 +17,10 @@ Imports: standard library, apsw, leaves.
 
 from __future__ import annotations
 
+import math
 import re
 import urllib.parse
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -52,6 +54,11 @@ _INDEX_LINE = re.compile(r"(?:missing from|wrong # of entries in|non-unique entr
 _UNUSED_LINE = re.compile(r"^Page \d+(?::| is) never used")
 _FTS_LINE = re.compile(r"\bfts5\b.*\bmemories_fts\b|\bmemories_fts\b.*\bfts5\b", re.I)
 _UNREADABLE_VECTORS = "the vectors cannot be read through sqlite-vec"
+_GARBLED_VECTORS = "a vector holds values no embedding model writes"
+# A component no embedding holds: random bytes over a vector give NaN, infinities or huge
+# exponents in most of its floats, a model's vectors components of order 1 (an unnormalised
+# model's, of order 100 at most).
+_LARGEST_COMPONENT = 1e6
 # What a check appends when it stops on an error: it names no place of its own.
 _STOPPED = frozenset({"database disk image is malformed", "file is not a database"})
 
@@ -143,8 +150,9 @@ def _vectors_read(conn: apsw.Connection) -> list[str]:
     """Read every vector through sqlite-vec, as a search does; what failed, or [].
 
     sqlite-vec keeps its vectors in blobs a page check cannot judge, and reports a damaged
-    one as its own error. Nothing to read when the store has no vector table or sqlite-vec
-    cannot be loaded.
+    one as its own error; random bytes over a blob with the page chain intact read as a
+    vector all the same, of values no model writes (:func:`_garbled`). Nothing to read when
+    the store has no vector table or sqlite-vec cannot be loaded.
     """
     present = conn.execute(
         "SELECT 1 FROM sqlite_schema WHERE name = 'memory_vectors' AND type = 'table'"
@@ -156,11 +164,29 @@ def _vectors_read(conn: apsw.Connection) -> list[str]:
     except (apsw.Error, MamaError):
         return []
     try:
-        for _ in conn.execute("SELECT rowid, embedding FROM memory_vectors"):
-            pass
+        for rowid, blob in conn.execute("SELECT rowid, embedding FROM memory_vectors"):
+            if isinstance(blob, bytes) and _garbled(blob):
+                return [f"{_GARBLED_VECTORS} (memory row {rowid}): random bytes over its page?"]
     except apsw.Error as exc:
         return [f"{_UNREADABLE_VECTORS}: {exc}"]
     return []
+
+
+def _garbled(blob: bytes) -> bool:
+    """Whether a float32 vector holds a NaN, an infinity or a component no model writes."""
+    values = array("f")
+    values.frombytes(blob[: len(blob) - len(blob) % 4])
+    if not values:
+        return False
+    try:
+        total = math.fsum(values)  # NaN or an infinity makes the sum one (or raises)
+    except (ValueError, OverflowError):
+        return True
+    return (
+        not math.isfinite(total)
+        or max(values) > _LARGEST_COMPONENT
+        or min(values) < -_LARGEST_COMPONENT
+    )
 
 
 def _placed(
@@ -198,7 +224,7 @@ def _line_part(line: str, trees: dict[int, tuple[str, str, str]]) -> str | None:
         return (part_of(owner) or INDEXES) if owner else None
     if _FTS_LINE.search(line):
         return FULL_TEXT
-    if line.startswith(_UNREADABLE_VECTORS):
+    if line.startswith((_UNREADABLE_VECTORS, _GARBLED_VECTORS)):
         return VECTORS
     if _UNUSED_LINE.match(line):
         return UNUSED
