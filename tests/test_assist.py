@@ -119,6 +119,26 @@ def test_the_draft_tells_open_work_as_the_session_left_it() -> None:
     ]
 
 
+def test_one_failing_check_said_twice_in_words_is_one_concern() -> None:
+    from mama_plugin.services.story.words import restates
+    from mama_plugin.transcript.turns import turn_digests
+
+    # turns_ttl_cache's last turn: turn 4 said "The smoke test failed: curl exited 7 …" and
+    # turn 12 "The smoke test still fails until the service runs on 8765." One problem.
+    digest = turn_digests(FIXTURES / "turns_ttl_cache.jsonl")[11]
+    [smoke] = [c for c in digest.commands if c.command == "sh smoke.sh"]
+    got = extract("Bound TTLCache with max_entries", "", digest)
+    said = [c for c in got.concerns if restates(c, smoke.failure())]
+    assert said == ["The smoke test still fails until the service runs on 8765."]
+    # Two checks failing, each said in words: two concerns.
+    cache = Command("pytest tests/test_cache.py", "Run the cache tests", True, "exit 1, E1")
+    d = Digest(commands=[smoke, cache], assistant_texts=[
+        "The smoke test still fails until the service runs on 8765.",
+        "The cache tests still fail: test_size_bound needs max_entries.",
+    ])  # fmt: skip
+    assert len(extract("x", "", d).concerns) == 2
+
+
 def test_the_draft_keeps_what_only_looks_done_or_alike() -> None:
     said = "I added the size bound to TTLCache. Next: add a test for the size bound in TTLCache."
     got = extract("Bound TTLCache", "", Digest(assistant_texts=[said]))

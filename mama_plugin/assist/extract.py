@@ -12,6 +12,7 @@ tension, "Next:" and open tasks for next steps, numbers with units for specifics
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -165,7 +166,8 @@ def extract(decision: str, context: str = "", digest: Digest | None = None) -> E
         out.next_steps.append(
             {"step": clip(task.subject), "priority": priority, "context": f"open task ({state})"}
         )
-    out.concerns = _one_each(unique(out.concerns))[:MAX_ITEMS]
+    failures = [c.failure() for c in failing]
+    out.concerns = _one_each(unique(out.concerns), failures)[:MAX_ITEMS]
     out.trade_offs = unique(out.trade_offs)[:MAX_ITEMS]
     out.next_steps = _distinct_steps(out.next_steps)[:MAX_ITEMS]
     out.specifics = _specifics(sentences)
@@ -300,16 +302,22 @@ def _distinct_steps(steps: list[dict[str, str]]) -> list[dict[str, str]]:
     return kept
 
 
-def _one_each(concerns: list[str]) -> list[str]:
+def _one_each(concerns: list[str], failures: Sequence[str] = ()) -> list[str]:
     """The concerns, each problem once: a failure said again in words, or one measurement
-    told twice, is the first one told (:func:`~mama_plugin.services.story.words.same_item`);
-    two failed commands stay two, each a check of its own."""
+    told twice, is the first one told (:func:`~mama_plugin.services.story.words.same_item`),
+    and so are two sentences that each say one of ``failures`` (the failed commands still
+    failing) fails in words ("The smoke test still fails until …", "The smoke test failed:
+    curl exited 7 …"); two failed commands stay two, each a check of its own."""
     kept: list[str] = []
+    said: set[str] = set()  # the failures a kept sentence says in words
     for concern in concerns:
-        if not any(
+        told = {f for f in failures if restates(concern, f)}
+        if told & said or any(
             same_item(concern, k) and not (told_failure(concern) and told_failure(k)) for k in kept
         ):
-            kept.append(concern)
+            continue
+        said |= told
+        kept.append(concern)
     return kept
 
 
