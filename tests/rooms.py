@@ -124,7 +124,9 @@ THIRD_PARTY: dict[str, frozenset[str] | None] = {
     "storage": frozenset({"apsw"}),
     "embeddings": None,
     "transfer": None,
-    "share": frozenset(),
+    # PyYAML reads a teammate's file (imported when one is read: the session start's scan
+    # only hashes files, never parses them).
+    "share": frozenset({"yaml"}),
     **dict.fromkeys(WINGS, None),
     "co-author": None,
     "surfaces": None,

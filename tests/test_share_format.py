@@ -53,16 +53,54 @@ def test_times_read_back_to_the_millisecond(ms: int) -> None:
     [
         ("reason: JWT failed: p99 307 ms\n", 'must be quoted as "…"'),
         ("topic: auth\ntopic: again\n", "'topic' is given twice"),
-        ("tags:\n", "has no value"),
+        ("a: &x [1]\nb: *x\n", "line 2: an alias (*name) is not read"),
+        ("a: [1, 2\n", "line 2"),
         ("links:\n  - to: a\n   relationship: b\n", "line 3"),
         ('reason: "not closed\n', "not closed"),
         ("\ttopic: x\n", "tabs"),
     ],
 )
-def test_front_matter_outside_the_subset_is_refused_with_its_line(text: str, says: str) -> None:
+def test_front_matter_a_yaml_reader_refuses_is_refused_with_its_line(text: str, says: str) -> None:
     with pytest.raises(ShareFormatError, match="line") as caught:
         fm.load(text)
     assert says in str(caught.value)
+
+
+def test_yaml_a_person_writes_in_an_editor_reads() -> None:
+    # Comments, flow lists and mappings, block scalars, single quotes, an empty value.
+    text = (
+        "# edited by hand in an editor\n"
+        "topic: auth  # the subject\n"
+        "tags: [auth, 'scale out']\n"
+        'links: [{to: dec_1, relationship: refines, reason: "it narrows: the old one"}]\n'
+        "note: |\n  first line\n  second line\n"
+        "folded: >\n  one\n  two\n"
+        "empty:\n"
+    )
+    assert fm.load(text) == {
+        "topic": "auth",
+        "tags": ["auth", "scale out"],
+        "links": [{"to": "dec_1", "relationship": "refines", "reason": "it narrows: the old one"}],
+        "note": "first line\nsecond line\n",
+        "folded": "one two\n",
+        "empty": None,
+    }
+
+
+def test_scalars_read_as_json_would_whatever_yaml_1_1_says() -> None:
+    text = "a: yes\nb: 2026-12-01\nc: 0123\nd: 1_000\ne: 0x1F\nf: .inf\ng: -3\nh: 2.5e-3\ni: Null\n"
+    assert fm.load(text) == {
+        "a": "yes", "b": "2026-12-01", "c": "0123", "d": "1_000", "e": "0x1F", "f": ".inf",
+        "g": -3, "h": 0.0025, "i": None,
+    }  # fmt: skip
+
+
+def test_a_hand_edited_file_with_a_comment_imports() -> None:
+    """A teammate who edited a decision in a pull request and added a comment line once got
+    `line 4: expected key: value (got '# edited by hand in an editor')`."""
+    text = render(_memory())
+    edited = text.replace("topic: auth_strategy\n", "topic: auth_strategy\n# edited by hand\n")
+    assert edited != text and parse(edited, where="x.md") == parse(text, where="x.md")
 
 
 def _memory(**changes: Any) -> SharedMemory:

@@ -1,15 +1,22 @@
-"""A strict writer and reader for the small YAML subset the shared files use.
+"""The shared files' YAML: a deterministic writer, and PyYAML's safe reader for what people write.
 
-The subset: block mappings (keys are plain words or JSON-quoted), block sequences, ``[]`` and
-``{}``, and scalars — plain strings that cannot be misread, JSON double-quoted strings (valid
-YAML), integers, floats, ``true``, ``false`` and ``null``. Indentation is two spaces. The
-writer always emits the same text for the same value (keys in the order given), and the reader
-reads back exactly what the writer wrote; anything outside the subset is a
-:class:`ShareFormatError` naming the line, never a guess. Standard library only.
+The writer emits a small subset: block mappings (keys are plain words or JSON-quoted), block
+sequences, ``[]`` and ``{}``, and scalars — plain strings that cannot be misread, JSON
+double-quoted strings (valid YAML), integers, floats, ``true``, ``false`` and ``null``, two
+spaces an indent. It always emits the same text for the same value (keys in the order given).
+
+The reader is PyYAML's safe loader (imported when a file is read), so what a person writes in
+an editor or a pull request reads: comments, flow lists and mappings, block scalars, every
+quoting style. It reads scalars as JSON would, whatever YAML 1.1 says (``yes`` and
+``2026-12-01`` stay strings, ``0123`` is no octal number), so that the writer's output reads
+back exactly. It refuses what a teammate's file must not do: a key given twice, an alias (a
+few lines of them expand to gigabytes), nesting past :data:`~mama_plugin.intake.MAX_DEPTH`
+levels; every refusal is a :class:`ShareFormatError` naming the line.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -25,6 +32,9 @@ _RESERVED = frozenset({"true", "false", "null", "~", "yes", "no", "on", "off", "
 # What may not start a plain scalar: YAML indicators, quotes, and anything that reads as
 # markup in the body (a heading) or as a merge conflict marker.
 _NO_START = frozenset("-?:,[]{}#&*!|>'\"%@`<=\\ \t")
+# What json.dumps leaves as it is and a YAML reader does not: C1 controls (NEL is a line break
+# there), the line and paragraph separators, the byte order mark, noncharacters, surrogates.
+_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
 
 
 class ShareFormatError(MamaError):
@@ -54,14 +64,20 @@ def _scalar(value: Any) -> str:
             raise ShareFormatError(f"cannot write the number {value!r}")
         return repr(value)
     if isinstance(value, str):
-        return value if plain_ok(value) else json.dumps(value, ensure_ascii=False)
+        return value if plain_ok(value) else _quoted_text(value)
     raise ShareFormatError(f"cannot write a value of type {type(value).__name__}")
+
+
+def _quoted_text(value: str) -> str:
+    """``value`` JSON-quoted, with the characters a YAML reader refuses or reads as a line
+    break (C1 controls, NEL, the line and paragraph separators, noncharacters) escaped."""
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))
 
 
 def _key(key: Any) -> str:
     if not isinstance(key, str) or not key:
         raise ShareFormatError(f"mapping keys must be non-empty strings (got {key!r})")
-    return key if _PLAIN_KEY.match(key) and key.lower() not in _RESERVED else json.dumps(key)
+    return key if _PLAIN_KEY.match(key) and key.lower() not in _RESERVED else _quoted_text(key)
 
 
 def dump(mapping: dict[str, Any]) -> str:
@@ -110,152 +126,106 @@ def _inline(value: Any) -> str:
 
 # -- reading ---------------------------------------------------------------------------------
 
+# The scalars read as other than strings: JSON's (the writer's), in YAML's plain style.
+_SCALARS = (
+    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
+    ("tag:yaml.org,2002:int", r"^-?(?:0|[1-9][0-9]*)$", list("-0123456789")),
+    (
+        "tag:yaml.org,2002:float",
+        r"^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?$",
+        list("-0123456789"),
+    ),
+)
+
 
 def load(text: str, *, first_line: int = 1) -> dict[str, Any]:
-    """Read a block written by :func:`dump` (or by hand in the same subset).
+    """Read a block of YAML (a file's front matter, a section), a mapping; ``{}`` when empty.
 
     ``first_line`` is the file line the block starts on, for the messages. Raises
-    ShareFormatError naming the line for anything outside the subset.
+    ShareFormatError naming the line for what is not YAML or not allowed here.
     """
-    lines: list[tuple[int, int, str]] = []
     for number, raw in enumerate(text.split("\n"), start=first_line):
-        if not raw.strip():
-            continue
         if "\t" in raw[: len(raw) - len(raw.lstrip())]:
             raise ShareFormatError(f"line {number}: indent with spaces, not tabs")
-        lines.append((number, len(raw) - len(raw.lstrip(" ")), raw.strip()))
-    if not lines:
+    import yaml
+
+    loader = _loader(yaml)
+    try:
+        _walk(yaml, yaml.parse(text, Loader=loader))
+        value = yaml.load(text, Loader=loader)  # a safe loader: see _loader
+    except yaml.MarkedYAMLError as exc:
+        raise ShareFormatError(_said(exc, first_line)) from None
+    except yaml.YAMLError as exc:
+        raise ShareFormatError(f"line {first_line}: {exc}") from None
+    if value is None:
         return {}
-    value, end = _block(lines, 0, lines[0][1], 1)
-    if end != len(lines):
-        raise ShareFormatError(f"line {lines[end][0]}: unexpected indentation")
     if not isinstance(value, dict):
-        raise ShareFormatError(f"line {lines[0][0]}: expected `key: value` lines")
+        raise ShareFormatError(f"line {first_line}: expected `key: value` lines")
     return value
 
 
-def _block(lines: list[tuple[int, int, str]], at: int, indent: int, depth: int) -> tuple[Any, int]:
-    """Parse the block starting at ``lines[at]`` whose lines sit at ``indent``, ``depth``
-    blocks deep (past :data:`~mama_plugin.intake.MAX_DEPTH`: ShareFormatError, before the
-    reader's recursion could run out of stack)."""
-    if depth > MAX_DEPTH:
-        raise ShareFormatError(
-            f"line {lines[at][0]}: nested more than {MAX_DEPTH} levels deep; MAMA reads no deeper"
-        )
-    if lines[at][2] == "-" or lines[at][2].startswith("- "):
-        return _read_sequence(lines, at, indent, depth)
-    return _read_mapping(lines, at, indent, depth)
+def _said(exc: Any, first_line: int) -> str:
+    """A YAML error as one line naming the file line, with the fix a person needs."""
+    problem = str(exc.problem or exc)
+    context = str(exc.context or "")
+    mark = exc.problem_mark or exc.context_mark
+    if "quoted scalar" in context:
+        mark, problem = exc.context_mark or mark, "a quoted string is not closed"
+    elif problem.startswith("mapping values are not allowed"):  # PyYAML: "here", libyaml: "in …"
+        problem = 'a value holding ": " must be quoted as "…"'
+    line = first_line + (mark.line if mark is not None else 0)
+    return f"line {line}: {problem}"
 
 
-def _read_mapping(
-    lines: list[tuple[int, int, str]], at: int, indent: int, depth: int
-) -> tuple[Any, int]:
-    result: dict[str, Any] = {}
-    while at < len(lines) and lines[at][1] == indent:
-        number, _, text = lines[at]
-        if text.startswith("- ") or text == "-":
-            raise ShareFormatError(f"line {number}: a list item where a `key:` was expected")
-        key, rest = _split_key(text, number)
-        if key in result:
-            raise ShareFormatError(f"line {number}: {key!r} is given twice")
-        at += 1
-        if rest:
-            result[key] = _read_scalar(rest, number)
-            continue
-        if at >= len(lines) or lines[at][1] <= indent:
-            raise ShareFormatError(f'line {number}: {key!r} has no value (write [] or "")')
-        result[key], at = _block(lines, at, lines[at][1], depth + 1)
-    if at < len(lines) and lines[at][1] > indent:
-        raise ShareFormatError(f"line {lines[at][0]}: unexpected indentation")
-    return result, at
+def _walk(yaml: Any, events: Any) -> None:
+    """Refuse an alias and nesting past ``MAX_DEPTH`` lists and mappings, from the parser's
+    events, before anything is built from them."""
+    depth = 0
+    for event in events:
+        if isinstance(event, yaml.AliasEvent):
+            raise yaml.composer.ComposerError(
+                None, None, "an alias (*name) is not read: write the value out", event.start_mark
+            )
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested more than {MAX_DEPTH} levels", event.start_mark
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
 
 
-def _read_sequence(
-    lines: list[tuple[int, int, str]], at: int, indent: int, depth: int
-) -> tuple[Any, int]:
-    result: list[Any] = []
-    while at < len(lines) and lines[at][1] == indent:
-        number, _, text = lines[at]
-        if text == "-":
-            at += 1
-            if at >= len(lines) or lines[at][1] <= indent:
-                raise ShareFormatError(f"line {number}: an empty list item")
-            item, at = _block(lines, at, lines[at][1], depth + 1)
-            result.append(item)
-            continue
-        if not text.startswith("- "):
-            raise ShareFormatError(f"line {number}: expected a list item (`- …`)")
-        rest = text[2:].lstrip(" ")
-        inner = indent + (len(text) - len(rest))
-        if _is_pair(rest):
-            # ``- key: value`` opens a mapping whose later keys line up with this first one.
-            lines = [*lines[:at], (number, inner, rest), *lines[at + 1 :]]
-            item, at = _block(lines, at, inner, depth + 1)
-            result.append(item)
-            continue
-        result.append(_read_scalar(rest, number))
-        at += 1
-    return result, at
+@functools.cache
+def _loader(yaml: Any) -> Any:
+    """PyYAML's safe loader (libyaml's when there) reading scalars as :data:`_SCALARS` says
+    and refusing a key given twice (made once); :func:`_walk` refuses the rest."""
+    marked = yaml.constructor.ConstructorError
 
+    class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+        yaml_implicit_resolvers: dict[str, Any] = {}
 
-def _is_pair(text: str) -> bool:
-    if text.startswith('"'):
-        try:
-            _, end = json.JSONDecoder().raw_decode(text)
-        except json.JSONDecodeError:
-            return False
-        return text[end:].startswith(":")
-    head = text.split(":", 1)[0]
-    return ":" in text and bool(_PLAIN_KEY.match(head)) and text[len(head) :][:2] in (": ", ":")
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                if not isinstance(key, str) or not key:
+                    raise marked(None, None, f"a key must be a word (got {key!r})",
+                                 key_node.start_mark)  # fmt: skip
+                if key in seen:
+                    raise marked(None, None, f"{key!r} is given twice", key_node.start_mark)
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
 
+        def construct_yaml_int(self, node: Any) -> int:
+            return int(self.construct_scalar(node))
 
-def _split_key(text: str, number: int) -> tuple[str, str]:
-    if text.startswith('"'):
-        key, end = _quoted(text, number, "key")
-        rest = text[end:]
-    else:
-        key, colon, after = text.partition(":")
-        if not colon or not _PLAIN_KEY.match(key):
-            raise ShareFormatError(f"line {number}: expected `key: value` (got {text[:60]!r})")
-        rest = ":" + after
-    if not rest.startswith(":") or (len(rest) > 1 and rest[1] != " "):
-        raise ShareFormatError(f"line {number}: expected `: ` after the key {key!r}")
-    return str(key), rest[1:].strip()
+        def construct_yaml_timestamp(self, node: Any) -> str:
+            return str(self.construct_scalar(node))  # an explicit !!timestamp: its text
 
-
-def _quoted(text: str, number: int, what: str) -> tuple[Any, int]:
-    """The JSON-quoted ``what`` (a key, a string) that opens ``text`` and where it ends.
-
-    Raises ShareFormatError, naming line ``number``, when the quotes are not closed."""
-    try:
-        return json.JSONDecoder().raw_decode(text)
-    except json.JSONDecodeError as exc:
-        raise ShareFormatError(
-            f"line {number}: a quoted {what} is not closed ({exc.msg})"
-        ) from None
-
-
-def _read_scalar(text: str, number: int) -> Any:
-    if text == "[]":
-        return []
-    if text == "{}":
-        return {}
-    if text.startswith('"'):
-        value, end = _quoted(text, number, "string")
-        if text[end:].strip() or not isinstance(value, str):
-            raise ShareFormatError(f"line {number}: text after a quoted string")
-        return value
-    if text in ("true", "false"):
-        return text == "true"
-    if text == "null":
-        return None
-    if _INT.match(text):
-        return int(text)
-    if _FLOAT.match(text):
-        return float(text)
-    if not plain_ok(text):
-        raise ShareFormatError(
-            f'line {number}: {text[:60]!r} must be quoted as "…" (it holds `: `, ` #`, '
-            "starts with a YAML sign, or reads as another type)"
-        )
-    return text
+    Loader.add_constructor("tag:yaml.org,2002:int", Loader.construct_yaml_int)
+    Loader.add_constructor("tag:yaml.org,2002:timestamp", Loader.construct_yaml_timestamp)
+    for tag, pattern, first in _SCALARS:
+        Loader.add_implicit_resolver(tag, re.compile(pattern), first)
+    return Loader
