@@ -299,7 +299,7 @@ def _log_tail(home: Path, most: int = 20) -> list[str]:
     """The servers' last log lines about the model (its jobs, its releases, the checkpoint
     lines) and their warnings: why a release was not seen, for the report."""
     try:
-        lines = (home / "logs" / "server.log").read_text(encoding="utf-8").splitlines()
+        lines = (home / "logs" / "server.log").read_text("utf-8", "replace").splitlines()
     except OSError as exc:
         return [f"(no server log: {exc})"]
     said = ("mama.assist", "checkpoint lines", " WARNING ", " ERROR ", "server started")

@@ -242,6 +242,9 @@ def test_work_said_to_be_in_progress_is_not_done() -> None:
     done = Later("chk_b", changed=["shop/cache.py"],
                  reported=["Switched TTLCache to LRU order with an OrderedDict."])  # fmt: skip
     assert shows_done("Switch TTLCache to an OrderedDict", done) == "reported"
+    finished = Later("chk_b", changed=["shop/cache.py"],
+                     reported=["Switched TTLCache to an OrderedDict, the change that was in progress."])  # fmt: skip
+    assert shows_done("Switch TTLCache to an OrderedDict", finished) == "reported"
 
 
 def test_the_evidence_of_a_recorded_checkpoint(store: Store, project: str) -> None:

@@ -54,6 +54,12 @@ def test_times_read_back_to_the_millisecond(ms: int) -> None:
         ("reason: JWT failed: p99 307 ms\n", 'must be quoted as "…"'),
         ("topic: auth\ntopic: again\n", "'topic' is given twice"),
         ("a: &x [1]\nb: *x\n", "line 2: an alias (*name) is not read"),
+        # A tag builds what no memory holds (a set, bytes), or fails in PyYAML's constructors.
+        ("confidence: !!float abc\n", "line 1: a tag (tag:yaml.org,2002:float) is not read"),
+        ("s: !!set {a, b}\n", "is not read"),
+        ("b: !!binary aGk=\n", "is not read"),
+        ("x: 1e999\n", "a number too large"),
+        ('a: "\\q"\n', "unknown escape"),
         ("a: [1, 2\n", "line 2"),
         ("links:\n  - to: a\n   relationship: b\n", "line 3"),
         ('reason: "not closed\n', "not closed"),
@@ -93,6 +99,10 @@ def test_scalars_read_as_json_would_whatever_yaml_1_1_says() -> None:
         "a": "yes", "b": "2026-12-01", "c": "0123", "d": "1_000", "e": "0x1F", "f": ".inf",
         "g": -3, "h": 0.0025, "i": None,
     }  # fmt: skip
+
+
+def test_half_a_character_is_written_as_the_replacement_character() -> None:
+    assert fm.load(fm.dump({"k": "a\ud800b"})) == {"k": "a\ufffdb"}
 
 
 def test_a_hand_edited_file_with_a_comment_imports() -> None:

@@ -35,6 +35,16 @@ E       Failed: DID NOT RAISE ValueError
 FAILED tests/test_ledger.py::test_ship_below_zero_is_refused - Failed: DID NO...
 2 failed, 2 passed in 2.49s"""
 
+CUT_ALONE = "FAILED tests/test_ledger.py::test_ship_below_zero_is_refused - Failed: DID NO..."
+PYTEST_CLASS = """Exit code 1
+__________________________ TestShip.test_unknown_sku ___________________________
+E       Failed: DID NOT RAISE KeyError
+__________________________ TestShip.test_below_zero ____________________________
+E       Failed: DID NOT RAISE ValueError
+=========================== short test summary info ============================
+FAILED tests/test_ledger.py::TestShip::test_below_zero - Failed: DID NOT RAIS...
+2 failed in 0.49s"""
+
 
 @pytest.mark.parametrize(
     ("command", "is_error", "output", "state", "line"),
@@ -70,7 +80,11 @@ FAILED tests/test_ledger.py::test_ship_below_zero_is_refused - Failed: DID NO...
         # pytest cut its short summary to the terminal's width: the failure's own E line tells
         # the message whole; without one, the cut word is left out.
         ("pytest -q", True, PYTEST_CUT, FAILED, "exit 1, FAILED tests/test_ledger.py::test_ship_below_zero_is_refused - Failed: DID NOT RAISE ValueError"),
-        ("pytest -q", True, "Exit code 1\nFAILED tests/test_a.py::test_b - Failed: DID NO...", FAILED, "exit 1, FAILED tests/test_a.py::test_b - Failed: DID…"),
+        ("pytest -q", True, "Exit code 1\n" + CUT_ALONE, FAILED, "exit 1, " + CUT_ALONE.removesuffix(" DID NO...") + " DID…"),
+        # A message of its own ending in "..." (shorter than the terminal) is told as it is.
+        ("pytest -q", True, "Exit code 1\nFAILED t.py::test_b - Failed: waiting...", FAILED, "exit 1, FAILED t.py::test_b - Failed: waiting..."),
+        # A test in a class: its section is "TestShip.test_below", and its E line is told.
+        ("pytest -q", True, PYTEST_CLASS, FAILED, "exit 1, FAILED tests/test_ledger.py::TestShip::test_below_zero - Failed: DID NOT RAISE ValueError"),
     ],
 )  # fmt: skip
 def test_the_verdict_reads_the_output_as_well_as_the_status(

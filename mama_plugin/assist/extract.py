@@ -303,8 +303,9 @@ def _distinct_steps(steps: list[dict[str, str]]) -> list[dict[str, str]]:
 
 
 def _one_each(concerns: list[str], failures: Sequence[str] = ()) -> list[str]:
-    """The concerns, each problem once: a failure said again in words, or one measurement
-    told twice, is the first one told (:func:`~mama_plugin.services.story.words.same_item`),
+    """The concerns (newest first), each problem once: a failure said again in words, or one
+    measurement told twice, is the first one told
+    (:func:`~mama_plugin.services.story.words.same_item`),
     and so are two sentences that each say one of ``failures`` (the failed commands still
     failing) fails in words ("The smoke test still fails until …", "The smoke test failed:
     curl exited 7 …"); two failed commands stay two, each a check of its own."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 from typing import Any
 
@@ -34,7 +35,8 @@ _RESERVED = frozenset({"true", "false", "null", "~", "yes", "no", "on", "off", "
 _NO_START = frozenset("-?:,[]{}#&*!|>'\"%@`<=\\ \t")
 # What json.dumps leaves as it is and a YAML reader does not: C1 controls (NEL is a line break
 # there), the line and paragraph separators, the byte order mark, noncharacters, surrogates.
-_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
+_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")  # half of a character: no UTF-8 file holds it
 
 
 class ShareFormatError(MamaError):
@@ -70,8 +72,10 @@ def _scalar(value: Any) -> str:
 
 def _quoted_text(value: str) -> str:
     """``value`` JSON-quoted, with the characters a YAML reader refuses or reads as a line
-    break (C1 controls, NEL, the line and paragraph separators, noncharacters) escaped."""
-    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))
+    break (C1 controls, NEL, the line and paragraph separators, noncharacters) escaped, and
+    half a character (a lone surrogate, which no UTF-8 file can hold) written as U+FFFD."""
+    text = json.dumps(_SURROGATE.sub("\ufffd", value), ensure_ascii=False)
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _key(key: Any) -> str:
@@ -158,6 +162,8 @@ def load(text: str, *, first_line: int = 1) -> dict[str, Any]:
         raise ShareFormatError(_said(exc, first_line)) from None
     except yaml.YAMLError as exc:
         raise ShareFormatError(f"line {first_line}: {exc}") from None
+    except ValueError as exc:  # a number Python will not read (over 4,300 digits)
+        raise ShareFormatError(f"line {first_line}: {exc}") from None
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -170,7 +176,7 @@ def _said(exc: Any, first_line: int) -> str:
     problem = str(exc.problem or exc)
     context = str(exc.context or "")
     mark = exc.problem_mark or exc.context_mark
-    if "quoted scalar" in context:
+    if "quoted scalar" in context and "end of stream" in problem:
         mark, problem = exc.context_mark or mark, "a quoted string is not closed"
     elif problem.startswith("mapping values are not allowed"):  # PyYAML: "here", libyaml: "in …"
         problem = 'a value holding ": " must be quoted as "…"'
@@ -179,10 +185,16 @@ def _said(exc: Any, first_line: int) -> str:
 
 
 def _walk(yaml: Any, events: Any) -> None:
-    """Refuse an alias and nesting past ``MAX_DEPTH`` lists and mappings, from the parser's
-    events, before anything is built from them."""
+    """Refuse a tag (``!!float abc``, ``!!binary``, ``!!set``: each builds what no memory
+    holds, or fails), an alias and nesting past ``MAX_DEPTH`` lists and mappings, from the
+    parser's events, before anything is built from them."""
     depth = 0
     for event in events:
+        tag = getattr(event, "tag", None)
+        if tag is not None and isinstance(event, yaml.ScalarEvent | yaml.CollectionStartEvent):
+            raise yaml.composer.ComposerError(
+                None, None, f"a tag ({tag}) is not read: write the value plainly", event.start_mark
+            )
         if isinstance(event, yaml.AliasEvent):
             raise yaml.composer.ComposerError(
                 None, None, "an alias (*name) is not read: write the value out", event.start_mark
@@ -221,10 +233,17 @@ def _loader(yaml: Any) -> Any:
         def construct_yaml_int(self, node: Any) -> int:
             return int(self.construct_scalar(node))
 
+        def construct_yaml_float(self, node: Any) -> float:
+            value = float(self.construct_scalar(node))
+            if not math.isfinite(value):
+                raise marked(None, None, "a number too large to read", node.start_mark)
+            return value
+
         def construct_yaml_timestamp(self, node: Any) -> str:
             return str(self.construct_scalar(node))  # an explicit !!timestamp: its text
 
     Loader.add_constructor("tag:yaml.org,2002:int", Loader.construct_yaml_int)
+    Loader.add_constructor("tag:yaml.org,2002:float", Loader.construct_yaml_float)
     Loader.add_constructor("tag:yaml.org,2002:timestamp", Loader.construct_yaml_timestamp)
     for tag, pattern, first in _SCALARS:
         Loader.add_implicit_resolver(tag, re.compile(pattern), first)

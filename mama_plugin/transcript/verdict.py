@@ -127,27 +127,32 @@ def _failure_line(lines: list[str]) -> str:
     return _whole(told, lines)
 
 
-# pytest cuts a short summary line to the terminal's width: "… - Failed: DID NO...".
+# pytest cuts a short summary line to the terminal's width (80 columns without a terminal):
+# "… - Failed: DID NO...".
 _CUT_SUMMARY = re.compile(r"^(.* - )(.+?)\.\.\.$")
+_TERMINAL = 80
 
 
 def _whole(line: str, lines: list[str]) -> str:
     """``line`` with the message pytest cut in its short summary restored from the failure's
-    own ``E`` line ("Failed: DID NOT RAISE ValueError"), else without the word it cut."""
+    own ``E`` line in that test's section ("Failed: DID NOT RAISE ValueError"), else without
+    the word it cut; a line shorter than the terminal is not cut, and is told as it is."""
     cut = _CUT_SUMMARY.match(line)
-    if cut is None:
+    if cut is None or len(line) < _TERMINAL:
         return line
     head, message = cut.groups()
-    test = head.rsplit("::", 1)[-1].removesuffix(" - ").strip()
-    section = next((i for i, x in enumerate(lines) if x.startswith("_") and f" {test} " in x), 0)
-    full = next(
+    test = ".".join(head.removesuffix(" - ").split("::")[1:]).strip()  # TestShip.test_below
+    section = next(
+        (i for i, x in enumerate(lines) if test and x.startswith("_") and f" {test} " in x), None
+    )
+    full = "" if section is None else next(
         (
             x[1:].strip()
-            for x in lines[section:]
+            for x in lines[section + 1 :]
             if x.startswith("E ") and x[1:].strip().startswith(message)
         ),
         "",
-    )
+    )  # fmt: skip
     return head + full if full else head + message.rsplit(" ", 1)[0] + "…"
 
 

@@ -21,9 +21,11 @@ _VERB = re.compile(r"^\s*[A-Za-z]+\b")
 _ARTICLE = re.compile(r"^\s*(?:the|a|an|this|that|its|our)\b", re.I)
 # A done item that denies what it names ("Did not add the expiry test yet") shows nothing
 # done: its words cover the step all the same, and the step would leave "Remains" unfinished.
-# Nor does one that says the work is under way ("Task created and in progress: switch …").
+# Nor does one that says the work is under way ("Task created and in progress: switch …", "the
+# switch is in progress"; "finished the migration that was in progress" is done).
 _DENIED = re.compile(
-    r"\b(?:not|never|no longer|cannot|unable to|failed to|yet to|still to|in progress)\b"
+    r"\b(?:not|never|no longer|cannot|unable to|failed to|yet to|still to)\b"
+    r"|\b(?:is|are|still|now) in progress\b|\bin progress:"
     r"|n't\b",
     re.I,
 )
