@@ -9,9 +9,10 @@ The reader is PyYAML's safe loader (imported when a file is read), so what a per
 an editor or a pull request reads: comments, flow lists and mappings, block scalars, every
 quoting style. It reads scalars as JSON would, whatever YAML 1.1 says (``yes`` and
 ``2026-12-01`` stay strings, ``0123`` is no octal number), so that the writer's output reads
-back exactly. It refuses what a teammate's file must not do: a key given twice, an alias (a
-few lines of them expand to gigabytes), nesting past :data:`~mama_plugin.intake.MAX_DEPTH`
-levels; every refusal is a :class:`ShareFormatError` naming the line.
+back exactly. It refuses what a teammate's file must not do: a key given twice, a tag
+(``!!binary``, ``!!set``), an alias (a few lines of them expand to gigabytes), a number too
+large to read, nesting past :data:`~mama_plugin.intake.MAX_DEPTH` levels; every refusal is a
+:class:`ShareFormatError` naming the line.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ _RESERVED = frozenset({"true", "false", "null", "~", "yes", "no", "on", "off", "
 # markup in the body (a heading) or as a merge conflict marker.
 _NO_START = frozenset("-?:,[]{}#&*!|>'\"%@`<=\\ \t")
 # What json.dumps leaves as it is and a YAML reader does not: C1 controls (NEL is a line break
-# there), the line and paragraph separators, the byte order mark, noncharacters, surrogates.
+# there), the line and paragraph separators, the byte order mark, noncharacters.
 _UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")  # half of a character: no UTF-8 file holds it
 
