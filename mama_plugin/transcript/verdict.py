@@ -145,14 +145,13 @@ def _whole(line: str, lines: list[str]) -> str:
     section = next(
         (i for i, x in enumerate(lines) if test and x.startswith("_") and f" {test} " in x), None
     )
-    full = "" if section is None else next(
-        (
-            x[1:].strip()
-            for x in lines[section + 1 :]
-            if x.startswith("E ") and x[1:].strip().startswith(message)
-        ),
-        "",
-    )  # fmt: skip
+    full = ""
+    for x in lines[section + 1 :] if section is not None else []:
+        if x.startswith(("___", "===")):  # the next test's section, or the summary
+            break
+        if x.startswith("E ") and x[1:].strip().startswith(message):
+            full = x[1:].strip()
+            break
     return head + full if full else head + message.rsplit(" ", 1)[0] + "…"
 
 
