@@ -224,8 +224,8 @@ def _loader(yaml: Any) -> Any:
             for key_node, _ in node.value:
                 key = self.construct_object(key_node, deep=True)
                 if not isinstance(key, str) or not key:
-                    raise marked(None, None, f"a key must be a word (got {key!r})",
-                                 key_node.start_mark)  # fmt: skip
+                    wrong = f"a key must be a word (got {key!r})"
+                    raise marked(None, None, wrong, key_node.start_mark)
                 if key in seen:
                     raise marked(None, None, f"{key!r} is given twice", key_node.start_mark)
                 seen.add(key)
