@@ -28,8 +28,11 @@ from ..intake import MAX_DEPTH
 
 INDENT = 2
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
-_INT = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
-_FLOAT = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?\Z")
+# JSON's numbers: what the writer quotes when a string looks like one, and the reader reads.
+_INT_TEXT = r"-?(?:0|[1-9][0-9]*)"
+_FLOAT_TEXT = _INT_TEXT + r"(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
+_INT = re.compile(_INT_TEXT + r"\Z")
+_FLOAT = re.compile(_FLOAT_TEXT + r"\Z")
 _RESERVED = frozenset({"true", "false", "null", "~", "yes", "no", "on", "off", "y", "n"})
 # What may not start a plain scalar: YAML indicators, quotes, and anything that reads as
 # markup in the body (a heading) or as a merge conflict marker.
@@ -135,12 +138,8 @@ def _inline(value: Any) -> str:
 _SCALARS = (
     ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
     ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
-    ("tag:yaml.org,2002:int", r"^-?(?:0|[1-9][0-9]*)$", list("-0123456789")),
-    (
-        "tag:yaml.org,2002:float",
-        r"^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?$",
-        list("-0123456789"),
-    ),
+    ("tag:yaml.org,2002:int", f"^{_INT_TEXT}$", list("-0123456789")),
+    ("tag:yaml.org,2002:float", f"^{_FLOAT_TEXT}$", list("-0123456789")),
 )
 
 
