@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from test_claude_code import needs_claude
 from test_claude_code_recall import _prompt_context, _session
+from test_claude_code_stories import full_only
 from test_share_git import Dev, _decide, git
 
 from mama_plugin.config import Config
@@ -85,6 +86,48 @@ def test_a_pulled_decision_is_told_at_session_start_and_recalled_at_the_next_pro
     assert "MAMA: 1 new file in .mama/" in first, first[-3000:]
     asked = _prompt_context(fake.main_requests[-1])
     assert saved in asked and "uv.lock" in asked, asked
+
+
+@full_only
+def test_a_decision_edited_by_hand_in_a_pull_request_reaches_the_model(
+    tmp_path: Path,
+    mama_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Alice's file edited in an editor before it is pushed: comments and a flow list (the
+    hand-written reader once refused a comment line)."""
+    alice, bob = _clones(tmp_path, mama_home, monkeypatch, capsys)
+    saved = _decide(alice, "dependencies", "Pin dependencies with uv.lock", "reproducible installs")
+    alice.share()
+    path = alice.clone / ".mama" / "decisions" / f"{saved}.md"
+    text = path.read_text(encoding="utf-8")
+    assert "topic: dependencies\n" in text, text
+    edited = text.replace(
+        "topic: dependencies\n",
+        "# reviewed in the pull request\ntopic: dependencies  # the subject\n"
+        "tags: [deps, 'build tooling']\n",
+    ).replace("tags: []\n", "")
+    path.write_text(edited, encoding="utf-8")
+    alice.commit_and_push("the dependencies decision, reviewed")
+    git(bob.clone, "pull", "-q", "--no-rebase", "origin", "main")
+    monkeypatch.setenv("MAMA_HOME", str(mama_home))
+    prompts = [
+        "Morning, I just pulled. Anything new?",
+        "Should we pin dependencies with uv.lock for reproducible installs?",
+    ]
+
+    def imported(n: int) -> None:
+        started = time.monotonic()
+        while n and not _imported(mama_home, saved):
+            assert time.monotonic() - started < IMPORT_WAIT_S, "no import of the edited file"
+            time.sleep(0.5)
+
+    fake = _session(bob.clone, tmp_path / "bob", prompts, before=imported)
+    asked = _prompt_context(fake.main_requests[-1])
+    assert saved in asked and "uv.lock" in asked, asked
+    with Store.open(config=Config(mama_home)) as store:
+        assert list(store.memories.require(saved).tags) == ["deps", "build tooling"]
 
 
 def test_a_hostile_checkpoint_merged_into_mama_never_takes_over_the_start(
