@@ -130,12 +130,16 @@ class StoreDamaged(MamaError):
         backup: tuple[str, str] | None,
         *,
         derived: tuple[str, ...] = (),
+        readable: bool = False,
     ) -> None:
         self.path = path
         self.problems = list(problems) or ["database disk image is malformed"]
         self.backup = backup  # (file, when it was taken) of the newest backup, if any
         # The parts the memories rebuild that are damaged, when nothing else is (else empty).
         self.derived = tuple(derived)
+        # Damaged only where reads can do without (the vectors, the full-text index): every
+        # memory still reads, and searches answer without the damaged part.
+        self.readable = readable and bool(self.derived)
         more = len(self.problems) - 1
         what = self.problems[0] + (f"; {more} more problem(s)" if more else "")
         mama = mama_command()
@@ -144,6 +148,10 @@ class StoreDamaged(MamaError):
                 f" in {_listed(self.derived)} only, which MAMA rebuilds from the memories; every "
                 "memory and link reads sound"
             )
+            if self.readable:
+                where += (
+                    f", and MAMA reads them as usual, searching without {_listed(self.derived)}"
+                )
             fix = (
                 f"run `{mama} doctor --repair` to rebuild what is damaged from the memories "
                 "(every memory and link is kept; the damaged file is kept aside)"
@@ -170,6 +178,14 @@ class StoreDamaged(MamaError):
     def notice(self) -> str:
         """One short line for the model at session start: what is wrong and what to say."""
         mama = mama_command()
+        if self.readable:
+            return (
+                f"MAMA's memory store ({self.path}) is damaged in {_listed(self.derived)} only: "
+                f"the memories are intact and read as usual (searched without "
+                f"{_listed(self.derived)}), but nothing can be saved until it is rebuilt. Tell "
+                f"the user to run `{mama} doctor --repair` in a terminal: it rebuilds that from "
+                "the memories and keeps every memory and link."
+            )
         if self.derived:
             return (
                 f"MAMA's memory store ({self.path}) is damaged in {_listed(self.derived)} only: "

@@ -29,6 +29,7 @@ from conftest import (
     tell_story,
     text_result,
 )
+from mcp.types import CallToolResult
 
 from mama_plugin.config import Config
 from mama_plugin.embeddings import Embedder
@@ -38,7 +39,7 @@ from mama_plugin.services.saving.memories import save_decision
 from mama_plugin.services.search.indexing import drain, narrative_text
 from mama_plugin.services.search.retrieval import retrieve
 from mama_plugin.storage import Store, opening
-from mama_plugin.storage.diagnosis import FULL_TEXT, VECTORS, examine
+from mama_plugin.storage.diagnosis import FULL_TEXT, INDEXES, VECTORS, examine
 
 PAGE = 4096
 PROJECT = "/work/example-project"
@@ -112,17 +113,68 @@ def session_start_context(home: Path) -> str:
     return str(json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"])
 
 
-async def tool_answer(home: Path, db: Path) -> str:
+async def tool_answers(
+    home: Path, db: Path, query: str, embedder: Embedder
+) -> tuple[CallToolResult, ...]:
+    """What the MCP server answers a search for ``query``, then a save (its model loaded, as
+    the warm-up loads it)."""
     from mama_plugin.server.state import State
 
     served = State(Config(home), PROJECT, db)
+    served.embedder = embedder
+    served.embedder_ready.set()
+    save = {"topic": "after", "decision": "Saving works", "reasoning": "it was repaired"}
     try:
         async with connect(served, DESKTOP) as client:
-            answer = await client.call_tool("search_by_context", {"query": "Redis sessions"})
+            return (
+                await client.call_tool("search_by_context", {"query": query}),
+                await client.call_tool("save_decision", save),
+                await client.call_tool(
+                    "observe_prompt", {"prompt": f"What did we decide about {query}?"}
+                ),
+                await client.call_tool("load_checkpoint", {}),
+            )
     finally:
         served.close()
-    assert answer.is_error
-    return text_result(answer)
+
+
+async def assert_read_as_usual_and_offered_the_repair(
+    home: Path, db: Path, part: str, query: str, meant: str, embedder: Embedder
+) -> None:
+    """Damaged where reads do without: every surface reads as usual — the search finds
+    ``meant`` for ``query`` without ``part``, the session start tells the story, the prompt
+    hook recalls the chain — names the damage and the repair, and writes nothing (a save is
+    refused with the repair)."""
+    repair = f"`{MAMA} doctor --repair`"
+    before = file_fingerprint(db)
+    for args in (["status"], ["search", query, "--project", PROJECT, "--json"]):
+        proc = run_mama(home, *args)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+        [line] = proc.stderr.strip().splitlines()
+        assert line.startswith(f"mama: warning: the memory store {db} is damaged (")
+        assert f"in {part} only, which MAMA rebuilds from the memories" in line
+        assert f"MAMA reads them as usual, searching without {part}" in line
+        assert repair in line and "every memory and link is kept" in line
+    assert meant in proc.stdout, proc.stdout  # the search's answer names it
+    doctor = run_mama(home, "doctor")
+    assert doctor.returncode == 1, doctor.stdout + doctor.stderr
+    assert f"damaged    only {part}, which MAMA rebuilds from the memories" in doctor.stdout
+    start = session_start_context(home)
+    assert "Where I stopped" in start or "What I did" in start, start  # the story, as read
+    assert f"is damaged in {part} only: the memories are intact and read as usual" in start
+    assert f"Tell the user to run {repair} in a terminal" in start
+    searched, saved, prompted, resumed = await tool_answers(home, db, query, embedder)
+    assert not resumed.is_error and "Redis HA with Sentinel" in text_result(resumed)
+    recalled = json.loads(text_result(prompted))["hookSpecificOutput"]["additionalContext"]
+    assert "Server-side sessions in Redis" in recalled and "it replaced" in recalled  # the chain
+    assert not searched.is_error and meant in text_result(searched)
+    assert text_result(searched).startswith(f"[MAMA's memory store ({db}) is damaged in {part}")
+    assert saved.is_error and f"in {part} only" in text_result(saved)
+    assert repair in text_result(saved)
+    with Store.open(config=Config(home)) as store, pytest.raises(StoreDamaged) as refused:
+        save_decision(store, PROJECT, {"topic": "t", "decision": "d", "reasoning": "r"})
+    assert refused.value.readable and repair in str(refused.value)
+    assert file_fingerprint(db) == before  # no surface wrote into it
 
 
 def assert_every_surface_offers_the_repair(home: Path, db: Path, part: str) -> None:
@@ -176,9 +228,10 @@ async def test_damaged_vectors_are_offered_the_repair_and_rebuilt(
     chunks = btree_pages(db, "memory_vectors_vector_chunks00", kinds=("leaf", "overflow"))
     garbage(db, chunks[:3] + btree_pages(db, "memory_vectors_chunks")[:1])
     assert examine(db, full=True).derived == (VECTORS,)
-    assert_every_surface_offers_the_repair(home, db, VECTORS)
-    answer = await tool_answer(home, db)
-    assert f"in {VECTORS} only" in answer and f"`{MAMA} doctor --repair`" in answer
+    # Keyword search needs no vectors: it finds the memory as before.
+    await assert_read_as_usual_and_offered_the_repair(
+        home, db, VECTORS, "Redis sessions", story.sessions, embedder
+    )
 
     assert_repaired(home, db, VECTORS, before)
     with Store.open(config=Config(home), check="quick") as store:
@@ -197,14 +250,18 @@ async def test_damaged_vectors_are_offered_the_repair_and_rebuilt(
         )
 
 
-def test_a_damaged_full_text_index_is_offered_the_repair_and_rebuilt(
+@pytest.mark.anyio
+async def test_a_damaged_full_text_index_is_offered_the_repair_and_rebuilt(
     home: Path, embedder: Embedder
 ) -> None:
     db, story = build(home, embedder)
     before = kept_rows(db)
     garbage(db, btree_pages(db, "memories_fts_data", kinds=("leaf", "internal"))[:4])
     assert examine(db, full=True).derived == (FULL_TEXT,)
-    assert_every_surface_offers_the_repair(home, db, FULL_TEXT)
+    # The vectors need no full-text index: a search by meaning finds the memory.
+    await assert_read_as_usual_and_offered_the_repair(
+        home, db, FULL_TEXT, "server-side sessions kept in Redis", story.sessions, embedder
+    )
 
     assert_repaired(home, db, FULL_TEXT, before)
     with Store.open(config=Config(home)) as store:
@@ -252,6 +309,19 @@ def test_vectors_damaged_in_a_store_too_large_to_check_on_open(
             store.vectors.knn(embedder.embed(["Redis sessions"])[0], 5, project=PROJECT)
         assert raised.value.derived == (VECTORS,)
         assert store.damage is not None  # and writes are refused from now on
+
+
+def test_a_damaged_index_is_not_read_through_but_offered_the_repair(
+    home: Path, embedder: Embedder
+) -> None:
+    """An index answers queries: read through damage it could give wrong rows, so a store
+    damaged in an index is not read as usual; it is offered the repair and rebuilt."""
+    db, _ = build(home, embedder)
+    before = kept_rows(db)
+    garbage(db, btree_pages(db, "memory_files_by_project")[:1])
+    assert examine(db, full=True).derived == (INDEXES,)
+    assert_every_surface_offers_the_repair(home, db, INDEXES)
+    assert_repaired(home, db, INDEXES, before)
 
 
 def test_random_bytes_over_the_vectors_own_blobs_are_found_by_doctor(

@@ -12,10 +12,17 @@ from ..project import project_key
 
 
 def open_store(args: argparse.Namespace) -> Any:
-    """The store at ``--db`` (or the configured one), migrated; use it as a context manager."""
+    """The store at ``--db`` (or the configured one), migrated; use it as a context manager.
+
+    A store damaged only where reads do without opens all the same: a warning line on stderr
+    names the damage and the repair, and the command reads as usual (its writes are refused).
+    """
     from ..storage import Store
 
-    return Store.open(args.db, config=args.config)
+    store = Store.open(args.db, config=args.config)
+    if (damage := store.damage) is not None:  # damaged where reads do without: say so first
+        print(f"mama: warning: {damage}", file=sys.stderr)
+    return store
 
 
 def project_of(args: argparse.Namespace) -> str:

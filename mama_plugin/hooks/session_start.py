@@ -90,8 +90,9 @@ def _rendered(config: Config, project: str, source: str) -> str:
     try:
         with Store.open(config=config, busy_timeout_ms=BUSY_TIMEOUT_MS) as store:
             text = briefing.brief(store, project, config, source)
-            if store.damage is not None:  # met while reading, or the cache write refused
-                return store.damage.notice
+            if (damage := store.damage) is not None:  # found on open, met reading, or writing
+                # Damaged where reads do without: the story as read, then what to repair.
+                return f"{text}\n\n{damage.notice}" if damage.readable and text else damage.notice
             if store.read_only is not None and text:  # recalled, but nothing can be saved
                 text = f"{text}\n\n{store.read_only.notice}"
     except StoreDamaged as exc:

@@ -112,6 +112,8 @@ async def index_in_background(state: State) -> None:
 
     def step() -> int:
         store, embedder = state.store, state.embedder
+        if store.damage is not None:  # nothing is written until `mama doctor` repairs it
+            return 0
         try:
             store.vectors.check_model(embedder.name, embedder.dim)
         except EmbeddingMismatchError:

@@ -86,6 +86,9 @@ async def call(
     if tool.replaced_by:
         notice = f"[deprecated: {tool.name} is MAMA v1.0; use {tool.replaced_by}]"
         text, data["deprecated"] = f"{notice}\n{text}", notice
+    if (damage := state.damage) is not None and damage.readable:
+        notice = f"[{damage.notice}]"  # read as usual, searched without the damaged part
+        text, data["damaged"] = f"{notice}\n{text}" if text else "", damage.notice
     structured: dict[str, Any] | None = data
     if not text:
         text = json.dumps(data, ensure_ascii=False)

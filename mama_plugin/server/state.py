@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..assist.gate import HookGate
 from ..config import Config
-from ..errors import MamaError, StoreBusyError
+from ..errors import MamaError, StoreBusyError, StoreDamaged
 from ..settings import KEYS
 from ..storage import Store
 from ..storage.connection import wait_left_s
@@ -112,6 +112,11 @@ class State:
         if opened:
             self._seed()
         return store
+
+    @property
+    def damage(self) -> StoreDamaged | None:
+        """The damage the store was opened with or met since (None: sound, or not opened)."""
+        return self._store.damage if self._store is not None else None
 
     def exposure_ready(self) -> Exposure:
         """The exposure, seeded from the store's state: call it before answering tools/list.

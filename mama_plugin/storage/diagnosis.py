@@ -47,6 +47,10 @@ INDEXES = "the indexes of its tables"
 LOGS = "the change logs"
 UNUSED = "pages no table uses"
 PARTS = (VECTORS, FULL_TEXT, INDEXES, LOGS, UNUSED)
+# The derived parts reads can do without: a store damaged there alone is read as usual and
+# searched without them until it is repaired. Not the indexes: a query through a damaged
+# index can answer wrong rows; not the change logs, which every read of a copy follows.
+READ_WITHOUT = frozenset({VECTORS, FULL_TEXT, UNUSED})
 
 _VECTOR_TABLES = frozenset({"embedding_queue", "vector_log", "text_vectors"})
 _LOG_TABLES = frozenset({"rank_log", "sqlite_sequence"})
@@ -73,6 +77,11 @@ class Findings:
 
     problems: list[str]
     derived: tuple[str, ...] = ()
+
+
+def read_without(parts: tuple[str, ...]) -> bool:
+    """Whether a store damaged in ``parts`` alone can still be read (:data:`READ_WITHOUT`)."""
+    return bool(parts) and READ_WITHOUT.issuperset(parts)
 
 
 def listed(parts: tuple[str, ...]) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ..text import PREFIX, search_terms, tokens
+from .diagnosis import FULL_TEXT
 from .repository import Repository
 
 
@@ -41,6 +42,8 @@ class Terms(Repository):
         """How many memories the store holds (its highest row number: O(1)) and, for each
         term, how many contain it (matched as :func:`quoted` makes it, counted up to ``cap``)."""
         row = self.conn.execute("SELECT coalesce(max(seq), 0) FROM memories").fetchall()[0]
+        if FULL_TEXT in self._store.degraded:  # damaged: no term is found until it is rebuilt
+            return int(row[0] or 0), dict.fromkeys(terms, 0)
         frequency: dict[str, int] = {}
         for term in dict.fromkeys(terms):
             found = self.conn.execute(

@@ -20,41 +20,44 @@ from ..config import Config
 from ..errors import ConfigError, StoreBusyError, StoreDamaged, StoreReadOnly
 from .backup import backups
 from .connection import connect
-from .diagnosis import Findings, diagnose, examine
+from .diagnosis import Findings, diagnose, examine, read_without
 from .faults import READ_ONLY, cannot_write, connect_read_only, prepare, refusal
 from .integrity import QUICK_CHECK_BYTES, header_problem, is_damage, sanity_read
-from .migrations import migrate
+from .migrations import LATEST, migrate, user_version
 
 Check = Literal["auto", "quick", "none"]
 
 
 def open_file(
     db: Path, config: Config, timeout: int, check: Check
-) -> tuple[apsw.Connection, StoreReadOnly | None]:
-    """A checked, migrated connection to ``db``, and why it is read-only (None: it is not).
+) -> tuple[apsw.Connection, StoreReadOnly | None, StoreDamaged | None]:
+    """A checked, migrated connection to ``db``, why it is read-only (None: it is not), and
+    the damage it was opened with (None: none found).
 
     ``check`` is what is verified first (see :meth:`~.store.Store.open`); ``timeout`` bounds
-    every wait for another writer's lock. Nothing is left open when it raises.
+    every wait for another writer's lock. A file damaged only where reads can do without
+    (:func:`~.diagnosis.read_without`) and at the latest schema opens with that damage: read
+    as usual, written never. Nothing is left open when it raises.
     """
     if check != "none" and db.exists() and (problem := header_problem(db)):
         raise damage_of(db, Findings([problem]))
     _refuse_a_new_store_at_a_configured_path(db, config)
     conn: apsw.Connection | None = None
     read_only: StoreReadOnly | None = None
+    damage: StoreDamaged | None = None
     try:
         try:
             prepare(db)
             conn = connect(db, busy_timeout_ms=timeout)
-            if check != "none":
-                _check_on_open(conn, db, full=check == "quick")
-            migrate(conn, embedding_dim=config.settings.embedding_dim)
+            damage = _check_on_open(conn, db, check)
+            if damage is None:
+                migrate(conn, embedding_dim=config.settings.embedding_dim)
         except (*READ_ONLY, OSError) as exc:
             if not db.exists() or not cannot_write(exc):
                 raise
             _close(conn)  # the place is read-only: open it so, every read still works
             conn = connect_read_only(db, busy_timeout_ms=timeout)
-            if check != "none":
-                _check_on_open(conn, db, full=check == "quick")
+            damage = _check_on_open(conn, db, check)
             read_only = StoreReadOnly(str(db), _why_read_only(exc))
     except apsw.BusyError as exc:
         _close(conn)
@@ -66,7 +69,7 @@ def open_file(
         if (refused := refusal(exc, db)) is not None:
             raise refused from exc
         raise
-    return conn, read_only
+    return conn, read_only, damage
 
 
 def damage_of(path: Path, findings: Findings | None = None) -> StoreDamaged:
@@ -82,6 +85,7 @@ def damage_of(path: Path, findings: Findings | None = None) -> StoreDamaged:
         found.problems,
         (newest.path.name, newest.when) if newest is not None else None,
         derived=found.derived,
+        readable=read_without(found.derived),
     )
 
 
@@ -90,16 +94,24 @@ def diagnose_file(path: Path) -> Findings:
     return examine(path, limit=3)
 
 
-def _check_on_open(conn: apsw.Connection, path: Path, *, full: bool) -> None:
+def _check_on_open(conn: apsw.Connection, path: Path, check: Check) -> StoreDamaged | None:
+    """The damage a readable file was found with (None: none found); raises it when the
+    file cannot be read as usual, or must climb a migration step first (a write)."""
+    if check == "none":
+        return None
     sanity_read(conn)
-    if full:
+    if check == "quick":
         findings = diagnose(conn, limit=3, depth="quick")
     elif os.path.getsize(path) <= QUICK_CHECK_BYTES:
         findings = diagnose(conn, limit=3, depth="structure")
     else:
-        return
-    if findings.problems:
-        raise damage_of(path, findings)
+        return None
+    if not findings.problems:
+        return None
+    damage = damage_of(path, findings)
+    if not damage.readable or user_version(conn) != LATEST:
+        raise damage
+    return damage
 
 
 def _refuse_a_new_store_at_a_configured_path(db: Path, config: Config) -> None:

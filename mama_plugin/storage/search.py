@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from sys import intern
 from typing import TYPE_CHECKING, Any, cast
 
+from .diagnosis import FULL_TEXT
 from .fts import any_of, query_words, quoted
 from .rank_cache import SELECT_MEMBER, Member, RankCache
 from .records import MemoryRecord, RankFields
@@ -47,7 +48,7 @@ class Search(Repository):
         (``COMMON_WORD_MIN`` memories) it is left out, unless every word is that common.
         """
         words = query_words(query) if isinstance(query, str) else list(query)
-        if not words:
+        if not words or FULL_TEXT in self._store.degraded:  # damaged: searched without it
             return []
         total, frequency = self._counts(words)
         common = {w for w, n in frequency.items() if n >= COMMON_WORD_MIN and n > total / 2}

@@ -124,10 +124,12 @@ class Store:
         timeout = (
             busy_timeout_ms if busy_timeout_ms is not None else config.settings.busy_timeout_ms
         )
-        conn, read_only = open_file(db, config, timeout, check)
+        conn, read_only, damage = open_file(db, config, timeout, check)
         store = cls(PerThread(conn, lambda: store._connect(db, timeout)), db, config.home)
         store.masks_personal_data = not config.settings.keep_personal_data
         store.read_only = read_only
+        if damage is not None:  # damaged where reads can do without: read, never written
+            store._damage, store._damaged_file = damage, file_identity(db)
         conn.cursor_factory = store._cursor
         return store
 
@@ -186,6 +188,14 @@ class Store:
                 self._damaged_file = file_identity(self.path)
         return self._damage
 
+    @property
+    def degraded(self) -> tuple[str, ...]:
+        """The damaged parts this store's reads do without, while it is damaged there alone
+        (:func:`~.diagnosis.read_without`): their searches find nothing, every other read
+        reads as usual, every write is refused. () when sound, or damaged elsewhere too."""
+        damage = self.damage
+        return damage.derived if damage is not None and damage.readable else ()
+
     def close(self) -> None:
         """Close every thread's connection; the store is unusable afterwards."""
         self._conns.close()
@@ -234,7 +244,13 @@ class Store:
                 self._depth -= 1
             return
         if (damage := self.damage) is not None:  # a fresh instance: tracebacks do not pile up
-            raise StoreDamaged(damage.path, damage.problems, damage.backup, derived=damage.derived)
+            raise StoreDamaged(
+                damage.path,
+                damage.problems,
+                damage.backup,
+                derived=damage.derived,
+                readable=damage.readable,
+            )
         if self.read_only is not None:
             raise StoreReadOnly(self.read_only.path, self.read_only.reason)
         try:

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import StoreUnwritable, ValidationError
+from ...errors import StoreDamaged, StoreUnwritable, ValidationError
 from ...storage import LinkRecord, Store, now_ms
 from ...storage.link_state import ArchivedLink, LinkState
 from .decay import DAY_MS, DOWN_VOTE, PRUNE_BELOW, decayed, prune_reason
@@ -174,9 +174,9 @@ def prune_if_due(
 def used_together(store: Store, memory_ids: Iterable[str]) -> int:
     """Count a use of every link between two of ``memory_ids``, told in one answer; how many.
 
-    Bookkeeping: never fails the answer on a busy, read-only or full store (0 then).
+    Bookkeeping: never fails the answer on a busy, read-only, full or damaged store (0 then).
     """
     try:
         return LinkState(store).reinforce(memory_ids)
-    except StoreUnwritable:
+    except (StoreUnwritable, StoreDamaged):
         return 0

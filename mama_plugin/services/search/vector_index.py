@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...storage import Scope, Store
+from ...storage.diagnosis import VECTORS
 from ..warm import warm
 
 # Up to this many memories a partition is scanned by sqlite-vec, never copied (see above).
@@ -126,6 +127,8 @@ def has_vectors(store: Store) -> bool:
     Asked by every search; sqlite-vec answers it in ~1.4 ms at 10k memories, so the answer
     is kept until the vectors' state (epoch, last log row: two index reads) moves.
     """
+    if VECTORS in store.degraded:
+        return False  # damaged: searched without them until `mama doctor --repair`
     state = store.vectors.state()
     kept = warm(store)
     known = kept.any_vectors
@@ -161,7 +164,7 @@ def knn(
     A partition of at most ``DIRECT_UP_TO`` memories is scanned by sqlite-vec. Several
     projects: each partition's nearest, merged.
     """
-    if k <= 0:
+    if k <= 0 or VECTORS in store.degraded:
         return []
     if isinstance(project, tuple):
         merged = [hit for p in project for hit in knn(store, vector, k, project=p, exact=exact)]

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ...embeddings.protocol import EmbeddingModel
-from ...errors import StoreUnwritable
+from ...errors import StoreDamaged, StoreUnwritable
 from ...fence import fenced
 from ...storage import MemoryRecord, Store
 from ...storage.link_state import LinkState
@@ -233,8 +233,8 @@ def search_by_context(
         answer = compose(n)
     told_ids = {r.id for r in answer.told}
     if record_usage and told_ids:
-        # Bookkeeping: never fail a search on a busy, read-only or full store.
-        with contextlib.suppress(StoreUnwritable):
+        # Bookkeeping: never fail a search on a busy, read-only, full or damaged store.
+        with contextlib.suppress(StoreUnwritable, StoreDamaged):
             store.memories.touch(r.id for r in answer.told)
             # A link whose two ends were told together was used: its strength is back.
             LinkState(store).reinforce(r.id for r in answer.told)
