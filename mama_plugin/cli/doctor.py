@@ -1,5 +1,6 @@
 """``mama doctor``: check the database for damage (and whether it can be written), list the
-backups; rebuild what the memories derive (``--repair``) or restore a backup (``--restore``)."""
+backups; rebuild what the memories derive (``--repair``), keep what can be read of damaged
+memories (``--salvage``) or restore a backup (``--restore``)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ if TYPE_CHECKING:
 @command(
     "doctor",
     "check the database for damage and list the backups; --repair rebuilds a damaged search "
-    "index from the memories, --restore puts back a backup",
+    "index from the memories, --salvage keeps what can be read of damaged memories, "
+    "--restore puts back a backup",
 )
 @argument(
     "--repair",
@@ -31,6 +33,13 @@ if TYPE_CHECKING:
     help="when only what MAMA derives from the memories is damaged (the vectors, the full-text "
     "index, an index): set the file aside, rebuild that from the memories and re-embed them; "
     "every memory and link is kept",
+)
+@argument(
+    "--salvage",
+    action="store_true",
+    help="when the memories themselves are damaged: set the file aside and keep every row "
+    "SQLite can still read of it (the rows in damaged pages are lost; for damage no backup "
+    "holds)",
 )
 @argument(
     "--restore",
@@ -47,10 +56,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     from ..storage.diagnosis import examine, listed
 
     db = Path(args.db) if args.db else args.config.db_path
-    if args.repair and args.restore is not None:
+    if sum((args.repair, args.salvage, args.restore is not None)) > 1:
         raise MamaError(
-            "--repair and --restore do different things: choose one (`mama doctor` alone says "
-            "which the damage needs)"
+            "--repair, --salvage and --restore do different things: choose one (`mama doctor` "
+            "alone says which the damage needs)"
         )
     if not db.exists():
         print(f"database   {db} does not exist yet (MAMA creates it on the first save)")
@@ -69,6 +78,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     found = _print_backups(db, args.config.settings.backups_max_count)
     if args.repair:
         return _repair(db, findings.problems, findings.derived, args)
+    if args.salvage:
+        return _salvage(db, findings.problems, findings.derived, args)
     if args.restore is not None:
         return _restore(db, args.restore, args.config, damaged=bool(findings.problems))
     if not findings.problems:
@@ -84,12 +95,15 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(
             f"to repair  run `{mama} doctor --restore` to put back {found[0].path.name} "
             f"(taken {found[0].when}); the damaged file is copied to {db.parent / 'damaged'} "
-            "first. Memories saved since that backup are not in it."
+            "first. Memories saved since that backup are not in it: `"
+            f"{mama} doctor --salvage` keeps instead every row SQLite can still read of this "
+            "file (the rows in its damaged pages are lost)."
         )
     else:
         print(
-            "to repair  there is no backup to restore. To start again with an empty store, "
-            f"move the file away (MAMA then creates a new one): mv {db} {db}.damaged"
+            f"to repair  there is no backup to restore: run `{mama} doctor --salvage` to keep "
+            "every row SQLite can still read (the rows in its damaged pages are lost; the "
+            f"damaged file is copied to {db.parent / 'damaged'} first)"
         )
     return 1
 
@@ -142,8 +156,6 @@ def _repair(
     db: Path, problems: list[str], derived: tuple[str, ...], args: argparse.Namespace
 ) -> int:
     """Rebuild the derived tables from the memories, then embed them; print what was done."""
-    from ..services.search.indexing import reindex
-    from ..storage import Store
     from ..storage.diagnosis import listed
     from ..storage.repair import rebuild
 
@@ -156,7 +168,8 @@ def _repair(
         raise MamaError(
             f"the memories or links of {db} are damaged, not only what MAMA derives from them: "
             f"a rebuild cannot bring them back. `{mama} doctor --restore` puts back the newest "
-            "sound backup (listed above)"
+            f"sound backup (listed above); `{mama} doctor --salvage` keeps every row SQLite can "
+            "still read"
         )
     rebuilt = rebuild(db, embedding_dim=args.config.settings.embedding_dim)
     print(f"set aside  {db} → {rebuilt.aside} (kept; delete it once you no longer need it)")
@@ -164,6 +177,46 @@ def _repair(
         f"rebuilt    {listed(derived)} from the memories: {rebuilt.memories} memories and "
         f"{rebuilt.links} links kept"
     )
+    _embed_again(db, rebuilt.in_place, args)
+    return 0
+
+
+def _salvage(
+    db: Path, problems: list[str], derived: tuple[str, ...], args: argparse.Namespace
+) -> int:
+    """Keep every row SQLite can read of a damaged file, then embed them; print what was done."""
+    from ..storage.repair import rebuild
+
+    mama = mama_command()
+    if not problems:
+        raise MamaError(f"{db} is sound: nothing to salvage")
+    if derived:
+        raise MamaError(
+            f"only what MAMA derives from the memories is damaged in {db}: `{mama} doctor "
+            "--repair` rebuilds it and keeps every memory and link (a salvage would too, with "
+            "more reading)"
+        )
+    saved = rebuild(db, embedding_dim=args.config.settings.embedding_dim, salvage=True)
+    print(f"set aside  {db} → {saved.aside} (kept; delete it once you no longer need it)")
+    print(
+        f"salvaged   {saved.memories} memories and {saved.links} links: every row SQLite "
+        "could read; the full-text index and the vectors rebuilt from them"
+    )
+    for gap in saved.gaps:
+        print(f"lost       {gap.told()} (in damaged pages)")
+    if saved.dropped:
+        print(f"dropped    {saved.dropped} rows whose memory or link was lost")
+    _embed_again(db, saved.in_place, args)
+    return 0
+
+
+def _embed_again(db: Path, in_place: bool, args: argparse.Namespace) -> None:
+    """Embed the memories of a rebuilt ``db`` (or say the server will); say to restart
+    sessions when the file was replaced rather than copied into."""
+    from ..services.search.indexing import reindex
+    from ..storage import Store
+
+    mama = mama_command()
     with Store.open(db, config=args.config, check="quick") as store:
         embedder = optional_embedder(
             args, without="the vectors are rebuilt when MAMA's server next runs"
@@ -181,12 +234,11 @@ def _repair(
                 f"vectors    {waiting} memories wait for their vector: MAMA's server embeds "
                 f"them in the background (or run `{mama} reindex`)"
             )
-    if not rebuilt.in_place:
+    if not in_place:
         print(
             "note       the file was replaced: restart running Claude Code sessions "
             "(or reconnect MAMA with /mcp) so they open the repaired database"
         )
-    return 0
 
 
 def _restore(db: Path, wanted: str, config: Config, *, damaged: bool) -> int:

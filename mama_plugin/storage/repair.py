@@ -32,28 +32,37 @@ from .connection import connect
 from .diagnosis import part_of
 from .integrity import file_identity, quick_check
 from .migrations import migrate, user_version
+from .salvage import Gap, copy_readable
 from .text import fulltext_row
 
-_KEPT_LAST = "meta"  # copied after the rest: the triggers of the copies write into it
+_KEPT_LAST = "meta"
+_READ_ONLY = (
+    apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
+)  # copied after the rest: the triggers of the copies write into it
 
 
 @dataclass(frozen=True)
 class Rebuilt:
-    """What a rebuild kept, and where the damaged file went."""
+    """What a rebuild kept, and where the damaged file went; a salvage's ``gaps`` (the rows
+    it could not read) and ``dropped`` (rows left without the memory they belong to)."""
 
     memories: int
     links: int
     aside: Path
     in_place: bool  # False: the file was replaced, running processes must reopen it
+    gaps: tuple[Gap, ...] = ()
+    dropped: int = 0
 
 
-def rebuild(db: Path, *, embedding_dim: int) -> Rebuilt:
+def rebuild(db: Path, *, embedding_dim: int, salvage: bool = False) -> Rebuilt:
     """Rebuild ``db``'s derived tables from its memories; every memory and link is kept.
 
     ``embedding_dim`` sizes the vector table when the store records no dimension. Raises
     MamaError, nothing changed, when a kept table cannot be read to its end (the memories
     themselves are damaged: only a backup helps), the new database does not check sound, or
-    the file changed while it was copied (a save would be lost: run it again).
+    the file changed while it was copied (a save would be lost: run it again). ``salvage``:
+    the kept tables are read as far as they can be (:mod:`.salvage`), what lost the memory it
+    belongs to is dropped, and the rest is kept — for damage no backup holds.
     """
     fresh = db.with_name(f".{db.name}.rebuilding")
     _remove(fresh)
@@ -62,7 +71,7 @@ def rebuild(db: Path, *, embedding_dim: int) -> Rebuilt:
     try:
         conn = connect(fresh)
         try:
-            memories, links = _fill(conn, db, embedding_dim)
+            memories, links, gaps, dropped = _fill(conn, db, embedding_dim, salvage)
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
         finally:
             conn.close()
@@ -77,7 +86,7 @@ def rebuild(db: Path, *, embedding_dim: int) -> Rebuilt:
         in_place = restore_file(db, fresh)
     finally:
         _remove(fresh)
-    return Rebuilt(memories, links, aside, in_place)
+    return Rebuilt(memories, links, aside, in_place, tuple(gaps), dropped)
 
 
 def _written(db: Path) -> tuple[int, ...]:
@@ -87,9 +96,12 @@ def _written(db: Path) -> tuple[int, ...]:
     return identity[:3] + (identity[3:] if identity[4] else (0, 0, 0))
 
 
-def _fill(conn: apsw.Connection, db: Path, embedding_dim: int) -> tuple[int, int]:
+def _fill(
+    conn: apsw.Connection, db: Path, embedding_dim: int, salvage: bool
+) -> tuple[int, int, list[Gap], int]:
     """Copy ``db``'s kept tables into ``conn``'s empty database and derive the rest there;
-    the memories and links counted in both."""
+    the memories and links counted in both (a salvage: in the copy), the stretches a salvage
+    could not read, and the rows it dropped."""
     source = f"file:{urllib.parse.quote(str(db))}?mode=ro"
     conn.execute("ATTACH DATABASE ? AS damaged", (source,))
     try:
@@ -99,18 +111,42 @@ def _fill(conn: apsw.Connection, db: Path, embedding_dim: int) -> tuple[int, int
         migrate(conn, embedding_dim=dim, upto=version)
         conn.execute("ATTACH DATABASE ? AS damaged", (source,))
         conn.execute("PRAGMA foreign_keys = OFF")  # rows arrive table by table
-        with _transaction(conn):
-            for table in _kept(conn):
-                _copy(conn, table)
-            _derive(conn)
+        gaps: list[Gap] = []
+        dropped = 0
+        # A salvage reads through a connection of its own: a read that meets damage inside
+        # this write transaction would fail every later write of it.
+        reader = apsw.Connection(source, flags=_READ_ONLY) if salvage else None
+        try:
+            with _transaction(conn):
+                for table in _kept(conn):
+                    if reader is not None:
+                        gaps += _copy_readable(conn, reader, table)
+                    else:
+                        _copy(conn, table)
+                if salvage:
+                    dropped = _drop_orphans(conn)
+                _derive(conn)
+        finally:
+            if reader is not None:
+                reader.close()
         counts = (_count(conn, "main", "memories"), _count(conn, "main", "memory_links"))
-        if counts != (_count(conn, "damaged", "memories"), _count(conn, "damaged", "memory_links")):
+        if not salvage and counts != (
+            _count(conn, "damaged", "memories"),
+            _count(conn, "damaged", "memory_links"),
+        ):
             raise MamaError(f"the rebuilt copy of {db} lost rows; {db} is left as it is")
     except apsw.Error as exc:
+        if salvage:
+            raise MamaError(
+                f"nothing of {db} could be salvaged ({exc}): SQLite cannot read the list of its "
+                "tables; only a backup can bring the memories back (`"
+                f"{mama_command()} doctor` lists them); the file is left as it is"
+            ) from exc
         raise MamaError(
             f"{db} could not be rebuilt from its memories ({exc}): the memories or links "
             "themselves cannot be read, so only a backup can bring them back "
-            f"(`{mama_command()} doctor` lists them); the file is left as it is"
+            f"(`{mama_command()} doctor` lists them), or `{mama_command()} doctor --salvage` "
+            "keeps every row SQLite can still read; the file is left as it is"
         ) from exc
     finally:
         if conn.execute("SELECT 1 FROM pragma_database_list WHERE name = 'damaged'").fetchall():
@@ -120,7 +156,7 @@ def _fill(conn: apsw.Connection, db: Path, embedding_dim: int) -> tuple[int, int
         raise MamaError(f"the rebuilt copy of {db} does not check sound ({problems[0]})")
     if user_version(conn) != version:
         raise MamaError(f"the rebuilt copy of {db} is at another schema step")
-    return counts
+    return (*counts, gaps, dropped)
 
 
 def _recorded_dim(conn: apsw.Connection) -> int:
@@ -152,6 +188,50 @@ def _copy(conn: apsw.Connection, table: str) -> None:
         f'INSERT OR REPLACE INTO main."{quoted}"({listed}) '
         f'SELECT {listed} FROM damaged."{quoted}" NOT INDEXED'
     )
+
+
+def _copy_readable(conn: apsw.Connection, reader: apsw.Connection, table: str) -> list[Gap]:
+    """A salvage's copy of one kept table: every row ``reader`` can read of it; the stretches
+    it cannot."""
+    present = set(_columns(reader, "main", table))
+    columns = [c for c in _columns(conn, "main", table) if c in present]
+    if not columns:
+        return [Gap(table, None, None)]
+    without = reader.execute(
+        "SELECT sql LIKE '%WITHOUT ROWID%' FROM sqlite_schema WHERE name = ?", (table,)
+    ).fetchall()
+    rowids = not (without and without[0][0])
+    return copy_readable(reader, conn, table, columns, rowids=rowids)[1]
+
+
+def _drop_orphans(conn: apsw.Connection) -> int:
+    """Delete the rows whose memory (or link) a salvage lost, until none is left without its
+    parent (a link's tags go with it); how many."""
+    tables = [
+        str(name)
+        for (name,) in conn.execute(
+            "SELECT name FROM main.sqlite_schema WHERE type = 'table' "
+            "AND sql NOT LIKE 'CREATE VIRTUAL TABLE%' AND name NOT LIKE 'sqlite%'"
+        ).fetchall()
+    ]
+    keys = [
+        (table, str(parent), str(column), str(to or "rowid"))
+        for table in tables
+        for parent, column, to in conn.execute(
+            'SELECT "table", "from", "to" FROM pragma_foreign_key_list(?, \'main\')', (table,)
+        ).fetchall()
+    ]
+    dropped, more = 0, True
+    while more:
+        more = False
+        for table, parent, column, to in keys:
+            conn.execute(
+                f'DELETE FROM main."{table}" WHERE "{column}" IS NOT NULL '
+                f'AND "{column}" NOT IN (SELECT "{to}" FROM main."{parent}")'
+            )
+            if changed := conn.changes():
+                dropped, more = dropped + changed, True
+    return dropped
 
 
 def _derive(conn: apsw.Connection) -> None:
