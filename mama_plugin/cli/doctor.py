@@ -13,7 +13,7 @@ from ..bootstrap.launcher import mama_command
 from ..config import Config
 from ..errors import MamaError
 from ..home import unwritable
-from .options import argument, command
+from .options import argument, command, flag
 from .shared import optional_embedder
 
 if TYPE_CHECKING:
@@ -25,10 +25,9 @@ if TYPE_CHECKING:
     "check the database for damage and list the backups; --repair rebuilds a damaged search "
     "index from the memories, --restore puts back a backup",
 )
-@argument(
+@flag(
     "--repair",
-    action="store_true",
-    help="when only what MAMA derives from the memories is damaged (the vectors, the full-text "
+    "when only what MAMA derives from the memories is damaged (the vectors, the full-text "
     "index, an index): set the file aside, rebuild that from the memories and re-embed them; "
     "every memory and link is kept",
 )

@@ -15,6 +15,7 @@ from .options import (
     all_projects_option,
     argument,
     command,
+    flag,
     json_option,
     limit_option,
     project_option,
@@ -78,7 +79,7 @@ def cmd_learn(args: argparse.Namespace) -> int:
     "architecture and external facts 180), the stalest first",
 )
 @project_option()
-@argument("--aging", action="store_true", help="list the aging ones too")
+@flag("--aging", "list the aging ones too")
 @limit_option(50, "memories")
 @json_option()
 def cmd_decay(args: argparse.Namespace) -> int:
