@@ -9,27 +9,28 @@ from __future__ import annotations
 from typing import Any
 
 from .blas import single_threaded_blas
-from .lazy import lazy_name
+from .lazy import by_module, lazy_name
 
 # Before anything here imports numpy (see blas.py for the measurement behind it).
 single_threaded_blas()
 
 __version__ = "0.1.0"
 
-_EXPORTS = {
-    "Config": "mama_plugin.config",
-    "MamaError": "mama_plugin.errors",
-    "ValidationError": "mama_plugin.errors",
-    "Store": "mama_plugin.storage",
-    "MemoryRecord": "mama_plugin.storage",
-    "LinkRecord": "mama_plugin.storage",
-    "project_key": "mama_plugin.project",
-    "save_decision": "mama_plugin.services.saving.memories",
-    "save_checkpoint": "mama_plugin.services.saving.memories",
-    "save_insight": "mama_plugin.services.saving.memories",
-    "save_context": "mama_plugin.services.saving.memories",
-    "record_outcome": "mama_plugin.services.saving.memories",
-}
+_EXPORTS = by_module(
+    {
+        "mama_plugin.config": ("Config",),
+        "mama_plugin.errors": ("MamaError", "ValidationError"),
+        "mama_plugin.storage": ("Store", "MemoryRecord", "LinkRecord"),
+        "mama_plugin.project": ("project_key",),
+        "mama_plugin.services.saving.memories": (
+            "save_decision",
+            "save_checkpoint",
+            "save_insight",
+            "save_context",
+            "record_outcome",
+        ),
+    }
+)
 
 __all__ = sorted(_EXPORTS)
 

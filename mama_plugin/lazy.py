@@ -12,6 +12,11 @@ import importlib
 from typing import Any
 
 
+def by_module(table: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    """A package's export table (name → module) from its modules' names (module → names)."""
+    return {name: module for module, names in table.items() for name in names}
+
+
 def lazy_name(package: str, exports: dict[str, str], name: str) -> Any:
     """``name`` of ``package``, imported from its module in ``exports`` (relative modules
     start with a dot); AttributeError for a name the table does not hold."""

@@ -14,6 +14,7 @@ from ..errors import MamaError
 from .options import (
     argument,
     command,
+    flag,
     json_option,
     keyword_only_option,
     limit_option,
@@ -78,7 +79,7 @@ def cmd_draft(args: argparse.Namespace) -> int:
 @argument("--window", type=float, default=7.0, help="--after: within this many days (default 7)")
 @argument("--reason", help="accept: use this reason instead")
 @project_option()
-@argument("--all", action="store_true", help="list every verdict, not only pending")
+@flag("--all", "list every verdict, not only pending")
 @limit_option(20, "to list")
 @no_model_option("suggest: rules only, no model")
 @keyword_only_option()

@@ -14,7 +14,7 @@ from ..bootstrap.launcher import mama_command
 from ..config import Config
 from ..errors import MamaError
 from ..home import unwritable
-from .options import argument, command
+from .options import argument, command, flag
 from .shared import optional_embedder
 
 if TYPE_CHECKING:
@@ -27,10 +27,9 @@ if TYPE_CHECKING:
     "index from the memories, --salvage keeps what can be read of damaged memories, "
     "--restore puts back a backup",
 )
-@argument(
+@flag(
     "--repair",
-    action="store_true",
-    help="when only what MAMA derives from the memories is damaged (the vectors, the full-text "
+    "when only what MAMA derives from the memories is damaged (the vectors, the full-text "
     "index, an index): set the file aside, rebuild that from the memories and re-embed them; "
     "every memory and link is kept",
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from .options import argument, command, json_option
+from .options import command, flag, json_option
 from .shared import open_store, print_json
 
 if TYPE_CHECKING:
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     "fold a session's old rolling checkpoints into one, delete the backups beyond their caps "
     "and rewrite the database when that gives back space",
 )
-@argument("--dry-run", action="store_true", help="list what gc would remove and change nothing")
+@flag("--dry-run", "list what gc would remove and change nothing")
 @json_option()
 def cmd_gc(args: argparse.Namespace) -> int:
     """Print what gc would remove (``--dry-run``) or what it removed."""

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import MamaError
 from .link import link_upkeep
-from .options import argument, command, json_option, project_option
+from .options import argument, command, flag, json_option, project_option
 from .shared import open_store, optional_embedder, print_json, project_of, told
 
 if TYPE_CHECKING:
@@ -32,11 +32,7 @@ if TYPE_CHECKING:
     "synonyms WORD; prune (archive weak links only); archived (list them); restore ID",
 )
 @argument("words", nargs="*", help="merge: WORD INTO; synonyms: WORD; restore: ID")
-@argument(
-    "--dry-run",
-    action="store_true",
-    help="tidy, prune: list the links that would be archived and change nothing",
-)
+@flag("--dry-run", "tidy, prune: list the links that would be archived and change nothing")
 @argument(
     "--threshold",
     type=float,

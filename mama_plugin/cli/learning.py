@@ -7,17 +7,31 @@ memories lack)."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import MamaError
 from .options import (
     all_projects_option,
     argument,
     command,
+    flag,
     json_option,
     limit_option,
     project_option,
 )
 from .shared import open_store, print_json, project_of, project_or_all, told
+
+
+def _caught_up(
+    args: argparse.Namespace, run: Callable[[Any], Any], report: Callable[[Any, Any], str]
+) -> int:
+    """Run a catch-up pass (``learn``, ``evolve``) on the store; tell its ``report``, or under
+    ``--json`` what it did."""
+    with open_store(args) as store:
+        done = run(store)
+        text = report(store, done)
+    return told(args, done.as_dict(), text)
 
 
 @command("confidence", "one memory's confidence now and every move outcomes made to it")
@@ -55,9 +69,7 @@ def cmd_learn(args: argparse.Namespace) -> int:
     from ..services.learning.confidence import learn_pass
     from ..services.learning.reports import learn_text
 
-    with open_store(args) as store:
-        done = learn_pass(store)
-    return told(args, done.as_dict(), learn_text(done))
+    return _caught_up(args, learn_pass, lambda _store, done: learn_text(done))
 
 
 @command(
@@ -67,7 +79,7 @@ def cmd_learn(args: argparse.Namespace) -> int:
     "architecture and external facts 180), the stalest first",
 )
 @project_option()
-@argument("--aging", action="store_true", help="list the aging ones too")
+@flag("--aging", "list the aging ones too")
 @limit_option(50, "memories")
 @json_option()
 def cmd_decay(args: argparse.Namespace) -> int:
@@ -200,7 +212,4 @@ def cmd_evolve(args: argparse.Namespace) -> int:
     from ..services.learning.living import evolve_pass
     from ..services.learning.reports import evolve_text
 
-    with open_store(args) as store:
-        done = evolve_pass(store)
-        text = evolve_text(store, done)
-    return told(args, done.as_dict(), text)
+    return _caught_up(args, evolve_pass, evolve_text)

@@ -12,6 +12,7 @@ from .options import (
     all_projects_option,
     argument,
     command,
+    flag,
     json_option,
     keyword_only_option,
     limit_option,
@@ -174,11 +175,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     "every memory of the project flagged as changed since it was decided",
 )
 @argument("id", nargs="?", help="memory id (not with --list)")
-@argument(
-    "--list",
-    action="store_true",
-    help="list the project's memories whose cited files changed since they were recorded",
-)
+@flag("--list", "list the project's memories whose cited files changed since they were recorded")
 @project_option("the project whose memories --list checks (default: here)")
 @limit_option(50, "flagged memories --list tells (git is asked about these alone)")
 @json_option()

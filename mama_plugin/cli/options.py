@@ -61,9 +61,14 @@ def argument(*names: str, **settings: Any) -> Decorator:
     return decorate
 
 
+def flag(name: str, help: str, **settings: Any) -> Decorator:
+    """A yes/no option (``store_true``): absent, False; given, True."""
+    return argument(name, action="store_true", help=help, **settings)
+
+
 def json_option(help: str = "print JSON") -> Decorator:
     """``--json``: print the result as JSON instead of text."""
-    return argument("--json", action="store_true", help=help)
+    return flag("--json", help)
 
 
 def project_option(help: str = "the project's directory (default: here)") -> Decorator:
@@ -73,7 +78,7 @@ def project_option(help: str = "the project's directory (default: here)") -> Dec
 
 def all_projects_option(help: str) -> Decorator:
     """``--all-projects``: every project, not ``--project``'s (see ``shared.project_or_all``)."""
-    return argument("--all-projects", action="store_true", help=help)
+    return flag("--all-projects", help)
 
 
 def limit_option(default: int, what: str) -> Decorator:
@@ -85,9 +90,9 @@ def limit_option(default: int, what: str) -> Decorator:
 
 def keyword_only_option() -> Decorator:
     """``--keyword-only``: search without the embedding model."""
-    return argument("--keyword-only", action="store_true", help="no embedding model (BM25 only)")
+    return flag("--keyword-only", "no embedding model (BM25 only)")
 
 
 def no_model_option(help: str) -> Decorator:
     """``--no-model``: run without the generative model (see ``shared.optional_assistant``)."""
-    return argument("--no-model", action="store_true", help=help)
+    return flag("--no-model", help)

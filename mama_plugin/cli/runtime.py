@@ -10,6 +10,7 @@ from typing import Any
 from .options import (
     argument,
     command,
+    flag,
     json_option,
     keyword_only_option,
     no_model_option,
@@ -19,7 +20,7 @@ from .shared import open_store, optional_assistant, optional_embedder, print_jso
 
 
 @command("demo", "play the JWT → FAILED → sessions story on a temporary store")
-@argument("--keep", action="store_true", help="keep the temporary store and print its path")
+@flag("--keep", "keep the temporary store and print its path")
 @keyword_only_option()
 @no_model_option("no generative model (the extractor drafts)")
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -35,11 +36,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 @command("serve", "run the MCP server on stdin/stdout (Claude Code starts it)")
 @project_option("project directory (default: $CLAUDE_PROJECT_DIR or here)")
-@argument(
-    "--sdk",
-    action="store_true",
-    help="the mcp SDK's server (slower to start; speaks the 2026-07-28 protocol too)",
-)
+@flag("--sdk", "the mcp SDK's server (slower to start; speaks the 2026-07-28 protocol too)")
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve MCP on stdin/stdout until the client closes it."""
     db = Path(args.db) if args.db else None
@@ -81,7 +78,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 @command(
     "reindex", "embed memories waiting for a vector (every one after a model change or with --all)"
 )
-@argument("--all", action="store_true", help="re-embed every memory (after a model change)")
+@flag("--all", "re-embed every memory (after a model change)")
 def cmd_reindex(args: argparse.Namespace) -> int:
     """Embed the queued memories (or every memory) and print the rate."""
     import time

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from .options import argument, command, json_option, project_option
+from .options import argument, command, flag, json_option, project_option
 from .shared import open_store, print_json, project_of, told
 
 
 @command("promote", "make a memory global: every project's search and session start read it")
 @argument("id", nargs="?", help="memory id")
-@argument("--back", action="store_true", help="return a global memory to the project instead")
-@argument(
-    "--suggest",
-    action="store_true",
-    help="list what several projects say alike (near-duplicates across projects) to promote",
+@flag("--back", "return a global memory to the project instead")
+@flag(
+    "--suggest", "list what several projects say alike (near-duplicates across projects) to promote"
 )
 @project_option("with --back: the project it returns to (default: here)")
 @json_option()

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from ..errors import MamaError
-from .options import argument, command, json_option, keyword_only_option, project_option
+from .options import argument, command, flag, json_option, keyword_only_option, project_option
 from .shared import open_store, optional_embedder, print_json, project_of
 
 
@@ -19,20 +19,18 @@ from .shared import open_store, optional_embedder, print_json, project_of
     "teammates' changes there first",
 )
 @project_option("a directory of the repository (default: here)")
-@argument(
+@flag(
     "--import",
+    "only read .mama/ into this clone's memory: new files, edits, tombstones",
     dest="import_only",
-    action="store_true",
-    help="only read .mama/ into this clone's memory: new files, edits, tombstones",
 )
-@argument(
+@flag(
     "--check",
-    action="store_true",
-    help="exit 1 when a file in .mama/ looks like it carries a secret or cannot be read "
+    "exit 1 when a file in .mama/ looks like it carries a secret or cannot be read "
     "(for CI; needs no database)",
 )
-@argument("--checkpoints", action="store_true", help="share checkpoints too, rolling ones included")
-@argument("--conflicts", action="store_true", help="show each open conflict with both versions")
+@flag("--checkpoints", "share checkpoints too, rolling ones included")
+@flag("--conflicts", "show each open conflict with both versions")
 @argument("--resolve", metavar="ID", help="settle the conflict of memory ID (with --keep)")
 @argument(
     "--keep",

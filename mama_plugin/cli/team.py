@@ -15,7 +15,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import MamaError
-from .options import Command, argument, command, json_option, keyword_only_option, project_option
+from .options import (
+    Command,
+    argument,
+    command,
+    flag,
+    json_option,
+    keyword_only_option,
+    project_option,
+)
 from .shared import open_store, optional_embedder, print_json, project_of
 
 
@@ -55,7 +63,7 @@ def cmd_connect(args: argparse.Namespace) -> int:
 
 @command("sync", "push this project's outbox, pull teammates' changes; print what moved")
 @project_option()
-@argument("--all", action="store_true", help="every connected project, not only this one")
+@flag("--all", "every connected project, not only this one")
 @json_option()
 def cmd_sync(args: argparse.Namespace) -> int:
     """Run one sync pass; exit 1 when a project could not finish (its outbox waits)."""

@@ -10,15 +10,15 @@ from pathlib import Path
 from ..errors import MamaError
 from ..home import write_private
 from ..project import project_key
-from .options import argument, command, json_option, project_option
+from .options import argument, command, flag, json_option, project_option
 from .shared import open_store, print_json, project_of
 
 
 @command("import", "import a MAMA v1.0 database or a MAMA export (backup first)")
 @argument("path", nargs="?", help="the v1.0 SQLite file or the JSON export")
 @project_option("directory of the project the rows belong to (default: here)")
-@argument("--rollback", action="store_true", help="restore the backup taken before the last import")
-@argument("--force", action="store_true", help="roll back even if newer memories would be lost")
+@flag("--rollback", "restore the backup taken before the last import")
+@flag("--force", "roll back even if newer memories would be lost")
 @json_option("print the report as JSON")
 def cmd_import(args: argparse.Namespace) -> int:
     """Import a file (or roll the last import back) and print what arrived where."""

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from ..home import VIEWS
-from .options import argument, command, json_option, project_option
+from .options import argument, command, flag, json_option, project_option
 from .shared import open_store, print_json, project_of
 
 
@@ -24,7 +24,7 @@ def default_out(home: Path, project: str) -> Path:
 )
 @project_option()
 @argument("--out", help="the HTML file to write (default: $MAMA_HOME/views/<project>.html)")
-@argument("--open", action="store_true", help="open it in the default browser")
+@flag("--open", "open it in the default browser")
 @json_option("print where it went and what it holds as JSON")
 def cmd_view(args: argparse.Namespace) -> int:
     """Gather the project's story, write the page, print its path (and open it)."""

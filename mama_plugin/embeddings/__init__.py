@@ -12,20 +12,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..lazy import lazy_name
+from ..lazy import by_module, lazy_name
 
-_EXPORTS = {
-    "MODEL_FILENAME": ".convert",
-    "MODEL_NAME": ".convert",
-    "ensure_model": ".convert",
-    "Embedder": ".embedder",
-    "EmbeddingError": ".errors",
-    "ResolvedModel": ".resolve",
-    "cache_path": ".resolve",
-    "models_dir": ".files",
-    "open_embedder": ".resolve",
-    "resolve_model": ".resolve",
-}
+_EXPORTS = by_module(
+    {
+        ".convert": ("MODEL_FILENAME", "MODEL_NAME", "ensure_model"),
+        ".embedder": ("Embedder",),
+        ".errors": ("EmbeddingError",),
+        ".resolve": ("ResolvedModel", "cache_path", "open_embedder", "resolve_model"),
+        ".files": ("models_dir",),
+    }
+)
 
 __all__ = sorted(_EXPORTS)
 

@@ -25,7 +25,10 @@ from ..services.saving.quality import reason_quality
 from ..storage import Store, SuggestionRecord
 from ..transcript import Digest
 from .base import Answer, Env
-from .declare import tool
+from .declare import Hints, tool
+
+# Running the local model, which may take seconds.
+_MODEL_LINKS = Hints(read_only=False, slow=True, contexts=("linking",))
 
 
 def do_draft_decision(env: Env, args: DraftRequest) -> Answer:
@@ -90,9 +93,7 @@ def _model_within(
     "suggest_links",
     "Links to earlier memories that MAMA proposes (pending until someone accepts them). With "
     "memory_id: look for links to that memory now (may take seconds).",
-    read_only=False,
-    slow=True,
-    contexts=("linking",),
+    _MODEL_LINKS,
 )
 def do_suggest_links(env: Env, args: SuggestLinksInput) -> Answer:
     """List pending suggestions, or find (and judge) links for one memory now."""
@@ -128,9 +129,7 @@ def do_suggest_links(env: Env, args: SuggestLinksInput) -> Answer:
     "evolve_link",
     "Accept a suggested link (it becomes a real link, optionally with your own relationship "
     "or reason) or reject it (never proposed again).",
-    read_only=False,
-    slow=True,
-    contexts=("linking",),
+    _MODEL_LINKS,
 )
 def do_evolve_link(env: Env, args: EvolveLinkInput) -> Answer:
     """Accept a suggestion (it becomes a link) or reject it (never proposed again)."""

@@ -60,27 +60,45 @@ def _record(module: str, name: str, tool: Tool) -> None:
     _TOOLS.setdefault(module, {})[name] = tool
 
 
+@dataclass(frozen=True)
+class Hints:
+    """How a tool treats the store and when a session lists it.
+
+    ``slow``: may run a model or rewrite files for seconds (a worker thread);
+    ``destructive``: deletes or overwrites what was saved; ``core``: listed in every session;
+    ``contexts``: listed once the session's project makes one of them possible or a prompt
+    signals it (:data:`CONTEXTS`).
+    """
+
+    read_only: bool
+    core: bool = False
+    contexts: tuple[str, ...] = ()
+    slow: bool = False
+    destructive: bool = False
+
+
+# The hints several tools share; a tool's own are written in its declaration.
+READS = Hints(read_only=True)
+WRITES = Hints(read_only=False)
+CORE_READS = Hints(read_only=True, core=True)
+CORE_WRITES = Hints(read_only=False, core=True)
+
+
 def tool(
     name: str,
     description: str,
+    hints: Hints,
     *,
-    read_only: bool,
-    core: bool = False,
-    contexts: tuple[str, ...] = (),
-    slow: bool = False,
-    destructive: bool = False,
     drafted: Callable[[Env, Any], Answer] | None = None,
     word_parameters: bool = False,
 ) -> Callable[[H], H]:
-    """Declare the decorated handler as the MCP tool ``name``.
+    """Declare the decorated handler as the MCP tool ``name``, with its :class:`Hints`.
 
-    ``core``: listed in every session; ``contexts``: listed once the session's project makes
-    one of them possible or a prompt signals it (:data:`CONTEXTS`). ``drafted``: the handler
-    answering the call when ``draft=true`` (its input model read the same way).
-    ``word_parameters``: the link tool, whose listed schema grows the project's frequent
-    relationship words as parameters (:mod:`.word_params`; one tool at most).
+    ``drafted``: the handler answering the call when ``draft=true`` (its input model read the
+    same way). ``word_parameters``: the link tool, whose listed schema grows the project's
+    frequent relationship words as parameters (:mod:`.word_params`; one tool at most).
     """
-    unknown = set(contexts) - set(CONTEXTS)
+    unknown = set(hints.contexts) - set(CONTEXTS)
     if unknown:
         raise ValueError(f"{name}: unknown contexts {sorted(unknown)}")
 
@@ -90,12 +108,12 @@ def tool(
             description,
             _model_of(handler),
             handler,
-            read_only=read_only,
-            slow=slow,
-            destructive=destructive,
+            read_only=hints.read_only,
+            slow=hints.slow,
+            destructive=hints.destructive,
             drafted=(_model_of(drafted), drafted) if drafted is not None else None,
-            core=core,
-            contexts=tuple(contexts),
+            core=hints.core,
+            contexts=tuple(hints.contexts),
             word_parameters=word_parameters,
         )
         _record(handler.__module__, name, declared_tool)

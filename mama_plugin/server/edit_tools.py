@@ -12,7 +12,10 @@ from ..schema import ForgetInput, PromoteInput, UpdateInput
 from ..services.hygiene.forgetting import edit, forget
 from ..services.saving.scopes import demote, promote
 from .base import Answer, Env
-from .declare import tool
+from .declare import Hints, tool
+
+# Rewriting the store's file and every backup: seconds on a large store.
+_REWRITES = Hints(read_only=False, slow=True, destructive=True, contexts=("editing",))
 
 
 @tool(
@@ -20,10 +23,7 @@ from .declare import tool
     "Correct a memory's narrative (topic, content, reasoning, specifics, evidence, tension, "
     "tags, confidence) at the version you read it; if it changed since, nothing is written "
     "and both versions are shown.",
-    read_only=False,
-    slow=True,
-    destructive=True,
-    contexts=("editing",),
+    _REWRITES,
 )
 def do_update(env: Env, args: UpdateInput) -> Answer:
     """Correct a memory read at ``expected_version``; a stale version is a conflict (error)."""
@@ -39,10 +39,7 @@ def do_update(env: Env, args: UpdateInput) -> Answer:
     "Delete a memory for good when the user asks: its links and outcome events go too, a "
     "decision it replaced is current again, and its text leaves the index, vectors and "
     "backups.",
-    read_only=False,
-    slow=True,
-    destructive=True,
-    contexts=("editing",),
+    _REWRITES,
 )
 def do_forget(env: Env, args: ForgetInput) -> Answer:
     """Forget a memory; the session start is rendered again without it."""
@@ -56,8 +53,7 @@ def do_forget(env: Env, args: ForgetInput) -> Answer:
     "Make a decision, insight or context global when the user says it holds in every project "
     "(a preference, a habit): every project's search and session start read it. back=true "
     "returns a global memory to this project.",
-    read_only=False,
-    contexts=("editing",),
+    Hints(read_only=False, contexts=("editing",)),
 )
 def do_promote(env: Env, args: PromoteInput) -> Answer:
     """Make a memory global (every project inherits it), or return it to this project."""

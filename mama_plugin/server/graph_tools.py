@@ -17,7 +17,7 @@ from ..services.graph.queries import links_by_relationship, what_happened_after
 from ..services.graph.synonyms import hint_text, new_word_hints
 from ..services.graph.upkeep import shown
 from .base import Answer, Env
-from .declare import tool
+from .declare import READS, tool
 
 
 def relationship_hints(env: Env, words: Iterable[str]) -> list[dict[str, Any]]:
@@ -44,7 +44,7 @@ def relationship_hints(env: Env, words: Iterable[str]) -> list[dict[str, Any]]:
     "Links by relationship — the word and words of the same meaning (relationship="
     "inspired_by also finds motivated_by) — or what happened after a memory (after=<id>: "
     "what implemented it or came next, within window_days).",
-    read_only=True,
+    READS,
 )
 def do_find_links(env: Env, args: FindLinksInput) -> Answer:
     if args.after is not None:
@@ -72,7 +72,7 @@ def do_find_links(env: Env, args: FindLinksInput) -> Answer:
     "graph_health",
     "How connected the project's memory graph is: isolated memories, components, "
     "relationship words and their canonical coverage, with recommendations.",
-    read_only=True,
+    READS,
 )
 def do_graph_health(env: Env, args: GraphHealthInput) -> Answer:
     health = graph_health(env.store, env.project)

@@ -19,7 +19,7 @@ from ..services.learning.teaching import learned
 from ..services.learning.views import trajectory_text
 from ..services.saving.project_context import context_text, describe, project_context
 from .base import Answer, Env
-from .declare import tool
+from .declare import READS, WRITES, tool
 
 
 @tool(
@@ -27,7 +27,7 @@ from .declare import tool
     "How far one memory can be trusted and why: its confidence now and every move its "
     "outcomes (and the outcomes of what it is linked to) made, with when, from, to and "
     "which memory's outcome caused it.",
-    read_only=True,
+    READS,
 )
 def do_confidence(env: Env, args: ConfidenceInput) -> Answer:
     """A memory's confidence now and every move outcomes made to it, oldest first."""
@@ -56,7 +56,7 @@ _STALE_WAYS = (
     "tags it uses and what its outcomes taught (success rate, confidence moves). Give "
     "description to save what the project is; detail=stale, hubs or learned for that part "
     "in full.",
-    read_only=False,
+    WRITES,
 )
 def do_project_context(env: Env, args: ProjectContextInput) -> Answer:
     """The project's context (its description saved first, when one is given), or one part
@@ -90,7 +90,7 @@ def do_project_context(env: Env, args: ProjectContextInput) -> Answer:
     "their links lack (a later memory builds on this; what this builds on FAILED). Saves "
     "and outcomes do both already: run it after an import or a teammate's sync. Safe to "
     "run again.",
-    read_only=False,
+    WRITES,
 )
 def do_evolve_pass(env: Env, args: EvolvePassInput) -> Answer:
     """Apply the outcomes not applied yet, then write the notes memories lack; both once."""

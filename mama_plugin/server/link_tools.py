@@ -13,7 +13,7 @@ from ..schema.links import LinkMemoriesInput
 from ..services.graph.linking import link_memories
 from ..services.graph.upkeep import judge_link, tags_said
 from .base import Answer, Env
-from .declare import tool
+from .declare import WRITES, Hints, tool
 from .graph_tools import relationship_hints
 
 
@@ -22,7 +22,7 @@ from .graph_tools import relationship_hints
     "Link two saved memories: from_id --relationship--> to_id with WHY (reason) and "
     "optional tags. A relationship word this project uses often is a parameter of its "
     "own (e.g. inspired_by=<id>).",
-    read_only=False,
+    WRITES,
     word_parameters=True,
 )
 def do_link_memories(env: Env, args: LinkMemoriesInput) -> Answer:
@@ -41,8 +41,7 @@ def do_link_memories(env: Env, args: LinkMemoriesInput) -> Answer:
     "rate_link",
     "Down-vote (verdict=down: confidence halved) or delete (verdict=delete) one link by "
     "its number, when the user says two memories are not related as the link claims.",
-    read_only=False,
-    destructive=True,
+    Hints(read_only=False, destructive=True),
 )
 def do_rate_link(env: Env, args: RateLinkInput) -> Answer:
     judged = judge_link(env.store, args.link_id, args.verdict)

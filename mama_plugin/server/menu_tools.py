@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..schema import MoreToolsInput
 from .base import Answer, Env
 from .catalogue import MORE_TOOLS
-from .declare import tool
+from .declare import CORE_READS, tool
 
 
 @tool(
@@ -20,8 +20,7 @@ from .declare import tool
     "promote_memory (every project), evolve_supersede, confidence_history, project_context, "
     "evolve_pass, suggest_links, evolve_link, find_links, link_memories, rate_link, "
     "graph_health.",
-    read_only=True,
-    core=True,
+    CORE_READS,
 )
 def do_more_tools(env: Env, args: MoreToolsInput) -> Answer:
     """Grow the session's list to every tool; say which are new."""

@@ -54,7 +54,7 @@ from ..storage.link_tags import LinkTags
 from ..transcript.context import start_told
 from .assist_tools import do_draft_decision
 from .base import Answer, Env
-from .declare import tool
+from .declare import CORE_READS, CORE_WRITES, WRITES, Hints, tool
 from .graph_tools import relationship_hints
 
 # Every tool name obeys the Anthropic API pattern even behind Claude Code's plugin prefix.
@@ -127,8 +127,7 @@ def _saved_in_session(env: Env, args: S, save: Callable[..., SaveResult]) -> Ans
     "concrete fact), evidence, alternatives, unresolved tension, next steps. Use "
     "supersedes=<id> when it replaces an earlier decision. draft=true saves nothing and "
     "returns a narrative drafted from this session to review first.",
-    read_only=False,
-    core=True,
+    CORE_WRITES,
     drafted=do_draft_decision,
 )
 def do_save_decision(env: Env, args: DecisionInput) -> Answer:
@@ -142,8 +141,7 @@ def do_save_decision(env: Env, args: DecisionInput) -> Answer:
     "it was being changed to), what was done and remains, the next step with its context, "
     "open files, unresolved tension, the evidence for what is confirmed; "
     "implements=[decision ids].",
-    read_only=False,
-    core=True,
+    CORE_WRITES,
 )
 def do_save_checkpoint(env: Env, args: CheckpointInput) -> Answer:
     saved = save_checkpoint(env.store, env.project, _in_session(env, args))
@@ -153,8 +151,7 @@ def do_save_checkpoint(env: Env, args: CheckpointInput) -> Answer:
 @tool(
     "save_insight",
     "Save a quick lesson worth keeping, with evidence and links.",
-    read_only=False,
-    core=True,
+    CORE_WRITES,
 )
 def do_save_insight(env: Env, args: InsightInput) -> Answer:
     return _saved_in_session(env, args, learn)
@@ -164,8 +161,7 @@ def do_save_insight(env: Env, args: InsightInput) -> Answer:
     "load_checkpoint",
     "Load the project's latest checkpoint (or a given one) with the decisions it touched and "
     "where each stands now.",
-    read_only=True,
-    core=True,
+    CORE_READS,
 )
 def do_load_checkpoint(env: Env, args: LoadCheckpointInput) -> Answer:
     """The checkpoint to resume from (or the one asked for), told as the session start tells it."""
@@ -211,8 +207,7 @@ def do_load_checkpoint(env: Env, args: LoadCheckpointInput) -> Answer:
     "load_context",
     "Tell one memory and its linked neighbourhood (depth 2, up to 5 asked): what led to it, "
     "what replaced it, what carried it out.",
-    read_only=True,
-    contexts=("resuming", "searching", "deciding"),
+    Hints(read_only=True, contexts=("resuming", "searching", "deciding")),
 )
 def do_load_context(env: Env, args: LoadContextInput) -> Answer:
     m = env.store.memories.require(args.memory_id)
@@ -268,8 +263,7 @@ def do_load_context(env: Env, args: LoadContextInput) -> Answer:
     "search_by_topic",
     "All memories of an exact topic, newest first, each marked current or superseded (the "
     "evolution chain), then those of other topics its evolution links reach (3 hops).",
-    read_only=True,
-    contexts=("searching", "deciding", "tracking"),
+    Hints(read_only=True, contexts=("searching", "deciding", "tracking")),
 )
 def do_search_by_topic(env: Env, args: SearchByTopicInput) -> Answer:
     rows = search_by_topic(
@@ -296,8 +290,7 @@ def do_search_by_topic(env: Env, args: SearchByTopicInput) -> Answer:
     "Ask memory a question in plain words. Returns the relevant memories marked current or "
     "superseded, their evolution (what failed, what replaced it), lessons, and what remains — "
     "as a short story plus structured results.",
-    read_only=True,
-    core=True,
+    CORE_READS,
 )
 def do_search_by_context(env: Env, args: SearchByContextInput) -> Answer:
     result = search_by_context(
@@ -321,8 +314,7 @@ def do_search_by_context(env: Env, args: SearchByContextInput) -> Answer:
 @tool(
     "search_recent",
     "The newest memories of this project, optionally of one type.",
-    read_only=True,
-    contexts=("resuming", "searching"),
+    Hints(read_only=True, contexts=("resuming", "searching")),
 )
 def do_search_recent(env: Env, args: SearchRecentInput) -> Answer:
     rows = search_recent(env.store, args.n, type=args.type, project=env.project)
@@ -342,9 +334,7 @@ def do_search_recent(env: Env, args: SearchRecentInput) -> Answer:
     "and what was learned; VERIFIED when it still holds against the code (a 'verify:' line "
     "clears). It moves the decision's confidence and what rests on it; a replacement is "
     "save_decision with supersedes=<id>.",
-    read_only=False,
-    core=True,
-    contexts=("tracking",),
+    Hints(read_only=False, core=True, contexts=("tracking",)),
 )
 def do_outcome(env: Env, args: OutcomeInput) -> Answer:
     """Record the outcome on the memory and as an event linked to it (outcome_of)."""
@@ -375,7 +365,7 @@ def do_outcome(env: Env, args: OutcomeInput) -> Answer:
     "evolve_supersede",
     "Replace an earlier decision with a new one (supersedes is required); the old one is kept "
     "as history, marked superseded.",
-    read_only=False,
+    WRITES,
     drafted=do_draft_decision,
 )
 def do_supersede(env: Env, args: SupersedeInput) -> Answer:

@@ -17,7 +17,6 @@ from typing import Any
 
 import apsw
 
-from ..errors import NotFoundError
 from ..relationships import REPLACING
 from .records import LINK_COLUMNS, LinkRecord
 from .repository import Repository
@@ -74,13 +73,13 @@ class LinkState(Repository):
 
     def get(self, link_id: int) -> LinkRecord:
         """The live link ``link_id``; NotFoundError when there is none."""
-        rows = self.conn.execute(f"{SELECT_LINK} WHERE id = ?", (link_id,)).fetchall()
-        if not rows:
-            raise NotFoundError(
-                f"no link has id {link_id} (`mama links --relationship WORD` or the memory's "
-                "links show their ids; `mama graph archived` lists pruned ones)"
-            )
-        return LinkRecord.from_row(rows[0], personal=self.masks_personal)
+        row = self.one(
+            f"{SELECT_LINK} WHERE id = ?",
+            (link_id,),
+            f"no link has id {link_id} (`mama links --relationship WORD` or the memory's "
+            "links show their ids; `mama graph archived` lists pruned ones)",
+        )
+        return LinkRecord.from_row(row, personal=self.masks_personal)
 
     def reinforce(self, memory_ids: Iterable[str], at: int | None = None) -> int:
         """Record a use of every link between two of ``memory_ids``; how many were used.
@@ -178,14 +177,12 @@ class LinkState(Repository):
         """
         when = at if at is not None else now_ms()
         with self.transaction():
-            rows = self.conn.execute(
-                f"SELECT {_COLUMNS} FROM archived_links WHERE id = ?", (link_id,)
-            ).fetchall()
-            if not rows:
-                raise NotFoundError(
-                    f"no archived link has id {link_id} (`mama graph archived` lists them)"
-                )
-            old = LinkRecord.from_row(rows[0], personal=False)
+            row = self.one(
+                f"SELECT {_COLUMNS} FROM archived_links WHERE id = ?",
+                (link_id,),
+                f"no archived link has id {link_id} (`mama graph archived` lists them)",
+            )
+            old = LinkRecord.from_row(row, personal=False)
             self.conn.execute("DELETE FROM archived_links WHERE id = ?", (link_id,))
             again = self.conn.execute(
                 f"{SELECT_LINK} WHERE from_id = ? AND to_id = ? AND relationship = ?",

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import apsw
+
+from ..errors import NotFoundError
 
 if TYPE_CHECKING:
     from .store import Store
@@ -34,3 +36,10 @@ class Repository:
     def transaction(self) -> AbstractContextManager[Store]:
         """The store's transaction (a savepoint when one is open already)."""
         return self._store.transaction()
+
+    def one(self, sql: str, params: tuple[Any, ...], missing: str) -> Any:
+        """The first row ``sql`` reads; NotFoundError saying ``missing`` when it reads none."""
+        rows = self.conn.execute(sql, params).fetchall()
+        if not rows:
+            raise NotFoundError(missing)
+        return rows[0]

@@ -12,7 +12,6 @@ from typing import Any
 
 import apsw
 
-from ..errors import NotFoundError
 from ..privacy import redact_text
 from .records import SUGGESTION_COLUMNS, SuggestionRecord
 from .repository import Repository
@@ -71,13 +70,13 @@ class Suggestions(Repository):
 
     def require(self, suggestion_id: int) -> SuggestionRecord:
         """One suggestion by id; raises NotFoundError naming how to list them."""
-        rows = self.conn.execute(f"{SELECT_SUGGESTION} WHERE id = ?", (suggestion_id,)).fetchall()
-        if not rows:
-            raise NotFoundError(
-                f"no link suggestion #{suggestion_id}; list the pending ones with suggest_links "
-                "(or `mama links`)"
-            )
-        return SuggestionRecord.from_row(rows[0], personal=self.masks_personal)
+        row = self.one(
+            f"{SELECT_SUGGESTION} WHERE id = ?",
+            (suggestion_id,),
+            f"no link suggestion #{suggestion_id}; list the pending ones with suggest_links "
+            "(or `mama links`)",
+        )
+        return SuggestionRecord.from_row(row, personal=self.masks_personal)
 
     def of_project(
         self,

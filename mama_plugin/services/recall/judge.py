@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from ...embeddings.cards import reads_korean, scale
 from ...text import recall_terms, search_terms
@@ -115,18 +115,10 @@ def verdict(
     return None
 
 
-def judge(
-    relevant: float | None,
-    weighted: float,
-    matched: int,
-    *,
-    bar: float,
-    model: str = "",
-    korean: bool = True,
-) -> bool:
-    """Whether a memory is clearly related to a prompt: its full chain is told."""
-    found = verdict(relevant, weighted, matched, bar=bar, model=model, korean=korean)
-    return found == "chain"
+def judge(relevant: float | None, weighted: float, matched: int, **rules: Any) -> bool:
+    """Whether a memory is clearly related to a prompt: its full chain is told. ``rules``:
+    :func:`verdict`'s keywords."""
+    return verdict(relevant, weighted, matched, **rules) == "chain"
 
 
 def close_enough(
