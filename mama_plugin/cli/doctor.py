@@ -33,12 +33,10 @@ if TYPE_CHECKING:
     "index, an index): set the file aside, rebuild that from the memories and re-embed them; "
     "every memory and link is kept",
 )
-@argument(
+@flag(
     "--salvage",
-    action="store_true",
-    help="when the memories themselves are damaged: set the file aside and keep every row "
-    "SQLite can still read of it (the rows in damaged pages are lost; for damage no backup "
-    "holds)",
+    "when the memories themselves are damaged: set the file aside and keep every row SQLite "
+    "can still read of it (the rows in damaged pages are lost; for damage no backup holds)",
 )
 @argument(
     "--restore",
