@@ -317,11 +317,15 @@ def test_doctor_without_a_backup_says_how_to_start_again(mama_home: Path) -> Non
     check = run_mama(mama_home, "doctor")
     assert check.returncode == 1
     assert "the file is cut short" in check.stdout
-    assert f"mv {db} {db}.damaged" in check.stdout
+    assert f"there is no backup to restore: run `{MAMA} doctor --salvage`" in check.stdout
     fix = run_mama(mama_home, "doctor", "--restore")
     assert fix.returncode == 1 and "Traceback" not in fix.stderr
     assert "there is no sound backup" in fix.stderr
-    assert db.exists()
+    # SQLite cannot open a file cut short: nothing to salvage, and it says what is left.
+    salvaged = run_mama(mama_home, "doctor", "--salvage")
+    assert salvaged.returncode == 1 and "Traceback" not in salvaged.stderr
+    assert f"nothing of {db} could be salvaged" in salvaged.stderr, salvaged.stderr
+    assert db.exists() and not (mama_home / "damaged").exists()
 
 
 def test_a_store_restored_underneath_a_running_process_is_usable_again(

@@ -103,8 +103,8 @@ def _fill(
     the memories and links counted in both (a salvage: in the copy), the stretches a salvage
     could not read, and the rows it dropped."""
     source = f"file:{urllib.parse.quote(str(db))}?mode=ro"
-    conn.execute("ATTACH DATABASE ? AS damaged", (source,))
     try:
+        conn.execute("ATTACH DATABASE ? AS damaged", (source,))
         version = int(conn.execute("PRAGMA damaged.user_version").fetchall()[0][0])  # type: ignore[arg-type]
         dim = _recorded_dim(conn) or embedding_dim
         conn.execute("DETACH DATABASE damaged")  # the ladder's names must all mean main
@@ -139,8 +139,9 @@ def _fill(
         if salvage:
             raise MamaError(
                 f"nothing of {db} could be salvaged ({exc}): SQLite cannot read the list of its "
-                "tables; only a backup can bring the memories back (`"
-                f"{mama_command()} doctor` lists them); the file is left as it is"
+                "tables. A backup can bring the memories back (`"
+                f"{mama_command()} doctor` lists them), or a page-level recovery of a copy "
+                "(the sqlite3 shell's `.recover`); the file is left as it is"
             ) from exc
         raise MamaError(
             f"{db} could not be rebuilt from its memories ({exc}): the memories or links "
